@@ -1,0 +1,1 @@
+"""The Textual application. Builds on ``relgate_tui.engine`` and ``relgate_tui.core``."""
