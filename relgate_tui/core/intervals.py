@@ -123,7 +123,9 @@ def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple
     denom = 1.0 + z2n
     centre = (p + z2n / 2.0) / denom
     half = z * math.sqrt(max(p * (1.0 - p), 0.0) / n + z2n / (4.0 * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    lower = 0.0 if successes == 0 else max(0.0, centre - half)  # exact endpoints at x = 0 and x = n
+    upper = 1.0 if successes == n else min(1.0, centre + half)
+    return lower, upper
 
 
 def wilson_proportion(successes: float, n: int, confidence: float = 0.95) -> Proportion:

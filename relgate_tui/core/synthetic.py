@@ -89,7 +89,7 @@ class SyntheticNoise:
 
     u: np.ndarray  # (n, K) correct iff u < p*
     v: np.ndarray  # (n, K) which wrong class
-    tie: np.ndarray  # (n, MAX_COLUMNS) tie-break priorities per class column
+    tie: np.ndarray  # (n, n_columns) tie-break priorities per class column
     item_u: np.ndarray  # (n,) quantile of the item's p* under the Beta profile
     item_w: np.ndarray  # (n,) item is unsolvable iff item_w < unsolvable_fraction
 
@@ -102,14 +102,15 @@ class SyntheticNoise:
         return int(self.u.shape[1])
 
 
-def make_noise(n_items: int, k: int, rng: np.random.Generator) -> SyntheticNoise:
-    """Draw the uniforms for ``n_items`` items with ``k`` samples each."""
-    if n_items < 0 or k < 1:
-        raise ValueError("need n_items >= 0 and k >= 1")
+def make_noise(n_items: int, k: int, rng: np.random.Generator, n_columns: int = MAX_COLUMNS) -> SyntheticNoise:
+    """Draw the uniforms for ``n_items`` items with ``k`` samples each; tie priorities for ``n_columns`` class
+    columns (an agent needs ``agent.n_columns`` of them)."""
+    if n_items < 0 or k < 1 or not 2 <= n_columns <= MAX_COLUMNS:
+        raise ValueError(f"need n_items >= 0, k >= 1 and 2 <= n_columns <= {MAX_COLUMNS}")
     return SyntheticNoise(
         u=rng.random((n_items, k)),
         v=rng.random((n_items, k)),
-        tie=rng.random((n_items, MAX_COLUMNS)),
+        tie=rng.random((n_items, n_columns)),
         item_u=rng.random(n_items),
         item_w=rng.random(n_items),
     )
@@ -126,6 +127,7 @@ class SyntheticBatch:
     tie: np.ndarray
     scores: np.ndarray
     cp_scores: np.ndarray
+    count_before: np.ndarray
     n_classes: np.ndarray
     acceptable_fraction: np.ndarray
     entropy: np.ndarray
@@ -146,6 +148,12 @@ class SyntheticBatch:
     def class_names(n_distractors: int) -> tuple[str, ...]:
         """Names of the valid columns: ``"correct"``, ``"wrong1"``, …"""
         return ("correct",) + tuple(f"wrong{j}" for j in range(1, n_distractors + 1))
+
+    def aps_scores(self, u: np.ndarray) -> np.ndarray:
+        """Randomized APS scores (§11.8, standard form; see :mod:`relgate_tui.core.scores`) with one uniform per
+        item: ``(samples ranked above)/K + u · count(correct)/K``, +∞ when the correct class was never sampled."""
+        c0 = self.counts[:, 0]
+        return np.where(c0 > 0, self.count_before / self.k + u * c0 / self.k, np.inf)
 
     def ranked_item(self, i: int) -> RankedClasses:
         """Item ``i`` as :class:`RankedClasses`, ordered exactly as the vectorised ranks (count desc, priority asc)."""
@@ -184,6 +192,8 @@ def simulate(agent: SyntheticAgent, noise: SyntheticNoise) -> SyntheticBatch:
     consensus entropy per item."""
     n, k = noise.n_items, noise.k
     d = len(agent.distractor_weights)
+    if noise.tie.shape[1] < agent.n_columns:
+        raise ValueError(f"the noise has tie priorities for {noise.tie.shape[1]} columns, the agent needs {d + 2}")
     p = _item_p_star(agent, noise)
     w = np.asarray(agent.distractor_weights, dtype=np.float64)
     wrong = np.append((1.0 - agent.invalid_share) * w / w.sum(), agent.invalid_share)
@@ -198,8 +208,8 @@ def simulate(agent: SyntheticAgent, noise: SyntheticNoise) -> SyntheticBatch:
     valid = counts[:, :-1]
     ranks = column_ranks(valid, tie[:, :-1])
     scores = ranks[:, 0]
-    ahead = ranks <= scores[:, None]
-    cp = np.where(np.isfinite(scores), (valid * ahead).sum(axis=1) / k, np.inf)
+    before = (valid * (ranks < scores[:, None])).sum(axis=1)  # samples on classes ranked above the correct one
+    cp = np.where(np.isfinite(scores), (before + counts[:, 0]) / k, np.inf)
     shares = valid / k
     with np.errstate(divide="ignore", invalid="ignore"):
         ent = -np.where(valid > 0, shares * np.log(shares), 0.0).sum(axis=1)
@@ -210,6 +220,7 @@ def simulate(agent: SyntheticAgent, noise: SyntheticNoise) -> SyntheticBatch:
         tie=tie,
         scores=scores,
         cp_scores=cp,
+        count_before=before,
         n_classes=(valid > 0).sum(axis=1),
         acceptable_fraction=counts[:, 0] / k,
         entropy=ent,
@@ -217,8 +228,8 @@ def simulate(agent: SyntheticAgent, noise: SyntheticNoise) -> SyntheticBatch:
 
 
 def simulate_agent(agent: SyntheticAgent, n_items: int, k: int, rng: np.random.Generator) -> SyntheticBatch:
-    """``simulate(agent, make_noise(n_items, k, rng))``."""
-    return simulate(agent, make_noise(n_items, k, rng))
+    """``simulate(agent, make_noise(n_items, k, rng, agent.n_columns))``."""
+    return simulate(agent, make_noise(n_items, k, rng, agent.n_columns))
 
 
 def draw_counts(probs: Sequence[float] | np.ndarray, n_items: int, k: int, rng: np.random.Generator) -> np.ndarray:
