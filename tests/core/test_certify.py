@@ -1,0 +1,263 @@
+import math
+
+import numpy as np
+import pytest
+
+from relgate_tui.core.certify import (
+    CertificationInput,
+    ItemRecord,
+    bootstrap_summary,
+    build_input,
+    compute_results,
+    coverage_curve,
+    item_record,
+    split_permutations,
+    split_stability,
+)
+from relgate_tui.core.conformal import m_star as conformal_m_star, prediction_set
+from relgate_tui.core.intervals import wilson_interval
+from relgate_tui.core.quantile import conformal_quantile
+from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.scores import NONE_SCORE
+from relgate_tui.core.synthetic import SyntheticAgent, simulate_agent
+
+WORKED = [1.0] * 45 + [2.0] * 3 + [math.inf] * 2
+
+
+# ---------------------------------------------------------------------------------------- worked examples (α = 0.10)
+def test_worked_example_45_3_2():
+    res = compute_results(CertificationInput.from_arrays(WORKED, k_max=20), 0.10)
+    assert (res.n, res.k, res.m_star) == (50, 46, 2.0)
+    assert res.reliability_successes == 45 and res.reliability_n == 50
+    assert res.reliability_level == 45 / 51 and round(res.reliability_level, 4) == 0.8824
+    assert round(res.reliability_lower_bound, 4) == 0.8012
+    assert res.calibration_message is None
+    assert res.coverage is None and res.n_deployment == 0 and math.isnan(res.average_set_size)
+
+
+def test_worked_example_n8():
+    res = compute_results(CertificationInput.from_arrays([1.0] * 7 + [2.0], k_max=10), 0.10)
+    assert res.k == 9 and res.m_star == math.inf
+    assert res.calibration_message == "not enough calibration items: need n ≥ 9 (have 8)"
+    assert res.reliability_level == 7 / 9  # still reported
+
+
+def test_worked_example_all_none_is_never_zero_items():
+    res = compute_results(CertificationInput.from_arrays([NONE_SCORE] * 10, k_max=10), 0.10)
+    assert res.n == 10  # the "none" verdicts are items, not dropped
+    assert res.reliability_level == 0.0 and res.reliability_lower_bound == 0.0
+    assert res.m_star == math.inf and res.calibration_message is not None
+
+
+# ------------------------------------------------------------------------------------- records: none, skip, pending
+def _ranked(*counts: int, n_invalid: int = 0) -> RankedClasses:
+    names = tuple(f"c{i}" for i in range(len(counts)))
+    return RankedClasses(names, tuple(counts), sum(counts) + n_invalid, n_invalid)
+
+
+def test_human_none_counted_and_skips_reported_separately():
+    r = _ranked(6, 3, 1)
+    cal = (
+        [item_record(f"ok{i}", r, score=1) for i in range(18)]
+        + [item_record("none1", r, score=NONE_SCORE), item_record("none2", r, score=NONE_SCORE)]
+        + [item_record("skip1", r, skipped=True), item_record("skip2", r, skipped=True), item_record("skip3", r, skipped=True)]
+        + [ItemRecord("todo", n_classes=3, samples_used=10)]
+    )
+    inp = build_input(cal, [], k_max=10)
+    res = compute_results(inp, 0.10)
+    assert (res.n, res.n_skipped, res.n_pending) == (20, 3, 1)
+    assert res.reliability_level == 18 / 21  # the two "none" items count against the model
+    assert res.m_star == math.inf  # k = 19 > 18 finite scores
+    # TrustGate's bug would drop the "none" items: 18/19 — make sure we are not doing that
+    assert res.reliability_level != 18 / 19
+    assert res.samples_used == 24 * 10 and res.calls_saved == 0.0
+
+
+def test_item_record_from_references_and_human_precedence():
+    r = RankedClasses(("41", "42", "7"), (5, 3, 1), 10, 1)
+    rec = item_record("q1", r, acceptable={"42"})
+    assert rec.score == 2.0 and rec.acceptable_fraction == 0.3 and rec.n_classes == 3 and rec.samples_used == 10
+    assert item_record("q1", r, acceptable={"99"}).score == math.inf
+    assert item_record("q1", r, acceptable={"42"}, score=1).score == 1.0  # a human verdict wins
+    with pytest.raises(ValueError):
+        item_record("q1", r, score=0.5)
+
+
+# ------------------------------------------------------------------------------- end to end against a slow path
+@pytest.fixture(scope="module")
+def synthetic_run():
+    rng = np.random.default_rng(2024)
+    agent = SyntheticAgent(0.6, distractor_weights=(0.4, 0.3, 0.2, 0.1), invalid_share=0.1, concentration=2.0, unsolvable_fraction=0.05)
+    cal = simulate_agent(agent, 300, 10, rng)
+    dep = simulate_agent(agent, 400, 10, rng)
+    cal_recs = [item_record(f"c{i}", cal.ranked_item(i), acceptable={"correct"}) for i in range(cal.n_items)]
+    dep_ranked = [dep.ranked_item(i) for i in range(dep.n_items)]
+    dep_recs = [item_record(f"d{i}", r, acceptable={"correct"}) for i, r in enumerate(dep_ranked)]
+    return cal_recs, dep_recs, dep_ranked
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.10, 0.20, 0.30])
+def test_results_match_a_direct_item_by_item_computation(synthetic_run, alpha):
+    cal_recs, dep_recs, dep_ranked = synthetic_run
+    inp = build_input(cal_recs, dep_recs, k_max=10)
+    res = compute_results(inp, alpha, reliability_scope="calibration")
+    cal_scores = [r.score for r in cal_recs]
+    ms = conformal_m_star(cal_scores, alpha)
+    assert res.m_star == ms
+    sets = [prediction_set(r, ms) for r in dep_ranked]
+    covered = [("correct" in s) for s in sets]
+    solvable = [math.isfinite(r.score) for r in dep_recs]
+    assert list(res.set_sizes) == [len(s) for s in sets]
+    assert res.average_set_size == pytest.approx(np.mean([len(s) for s in sets]))
+    assert list(res.deployment_covered) == [int(c) for c in covered]
+    assert res.coverage.estimate == pytest.approx(np.mean(covered))
+    assert (res.coverage.lower, res.coverage.upper) == wilson_interval(sum(covered), len(covered))
+    n_solv = sum(solvable)
+    assert res.conditional_coverage.estimate == pytest.approx(sum(covered) / n_solv)
+    assert res.capability_gap.estimate == pytest.approx(1 - n_solv / len(dep_recs))
+    assert res.mode_accuracy.estimate == pytest.approx(np.mean([r.leader == "correct" for r in dep_ranked]))
+    assert res.single_sample_accuracy.estimate == pytest.approx(np.mean([r.count_of("correct") / r.n_samples for r in dep_ranked]))
+    x = sum(s <= 1 for s in cal_scores)
+    assert res.reliability_level == x / (len(cal_scores) + 1)
+    # SPEC §3.5 default: the reliability level uses every verified item (calibration + referenced deployment)
+    full = compute_results(inp, alpha)
+    x_all = x + sum(r.score <= 1 for r in dep_recs)
+    assert full.reliability_n == 700 and full.reliability_level == x_all / 701
+
+
+def test_covered_requires_an_observed_acceptable_answer_even_when_m_star_is_infinite():
+    inp = CertificationInput.from_arrays(
+        [1.0] * 5, k_max=5, deployment_n_classes=[2, 3, 1], deployment_scores=[2.0, math.inf, math.nan]
+    )
+    res = compute_results(inp, 0.10)  # n = 5 < 9: M* = ∞, sets are every observed class
+    assert res.m_star == math.inf
+    assert list(res.set_sizes) == [2, 3, 1]
+    assert list(res.deployment_covered) == [1, 0, -1]
+    assert res.coverage.successes == 1 and res.coverage.n == 2
+    assert res.conditional_coverage.estimate == 1.0 and res.capability_gap.estimate == 0.5
+
+
+def test_gate_and_calls_saved():
+    inp = CertificationInput.from_arrays(WORKED, k_max=20, samples_used=[5] * 25 + [20] * 25)
+    assert compute_results(inp, 0.1, gate=0.88).passed is True  # 0.8824 ≥ 0.88
+    assert compute_results(inp, 0.1, gate=0.89).passed is False
+    assert compute_results(inp, 0.1, gate=0.85, gate_basis="lower_bound").passed is False  # 0.8012 < 0.85
+    assert compute_results(inp, 0.1).passed is None
+    res = compute_results(inp, 0.1)
+    assert res.samples_used == 625 and res.samples_budget == 1000 and res.calls_saved == pytest.approx(0.375)
+
+
+def test_result_arrays_are_read_only():
+    inp = CertificationInput.from_arrays(WORKED, k_max=20, deployment_n_classes=[1, 2])
+    res = compute_results(inp, 0.1)
+    with pytest.raises(ValueError):
+        res.set_sizes[0] = 5
+    with pytest.raises(ValueError):
+        inp.calibration_scores[0] = 3.0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(calibration_scores=[1.0, math.nan], k_max=5),
+        dict(calibration_scores=[1.0, 0.5], k_max=5),
+        dict(calibration_scores=[1.0, 2.5], k_max=5),
+        dict(calibration_scores=[1.0], k_max=0),
+        dict(calibration_scores=[1.0], k_max=5, samples_used=[6]),
+        dict(calibration_scores=[1.0], k_max=5, deployment_n_classes=[1], deployment_scores=[1.0, 2.0]),
+        dict(calibration_scores=[1.0], k_max=5, deployment_n_classes=[1], deployment_acceptable_fraction=[1.5]),
+    ],
+)
+def test_bad_input_raises_value_error(kwargs):
+    with pytest.raises(ValueError):
+        CertificationInput.from_arrays(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [dict(alpha=0.0), dict(alpha=1.0), dict(alpha=0.1, gate=1.5), dict(alpha=0.1, confidence=1.0)])
+def test_bad_parameters_raise(kwargs):
+    with pytest.raises(ValueError):
+        compute_results(CertificationInput.from_arrays(WORKED, k_max=20), **kwargs)
+
+
+def test_coverage_curve_agrees_with_compute_results(synthetic_run):
+    cal_recs, dep_recs, _ = synthetic_run
+    inp = build_input(cal_recs, dep_recs, k_max=10)
+    alphas = [0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3]
+    curve = coverage_curve(inp, alphas)
+    for a, ms, cov, size in zip(alphas, curve.m_star, curve.coverage, curve.average_set_size):
+        res = compute_results(inp, a)
+        assert ms == res.m_star and cov == pytest.approx(res.coverage.estimate) and size == pytest.approx(res.average_set_size)
+    assert list(curve.m_star) == sorted(curve.m_star, reverse=True)
+
+
+# ------------------------------------------------------------------------------------------------------ bootstrap
+def test_bootstrap_summary(synthetic_run):
+    cal_recs, dep_recs, _ = synthetic_run
+    inp = build_input(cal_recs, dep_recs, k_max=10)
+    b1 = bootstrap_summary(inp, 0.1, n_boot=2000, seed=3)
+    assert b1 == bootstrap_summary(inp, 0.1, n_boot=2000, seed=3)
+    res = compute_results(inp, 0.1)
+    assert b1.set_size.estimate == pytest.approx(res.average_set_size)
+    assert b1.set_size.lower <= b1.set_size.estimate <= b1.set_size.upper
+    assert b1.samples_used.estimate == 10.0 and b1.samples_used.lower == b1.samples_used.upper == 10.0
+    empty = bootstrap_summary(CertificationInput.from_arrays(WORKED, k_max=20), 0.1, n_boot=100)
+    assert empty.set_size is None and empty.samples_used.estimate == 20.0
+
+
+# ------------------------------------------------------------------------------------------------ split stability
+def _population(seed: int, n: int, p_two: float, p_inf: float) -> np.ndarray:
+    u = np.random.default_rng(seed).random(n)
+    return np.where(u < p_inf, np.inf, np.where(u < p_inf + p_two, 2.0, 1.0))
+
+
+def test_split_stability_matches_a_per_split_loop():
+    scores = _population(1, 1000, 0.05, 0.06)
+    ids = [f"item-{i:04d}" for i in range(1000)]
+    st = split_stability(scores, alpha=0.1, n_splits=20, seed=5, item_ids=ids)
+    perms = split_permutations(1000, 20, 5, ids)
+    for j in range(20):
+        cal, test = scores[perms[j, :500]], scores[perms[j, 500:]]
+        ms = conformal_quantile(cal, 0.1)
+        assert st.m_star_values[j] == ms
+        assert st.coverage_values[j] == pytest.approx(np.mean(np.isfinite(test) & (test <= ms)))
+        assert st.reliability_values[j] == pytest.approx(np.sum(cal <= 1) / 501)
+        assert sorted(perms[j]) == list(range(1000))  # a permutation: every item exactly once
+    assert st.coverage_mean == pytest.approx(np.mean(st.coverage_values))
+    assert st.coverage_sd == pytest.approx(np.std(st.coverage_values))
+
+
+def test_split_stability_depends_on_ids_and_seed_not_on_file_order():
+    scores = _population(2, 600, 0.08, 0.04)
+    ids = [f"q{i}" for i in range(600)]
+    base = split_stability(scores, n_splits=30, seed=11, item_ids=ids)
+    order = np.random.default_rng(0).permutation(600)
+    shuffled = split_stability(scores[order], n_splits=30, seed=11, item_ids=[ids[i] for i in order])
+    assert np.array_equal(base.m_star_values, shuffled.m_star_values)
+    assert np.array_equal(base.coverage_values, shuffled.coverage_values)
+    other = split_stability(scores, n_splits=30, seed=12, item_ids=ids)
+    assert not np.array_equal(base.coverage_values, other.coverage_values)
+
+
+def test_split_stability_at_the_capability_boundary_like_table_4():
+    # GPT-4.1-nano/GSM8K regime: the fraction of non-top scores sits near α, so M* flips between 1 and 2.
+    scores = _population(3, 1000, 0.06, 0.035)
+    st = split_stability(scores, alpha=0.1, n_splits=100, seed=0, item_ids=[str(i) for i in range(1000)])
+    assert set(st.m_star_frequencies) == {1.0, 2.0}
+    f2 = st.m_star_frequencies[2.0]
+    assert 0 < f2 < 1
+    # population sd of a two-valued {1, 2} sample: sqrt(f(1−f)) (the paper's 1.18 ± 0.38 for f = 0.18)
+    assert st.m_star_mean == pytest.approx(1 + f2) and st.m_star_sd == pytest.approx(math.sqrt(f2 * (1 - f2)))
+    assert st.coverage_sd > 0
+
+
+def test_split_stability_with_infinite_m_star_and_bad_input():
+    st = split_stability(np.full(40, np.inf), n_splits=5)
+    assert st.m_star_mean == math.inf and math.isnan(st.m_star_sd) and st.coverage_mean == 0.0
+    st = split_stability(np.ones(10), n_splits=5)  # 5 calibration items < 9 at α = 0.1
+    assert st.m_star_frequencies == {math.inf: 1.0}
+    with pytest.raises(ValueError):
+        split_stability(np.ones(1))
+    with pytest.raises(ValueError):
+        split_stability(np.ones(10), item_ids=["a"] * 10)
+    with pytest.raises(ValueError):
+        split_stability([1.0, math.nan, 2.0])
