@@ -1,0 +1,93 @@
+"""Position bias of a pairwise judge (paper 000 §2 cites position bias, Wang et al. 2023; issue 4 scope 1).
+
+Two figures, over the *valid* verdicts (those naming a winner) of all inputs:
+
+* **First-position share** = #{valid verdicts won by the candidate shown first} / #{valid verdicts}. An unbiased
+  judge asked about both orders equally often has expected share 1/2; a two-sided exact binomial test against 1/2
+  is reported as ``first_share_pvalue``.
+* **Order-flip share.** For one input and one unordered pair {a, b}, split its valid verdicts by presentation
+  order: the "a first" verdicts and the "b first" verdicts. Each order has a *majority winner* (the candidate that
+  won strictly more of that order's valid verdicts; none on an even split). The pair is *decisive in both orders*
+  when both majorities exist, and it **flips** when they differ, i.e. the judge prefers whichever candidate sits in
+  one fixed position. flip share = #flipped pairs / #pairs decisive in both orders. Flips are further split by
+  the position that wins (``flips_to_first``: the first-shown candidate wins in both orders; ``flips_to_second``).
+  Pairs asked in only one order, or with an even split in an order, are counted in ``n_pairs_undecided``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from scipy.stats import binomtest
+
+from relgate_tui.core.judge.tournament import PairwiseVerdict
+
+
+@dataclass(frozen=True)
+class PositionBias:
+    """Position-bias figures (module docstring). Shares are NaN when their denominator is 0."""
+
+    n_valid: int
+    n_first_wins: int
+    first_share: float
+    first_share_pvalue: float
+    n_pairs: int
+    n_pairs_decisive_both_orders: int
+    n_pairs_undecided: int
+    n_pairs_flipped: int
+    flips_to_first: int
+    flips_to_second: int
+    flip_share: float
+
+
+def _majority(wins: dict[str, int], a: str, b: str) -> str | None:
+    wa, wb = wins.get(a, 0), wins.get(b, 0)
+    return a if wa > wb else b if wb > wa else None
+
+
+def position_bias(verdicts_per_input: Iterable[Sequence[PairwiseVerdict]]) -> PositionBias:
+    """Position-bias figures over several inputs; each element holds one input's verdicts (pairs are per input)."""
+    n_valid = n_first = 0
+    n_pairs = decisive = undecided = flipped = to_first = to_second = 0
+    for verdicts in verdicts_per_input:
+        # (a, b) with a < b lexicographically -> {first-shown candidate -> {winner -> count}}
+        by_pair: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        for v in verdicts:
+            key = (v.first, v.second) if v.first < v.second else (v.second, v.first)
+            orders = by_pair.setdefault(key, {})
+            if not v.is_valid:
+                continue
+            n_valid += 1
+            n_first += v.winner == v.first
+            wins = orders.setdefault(v.first, {})
+            wins[v.winner] = wins.get(v.winner, 0) + 1
+        for (a, b), orders in by_pair.items():
+            n_pairs += 1
+            maj_a_first = _majority(orders.get(a, {}), a, b)
+            maj_b_first = _majority(orders.get(b, {}), a, b)
+            if maj_a_first is None or maj_b_first is None:
+                undecided += 1
+                continue
+            decisive += 1
+            if maj_a_first != maj_b_first:
+                flipped += 1
+                if maj_a_first == a:  # a wins when first, b wins when first
+                    to_first += 1
+                else:
+                    to_second += 1
+    pvalue = binomtest(n_first, n_valid, 0.5).pvalue if n_valid else math.nan
+    return PositionBias(
+        n_valid=n_valid,
+        n_first_wins=n_first,
+        first_share=n_first / n_valid if n_valid else math.nan,
+        first_share_pvalue=float(pvalue),
+        n_pairs=n_pairs,
+        n_pairs_decisive_both_orders=decisive,
+        n_pairs_undecided=undecided,
+        n_pairs_flipped=flipped,
+        flips_to_first=to_first,
+        flips_to_second=to_second,
+        flip_share=flipped / decisive if decisive else math.nan,
+    )
