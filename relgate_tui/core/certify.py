@@ -26,7 +26,8 @@ Conventions (each is a decision, stated once here):
   samples (the expected accuracy of one random sample; Wilson interval on the fractional count, conservative).
 * **Gate**: ``passed`` compares the reliability level (Def. 2.4, already a conformally conservative quantity; the
   paper's deployment gate, §11.9) with the threshold; ``gate_basis="lower_bound"`` gates on the 95% bound instead.
-* **Calls saved** = 1 − (samples used) / (items × K_max), over every item of the run (calibration and deployment).
+* **Calls saved** = 1 − (samples used) / (items × K_max), over every item of the run (calibration and deployment);
+  the **tie rate** is the fraction of those items whose ranking needed a random tie-break.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ class ItemRecord:
 
     ``score`` is the rank score when the item is verified (human verdict or reference), +∞ for "none acceptable",
     None when not verified. ``acceptable_fraction`` (fraction of the item's samples that are acceptable) is known
-    only with references. ``n_classes`` counts observed non-INVALID classes; ``entropy`` is the consensus entropy.
+    only with references. ``n_classes`` counts observed non-INVALID classes; ``entropy`` is the consensus entropy;
+    ``tie_broken`` says the ranking needed a random tie-break (for the reported tie rate, SPEC §3.2).
     """
 
     item_id: str
@@ -88,6 +90,7 @@ class ItemRecord:
     skipped: bool = False
     acceptable_fraction: float | None = None
     entropy: float = 0.0
+    tie_broken: bool = False
 
 
 def item_record(
@@ -116,6 +119,7 @@ def item_record(
         skipped=skipped,
         acceptable_fraction=frac,
         entropy=ranked.entropy,
+        tie_broken=ranked.tie_broken,
     )
 
 
@@ -144,7 +148,8 @@ class CertificationInput:
     Calibration: ``calibration_scores`` sorted ascending (so M* at any α is one lookup). Deployment (m items):
     ``deployment_ids``, ``deployment_n_classes``, ``deployment_scores`` (nan = no reference),
     ``deployment_acceptable_fraction`` (nan = unknown), ``deployment_entropy``. ``samples_used`` covers every
-    item of the run. The ``_``-free derived counts are precomputed for speed.
+    item of the run and ``n_tie_broken`` counts the items of the run whose ranking needed a random tie-break. The
+    fields after ``k_max`` are derived counts precomputed by :meth:`from_arrays` (the constructor to use).
     """
 
     calibration_scores: np.ndarray
@@ -157,6 +162,7 @@ class CertificationInput:
     deployment_entropy: np.ndarray
     samples_used: np.ndarray
     k_max: int
+    n_tie_broken: int = 0
     # derived (filled by from_arrays)
     calibration_top: int = 0
     calibration_infinite: int = 0
@@ -189,6 +195,7 @@ class CertificationInput:
         samples_used: ArrayLike | None = None,
         n_skipped: int = 0,
         n_pending: int = 0,
+        n_tie_broken: int = 0,
     ) -> CertificationInput:
         """Validate, sort and precompute. Missing deployment arrays default to nan (no reference) / 0 entropy;
         missing ``samples_used`` means every item used ``k_max`` samples; ids default to "0", "1", …"""
@@ -227,6 +234,8 @@ class CertificationInput:
         )
         if (used < 0).any() or (used > k_max).any():
             raise ValueError(f"samples used per item must be in [0, k_max = {k_max}]")
+        if not 0 <= n_tie_broken <= used.size:
+            raise ValueError("n_tie_broken must be between 0 and the number of items")
 
         has_ref = ~np.isnan(dep)
         ref = dep[has_ref]
@@ -241,6 +250,7 @@ class CertificationInput:
             deployment_entropy=_readonly(ent),
             samples_used=_readonly(used),
             k_max=int(k_max),
+            n_tie_broken=int(n_tie_broken),
             calibration_top=int(np.count_nonzero(cal <= 1.0)),
             calibration_infinite=int(np.count_nonzero(np.isinf(cal))),
             reference_sorted_finite=_readonly(np.sort(ref[np.isfinite(ref)])),
@@ -279,6 +289,7 @@ def build_input(
         samples_used=np.array([r.samples_used for r in (*calibration, *deployment)], dtype=np.int64),
         n_skipped=n_skipped,
         n_pending=n_pending,
+        n_tie_broken=sum(1 for r in (*calibration, *deployment) if r.tie_broken),
     )
 
 
@@ -329,6 +340,7 @@ class CertificationResult:
     samples_used: int
     samples_budget: int
     calls_saved: float
+    tie_rate: float
     gate: float | None
     gate_basis: str
     passed: bool | None
@@ -422,6 +434,7 @@ def compute_results(
         samples_used=used,
         samples_budget=budget,
         calls_saved=saved,
+        tie_rate=inp.n_tie_broken / inp.samples_used.size if inp.samples_used.size else math.nan,
         gate=gate,
         gate_basis=gate_basis,
         passed=passed,

@@ -71,6 +71,9 @@ def test_human_none_counted_and_skips_reported_separately():
     # TrustGate's bug would drop the "none" items: 18/19 — make sure we are not doing that
     assert res.reliability_level != 18 / 19
     assert res.samples_used == 24 * 10 and res.calls_saved == 0.0
+    assert res.tie_rate == 0.0
+    tied = item_record("tied", RankedClasses(("a", "b"), (5, 5), 10, 0, tie_broken=True), score=2)
+    assert compute_results(build_input(cal + [tied], [], k_max=10), 0.1).tie_rate == 1 / 25
 
 
 def test_item_record_from_references_and_human_precedence():
