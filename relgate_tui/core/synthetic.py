@@ -119,7 +119,8 @@ def make_noise(n_items: int, k: int, rng: np.random.Generator, n_columns: int = 
 @dataclass(frozen=True, eq=False)
 class SyntheticBatch:
     """Simulated items. ``counts[:, 0]`` is the correct class, ``counts[:, 1:-1]`` the distractors, ``counts[:, -1]``
-    INVALID. ``scores`` are rank scores (eq. 6.1, +∞ when the correct class was never sampled)."""
+    INVALID. ``scores`` are rank scores (eq. 6.1, +∞ when the correct class was never sampled), ``cp_scores`` the
+    cumulative scores (eq. 6.2), ``count_before`` the number of samples on classes ranked above the correct one."""
 
     agent: SyntheticAgent
     p_star: np.ndarray
