@@ -118,6 +118,9 @@ def build_tournament(verdicts: Iterable[PairwiseVerdict], candidates: Sequence[s
     wins_i − wins_j). ``candidates`` fixes the candidate order (and may include candidates that were never
     compared); by default the order of first appearance in ``verdicts`` is used."""
     verdicts = list(verdicts)
+    for v in verdicts:
+        if not isinstance(v, PairwiseVerdict):
+            raise VerdictError(f"expected a PairwiseVerdict, got {type(v).__name__}")
     if candidates is None:
         seen: dict[str, None] = {}
         for v in verdicts:
@@ -131,8 +134,6 @@ def build_tournament(verdicts: Iterable[PairwiseVerdict], candidates: Sequence[s
     idx = {c: i for i, c in enumerate(cands)}
     counts: dict[tuple[int, int], list[int]] = {}  # (i<j) -> [wins_i, wins_j, ties, invalid]
     for v in verdicts:
-        if not isinstance(v, PairwiseVerdict):
-            raise VerdictError(f"expected a PairwiseVerdict, got {type(v).__name__}")
         if v.first == v.second:
             raise VerdictError(f"verdict compares candidate {v.first!r} with itself")
         for c in (v.first, v.second):
