@@ -26,13 +26,11 @@ correlation between two judges' widths on the same test items, averaged over the
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import spearmanr
 
 from relgate_tui.core.quantile import conformal_quantile
 
@@ -90,17 +88,34 @@ def likert_set_widths(preds: ArrayLike, q_hat: float) -> np.ndarray:
     return _membership(_preds(preds), float(q_hat)).sum(axis=1)
 
 
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n with ties given their average rank (as scipy.stats.rankdata's "average"); ±∞ allowed."""
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    new_group = np.r_[True, xs[1:] != xs[:-1]]
+    starts = np.flatnonzero(new_group)
+    ends = np.r_[starts[1:], x.size]
+    ranks = np.empty(x.size)
+    ranks[order] = ((starts + ends + 1) / 2.0)[np.cumsum(new_group) - 1]
+    return ranks
+
+
 def spearman_or_nan(x: ArrayLike, y: ArrayLike) -> float:
-    """Spearman's r_s, or NaN when either input is constant (r_s undefined) or has fewer than 2 items."""
+    """Spearman's r_s (Pearson correlation of average ranks), or NaN when either input is constant (r_s
+    undefined) or has fewer than 2 items. Values may be ±∞ (ranked as extremes), not NaN."""
     a = np.asarray(x, dtype=np.float64).ravel()
     b = np.asarray(y, dtype=np.float64).ravel()
     if a.size != b.size:
         raise ValueError(f"Spearman needs paired vectors, got lengths {a.size} and {b.size}")
+    if np.isnan(a).any() or np.isnan(b).any():
+        raise ValueError("Spearman inputs must not be NaN")
     if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return math.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(spearmanr(a, b).statistic)
+    ra = _average_ranks(a)
+    rb = _average_ranks(b)
+    ra -= ra.mean()
+    rb -= rb.mean()
+    return float(np.dot(ra, rb) / math.sqrt(np.dot(ra, ra) * np.dot(rb, rb)))
 
 
 @dataclass(frozen=True, eq=False)
