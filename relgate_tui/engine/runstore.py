@@ -1,0 +1,675 @@
+"""Crash-safe run store (SPEC §4.5, §7): one directory per run, append-only files, nothing ever rewritten in place.
+
+Layout of ``<runs dir>/<run_id>/``::
+
+    manifest.json   identity (everything that determines the samples) + descriptive config, task name and file
+                    sha256, model, endpoint URL, relgate version, seed, created/updated time, status.
+                    Never holds a secret: the config names the API-key *environment variable*, never its value.
+    samples.jsonl   one line per completed sample: {"item", "index", "text", "canonical", "usage", "fingerprint"}
+    labels.jsonl    append-only verification events:
+                      {"event": "label", "item", "rank": r | "none": true | "skip": true, "source", "ts"}
+                      {"event": "undo", "ts"}
+    results.json    the last computed result document (rewritten atomically)
+    run.lock        advisory lock held by the one process writing the run
+
+**run_id.** ``<slug>-<12 hex>`` where the hex digits are the SHA-256 of the canonical JSON of the run's *identity*:
+the task file hash, endpoint, model and every parameter that changes which requests are sent or when sampling
+stops (system prompt, temperature, max_tokens, K_max, stopping rule, δ, canonicalizer, seed). Rerunning the same
+command therefore reopens the same run and resumes it; α, the calibration size, the gate, labels and concurrency
+only change the analysis, so changing them also reuses the run (the slug is only for humans).
+
+**Durability.**
+
+* Writes use one ``os.write`` of complete ``\\n``-terminated lines on an ``O_APPEND`` descriptor: once it returns,
+  the bytes belong to the kernel and survive ``kill -9`` of relgate at any later moment.
+* Labels (human effort) are also ``fsync``-ed per event, before :meth:`RunStore.append_label` returns (SPEC §4.5:
+  "flushed (fsync) per keypress"), so they survive a power loss as well.
+* Samples are written as soon as each call completes — durable against a process kill *before* the sampler can issue
+  the next request for that item, which is what "no completed call paid twice" (SPEC §7) needs — and ``fsync``-ed at
+  most every ``fsync_interval`` seconds (and on close). Per-line fsync would cap throughput at the disk's sync rate
+  for no gain against ``kill -9``; only an OS crash can lose the last fraction of a second, and those samples are
+  normally in the diskcache too.
+* Readers only accept ``\\n``-terminated lines, so a line torn by a kill mid-write is ignored; the next writer
+  truncates such a torn tail before appending. A bad line anywhere else is reported as corruption (one line).
+* ``manifest.json`` and ``results.json`` are replaced atomically (write temp, fsync, rename, fsync dir).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from relgate_tui import __version__
+
+__all__ = [
+    "RunStoreError",
+    "StoredSample",
+    "Label",
+    "LABEL_SOURCES",
+    "RunSummary",
+    "RunStore",
+    "make_run_id",
+    "canonical_json",
+    "list_runs",
+    "open_run",
+    "read_jsonl",
+    "replay_labels",
+]
+
+MANIFEST = "manifest.json"
+SAMPLES = "samples.jsonl"
+LABELS = "labels.jsonl"
+RESULTS = "results.json"
+LOCK = "run.lock"
+FORMAT = 1
+
+LABEL_SOURCES = ("human", "reference", "file")
+
+
+class RunStoreError(ValueError):
+    """A run directory that cannot be used (missing, corrupt, locked, or a different run). One-line message."""
+
+
+# ------------------------------------------------------------------------------------------------------------ records
+@dataclass(frozen=True)
+class StoredSample:
+    """One completed sample: the ``index``-th answer (0-based) of item ``item``, its raw ``text``, its canonical
+    class (``canonical``; the INVALID marker for parse failures), token ``usage`` and the request ``fingerprint``."""
+
+    item: str
+    index: int
+    text: str
+    canonical: str
+    usage: Mapping[str, int] = field(default_factory=dict)
+    fingerprint: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "item": self.item,
+            "index": self.index,
+            "text": self.text,
+            "canonical": self.canonical,
+            "usage": dict(self.usage),
+            "fingerprint": self.fingerprint,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> StoredSample:
+        item, index = d.get("item"), d.get("index")
+        if not isinstance(item, str) or isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise ValueError("a sample needs a string 'item' and a non-negative integer 'index'")
+        text, canonical = d.get("text", ""), d.get("canonical", "")
+        if not isinstance(text, str) or not isinstance(canonical, str):
+            raise ValueError("a sample's 'text' and 'canonical' must be strings")
+        usage = d.get("usage") or {}
+        if not isinstance(usage, Mapping):
+            raise ValueError("a sample's 'usage' must be an object")
+        return cls(item, index, text, canonical, dict(usage), str(d.get("fingerprint", "")))
+
+
+@dataclass(frozen=True)
+class Label:
+    """A verification verdict for one item: the accepted ``rank`` (1 = the top candidate), ``none`` (no candidate is
+    acceptable: score ∞, always counted) or ``skip`` (excluded from n, counted in n_skipped). ``source`` says who
+    decided: "human" (spot-check), "reference" (automatic, from the task's answers) or "file" (``--labels``)."""
+
+    item: str
+    rank: int | None = None
+    none: bool = False
+    skip: bool = False
+    source: str = "human"
+    ts: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.item, str) or not self.item:
+            raise ValueError("a label needs a non-empty item id")
+        chosen = (self.rank is not None) + bool(self.none) + bool(self.skip)
+        if chosen != 1:
+            raise ValueError(f"label for item {self.item!r}: give exactly one of rank, none, skip")
+        if self.rank is not None and (isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1):
+            raise ValueError(f"label for item {self.item!r}: rank must be an integer >= 1, got {self.rank!r}")
+        if self.source not in LABEL_SOURCES:
+            raise ValueError(f"label source must be one of {', '.join(LABEL_SOURCES)}, got {self.source!r}")
+
+    @property
+    def kind(self) -> str:
+        """"rank", "none" or "skip"."""
+        return "rank" if self.rank is not None else ("none" if self.none else "skip")
+
+    @property
+    def score(self) -> float | None:
+        """The rank score this verdict gives (eq. 10.1): the rank, +∞ for "none", None for "skip"."""
+        if self.rank is not None:
+            return float(self.rank)
+        return math.inf if self.none else None
+
+    def same_verdict(self, other: Label) -> bool:
+        """True when both labels say the same thing about the same item (source and time ignored)."""
+        return (self.item, self.rank, self.none, self.skip) == (other.item, other.rank, other.none, other.skip)
+
+    def to_event(self) -> dict[str, Any]:
+        ev: dict[str, Any] = {"event": "label", "item": self.item}
+        if self.rank is not None:
+            ev["rank"] = self.rank
+        elif self.none:
+            ev["none"] = True
+        else:
+            ev["skip"] = True
+        ev["source"] = self.source
+        ev["ts"] = self.ts
+        return ev
+
+    @classmethod
+    def from_event(cls, ev: Mapping[str, Any]) -> Label:
+        ts = ev.get("ts", 0.0)
+        return cls(
+            item=ev.get("item"),  # type: ignore[arg-type]
+            rank=ev.get("rank"),
+            none=ev.get("none") is True,
+            skip=ev.get("skip") is True,
+            source=ev.get("source", "human"),
+            ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else 0.0,
+        )
+
+
+def replay_labels(events: Iterable[Mapping[str, Any] | Label | None]) -> dict[str, Label]:
+    """Current verdict per item after replaying label events in order. An undo (``{"event": "undo"}`` or ``None``)
+    cancels the most recent label event that is not already cancelled (so repeated undos walk back through history;
+    an undo with nothing left to cancel does nothing). For each item the latest surviving label wins."""
+    stack: list[Label] = []
+    for ev in events:
+        if ev is None or (isinstance(ev, Mapping) and ev.get("event") == "undo"):
+            if stack:
+                stack.pop()
+        elif isinstance(ev, Label):
+            stack.append(ev)
+        else:
+            stack.append(Label.from_event(ev))
+    current: dict[str, Label] = {}
+    for lab in stack:
+        current[lab.item] = lab
+    return current
+
+
+# ------------------------------------------------------------------------------------------------------ file helpers
+def canonical_json(obj: Any) -> str:
+    """Sorted-key, compact, ASCII JSON (a stable input for hashing)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def _slug(text: str, limit: int = 40) -> str:
+    s = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+    return (s[:limit].strip("-") or "run")
+
+
+def make_run_id(identity: Mapping[str, Any], label: str = "run") -> str:
+    """``<slug(label)>-<first 12 hex of SHA-256(canonical JSON of identity)>`` — deterministic (see module doc)."""
+    digest = hashlib.sha256(canonical_json(dict(identity)).encode("ascii")).hexdigest()
+    return f"{_slug(label)}-{digest[:12]}"
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Objects of a JSONL file written by this module. A missing file is empty; an unterminated last line (torn by a
+    kill mid-write) is ignored; any other unreadable line raises :class:`RunStoreError` naming file and line."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise RunStoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    end = data.rfind(b"\n")
+    if end < 0:
+        return []
+    out: list[dict[str, Any]] = []
+    for lineno, raw in enumerate(data[: end + 1].split(b"\n")[:-1], start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise RunStoreError(f"{path}: line {lineno} is corrupt (not JSON); the run cannot be read") from None
+        if not isinstance(obj, dict):
+            raise RunStoreError(f"{path}: line {lineno} is corrupt (not a JSON object)")
+        out.append(obj)
+    return out
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _atomic_write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = (json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunStoreError(f"{path}: unreadable ({exc.__class__.__name__})") from None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _open_append(path: Path) -> int:
+    """Open ``path`` for appending after truncating a torn (unterminated) last line, if any."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            tail_start = max(0, size - 65536)
+            while True:
+                chunk = os.pread(fd, size - tail_start, tail_start)
+                nl = chunk.rfind(b"\n")
+                if nl >= 0:
+                    keep = tail_start + nl + 1
+                    break
+                if tail_start == 0:
+                    keep = 0
+                    break
+                tail_start = max(0, tail_start - 65536)
+            if keep != size:
+                os.ftruncate(fd, keep)
+                os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+# ------------------------------------------------------------------------------------------------------------ summary
+@dataclass(frozen=True)
+class RunSummary:
+    """One row of ``relgate runs`` / the Runs screen."""
+
+    run_id: str
+    path: Path
+    task: str
+    model: str
+    endpoint: str
+    created: str
+    status: str
+    n_items: int
+    n_samples: int
+    n_labels: int
+    reliability_level: float | None = None
+    reliability_lower_bound: float | None = None
+    m_star: int | None = None
+    passed: bool | None = None
+
+
+# -------------------------------------------------------------------------------------------------------------- store
+class RunStore:
+    """A run directory. Create or reopen with :meth:`create_or_open`, open an existing one with :func:`open_run`.
+
+    Reading never needs the lock; the first write takes an exclusive advisory lock on ``run.lock`` (released by the
+    kernel if the process dies), so two relgate processes can never interleave writes into one run.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync_interval: float = 0.5) -> None:
+        self.path = Path(path)
+        if not (self.path / MANIFEST).is_file():
+            raise RunStoreError(f"{self.path}: not a relgate run (no {MANIFEST})")
+        self.fsync_interval = fsync_interval
+        self._lock_fd: int | None = None
+        self._samples_fd: int | None = None
+        self._labels_fd: int | None = None
+        self._last_sample_sync = time.monotonic()
+        self._samples_unsynced = False
+        self._manifest: dict[str, Any] = self._load_manifest()
+
+    # ---------------------------------------------------------------------------------------------- create / open
+    @classmethod
+    def create_or_open(
+        cls,
+        runs_root: str | os.PathLike[str],
+        identity: Mapping[str, Any],
+        *,
+        label: str = "run",
+        info: Mapping[str, Any] | None = None,
+        fsync_interval: float = 0.5,
+    ) -> RunStore:
+        """Open the run of ``identity`` under ``runs_root`` (creating it on first use) and take its write lock.
+
+        ``identity``: JSON-serialisable mapping of everything that determines the samples (see the module doc);
+        the run id is :func:`make_run_id` of it. ``info``: descriptive manifest fields (task, model, endpoint,
+        seed, config …) — refreshed on reopen, never part of the id; must not contain secrets. ``label`` only
+        prefixes the id for humans.
+        """
+        run_id = make_run_id(identity, label)
+        root = Path(runs_root)
+        path = root / run_id
+        ident = json.loads(canonical_json(dict(identity)))
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunStoreError(f"cannot create the run directory {path}: {exc.strerror or exc}") from None
+        manifest_path = path / MANIFEST
+        if not manifest_path.is_file():
+            now = _now_iso()
+            manifest = {
+                "format": FORMAT,
+                "run_id": run_id,
+                "relgate_version": __version__,
+                "created": now,
+                "updated": now,
+                "status": "created",
+                "identity": ident,
+                **dict(info or {}),
+            }
+            store_lock = cls._acquire_lock(path)
+            try:
+                if not manifest_path.is_file():  # re-check under the lock
+                    _atomic_write_json(manifest_path, manifest)
+            except BaseException:
+                os.close(store_lock)
+                raise
+            store = cls(path, fsync_interval=fsync_interval)
+            store._lock_fd = store_lock
+        else:
+            store = cls(path, fsync_interval=fsync_interval)
+            store._ensure_lock()
+        if store._manifest.get("identity") != ident:
+            store.close()
+            raise RunStoreError(f"{path} holds a different run (its manifest identity does not match)")
+        if info:
+            store.update_manifest(**dict(info))
+        return store
+
+    def _load_manifest(self) -> dict[str, Any]:
+        manifest = _read_json(self.path / MANIFEST)
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("run_id"), str):
+            raise RunStoreError(f"{self.path / MANIFEST}: not a relgate run manifest")
+        return manifest
+
+    @staticmethod
+    def _acquire_lock(path: Path) -> int:
+        fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunStoreError(f"run {path.name} is in use by another relgate process") from None
+        return fd
+
+    def _ensure_lock(self) -> None:
+        if self._lock_fd is None:
+            self._lock_fd = self._acquire_lock(self.path)
+
+    # ------------------------------------------------------------------------------------------------ properties
+    @property
+    def run_id(self) -> str:
+        return str(self._manifest["run_id"])
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """A copy of the manifest."""
+        return json.loads(json.dumps(self._manifest))
+
+    @property
+    def status(self) -> str:
+        return str(self._manifest.get("status", ""))
+
+    def update_manifest(self, **fields: Any) -> None:
+        """Merge ``fields`` into the manifest (atomic replace). ``run_id``, ``identity``, ``created`` are fixed."""
+        for fixed in ("run_id", "identity", "created", "format"):
+            fields.pop(fixed, None)
+        self._ensure_lock()
+        manifest = {**self._manifest, **fields, "updated": _now_iso()}
+        _atomic_write_json(self.path / MANIFEST, manifest)
+        self._manifest = manifest
+
+    def set_status(self, status: str) -> None:
+        """Record the run's phase (e.g. "sampling", "sampled", "complete", "cancelled")."""
+        self.update_manifest(status=status)
+
+    # --------------------------------------------------------------------------------------------------- samples
+    def append_samples(self, samples: Iterable[StoredSample], *, sync: bool = False) -> int:
+        """Append completed samples (one ``os.write`` for the batch, whole lines). ``fsync`` when ``sync`` is true
+        or ``fsync_interval`` seconds have passed since the last one. Returns the number written."""
+        lines = [json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n" for s in samples]
+        if not lines:
+            return 0
+        self._ensure_lock()
+        if self._samples_fd is None:
+            self._samples_fd = _open_append(self.path / SAMPLES)
+        _write_all(self._samples_fd, "".join(lines).encode("utf-8"))
+        self._samples_unsynced = True
+        if sync or time.monotonic() - self._last_sample_sync >= self.fsync_interval:
+            self.sync_samples()
+        return len(lines)
+
+    def sync_samples(self) -> None:
+        """fsync the samples file now (also done on close)."""
+        if self._samples_fd is not None and self._samples_unsynced:
+            os.fsync(self._samples_fd)
+            self._samples_unsynced = False
+        self._last_sample_sync = time.monotonic()
+
+    def samples(self) -> list[StoredSample]:
+        """Every stored sample in file order; a repeated (item, index) keeps its first occurrence."""
+        out: list[StoredSample] = []
+        seen: set[tuple[str, int]] = set()
+        path = self.path / SAMPLES
+        for lineno, obj in enumerate(read_jsonl(path), start=1):
+            try:
+                s = StoredSample.from_json(obj)
+            except ValueError as exc:
+                raise RunStoreError(f"{path}: record {lineno}: {exc}") from None
+            key = (s.item, s.index)
+            if key not in seen:
+                seen.add(key)
+                out.append(s)
+        return out
+
+    def samples_by_item(self) -> dict[str, list[StoredSample]]:
+        """Stored samples grouped by item id, each list sorted by sample index."""
+        grouped: dict[str, list[StoredSample]] = {}
+        for s in self.samples():
+            grouped.setdefault(s.item, []).append(s)
+        for lst in grouped.values():
+            lst.sort(key=lambda s: s.index)
+        return grouped
+
+    # ---------------------------------------------------------------------------------------------------- labels
+    def _append_event(self, event: Mapping[str, Any]) -> None:
+        self._ensure_lock()
+        if self._labels_fd is None:
+            self._labels_fd = _open_append(self.path / LABELS)
+        _write_all(self._labels_fd, (json.dumps(dict(event), ensure_ascii=False) + "\n").encode("utf-8"))
+        os.fsync(self._labels_fd)
+
+    def append_label(self, label: Label) -> Label:
+        """Persist one verdict (write + fsync) before returning it. A zero ``ts`` is replaced by the current time."""
+        if not label.ts:
+            label = Label(label.item, label.rank, label.none, label.skip, label.source, time.time())
+        self._append_event(label.to_event())
+        return label
+
+    def undo_last_label(self) -> Label | None:
+        """Cancel the most recent label still in effect by appending an undo event (write + fsync). Returns the
+        cancelled label, or None (and writes nothing) when there is nothing to undo."""
+        stack = self._label_stack()
+        if not stack:
+            return None
+        self._append_event({"event": "undo", "ts": time.time()})
+        return stack[-1]
+
+    def label_events(self) -> list[dict[str, Any]]:
+        """Every label/undo event in order."""
+        path = self.path / LABELS
+        events = read_jsonl(path)
+        for lineno, ev in enumerate(events, start=1):
+            kind = ev.get("event")
+            if kind == "label":
+                try:
+                    Label.from_event(ev)
+                except ValueError as exc:
+                    raise RunStoreError(f"{path}: event {lineno}: {exc}") from None
+            elif kind != "undo":
+                raise RunStoreError(f"{path}: event {lineno}: unknown event {kind!r}")
+        return events
+
+    def _label_stack(self) -> list[Label]:
+        stack: list[Label] = []
+        for ev in self.label_events():
+            if ev.get("event") == "undo":
+                if stack:
+                    stack.pop()
+            else:
+                stack.append(Label.from_event(ev))
+        return stack
+
+    def current_labels(self) -> dict[str, Label]:
+        """The verdict in effect per item after replaying every event (see :func:`replay_labels`)."""
+        return replay_labels(self.label_events())
+
+    # --------------------------------------------------------------------------------------------------- results
+    def write_results(self, results: Mapping[str, Any]) -> None:
+        """Replace ``results.json`` atomically."""
+        self._ensure_lock()
+        _atomic_write_json(self.path / RESULTS, dict(results))
+
+    def read_results(self) -> dict[str, Any] | None:
+        """The last written results document, or None."""
+        try:
+            doc = _read_json(self.path / RESULTS)
+        except FileNotFoundError:
+            return None
+        return doc if isinstance(doc, dict) else None
+
+    def summary(self) -> RunSummary:
+        """A :class:`RunSummary` for listings."""
+        m = self._manifest
+        task = m.get("task") if isinstance(m.get("task"), dict) else {}
+        res = self.read_results() or {}
+        m_star = res.get("m_star")
+        return RunSummary(
+            run_id=self.run_id,
+            path=self.path,
+            task=str(task.get("name", "")),
+            model=str(m.get("model", "")),
+            endpoint=str(m.get("endpoint", "")),
+            created=str(m.get("created", "")),
+            status=self.status,
+            n_items=int(task.get("items", 0) or 0),
+            n_samples=len(self.samples()),
+            n_labels=len(self.current_labels()),
+            reliability_level=_opt_float(res.get("reliability_level")),
+            reliability_lower_bound=_opt_float(res.get("reliability_lower_bound")),
+            m_star=m_star if isinstance(m_star, int) and not isinstance(m_star, bool) else None,
+            passed=res.get("passed") if isinstance(res.get("passed"), bool) else None,
+        )
+
+    # ---------------------------------------------------------------------------------------------------- closing
+    def close(self) -> None:
+        """Flush and fsync pending samples, release the files and the lock. Idempotent."""
+        if self._samples_fd is not None:
+            with contextlib.suppress(OSError):
+                self.sync_samples()
+            os.close(self._samples_fd)
+            self._samples_fd = None
+        if self._labels_fd is not None:
+            os.close(self._labels_fd)
+            self._labels_fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+def _opt_float(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+# -------------------------------------------------------------------------------------------------- finding runs
+def _run_dirs(runs_root: Path) -> Iterator[Path]:
+    try:
+        entries = sorted(runs_root.iterdir())
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise RunStoreError(f"cannot list runs in {runs_root}: {exc.strerror or exc}") from None
+    for p in entries:
+        if p.is_dir() and (p / MANIFEST).is_file():
+            yield p
+
+
+def list_runs(runs_root: str | os.PathLike[str]) -> list[RunSummary]:
+    """Summaries of every run under ``runs_root``, newest first. A run that cannot be read is listed with status
+    "unreadable: …" instead of breaking the listing."""
+    out: list[RunSummary] = []
+    for p in _run_dirs(Path(runs_root)):
+        try:
+            out.append(RunStore(p).summary())
+        except RunStoreError as exc:
+            out.append(RunSummary(p.name, p, "", "", "", "", f"unreadable: {exc}", 0, 0, 0))
+    out.sort(key=lambda s: (s.created, s.run_id), reverse=True)
+    return out
+
+
+def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | None = None) -> RunStore:
+    """Open an existing run by path, by id under ``runs_root`` (default: the data dir's runs), or by a unique id
+    prefix. Opening takes no lock; the first write does."""
+    candidate = Path(run).expanduser()
+    if (candidate / MANIFEST).is_file():
+        return RunStore(candidate)
+    if runs_root is None:
+        from relgate_tui.engine.paths import runs_dir
+
+        runs_root = runs_dir()
+    root = Path(runs_root)
+    name = str(run)
+    if (root / name / MANIFEST).is_file():
+        return RunStore(root / name)
+    matches = [p for p in _run_dirs(root) if p.name.startswith(name)] if name and "/" not in name else []
+    if len(matches) == 1:
+        return RunStore(matches[0])
+    if len(matches) > 1:
+        raise RunStoreError(f"run {name!r} is ambiguous: {', '.join(p.name for p in matches[:5])}")
+    raise RunStoreError(f"no run {name!r} (looked in {root}; `relgate runs` lists them)")
