@@ -20,8 +20,6 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from scipy.stats import binomtest
-
 from relgate_tui.core.judge.tournament import PairwiseVerdict
 
 
@@ -77,6 +75,8 @@ def position_bias(verdicts_per_input: Iterable[Sequence[PairwiseVerdict]]) -> Po
                     to_first += 1
                 else:
                     to_second += 1
+    from scipy.stats import binomtest  # deferred: scipy.stats costs ~1 s to import (TUI cold start, SPEC §8)
+
     pvalue = binomtest(n_first, n_valid, 0.5).pvalue if n_valid else math.nan
     return PositionBias(
         n_valid=n_valid,

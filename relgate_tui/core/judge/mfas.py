@@ -31,9 +31,7 @@ from dataclasses import dataclass
 from itertools import combinations, permutations
 from typing import Sequence
 
-import networkx as nx
 import numpy as np
-from ortools.sat.python import cp_model
 
 from relgate_tui.core.judge.rankings import Ranking, copeland_scores
 from relgate_tui.core.judge.tournament import Edge, Tournament
@@ -108,6 +106,7 @@ def mfas_copeland(tournament: Tournament) -> MfasResult:
 def _solve_component(w: np.ndarray, nodes: list[int], hint_rank: dict[int, int], time_limit_s: float,
                      num_workers: int, seed: int) -> tuple[list[int], bool, int]:
     """CP-SAT linear-ordering MFAS on the sub-tournament ``nodes``; returns (order, optimal, lower bound)."""
+    from ortools.sat.python import cp_model  # deferred: keeps `import relgate_tui.core.judge` light
     m = len(nodes)
     model = cp_model.CpModel()
     x: dict[tuple[int, int], cp_model.IntVar] = {}
@@ -163,6 +162,8 @@ def mfas_exact(tournament: Tournament, time_limit_s: float = 10.0, num_workers: 
         raise ValueError("time_limit_s must be > 0")
     if num_workers < 1:
         raise ValueError("num_workers must be >= 1")
+    import networkx as nx  # deferred, like OR-Tools
+
     t0 = time.perf_counter()
     n = tournament.n
     w = tournament.margin_matrix()
