@@ -1,0 +1,379 @@
+"""The relgate Textual application (SPEC §5): the App owns the flow, screens report back through ``dismiss()``.
+
+Flow::
+
+    Home ─new──▶ Setup ──RunSetup──▶ Sampling ──▶ Spot-check (when items need a human) ──▶ Results ──▶ Home
+         ─runs─▶ Runs ──open/resume/compare──▶ Results / Sampling / Compare ──▶ Runs
+         ─judge▶ Judge audit          ─settings▶ Settings
+
+Every screen is pushed on top of Home's slot and dismissed when done, so the stack stays shallow; modals (help,
+confirm, item samples) are pushed on top of the current screen.
+
+``make_app(...)`` is the factory the CLI, the screenshot command, the benchmark and the tests use; every external
+dependency (runs dir, cache dir, server discovery, the embedded demo endpoint, the progress-bar clock) can be
+injected there. ``run()`` is the ``relgate`` entry point (no arguments).
+
+Nothing heavy is imported at module import time: the engine (numpy, scipy, httpx …) is imported on first use and
+pre-warmed in a background thread once the first screen is on screen, so cold start stays well under 1.5 s.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.clock import Clock
+from textual.screen import Screen
+
+from relgate_tui.tui.confirm import ConfirmModal
+from relgate_tui.tui.help import HelpScreen, key_rows
+from relgate_tui.tui.home import HomeChoice, HomeScreen
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.session import RunSetup, Session, UISettings
+
+__all__ = ["AppServices", "RelgateApp", "make_app", "run"]
+
+
+@dataclass
+class AppServices:
+    """What the app needs from the outside world (all injectable; ``None`` = the real default).
+
+    * ``runs_dir`` / ``cache_dir`` / ``settings_path``: default to :mod:`relgate_tui.engine.paths`.
+    * ``discover``: returns the model servers running on loopback (default: :func:`engine.discovery.discover`).
+    * ``embedded_demo``: start the built-in simulated endpoint in-process when nothing is discovered.
+    * ``demo_latency_ms``: latency of that embedded endpoint (a little latency makes the live view readable).
+    * ``progress_clock``: the clock of the sampling ProgressBar (``textual.clock.MockClock`` for snapshots).
+    * ``probe_latency``: measure a round trip before estimating sampling time (off in fast tests).
+    * ``seed``: the default run seed.
+    """
+
+    runs_dir: Path | None = None
+    cache_dir: Path | None = None
+    settings_path: Path | None = None
+    discover: Callable[[], Sequence[Any]] | None = None
+    embedded_demo: bool = True
+    demo_latency_ms: float = 2.0
+    progress_clock: Clock | None = None
+    probe_latency: bool = True
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def resolved_runs_dir(self) -> Path:
+        from relgate_tui.engine.paths import runs_dir
+
+        return Path(self.runs_dir) if self.runs_dir is not None else runs_dir()
+
+    def resolved_cache_dir(self) -> Path:
+        from relgate_tui.engine.paths import cache_dir
+
+        return Path(self.cache_dir) if self.cache_dir is not None else cache_dir()
+
+    def resolved_settings_path(self) -> Path:
+        from relgate_tui.engine.paths import data_dir
+
+        return Path(self.settings_path) if self.settings_path is not None else data_dir() / "settings.json"
+
+
+class RelgateApp(App[None]):
+    """relgate's Textual App. Build it with :func:`make_app`."""
+
+    TITLE = "relgate"
+    SUB_TITLE = "LLM reliability certification"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help", tooltip="Show every key"),
+        Binding("f1", "help", "Help", show=False, id="app.help_f1", tooltip="Show every key"),
+    ]
+
+    def __init__(self, services: AppServices | None = None) -> None:
+        super().__init__()
+        self.services = services or AppServices()
+        self.settings: UISettings | None = None
+        self.session: Session | None = None  # the run currently shown (for palette commands)
+        self.demo: Any = None  # the embedded DemoServer, once started
+        self._last_setup: RunSetup | None = None
+        self._return_to_runs = False
+
+    # ------------------------------------------------------------------------------------------------- lifecycle
+    def on_mount(self) -> None:
+        self.settings = self._load_settings()
+        if self.settings.theme and self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        self.show_home()
+        self._prewarm()
+
+    @work(thread=True, exit_on_error=False, group="prewarm")
+    def _prewarm(self) -> None:
+        """Import the engine in the background after the first paint (keeps cold start short)."""
+        import relgate_tui.engine.session  # noqa: F401
+
+    def on_unmount(self) -> None:
+        self.close_session()
+        self.stop_demo()
+
+    def _load_settings(self) -> UISettings:
+        from relgate_tui.engine.session import UISettings, load_ui_settings
+
+        try:
+            return load_ui_settings(self.services.resolved_settings_path())
+        except ValueError as exc:
+            self.notify(str(exc), title="Settings ignored", severity="warning")
+            return UISettings()
+
+    # ------------------------------------------------------------------------------------------------------ demo
+    def ensure_demo(self) -> str:
+        """Start the embedded simulated endpoint (once) and return its base URL."""
+        if self.demo is None:
+            from relgate_tui.engine.demo_server import DemoServer
+
+            self.demo = DemoServer(port=0, latency_ms=self.services.demo_latency_ms).start()
+        return str(self.demo.base_url)
+
+    def stop_demo(self) -> None:
+        if self.demo is not None:
+            try:
+                self.demo.stop()
+            finally:
+                self.demo = None
+
+    def close_session(self) -> None:
+        if self.session is not None:
+            try:
+                self.session.close()
+            finally:
+                self.session = None
+
+    # ------------------------------------------------------------------------------------------------------ flow
+    def show_home(self) -> None:
+        self._return_to_runs = False
+        self.close_session()
+        self.push_screen(HomeScreen(self._home_status()), callback=self._after_home)
+
+    def _home_status(self) -> str:
+        try:
+            root = self.services.resolved_runs_dir()
+            n = sum(1 for p in root.iterdir() if (p / "manifest.json").is_file()) if root.is_dir() else 0
+        except OSError:
+            n = 0
+        return f"{n} stored run{'s' if n != 1 else ''} — Open run (o) reviews them without any network access."
+
+    def _after_home(self, choice: HomeChoice | None) -> None:
+        if choice == "new":
+            self.show_setup(self._last_setup)
+        elif choice == "runs":
+            self.show_runs()
+        elif choice == "judge":
+            from relgate_tui.tui.judge import JudgeScreen
+
+            self.push_screen(JudgeScreen(), callback=lambda _: self.show_home())
+        elif choice == "settings":
+            from relgate_tui.tui.settings import SettingsScreen
+
+            self.push_screen(SettingsScreen(self.settings, self.available_themes), callback=self._after_settings)
+        elif choice == "quit":
+            self.exit()
+        else:
+            self.show_home()
+
+    def _after_settings(self, settings: UISettings | None) -> None:
+        if settings is not None:
+            from relgate_tui.engine.session import save_ui_settings
+
+            self.settings = settings
+            if settings.theme in self.available_themes:
+                self.theme = settings.theme
+            try:
+                save_ui_settings(self.services.resolved_settings_path(), settings)
+            except OSError as exc:
+                self.notify(f"could not save the settings: {exc}", severity="error")
+        self.show_home()
+
+    def show_setup(self, previous: RunSetup | None = None) -> None:
+        from relgate_tui.tui.setup import SetupScreen
+
+        self.push_screen(SetupScreen(self, previous), callback=self._after_setup)
+
+    def _after_setup(self, setup: RunSetup | None) -> None:
+        if setup is None:
+            self.show_home()
+            return
+        self._last_setup = setup
+        from relgate_tui.engine.session import Session
+
+        try:
+            session = Session.create(
+                setup,
+                runs_dir=self.services.resolved_runs_dir(),
+                cache_dir=self.services.resolved_cache_dir(),
+            )
+        except ValueError as exc:
+            self.notify(str(exc), title="Cannot start the run", severity="error", timeout=10)
+            self.show_setup(setup)
+            return
+        self.session = session
+        self.show_sampling(session)
+
+    def show_sampling(self, session: Session) -> None:
+        from relgate_tui.tui.sampling import SamplingScreen
+
+        self.session = session
+        self.push_screen(
+            SamplingScreen(session, clock=self.services.progress_clock), callback=self._after_sampling
+        )
+
+    def _after_sampling(self, outcome: str | None) -> None:
+        """``outcome``: "done" / "partial" (continue with what was sampled) or "back" (leave the run as is)."""
+        session = self.session
+        if session is None or outcome in (None, "back"):
+            self._back()
+            return
+        self.show_spotcheck_or_results(session)
+
+    def show_spotcheck_or_results(self, session: Session) -> None:
+        if session.pending_items():
+            self.show_spotcheck(session)
+        else:
+            self.show_results(session)
+
+    def show_spotcheck(self, session: Session) -> None:
+        from relgate_tui.tui.spotcheck import SpotCheckScreen
+
+        self.session = session
+        self.push_screen(SpotCheckScreen(session), callback=lambda _: self.show_results(session))
+
+    def show_results(self, session: Session) -> None:
+        from relgate_tui.tui.results import ResultsScreen
+
+        self.session = session
+        gate = self.settings.gate if self.settings else None
+        self.push_screen(ResultsScreen(session, gate=gate), callback=self._after_results)
+
+    def _after_results(self, action: str | None) -> None:
+        session = self.session
+        if action == "spotcheck" and session is not None:
+            self.show_spotcheck(session)
+            return
+        self._back()
+
+    def _back(self) -> None:
+        if self._return_to_runs:
+            self.show_runs()
+        else:
+            self.show_home()
+
+    def show_runs(self) -> None:
+        from relgate_tui.tui.runs import RunsScreen
+
+        self.close_session()
+        self._return_to_runs = True
+        self.push_screen(RunsScreen(self.services.resolved_runs_dir()), callback=self._after_runs)
+
+    def _after_runs(self, choice: tuple[str, list[Path]] | None) -> None:
+        if choice is None:
+            self.show_home()
+            return
+        action, paths = choice
+        from relgate_tui.engine.session import Session
+
+        if action == "compare":
+            from relgate_tui.tui.compare import CompareScreen
+
+            self.push_screen(CompareScreen(paths), callback=lambda _: self.show_runs())
+            return
+        try:
+            session = Session.open(paths[0], cache_dir=self.services.resolved_cache_dir())
+        except ValueError as exc:
+            self.notify(str(exc), title="Cannot open the run", severity="error", timeout=10)
+            self.show_runs()
+            return
+        self.session = session
+        if action == "resume" and not session.sampling_complete:
+            self.show_sampling(session)
+        elif action == "resume":
+            self.show_spotcheck_or_results(session)
+        else:
+            self.show_results(session)
+
+    # --------------------------------------------------------------------------------------------------- actions
+    def action_help(self) -> None:
+        screen = self.screen
+        if isinstance(screen, HelpScreen):
+            screen.dismiss(None)
+            return
+        screen_rows, app_rows = key_rows(screen, self)
+        title = getattr(screen, "HELP_TITLE", "") or type(screen).__name__.replace("Screen", "").replace("Modal", "")
+        self.push_screen(HelpScreen(title, screen_rows, app_rows, getattr(screen, "HELP", "")))
+
+    def confirm(self, question: str, callback: Callable[[bool | None], None], detail: str = "", **kw: str) -> None:
+        """Push a :class:`ConfirmModal` and call ``callback`` with the answer."""
+        self.push_screen(ConfirmModal(question, detail, **kw), callback=callback)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help: keys of this screen", "Show every key of the current screen", self.action_help)
+        if self.session is not None:
+            session = self.session
+            for fmt, name in (("json", "JSON"), ("csv", "CSV"), ("md", "Markdown report")):
+                yield SystemCommand(
+                    f"Export results as {name}",
+                    f"Write the run's results ({fmt}) into its run folder",
+                    lambda fmt=fmt: self.export_results(fmt),
+                )
+            yield SystemCommand(
+                "Open run folder",
+                f"Open {session.path} in the file manager (and copy its path)",
+                self.open_run_folder,
+            )
+        yield SystemCommand("Home", "Back to the home screen", self._go_home)
+
+    def _go_home(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.show_home()
+
+    def export_results(self, fmt: str, alpha: float | None = None) -> Path | None:
+        """Export the current run's results (JSON / CSV / Markdown) next to its files; notifies the path."""
+        session = self.session
+        if session is None:
+            self.notify("no run is open", severity="warning")
+            return None
+        if alpha is None:
+            alpha = getattr(self.screen, "alpha", None)
+        try:
+            path = session.export(fmt, alpha=alpha, gate=self.settings.gate if self.settings else None)
+        except (ValueError, OSError) as exc:
+            self.notify(str(exc), title="Export failed", severity="error")
+            return None
+        self.notify(str(path), title=f"Exported {fmt.upper()}")
+        return path
+
+    def open_run_folder(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        path = Path(session.path)
+        self.copy_to_clipboard(str(path))
+        if os.environ.get("DISPLAY") or sys.platform == "darwin":
+            self.open_url(path.resolve().as_uri())
+        self.notify(str(path), title="Run folder (path copied)")
+
+
+def make_app(services: AppServices | None = None, **overrides: Any) -> RelgateApp:
+    """Build the app. ``overrides`` are :class:`AppServices` fields (``make_app(runs_dir=tmp, embedded_demo=True)``)."""
+    services = replace(services or AppServices(), **overrides)
+    return RelgateApp(services)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """The ``relgate`` entry point with no sub-command: run the TUI. Returns the exit code."""
+    app = make_app()
+    app.run()
+    return 0 if app.return_code in (None, 0) else int(app.return_code)

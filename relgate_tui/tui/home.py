@@ -1,0 +1,80 @@
+"""Home: New run, Open run, Judge audit, Settings. Dismisses with the chosen action's name."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Center, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+HomeChoice = Literal["new", "runs", "judge", "settings", "quit"]
+
+CHOICES: tuple[tuple[HomeChoice, str, str], ...] = (
+    ("new", "New run", "choose a model and a task, sample, spot-check, certify"),
+    ("runs", "Open run", "review, resume or compare earlier runs — works offline"),
+    ("judge", "Judge audit", "how reliable is an LLM judge? (cycles, MFAS repair, Likert sets)"),
+    ("settings", "Settings", "gate threshold, confidence, audit fraction, theme"),
+    ("quit", "Quit", ""),
+)
+
+TAGLINE = (
+    "How far can this language model be trusted on this task?\n"
+    "relgate samples a model K times per question, groups equivalent answers, lets you verify the top answers "
+    "with one key each, and turns that into a reliability level with a statistical guarantee."
+)
+
+
+class HomeScreen(Screen[HomeChoice]):
+    """The first screen. ``status`` is a one-line note under the menu (e.g. how many runs are stored)."""
+
+    CSS_PATH = "home.tcss"
+    BINDINGS = [
+        Binding("n", "choose('new')", "New run", id="home.new"),
+        Binding("o", "choose('runs')", "Open run", id="home.runs"),
+        Binding("j", "choose('judge')", "Judge audit", id="home.judge"),
+        Binding("s", "choose('settings')", "Settings", id="home.settings"),
+        Binding("q", "choose('quit')", "Quit", id="home.quit"),
+    ]
+    HELP = "Pick what to do: arrows + Enter, or the letter keys."
+
+    def __init__(self, status: str = "") -> None:
+        super().__init__()
+        self.status = status
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Center():
+            with Vertical(id="home-box"):
+                yield Static("relgate", id="logo")
+                yield Static(TAGLINE, id="tagline")
+                yield OptionList(
+                    *(Option(self._label(key, title, desc), id=key) for key, title, desc in CHOICES),
+                    id="menu",
+                )
+                yield Static(self.status, id="status")
+        yield Footer()
+
+    @staticmethod
+    def _label(key: str, title: str, desc: str) -> str:
+        letter = {"new": "n", "runs": "o", "judge": "j", "settings": "s", "quit": "q"}[key]
+        tail = f"  [dim]{desc}[/]" if desc else ""
+        return f"[b]{title}[/] [dim]({letter})[/]{tail}"
+
+    def on_mount(self) -> None:
+        self.query_one("#menu", OptionList).highlighted = 0
+
+    @on(OptionList.OptionSelected, "#menu")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self.action_choose(event.option.id or "new")
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)  # type: ignore[arg-type]
+
+    def set_status(self, text: str) -> None:
+        self.status = text
+        self.query_one("#status", Static).update(text)
