@@ -77,8 +77,12 @@ def test_bradley_terry_is_finite_when_a_candidate_never_loses():
     # a smaller prior makes the never-beaten candidate stronger, still finite
     tiny = bradley_terry_strengths(t.wins_matrix(), pseudo_count=1e-3)
     assert np.isfinite(tiny).all() and tiny[0] - tiny[1] > log_p[0] - log_p[1]
+    extreme = bradley_terry_strengths(t.wins_matrix(), pseudo_count=1e-8)
+    assert np.isfinite(extreme).all() and extreme[0] > tiny[0]
     with pytest.raises(ValueError, match="pseudo_count"):
         bradley_terry_strengths(t.wins_matrix(), pseudo_count=0.0)
+    with pytest.raises(ValueError, match="non-negative"):
+        bradley_terry_strengths([[0, -1], [1, 0]])
 
 
 def test_bradley_terry_solves_the_map_score_equations():

@@ -5,9 +5,10 @@ edge i → j iff V[i, j] > V[j, i].
 
 * **Win rate**: score_i = Σ_j V[i, j] / Σ_j (V[i, j] + V[j, i]) (fraction of valid verdicts won; 0.5 when a
   candidate has no valid verdict).
-* **Bradley–Terry** (Bradley & Terry 1952): P(i beats j) = π_i / (π_i + π_j); maximum likelihood via Hunter's (2004)
-  MM iteration π_i ← W_i / Σ_j N_ij / (π_i + π_j). The plain MLE diverges (π_i → ∞) when a candidate never loses,
-  so we add a symmetric pseudo-count c (default :data:`BT_PSEUDO_COUNT` = 0.1) of virtual wins in *each* direction
+* **Bradley–Terry** (Bradley & Terry 1952): P(i beats j) = π_i / (π_i + π_j); maximum likelihood by damped Newton
+  iterations on the concave log-likelihood in θ = log π (see :func:`bradley_terry_strengths`; same fixed point as
+  Hunter's (2004) MM iteration, much faster). The plain MLE diverges (π_i → ∞) when a candidate never loses, so we
+  add a symmetric pseudo-count c (default :data:`BT_PSEUDO_COUNT` = 0.1) of virtual wins in *each* direction
   for *every* pair: V' = V + c(J − I). This is the MAP estimate under a weak symmetric prior; it makes the
   comparison graph complete, so the estimate exists, is unique and finite (Hunter 2004, Assumption 1). Score =
   log π_i with geometric-mean normalisation, rounded to 1e-9 so that exactly symmetric candidates tie.
@@ -71,33 +72,57 @@ def win_rate_ranking(tournament: Tournament) -> Ranking:
     return ranking_from_scores("win_rate", tournament.candidates, rate)
 
 
+def _bt_log_likelihood(theta: np.ndarray, vp: np.ndarray) -> float:
+    """ℓ(θ) = Σ_{i≠j} V'_ij log σ(θ_i − θ_j), with log σ(x) = −log(1 + e^{−x}) computed stably."""
+    d = theta[:, None] - theta[None, :]
+    return float(-np.sum(vp * np.logaddexp(0.0, -d)))
+
+
 def bradley_terry_strengths(
-    wins: ArrayLike, pseudo_count: float = BT_PSEUDO_COUNT, tol: float = 1e-10, max_iter: int = 100_000
+    wins: ArrayLike, pseudo_count: float = BT_PSEUDO_COUNT, tol: float = 1e-10, max_iter: int = 200
 ) -> np.ndarray:
-    """Log-strengths log π (geometric mean 1) of the Bradley–Terry model fitted by MM to V' = V + c(J − I).
-    ``wins[i, j]`` = number of times i beat j. Requires c > 0 (finiteness when a candidate never loses)."""
+    """Log-strengths θ = log π (mean 0, i.e. geometric-mean-1 strengths) maximising the Bradley–Terry
+    log-likelihood ℓ(θ) = Σ_{i≠j} V'_ij log σ(θ_i − θ_j) of V' = V + c(J − I); ``wins[i, j]`` = times i beat j.
+
+    ℓ is concave and, with c > 0, strictly concave on {Σθ = 0}, so the maximiser exists, is unique and finite even
+    when a candidate never loses. It is found by damped Newton steps (gradient g_i = Σ_j V'_ij − Σ_j N'_ij
+    σ(θ_i − θ_j), Hessian −L with L the Laplacian of the weights N'_ij σ(1 − σ), N' = V' + V'ᵀ; Armijo
+    backtracking) — the same fixed point as Hunter's MM iteration, which needs thousands of steps when a candidate
+    (nearly) never loses."""
     v = np.asarray(wins, dtype=np.float64)
     n = v.shape[0]
-    if v.shape != (n, n):
+    if v.ndim != 2 or v.shape != (n, n):
         raise ValueError("wins must be a square matrix")
+    if (v < 0).any() or not np.isfinite(v).all():
+        raise ValueError("wins must be finite non-negative counts")
     if not pseudo_count > 0:
         raise ValueError("pseudo_count must be > 0 (the plain MLE is infinite when a candidate never loses)")
-    if n == 0:
-        return np.zeros(0)
-    off = 1.0 - np.eye(n)
-    vp = (v + pseudo_count) * off
+    if n <= 1:
+        return np.zeros(n)
+    vp = (v + pseudo_count) * (1.0 - np.eye(n))
     games = vp + vp.T
-    w = vp.sum(axis=1)
-    log_p = np.zeros(n)
+    won = vp.sum(axis=1)
+    theta = np.zeros(n)
+    ll = _bt_log_likelihood(theta, vp)
     for _ in range(max_iter):
-        p = np.exp(log_p)
-        denom = (games / (p[:, None] + p[None, :])).sum(axis=1)
-        new = np.log(w) - np.log(denom)
-        new -= new.mean()
-        if np.max(np.abs(new - log_p)) < tol:
-            return new
-        log_p = new
-    return log_p
+        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+        grad = won - (games * p).sum(axis=1)
+        if np.max(np.abs(grad)) < tol * max(1.0, float(won.max())):
+            break
+        weights = games * p * (1.0 - p)
+        laplacian = np.diag(weights.sum(axis=1)) - weights
+        step = np.linalg.solve(laplacian + 1.0 / n, grad)  # +11ᵀ/n fixes the free additive constant
+        t = 1.0
+        while True:
+            cand = theta + t * step
+            cand_ll = _bt_log_likelihood(cand, vp)
+            if cand_ll >= ll + 1e-4 * t * float(grad @ step) or t < 1e-12:
+                break
+            t *= 0.5
+        theta, ll = cand - cand.mean(), cand_ll
+        if np.max(np.abs(t * step)) < tol:
+            break
+    return theta
 
 
 def bradley_terry_ranking(tournament: Tournament, pseudo_count: float = BT_PSEUDO_COUNT) -> Ranking:
