@@ -1,0 +1,135 @@
+"""Compare runs side by side (reliability with bounds, M*, coverage, calls) at one α, offline.
+
+Each run is opened read-only through ``Session.open`` (no network) and its results are recomputed at the shared α;
+``+`` / ``-`` change α for all of them at once. Dismisses with None.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Label
+
+from relgate_tui.tui.results import ALPHA_MAX, ALPHA_MIN, ALPHA_STEP, fmt_m_star, fmt_prop
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.session import ResultsView, Session
+
+
+class CompareScreen(Screen[None]):
+    CSS_PATH = "compare.tcss"
+    BINDINGS = [
+        Binding("plus,equals_sign", "alpha(1)", "α+", key_display="+", id="compare.alpha_up",
+                tooltip="Increase α by 0.01 for every run"),
+        Binding("minus,underscore", "alpha(-1)", "α−", key_display="-", id="compare.alpha_down",
+                tooltip="Decrease α by 0.01 for every run"),
+        Binding("escape", "back", "Back", id="compare.back", tooltip="Back to the runs"),
+    ]
+    HELP = "Every run recomputed at the same α. Runs are read from disk only."
+    HELP_TITLE = "Compare runs"
+
+    def __init__(self, paths: list[Path], *, alpha: float = 0.10, gate: float | None = None) -> None:
+        super().__init__()
+        self.paths = [Path(p) for p in paths]
+        self.alpha = alpha
+        self.gate = gate
+        self.sessions: list[Session] = []
+        self.errors: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Label("", id="compare-title")
+        yield DataTable(id="compare", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        from relgate_tui.engine.session import Session
+
+        self.sub_title = "compare runs"
+        settings = getattr(self.app, "settings", None)
+        if self.gate is None and settings is not None:
+            self.gate = settings.gate
+        cache_dir = None
+        services = getattr(self.app, "services", None)
+        if services is not None:
+            cache_dir = services.resolved_cache_dir()
+        for p in self.paths:
+            try:
+                self.sessions.append(Session.open(p, cache_dir=cache_dir, read_only=True))
+            except ValueError as exc:
+                self.errors.append(str(exc))
+        for err in self.errors:
+            self.notify(err, title="Run not compared", severity="error")
+        self.render_table()
+        self.query_one("#compare", DataTable).focus()
+
+    def on_unmount(self) -> None:
+        for s in self.sessions:
+            s.close()
+
+    def render_table(self) -> None:
+        table = self.query_one("#compare", DataTable)
+        table.clear(columns=True)
+        table.add_column("", key="metric")
+        settings = getattr(self.app, "settings", None)
+        views: list[ResultsView] = []
+        for i, s in enumerate(self.sessions):
+            table.add_column(Text(s.short_title, overflow="ellipsis"), key=f"run{i}")
+            views.append(
+                s.results(
+                    self.alpha,
+                    gate=self.gate,
+                    gate_basis=getattr(settings, "gate_basis", "level"),
+                    confidence=getattr(settings, "confidence", 0.95),
+                )
+            )
+        best = max((v.result.reliability_level for v in views), default=None)
+
+        def level(v: ResultsView) -> Text:
+            r = v.result
+            style = "bold green" if best is not None and r.reliability_level == best and len(views) > 1 else "bold"
+            return Text(f"{r.reliability_level:.3f}", style=style)
+
+        rows: list[tuple[str, object]] = [
+            ("model", lambda v, s: s.model),
+            ("task", lambda v, s: s.task_name),
+            ("endpoint", lambda v, s: Text(s.endpoint_label, overflow="ellipsis")),
+            ("reliability 1−α*", lambda v, s: level(v)),
+            (f"lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
+            ("verified n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
+            (f"M* at α = {self.alpha:.2f}", lambda v, s: fmt_m_star(v.result.m_star)),
+            ("avg set size", lambda v, s: "—" if math.isnan(v.result.average_set_size)
+             else f"{v.result.average_set_size:.2f}"),
+            ("coverage", lambda v, s: fmt_prop(v.result.coverage)),
+            ("conditional coverage", lambda v, s: fmt_prop(v.result.conditional_coverage)),
+            ("capability gap", lambda v, s: fmt_prop(v.result.capability_gap)),
+            ("mode accuracy", lambda v, s: fmt_prop(v.result.mode_accuracy)),
+            ("samples used / budget", lambda v, s: f"{v.result.samples_used} / {v.result.samples_budget}"),
+            ("calls saved", lambda v, s: f"{v.result.calls_saved:.1%}"),
+            ("calls made / cached / failed", lambda v, s: f"{v.calls_made} / {v.calls_cached} / {v.calls_failed}"),
+            ("gate", lambda v, s: "—" if v.result.passed is None else
+             Text("PASS" if v.result.passed else "FAIL", style="bold green" if v.result.passed else "bold red")),
+            ("K_max · stopping", lambda v, s: f"{s.k_max} · {s.stopping}"),
+            ("run", lambda v, s: Text(s.run_id, style="dim")),
+        ]
+        for name, get in rows:
+            table.add_row(Text(name, style="bold"),
+                          *(get(v, s) for v, s in zip(views, self.sessions)), key=name)  # type: ignore[operator]
+        self.query_one("#compare-title", Label).update(
+            f"[b]{len(self.sessions)}[/] runs at [b]α = {self.alpha:.2f}[/] (+/− to change)"
+        )
+
+    def action_alpha(self, direction: int) -> None:
+        new = round(min(ALPHA_MAX, max(ALPHA_MIN, self.alpha + direction * ALPHA_STEP)), 2)
+        if new != self.alpha:
+            self.alpha = new
+            self.render_table()
+
+    def action_back(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,68 @@
+"""Item samples modal: the question, the ranked classes and every raw sample of one item (``e`` on the spot-check
+screen, Enter on a results row). Escape / e / q closes it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+from relgate_tui.core.types import INVALID
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.session import ItemView
+
+
+class ItemSamplesModal(ModalScreen[None]):
+    CSS_PATH = "itemsamples.tcss"
+    BINDINGS = [Binding("escape,e,q", "close", "Close", id="samples.close")]
+    HELP = "The raw answers the model gave for this item, with the class each one was canonicalized to."
+    HELP_TITLE = "Item samples"
+
+    def __init__(self, view: ItemView) -> None:
+        super().__init__()
+        self.view = view
+
+    def compose(self) -> ComposeResult:
+        v = self.view
+        with VerticalScroll(id="samples-panel"):
+            yield Label(f"[b]{v.item_id}[/]  [dim]{v.role} · {v.n_samples} samples · {v.n_invalid} invalid[/]",
+                        id="samples-title")
+            q = Text(v.question)
+            for i, choice in enumerate(v.choices):
+                q.append(f"\n{chr(65 + i)}. {choice}")
+            if v.references:
+                q.append("\nreference: ", style="dim")
+                q.append(" | ".join(v.references), style="italic")
+            yield Static(q, id="samples-question")
+            yield Static(self._classes(), id="samples-classes")
+            yield Static(self._samples(), id="samples-list")
+            yield Label("Escape closes", classes="muted")
+
+    def _classes(self) -> Table:
+        t = Table(title="classes", title_justify="left", expand=True, box=None)
+        t.add_column("rank", justify="right", width=4)
+        t.add_column("answer", ratio=1, overflow="fold")
+        t.add_column("count", justify="right")
+        for c in self.view.candidates:
+            t.add_row(str(c.rank), c.answer, str(c.count))
+        return t
+
+    def _samples(self) -> Table:
+        t = Table(title="samples", title_justify="left", expand=True, box=None, show_lines=False)
+        t.add_column("#", justify="right", width=3)
+        t.add_column("class", width=14, overflow="ellipsis", no_wrap=True)
+        t.add_column("raw answer", ratio=1, overflow="fold")
+        for i, (text, canonical) in enumerate(self.view.samples, start=1):
+            cls = Text("INVALID", style="red") if canonical == INVALID else Text(canonical)
+            t.add_row(str(i), cls, text.strip())
+        return t
+
+    def action_close(self) -> None:
+        self.dismiss(None)

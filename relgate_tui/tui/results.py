@@ -1,0 +1,334 @@
+"""Results (SPEC §5.4): reliability level with its lower bound, PASS/FAIL, M* at α, validation metrics, the item
+table with prediction sets, terminal plots, export.
+
+``+`` / ``-`` change α by 0.01 and everything is recomputed at once (``session.results`` → ``core.certify
+.compute_results``, well under a millisecond). Dismisses with "back" or "spotcheck" (``l``: verify the items still
+pending).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
+
+from relgate_tui.tui.itemsamples import ItemSamplesModal
+from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.session import ItemRow, ResultsView, Session
+
+FILTERS = ("all", "misses", "large sets", "ties")
+ALPHA_MIN, ALPHA_MAX, ALPHA_STEP = 0.01, 0.50, 0.01
+CURVE_ALPHAS = tuple(round(0.01 * i, 2) for i in range(1, 51))
+
+
+def fmt_pct(x: float | None, digits: int = 1) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}%}"
+
+
+def fmt_m_star(m: float) -> str:
+    return "∞" if math.isinf(m) else str(int(m))
+
+
+def fmt_prop(p) -> str:  # noqa: ANN001 - core Proportion
+    if p is None:
+        return "—"
+    return f"{p.estimate:.1%} [{p.low:.1%}, {p.high:.1%}]"
+
+
+def fmt_score(s: float | None) -> str:
+    if s is None:
+        return "·"
+    return "∞" if math.isinf(s) else str(int(s))
+
+
+class ResultsScreen(Screen[str]):
+    CSS_PATH = "results.tcss"
+    BINDINGS = [
+        Binding("plus,equals_sign", "alpha(1)", "α+", key_display="+", id="results.alpha_up",
+                tooltip="Increase α by 0.01 (smaller sets)"),
+        Binding("minus,underscore", "alpha(-1)", "α−", key_display="-", id="results.alpha_down",
+                tooltip="Decrease α by 0.01 (larger sets)"),
+        Binding("f", "filter", "Filter", id="results.filter", tooltip="Items: all → misses → large sets → ties"),
+        Binding("p", "plots", "Plots", id="results.plots", tooltip="Switch between the item table and the plots"),
+        Binding("j", "export('json')", "JSON", id="results.json", tooltip="Export results as JSON"),
+        Binding("c", "export('csv')", "CSV", id="results.csv", tooltip="Export the item table as CSV"),
+        Binding("m", "export('md')", "Report", id="results.md", tooltip="Export a Markdown report"),
+        Binding("l", "spotcheck", "Spot-check", id="results.spot", tooltip="Verify the items still pending"),
+        Binding("escape", "back", "Back", id="results.back", tooltip="Back (the run is saved)"),
+    ]
+    HELP = (
+        "The reliability level 1−α* = #{s ≤ 1}/(n+1) (paper Def. 2.4) with its one-sided Clopper–Pearson lower "
+        "bound. M* is the conformal rank threshold at α: prediction sets are each item's top-M* answers. "
+        "Enter on an item shows its samples."
+    )
+    HELP_TITLE = "Results"
+
+    def __init__(self, session: Session, *, gate: float | None = None, alpha: float | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.gate = gate
+        self.alpha = round(alpha if alpha is not None else session.alpha, 2)
+        self.filter_index = 0
+        self.view: ResultsView | None = None
+        self.exported: dict[str, str] = {}
+
+    # ---------------------------------------------------------------------------------------------- compose
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="summary"):
+            with Vertical(id="level-box"):
+                yield Label("Reliability level 1−α*", classes="panel-title")
+                yield Digits("", id="level")
+                yield Static("", id="bound")
+            with Vertical(id="gate-box"):
+                yield Static("", id="verdict")
+                yield Static("", id="alpha-info")
+            yield Static("", id="validation")
+            yield Static("", id="calls")
+        yield Static("", id="message")
+        with TabbedContent(id="tabs"):
+            with TabPane("Items", id="tab-items"):
+                yield Label("", id="filter-label")
+                yield DataTable(id="items", cursor_type="row", zebra_stripes=True)
+            with TabPane("Plots", id="tab-plots"):
+                with Horizontal(id="plots"):
+                    yield Plot(id="plot-coverage")
+                    yield Plot(id="plot-entropy")
+                    yield Plot(id="plot-samples")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"results · {self.session.title}"
+        table = self.query_one("#items", DataTable)
+        for key, label in (
+            ("id", "item"),
+            ("role", "role"),
+            ("leader", "top answer"),
+            ("set", "prediction set"),
+            ("size", "size"),
+            ("samples", "samples"),
+            ("score", "score"),
+            ("covered", "covered"),
+            ("tie", "tie"),
+            ("source", "verified by"),
+        ):
+            table.add_column(label, key=key)
+        self.recompute()
+        table.focus()
+
+    # --------------------------------------------------------------------------------------------- compute
+    def recompute(self) -> None:
+        """Recompute every number at the current α and redraw (called on mount and on every α change)."""
+        settings = getattr(self.app, "settings", None)
+        self.view = self.session.results(
+            self.alpha,
+            gate=self.gate,
+            gate_basis=getattr(settings, "gate_basis", "level"),
+            confidence=getattr(settings, "confidence", 0.95),
+            curve_alphas=CURVE_ALPHAS,
+        )
+        self._render_summary()
+        self._render_table()
+        self._render_plots()
+
+    def _render_summary(self) -> None:
+        v = self.view
+        assert v is not None
+        r = v.result
+        self.query_one("#level", Digits).update(f"{r.reliability_level:.3f}")
+        bound = Text()
+        bound.append(f"≥ {r.reliability_lower_bound:.3f}", style="bold")
+        bound.append(f" with {r.confidence:.0%} confidence\n")
+        bound.append(f"{r.reliability_successes} of {r.reliability_n} verified items: top answer acceptable",
+                     style="dim")
+        self.query_one("#bound", Static).update(bound)
+
+        verdict = Text()
+        if r.passed is None:
+            verdict.append(" NO GATE ", style="reverse")
+            verdict.append("  set one in Settings", style="dim")
+        else:
+            verdict.append(" PASS " if r.passed else " FAIL ", style="bold reverse green" if r.passed else
+                           "bold reverse red")
+            basis = "level" if r.gate_basis == "level" else "lower bound"
+            verdict.append(f"  {basis} {'≥' if r.passed else '<'} gate {r.gate:.2f}")
+        self.query_one("#verdict", Static).update(verdict)
+
+        info = Text()
+        info.append(f"\nα = {r.alpha:.2f}", style="bold")
+        info.append(f"   (1−α = {1 - r.alpha:.2f}, +/− to change)\n")
+        info.append("M* = ", style="bold")
+        info.append(fmt_m_star(r.m_star), style="bold cyan")
+        info.append(f"   k = {r.k} of n = {r.n}\n")
+        info.append(f"skipped {r.n_skipped} · pending {r.n_pending}", style="dim")
+        if v.n_unsampled:
+            info.append(f" · not sampled {v.n_unsampled}", style="dim")
+        self.query_one("#alpha-info", Static).update(info)
+
+        val = Text()
+        if r.coverage is not None:
+            val.append("Validation", style="bold")
+            val.append(f" ({r.n_with_reference} deployment items with references)\n", style="dim")
+            for name, prop in (
+                ("coverage", r.coverage),
+                ("conditional cov.", r.conditional_coverage),
+                ("capability gap β", r.capability_gap),
+                ("mode accuracy", r.mode_accuracy),
+                ("1-sample accuracy", r.single_sample_accuracy),
+            ):
+                val.append(f"{name:<18}", style="dim")
+                val.append(fmt_prop(prop) + "\n")
+        else:
+            val.append("Validation\n", style="bold")
+            val.append("no references on deployment items:\ncoverage cannot be measured\n", style="dim")
+        size = "—" if math.isnan(r.average_set_size) else f"{r.average_set_size:.2f}"
+        val.append(f"{'avg set size':<18}", style="dim")
+        val.append(f"{size} over {r.n_deployment} items")
+        self.query_one("#validation", Static).update(val)
+
+        calls = Text()
+        calls.append("Calls\n", style="bold")
+        calls.append(f"{'samples used':<14}", style="dim")
+        calls.append(f"{r.samples_used} of {r.samples_budget}\n")
+        calls.append(f"{'saved':<14}", style="dim")
+        calls.append(f"{r.calls_saved:.1%} vs K_max\n", style="bold green" if r.calls_saved > 0 else "")
+        calls.append(f"{'made/cached':<14}", style="dim")
+        calls.append(f"{v.calls_made} / {v.calls_cached}\n")
+        calls.append(f"{'failed':<14}", style="dim")
+        calls.append(f"{v.calls_failed}\n", style="bold red" if v.calls_failed else "")
+        calls.append(f"{'tie rate':<14}", style="dim")
+        calls.append(fmt_pct(r.tie_rate) + "\n")
+        if v.audited:
+            calls.append(f"{'audit':<14}", style="dim")
+            calls.append(f"{v.disagreements} of {v.audited} disagree", style="bold red" if v.disagreements else "")
+        self.query_one("#calls", Static).update(calls)
+
+        msg = self.query_one("#message", Static)
+        msg.update(Text(r.calibration_message or "", style="bold yellow"))
+        msg.display = bool(r.calibration_message)
+
+    def _rows(self) -> list[ItemRow]:
+        assert self.view is not None
+        rows = list(self.view.rows)
+        name = FILTERS[self.filter_index]
+        if name == "misses":
+            rows = [r for r in rows if r.covered == 0]
+        elif name == "large sets":
+            rows = [r for r in rows if len(r.prediction_set) >= 2]
+        elif name == "ties":
+            rows = [r for r in rows if r.tie_broken]
+        return rows
+
+    def _render_table(self) -> None:
+        table = self.query_one("#items", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        rows = self._rows()
+        for r in rows:
+            covered = {1: Text("✓", style="green"), 0: Text("✗", style="bold red")}.get(
+                r.covered if r.covered is not None else -1, Text("·", style="dim")
+            )
+            table.add_row(
+                r.item_id,
+                r.role[:3],
+                Text(r.leader or "—", overflow="ellipsis"),
+                Text("{" + ", ".join(r.prediction_set) + "}", overflow="ellipsis"),
+                str(len(r.prediction_set)),
+                str(r.samples),
+                fmt_score(r.score),
+                covered,
+                "tie" if r.tie_broken else "",
+                r.label_source,
+                key=r.item_id,
+            )
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1))
+        name = FILTERS[self.filter_index]
+        total = len(self.view.rows) if self.view else 0
+        self.query_one("#filter-label", Label).update(
+            f"[b]{len(rows)}[/] of {total} items · filter: [b]{name}[/] (f to change) · Enter: samples"
+        )
+
+    def _render_plots(self) -> None:
+        v = self.view
+        assert v is not None
+        curve = v.curve
+        one_minus = [1 - a for a in curve.alphas]
+        cov = list(curve.coverage)
+        has_cov = any(not math.isnan(c) for c in cov)
+        alpha = self.alpha
+
+        def draw_coverage(w: int, h: int) -> Text:
+            if not has_cov:
+                return Text("coverage vs 1−α needs references on the deployment items", style="dim")
+            marker = Series([1 - alpha], [cov[CURVE_ALPHAS.index(alpha)]] if alpha in CURVE_ALPHAS else [],
+                            marker="◆", style="bold yellow", label=f"α = {alpha:.2f}")
+            return xy_chart(
+                [Series(one_minus, cov, label="empirical coverage", line=True), marker],
+                w, h, x_range=(0.5, 1.0), y_range=(0.5, 1.0), x_label="1 − α", y_label="coverage",
+                diagonal=True,
+            )
+
+        dep = [r for r in v.rows if r.role == "deployment"]
+
+        def draw_entropy(w: int, h: int) -> Text:
+            if not dep:
+                return Text("no deployment items", style="dim")
+            ys = [float(len(r.prediction_set)) for r in dep]
+            return xy_chart(
+                [Series([r.entropy for r in dep], ys, marker="•", style="bold cyan",
+                        label=f"items at α = {alpha:.2f}")],
+                w, h, y_range=(0, max(2.0, max(ys))), x_label="consensus entropy (nats)",
+                y_label="prediction-set size",
+            )
+
+        def draw_samples(w: int, h: int) -> Text:
+            return histogram(list(v.samples_used), w, h, lo=1, hi=v.k_max, x_label="samples used per item")
+
+        self.query_one("#plot-coverage", Plot).set_draw(draw_coverage)
+        self.query_one("#plot-entropy", Plot).set_draw(draw_entropy)
+        self.query_one("#plot-samples", Plot).set_draw(draw_samples)
+
+    # ---------------------------------------------------------------------------------------------- actions
+    def action_alpha(self, direction: int) -> None:
+        new = round(min(ALPHA_MAX, max(ALPHA_MIN, self.alpha + direction * ALPHA_STEP)), 2)
+        if new != self.alpha:
+            self.alpha = new
+            self.recompute()
+
+    def action_filter(self) -> None:
+        self.filter_index = (self.filter_index + 1) % len(FILTERS)
+        self._render_table()
+
+    def action_plots(self) -> None:
+        tabs = self.query_one("#tabs", TabbedContent)
+        tabs.active = "tab-plots" if tabs.active == "tab-items" else "tab-items"
+
+    def action_export(self, fmt: str) -> None:
+        path = self.app.export_results(fmt, alpha=self.alpha)  # type: ignore[attr-defined]
+        if path is not None:
+            self.exported[fmt] = str(path)
+
+    def action_spotcheck(self) -> None:
+        if self.session.pending_items():
+            self.dismiss("spotcheck")
+        else:
+            self.notify("every calibration item already has a verdict")
+
+    def action_back(self) -> None:
+        self.dismiss("back")
+
+    @on(DataTable.RowSelected, "#items")
+    def _open_item(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value
+        if key is not None:
+            self.app.push_screen(ItemSamplesModal(self.session.item_view(str(key))))

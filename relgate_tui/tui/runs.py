@@ -1,0 +1,172 @@
+"""Runs: every stored run (model, task, date, reliability, status). Open one fully offline, resume an unfinished
+one, or mark two or more and compare them side by side.
+
+Dismisses with ``(action, [run paths])`` where action is "open", "resume" or "compare", or None (Escape).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.worker import Worker, WorkerState
+
+from relgate_tui.engine.runstore import RunSummary, list_runs
+
+RunsChoice = tuple[str, list[Path]]
+
+
+def _fmt_level(s: RunSummary) -> Text:
+    if s.reliability_level is None:
+        return Text("—", style="dim")
+    t = Text(f"{s.reliability_level:.3f}")
+    if s.reliability_lower_bound is not None:
+        t.append(f" (≥{s.reliability_lower_bound:.3f})", style="dim")
+    return t
+
+
+class RunsScreen(Screen["RunsChoice | None"]):
+    CSS_PATH = "runs.tcss"
+    BINDINGS = [
+        Binding("o", "open", "Open", id="runs.open", tooltip="Open the highlighted run (offline)"),
+        Binding("r", "resume", "Resume", id="runs.resume", tooltip="Resume sampling / spot-check of the run"),
+        Binding("space", "mark", "Mark", id="runs.mark", tooltip="Mark or unmark the run for comparison"),
+        Binding("c", "compare", "Compare", id="runs.compare", tooltip="Compare the marked runs (two or more)"),
+        Binding("escape", "back", "Back", id="runs.back", tooltip="Back to home"),
+    ]
+    HELP = "Runs are read from disk only: opening one makes no network call. Enter also opens."
+    HELP_TITLE = "Runs"
+
+    def __init__(self, runs_dir: Path) -> None:
+        super().__init__()
+        self.runs_dir = Path(runs_dir)
+        self.summaries: dict[str, RunSummary] = {}
+        self.marked: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Label("", id="runs-title")
+        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="runs-hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "runs"
+        table = self.query_one("#runs", DataTable)
+        for key, label in (
+            ("mark", " "),
+            ("created", "created"),
+            ("model", "model"),
+            ("task", "task"),
+            ("status", "status"),
+            ("items", "items"),
+            ("samples", "samples"),
+            ("labels", "labels"),
+            ("level", "reliability (bound)"),
+            ("mstar", "M*"),
+            ("gate", "gate"),
+            ("id", "run"),
+        ):
+            table.add_column(label, key=key)
+        self.query_one("#runs-title", Label).update(f"Loading runs from {self.runs_dir} …")
+        self._load()
+
+    @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
+    def _load(self) -> list[RunSummary]:
+        return list_runs(self.runs_dir)
+
+    @on(Worker.StateChanged)
+    def _loaded(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "runs-load":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._fill(event.worker.result or [])
+        elif event.state == WorkerState.ERROR:
+            self.query_one("#runs-title", Label).update(f"[b red]{event.worker.error}[/]")
+
+    def _fill(self, summaries: list[RunSummary]) -> None:
+        table = self.query_one("#runs", DataTable)
+        table.clear()
+        self.summaries = {s.run_id: s for s in summaries}
+        for s in summaries:
+            gate = "—" if s.passed is None else ("PASS" if s.passed else "FAIL")
+            table.add_row(
+                "",
+                s.created.replace("T", " ")[:16],
+                Text(s.model, overflow="ellipsis"),
+                Text(s.task, overflow="ellipsis"),
+                Text(s.status, style="red" if s.status.startswith("unreadable") else ""),
+                str(s.n_items),
+                str(s.n_samples),
+                str(s.n_labels),
+                _fmt_level(s),
+                "—" if s.m_star is None else str(s.m_star),
+                Text(gate, style="green" if s.passed else ("red" if s.passed is False else "dim")),
+                Text(s.run_id, style="dim"),
+                key=s.run_id,
+            )
+        n = len(summaries)
+        self.query_one("#runs-title", Label).update(
+            f"[b]{n}[/] run{'s' if n != 1 else ''} in {self.runs_dir}" if n else
+            f"No runs yet in {self.runs_dir} — start one from Home → New run."
+        )
+        self._hint()
+        table.focus()
+
+    def _hint(self) -> None:
+        marked = len(self.marked)
+        self.query_one("#runs-hint", Static).update(
+            Text(
+                f"{marked} marked for comparison — c compares them" if marked else
+                "Enter/o open · r resume · Space mark runs, then c to compare them side by side",
+                style="dim",
+            )
+        )
+
+    def _current(self) -> RunSummary | None:
+        table = self.query_one("#runs", DataTable)
+        if not self.summaries or table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.summaries.get(str(key))
+
+    def action_open(self) -> None:
+        s = self._current()
+        if s is not None:
+            self.dismiss(("open", [s.path]))
+
+    @on(DataTable.RowSelected, "#runs")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_resume(self) -> None:
+        s = self._current()
+        if s is not None:
+            self.dismiss(("resume", [s.path]))
+
+    def action_mark(self) -> None:
+        s = self._current()
+        if s is None:
+            return
+        table = self.query_one("#runs", DataTable)
+        if s.run_id in self.marked:
+            self.marked.remove(s.run_id)
+            table.update_cell(s.run_id, "mark", "")
+        else:
+            self.marked.append(s.run_id)
+            table.update_cell(s.run_id, "mark", Text("●", style="bold yellow"))
+        self._hint()
+
+    def action_compare(self) -> None:
+        if len(self.marked) < 2:
+            self.notify("mark two or more runs with Space first", severity="warning")
+            return
+        self.dismiss(("compare", [self.summaries[r].path for r in self.marked]))
+
+    def action_back(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,583 @@
+"""Setup (SPEC §5.1): endpoint + model, task, canonicalizer, K_max, δ, stopping rule, α, temperature, concurrency,
+calibration size, verification mode, prices — and a pre-flight box (worst-case and expected calls, time from a
+measured latency probe, cost when prices are given).
+
+Endpoints: the local servers discovery finds are listed first; when none is found the built-in demo endpoint is
+started in-process on a free loopback port and pre-selected, labelled "simulated". "Custom URL" takes any
+OpenAI-compatible base URL and the *name* of the environment variable holding its API key (the key itself is never
+shown or stored).
+
+Dismisses with a :class:`~relgate_tui.engine.session.RunSetup` (Ctrl+S / Start) or None (Escape).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
+from textual.worker import Worker, WorkerState
+
+from relgate_tui.engine.session import (
+    EndpointChoice,
+    Preflight,
+    RunSetup,
+    TaskChoice,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.tui.app import RelgateApp
+
+CUSTOM = "custom"
+TASK_FILE = "__file__"
+CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"), ("regex:…", "regex"))
+STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
+VERIFICATION = (
+    ("references (auto) + human for the rest", "auto"),
+    ("human spot-check of every calibration item", "human"),
+    ("audit: auto + human checks a fraction", "audit"),
+)
+
+
+def _fmt_duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "unknown"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class SetupScreen(Screen["RunSetup | None"]):
+    CSS_PATH = "setup.tcss"
+    BINDINGS = [
+        Binding("ctrl+s", "start", "Start run", id="setup.start", tooltip="Start sampling with these settings"),
+        Binding("ctrl+l", "probe", "Probe latency", id="setup.probe",
+                tooltip="Send one request to measure the endpoint's latency"),
+        Binding("escape", "back", "Back", id="setup.back", tooltip="Back to home"),
+    ]
+    HELP = (
+        "Tab / Shift+Tab move between fields; arrows + Enter open a list. The pre-flight box updates as you type. "
+        "Ctrl+S starts the run. (While typing in a field, ? is a character: use F1 for this help.)"
+    )
+    HELP_TITLE = "Setup"
+
+    def __init__(self, app: RelgateApp, previous: RunSetup | None = None) -> None:
+        super().__init__()
+        self.relgate = app
+        self.previous = previous
+        self.endpoints: list[EndpointChoice] = []
+        self.tasks: list[TaskChoice] = []
+        self.task_info: TaskChoice | None = None
+        self.task_error = ""
+        self.latency: tuple[float, float, float] | None = None  # seconds, prompt tokens, completion tokens
+        self.latency_error = ""
+        self._canon_touched = False
+        self._setting_canon = False
+
+    # ---------------------------------------------------------------------------------------------- compose
+    def compose(self) -> ComposeResult:
+        p = self.previous or RunSetup(base_url="", model="", task="")
+        yield Header()
+        with Horizontal(id="setup-main"):
+            with VerticalScroll(id="form"):
+                yield Label("Model", classes="section")
+                with Grid(classes="fields"):
+                    yield Label("endpoint")
+                    yield Select([], prompt="looking for local model servers…", id="endpoint", compact=True)
+                    yield Label("model")
+                    yield Select([], prompt="choose an endpoint first", id="model", compact=True)
+                    yield Label("URL", classes="custom")
+                    yield Input(p.base_url if not p.simulated else "", placeholder="http://host:port/v1",
+                                id="url", compact=True, classes="custom")
+                    yield Label("model name", classes="custom")
+                    yield Input(p.model if not p.simulated else "", placeholder="model id", id="model-name",
+                                compact=True, classes="custom")
+                    yield Label("API key env var", classes="custom")
+                    yield Input(p.api_key_env or "", placeholder="e.g. OPENAI_API_KEY (the name, not the key)",
+                                id="api-key-env", compact=True, classes="custom")
+                    yield Label("system prompt")
+                    yield Input(p.system or "", placeholder="(none)", id="system", compact=True)
+                yield Label("Task", classes="section")
+                with Grid(classes="fields"):
+                    yield Label("task")
+                    yield Select([], prompt="loading bundled tasks…", id="task", compact=True)
+                    yield Label("task file", classes="taskfile")
+                    yield Input("", placeholder="path/to/items.jsonl or .csv", id="task-path", compact=True,
+                                classes="taskfile")
+                    yield Label("canonicalizer")
+                    yield Select([(a, b) for a, b in CANONS], value="numeric", allow_blank=False, id="canon",
+                                 compact=True)
+                    yield Label("regex pattern", classes="regex")
+                    yield Input("", placeholder="one capture group, e.g. ANSWER: (\\w+)", id="regex",
+                                compact=True, classes="regex")
+                    yield Label("verification")
+                    yield Select([(a, b) for a, b in VERIFICATION], value=p.verification, allow_blank=False,
+                                 id="verification", compact=True)
+                yield Label("Sampling and calibration", classes="section")
+                with Grid(classes="fields numbers"):
+                    yield Label("K_max")
+                    yield Input(str(p.k_max), id="k-max", type="integer", compact=True)
+                    yield Label("stopping rule")
+                    yield Select([(a, b) for a, b in STOPPING], value=p.stopping, allow_blank=False,
+                                 id="stopping", compact=True)
+                    yield Label("δ (stopping)")
+                    yield Input(f"{p.delta:g}", id="delta", type="number", compact=True)
+                    yield Label("α")
+                    yield Input(f"{p.alpha:g}", id="alpha", type="number", compact=True)
+                    yield Label("temperature")
+                    yield Input(f"{p.temperature:g}", id="temperature", type="number", compact=True)
+                    yield Label("concurrency")
+                    yield Input(str(p.concurrency), id="concurrency", type="integer", compact=True)
+                    yield Label("calibration items")
+                    yield Input("" if p.n_cal is None else str(p.n_cal), placeholder="half", id="n-cal",
+                                type="integer", compact=True)
+                    yield Label("use items")
+                    yield Input("" if p.limit is None else str(p.limit), placeholder="all", id="limit",
+                                type="integer", compact=True)
+                    yield Label("price in $/Mtok")
+                    yield Input("" if p.price_in is None else f"{p.price_in:g}", placeholder="(free)",
+                                id="price-in", type="number", compact=True)
+                    yield Label("price out $/Mtok")
+                    yield Input("" if p.price_out is None else f"{p.price_out:g}", placeholder="(free)",
+                                id="price-out", type="number", compact=True)
+                    yield Label("seed")
+                    yield Input(str(p.seed), id="seed", type="integer", compact=True)
+                with Horizontal(id="setup-buttons"):
+                    yield Button("Start run (^s)", id="start", variant="primary")
+                    yield Button("Probe latency (^l)", id="probe")
+                    yield Button("Back (Esc)", id="back")
+            with Vertical(id="side"):
+                yield Label("Task", classes="panel-title")
+                yield Static("", id="task-info")
+                yield Label("Pre-flight", classes="panel-title")
+                yield Static("", id="preflight")
+                yield Static("", id="setup-error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "new run"
+        self._toggle_rows()
+        self._discover()
+        self._load_tasks()
+        self._update_preflight()
+
+    # ---------------------------------------------------------------------------------------------- workers
+    @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
+    def _discover(self) -> list[EndpointChoice]:
+        from relgate_tui.engine.session import demo_endpoint, discover_endpoints
+
+        found = list(discover_endpoints(self.relgate.services.discover))
+        if self.relgate.services.embedded_demo:
+            try:
+                url = self.relgate.ensure_demo()
+                found.append(demo_endpoint(url))
+            except Exception as exc:  # noqa: BLE001 - shown to the user, never fatal
+                found.append(EndpointChoice("built-in demo (failed to start)", "", simulated=True, error=str(exc)))
+        return found
+
+    @work(thread=True, exclusive=True, group="tasks", exit_on_error=False)
+    def _load_tasks(self) -> list[TaskChoice]:
+        from relgate_tui.engine.session import task_choices
+
+        return task_choices()
+
+    @work(thread=True, exclusive=True, group="task-file", exit_on_error=False)
+    def _inspect_task(self, name_or_path: str) -> TaskChoice:
+        from relgate_tui.engine.session import inspect_task
+
+        return inspect_task(name_or_path)
+
+    @work(exclusive=True, group="probe", exit_on_error=False)
+    async def _probe(self, setup: RunSetup) -> tuple[float, float, float]:
+        from relgate_tui.engine.session import probe_latency
+
+        return await probe_latency(setup)
+
+    @work(thread=True, exclusive=True, group="models", exit_on_error=False)
+    def _list_models(self, base_url: str, api_key_env: str | None) -> tuple[str, ...]:
+        from relgate_tui.engine.session import list_models
+
+        return list_models(base_url, api_key_env)
+
+    @on(Worker.StateChanged)
+    def _worker_done(self, event: Worker.StateChanged) -> None:
+        group = event.worker.group
+        ok = event.state == WorkerState.SUCCESS
+        failed = event.state == WorkerState.ERROR
+        if not (ok or failed):
+            return
+        result: Any = event.worker.result
+        error = str(event.worker.error) if failed else ""
+        if group == "discover":
+            self._set_endpoints(result if ok else [])
+            if failed:
+                self.notify(error, title="Discovery failed", severity="warning")
+        elif group == "tasks":
+            self._set_tasks(result if ok else [], error)
+        elif group == "task-file":
+            self.task_info, self.task_error = (result, "") if ok else (None, error)
+            if ok:
+                self._suggest_canon(result.canon)
+            self._render_task_info()
+            self._update_preflight()
+        elif group == "probe":
+            self.latency, self.latency_error = (result, "") if ok else (None, error)
+            self._update_preflight()
+        elif group == "models" and ok:
+            self._set_models(result)
+
+    # ------------------------------------------------------------------------------------------ populating
+    def _set_endpoints(self, endpoints: list[EndpointChoice]) -> None:
+        self.endpoints = endpoints
+        select = self.query_one("#endpoint", Select)
+        options = [(self._endpoint_label(e), f"ep{i}") for i, e in enumerate(endpoints)]
+        options.append(("Custom URL (OpenAI-compatible)…", CUSTOM))
+        select.set_options(options)
+        select.prompt = "choose an endpoint"
+        value = self._initial_endpoint_value()
+        select.value = value
+
+    def _initial_endpoint_value(self) -> str:
+        p = self.previous
+        if p is not None and not p.simulated:
+            for i, e in enumerate(self.endpoints):
+                if e.base_url == p.base_url:
+                    return f"ep{i}"
+            return CUSTOM
+        usable = [i for i, e in enumerate(self.endpoints) if e.base_url and not e.error]
+        real = [i for i in usable if not self.endpoints[i].simulated]
+        if real:
+            return f"ep{real[0]}"
+        if usable:
+            return f"ep{usable[0]}"
+        return CUSTOM
+
+    @staticmethod
+    def _endpoint_label(e: EndpointChoice) -> str:
+        if e.error:
+            return f"{e.label} — {e.error}"
+        n = len(e.models)
+        suffix = f" · {n} model{'s' if n != 1 else ''}" if n else ""
+        return f"{e.label}{suffix}"
+
+    def _set_models(self, models: tuple[str, ...]) -> None:
+        select = self.query_one("#model", Select)
+        select.set_options([(m, m) for m in models])
+        if not models:
+            select.prompt = "no models listed"
+            return
+        prev = self.previous.model if self.previous else ""
+        # Default for the simulated endpoint: the middle-quality model, which makes an instructive demo.
+        preferred = prev if prev in models else ("sim-mid" if "sim-mid" in models else models[0])
+        select.value = preferred
+
+    def _set_tasks(self, tasks: list[TaskChoice], error: str = "") -> None:
+        self.tasks = tasks
+        select = self.query_one("#task", Select)
+        options = [(f"{t.name} ({t.n_items} items)", t.name) for t in tasks]
+        options.append(("File… (JSONL or CSV)", TASK_FILE))
+        select.set_options(options)
+        select.prompt = "choose a task"
+        prev = self.previous.task if self.previous else ""
+        names = [t.name for t in tasks]
+        if prev and prev in names:
+            select.value = prev
+        elif prev:
+            select.value = TASK_FILE
+            self.query_one("#task-path", Input).value = prev
+        elif names:
+            select.value = "bigbench-3digit-addition" if "bigbench-3digit-addition" in names else names[0]
+        if error:
+            self.task_error = error
+            self._render_task_info()
+
+    def _suggest_canon(self, canon: str) -> None:
+        if self._canon_touched or not canon:
+            return
+        select = self.query_one("#canon", Select)
+        self._setting_canon = True
+        if canon.startswith("regex:"):
+            select.value = "regex"
+            self.query_one("#regex", Input).value = canon[len("regex:"):]
+        else:
+            select.value = canon
+        self._setting_canon = False
+
+    # ------------------------------------------------------------------------------------------------ events
+    @on(Select.Changed, "#endpoint")
+    def _endpoint_changed(self, event: Select.Changed) -> None:
+        self._toggle_rows()
+        self.latency = None
+        value = event.value
+        if isinstance(value, str) and value.startswith("ep"):
+            e = self.endpoints[int(value[2:])]
+            self._set_models(e.models)
+            if not e.models and e.base_url:
+                self._list_models(e.base_url, None)
+        self._update_preflight()
+        self._auto_probe()
+
+    @on(Select.Changed, "#model")
+    def _model_changed(self) -> None:
+        self.latency = None
+        self._update_preflight()
+        self._auto_probe()
+
+    @on(Select.Changed, "#task")
+    def _task_changed(self, event: Select.Changed) -> None:
+        self._toggle_rows()
+        value = event.value
+        self.task_error = ""
+        if value == TASK_FILE:
+            path = self.query_one("#task-path", Input).value.strip()
+            self.task_info = None
+            if path:
+                self._inspect_task(path)
+        elif isinstance(value, str):
+            self.task_info = next((t for t in self.tasks if t.name == value), None)
+            if self.task_info is not None:
+                self._suggest_canon(self.task_info.canon)
+        self._render_task_info()
+        self._update_preflight()
+
+    @on(Input.Submitted, "#task-path")
+    @on(Input.Blurred, "#task-path")
+    def _task_path_entered(self) -> None:
+        path = self.query_one("#task-path", Input).value.strip()
+        if path and self.query_one("#task", Select).value == TASK_FILE:
+            self._inspect_task(path)
+
+    @on(Select.Changed, "#canon")
+    def _canon_changed(self) -> None:
+        if not self._setting_canon:
+            self._canon_touched = True
+        self._toggle_rows()
+        self._update_preflight()
+
+    @on(Input.Blurred, "#url")
+    @on(Input.Blurred, "#api-key-env")
+    def _url_entered(self) -> None:
+        if self.query_one("#endpoint", Select).value == CUSTOM:
+            url = self.query_one("#url", Input).value.strip()
+            if url:
+                self._list_models(url, self.query_one("#api-key-env", Input).value.strip() or None)
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    def _any_change(self, event: Input.Changed | Select.Changed) -> None:
+        if event.control.id in ("k-max", "delta", "stopping", "alpha", "concurrency", "n-cal", "limit",
+                                "price-in", "price-out", "verification"):
+            self._update_preflight()
+
+    def _toggle_rows(self) -> None:
+        custom = self.query_one("#endpoint", Select).value == CUSTOM
+        for w in self.query(".custom"):
+            w.display = custom
+        self.query_one("#model", Select).disabled = custom
+        file_task = self.query_one("#task", Select).value == TASK_FILE
+        for w in self.query(".taskfile"):
+            w.display = file_task
+        regex = self.query_one("#canon", Select).value == "regex"
+        for w in self.query(".regex"):
+            w.display = regex
+
+    # ---------------------------------------------------------------------------------------------- collect
+    def _value(self, wid: str) -> str:
+        return self.query_one(f"#{wid}", Input).value.strip()
+
+    def _number(self, wid: str, name: str, kind: type = float, *, optional: bool = False,
+                lo: float | None = None, hi: float | None = None, lo_open: bool = False) -> Any:
+        text = self._value(wid)
+        if not text:
+            if optional:
+                return None
+            raise ValueError(f"{name}: a value is needed")
+        try:
+            value = kind(text)
+        except ValueError:
+            raise ValueError(f"{name}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if lo is not None and (value < lo or (lo_open and value == lo)):
+            raise ValueError(f"{name} must be {'>' if lo_open else '≥'} {lo:g}")
+        if hi is not None and value > hi:
+            raise ValueError(f"{name} must be ≤ {hi:g}")
+        return value
+
+    def collect(self) -> RunSetup:
+        """The form as a :class:`RunSetup`; raises ValueError with a one-line message naming the field."""
+        ep_value = self.query_one("#endpoint", Select).value
+        if ep_value == CUSTOM:
+            url = self._value("url")
+            if not url.startswith(("http://", "https://")):
+                raise ValueError("URL: give the server's base URL, e.g. http://127.0.0.1:8080/v1")
+            model = self._value("model-name")
+            if not model:
+                raise ValueError("model name: which model should be asked?")
+            env = self._value("api-key-env") or None
+            if env is not None and not env.replace("_", "").isalnum():
+                raise ValueError("API key env var: give the variable's NAME (letters, digits, _), not the key")
+            simulated = False
+        elif isinstance(ep_value, str) and ep_value.startswith("ep"):
+            e = self.endpoints[int(ep_value[2:])]
+            if e.error or not e.base_url:
+                raise ValueError(f"endpoint: {e.label} is not usable ({e.error or 'no URL'})")
+            url, env, simulated = e.base_url, None, e.simulated
+            model_value = self.query_one("#model", Select).value
+            if not isinstance(model_value, str):
+                raise ValueError("model: choose a model")
+            model = model_value
+        else:
+            raise ValueError("endpoint: choose an endpoint (still looking? wait a second)")
+
+        task_value = self.query_one("#task", Select).value
+        if task_value == TASK_FILE:
+            task = self._value("task-path")
+            if not task:
+                raise ValueError("task file: give the path of a .jsonl or .csv file")
+            if self.task_error:
+                raise ValueError(self.task_error)
+        elif isinstance(task_value, str):
+            task = task_value
+        else:
+            raise ValueError("task: choose a task")
+
+        canon_value = self.query_one("#canon", Select).value
+        canon = str(canon_value)
+        if canon == "regex":
+            pattern = self._value("regex")
+            if not pattern:
+                raise ValueError("regex pattern: give a pattern with one capture group")
+            canon = f"regex:{pattern}"
+        settings = getattr(self.relgate, "settings", None)
+        return RunSetup(
+            base_url=url,
+            model=model,
+            task=task,
+            api_key_env=env,
+            simulated=simulated,
+            canon=canon,
+            system=self._value("system") or None,
+            k_max=self._number("k-max", "K_max", int, lo=1, hi=1000),
+            delta=self._number("delta", "δ", lo=0, hi=0.5, lo_open=True),
+            stopping=str(self.query_one("#stopping", Select).value),
+            alpha=self._number("alpha", "α", lo=0, hi=0.5, lo_open=True),
+            temperature=self._number("temperature", "temperature", lo=0, hi=2),
+            concurrency=self._number("concurrency", "concurrency", int, lo=1, hi=256),
+            n_cal=self._number("n-cal", "calibration items", int, optional=True, lo=1),
+            limit=self._number("limit", "use items", int, optional=True, lo=2),
+            seed=self._number("seed", "seed", int, lo=0),
+            verification=str(self.query_one("#verification", Select).value),  # type: ignore[arg-type]
+            audit_fraction=getattr(settings, "audit_fraction", 0.2),
+            price_in=self._number("price-in", "price in", optional=True, lo=0),
+            price_out=self._number("price-out", "price out", optional=True, lo=0),
+        )
+
+    # -------------------------------------------------------------------------------------------- preflight
+    def _render_task_info(self) -> None:
+        t = Text()
+        if self.task_error:
+            t.append(self.task_error, style="bold red")
+        elif self.task_info is not None:
+            ti = self.task_info
+            t.append(f"{ti.name}\n", style="bold")
+            t.append(f"{ti.n_items} items · ")
+            t.append("references: yes" if ti.has_references else "no references: human spot-check",
+                     style="green" if ti.has_references else "yellow")
+            t.append(f"\nsuggested canonicalizer: {ti.canon}\n", style="dim")
+            if ti.description:
+                t.append(ti.description[:240], style="dim")
+        else:
+            t.append("choose a task", style="dim")
+        self.query_one("#task-info", Static).update(t)
+
+    def _auto_probe(self) -> None:
+        if self.relgate.services.probe_latency:
+            self.action_probe(quiet=True)
+
+    def action_probe(self, quiet: bool = False) -> None:
+        try:
+            setup = self.collect()
+        except ValueError as exc:
+            if not quiet:
+                self.notify(str(exc), severity="warning")
+            return
+        self.latency_error = "measuring…"
+        self._update_preflight()
+        self._probe(setup)
+
+    def _update_preflight(self) -> None:
+        from relgate_tui.engine.session import preflight
+
+        box = self.query_one("#preflight", Static)
+        err = self.query_one("#setup-error", Static)
+        try:
+            setup = self.collect()
+        except ValueError as exc:
+            err.update(Text(str(exc), style="yellow"))
+            if self.task_info is None:
+                box.update(Text("fill in the form to see the estimate", style="dim"))
+                return
+            setup = None
+        else:
+            err.update("")
+        if self.task_info is None:
+            box.update(Text("choose a task to see the estimate", style="dim"))
+            return
+        try:
+            pf: Preflight = preflight(setup, self.task_info, self.latency) if setup else None  # type: ignore[assignment]
+        except ValueError as exc:
+            err.update(Text(str(exc), style="yellow"))
+            return
+        if pf is None:
+            return
+        t = Text()
+        t.append(f"{pf.n_items} items", style="bold")
+        t.append(f" ({pf.n_cal} calibration)\n")
+        t.append("worst case  ", style="dim")
+        t.append(f"{pf.worst_calls:,} calls\n", style="bold")
+        t.append("expected    ", style="dim")
+        t.append(f"≈ {pf.expected_calls:,} calls\n", style="bold green")
+        t.append("latency     ", style="dim")
+        if self.latency is not None:
+            t.append(f"{self.latency[0] * 1000:.0f} ms per call (measured)\n")
+        else:
+            t.append((self.latency_error or "not measured (^l)") + "\n", style="dim")
+        t.append("time        ", style="dim")
+        t.append(f"≈ {_fmt_duration(pf.seconds)}\n")
+        t.append("cost        ", style="dim")
+        t.append("—\n" if pf.cost is None else f"≈ ${pf.cost:,.2f}\n")
+        if pf.note:
+            t.append(pf.note, style="dim italic")
+        box.update(t)
+
+    # ---------------------------------------------------------------------------------------------- actions
+    def action_start(self) -> None:
+        try:
+            setup = self.collect()
+        except ValueError as exc:
+            self.query_one("#setup-error", Static).update(Text(str(exc), style="bold red"))
+            self.notify(str(exc), title="Cannot start yet", severity="error")
+            return
+        self.dismiss(setup)
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#start")
+    def _start_pressed(self) -> None:
+        self.action_start()
+
+    @on(Button.Pressed, "#probe")
+    def _probe_pressed(self) -> None:
+        self.action_probe()
+
+    @on(Button.Pressed, "#back")
+    def _back_pressed(self) -> None:
+        self.action_back()

@@ -1,0 +1,298 @@
+"""Spot-check (SPEC §5.3): one calibration item at a time, one key per decision.
+
+Keys: ``y`` accept the highlighted candidate (score = its rank), ``n`` reject it and move to the next candidate
+(rejecting the last one records "none acceptable"), ``x`` none acceptable (score ∞), ``s`` skip (counted and
+reported), ``u`` undo (the last rejection on this item, else the last recorded label — it comes back on screen),
+``e`` the raw samples, ``?`` help, Escape leave (every label is already saved; resume later from Runs).
+
+Every label goes through ``session.label`` — written and fsync-ed by the run store — *before* the screen shows the
+next item. Dismisses with "done" (nothing left to verify) or "left" (Escape).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Label, Static
+
+from relgate_tui.tui.confirm import ConfirmModal
+from relgate_tui.tui.itemsamples import ItemSamplesModal
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.session import ItemView, Session, SpotProgress
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1%}"
+
+
+class SpotCheckScreen(Screen[str]):
+    CSS_PATH = "spotcheck.tcss"
+    AUTO_FOCUS = ""
+    BINDINGS = [
+        Binding("y", "accept", "Yes", id="spot.yes", tooltip="Accept the highlighted candidate (score = its rank)"),
+        Binding("n", "reject", "No→next", id="spot.no", tooltip="Reject it, show the next candidate"),
+        Binding("x", "none", "None", id="spot.none", tooltip="No candidate is acceptable (score ∞, always counted)"),
+        Binding("s", "skip", "Skip", id="spot.skip", tooltip="Skip this item (excluded from n, reported)"),
+        Binding("u", "undo", "Undo", id="spot.undo", tooltip="Undo the last rejection or the last label"),
+        Binding("e", "samples", "Samples", id="spot.samples", tooltip="Show the item's raw samples"),
+        Binding("escape", "leave", "Results", id="spot.leave", tooltip="Leave: labels are saved, resume any time"),
+    ]
+    HELP = (
+        "Is the highlighted candidate an acceptable answer to the question? y = yes, n = no (next candidate), "
+        "x = none of them, s = skip. Every key is saved to disk before the next item appears; u undoes."
+    )
+    HELP_TITLE = "Spot-check"
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+        self.queue: deque[str] = deque(session.pending_items())
+        self.cursor = 0  # index of the highlighted candidate of the current item
+        self.view: ItemView | None = None
+        self.last_message = ""
+
+    # ---------------------------------------------------------------------------------------------- compose
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="spot-main"):
+            with Vertical(id="spot-left"):
+                yield Label("", id="item-title")
+                with VerticalScroll(id="question-box"):
+                    yield Static("", id="question")
+                yield Static("", id="candidates")
+                yield Static("", id="prompt")
+            with Vertical(id="spot-right"):
+                yield Label("Progress", classes="panel-title")
+                yield Static("", id="progress")
+                yield Label("Keys", classes="panel-title")
+                yield Static(self._keys_text(), id="keys")
+                yield Static("", id="last")
+        yield Footer()
+
+    @staticmethod
+    def _keys_text() -> Text:
+        t = Text()
+        for key, desc in (
+            ("y", "accept highlighted"),
+            ("n", "reject → next"),
+            ("x", "none acceptable (∞)"),
+            ("s", "skip (reported)"),
+            ("u", "undo"),
+            ("e", "raw samples"),
+            ("?", "all keys"),
+            ("Esc", "leave (saved)"),
+        ):
+            t.append(f"{key:>4}  ", style="bold")
+            t.append(desc + "\n")
+        return t
+
+    def on_mount(self) -> None:
+        self.sub_title = f"spot-check · {self.session.title}"
+        self._show_current()
+
+    # ------------------------------------------------------------------------------------------------ state
+    @property
+    def current(self) -> str | None:
+        return self.queue[0] if self.queue else None
+
+    def _show_current(self) -> None:
+        item = self.current
+        if item is None:
+            self.view = None
+            self.dismiss("done")
+            return
+        self.view = self.session.item_view(item)
+        self.cursor = min(self.cursor, max(0, len(self.view.candidates) - 1))
+        self._render_item()
+        self._render_progress()
+
+    def _render_item(self) -> None:
+        v = self.view
+        if v is None:
+            return
+        prog = self.session.spot_progress()
+        tag = "  [reverse] AUDIT [/]" if v.audit else ""
+        self.query_one("#item-title", Label).update(
+            f"[b]Item {prog.done + 1} of {prog.total}[/]  [dim]id {v.item_id}[/]{tag}"
+        )
+        q = Text(v.question)
+        if v.choices:
+            q.append("\n")
+            for i, choice in enumerate(v.choices):
+                q.append(f"\n{chr(65 + i)}. ", style="bold")
+                q.append(choice)
+        if v.audit and v.references:
+            q.append("\n\nReference: ", style="dim")
+            q.append(" | ".join(v.references), style="italic")
+            auto = v.auto_score
+            verdict = (
+                "no candidate matches it (score ∞)"
+                if auto is None or auto == float("inf")
+                else f"candidate {int(auto)} matches it"
+            )
+            q.append(f"  (automatic verdict: {verdict})", style="dim")
+        self.query_one("#question", Static).update(q)
+        self.query_one("#candidates", Static).update(self._candidates_table(v))
+        self.query_one("#prompt", Static).update(self._prompt_text(v))
+
+    def _candidates_table(self, v: ItemView) -> Table:
+        table = Table(box=None, expand=True, show_edge=False, pad_edge=False)
+        table.add_column("", width=2)
+        table.add_column("rank", justify="right", width=4)
+        table.add_column("answer", ratio=3, overflow="fold")
+        table.add_column("count", justify="right", width=7)
+        table.add_column("", ratio=1)
+        for i, c in enumerate(v.candidates):
+            rejected = i < self.cursor
+            here = i == self.cursor
+            style = "strike dim" if rejected else ("bold reverse" if here else "")
+            bar = "█" * max(1, round(c.share * 20)) if c.count else ""
+            table.add_row(
+                "▶" if here else ("✗" if rejected else ""),
+                str(c.rank),
+                Text(c.answer, style=style),
+                f"{c.count}/{v.n_samples}",
+                Text(bar, style="cyan"),
+            )
+        if not v.candidates:
+            table.add_row("", "", Text("no valid answer was sampled", style="italic"), "", "")
+        invalid = Text(f"INVALID (unparseable): {v.n_invalid}/{v.n_samples}", style="dim")
+        if v.tie_broken:
+            invalid.append("   ranks of equal counts drawn at random (seeded)", style="dim italic")
+        outer = Table.grid(expand=True)
+        outer.add_row(Text("Candidates, most frequent first", style="bold"))
+        outer.add_row(table)
+        outer.add_row(invalid)
+        return outer
+
+    def _prompt_text(self, v: ItemView) -> Text:
+        t = Text()
+        if v.candidates and self.cursor < len(v.candidates):
+            c = v.candidates[self.cursor]
+            t.append("Is ", style="bold")
+            t.append(f"candidate {c.rank}  {c.answer!s}", style="bold reverse")
+            t.append(" an acceptable answer?   ", style="bold")
+            t.append("y", style="bold green")
+            t.append(" yes   ")
+            t.append("n", style="bold red")
+            t.append(" no, next   " if self.cursor + 1 < len(v.candidates) else " no (= none acceptable)   ")
+            t.append("x", style="bold")
+            t.append(" none   ")
+            t.append("s", style="bold")
+            t.append(" skip")
+        else:
+            t.append("No candidate to check: ", style="bold")
+            t.append("x", style="bold")
+            t.append(" none acceptable (score ∞) or ")
+            t.append("s", style="bold")
+            t.append(" skip")
+        return t
+
+    def _render_progress(self) -> None:
+        p: SpotProgress = self.session.spot_progress()
+        t = Text()
+        t.append(f"{p.done}", style="bold")
+        t.append(f" of {p.total} verified here")
+        if p.skipped:
+            t.append(f", {p.skipped} skipped")
+        t.append("\n\nReliability so far\n", style="dim")
+        t.append(_pct(p.reliability_level), style="bold")
+        t.append(f"  (n = {p.n})\n")
+        t.append(f"≥ {_pct(p.reliability_lower_bound)}", style="bold")
+        t.append(f" with {p.confidence:.0%} confidence\n")
+        if p.audited:
+            t.append(f"\nAudit: {p.audited} checked, ", style="dim")
+            t.append(f"{p.disagreements} disagreement{'s' if p.disagreements != 1 else ''}",
+                     style="bold red" if p.disagreements else "green")
+            t.append("\n")
+        self.query_one("#progress", Static).update(t)
+        self.query_one("#last", Static).update(Text(self.last_message, style="dim"))
+
+    # ---------------------------------------------------------------------------------------------- actions
+    def _record(self, *, rank: int | None = None, none: bool = False, skip: bool = False, what: str) -> None:
+        item = self.current
+        if item is None:
+            return
+        outcome = self.session.label(item, rank=rank, none=none, skip=skip)  # persisted (fsync) before we move on
+        self.queue.popleft()
+        self.cursor = 0
+        self.last_message = f"saved: {item} → {what}"
+        if outcome.disagrees:
+            self.last_message += "  ≠ automatic verdict"
+            self.notify(f"{item}: your verdict differs from the automatic one", severity="warning")
+        self._show_current()
+
+    def action_accept(self) -> None:
+        v = self.view
+        if v is None or not v.candidates:
+            self.notify("no candidate to accept: x = none acceptable, s = skip", severity="warning")
+            return
+        c = v.candidates[self.cursor]
+        self._record(rank=c.rank, what=f"rank {c.rank} ({c.answer})")
+
+    def action_reject(self) -> None:
+        v = self.view
+        if v is None:
+            return
+        if self.cursor + 1 < len(v.candidates):
+            self.cursor += 1
+            self._render_item()
+            return
+        self._record(none=True, what="none acceptable (all candidates rejected)")
+
+    def action_none(self) -> None:
+        if self.view is not None:
+            self._record(none=True, what="none acceptable")
+
+    def action_skip(self) -> None:
+        if self.view is not None:
+            self._record(skip=True, what="skipped")
+
+    def action_undo(self) -> None:
+        if self.cursor > 0:
+            self.cursor -= 1
+            self._render_item()
+            return
+        item = self.session.undo()
+        if item is None:
+            self.notify("nothing to undo", severity="warning")
+            return
+        if item in self.queue:
+            self.queue.remove(item)
+        self.queue.appendleft(item)
+        self.cursor = 0
+        self.last_message = f"undone: {item} is back"
+        self._show_current()
+
+    def action_samples(self) -> None:
+        if self.view is not None:
+            self.app.push_screen(ItemSamplesModal(self.view))
+
+    def action_leave(self) -> None:
+        left = len(self.queue)
+        if not left:
+            self.dismiss("done")
+            return
+
+        def answer(ok: bool | None) -> None:
+            if ok:
+                self.dismiss("left")
+
+        self.app.push_screen(
+            ConfirmModal(
+                "Leave the spot-check?",
+                f"Every label so far is saved. {left} item{'s' if left != 1 else ''} still need a verdict; "
+                "results use the verified items only, and Runs → resume continues here.",
+                yes="Leave",
+                no="Stay",
+            ),
+            callback=answer,
+        )
