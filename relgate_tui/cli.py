@@ -1,15 +1,345 @@
-"""Command-line entry point: ``relgate`` (the TUI) and its headless sub-commands."""
+"""Command-line entry point: ``relgate`` (the TUI) and its headless sub-commands (SPEC §5.5, issue 5 item 7).
+
+::
+
+    relgate                                  the terminal UI
+    relgate certify --task T --endpoint URL --model M [options]   headless certification (exit 0 / 1 / 2)
+    relgate runs [--run-dir DIR]             list runs
+    relgate report RUN [--format md|json|csv] [--output PATH]
+    relgate tasks                            bundled tasks
+    relgate demo-server [--port N] [--latency-ms X] [--fault-rate R]
+    relgate judge-audit …                    (added by the judge-audit engineer; see JUDGE_AUDIT below)
+
+Exit codes: 0 done (and passed, or no gate), 1 below ``--min-reliability``, 2 error. Every user error is one line on
+stderr ("relgate: error: …"), never a traceback. ``relgate certify`` never imports Textual.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
+import time
+from typing import Any, NoReturn
+
+EXIT_OK, EXIT_BELOW_GATE, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A bad command line (raised instead of argparse's multi-line usage dump)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _err(message: str) -> None:
+    text = " ".join(str(message).split()) or "unknown error"
+    print(f"relgate: error: {text}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------------------------------------ parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="relgate", description="How far can this language model be trusted on this task?")
+    from relgate_tui import __version__
+
+    parser.add_argument("--version", action="version", version=f"relgate {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+
+    c = sub.add_parser("certify", help="certify a model on a task (headless; exit 0 pass / 1 below gate / 2 error)",
+                       description="Sample, verify, calibrate and report a model's reliability on a task.")
+    c.add_argument("--task", required=True, metavar="NAME_OR_PATH", help="bundled task name or .jsonl/.csv file")
+    c.add_argument("--endpoint", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
+    c.add_argument("--model", required=True, metavar="NAME")
+    c.add_argument("--api-key-env", metavar="VAR", help="NAME of the environment variable holding the API key")
+    c.add_argument("--canon", metavar="SPEC", help="numeric | mcq | text | regex:PATTERN (default: the task's)")
+    c.add_argument("--system", metavar="PROMPT", help="system prompt")
+    c.add_argument("--temperature", type=float, default=0.7)
+    c.add_argument("--max-tokens", type=int, metavar="N")
+    c.add_argument("--k-max", type=int, default=20, metavar="K", help="samples per item at most (default 20)")
+    c.add_argument("--delta", type=float, default=0.05, help="stopping-rule error level (default 0.05)")
+    c.add_argument("--stopping", choices=("anytime", "paper", "none"), default="anytime")
+    c.add_argument("--alpha", type=float, default=0.10, help="conformal miscoverage level (default 0.10)")
+    c.add_argument("--n-cal", type=int, metavar="N", help="calibration items (default: half)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--concurrency", type=int, default=8)
+    c.add_argument("--labels", metavar="FILE", help='JSONL verdicts: {"id", "rank": r} | {"id", "none": true} | {"id", "skip": true}')
+    c.add_argument("--min-reliability", type=float, metavar="R", help="gate: exit 1 when the reliability level is below R")
+    c.add_argument("--json", metavar="PATH", dest="json_path", help="write the result document to PATH ('-' = stdout)")
+    c.add_argument("--run-dir", metavar="DIR", help="directory holding runs (default: the data dir's runs/)")
+    c.add_argument("--price-in", type=float, metavar="X", help="price per million input tokens")
+    c.add_argument("--price-out", type=float, metavar="Y", help="price per million output tokens")
+    c.add_argument("--limit", type=int, metavar="N", help="use only the first N items of the task file")
+    c.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-request timeout in seconds")
+    c.add_argument("--quiet", action="store_true", help="no progress output")
+
+    r = sub.add_parser("runs", help="list runs", description="List the runs in the data dir (or --run-dir).")
+    r.add_argument("--run-dir", metavar="DIR")
+    r.add_argument("--json", action="store_true", dest="as_json", help="print the list as JSON")
+
+    p = sub.add_parser("report", help="export a run's results", description="Print or write a run's results.")
+    p.add_argument("run", metavar="RUN", help="run id (or unique prefix) or run directory")
+    p.add_argument("--format", choices=("md", "json", "csv"), default="md")
+    p.add_argument("--output", "-o", metavar="PATH", help="write to PATH instead of stdout")
+    p.add_argument("--run-dir", metavar="DIR")
+
+    sub.add_parser("tasks", help="list the bundled tasks")
+    sub.add_parser("demo-server", help="serve simulated models on 127.0.0.1 (OpenAI API)", add_help=False)
+
+    # JUDGE_AUDIT: the judge-audit engineer adds `relgate judge-audit …` here (a sub-parser and a `_cmd_judge_audit`
+    # handler registered in COMMANDS below), and the pairwise-judge options of `certify`.
+    return parser
+
+
+# ---------------------------------------------------------------------------------------------------------- progress
+class _Progress:
+    """Progress of ``relgate certify`` on stderr: a Rich bar on a terminal, a few plain lines otherwise."""
+
+    def __init__(self, total_items: int, k_max: int, quiet: bool) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True, highlight=False)
+        self.quiet = quiet
+        self.total = total_items
+        self.k_max = k_max
+        self.done_items = 0
+        self.made = self.cached = self.failed = 0
+        self._bar = None
+        self._task = None
+        self._last_line = 0.0
+        if not quiet and self.console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(
+                TextColumn("[bold]sampling"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),
+                TimeRemainingColumn(), TextColumn("{task.fields[calls]}"), console=self.console, transient=False,
+            )
+            self._task = self._bar.add_task("sampling", total=total_items, calls=self._calls_text())
+            self._bar.start()
+
+    def _calls_text(self) -> str:
+        return f"calls made {self.made} · cached {self.cached} · failed {self.failed}"
+
+    def update(self, *, done_items: int, made: int, cached: int, failed: int) -> None:
+        self.done_items, self.made, self.cached, self.failed = done_items, made, cached, failed
+        if self.quiet:
+            return
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done_items, calls=self._calls_text())
+        else:
+            now = time.monotonic()
+            if now - self._last_line >= 2.0 or done_items == self.total:
+                self._last_line = now
+                self.console.print(f"sampling: {done_items}/{self.total} items, {self._calls_text()}")
+
+    def message(self, text: str) -> None:
+        if not self.quiet:
+            self.console.print(text)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+# ---------------------------------------------------------------------------------------------------------- commands
+def _cmd_certify(args: argparse.Namespace) -> int:
+    from relgate_tui.engine.certify import CertifyConfig, run_certify
+
+    cfg = CertifyConfig(
+        task=args.task,
+        endpoint=args.endpoint,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        canon=args.canon,
+        system=args.system,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        k_max=args.k_max,
+        delta=args.delta,
+        stopping=args.stopping,
+        alpha=args.alpha,
+        n_cal=args.n_cal,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        labels=args.labels,
+        min_reliability=args.min_reliability,
+        run_dir=args.run_dir,
+        price_in=args.price_in,
+        price_out=args.price_out,
+        limit=args.limit,
+        timeout_s=args.timeout,
+    ).validate()
+    progress: _Progress | None = None
+
+    def on_progress(update: Any) -> None:
+        nonlocal progress
+        if progress is None:
+            progress = _Progress(update.total_items, cfg.k_max, args.quiet)
+        if getattr(update, "message", None):
+            progress.message(update.message)
+        progress.update(done_items=update.done_items, made=update.made, cached=update.cached, failed=update.failed)
+
+    try:
+        outcome = run_certify(cfg, on_progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    doc = outcome.document
+    if args.json_path:
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        if args.json_path == "-":
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            from relgate_tui.engine.report import write_report
+
+            write_report(doc, "json", args.json_path)
+    if not args.quiet:
+        _print_summary(doc, outcome.run_path)
+    return outcome.exit_code
+
+
+def _fmt_pct(x: Any) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
+    from rich.console import Console
+
+    con = Console(stderr=True, highlight=False)
+    m = doc["m_star"]
+    calls = doc["calls"]
+    verdict = {None: "", True: "  [bold green]PASS[/]", False: "  [bold red]FAIL[/]"}[doc["passed"]]
+    con.print(
+        f"reliability level {_fmt_pct(doc['reliability_level'])} "
+        f"(≥ {_fmt_pct(doc['reliability_lower_bound'])} with {doc['confidence']:.0%} confidence, "
+        f"n = {doc['reliability_n']}){verdict}"
+    )
+    con.print(
+        f"M* = {'∞' if m is None else m} at α = {doc['alpha']}; calibration items {doc['n_cal']}, "
+        f"skipped {doc['n_skipped']}, pending {doc['n_pending']}"
+        + (f"; coverage {_fmt_pct(doc['coverage'])}" if doc["coverage"] is not None else "")
+    )
+    if doc.get("calibration_message"):
+        con.print(f"[yellow]{doc['calibration_message']}[/]")
+    con.print(
+        f"calls made {calls['made']}, cached {calls['cached']}, failed {calls['failed']}, "
+        f"saved vs K_max {_fmt_pct(calls['saved_vs_kmax'])}; run {doc['run_id']} ({run_path})"
+    )
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from relgate_tui.engine.paths import runs_dir
+    from relgate_tui.engine.runstore import list_runs
+
+    root = runs_dir(args.run_dir)
+    rows = list_runs(root)
+    if args.as_json:
+        out = [
+            {k: (str(v) if k == "path" else v) for k, v in row.__dict__.items()}
+            for row in rows
+        ]
+        print(json.dumps(out, indent=2))
+        return EXIT_OK
+    if not rows:
+        print(f"no runs in {root}")
+        return EXIT_OK
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"runs in {root}", title_justify="left")
+    for col in ("run", "task", "model", "created", "status", "samples", "labels", "reliability", "bound", "M*", "gate"):
+        table.add_column(col, no_wrap=col in ("run", "created"))
+    for r in rows:
+        table.add_row(
+            r.run_id, r.task, r.model, r.created.replace("T", " ")[:19], r.status, str(r.n_samples), str(r.n_labels),
+            _fmt_pct(r.reliability_level), _fmt_pct(r.reliability_lower_bound),
+            "" if r.reliability_level is None else ("∞" if r.m_star is None else str(r.m_star)),
+            {None: "", True: "PASS", False: "FAIL"}[r.passed],
+        )
+    Console(highlight=False).print(table)
+    return EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from relgate_tui.engine.paths import runs_dir
+    from relgate_tui.engine.report import render_report, write_report
+    from relgate_tui.engine.runstore import open_run
+
+    store = open_run(args.run, runs_dir(args.run_dir))
+    doc = store.read_results()
+    if doc is None:
+        raise ValueError(
+            f"run {store.run_id} has no results yet (status: {store.status}); rerun its certify command to finish it"
+        )
+    if args.output:
+        path = write_report(doc, args.format, args.output)
+        print(f"wrote {path}", file=sys.stderr)
+    else:
+        sys.stdout.write(render_report(doc, args.format))
+    return EXIT_OK
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from relgate_tui.engine.tasks import format_task_table
+
+    print(format_task_table())
+    return EXIT_OK
+
+
+COMMANDS = {"certify": _cmd_certify, "runs": _cmd_runs, "report": _cmd_report, "tasks": _cmd_tasks}
+
+
+def _run_tui() -> int:
+    try:
+        from relgate_tui.tui.app import run
+    except ImportError:
+        _err("the terminal UI is not installed in this build")
+        return EXIT_ERROR
+    result = run()
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    """Error types whose message is meant for the user (ValueError covers TaskError, CertifyError, RunStoreError,
+    the canonicalizer's and the stopping rule's errors); OSError covers files and sockets."""
+    types: list[type[BaseException]] = [ValueError, OSError, UsageError]
+    for module, name in (("relgate_tui.engine.sampler", "EndpointUnreachable"),
+                         ("relgate_tui.engine.endpoints", "EndpointError")):
+        mod = sys.modules.get(module)
+        exc = getattr(mod, name, None) if mod is not None else None
+        if isinstance(exc, type) and issubclass(exc, BaseException):
+            types.append(exc)
+    return tuple(types)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run relgate. Returns the process exit code (0 ok / pass, 1 below the gate, 2 error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    print("relgate: the terminal application is not built yet", file=sys.stderr)
-    return 2
+    if not argv:
+        return _run_tui()
+    if argv[0] == "demo-server":
+        from relgate_tui.engine.demo_server import main as demo_main
+
+        return int(demo_main(argv[1:]) or 0)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            return _run_tui()
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        _err("interrupted (the run is saved; rerun the same command to resume)")
+        return EXIT_ERROR
+    except SystemExit as exc:  # --help / --version
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - the top level turns every error into one line
+        if isinstance(exc, _user_error_types()):
+            _err(str(exc) or exc.__class__.__name__)
+        else:
+            _err(f"unexpected {exc.__class__.__name__}: {exc} — please report this (with the command you ran)")
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

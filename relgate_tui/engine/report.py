@@ -1,0 +1,170 @@
+"""Exports of a certification result document (``relgate report``, the TUI's export; SPEC §5.4–5.5).
+
+The input is the JSON document built by :func:`relgate_tui.engine.certify.results_document` (the one stored as the
+run's ``results.json``). Formats:
+
+* ``json`` — the document itself, pretty-printed;
+* ``csv`` — one row per item (pandas): id, role, samples, invalid, classes, top answer, score ("inf" = no acceptable
+  class), verified_by, prediction set and its size;
+* ``md`` — a readable Markdown report: the verdict, reliability with its bound, M*, validation metrics, calls, and
+  the per-item table.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
+           "write_report"]
+
+FORMATS = ("md", "json", "csv")
+
+
+def _score_text(item: Mapping[str, Any]) -> str:
+    if "score" not in item:
+        return "skipped" if item.get("skipped") else "unverified"
+    return "inf" if item["score"] is None else str(item["score"])
+
+
+def items_dataframe(doc: Mapping[str, Any]):
+    """The per-item table as a pandas DataFrame (one row per item, in the document's order)."""
+    import pandas as pd
+
+    rows = []
+    for it in doc.get("items", []):
+        classes = it.get("classes", [])
+        rows.append(
+            {
+                "id": it.get("id"),
+                "role": it.get("role"),
+                "samples": it.get("samples"),
+                "invalid": it.get("invalid"),
+                "n_classes": len(classes),
+                "top_answer": classes[0]["answer"] if classes else "",
+                "classes": "; ".join(f"{c['answer']}:{c['count']}" for c in classes),
+                "score": _score_text(it),
+                "verified_by": it.get("verified_by") or "",
+                "prediction_set": " | ".join(str(a) for a in it.get("prediction_set", [])),
+                "set_size": len(it.get("prediction_set", [])),
+            }
+        )
+    columns = ["id", "role", "samples", "invalid", "n_classes", "top_answer", "classes", "score", "verified_by",
+               "prediction_set", "set_size"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def report_json(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def report_csv(doc: Mapping[str, Any]) -> str:
+    buf = io.StringIO()
+    items_dataframe(doc).to_csv(buf, index=False)
+    return buf.getvalue()
+
+
+def _pct(x: Any) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * float(x):.1f}%"
+
+
+def _md_cell(x: Any) -> str:
+    return str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(doc: Mapping[str, Any]) -> str:
+    """A human-readable report (no external table library needed)."""
+    task = doc.get("task", {})
+    conf = doc.get("confidence", 0.95)
+    m_star = doc.get("m_star")
+    passed = doc.get("passed")
+    verdict = "no gate" if passed is None else ("PASS" if passed else "FAIL")
+    gate = doc.get("min_reliability")
+    calls = doc.get("calls", {})
+    lines = [
+        f"# relgate certification — {task.get('name', '?')} on {doc.get('model', '?')}",
+        "",
+        f"- Run: `{doc.get('run_id', '?')}` (relgate {doc.get('relgate_version', '?')})",
+        f"- Endpoint: {doc.get('endpoint', '?')}",
+        f"- Task: {task.get('name', '?')} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
+        "",
+        "## Verdict",
+        "",
+        f"**Reliability level {_pct(doc.get('reliability_level'))}** "
+        f"(at least {_pct(doc.get('reliability_lower_bound'))} top-answer coverage with {conf:.0%} confidence), "
+        f"over {doc.get('reliability_n', doc.get('n_cal', '?'))} verified items.",
+        "",
+        f"- Gate: {verdict}" + (f" (min reliability {_pct(gate)})" if gate is not None else ""),
+        f"- Conformal threshold at α = {doc.get('alpha')}: M* = {'∞' if m_star is None else m_star}"
+        + (f" — {doc['calibration_message']}" if doc.get("calibration_message") else ""),
+        f"- Calibration items scored: {doc.get('n_cal')}; skipped: {doc.get('n_skipped')}; "
+        f"not yet verified: {doc.get('n_pending', 0)}",
+        "",
+    ]
+    if doc.get("coverage") is not None:
+        lines += [
+            "## Validation on deployment items with references",
+            "",
+            "| metric | value |",
+            "|---|---|",
+            f"| coverage | {_pct(doc.get('coverage'))} |",
+            f"| conditional coverage (solvable items) | {_pct(doc.get('conditional_coverage'))} |",
+            f"| capability gap β | {_pct(doc.get('capability_gap'))} |",
+            f"| average set size | {doc.get('avg_set_size'):.2f} |" if doc.get("avg_set_size") is not None else
+            "| average set size | — |",
+            "",
+        ]
+    elif doc.get("avg_set_size") is not None:
+        lines += [f"- Average prediction-set size on deployment items: {doc['avg_set_size']:.2f}", ""]
+    lines += [
+        "## Sampling",
+        "",
+        f"- Stopping rule: {doc.get('stopping')} (δ = {doc.get('delta')}), K_max = {doc.get('k_max')}",
+        f"- Calls this invocation: {calls.get('made', 0)} made, {calls.get('cached', 0)} cached, "
+        f"{calls.get('failed', 0)} failed; saved vs K_max: {_pct(calls.get('saved_vs_kmax'))}",
+        f"- Tie rate: {_pct(doc.get('tie_rate'))}",
+    ]
+    usage = doc.get("usage") or {}
+    if usage:
+        cost = usage.get("cost")
+        lines.append(
+            f"- Tokens: {usage.get('prompt_tokens', 0)} in, {usage.get('completion_tokens', 0)} out"
+            + (f"; cost {cost:.4f}" if isinstance(cost, (int, float)) else "")
+        )
+    lines += ["", "## Items", "", "| id | role | samples | invalid | top classes | score | set |", "|---|---|---|---|---|---|---|"]
+    for it in doc.get("items", []):
+        classes = it.get("classes", [])
+        top = ", ".join(f"{c['answer']} ×{c['count']}" for c in classes[:4]) + (" …" if len(classes) > 4 else "")
+        pset = ", ".join(str(a) for a in it.get("prediction_set", []))
+        lines.append(
+            f"| {_md_cell(it.get('id'))} | {it.get('role')} | {it.get('samples')} | {it.get('invalid')} | "
+            f"{_md_cell(top)} | {_score_text(it)} | {_md_cell(pset)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_report(doc: Mapping[str, Any], fmt: str) -> str:
+    """The document in ``fmt`` ("md", "json" or "csv")."""
+    if fmt == "json":
+        return report_json(doc)
+    if fmt == "csv":
+        return report_csv(doc)
+    if fmt == "md":
+        return report_markdown(doc)
+    raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str]) -> Path:
+    """Write the report to ``path`` (atomic replace) and return the path."""
+    p = Path(path)
+    text = render_report(doc, fmt)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, p)
+    return p
