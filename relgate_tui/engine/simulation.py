@@ -219,7 +219,7 @@ class SimItem:
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _ARITH = re.compile(
-    r"(?<![\w.])(-?\d+)\s*(\+|-|\*|×|(?<=\s)x(?=\s)|plus|minus|times|multiplied by)\s*(-?\d+)(?![\w.])",
+    r"(?<![\w.,])(-?\d+)\s*(\+|-|\*|×|(?<=\s)x(?=\s)|plus|minus|times|multiplied by)\s*(-?\d+)(?!\w|\.\d)",
     re.IGNORECASE,
 )
 _OPTION_LINE = re.compile(r"^\s*\(?([A-Z])[.)]\s+(.+?)\s*$", re.MULTILINE)
@@ -485,8 +485,13 @@ def _usable_option(item: SimItem, index: int) -> str | None:
 
 def _render_mcq(item: SimItem, letter: str, rng: Random) -> str:
     form = _pick(_MCQ_TABLE, rng)
-    option = _usable_option(item, _LETTERS.index(letter)) if "{option}" in form else None
-    if "{option}" in form and option is None:
+    if form == "{option}":  # the option text alone must identify the option
+        option = _usable_option(item, _LETTERS.index(letter))
+    elif "{option}" in form:  # "B. <option>": the letter identifies it; any single-line text will do
+        option = " ".join(item.choices[_LETTERS.index(letter)].split()) or None
+    else:
+        option = ""
+    if option is None:
         form = "The answer is {L}."
     return form.format(L=letter, option=option)
 
@@ -749,12 +754,13 @@ def _canonical_classes(task: object, task_item: object, answer_a: str, answer_b:
 
 
 def _plain_match(sim_item: SimItem, answer: str) -> bool:
-    """Fallback correctness check with the simulator's own normalisation."""
+    """Fallback correctness check (when ``core.canon`` is unavailable) with the simulator's own normalisation."""
     if sim_item.kind == "mcq":
         index = _mcq_index(answer, sim_item.choices)
         return index is not None and _LETTERS[index] == sim_item.answer
-    if sim_item.kind == "numeric":
-        return _plain_number(answer) == sim_item.answer
+    if sim_item.kind == "numeric":  # the last number in the text
+        numbers = re.findall(r"-?\d[\d,]*(?:\.\d+)?", answer.replace("\u2212", "-"))
+        return bool(numbers) and _plain_number(numbers[-1]) == sim_item.answer
     return answer.strip().casefold() == sim_item.answer.casefold()
 
 
