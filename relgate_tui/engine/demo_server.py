@@ -196,7 +196,8 @@ class DemoServer:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_event: asyncio.Event | None = None
-        self._ready = threading.Event()
+        self._ready = threading.Event()  # set once the server has listened (base_url stays valid after stop)
+        self._listening = threading.Event()
         self._startup_error: BaseException | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._created = int(time.time())
@@ -250,20 +251,24 @@ class DemoServer:
             self._records.clear()
 
     def start(self) -> DemoServer:
-        """Start serving in a background thread; returns once the socket is listening."""
+        """Start serving in a background thread; returns once the socket is listening.
+
+        After :meth:`stop`, ``start()`` serves again on the same port (an endpoint that went down and came back);
+        ``requests`` keeps the earlier records."""
         if self._thread is not None:
             raise RuntimeError("the demo server is already started")
         if self._catalogue is None:  # warm the bundled-task index in the background
             threading.Thread(target=simulation.bundled_catalogue, name="relgate-demo-index", daemon=True).start()
+        self._listening = threading.Event()
         self._thread = threading.Thread(target=self._run, name="relgate-demo-server", daemon=True)
         self._thread.start()
-        self._ready.wait()
+        self._listening.wait()
         if self._startup_error is not None:
             self._thread.join()
             self._thread = None
             error, self._startup_error = self._startup_error, None
-            self._ready.clear()
             raise OSError(f"demo server could not listen on 127.0.0.1:{self.port}: {error}") from error
+        self._ready.set()
         return self
 
     def stop(self) -> None:
@@ -291,12 +296,13 @@ class DemoServer:
         try:
             loop.run_until_complete(self._serve())
         except BaseException as exc:  # startup failure: reported to start()
-            if not self._ready.is_set():
+            if not self._listening.is_set():
                 self._startup_error = exc
-                self._ready.set()
+                self._listening.set()
         finally:
             try:
                 loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
             finally:
                 loop.close()
 
@@ -304,7 +310,7 @@ class DemoServer:
         self._stop_event = asyncio.Event()
         server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, backlog=1024)
         self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
+        self._listening.set()
         try:
             await self._stop_event.wait()
         finally:
@@ -337,7 +343,10 @@ class DemoServer:
                 method, target, version, headers = parsed
                 connection = headers.get("connection", "").lower()
                 keep_alive = ("close" not in connection) if version == "HTTP/1.1" else ("keep-alive" in connection)
-                body = await self._read_body(reader, writer, headers)
+                try:
+                    body = await self._read_body(reader, writer, headers)
+                except (asyncio.LimitOverrunError, ValueError):
+                    body = _error(400, "malformed request body", "invalid_request_error")
                 if isinstance(body, _Response):
                     await self._send(writer, body, False)
                     return
@@ -346,6 +355,8 @@ class DemoServer:
                 except _Reset:
                     self._reset(writer)
                     return
+                except Exception as exc:  # a bug must surface as a visible 500, not a silently dropped connection
+                    response = _error(500, f"demo server internal error: {exc!r}", "server_error")
                 await self._send(writer, response, keep_alive)
                 if not keep_alive:
                     return

@@ -404,6 +404,22 @@ def test_stop_closes_the_port_and_start_errors() -> None:
         DemoServer().base_url
 
 
+def test_restart_on_the_same_port_keeps_the_records() -> None:
+    """Stop + start simulates an endpoint that goes down and comes back (same URL)."""
+    running = DemoServer().start()
+    try:
+        url = running.base_url
+        assert _post(url).status_code == 200
+        running.stop()
+        with pytest.raises(httpx.ConnectError):
+            _post(url)
+        running.start()
+        assert running.base_url == url and _post(url).status_code == 200
+        assert len(running.chat_requests) == 2
+    finally:
+        running.stop()
+
+
 @pytest.mark.parametrize("kwargs", [{"port": -1}, {"port": 70000}, {"latency_ms": -5}])
 def test_bad_constructor_arguments(kwargs) -> None:
     with pytest.raises(ValueError):
