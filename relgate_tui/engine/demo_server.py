@@ -36,6 +36,7 @@ import re
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -46,7 +47,7 @@ from typing import Sequence
 from relgate_tui.engine import simulation
 from relgate_tui.engine.simulation import ItemCatalogue, JudgeKnobs
 
-__all__ = ["FAULT_KINDS", "DemoServer", "FaultPlan", "RequestRecord", "main"]
+__all__ = ["FAULT_KINDS", "DemoServer", "DemoServerProcess", "FaultPlan", "RequestRecord", "main"]
 
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "slow", "malformed", "empty", "reset", "400")
 OWNED_BY = "relgate-simulated"
@@ -603,6 +604,58 @@ class DemoServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+
+class DemoServerProcess:
+    """The demo server in a child process (``main()``), for throughput benchmarks.
+
+    An in-process :class:`DemoServer` shares the GIL with the client, which then measures the two together; a
+    benchmark should run the server here instead. No ``requests`` records (they live in the child).
+    ``with DemoServerProcess(latency_ms=20) as server: server.base_url``.
+    """
+
+    def __init__(self, latency_ms: float = 0.0, fault_rate: float = 0.0, honour_n: bool = True, port: int = 0) -> None:
+        self.argv = ["--port", str(port), "--latency-ms", repr(float(latency_ms)), "--fault-rate", repr(float(fault_rate))]
+        if not honour_n:
+            self.argv.append("--ignore-n")
+        self.process: subprocess.Popen | None = None
+        self.base_url = ""
+
+    def start(self) -> DemoServerProcess:
+        code = f"from relgate_tui.engine.demo_server import main; raise SystemExit(main({self.argv!r}))"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        first = self.process.stdout.readline().strip() if self.process.stdout else ""
+        if not first.startswith("http://127.0.0.1:"):
+            error = self.process.communicate(timeout=10)[1].strip() if self.process.poll() is not None else first
+            self.stop()
+            raise OSError(f"demo server process did not start: {error}")
+        self.base_url = first
+        return self
+
+    def stop(self) -> int | None:
+        """SIGTERM the child and wait; returns its exit code (0 = clean)."""
+        process, self.process = self.process, None
+        if process is None:
+            return None
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+        return process.returncode
+
+    def __enter__(self) -> DemoServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
 
 # ----------------------------------------------------------------------------------------------- CLI

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from relgate_tui.engine import simulation as sim
-from relgate_tui.engine.demo_server import FAULT_KINDS, DemoServer, FaultPlan, RequestRecord, main
+from relgate_tui.engine.demo_server import FAULT_KINDS, DemoServer, DemoServerProcess, FaultPlan, RequestRecord, main
 from relgate_tui.engine.judge_prompts import (
     direct_prompt,
     pairwise_prompt,
@@ -483,3 +483,14 @@ def test_main_bad_options_one_line_error(argv, fragment, capsys) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert fragment in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_demo_server_process_for_benchmarks() -> None:
+    server = DemoServerProcess(latency_ms=1, honour_n=False).start()
+    try:
+        body = httpx.post(server.base_url + "/chat/completions", json=_chat(seed=1, n=3), timeout=5).json()
+        assert len(body["choices"]) == 1  # --ignore-n reached the child
+    finally:
+        assert server.stop() == 0
+    with pytest.raises(OSError, match="did not start"):
+        DemoServerProcess(fault_rate=3.0).start()
