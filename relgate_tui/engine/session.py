@@ -10,10 +10,12 @@ Settings of the UI itself (gate threshold, confidence, audit fraction, theme) ar
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -294,5 +296,632 @@ class ResultsView:
     n_unsampled: int = 0
 
 
-def _finite_or_none(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
+@dataclass(frozen=True)
+class LabelOutcome:
+    """What :meth:`Session.label` persisted, and whether it disagrees with the automatic (reference) verdict of an
+    audited item."""
+
+    item_id: str
+    kind: str  # "rank" | "none" | "skip"
+    rank: int | None
+    disagrees: bool = False
+
+
+# ------------------------------------------------------------------------------------------------ setup helpers
+DEMO_PREFERRED_PORT = 47820
+"""The embedded demo listens here when the port is free (else on any free port): runs against the demo keep the
+same endpoint URL — hence the same run id and cache keys — from one app start to the next."""
+
+
+def start_demo(latency_ms: float = 0.0, port: int = DEMO_PREFERRED_PORT) -> Any:
+    """Start the built-in simulated endpoint in-process on loopback (``port``, else a free port)."""
+    from relgate_tui.engine.demo_server import DemoServer
+
+    if port:
+        try:
+            return DemoServer(port=port, latency_ms=latency_ms).start()
+        except OSError:
+            pass
+    return DemoServer(port=0, latency_ms=latency_ms).start()
+
+
+def demo_endpoint(base_url: str) -> EndpointChoice:
+    """The embedded demo as an endpoint choice (its answer models, never the judge)."""
+    from relgate_tui.engine.simulation import ANSWER_MODELS
+
+    return EndpointChoice("relgate demo · simulated models (built in)", base_url, tuple(ANSWER_MODELS),
+                          simulated=True)
+
+
+def discover_endpoints(discover: Callable[[], Sequence[Any]] | None = None) -> list[EndpointChoice]:
+    """Model servers running on loopback (SPEC §4.2), as endpoint choices — via :mod:`engine.discovery` unless a
+    ``discover`` callable is injected (tests). A server that answers but cannot list models is kept, with its
+    error."""
+    if discover is None:
+        from relgate_tui.engine.discovery import discover as discover  # noqa: PLW0127
+
+    out: list[EndpointChoice] = []
+    for server in discover():
+        if isinstance(server, EndpointChoice):
+            out.append(server)
+            continue
+        name = str(getattr(server, "name", "") or getattr(server, "kind", "") or "server")
+        url = str(getattr(server, "base_url", ""))
+        models = tuple(str(m) for m in (getattr(server, "models", ()) or ()))
+        error = str(getattr(server, "error", "") or "")
+        out.append(EndpointChoice(f"{name} · {url}", url, models, error=error))
+    return out
+
+
+def list_models(base_url: str, api_key_env: str | None = None) -> tuple[str, ...]:
+    """The model ids ``GET {base_url}/models`` lists (via :mod:`engine.discovery`)."""
+    from relgate_tui.engine.discovery import list_models as _list_models
+
+    return tuple(_list_models(base_url, api_key_env=api_key_env))
+
+
+def task_choices() -> list[TaskChoice]:
+    """The bundled tasks with their item counts and suggested canonicalizers."""
+    from relgate_tui.engine.tasks import bundled_tasks
+
+    return [
+        TaskChoice(
+            name=t.name,
+            n_items=int(t.items),
+            canon=t.canon,
+            description=getattr(t, "description", ""),
+            has_references=True,
+            path=str(getattr(t, "file", "")),
+            bundled=True,
+        )
+        for t in bundled_tasks()
+    ]
+
+
+def inspect_task(name_or_path: str) -> TaskChoice:
+    """Load a task (bundled name or file) and describe it; the loader's one-line error (``TaskError``) propagates."""
+    from relgate_tui.engine.tasks import bundled_task_names, load_task
+
+    task = load_task(name_or_path)
+    return TaskChoice(
+        name=task.name,
+        n_items=len(task.items),
+        canon=task.canon,
+        description=task.description,
+        has_references=any(item.answers for item in task.items),
+        path=str(task.path),
+        bundled=name_or_path in bundled_task_names(),
+    )
+
+
+# The reference workload of SPEC §8 (weights, class distributions): the pre-flight's "expected calls" assume it.
+REFERENCE_WORKLOAD: tuple[tuple[float, tuple[float, ...]], ...] = (
+    (0.60, (0.97, 0.02, 0.01)),
+    (0.25, (0.75, 0.15, 0.10)),
+    (0.15, (0.45, 0.30, 0.15, 0.10)),
+)
+
+
+@functools.lru_cache(maxsize=64)
+def expected_samples_per_item(stopping: str, delta: float, k_max: int) -> float:
+    """Mean samples per item the stopping rule uses on :data:`REFERENCE_WORKLOAD` (seeded simulation with the
+    core's :func:`~relgate_tui.core.stopping.simulate_stopping`)."""
+    import numpy as np
+
+    from relgate_tui.core.stopping import get_stopping_rule, simulate_stopping
+
+    rule = get_stopping_rule(stopping, delta)
+    rng = np.random.default_rng(0)
+    return sum(w * simulate_stopping(rule, p, k_max, 400, rng).mean_samples for w, p in REFERENCE_WORKLOAD)
+
+
+def preflight(
+    setup: RunSetup, task: TaskChoice, latency: tuple[float, float, float] | None = None
+) -> Preflight:
+    """Worst-case and expected calls, time and cost of ``setup`` on ``task``. ``latency`` = (seconds per call,
+    prompt tokens, completion tokens) measured by :func:`probe_latency`, or None."""
+    n_items = min(task.n_items, setup.limit) if setup.limit else task.n_items
+    if setup.n_cal is not None and setup.n_cal > n_items:
+        raise ValueError(f"calibration items: {setup.n_cal} is more than the {n_items} items used")
+    n_cal = setup.n_cal if setup.n_cal is not None else n_items // 2
+    worst = n_items * setup.k_max
+    per_item = expected_samples_per_item(setup.stopping, float(setup.delta), int(setup.k_max))
+    expected = int(round(n_items * per_item))
+    seconds = cost = None
+    if latency is not None:
+        seconds = expected * latency[0] / max(1, setup.concurrency)
+        if setup.price_in is not None and setup.price_out is not None:
+            cost = expected * (latency[1] * setup.price_in + latency[2] * setup.price_out) / 1e6
+    note = "expected: stopping rule simulated on a typical mix of easy and hard items (SPEC §8)"
+    if setup.simulated:
+        note += " · simulated endpoint: free"
+    return Preflight(n_items, n_cal, worst, expected, None if latency is None else latency[0], seconds, cost, note)
+
+
+async def probe_latency(setup: RunSetup) -> tuple[float, float, float]:
+    """Send one real request (the task's first item) and return (seconds, prompt tokens, completion tokens)."""
+    from relgate_tui.engine.sampler import probe
+
+    return await probe(_certify_config(setup, runs_dir=None).endpoint_config(), setup.task)
+
+
+# ------------------------------------------------------------------------------------------------------ session
+TUI_MANIFEST_KEY = "tui"
+
+
+def _certify_config(setup: RunSetup, runs_dir: Path | None) -> Any:
+    """The pipeline's :class:`~relgate_tui.engine.certify.CertifyConfig` for a TUI setup."""
+    from relgate_tui.engine.certify import CertifyConfig
+
+    return CertifyConfig(
+        task=setup.task,
+        endpoint=setup.base_url,
+        model=setup.model,
+        api_key_env=setup.api_key_env,
+        canon=setup.canon or None,
+        system=setup.system,
+        temperature=setup.temperature,
+        max_tokens=setup.max_tokens,
+        k_max=setup.k_max,
+        delta=setup.delta,
+        stopping=setup.stopping,
+        alpha=setup.alpha,
+        n_cal=setup.n_cal,
+        seed=setup.seed,
+        concurrency=setup.concurrency,
+        run_dir=None if runs_dir is None else str(runs_dir),
+        price_in=setup.price_in,
+        price_out=setup.price_out,
+        limit=setup.limit,
+    )
+
+
+def _audit_items(candidates: Sequence[str], fraction: float, seed: int) -> tuple[str, ...]:
+    """A seeded random ``fraction`` (at least one) of the reference-verified calibration items, in split order."""
+    import numpy as np
+
+    if not candidates:
+        return ()
+    k = max(1, int(round(fraction * len(candidates))))
+    rng = np.random.default_rng([int(seed), 0xA0D17])
+    chosen = set(rng.choice(len(candidates), size=min(k, len(candidates)), replace=False).tolist())
+    return tuple(c for i, c in enumerate(candidates) if i in chosen)
+
+
+def _question_text(item: Any) -> str:
+    if item.question:
+        return str(item.question)
+    for message in reversed(item.messages or ()):
+        if message.get("role") == "user":
+            return str(message.get("content", ""))
+    return ""
+
+
+class Session:
+    """One run as the TUI works on it: create or open, sample, spot-check, results at any α, export.
+
+    Built on the pipeline phases of :mod:`relgate_tui.engine.certify` (``prepare``, sampling, ``analyse``,
+    ``results_document``), the run store and the core. The analysis is computed once (after sampling) and then
+    updated one item at a time as labels arrive, so a keypress costs one item's re-analysis plus the core's O(n)
+    results — well under the 50 ms budget.
+    """
+
+    def __init__(self, prepared: Any, *, verification: VerificationMode = "auto", audit_fraction: float = 0.2,
+                 cache_dir: Path | None = None, simulated: bool = False) -> None:
+        from relgate_tui.engine.certify import CallCounts, reference_classes
+
+        self.prepared = prepared
+        self.config = prepared.config
+        self.store = prepared.store
+        self.verification: VerificationMode = verification
+        self.audit_fraction = audit_fraction
+        self.cache_dir = cache_dir
+        self.simulated = simulated
+        self.calls = CallCounts()
+        self._refs = reference_classes(prepared)
+        self._items = {item.id: item for item in prepared.items}
+        self._roles = prepared.roles
+        self._analysis: Any = None
+        self._by_id: dict[str, Any] = {}
+        self._samples: dict[str, list[Any]] | None = None
+        self._sampling_finished = self.store.status in ("sampled", "complete")
+        self.audit_ids: tuple[str, ...] = ()
+        if verification == "audit":
+            with_refs = [i for i in prepared.calibration_ids if self._items[i].answers]
+            self.audit_ids = _audit_items(with_refs, audit_fraction, self.config.seed)
+        self._audit_set = frozenset(self.audit_ids)
+        previous_calls = (self.store.read_results() or {}).get("calls") or {}
+        self._stored_calls = {k: int(previous_calls.get(k, 0) or 0) for k in ("made", "cached", "failed")}
+
+    # ------------------------------------------------------------------------------------------- create / open
+    @classmethod
+    def create(cls, setup: RunSetup, *, runs_dir: Path, cache_dir: Path | None = None) -> Session:
+        """Validate ``setup``, load the task and open (or resume) its run under ``runs_dir``. Raises ValueError
+        (one line) for bad settings or a task that cannot be loaded."""
+        from relgate_tui.engine.certify import prepare
+
+        prepared = prepare(_certify_config(setup, runs_dir))
+        tui = {"verification": setup.verification, "audit_fraction": setup.audit_fraction,
+               "simulated": setup.simulated}
+        session = cls(prepared, verification=setup.verification, audit_fraction=setup.audit_fraction,
+                      cache_dir=cache_dir, simulated=setup.simulated)
+        prepared.store.update_manifest(**{TUI_MANIFEST_KEY: {**tui, "audit_items": list(session.audit_ids)}})
+        return session
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, cache_dir: Path | None = None,
+             read_only: bool = False) -> Session:
+        """Reopen a stored run from its directory — no network call. Raises ValueError (one line) when the run or
+        its task file cannot be read, or the task file changed since the run."""
+        from relgate_tui.engine.certify import CertifyConfig, prepare
+        from relgate_tui.engine.runstore import RunStore
+        from relgate_tui.engine.tasks import load_task
+
+        run_path = Path(path)
+        manifest = RunStore(run_path).manifest  # reads only; RunStoreError (a ValueError) when not a run
+        known = {f.name for f in fields(CertifyConfig)}
+        raw = {k: v for k, v in (manifest.get("config") or {}).items() if k in known}
+        if not raw:
+            raise ValueError(f"{run_path}: the run's manifest has no configuration")
+        cfg = replace(CertifyConfig(**raw), run_dir=str(run_path.parent))
+        task = load_task(cfg.task)
+        stored_sha = (manifest.get("task") or {}).get("sha256")
+        if stored_sha and task.sha256 != stored_sha:
+            raise ValueError(f"the task file {cfg.task} changed since run {run_path.name} was made")
+        prepared = prepare(cfg)
+        if prepared.store.path.resolve() != run_path.resolve():  # pragma: no cover - identity drift
+            prepared.close()
+            raise ValueError(f"{run_path}: the stored configuration no longer maps to this run")
+        tui = manifest.get(TUI_MANIFEST_KEY) or {}
+        return cls(prepared, verification=tui.get("verification", "auto"),
+                   audit_fraction=float(tui.get("audit_fraction", 0.2)), cache_dir=cache_dir,
+                   simulated=bool(tui.get("simulated", False)))
+
+    def close(self) -> None:
+        self.prepared.close()
+
+    # ---------------------------------------------------------------------------------------------- describing
+    @property
+    def path(self) -> Path:
+        return Path(self.store.path)
+
+    @property
+    def run_id(self) -> str:
+        return self.store.run_id
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    @property
+    def task_name(self) -> str:
+        return self.prepared.task.name
+
+    @property
+    def endpoint_label(self) -> str:
+        return ("simulated · " if self.simulated else "") + self.config.endpoint
+
+    @property
+    def k_max(self) -> int:
+        return int(self.config.k_max)
+
+    @property
+    def stopping(self) -> str:
+        return f"{self.config.stopping} δ={self.config.delta:g}"
+
+    @property
+    def alpha(self) -> float:
+        return float(self.config.alpha)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.prepared.items)
+
+    @property
+    def title(self) -> str:
+        sim = " (simulated)" if self.simulated else ""
+        return f"{self.model}{sim} on {self.task_name}"
+
+    @property
+    def short_title(self) -> str:
+        return f"{self.model} · {self.task_name}"
+
+    def describe(self) -> str:
+        c = self.config
+        return (f"{self.model} at {self.endpoint_label} · {self.task_name} ({self.n_items} items, "
+                f"{len(self.prepared.calibration_ids)} calibration) · K_max {c.k_max} · {c.stopping} δ={c.delta:g} "
+                f"· T={c.temperature:g} · concurrency {c.concurrency} · run {self.run_id}")
+
+    # ------------------------------------------------------------------------------------------------ analysis
+    def _samples_by_item(self, refresh: bool = False) -> dict[str, list[Any]]:
+        if self._samples is None or refresh:
+            self._samples = self.store.samples_by_item()
+        return self._samples
+
+    def has_samples(self) -> bool:
+        return any(self._samples_by_item().values())
+
+    def _refs_for(self, item: Any) -> set[str] | None:
+        """Reference classes used for verification: none for calibration items in "human" mode (the human
+        verifies them; references still validate the deployment items)."""
+        if self.verification == "human" and self._roles.get(item.id) == "calibration":
+            return None
+        return self._refs(item)
+
+    def _analyse(self, items: Sequence[Any], labels: Mapping[str, Any]) -> Any:
+        from relgate_tui.engine.certify import analyse
+
+        samples = self._samples_by_item()
+        roles = {i.id: self._roles[i.id] for i in items if samples.get(i.id)}  # unsampled items are left out
+        return analyse(
+            replace(self.prepared.task, items=tuple(items)),
+            roles,
+            samples,
+            labels,
+            canonicalize_refs=self._refs_for,
+            rule=self.prepared.rule,
+            k_max=self.k_max,
+            seed=self.config.seed,
+        )
+
+    def analysis(self, refresh: bool = False) -> Any:
+        """The pipeline's :class:`~relgate_tui.engine.certify.Analysis` of the run (cached; ``refresh`` re-reads
+        the samples and labels from the run store)."""
+        if self._analysis is None or refresh:
+            self._samples_by_item(refresh=True)
+            self._analysis = self._analyse(self.prepared.items, self.store.current_labels())
+            self._by_id = {a.item_id: a for a in self._analysis.items}
+        return self._analysis
+
+    def _reanalyse_item(self, item_id: str) -> None:
+        """Re-verify one item after its label changed and rebuild the core input (the other items are unchanged)."""
+        from relgate_tui.engine.certify import Analysis
+
+        current = self.analysis()
+        label = self.store.current_labels().get(item_id)
+        one = self._analyse([self._items[item_id]], {item_id: label} if label is not None else {})
+        if not one.items:
+            return
+        new = one.items[0]
+        items = tuple(new if a.item_id == item_id else a for a in current.items)
+        self._analysis = Analysis(items, _core_input(items, self.k_max), current.k_max, current.usage)
+        self._by_id[item_id] = new
+
+    # ---------------------------------------------------------------------------------------------- spot-check
+    def human_items(self) -> list[str]:
+        """Calibration items (with samples) a human verifies under this run's verification mode, in the seeded
+        split order: items without references, every calibration item in "human" mode, and the audit sample."""
+        self.analysis()
+        out = []
+        for item_id in self.prepared.calibration_ids:
+            a = self._by_id.get(item_id)
+            if a is not None and (not a.has_reference or item_id in self._audit_set):
+                out.append(item_id)
+        return out
+
+    def pending_items(self) -> list[str]:
+        """:meth:`human_items` still without a human (or labels-file) verdict."""
+        return [i for i in self.human_items() if self._by_id[i].verified_by not in ("human", "file")]
+
+    def item_view(self, item_id: str) -> ItemView:
+        """Question, ranked candidates (INVALID apart), raw samples and verdicts of one item."""
+        self.analysis()
+        item = self._items[item_id]
+        a = self._by_id.get(item_id)
+        samples = self._samples_by_item().get(item_id, [])
+        examples: dict[str, str] = {}
+        for s in samples:
+            examples.setdefault(s.canonical, s.text)
+        candidates: tuple[Candidate, ...] = ()
+        n_invalid = n_samples = 0
+        tie = False
+        if a is not None:
+            ranked = a.ranked
+            candidates = tuple(
+                Candidate(r, cls, cnt, share, examples.get(cls, ""))
+                for r, (cls, cnt, share) in enumerate(zip(ranked.classes, ranked.counts, ranked.shares), start=1)
+            )
+            n_invalid, n_samples, tie = ranked.n_invalid, ranked.n_samples, ranked.tie_broken
+        label = self.store.current_labels().get(item_id)
+        label_text = ""
+        if label is not None:
+            label_text = {"rank": f"rank {label.rank}", "none": "none acceptable", "skip": "skipped"}[label.kind]
+            label_text += f" ({label.source})"
+        return ItemView(
+            item_id=item_id,
+            role=self._roles.get(item_id, ""),
+            question=_question_text(item),
+            choices=tuple(item.choices),
+            candidates=candidates,
+            n_invalid=n_invalid,
+            n_samples=n_samples,
+            references=tuple(item.answers),
+            auto_score=None if a is None else a.reference_score,
+            label=label_text,
+            audit=item_id in self._audit_set,
+            samples=tuple((s.text, s.canonical) for s in samples),
+            tie_broken=tie,
+        )
+
+    def label(self, item_id: str, *, rank: int | None = None, none: bool = False,
+              skip: bool = False) -> LabelOutcome:
+        """Persist a human verdict (written and fsync-ed by the run store before this returns), then update the
+        analysis. ``rank`` must name one of the item's candidates."""
+        from relgate_tui.engine.runstore import Label
+
+        self.analysis()
+        if item_id not in self._roles:
+            raise ValueError(f"unknown item {item_id!r}")
+        a = self._by_id.get(item_id)
+        if rank is not None and (a is None or not 1 <= rank <= a.ranked.n_classes):
+            raise ValueError(f"item {item_id!r} has no candidate of rank {rank}")
+        lab = Label(item_id, rank=rank, none=none, skip=skip, source="human")
+        self.store.append_label(lab)
+        self._reanalyse_item(item_id)
+        disagrees = (
+            item_id in self._audit_set
+            and not skip
+            and a is not None
+            and a.reference_score is not None
+            and lab.score != a.reference_score
+        )
+        return LabelOutcome(item_id, lab.kind, rank, disagrees)
+
+    def undo(self) -> str | None:
+        """Cancel the most recent verdict still in effect (an undo event, fsync-ed); returns its item id, or None
+        when there is nothing to undo."""
+        lab = self.store.undo_last_label()
+        if lab is None:
+            return None
+        if lab.item in self._items:
+            self._reanalyse_item(lab.item)
+        return lab.item
+
+    def audit_counts(self) -> tuple[int, int]:
+        """(audited, disagreements): audit items with a human verdict (skips excluded), and how many of those
+        differ from the automatic reference verdict."""
+        self.analysis()
+        audited = disagreements = 0
+        for item_id in self.audit_ids:
+            a = self._by_id.get(item_id)
+            if a is None or a.verified_by not in ("human", "file") or a.skipped:
+                continue
+            audited += 1
+            disagreements += int(a.reference_score is not None and a.score != a.reference_score)
+        return audited, disagreements
+
+    def spot_progress(self, confidence: float = 0.95) -> SpotProgress:
+        """Items verified by hand so far and the reliability level (with its bound) over every verified item."""
+        from relgate_tui.core.certify import compute_results
+
+        items = self.human_items()
+        done = [i for i in items if self._by_id[i].verified_by in ("human", "file")]
+        skipped = sum(1 for i in done if self._by_id[i].skipped)
+        res = compute_results(self.analysis().input, self.alpha, confidence)
+        audited, disagreements = self.audit_counts()
+        has_n = res.reliability_n > 0
+        return SpotProgress(
+            done=len(done),
+            total=len(items),
+            skipped=skipped,
+            n=res.reliability_n,
+            reliability_level=res.reliability_level if has_n else None,
+            reliability_lower_bound=res.reliability_lower_bound if has_n else None,
+            confidence=confidence,
+            audited=audited,
+            disagreements=disagreements,
+        )
+
+    # ------------------------------------------------------------------------------------------------- results
+    def call_counts(self) -> Any:
+        """Calls of this session's sampling passes; for a run only reopened, the counts its last result stored."""
+        from relgate_tui.engine.certify import CallCounts
+
+        c = self.calls
+        if c.made or c.cached or c.failed:
+            return c
+        return CallCounts(**self._stored_calls)
+
+    def results(self, alpha: float, *, gate: float | None = None, gate_basis: GateBasis = "level",
+                confidence: float = 0.95, curve_alphas: Sequence[float] | None = None) -> ResultsView:
+        """Every number of the results screen at ``alpha`` (the core's ``compute_results``; sub-millisecond)."""
+        from relgate_tui.core.certify import compute_results, coverage_curve
+        from relgate_tui.core.conformal import prediction_set
+
+        a = self.analysis()
+        res = compute_results(a.input, alpha, confidence, gate, gate_basis=gate_basis)
+        dep_index = {item_id: i for i, item_id in enumerate(a.input.deployment_ids)}
+        rows = []
+        for ia in a.items:
+            pset = prediction_set(ia.ranked, res.m_star)
+            if ia.role == "deployment":
+                c = int(res.deployment_covered[dep_index[ia.item_id]])
+                covered = None if c < 0 else c
+            elif ia.score is None:
+                covered = None
+            else:
+                covered = int(math.isfinite(ia.score) and ia.score <= res.m_star)
+            rows.append(ItemRow(
+                item_id=ia.item_id,
+                role=ia.role,
+                question=_question_text(self._items[ia.item_id])[:200],
+                leader=ia.ranked.leader or "",
+                prediction_set=pset,
+                n_classes=ia.ranked.n_classes,
+                entropy=ia.ranked.entropy,
+                samples=ia.ranked.n_samples,
+                score=ia.score,
+                covered=covered,
+                tie_broken=ia.ranked.tie_broken,
+                label_source=("skipped" if ia.skipped else ia.verified_by or "pending"),
+            ))
+        alphas = curve_alphas if curve_alphas is not None else [round(0.01 * i, 2) for i in range(1, 51)]
+        curve = coverage_curve(a.input, alphas)
+        audited, disagreements = self.audit_counts()
+        calls = self.call_counts()
+        return ResultsView(
+            result=res,
+            rows=tuple(rows),
+            curve=curve,
+            samples_used=tuple(int(x) for x in a.input.samples_used),
+            k_max=self.k_max,
+            calls_made=calls.made,
+            calls_cached=calls.cached,
+            calls_failed=calls.failed,
+            audited=audited,
+            disagreements=disagreements,
+            n_unsampled=self.n_items - len(a.items),
+        )
+
+    def document(self, alpha: float | None = None, *, gate: float | None = None,
+                 confidence: float = 0.95) -> dict[str, Any]:
+        """The result document (the same JSON ``relgate certify --json`` writes) at ``alpha``."""
+        from relgate_tui.engine.certify import results_document
+
+        c = self.config
+        return results_document(
+            self.analysis(),
+            alpha=self.alpha if alpha is None else alpha,
+            header=self.prepared.header,
+            calls=self.call_counts(),
+            delta=c.delta,
+            stopping=c.stopping,
+            confidence=confidence,
+            gate=gate,
+            prices=(c.price_in, c.price_out) if c.price_in is not None and c.price_out is not None else None,
+        )
+
+    def save_results(self, alpha: float | None = None, *, gate: float | None = None,
+                     confidence: float = 0.95) -> dict[str, Any]:
+        """Write the result document as the run's ``results.json`` (what ``relgate runs`` lists) and return it."""
+        doc = self.document(alpha, gate=gate, confidence=confidence)
+        self.store.write_results(doc)
+        return doc
+
+    def export(self, fmt: str, *, alpha: float | None = None, gate: float | None = None,
+               confidence: float = 0.95) -> Path:
+        """Export the results (``fmt`` "json", "csv" or "md") into ``<run>/exports/``; returns the file's path."""
+        from relgate_tui.engine.report import FORMATS, write_report
+
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        a = self.alpha if alpha is None else alpha
+        doc = self.save_results(a, gate=gate, confidence=confidence)
+        name = f"{self.run_id}-alpha{a:.2f}.{fmt}"
+        return write_report(doc, fmt, self.path / "exports" / name)
+
+
+def _core_input(items: Sequence[Any], k_max: int) -> Any:
+    """The core input of analysed items — the same assembly as the end of ``engine.certify.analyse`` (a skipped
+    deployment item is simply unverified)."""
+    from relgate_tui.core.certify import build_input
+
+    cal = [a.record for a in items if a.role == "calibration"]
+    dep = []
+    for a in items:
+        if a.role == "deployment":
+            rec = a.record
+            if a.skipped:
+                rec = replace(rec, skipped=False, score=None)
+            dep.append(rec)
+    return build_input(cal, dep, k_max)
