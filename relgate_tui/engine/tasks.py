@@ -1,11 +1,37 @@
-"""Task files (SPEC §6): one item per line, JSONL or CSV.
+"""Task files (SPEC §6): one item per line, JSONL or CSV; and the bundled tasks shipped in ``assets/``.
 
-Types only for now; the loader and the bundled-task registry are added in this module.
+Fields of an item:
+
+``id``
+    string or integer, unique within the file.
+``question``
+    the question text; or ``messages``: a list of ``{"role": ..., "content": ...}`` chat messages (JSONL only).
+``answer`` / ``acceptable_answers``
+    optional reference answer(s): a string or number, or a list of them. Both may be given; they are merged.
+``choices``
+    optional list of option texts (multiple choice); the reference may then be a letter or an option's text.
+
+CSV files have a header row with these column names. In CSV, ``acceptable_answers`` and ``choices`` are a JSON list
+(``["Paris", "paris, france"]``) or ``|``-separated text (``London|Paris|Berlin``).
+
+Bad input raises :class:`TaskError` with one line naming the file, the line and the field. Loading writes nothing.
 """
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from relgate_tui.engine.assets import assets_dir
+
+
+class TaskError(ValueError):
+    """A task file cannot be used. ``str(err)`` is one line: ``file:line: field: problem``."""
 
 
 @dataclass(frozen=True)
@@ -30,3 +56,203 @@ class Task:
     canon: str = "text"
     description: str = ""
     meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BundledTask:
+    """An entry of the bundled-task registry (``assets/tasks.json``)."""
+
+    name: str
+    file: str
+    items: int
+    canon: str
+    description: str
+    licence: str
+
+
+# ---------------------------------------------------------------------------------------------- bundled registry
+
+
+def bundled_tasks() -> list[BundledTask]:
+    """The tasks shipped with relgate, from ``assets/tasks.json``."""
+    registry = json.loads((assets_dir() / "tasks.json").read_text(encoding="utf-8"))
+    return [BundledTask(**entry) for entry in registry["tasks"]]
+
+
+def bundled_task_names() -> list[str]:
+    return [t.name for t in bundled_tasks()]
+
+
+def format_task_table() -> str:
+    """Plain-text table of the bundled tasks (``relgate tasks``)."""
+    tasks = bundled_tasks()
+    width = max(len(t.name) for t in tasks)
+    lines = [f"{'task':{width}s}  {'items':>5s}  {'canon':7s}  description"]
+    for t in tasks:
+        lines.append(f"{t.name:{width}s}  {t.items:5d}  {t.canon:7s}  {t.description} [{t.licence}]")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------- loading
+
+
+def load_task(name_or_path: str) -> Task:
+    """Load a bundled task by name, or a ``.jsonl`` / ``.csv`` file by path."""
+    for entry in bundled_tasks():
+        if name_or_path == entry.name:
+            path = assets_dir() / entry.file
+            items, digest = _load_file(path, display=entry.name)
+            return Task(entry.name, str(path), digest, items, entry.canon, entry.description,
+                        {"licence": entry.licence, "bundled": True})
+    path = Path(name_or_path).expanduser()
+    if not path.exists():
+        names = ", ".join(bundled_task_names())
+        raise TaskError(f"{name_or_path}: no such task file or bundled task (bundled: {names})")
+    if path.is_dir():
+        raise TaskError(f"{path}: is a directory, not a task file")
+    items, digest = _load_file(path, display=str(path))
+    return Task(path.stem, str(path), digest, items, _suggest(items), "", {"bundled": False})
+
+
+def _suggest(items: tuple[TaskItem, ...]) -> str:
+    from relgate_tui.core.canon import suggest_canonicalizer
+
+    return suggest_canonicalizer([a for it in items for a in it.answers], any(it.choices for it in items))
+
+
+def _load_file(path: Path, display: str) -> tuple[tuple[TaskItem, ...], str]:
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
+        raise TaskError(f"{display}: unknown task file type {path.suffix or '(none)'!r}: use .jsonl or .csv")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TaskError(f"{display}: cannot read: {exc.strerror or exc}") from None
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise TaskError(f"{display}:{line}: not UTF-8 text (byte {exc.start})") from None
+    rows = _csv_rows(text, display) if suffix == ".csv" else _jsonl_rows(text, display)
+    items: list[TaskItem] = []
+    seen: dict[str, int] = {}
+    for line, row in rows:
+        item = _item(row, display, line)
+        if item.id in seen:
+            raise TaskError(f"{display}:{line}: id: duplicate id {item.id!r} (first on line {seen[item.id]})")
+        seen[item.id] = line
+        items.append(item)
+    if not items:
+        raise TaskError(f"{display}: empty task file (no items)")
+    return tuple(items), digest
+
+
+def _jsonl_rows(text: str, display: str) -> list[tuple[int, dict]]:
+    rows = []
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TaskError(f"{display}:{line_no}: bad JSON: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(row, dict):
+            raise TaskError(f"{display}:{line_no}: expected a JSON object, got {type(row).__name__}")
+        rows.append((line_no, row))
+    return rows
+
+
+def _csv_rows(text: str, display: str) -> list[tuple[int, dict]]:
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise TaskError(f"{display}: empty task file (no header row)")
+    header = [h.strip() for h in reader.fieldnames]
+    if "id" not in header:
+        raise TaskError(f"{display}:1: id: missing column 'id' in the header")
+    if "question" not in header:
+        raise TaskError(f"{display}:1: question: missing column 'question' in the header")
+    rows = []
+    try:
+        for row in reader:
+            row = {(k or "").strip(): v for k, v in row.items()}
+            if None in row.values() and all(v in (None, "") for v in row.values()):
+                continue
+            if all((v or "").strip() == "" for v in row.values() if isinstance(v, str)):
+                continue
+            cleaned: dict[str, Any] = {k: v for k, v in row.items() if k and v not in (None, "")}
+            for key in ("acceptable_answers", "choices"):
+                if key in cleaned:
+                    cleaned[key] = _csv_list(cleaned[key], display, reader.line_num, key)
+            rows.append((reader.line_num, cleaned))
+    except csv.Error as exc:
+        raise TaskError(f"{display}:{reader.line_num}: bad CSV: {exc}") from None
+    return rows
+
+
+def _csv_list(value: str, display: str, line: int, key: str) -> list[str]:
+    value = value.strip()
+    if value.startswith("["):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise TaskError(f"{display}:{line}: {key}: bad JSON list: {exc.msg}") from None
+        return parsed
+    return [part.strip() for part in value.split("|") if part.strip()]
+
+
+def _scalar_answer(value: Any, display: str, line: int, key: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise TaskError(f"{display}:{line}: {key}: expected a string or number, got {type(value).__name__}")
+    return str(value)
+
+
+def _item(row: dict, display: str, line: int) -> TaskItem:
+    if "id" not in row or row["id"] in (None, ""):
+        raise TaskError(f"{display}:{line}: id: missing")
+    raw_id = row["id"]
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
+        raise TaskError(f"{display}:{line}: id: expected a string or integer, got {type(raw_id).__name__}")
+    item_id = str(raw_id).strip()
+    if not item_id:
+        raise TaskError(f"{display}:{line}: id: empty")
+
+    messages: tuple[dict, ...] = ()
+    if "messages" in row:
+        msgs = row["messages"]
+        if not isinstance(msgs, list) or not msgs:
+            raise TaskError(f"{display}:{line}: messages: expected a non-empty list of {{role, content}} objects")
+        for m in msgs:
+            if not (isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)):
+                raise TaskError(f"{display}:{line}: messages: every message needs string 'role' and 'content'")
+        messages = tuple({"role": m["role"], "content": m["content"]} for m in msgs)
+    question = row.get("question")
+    if question is None or (isinstance(question, str) and not question.strip()):
+        if not messages:
+            raise TaskError(f"{display}:{line}: question: missing (give 'question' or 'messages')")
+        question = next((m["content"] for m in reversed(messages) if m["role"] == "user"), messages[-1]["content"])
+    if not isinstance(question, str):
+        raise TaskError(f"{display}:{line}: question: expected a string, got {type(question).__name__}")
+
+    answers: list[str] = []
+    if "answer" in row and row["answer"] is not None:
+        value = row["answer"]
+        if isinstance(value, list):
+            answers.extend(_scalar_answer(v, display, line, "answer") for v in value)
+        else:
+            answers.append(_scalar_answer(value, display, line, "answer"))
+    if "acceptable_answers" in row and row["acceptable_answers"] is not None:
+        value = row["acceptable_answers"]
+        if not isinstance(value, list):
+            raise TaskError(f"{display}:{line}: acceptable_answers: expected a list, got {type(value).__name__}")
+        answers.extend(_scalar_answer(v, display, line, "acceptable_answers") for v in value)
+
+    choices: tuple[str, ...] = ()
+    if "choices" in row and row["choices"] is not None:
+        value = row["choices"]
+        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+            raise TaskError(f"{display}:{line}: choices: expected a list of strings")
+        if len(value) > 10:
+            raise TaskError(f"{display}:{line}: choices: at most 10 options (A-J), got {len(value)}")
+        choices = tuple(value)
+    return TaskItem(item_id, question, tuple(dict.fromkeys(answers)), choices, messages)
