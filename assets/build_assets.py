@@ -11,7 +11,7 @@ Sources (licence-clean; see ``assets/NOTICE.md``), downloaded once into a folder
 
 GSM8K (MIT) is read from ``shared/data/gsm8k/test.jsonl`` beside the checkout.
 
-Run: ``python assets/build_assets.py /tmp/dl ../shared/data/gsm8k/test.jsonl``. Item selection uses fixed seeds, so
+Run: ``python assets/build_assets.py /tmp/dl ../shared/data/gsm8k/test.jsonl ../shared/data/hanna/hanna_with_models.jsonl``. Item selection uses fixed seeds, so
 the output is byte-identical on every run.
 """
 
@@ -114,10 +114,12 @@ def gsm8k(path: Path, n: int, seed: int) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
+    if len(argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
     dl, gsm = Path(argv[0]), Path(argv[1])
+    if len(argv) == 3:
+        build_judge_sets(Path(argv[2]))
     tasks = []
     with tarfile.open(dl / "bigbench-1.0.0.tar.gz") as tar:
         sets = {
@@ -141,6 +143,50 @@ def main(argv: list[str]) -> int:
     for t in tasks:
         print(f"{t['name']:32s} {t['items']:5d} items  {t['canon']}")
     return 0
+
+
+
+
+HANNA_CRITERIA = {
+    "Relevance": "how well the story matches its prompt",
+    "Coherence": "how much the story makes sense",
+    "Empathy": "how well the reader understood the characters' emotions",
+    "Surprise": "how surprising the end of the story was",
+    "Engagement": "how much the reader engaged with the story",
+    "Complexity": "how elaborate the story is",
+}
+
+
+def hanna(path: Path) -> list[dict]:
+    """HANNA (shared/data/hanna/hanna_with_models.jsonl, MIT) as a judge-audit set: one input per prompt."""
+    by_prompt: dict[str, dict] = {}
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        entry = by_prompt.setdefault(
+            row["prompt_id"], {"id": row["prompt_id"], "input": row["prompt"], "criteria": HANNA_CRITERIA, "candidates": []}
+        )
+        entry["candidates"].append(
+            {
+                "id": row["story_id"],
+                "text": row["story"],
+                "human": {c: round(float(row[c]), 4) for c in HANNA_CRITERIA},
+                "system": row.get("model") or "/".join(row.get("model_candidates") or []),
+            }
+        )
+    return sorted(by_prompt.values(), key=lambda e: int(e["id"][1:]))
+
+
+def build_judge_sets(hanna_path: Path) -> None:
+    rows = hanna(hanna_path)
+    _write_jsonl(HERE / "judge" / "hanna.jsonl", rows)
+    registry = {"version": 1, "sets": [{"name": "hanna", "file": "judge/hanna.jsonl", "inputs": len(rows),
+                                        "candidates_per_input": 11, "criteria": list(HANNA_CRITERIA),
+                                        "description": "HANNA story generation: 96 WritingPrompts x 11 stories, "
+                                                       "mean of 3 raters, Likert 1-5", "licence": "MIT (HANNA)"}]}
+    (HERE / "judge.json").write_text(json.dumps(registry, indent=2) + "\n", encoding="utf-8")
+    print(f"hanna: {len(rows)} inputs")
 
 
 if __name__ == "__main__":
