@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from relgate_tui.engine.assets import assets_dir
+from relgate_tui.engine.tasks import jsonl_objects
 
 
 class AuditDataError(ValueError):
@@ -101,15 +102,7 @@ def _load(path: Path, display: str) -> AuditSet:
     criteria: dict[str, str] = {}
     inputs: list[AuditInput] = []
     seen: set[str] = set()
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise AuditDataError(f"{display}:{line_no}: bad JSON: {exc.msg} (column {exc.colno})") from None
-        if not isinstance(row, dict):
-            raise AuditDataError(f"{display}:{line_no}: expected a JSON object")
+    for line_no, row in jsonl_objects(text, display, AuditDataError):
         where = f"{display}:{line_no}"
         if "criteria" in row:
             if not isinstance(row["criteria"], dict) or not all(

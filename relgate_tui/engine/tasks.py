@@ -134,7 +134,7 @@ def _load_file(path: Path, display: str) -> tuple[tuple[TaskItem, ...], str]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise TaskError(f"{display}:{line}: not UTF-8 text (byte {exc.start})") from None
-    rows = _csv_rows(text, display) if suffix == ".csv" else _jsonl_rows(text, display)
+    rows = _csv_rows(text, display) if suffix == ".csv" else jsonl_objects(text, display)
     items: list[TaskItem] = []
     seen: dict[str, int] = {}
     for line, row in rows:
@@ -148,7 +148,9 @@ def _load_file(path: Path, display: str) -> tuple[tuple[TaskItem, ...], str]:
     return tuple(items), digest
 
 
-def _jsonl_rows(text: str, display: str) -> list[tuple[int, dict]]:
+def jsonl_objects(text: str, display: str, error: type[ValueError] = TaskError) -> list[tuple[int, dict]]:
+    """``(line number, object)`` for each non-blank line of a JSONL text; ``error`` (one line) on a bad line.
+    Lines are split on ``\\n`` only: JSON strings may hold U+2028 and other characters ``splitlines`` breaks on."""
     rows = []
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -156,9 +158,9 @@ def _jsonl_rows(text: str, display: str) -> list[tuple[int, dict]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise TaskError(f"{display}:{line_no}: bad JSON: {exc.msg} (column {exc.colno})") from None
+            raise error(f"{display}:{line_no}: bad JSON: {exc.msg} (column {exc.colno})") from None
         if not isinstance(row, dict):
-            raise TaskError(f"{display}:{line_no}: expected a JSON object, got {type(row).__name__}")
+            raise error(f"{display}:{line_no}: expected a JSON object, got {type(row).__name__}")
         rows.append((line_no, row))
     return rows
 
