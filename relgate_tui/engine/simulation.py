@@ -425,7 +425,7 @@ MCQ_FORMS: tuple[tuple[str, int], ...] = (
 )
 TEXT_FORMS: tuple[tuple[str, int], ...] = (("{s}", 3), ("{s}.", 1))
 INVALID_NUMERIC = ("I'm not sure.", "I don't know the answer to this.", "Sorry, I cannot solve this problem.")
-INVALID_MCQ = ("Not sure, sorry.", "None of the options seems right to me.", "Sorry, no idea.")
+INVALID_MCQ = ("Not sure, sorry.", "Sorry, no idea.", "Hard to say, really.")
 
 
 def _cumulative(forms: Sequence[tuple[str, int]]) -> tuple[tuple[str, ...], tuple[float, ...]]:
@@ -475,11 +475,16 @@ def _render_numeric(item: SimItem, value: str, rng: Random) -> str:
 
 
 def _usable_option(item: SimItem, index: int) -> str | None:
-    option = item.choices[index].strip()
-    if not option or "\n" in option or len(option) == 1:
+    """The option text if answering with it alone is unambiguous: one line, at least two words of three or more
+    letters, no stand-alone capital letter, and neither contains nor is contained in another option (casefolded)."""
+    option = " ".join(item.choices[index].split())
+    if len(re.findall(r"[^\W\d_]{3,}", option)) < 2 or re.search(r"\b[A-Z]\b", option):
         return None
-    if sum(1 for c in item.choices if c.strip().casefold() == option.casefold()) != 1:
-        return None
+    folded = option.casefold()
+    for other_index, other in enumerate(item.choices):
+        other = " ".join(other.split()).casefold()
+        if other_index != index and other and (other in folded or folded in other):
+            return None
     return option
 
 

@@ -24,7 +24,10 @@ from relgate_tui.engine.judge_prompts import (
     parse_direct_score,
     parse_pairwise_verdict,
 )
-from relgate_tui.engine.tasks import Task, TaskItem
+from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
+from relgate_tui.engine.judge_prompts import correctness_pairwise_prompt
+from relgate_tui.engine.prompts import item_messages
+from relgate_tui.engine.tasks import Task, TaskItem, load_task
 
 QUESTION = "What is 123 + 456?"
 
@@ -150,6 +153,36 @@ def test_bundled_style_item_recognised_through_injected_catalogue() -> None:
     dist = sim.answer_distribution("sim-strong", catalogue.item_for("Q: Capital of France?"))
     assert dist.values[0] == "B"
     assert sum(t in {"B", "(B)", "The answer is B.", "B. Paris", "Paris", "Answer: B", "**B**"} for t in texts) >= 20
+
+
+@pytest.mark.parametrize(("task_name", "index", "model"), [("gsm8k", 3, "sim-mid"), ("mmlu", 10, "sim-weak"), ("bigbench-3digit-addition", 0, "sim-strong")])
+def test_bundled_item_correct_rate_matches_p_star(client, task_name: str, index: int, model: str) -> None:
+    """Over the wire: the share of canonicalized samples in the reference classes estimates the known p*."""
+    task = load_task(task_name)
+    item = task.items[index]
+    canon = get_canonicalizer(task.canon)
+    references = canonicalize_references(canon, item.answers, item.choices)
+    messages = item_messages(item, system="You are a careful assistant.")
+    texts = []
+    for seed in (0, 1, 2):
+        body = client.post("/chat/completions", json={"model": model, "messages": messages, "seed": seed, "n": 100}).json()
+        texts += [choice["message"]["content"] for choice in body["choices"]]
+    share = sum(canon(text, item.choices) in references for text in texts) / len(texts)
+    p_star = sim.true_p_star(model, item.id)
+    assert abs(share - p_star) <= 4 * (p_star * (1 - p_star) / len(texts)) ** 0.5 + 0.01
+
+
+def test_correctness_judge_over_http_on_a_bundled_item(client) -> None:
+    item = load_task("bigbench-2digit-multiplication").items[0]
+    question = item_messages(item)[-1]["content"]
+    wrong = str(int(item.answers[0]) + 10)
+    verdicts = []
+    for seed in range(40):
+        for first, second, correct in ((item.answers[0], wrong, "A"), (f"The answer is {wrong}.", f"#### {item.answers[0]}", "B")):
+            payload = {"model": "sim-judge", "messages": correctness_pairwise_prompt(question, first, second), "seed": seed}
+            text = client.post("/chat/completions", json=payload).json()["choices"][0]["message"]["content"]
+            verdicts.append(parse_pairwise_verdict(text) == correct)
+    assert sum(verdicts) >= 0.85 * len(verdicts)
 
 
 # ------------------------------------------------------------------------------------------------ errors

@@ -20,7 +20,10 @@ from relgate_tui.engine.judge_prompts import (
     parse_direct_score,
     parse_pairwise_verdict,
 )
-from relgate_tui.engine.tasks import Task, TaskItem
+from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
+from relgate_tui.engine.judge_data import load_audit_set
+from relgate_tui.engine.prompts import item_messages
+from relgate_tui.engine.tasks import Task, TaskItem, bundled_tasks, load_task
 
 IDS = [f"item-{k}" for k in range(3000)]
 
@@ -194,16 +197,22 @@ def test_numeric_forms_keep_the_value_and_are_varied() -> None:
 
 
 def test_mcq_forms_keep_the_letter() -> None:
-    item = sim.SimItem("q", "mcq", "B", ("Paris", "London", "Rome", "Berlin"))
+    item = sim.SimItem("q", "mcq", "B", ("Paris", "London", "Rome, the eternal city", "Berlin"))
     rng = Random(5)
     texts = {sim.render_answer(item, "C", rng) for _ in range(400)}
-    assert {"C", "(C)", "The answer is C.", "C. Rome", "Rome", "Answer: C", "**C**"} == texts
+    assert {"C", "(C)", "The answer is C.", "C. Rome, the eternal city", "Rome, the eternal city", "Answer: C", "**C**"} == texts
+    short = {sim.render_answer(item, "A", Random(s)) for s in range(300)}
+    assert "A. Paris" in short and "Paris" not in short  # a one-word option alone is too ambiguous to use
 
 
 def test_mcq_option_text_form_skipped_when_ambiguous() -> None:
-    item = sim.SimItem("q", "mcq", "A", ("Same", "same", "Other"))
+    item = sim.SimItem("q", "mcq", "A", ("The same thing", "the same thing", "Something else", "Vitamin A deficiency"))
     texts = {sim.render_answer(item, "A", Random(s)) for s in range(300)}
-    assert "Same" not in texts and "A. Same" in texts
+    assert "The same thing" not in texts and "A. The same thing" in texts
+    contained = sim.SimItem("q", "mcq", "C", ("Some birds fly", "Nothing at all", "Some birds fly south"))
+    assert "Some birds fly south" not in {sim.render_answer(contained, "C", Random(s)) for s in range(300)}
+    letters = {sim.render_answer(item, "D", Random(s)) for s in range(300)}
+    assert "Vitamin A deficiency" not in letters and "D. Vitamin A deficiency" in letters
 
 
 def test_invalid_answers_carry_no_answer_token() -> None:
@@ -216,11 +225,10 @@ def test_invalid_answers_carry_no_answer_token() -> None:
     assert sim.render_answer(sim.SimItem("q", "text", "Paris"), None, rng) == ""
 
 
-def test_forms_round_trip_through_the_core_canonicalizer_when_present() -> None:
+def test_forms_round_trip_through_the_core_canonicalizer() -> None:
     """p* is defined after canonicalization: every rendered class must canonicalize to itself."""
-    canon_module = pytest.importorskip("relgate_tui.core.canon")
-    numeric = canon_module.get_canonicalizer("numeric")
-    mcq = canon_module.get_canonicalizer("mcq")
+    numeric = get_canonicalizer("numeric")
+    mcq = get_canonicalizer("mcq")
     rng = Random(9)
     for value in ["42", "-15", "1234", "98765", "2.5"]:
         item = sim.SimItem("c-" + value, "numeric", value, operands=("6", "*", "7"))
@@ -228,12 +236,76 @@ def test_forms_round_trip_through_the_core_canonicalizer_when_present() -> None:
             text = sim.render_answer(item, value, rng)
             assert numeric(text, ()) == numeric(value, ()), text
         assert numeric(sim.render_answer(item, None, rng), ()) == INVALID
-    choices = ("Paris", "London", "Rome", "Berlin")
+    choices = ("Paris is the one", "London, surely", "Rome, the eternal city", "Berlin in the north")
     item = sim.SimItem("c-mcq", "mcq", "B", choices)
     for _ in range(300):
         letter = "ABCD"[int(rng.random() * 4)]
-        assert mcq(sim.render_answer(item, letter, rng), choices) == mcq(letter, choices)
+        assert mcq(sim.render_answer(item, letter, rng), choices) == letter
     assert mcq(sim.render_answer(item, None, rng), choices) == INVALID
+
+
+def _bundled() -> list[tuple[Task, TaskItem, str]]:
+    out = []
+    for bundled in bundled_tasks():
+        task = load_task(bundled.name)
+        out += [(task, item, item_messages(item)[-1]["content"]) for item in task.items]
+    return out
+
+
+def test_bundled_catalogue_recognises_every_bundled_item() -> None:
+    catalogue = sim.bundled_catalogue()
+    assert catalogue.error is None
+    bundled = _bundled()
+    assert len(catalogue) == len({content for _, _, content in bundled}) >= 1000
+    first_with_content: dict[str, str] = {}
+    for task, item, content in bundled:
+        first_with_content.setdefault(content, item.id)  # a few MMLU questions appear twice: the first id serves
+    for task, item, content in bundled:
+        found = catalogue.item_for(content)
+        assert (found.item_id, found.task) == (first_with_content[content], task.name)
+        assert found.kind == ("mcq" if task.canon == "mcq" else "numeric"), (task.name, item.id)
+        if found.kind == "mcq":
+            assert found.choices == item.choices and found.answer in "ABCDEFGHIJ"[: len(item.choices)]
+
+
+def test_rendered_classes_canonicalize_as_intended_on_bundled_items() -> None:
+    """On every bundled item: correct renderings land in the canonicalized references, distractors outside them
+    (and valid), unparseable ones on INVALID. Precondition: the canonicalizer reads the item's bare letters as
+    themselves (items where it does not are counted; see the DEMO report for the two known MMLU items)."""
+    catalogue = sim.bundled_catalogue()
+    rng = Random(4)
+    unreadable, failures = [], []
+    for task, item, content in _bundled():
+        canon = get_canonicalizer(task.canon)
+        if item.choices and any(canon(letter, item.choices) != letter for letter in "ABCDEFGHIJ"[: len(item.choices)]):
+            unreadable.append(item.id)
+            continue
+        references = canonicalize_references(canon, item.answers, item.choices)
+        sim_item = catalogue.item_for(content)
+        values = (sim_item.answer,) + sim.distractor_values(sim_item)
+        for index, value in enumerate(values + (None,)):
+            for _ in range(3):
+                text = sim.render_answer(sim_item, value, rng)
+                got = canon(text, item.choices)
+                if value is None:
+                    ok = got == INVALID
+                elif index == 0:
+                    ok = got in references
+                else:
+                    ok = got not in references and got != INVALID
+                if not ok:
+                    failures.append((item.id, value, text, got, sorted(references)))
+    assert failures == []
+    assert len(unreadable) <= 3, unreadable
+
+
+def test_human_scores_come_from_the_bundled_hanna_set() -> None:
+    audit = load_audit_set("hanna")
+    candidate = audit.inputs[0].candidates[0]
+    criterion, score = next(iter(candidate.human.items()))
+    assert sim.latent_quality(candidate.text, criterion) == score
+    assert sim.latent_quality(candidate.text, criterion.upper()) == score  # criterion names are case-insensitive
+    assert len(sim.human_quality_index()) >= 1000
 
 
 def test_request_rng_is_deterministic_per_seed_and_index() -> None:
