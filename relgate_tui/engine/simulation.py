@@ -27,8 +27,10 @@ distractor getting a share U[0.5, 0.85] of the wrong mass, so on hard items the 
 The chosen answer is then written in a random surface form (:data:`NUMERIC_FORMS`, :data:`MCQ_FORMS`): "The answer
 is 42.", "#### 42", "42.0", "**42**", "I think it's 42", a line of reasoning then the number, "\\boxed{42}",
 "42 (since 6 * 7)", "Answer: 42", "1,234", Unicode minus; MCQ "B", "(B)", "The answer is B.", "B. <option>",
-"<option>", "Answer: B", "**B**". Every form keeps the answer's canonical class (tested against the core
-canonicalizer), so p* is exactly the probability that the *canonicalized* sample equals the reference.
+"<option>" (only when the option text alone is unambiguous: ≥ 2 words of ≥ 3 letters, no stand-alone capital, not
+contained in / containing another option), "Answer: B", "**B**". Every form keeps the answer's canonical class
+(tested against the core canonicalizer on every bundled item), so p* is the probability that the *canonicalized*
+sample is a reference class. Items whose content appears twice in a task are served under the first item's id.
 
 Items are recognised by the exact content of the last user message, as produced by
 ``relgate_tui.engine.prompts.item_messages(item)`` for the bundled tasks (:class:`ItemCatalogue`). Unknown content:
@@ -41,6 +43,10 @@ Simulated judge ("sim-judge")
 -----------------------------
 Latent quality q(text) on the 1–5 scale: the bundled human mean score for that exact text and criterion when
 ``judge_data`` provides it (HANNA), else a hash-derived value U[1.5, 4.5]. Knobs (:class:`JudgeKnobs`):
+
+Defaults: position_bias 0.15, noise_sd 0.5, pair_sd 0.3, direct_item_sd 0.5, direct_sd 0.4, correct_margin 1.5,
+invalid_rate 0.01 (with hash qualities ~17% of 6-candidate inputs show a 3-cycle at k = 3 in both orders; on HANNA
+human means ~1/3 of 5-story inputs do).
 
 * pairwise (``pairwise_prompt``): utility(first) = q_A + ``position_bias`` + g(A, B) + ``noise_sd``·ε₁,
   utility(second) = q_B + ``noise_sd``·ε₂; verdict = the larger. g is a persistent antisymmetric pair effect
