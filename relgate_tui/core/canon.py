@@ -302,15 +302,25 @@ _MCQ_LEADING_LOWER = re.compile(r"^\s*[(\[]\s*([a-j])\s*[)\]]|^\s*([a-j])\s*[).:
 _MCQ_BOLD = re.compile(r"\*\*\s*[(\[]?([A-J])[)\]]?\s*[.:)]?\s*\*\*")
 _MCQ_PAREN = re.compile(r"[(\[]\s*([A-J])\s*[)\]]")
 _MCQ_LONE = re.compile(r"(?<![\w'’-])([A-J])(?![\w'’-])")
+_BARE_LETTER = re.compile(
+    r"^\s*(?:(?:the\s+)?(?:correct\s+)?(?:final\s+)?(?:answer|option|choice)\s*(?:is|:)?\s*)?[*_]*\s*[(\[]?\s*[A-Ja-j]\s*[)\]]?\s*[*_]*\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
 _VERBISH = re.compile(r"^\s+(?:is|was|would|seems|because|since|as|it|--|-)\b", re.IGNORECASE)
 
 
-def _norm_words(text: str) -> str:
-    """Loose text comparison key: casefold, punctuation → space, articles removed."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(" " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in text)
-    words = [w for w in text.split() if w not in ("a", "an", "the")]
-    return " ".join(words)
+_EDGE_PUNCT = " \t\n.,;:!?\"'`*_()[]{}\u201c\u201d\u2018\u2019"
+
+
+def _norm_option(text: str) -> str:
+    """Comparison key for option texts: NFKC, casefold, whitespace collapsed, surrounding punctuation and a leading
+    article removed. Inner symbols are kept, so ``-1`` ≠ ``1`` and ``a < c`` ≠ ``c``."""
+    text = " ".join(unicodedata.normalize("NFKC", text).casefold().split()).strip(_EDGE_PUNCT)
+    for article in ("the ", "an ", "a "):
+        if text.startswith(article) and len(text) > len(article):
+            text = text[len(article) :].strip(_EDGE_PUNCT)
+            break
+    return text
 
 
 def _leading_letter(text: str) -> str | None:
@@ -337,7 +347,7 @@ def _mcq(answer: str, choices: Sequence[str]) -> str | None:
         return None
     n_opts = len(choices) if choices else len(_LETTERS)
     allowed = _LETTERS[: min(n_opts, len(_LETTERS))]
-    norm_choices = [_norm_words(c) for c in choices]
+    norm_choices = [_norm_option(c) for c in choices]
 
     def ok(letter: str | None) -> str | None:
         if letter is None:
@@ -346,7 +356,7 @@ def _mcq(answer: str, choices: Sequence[str]) -> str | None:
         return letter if letter in allowed else None
 
     def by_text(segment: str) -> str | None:
-        key = _norm_words(segment)
+        key = _norm_option(segment)
         if not key:
             return None
         exact = [i for i, c in enumerate(norm_choices) if c and c == key]
@@ -355,17 +365,24 @@ def _mcq(answer: str, choices: Sequence[str]) -> str | None:
         return None
 
     def text_mentioned(segment: str) -> str | None:
-        key = f" {_norm_words(segment)} "
-        hits = [i for i, c in enumerate(norm_choices) if c and f" {c} " in key]
+        # An option's text inside a longer answer ("The capital is Paris."): whole-phrase matches only, and only
+        # for distinctive options (two words or five characters), so "None of these…" does not pick option "None".
+        key = f" {_norm_option(segment)} "
+        key = re.sub(r"[^\w<>=+\-*/×÷%.]+", " ", key)
+        hits = []
+        for i, c in enumerate(norm_choices):
+            phrase = re.sub(r"[^\w<>=+\-*/×÷%.]+", " ", c).strip()
+            if phrase and (len(phrase) >= 5 or " " in phrase) and f" {phrase} " in key:
+                hits.append(i)
         if len(hits) == 1 and hits[0] < len(allowed):
             return allowed[hits[0]]
-        if len(hits) > 1:  # prefer the longest (most specific) option text if it contains the others
+        if len(hits) > 1:  # the longest (most specific) option text when it contains the others
             longest = max(hits, key=lambda i: len(norm_choices[i]))
             if all(norm_choices[i] in norm_choices[longest] for i in hits) and longest < len(allowed):
                 return allowed[longest]
         return None
 
-    if choices:
+    if choices and not _BARE_LETTER.match(text):
         hit = by_text(text) or by_text(re.sub(r"(?i)^.*?\banswer\s*(?:is|:)\s*", "", text))
         if hit:
             return hit

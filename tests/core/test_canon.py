@@ -167,6 +167,15 @@ MCQ_CASES = [
     ("The capital of France is Paris.", CHOICES, "B"),
     ("Paris", (), INVALID),
     ("It is either Paris or Berlin.", CHOICES, INVALID),
+    # option texts that look like letters, numbers or formulas (real MMLU items): the letter reading wins,
+    # and option texts are compared with their symbols
+    ("C", ("2c", "c", "0.8c", "0.5c"), "C"),
+    ("C", ("a < c", "a < b", "a > b", "a == b"), "C"),
+    ("The answer is C.", ("a < c", "a < b", "a > b", "a == b"), "C"),
+    ("a < b", ("a < c", "a < b", "a > b", "a == b"), "B"),
+    ("-1", ("0", "1", "-1", "12"), "C"),
+    ("4 × t = 12", ("4 + t = 12", "4 - t = 12", "4 / t = 12", "4 × t = 12"), "D"),
+    ("None of the options seems right to me.", ("None", "x", "y", "z"), INVALID),
 ]
 
 
