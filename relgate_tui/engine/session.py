@@ -34,6 +34,17 @@ __all__ = [
     "SpotProgress",
     "ItemRow",
     "ResultsView",
+    "LabelOutcome",
+    "Session",
+    "start_demo",
+    "demo_endpoint",
+    "discover_endpoints",
+    "list_models",
+    "task_choices",
+    "inspect_task",
+    "preflight",
+    "probe_latency",
+    "expected_samples_per_item",
 ]
 
 GateBasis = Literal["level", "lower_bound"]
@@ -625,6 +636,11 @@ class Session:
     @property
     def short_title(self) -> str:
         return f"{self.model} · {self.task_name}"
+
+    @property
+    def sampling_complete(self) -> bool:
+        """True once a sampling pass finished every item (now or in an earlier session: run status "sampled")."""
+        return self._sampling_finished
 
     def describe(self) -> str:
         c = self.config

@@ -50,6 +50,7 @@ class AppServices:
     * ``discover``: returns the model servers running on loopback (default: :func:`engine.discovery.discover`).
     * ``embedded_demo``: start the built-in simulated endpoint in-process when nothing is discovered.
     * ``demo_latency_ms``: latency of that embedded endpoint (a little latency makes the live view readable).
+    * ``demo_port``: its preferred loopback port (a stable URL keeps demo runs resumable); 0 = any free port.
     * ``progress_clock``: the clock of the sampling ProgressBar (``textual.clock.MockClock`` for snapshots).
     * ``probe_latency``: measure a round trip before estimating sampling time (off in fast tests).
     * ``seed``: the default run seed.
@@ -61,6 +62,7 @@ class AppServices:
     discover: Callable[[], Sequence[Any]] | None = None
     embedded_demo: bool = True
     demo_latency_ms: float = 2.0
+    demo_port: int = 47820
     progress_clock: Clock | None = None
     probe_latency: bool = True
     seed: int = 0
@@ -132,9 +134,9 @@ class RelgateApp(App[None]):
     def ensure_demo(self) -> str:
         """Start the embedded simulated endpoint (once) and return its base URL."""
         if self.demo is None:
-            from relgate_tui.engine.demo_server import DemoServer
+            from relgate_tui.engine.session import start_demo
 
-            self.demo = DemoServer(port=0, latency_ms=self.services.demo_latency_ms).start()
+            self.demo = start_demo(self.services.demo_latency_ms, self.services.demo_port)
         return str(self.demo.base_url)
 
     def stop_demo(self) -> None:

@@ -63,7 +63,7 @@ class HomeScreen(Screen[HomeChoice]):
     def _label(key: str, title: str, desc: str) -> str:
         letter = {"new": "n", "runs": "o", "judge": "j", "settings": "s", "quit": "q"}[key]
         tail = f"  [dim]{desc}[/]" if desc else ""
-        return f"[b]{title}[/] [dim]({letter})[/]{tail}"
+        return f"[b]{title:<12}[/] [dim]({letter})[/]{tail}"
 
     def on_mount(self) -> None:
         self.query_one("#menu", OptionList).highlighted = 0

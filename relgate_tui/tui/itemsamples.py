@@ -41,11 +41,11 @@ class ItemSamplesModal(ModalScreen[None]):
                 q.append("\nreference: ", style="dim")
                 q.append(" | ".join(v.references), style="italic")
             yield Static(q, id="samples-question")
-            yield Static(self._classes(), id="samples-classes")
-            yield Static(self._samples(), id="samples-list")
+            yield Static(self._classes_table(), id="samples-classes")
+            yield Static(self._samples_table(), id="samples-list")
             yield Label("Escape closes", classes="muted")
 
-    def _classes(self) -> Table:
+    def _classes_table(self) -> Table:
         t = Table(title="classes", title_justify="left", expand=True, box=None)
         t.add_column("rank", justify="right", width=4)
         t.add_column("answer", ratio=1, overflow="fold")
@@ -54,7 +54,7 @@ class ItemSamplesModal(ModalScreen[None]):
             t.add_row(str(c.rank), c.answer, str(c.count))
         return t
 
-    def _samples(self) -> Table:
+    def _samples_table(self) -> Table:
         t = Table(title="samples", title_justify="left", expand=True, box=None, show_lines=False)
         t.add_column("#", justify="right", width=3)
         t.add_column("class", width=14, overflow="ellipsis", no_wrap=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -41,7 +42,7 @@ def fmt_m_star(m: float) -> str:
 def fmt_prop(p) -> str:  # noqa: ANN001 - core Proportion
     if p is None:
         return "—"
-    return f"{p.estimate:.1%} [{p.low:.1%}, {p.high:.1%}]"
+    return f"{p.estimate:.1%} [{p.lower:.1%}, {p.upper:.1%}]"
 
 
 def fmt_score(s: float | None) -> str:
@@ -92,8 +93,8 @@ class ResultsScreen(Screen[str]):
             with Vertical(id="gate-box"):
                 yield Static("", id="verdict")
                 yield Static("", id="alpha-info")
-            yield Static("", id="validation")
             yield Static("", id="calls")
+        yield Static("", id="validation")
         yield Static("", id="message")
         with TabbedContent(id="tabs"):
             with TabPane("Items", id="tab-items"):
@@ -124,6 +125,11 @@ class ResultsScreen(Screen[str]):
             table.add_column(label, key=key)
         self.recompute()
         table.focus()
+        try:  # keep the run's results.json (what the Runs list shows) current
+            settings = getattr(self.app, "settings", None)
+            self.session.save_results(self.alpha, gate=self.gate, confidence=getattr(settings, "confidence", 0.95))
+        except (ValueError, OSError) as exc:
+            self.notify(f"could not save results.json: {exc}", severity="warning")
 
     # --------------------------------------------------------------------------------------------- compute
     def recompute(self) -> None:
@@ -174,25 +180,33 @@ class ResultsScreen(Screen[str]):
             info.append(f" · not sampled {v.n_unsampled}", style="dim")
         self.query_one("#alpha-info", Static).update(info)
 
-        val = Text()
-        if r.coverage is not None:
-            val.append("Validation", style="bold")
-            val.append(f" ({r.n_with_reference} deployment items with references)\n", style="dim")
-            for name, prop in (
-                ("coverage", r.coverage),
-                ("conditional cov.", r.conditional_coverage),
-                ("capability gap β", r.capability_gap),
-                ("mode accuracy", r.mode_accuracy),
-                ("1-sample accuracy", r.single_sample_accuracy),
-            ):
-                val.append(f"{name:<18}", style="dim")
-                val.append(fmt_prop(prop) + "\n")
-        else:
-            val.append("Validation\n", style="bold")
-            val.append("no references on deployment items:\ncoverage cannot be measured\n", style="dim")
         size = "—" if math.isnan(r.average_set_size) else f"{r.average_set_size:.2f}"
-        val.append(f"{'avg set size':<18}", style="dim")
-        val.append(f"{size} over {r.n_deployment} items")
+        val = Table.grid(padding=(0, 1), expand=True)
+        for _ in range(3):
+            val.add_column(style="dim", no_wrap=True)
+            val.add_column(ratio=1, no_wrap=True)
+        if r.coverage is not None:
+            cells = [
+                ("coverage", fmt_prop(r.coverage)),
+                ("conditional cov.", fmt_prop(r.conditional_coverage)),
+                ("capability gap β", fmt_prop(r.capability_gap)),
+                ("mode accuracy", fmt_prop(r.mode_accuracy)),
+                ("1-sample accuracy", fmt_prop(r.single_sample_accuracy)),
+                ("avg set size", f"{size} ({r.n_deployment} items)"),
+            ]
+            title = f"Validation on {r.n_with_reference} deployment items with references (95% Wilson intervals)"
+        else:
+            cells = [("avg set size", f"{size} ({r.n_deployment} items)"), ("coverage", "— (no references)"),
+                     ("", "")]
+            title = "Validation: the deployment items have no references, so coverage cannot be measured"
+        while len(cells) % 3:
+            cells.append(("", ""))
+        for i in range(0, len(cells), 3):
+            val.add_row(*(x for pair in cells[i:i + 3] for x in pair))
+        outer = Table.grid(expand=True)
+        outer.add_row(Text(title, style="bold"))
+        outer.add_row(val)
+        val = outer
         self.query_one("#validation", Static).update(val)
 
         calls = Text()

@@ -28,7 +28,9 @@ class Series:
 
 
 def _fmt(v: float) -> str:
-    if v == 0 or (abs(v) >= 0.01 and abs(v) < 1000):
+    if abs(v) < 1e-12:
+        return "0"
+    if abs(v) >= 0.01 and abs(v) < 1000:
         return f"{v:.2f}".rstrip("0").rstrip(".") if abs(v) < 10 else f"{v:.0f}"
     return f"{v:.1g}"
 
@@ -62,7 +64,8 @@ def xy_chart(
     ]
     gutter = 7
     plot_w = max(4, width - gutter - 1)
-    plot_h = max(3, height - 2 - (1 if x_label else 0))
+    legend = [s for s in series if s.label]
+    plot_h = max(3, height - 2 - bool(x_label) - bool(y_label) - bool(legend))
     if x_range is None:
         xs = [p[0] for p in pts] or [0.0, 1.0]
         x_range = (min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1)
@@ -95,12 +98,14 @@ def xy_chart(
         for col, row in cells:
             put(col, row, s.marker, s.style)
 
+    ticks: dict[int, str] = {}
+    for value in (y0, (y0 + y1) / 2, y1):
+        ticks.setdefault(plot_h - 1 - _scale(value, y0, y1, plot_h), _fmt(value))
     text = Text()
     if y_label:
         text.append(f"{y_label}\n", style="dim")
     for i, row in enumerate(grid):
-        value = y1 - (y1 - y0) * i / max(1, plot_h - 1)
-        tick = _fmt(value) if i in (0, plot_h // 2, plot_h - 1) else ""
+        tick = ticks.get(i, "")
         text.append(f"{tick:>{gutter - 1}} ┤" if tick else " " * (gutter - 1) + " │", style="dim")
         for ch, style in row:
             text.append(ch, style=style or None)
@@ -116,7 +121,6 @@ def xy_chart(
     text.append("".join(axis).rstrip(), style="dim")
     if x_label:
         text.append("\n" + " " * (gutter + 1) + x_label, style="dim")
-    legend = [s for s in series if s.label]
     if legend:
         text.append("\n" + " " * (gutter + 1))
         for s in legend:
@@ -173,7 +177,8 @@ def histogram(
     labels = [" "] * (gutter + 1 + n_bins * (bar_w + 1) + 4)
     for i in range(n_bins):
         if i in (0, n_bins - 1) or (n_bins > 4 and i == n_bins // 2):
-            label = str(lo + i * per_bin)
+            first, last = lo + i * per_bin, min(hi, lo + (i + 1) * per_bin - 1)
+            label = str(first) if first == last else (f"{first}-{last}" if i < n_bins - 1 else f"{first}-{last}")
             pos = gutter + 1 + i * (bar_w + 1)
             for j, ch in enumerate(label):
                 if pos + j < len(labels):
