@@ -110,18 +110,9 @@ class ResultsScreen(Screen[str]):
     def on_mount(self) -> None:
         self.sub_title = f"results · {self.session.title}"
         table = self.query_one("#items", DataTable)
-        for key, label in (
-            ("id", "item"),
-            ("role", "role"),
-            ("leader", "top answer"),
-            ("set", "prediction set"),
-            ("size", "size"),
-            ("samples", "samples"),
-            ("score", "score"),
-            ("covered", "covered"),
-            ("tie", "tie"),
-            ("source", "verified by"),
-        ):
+        labels = ("item", "role", "top answer", "prediction set", "size", "samples", "score", "covered", "tie",
+                  "verified by")
+        for key, label in zip(self.COLUMNS, labels):
             table.add_column(label, key=key)
         self.recompute()
         table.focus()
@@ -242,30 +233,48 @@ class ResultsScreen(Screen[str]):
             rows = [r for r in rows if r.tie_broken]
         return rows
 
+    COLUMNS = ("id", "role", "leader", "set", "size", "samples", "score", "covered", "tie", "source")
+
+    @staticmethod
+    def _cells(r: ItemRow) -> tuple:
+        covered = {1: Text("✓", style="green"), 0: Text("✗", style="bold red")}.get(
+            r.covered if r.covered is not None else -1, Text("·", style="dim")
+        )
+        return (
+            r.item_id,
+            r.role[:3],
+            Text(r.leader or "—", overflow="ellipsis"),
+            Text("{" + ", ".join(r.prediction_set) + "}", overflow="ellipsis"),
+            str(len(r.prediction_set)),
+            str(r.samples),
+            fmt_score(r.score),
+            covered,
+            "tie" if r.tie_broken else "",
+            r.label_source,
+        )
+
     def _render_table(self) -> None:
+        """Show the filtered rows. When the same items are shown (e.g. only α changed) only the cells that changed
+        are updated — rebuilding a large DataTable costs far more than the statistics."""
         table = self.query_one("#items", DataTable)
-        cursor = table.cursor_row
-        table.clear()
         rows = self._rows()
-        for r in rows:
-            covered = {1: Text("✓", style="green"), 0: Text("✗", style="bold red")}.get(
-                r.covered if r.covered is not None else -1, Text("·", style="dim")
-            )
-            table.add_row(
-                r.item_id,
-                r.role[:3],
-                Text(r.leader or "—", overflow="ellipsis"),
-                Text("{" + ", ".join(r.prediction_set) + "}", overflow="ellipsis"),
-                str(len(r.prediction_set)),
-                str(r.samples),
-                fmt_score(r.score),
-                covered,
-                "tie" if r.tie_broken else "",
-                r.label_source,
-                key=r.item_id,
-            )
-        if rows:
-            table.move_cursor(row=min(cursor, len(rows) - 1))
+        keys = [r.item_id for r in rows]
+        new_cells = {r.item_id: self._cells(r) for r in rows}
+        if keys == getattr(self, "_shown_keys", None):
+            old = self._shown_cells
+            for key in keys:
+                for col, a, b in zip(self.COLUMNS, old[key], new_cells[key]):
+                    if str(a) != str(b) or (isinstance(a, Text) and isinstance(b, Text) and a.style != b.style):
+                        table.update_cell(key, col, b)
+        else:
+            cursor = table.cursor_row
+            table.clear()
+            for key in keys:
+                table.add_row(*new_cells[key], key=key)
+            if rows:
+                table.move_cursor(row=min(cursor, len(rows) - 1))
+        self._shown_keys = keys
+        self._shown_cells = new_cells
         name = FILTERS[self.filter_index]
         total = len(self.view.rows) if self.view else 0
         self.query_one("#filter-label", Label).update(

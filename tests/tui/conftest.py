@@ -34,5 +34,6 @@ def services(tmp_path: Path) -> AppServices:
         discover=lambda: [],
         embedded_demo=True,
         demo_latency_ms=0.0,
+        demo_port=0,
         probe_latency=False,
     )
