@@ -443,7 +443,7 @@ def preflight(
         seconds = expected * latency[0] / max(1, setup.concurrency)
         if setup.price_in is not None and setup.price_out is not None:
             cost = expected * (latency[1] * setup.price_in + latency[2] * setup.price_out) / 1e6
-    note = "expected: stopping rule simulated on a typical mix of easy and hard items (SPEC §8)"
+    note = "expected: the stopping rule simulated on a typical mix (60% easy, 25% medium, 15% hard items)"
     if setup.simulated:
         note += " · simulated endpoint: free"
     return Preflight(n_items, n_cal, worst, expected, None if latency is None else latency[0], seconds, cost, note)
@@ -647,6 +647,41 @@ class Session:
         return (f"{self.model} at {self.endpoint_label} · {self.task_name} ({self.n_items} items, "
                 f"{len(self.prepared.calibration_ids)} calibration) · K_max {c.k_max} · {c.stopping} δ={c.delta:g} "
                 f"· T={c.temperature:g} · concurrency {c.concurrency} · run {self.run_id}")
+
+    # ------------------------------------------------------------------------------------------------ sampling
+    def _progress_row(self, item_id: str, canonicals: Sequence[str], error: str = "") -> ItemProgress:
+        """One live-table row from an item's canonical classes (in sample order)."""
+        from collections import Counter
+
+        from relgate_tui.core.types import INVALID
+        from relgate_tui.engine.certify import used_sample_count
+
+        n = len(canonicals)
+        counts = Counter(c for c in canonicals if c != INVALID)
+        leader, top = counts.most_common(1)[0] if counts else (None, 0)
+        used = used_sample_count(canonicals, self.prepared.rule, self.k_max) if n else 0
+        stopped = 0 < used < self.k_max and (used < n or self.prepared.rule.should_stop(list(counts.values()), n))
+        return ItemProgress(
+            item_id=item_id,
+            role=self._roles.get(item_id, ""),
+            n_samples=min(n, self.k_max),
+            k_max=self.k_max,
+            leader=leader,
+            consensus=top / n if n else 0.0,
+            stopped=stopped,
+            done=stopped or n >= self.k_max,
+            error=error,
+        )
+
+    def item_progress(self) -> list[ItemProgress]:
+        """The live table's rows as stored now (a resumed run starts from its stored samples)."""
+        samples = self._samples_by_item(refresh=True)
+        rows = []
+        for item in self.prepared.items:
+            stored = samples.get(item.id, [])
+            prefix = [s.canonical for i, s in enumerate(stored) if s.index == i]
+            rows.append(self._progress_row(item.id, prefix))
+        return rows
 
     # ------------------------------------------------------------------------------------------------ analysis
     def _samples_by_item(self, refresh: bool = False) -> dict[str, list[Any]]:

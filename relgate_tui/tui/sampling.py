@@ -69,7 +69,7 @@ class SamplingScreen(Screen[str]):
             yield DataTable(id="live", cursor_type="row", zebra_stripes=True)
             with Vertical(id="errors-box"):
                 yield Label("Errors", classes="panel-title")
-                yield RichLog(id="errors", wrap=True, markup=False, max_lines=500)
+                yield RichLog(id="errors", wrap=True, markup=False, max_lines=500, min_width=20)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -134,7 +134,7 @@ class SamplingScreen(Screen[str]):
                 cells = self._cells(row)
                 if item_id in self._rows:
                     for key, value in zip(("id", "role", "samples", "leader", "consensus", "stopped"), cells):
-                        table.update_cell(item_id, key, value)
+                        table.update_cell(item_id, key, value, update_width=key in ("leader", "stopped"))
                 else:
                     table.add_row(*cells, key=item_id)
                     self._rows.add(item_id)
