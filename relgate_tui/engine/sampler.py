@@ -1,0 +1,437 @@
+"""Frugal, fault-tolerant sampling (SPEC §3.7, §4.3).
+
+Every item is sampled *sequentially* — sample 0, 1, 2, … — and after each sample its canonical answers go to the
+sequential stopping rule (``should_stop(counts, n_samples)``: counts of the non-INVALID classes, all samples);
+sampling stops when the rule certifies the leader or at ``k_max``. Concurrency is *across* items: ``concurrency``
+workers each take the next item from a queue, so at most ``concurrency`` requests are in flight.
+
+Resume and cost: samples already in the run store are not requested again; a sample whose request fingerprint is in
+the cache costs no call. Each new sample is handed to ``persist`` (the run store) *before* the next request for that
+item is sent, so a kill at any moment loses no paid sample. Samples are keyed by index, with a per-index ``seed``,
+so the same run always asks the same questions.
+
+Faults: timeouts, connection errors, 429 (honouring ``Retry-After``, seconds or HTTP date, up to a cap), 5xx,
+malformed JSON and empty choices are retried with jittered exponential backoff; other 4xx are not retried and are
+reported for the item. A failed item never aborts the run: it is reported and the others go on. After
+``pause_after`` consecutive failed requests the endpoint is considered down: every worker waits (no item burns its
+retries), an :class:`EndpointDown` event is emitted and the endpoint is probed with backoff until it answers
+(:class:`EndpointUp`), or until ``max_down_s`` has passed, when :class:`EndpointUnreachable` is raised.
+
+``n > 1``: with the ``none`` rule the remaining samples of an item are asked for in one request when the server
+honours ``n``; a server that returns fewer choices (llama.cpp) is remembered and asked one sample at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from relgate_tui.core.types import INVALID
+from relgate_tui.engine.cache import SampleCache
+from relgate_tui.engine.endpoints import Completion, EndpointConfig, RequestFailed, complete, request_fingerprint, sample_seed
+from relgate_tui.engine.prompts import item_messages
+from relgate_tui.engine.runstore import StoredSample
+
+
+# ------------------------------------------------------------------------------------------------------ events
+@dataclass(frozen=True)
+class SampleDone:
+    item_id: str
+    index: int
+    text: str
+    canonical: str
+    cached: bool
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SampleFailed:
+    """A failed request. ``final``: no more retries — the item stops here (with the samples it has)."""
+
+    item_id: str
+    index: int
+    error_kind: str
+    message: str
+    final: bool
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class ItemDone:
+    item_id: str
+    n_samples: int
+    stopped_early: bool
+    counts: dict[str, int]
+    failed: bool = False
+    resumed: int = 0  # samples that were already in the run store
+
+
+@dataclass(frozen=True)
+class EndpointDown:
+    message: str
+
+
+@dataclass(frozen=True)
+class EndpointUp:
+    down_seconds: float
+
+
+SamplerEvent = SampleDone | SampleFailed | ItemDone | EndpointDown | EndpointUp
+
+
+class EndpointUnreachable(RuntimeError):
+    """The endpoint stayed down longer than ``max_down_s``."""
+
+
+# ------------------------------------------------------------------------------------------------------ settings
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries per request: ``max_attempts`` in all, delays ``base_delay_s · 2^(attempt−1)`` with full jitter, capped
+    at ``max_delay_s``; a server's ``Retry-After`` is honoured up to ``max_retry_after_s``."""
+
+    max_attempts: int = 5
+    base_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+    max_retry_after_s: float = 120.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after_s)
+        return rng.uniform(0.0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+
+
+@dataclass
+class SamplingTotals:
+    """Calls of one sampling pass. ``made``: requests answered (each paid); ``cached``: samples served from the cache
+    or the run store; ``failed``: requests that failed after their retries; ``retries``: failed attempts retried."""
+
+    made: int = 0
+    cached: int = 0
+    failed: int = 0
+    retries: int = 0
+    samples_new: int = 0
+    samples_used: int = 0
+    items: int = 0
+    items_stopped_early: int = 0
+    items_failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def saved_vs_kmax(self, k_max: int) -> float:
+        budget = self.items * k_max
+        return 1.0 - self.samples_used / budget if budget else 0.0
+
+    def cost(self, price_in: float | None, price_out: float | None) -> float | None:
+        """Cost from prices per million input / output tokens."""
+        if price_in is None or price_out is None:
+            return None
+        return (self.prompt_tokens * price_in + self.completion_tokens * price_out) / 1e6
+
+
+@dataclass(frozen=True)
+class SamplingJob:
+    """What to sample: the items (``TaskItem``s), the canonicalizer ``(text, choices) -> class``, the stopping rule,
+    ``k_max``, the run seed and the samples already stored (by item id, any order)."""
+
+    items: Sequence[Any]
+    canonicalizer: Callable[[str, Sequence[str]], str]
+    rule: Any
+    k_max: int
+    seed: int = 0
+    existing: Mapping[str, Sequence[StoredSample]] = field(default_factory=dict)
+
+
+def class_counts(canonicals: Sequence[str]) -> dict[str, int]:
+    return dict(Counter(c for c in canonicals if c != INVALID))
+
+
+# ------------------------------------------------------------------------------------------------------ sampler
+class Sampler:
+    """Samples a :class:`SamplingJob` against one endpoint. Use :meth:`run` (async iterator of events) or
+    :func:`run_sampling` (blocking, with a callback)."""
+
+    def __init__(
+        self,
+        endpoint: EndpointConfig,
+        *,
+        concurrency: int = 8,
+        cache: SampleCache | None = None,
+        persist: Callable[[StoredSample], None] | None = None,
+        retry: RetryPolicy | None = None,
+        pause_after: int = 8,
+        probe_interval_s: float = 1.0,
+        max_down_s: float | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        rng_seed: int = 0,
+    ):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.endpoint = endpoint
+        self.concurrency = concurrency
+        self.cache = cache
+        self.persist = persist
+        self.retry = retry or RetryPolicy()
+        self.pause_after = pause_after
+        self.probe_interval_s = probe_interval_s
+        self.max_down_s = max_down_s
+        self.totals = SamplingTotals()
+        self._transport = transport
+        self._rng = random.Random(rng_seed)
+        self._honours_n: bool | None = None
+        self._consecutive_failures = 0
+        self._up = asyncio.Event()
+        self._running = asyncio.Event()  # cleared while the user pauses
+        self._down_since: float | None = None
+        self._queue: asyncio.Queue[SamplerEvent] | None = None
+        self._prober: asyncio.Task[None] | None = None
+
+    # -- user pause --------------------------------------------------------------------------------------------
+    def pause(self) -> None:
+        """Stop issuing new requests (in-flight ones complete)."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    @property
+    def endpoint_down(self) -> bool:
+        return not self._up.is_set()
+
+    # -- main loop ---------------------------------------------------------------------------------------------
+    async def run(self, job: SamplingJob) -> AsyncIterator[SamplerEvent]:
+        """Sample every item of ``job``; yields events as they happen. Cancelling (or closing the iterator) stops the
+        workers; samples already handed to ``persist`` stay."""
+        self._up.set()
+        self._running.set()
+        queue: asyncio.Queue[SamplerEvent] = asyncio.Queue()
+        self._queue = queue
+        todo: asyncio.Queue[Any] = asyncio.Queue()
+        for item in job.items:
+            todo.put_nowait(item)
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        async with httpx.AsyncClient(limits=limits, transport=self._transport, trust_env=False) as client:
+            workers = [
+                asyncio.create_task(self._worker(client, job, todo)) for _ in range(min(self.concurrency, len(job.items)))
+            ]
+            done = asyncio.gather(*workers)
+            try:
+                while True:
+                    getter = asyncio.ensure_future(queue.get())
+                    finished, _ = await asyncio.wait({getter, done}, return_when=asyncio.FIRST_COMPLETED)
+                    if getter in finished:
+                        yield getter.result()
+                        continue
+                    getter.cancel()
+                    while not queue.empty():
+                        yield queue.get_nowait()
+                    done.result()  # re-raise a worker's exception (EndpointUnreachable)
+                    break
+            finally:
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                if self._prober is not None:
+                    self._prober.cancel()
+                    await asyncio.gather(self._prober, return_exceptions=True)
+                    self._prober = None
+
+    def _emit(self, event: SamplerEvent) -> None:
+        assert self._queue is not None
+        self._queue.put_nowait(event)
+
+    async def _worker(self, client: httpx.AsyncClient, job: SamplingJob, todo: asyncio.Queue[Any]) -> None:
+        while True:
+            try:
+                item = todo.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await self._sample_item(client, job, item)
+
+    async def _sample_item(self, client: httpx.AsyncClient, job: SamplingJob, item: Any) -> None:
+        stored = sorted(job.existing.get(item.id, ()), key=lambda s: s.index)
+        canonicals: list[str] = []
+        for s in stored:  # contiguous prefix 0..m-1 (a gap means the samples after it are asked again)
+            if s.index != len(canonicals):
+                break
+            canonicals.append(s.canonical)
+        resumed = len(canonicals)
+        self.totals.cached += resumed
+        self.totals.items += 1
+        messages = item_messages(item)
+        failed = False
+        while len(canonicals) < job.k_max and not job.rule.should_stop(
+            list(class_counts(canonicals).values()), len(canonicals)
+        ):
+            index = len(canonicals)
+            want = job.k_max - index if job.rule.name == "none" and self._honours_n is not False else 1
+            got = await self._get_samples(client, job, item, messages, index, want)
+            if got is None:
+                failed = True
+                break
+            for i, (completion, cached) in enumerate(got):
+                canonical = job.canonicalizer(completion.text, item.choices)
+                usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
+                sample = StoredSample(item.id, index + i, completion.text, canonical, usage,
+                                      self._fingerprint(job, item, messages, index + i))
+                if self.persist is not None:
+                    self.persist(sample)
+                canonicals.append(canonical)
+                self._emit(SampleDone(item.id, index + i, completion.text, canonical, cached, usage))
+        counts = class_counts(canonicals)
+        stopped_early = len(canonicals) < job.k_max and not failed
+        self.totals.samples_used += len(canonicals)
+        self.totals.items_stopped_early += stopped_early
+        self.totals.items_failed += failed
+        self._emit(ItemDone(item.id, len(canonicals), stopped_early, counts, failed, resumed))
+
+    def _fingerprint(self, job: SamplingJob, item: Any, messages: list[dict], index: int) -> str:
+        return request_fingerprint(self.endpoint, messages, index, sample_seed(job.seed, item.id, index))
+
+    async def _get_samples(
+        self, client: httpx.AsyncClient, job: SamplingJob, item: Any, messages: list[dict], index: int, want: int
+    ) -> list[tuple[Completion, bool]] | None:
+        """Samples ``index …`` (1, or ``want`` when asking with n): from the cache, else from the endpoint."""
+        if self.cache is not None:
+            hit = self.cache.get(self._fingerprint(job, item, messages, index))
+            if hit is not None:
+                self.totals.cached += 1
+                return [(hit, True)]
+        n = want if (want > 1 and self.endpoint.kind == "openai") else 1
+        completions = await self._request(client, item.id, index, messages, sample_seed(job.seed, item.id, index), n)
+        if completions is None:
+            return None
+        if n > 1:
+            if len(completions) < n:
+                self._honours_n = False  # llama.cpp: one choice whatever n says
+            else:
+                self._honours_n = True
+        completions = completions[:want]
+        out = []
+        for i, c in enumerate(completions):
+            if self.cache is not None:
+                self.cache.put(self._fingerprint(job, item, messages, index + i), c)
+            out.append((c, False))
+        self.totals.samples_new += len(out)
+        return out
+
+    async def _request(
+        self, client: httpx.AsyncClient, item_id: str, index: int, messages: list[dict], seed: int, n: int
+    ) -> list[Completion] | None:
+        attempt = 0
+        while True:
+            await self._running.wait()
+            await self._wait_until_up()
+            attempt += 1
+            try:
+                completions = await complete(client, self.endpoint, messages, seed=seed, n=n)
+            except RequestFailed as exc:
+                endpoint_fault = exc.kind in ("timeout", "connection", "5xx")
+                if endpoint_fault:
+                    self._consecutive_failures += 1
+                    if self._consecutive_failures >= self.pause_after and self._up.is_set():
+                        self._go_down(exc)
+                final = not exc.retryable or attempt >= self.retry.max_attempts
+                if self.endpoint_down and endpoint_fault and exc.retryable:
+                    final = False  # while the endpoint is down, waiting is not this item's fault
+                    attempt = min(attempt, self.retry.max_attempts - 1)
+                self._emit(SampleFailed(item_id, index, exc.kind, str(exc), final, attempt))
+                if final:
+                    self.totals.failed += 1
+                    return None
+                self.totals.retries += 1
+                if not self.endpoint_down:
+                    await asyncio.sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+                continue
+            self._consecutive_failures = 0
+            self.totals.made += 1
+            self.totals.prompt_tokens += sum(c.prompt_tokens for c in completions)
+            self.totals.completion_tokens += sum(c.completion_tokens for c in completions)
+            return completions
+
+    # -- endpoint down / up ------------------------------------------------------------------------------------
+    def _go_down(self, exc: RequestFailed) -> None:
+        self._up.clear()
+        self._down_since = time.monotonic()
+        self._emit(EndpointDown(f"endpoint unreachable after {self._consecutive_failures} failed requests "
+                                f"({exc.kind}: {exc}); sampling paused, retrying"))
+        if self._prober is None or self._prober.done():
+            self._prober = asyncio.create_task(self._probe_until_up())
+
+    async def _wait_until_up(self) -> None:
+        if self._up.is_set():
+            return
+        if self.max_down_s is None:
+            await self._up.wait()
+            return
+        assert self._down_since is not None
+        remaining = self.max_down_s - (time.monotonic() - self._down_since)
+        try:
+            await asyncio.wait_for(self._up.wait(), timeout=max(0.0, remaining))
+        except asyncio.TimeoutError:
+            raise EndpointUnreachable(
+                f"endpoint {self.endpoint.base_url} unreachable for {self.max_down_s:g} s; stopped "
+                "(completed samples are kept: rerun the same command to resume)"
+            ) from None
+
+    async def _probe_until_up(self) -> None:
+        delay = self.probe_interval_s
+        async with httpx.AsyncClient(transport=self._transport, trust_env=False) as client:
+            while not self._up.is_set():
+                await asyncio.sleep(delay)
+                if await _answers(client, self.endpoint):
+                    assert self._down_since is not None
+                    down = time.monotonic() - self._down_since
+                    self._consecutive_failures = 0
+                    self._up.set()
+                    self._emit(EndpointUp(down))
+                    return
+                delay = min(delay * 2, 10.0)
+
+
+async def _answers(client: httpx.AsyncClient, endpoint: EndpointConfig) -> bool:
+    """Does the endpoint answer HTTP at all (any status below 500)? Cheap: ``GET /models`` or the base URL."""
+    url = endpoint.base_url.rstrip("/") + "/models" if endpoint.kind == "openai" else endpoint.base_url
+    try:
+        response = await client.get(url, headers=endpoint.headers(), timeout=min(5.0, endpoint.timeout_s))
+    except httpx.HTTPError:
+        return False
+    return response.status_code < 500
+
+
+# ------------------------------------------------------------------------------------------------------ helpers
+def run_sampling(
+    sampler: Sampler, job: SamplingJob, on_event: Callable[[SamplerEvent], None] | None = None
+) -> SamplingTotals:
+    """Blocking wrapper (the CLI): run the sampler to completion, calling ``on_event`` for every event."""
+
+    async def main() -> SamplingTotals:
+        async for event in sampler.run(job):
+            if on_event is not None:
+                on_event(event)
+        return sampler.totals
+
+    return asyncio.run(main())
+
+
+async def probe(endpoint: EndpointConfig, task: str) -> tuple[float, float, float]:
+    """One real request (the task's first item): (seconds, prompt tokens, completion tokens). Uncached."""
+    from relgate_tui.engine.tasks import load_task
+
+    item = load_task(task).items[0]
+    async with httpx.AsyncClient(trust_env=False) as client:
+        started = time.perf_counter()
+        completions = await complete(client, endpoint, item_messages(item), seed=0)
+        seconds = time.perf_counter() - started
+    c = completions[0]
+    return seconds, float(c.prompt_tokens), float(c.completion_tokens)
