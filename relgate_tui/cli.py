@@ -99,7 +99,7 @@ class _Progress:
     def __init__(self, total_items: int, k_max: int, quiet: bool) -> None:
         from rich.console import Console
 
-        self.console = Console(stderr=True, highlight=False)
+        self.console = Console(stderr=True, highlight=False, soft_wrap=True)
         self.quiet = quiet
         self.total = total_items
         self.k_max = k_max
@@ -208,7 +208,7 @@ def _fmt_pct(x: Any) -> str:
 def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
     from rich.console import Console
 
-    con = Console(stderr=True, highlight=False)
+    con = Console(stderr=True, highlight=False, soft_wrap=True)
     m = doc["m_star"]
     calls = doc["calls"]
     verdict = {None: "", True: "  [bold green]PASS[/]", False: "  [bold red]FAIL[/]"}[doc["passed"]]

@@ -36,6 +36,7 @@ import math
 import os
 import re
 import signal
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -65,6 +66,11 @@ __all__ = [
     "apply_labels",
     "prepare",
     "sample_run",
+    "SamplingProgress",
+    "sampling_job",
+    "make_sampler",
+    "open_cache",
+    "check_reachable",
     "analyse",
     "results_document",
     "run_certify",
@@ -111,6 +117,23 @@ class CertifyConfig:
     limit: int | None = None
     confidence: float = 0.95
     timeout_s: float = 60.0
+    max_down_s: float = 120.0
+    cache_dir: str | None = None
+
+    def endpoint_config(self) -> Any:
+        """The sampler's :class:`~relgate_tui.engine.endpoints.EndpointConfig` (OpenAI-compatible chat)."""
+        from relgate_tui.engine.endpoints import EndpointConfig
+
+        return EndpointConfig(
+            base_url=self.endpoint,
+            model=self.model,
+            kind="openai",
+            api_key_env=self.api_key_env,
+            system=self.system,
+            temperature=float(self.temperature),
+            max_tokens=self.max_tokens,
+            timeout_s=float(self.timeout_s),
+        )
 
     def validate(self) -> CertifyConfig:
         """Raise :class:`CertifyError` (one line) for an option value that cannot work; return self."""
@@ -159,6 +182,8 @@ class CertifyConfig:
             bad(f"the confidence level must be in (0, 1), got {self.confidence!r}")
         if not (_is_number(self.timeout_s) and self.timeout_s > 0):
             bad(f"the request timeout must be positive, got {self.timeout_s!r}")
+        if not (_is_number(self.max_down_s) and self.max_down_s >= 0):
+            bad(f"the endpoint-down wait must be non-negative, got {self.max_down_s!r}")
         return self
 
     def public_dict(self) -> dict[str, Any]:
@@ -620,17 +645,21 @@ def prepare(cfg: CertifyConfig) -> Prepared:
 
 
 def reference_classes(prepared: Prepared) -> Callable[[Any], set[str] | None]:
-    """``item → acceptable canonical classes`` (references through the run's canonicalizer), None without one."""
+    """``item → acceptable canonical classes`` (references through the run's canonicalizer,
+    :func:`relgate_tui.core.canon.canonicalize_references`), None without a usable reference."""
     from relgate_tui.core.canon import canonicalize_references
 
     cache: dict[str, set[str] | None] = {}
 
     def refs(item: Any) -> set[str] | None:
         if item.id not in cache:
-            if not item.answers:
-                cache[item.id] = None
-            else:
-                cache[item.id] = set(canonicalize_references(prepared.canon_spec, item.answers, item.choices))
+            acceptable = (
+                set(canonicalize_references(prepared.canonicalizer, item.answers, item.choices))
+                if item.answers else set()
+            )
+            # a reference the canonicalizer cannot parse verifies nothing: the item stays unverified (counted as
+            # pending), rather than being scored as a miss
+            cache[item.id] = acceptable or None
         return cache[item.id]
 
     return refs
@@ -651,18 +680,178 @@ def analyse_prepared(prepared: Prepared) -> Analysis:
     )
 
 
-def sample_run(prepared: Prepared, on_event: Callable[[Any], None] | None = None) -> CallCounts:
-    """Phase 2: sample every item (resume from the run store and the cache). Raises :class:`CertifyError` when the
-    endpoint stays unreachable."""
-    raise NotImplementedError  # wired to engine/sampler.py below
+@dataclass(frozen=True)
+class SamplingProgress:
+    """What :func:`sample_run` reports to its callback after every sampler event (the CLI's progress line)."""
+
+    total_items: int
+    done_items: int
+    made: int
+    cached: int
+    failed: int
+    samples_used: int
+    message: str | None = None  # a notable event: endpoint down/up, an item that failed for good
 
 
-def run_certify(cfg: CertifyConfig, on_event: Callable[[Any], None] | None = None) -> CertifyOutcome:
+def open_cache(cfg: CertifyConfig) -> Any:
+    """The diskcache of completed samples: ``cfg.cache_dir`` or ``<cache dir>/samples`` (see engine/paths.py)."""
+    from relgate_tui.engine.cache import SampleCache
+    from relgate_tui.engine.paths import cache_dir
+
+    path = Path(cfg.cache_dir) if cfg.cache_dir else cache_dir() / "samples"
+    try:
+        return SampleCache(path)
+    except OSError as exc:
+        raise CertifyError(f"cannot open the sample cache {path}: {exc.strerror or exc}") from None
+
+
+def sampling_job(prepared: Prepared) -> Any:
+    """The sampler's :class:`~relgate_tui.engine.sampler.SamplingJob` for the run: every item, the run's
+    canonicalizer and stopping rule, K_max, seed, and the samples already stored (the resume)."""
+    from relgate_tui.engine.sampler import SamplingJob
+
+    cfg = prepared.config
+    return SamplingJob(
+        items=prepared.items,
+        canonicalizer=prepared.canonicalizer,
+        rule=prepared.rule,
+        k_max=cfg.k_max,
+        seed=cfg.seed,
+        existing=prepared.store.samples_by_item(),
+    )
+
+
+def make_sampler(prepared: Prepared, cache: Any = None, **kwargs: Any) -> Any:
+    """A :class:`~relgate_tui.engine.sampler.Sampler` that persists every completed sample into the run store
+    (one whole-line write each, before the item's next request)."""
+    from relgate_tui.engine.sampler import Sampler
+
+    cfg = prepared.config
+    store = prepared.store
+    kwargs.setdefault("max_down_s", cfg.max_down_s)
+    return Sampler(
+        cfg.endpoint_config(),
+        concurrency=cfg.concurrency,
+        cache=cache,
+        persist=lambda sample: store.append_samples([sample]),
+        **kwargs,
+    )
+
+
+def _needs_network(prepared: Prepared, job: Any, cache: Any) -> bool:
+    """True when some item still needs a sample that neither the run store nor the cache holds."""
+    from relgate_tui.engine.endpoints import request_fingerprint, sample_seed
+    from relgate_tui.engine.prompts import item_messages
+
+    cfg = prepared.config
+    endpoint = cfg.endpoint_config()
+    for item in prepared.items:
+        canon = []
+        for s in sorted(job.existing.get(item.id, ()), key=lambda s: s.index):
+            if s.index != len(canon):
+                break
+            canon.append(s.canonical)
+        used = used_sample_count(canon, prepared.rule, cfg.k_max)
+        if used < len(canon) or used >= cfg.k_max:
+            continue
+        counts = [c for c in Counter(x for x in canon if x != INVALID).values()]
+        if canon and prepared.rule.should_stop(counts, len(canon)):
+            continue
+        index = len(canon)
+        fp = request_fingerprint(endpoint, item_messages(item), index, sample_seed(cfg.seed, item.id, index))
+        if cache is None or cache.get(fp) is None:
+            return True
+    return False
+
+
+def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
+    """Fail fast (one line) when nothing answers HTTP at the endpoint: ``GET <base>/models`` up to ``attempts``
+    times with a short backoff. Any HTTP status counts as reachable (the sampler handles the rest)."""
+    import time
+
+    import httpx
+
+    url = cfg.endpoint.rstrip("/") + "/models"
+    endpoint = cfg.endpoint_config()
+    last = ""
+    for attempt in range(attempts):
+        try:
+            with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s)) as client:
+                client.get(url, headers=endpoint.headers())
+            return
+        except httpx.TimeoutException:
+            last = "timed out"
+        except httpx.HTTPError as exc:
+            last = f"{type(exc).__name__}"
+        if attempt + 1 < attempts:
+            time.sleep(0.25 * 2**attempt)
+    raise CertifyError(f"cannot reach the endpoint {cfg.endpoint} ({last} after {attempts} attempts); is the server "
+                       "running?")
+
+
+def sample_run(
+    prepared: Prepared, on_progress: Callable[[SamplingProgress], None] | None = None, *, cache: Any = None
+) -> CallCounts:
+    """Phase 2: sample every item, resuming from the run store and the cache (blocking; the CLI's path). Returns the
+    invocation's call counts. Raises :class:`CertifyError` when the endpoint cannot be reached or stays down longer
+    than ``max_down_s`` (completed samples are kept: the same command resumes)."""
+    from relgate_tui.engine.sampler import (
+        EndpointDown,
+        EndpointUnreachable,
+        EndpointUp,
+        ItemDone,
+        SampleFailed,
+        run_sampling,
+    )
+
+    own_cache = cache is None
+    if own_cache:
+        cache = open_cache(prepared.config)
+    try:
+        job = sampling_job(prepared)
+        if _needs_network(prepared, job, cache):
+            check_reachable(prepared.config)
+        sampler = make_sampler(prepared, cache)
+        total = len(prepared.items)
+        done = 0
+
+        def on_event(event: Any) -> None:
+            nonlocal done
+            message = None
+            if isinstance(event, ItemDone):
+                done += 1
+                if event.failed:
+                    message = f"item {event.item_id}: sampling failed after {event.n_samples} samples (kept)"
+            elif isinstance(event, SampleFailed) and event.final:
+                message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
+            elif isinstance(event, EndpointDown):
+                message = event.message
+            elif isinstance(event, EndpointUp):
+                message = f"endpoint back after {event.down_seconds:.1f} s; sampling resumed"
+            elif on_progress is None:
+                return
+            if on_progress is not None:
+                t = sampler.totals
+                on_progress(SamplingProgress(total, done, t.made, t.cached, t.failed, t.samples_used, message))
+
+        try:
+            totals = run_sampling(sampler, job, on_event)
+        except EndpointUnreachable as exc:
+            raise CertifyError(str(exc)) from None
+        finally:
+            prepared.store.sync_samples()
+        return CallCounts(totals.made, totals.cached, totals.failed)
+    finally:
+        if own_cache:
+            cache.close()
+
+
+def run_certify(cfg: CertifyConfig, on_progress: Callable[[SamplingProgress], None] | None = None) -> CertifyOutcome:
     """All phases, as ``relgate certify`` runs them. Writes ``results.json`` in the run; returns the document."""
     prepared = prepare(cfg)
     try:
         prepared.store.set_status("sampling")
-        calls = sample_run(prepared, on_event)
+        calls = sample_run(prepared, on_progress)
         prepared.store.set_status("sampled")
         analysis = analyse_prepared(prepared)
         if prepared.file_labels:
