@@ -810,6 +810,9 @@ def sample_run(
     try:
         job = sampling_job(prepared)
         if _needs_network(prepared, job, cache):
+            key_env = prepared.config.api_key_env
+            if key_env and not os.environ.get(key_env):
+                raise CertifyError(f"--api-key-env {key_env}: that environment variable is not set (or empty)")
             check_reachable(prepared.config)
         sampler = make_sampler(prepared, cache)
         total = len(prepared.items)
