@@ -135,7 +135,9 @@ class _Progress:
 
     def message(self, text: str) -> None:
         if not self.quiet:
-            self.console.print(text)
+            from rich.markup import escape
+
+            self.console.print(escape(text))
 
     def close(self) -> None:
         if self._bar is not None:
@@ -207,6 +209,7 @@ def _fmt_pct(x: Any) -> str:
 
 def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
     con = Console(stderr=True, highlight=False, soft_wrap=True)
     m = doc["m_star"]
@@ -223,10 +226,10 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
         + (f"; coverage {_fmt_pct(doc['coverage'])}" if doc["coverage"] is not None else "")
     )
     if doc.get("calibration_message"):
-        con.print(f"[yellow]{doc['calibration_message']}[/]")
+        con.print(f"[yellow]{escape(doc['calibration_message'])}[/]")
     con.print(
         f"calls made {calls['made']}, cached {calls['cached']}, failed {calls['failed']}, "
-        f"saved vs K_max {_fmt_pct(calls['saved_vs_kmax'])}; run {doc['run_id']} ({run_path})"
+        f"saved vs K_max {_fmt_pct(calls['saved_vs_kmax'])}; run {escape(doc['run_id'])} ({escape(str(run_path))})"
     )
 
 
