@@ -225,6 +225,11 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
         f"skipped {doc['n_skipped']}, pending {doc['n_pending']}"
         + (f"; coverage {_fmt_pct(doc['coverage'])}" if doc["coverage"] is not None else "")
     )
+    if doc.get("n_incomplete"):
+        con.print(
+            f"[yellow]{doc['n_incomplete']} item(s) have incomplete sampling (requests failed; their samples are "
+            "used as they are): rerun the same command to retry them[/]"
+        )
     if doc.get("calibration_message"):
         con.print(f"[yellow]{escape(doc['calibration_message'])}[/]")
     con.print(

@@ -348,6 +348,7 @@ class ItemAnalysis:
     acceptable_fraction: float | None
     has_reference: bool
     reference_score: float | None  # the reference verdict even when a human/file label overrides it
+    complete: bool = True  # False: fewer than K_max samples and no stop (requests failed); rerun to retry
 
     @property
     def record(self) -> core_certify.ItemRecord:
@@ -410,6 +411,9 @@ def analyse(
             usage["completion_tokens"] += int(s.usage.get("completion_tokens", 0) or 0)
         canon = [s.canonical for s in prefix]
         used = used_sample_count(canon, rule, k_max)
+        complete = used >= k_max or (
+            used > 0 and rule.should_stop(list(Counter(c for c in canon[:used] if c != INVALID).values()), used)
+        )
         ranked = rank_classes(canon[:used], item_rng(seed, item.id))
         acceptable = canonicalize_refs(item)
         ref_score = rank_score(ranked, acceptable) if acceptable is not None else None
@@ -424,7 +428,7 @@ def analyse(
             score, verified_by, skipped = None, None, False
         analysed.append(
             ItemAnalysis(item.id, role, ranked, len(stored), score, verified_by, skipped, frac,
-                         acceptable is not None, ref_score)
+                         acceptable is not None, ref_score, complete)
         )
     cal = [a.record for a in analysed if a.role == "calibration"]
     dep = []
@@ -497,6 +501,8 @@ def results_document(
             entry["skipped"] = True
         if a.samples_stored > a.ranked.n_samples:
             entry["samples_stored"] = a.samples_stored
+        if not a.complete:
+            entry["incomplete"] = True
         items_json.append(entry)
     has_ref = res.n_with_reference > 0
     usage = dict(analysis.usage)
@@ -516,6 +522,7 @@ def results_document(
         "n_cal": res.n,
         "n_skipped": res.n_skipped,
         "n_pending": res.n_pending,
+        "n_incomplete": sum(1 for a in analysis.items if not a.complete),
         "reliability_level": res.reliability_level,
         "reliability_lower_bound": res.reliability_lower_bound,
         "reliability_n": res.reliability_n,

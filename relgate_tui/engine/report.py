@@ -52,10 +52,11 @@ def items_dataframe(doc: Mapping[str, Any]):
                 "verified_by": it.get("verified_by") or "",
                 "prediction_set": " | ".join(str(a) for a in it.get("prediction_set", [])),
                 "set_size": len(it.get("prediction_set", [])),
+                "incomplete": bool(it.get("incomplete", False)),
             }
         )
     columns = ["id", "role", "samples", "invalid", "n_classes", "top_answer", "classes", "score", "verified_by",
-               "prediction_set", "set_size"]
+               "prediction_set", "set_size", "incomplete"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -129,6 +130,8 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         f"{calls.get('failed', 0)} failed; saved vs K_max: {_pct(calls.get('saved_vs_kmax'))}",
         f"- Tie rate: {_pct(doc.get('tie_rate'))}",
     ]
+    if doc.get("n_incomplete"):
+        lines.append(f"- Items with incomplete sampling (failed requests): {doc['n_incomplete']}")
     usage = doc.get("usage") or {}
     if usage:
         cost = usage.get("cost")

@@ -209,6 +209,9 @@ def test_analysis_scores_and_json_document() -> None:
     assert by_id["c2"]["samples"] == 4 and by_id["c2"]["invalid"] == 0  # K_max = 4 caps the 5 stored samples
     assert by_id["c2"]["samples_stored"] == 5
     assert by_id["d1"]["samples"] == 2  # the gap cuts the prefix
+    # rule "none", K_max 4: items with fewer samples did not finish (failed requests) and say so
+    assert doc["n_incomplete"] == 5 and "incomplete" not in by_id["c1"] and "incomplete" not in by_id["c2"]
+    assert all(by_id[i]["incomplete"] is True for i in ("c3", "c4", "c5", "d1", "d2"))
     assert by_id["c2"]["classes"] == [{"answer": "21", "count": 3}, {"answer": "20", "count": 1}]
     # calibration scores {1, 2, inf, inf}, n = 4; k = ceil(5 * 0.5) = 3 -> M* = inf
     assert (doc["n_cal"], doc["n_skipped"], doc["n_pending"]) == (4, 1, 0)
