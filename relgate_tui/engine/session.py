@@ -10,6 +10,7 @@ Settings of the UI itself (gate threshold, confidence, audit fraction, theme) ar
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import math
@@ -456,12 +457,19 @@ async def probe_latency(setup: RunSetup) -> tuple[float, float, float]:
     return await probe(_certify_config(setup, runs_dir=None).endpoint_config(), setup.task)
 
 
+def _add_calls(calls: Any, totals: Any) -> None:
+    calls.made += totals.made
+    calls.cached += totals.cached
+    calls.failed += totals.failed
+
+
 # ------------------------------------------------------------------------------------------------------ session
 TUI_MANIFEST_KEY = "tui"
 
 
-def _certify_config(setup: RunSetup, runs_dir: Path | None) -> Any:
-    """The pipeline's :class:`~relgate_tui.engine.certify.CertifyConfig` for a TUI setup."""
+def _certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | None = None) -> Any:
+    """The pipeline's :class:`~relgate_tui.engine.certify.CertifyConfig` for a TUI setup (the sample cache lives in
+    ``<cache_dir>/samples``, the CLI's default layout)."""
     from relgate_tui.engine.certify import CertifyConfig
 
     return CertifyConfig(
@@ -484,6 +492,7 @@ def _certify_config(setup: RunSetup, runs_dir: Path | None) -> Any:
         price_in=setup.price_in,
         price_out=setup.price_out,
         limit=setup.limit,
+        cache_dir=None if cache_dir is None else str(Path(cache_dir) / "samples"),
     )
 
 
@@ -536,6 +545,7 @@ class Session:
         self._by_id: dict[str, Any] = {}
         self._samples: dict[str, list[Any]] | None = None
         self._sampling_finished = self.store.status in ("sampled", "complete")
+        self._sampler: Any = None
         self.audit_ids: tuple[str, ...] = ()
         if verification == "audit":
             with_refs = [i for i in prepared.calibration_ids if self._items[i].answers]
@@ -551,7 +561,7 @@ class Session:
         (one line) for bad settings or a task that cannot be loaded."""
         from relgate_tui.engine.certify import prepare
 
-        prepared = prepare(_certify_config(setup, runs_dir))
+        prepared = prepare(_certify_config(setup, runs_dir, cache_dir))
         tui = {"verification": setup.verification, "audit_fraction": setup.audit_fraction,
                "simulated": setup.simulated}
         session = cls(prepared, verification=setup.verification, audit_fraction=setup.audit_fraction,
@@ -575,6 +585,8 @@ class Session:
         if not raw:
             raise ValueError(f"{run_path}: the run's manifest has no configuration")
         cfg = replace(CertifyConfig(**raw), run_dir=str(run_path.parent))
+        if cache_dir is not None:
+            cfg = replace(cfg, cache_dir=str(Path(cache_dir) / "samples"))
         task = load_task(cfg.task)
         stored_sha = (manifest.get("task") or {}).get("sha256")
         if stored_sha and task.sha256 != stored_sha:
@@ -644,7 +656,8 @@ class Session:
 
     def describe(self) -> str:
         c = self.config
-        return (f"{self.model} at {self.endpoint_label} · {self.task_name} ({self.n_items} items, "
+        sim = " (simulated)" if self.simulated else ""
+        return (f"{self.model}{sim} at {self.config.endpoint} · {self.task_name} ({self.n_items} items, "
                 f"{len(self.prepared.calibration_ids)} calibration) · K_max {c.k_max} · {c.stopping} δ={c.delta:g} "
                 f"· T={c.temperature:g} · concurrency {c.concurrency} · run {self.run_id}")
 
@@ -673,6 +686,100 @@ class Session:
             error=error,
         )
 
+    async def sample(self) -> AsyncIterator[SamplingUpdate]:
+        """One sampling pass over every item (the engine's sampler: bounded concurrency, retries, sequential
+        stopping; each completed sample is stored before the item's next request). Resumes from the stored samples
+        and the cache. Yields a :class:`SamplingUpdate` after every sampler event. Raises
+        :class:`~relgate_tui.engine.certify.CertifyError` (one line) when the endpoint cannot be reached."""
+        from relgate_tui.engine import certify
+        from relgate_tui.engine.sampler import (
+            EndpointDown,
+            EndpointUnreachable,
+            EndpointUp,
+            ItemDone,
+            SampleDone,
+            SampleFailed,
+        )
+
+        prepared, cfg = self.prepared, self.config
+        cache = await asyncio.to_thread(certify.open_cache, cfg)
+        sampler = None
+        try:
+            job = certify.sampling_job(prepared)
+            if certify._needs_network(prepared, job, cache):
+                if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+                    raise certify.CertifyError(
+                        f"API key env var {cfg.api_key_env}: that environment variable is not set (or empty)")
+                await asyncio.to_thread(certify.check_reachable, cfg)
+            sampler = certify.make_sampler(prepared, cache)
+            self._sampler = sampler
+            self.store.set_status("sampling")
+            canon: dict[str, list[str]] = {}
+            for item in prepared.items:
+                stored = sorted(job.existing.get(item.id, ()), key=lambda x: x.index)
+                canon[item.id] = [x.canonical for i, x in enumerate(stored) if x.index == i]
+            errors: dict[str, str] = {}
+            done = 0
+            paused: str | None = None
+            total = len(prepared.items)
+            async for event in sampler.run(job):
+                changed: str | None = None
+                messages: tuple[str, ...] = ()
+                if isinstance(event, SampleDone):
+                    canon[event.item_id].append(event.canonical)
+                    changed = event.item_id
+                elif isinstance(event, SampleFailed):
+                    if event.final:
+                        errors[event.item_id] = event.error_kind
+                        messages = (f"{event.item_id} sample {event.index}: {event.error_kind}: {event.message}",)
+                        changed = event.item_id
+                elif isinstance(event, ItemDone):
+                    done += 1
+                    changed = event.item_id
+                    if event.failed:
+                        messages = (f"{event.item_id}: sampling failed after {event.n_samples} samples (kept)",)
+                elif isinstance(event, EndpointDown):
+                    paused = "endpoint unreachable"
+                    messages = (event.message,)
+                elif isinstance(event, EndpointUp):
+                    paused = None
+                    messages = (f"endpoint back after {event.down_seconds:.1f} s; sampling resumed",)
+                rows: tuple[ItemProgress, ...] = ()
+                if changed is not None:
+                    rows = (self._progress_row(changed, canon[changed], errors.get(changed, "")),)
+                t = sampler.totals
+                yield SamplingUpdate(
+                    items=rows, items_done=done, items_total=total, calls_made=self.calls.made + t.made,
+                    calls_cached=self.calls.cached + t.cached, calls_failed=self.calls.failed + t.failed,
+                    samples_used=t.samples_used, saved=t.saved_vs_kmax(self.k_max), paused=paused,
+                    errors=messages,
+                )
+            self._sampling_finished = True
+            self.store.set_status("sampled")
+        except EndpointUnreachable as exc:
+            raise certify.CertifyError(str(exc)) from None
+        finally:
+            if sampler is not None:
+                _add_calls(self.calls, sampler.totals)
+            self._sampler = None
+            self.store.sync_samples()
+            cache.close()
+            self._samples = None
+            self._analysis = None
+
+    def pause_sampling(self) -> bool:
+        """Stop issuing new requests (in-flight ones complete); False when no pass is running."""
+        if self._sampler is None:
+            return False
+        self._sampler.pause()
+        return True
+
+    def resume_sampling(self) -> bool:
+        if self._sampler is None:
+            return False
+        self._sampler.resume()
+        return True
+
     def item_progress(self) -> list[ItemProgress]:
         """The live table's rows as stored now (a resumed run starts from its stored samples)."""
         samples = self._samples_by_item(refresh=True)
@@ -690,7 +797,8 @@ class Session:
         return self._samples
 
     def has_samples(self) -> bool:
-        return any(self._samples_by_item().values())
+        """True when at least one sample is stored (read from the run store)."""
+        return any(self.store.samples_by_item().values())
 
     def _refs_for(self, item: Any) -> set[str] | None:
         """Reference classes used for verification: none for calibration items in "human" mode (the human

@@ -103,6 +103,7 @@ class RelgateApp(App[None]):
         self.demo: Any = None  # the embedded DemoServer, once started
         self._last_setup: RunSetup | None = None
         self._return_to_runs = False
+        self.history: list[tuple[str, Any]] = []  # (screen, dismissed value), in order — the flow as it happened
 
     # ------------------------------------------------------------------------------------------------- lifecycle
     def on_mount(self) -> None:
@@ -168,6 +169,7 @@ class RelgateApp(App[None]):
         return f"{n} stored run{'s' if n != 1 else ''} — Open run (o) reviews them without any network access."
 
     def _after_home(self, choice: HomeChoice | None) -> None:
+        self.history.append(("home", choice))
         if choice == "new":
             self.show_setup(self._last_setup)
         elif choice == "runs":
@@ -186,6 +188,7 @@ class RelgateApp(App[None]):
             self.show_home()
 
     def _after_settings(self, settings: UISettings | None) -> None:
+        self.history.append(("settings", settings))
         if settings is not None:
             from relgate_tui.engine.session import save_ui_settings
 
@@ -204,6 +207,7 @@ class RelgateApp(App[None]):
         self.push_screen(SetupScreen(self, previous), callback=self._after_setup)
 
     def _after_setup(self, setup: RunSetup | None) -> None:
+        self.history.append(("setup", setup))
         if setup is None:
             self.show_home()
             return
@@ -233,6 +237,7 @@ class RelgateApp(App[None]):
 
     def _after_sampling(self, outcome: str | None) -> None:
         """``outcome``: "done" / "partial" (continue with what was sampled) or "back" (leave the run as is)."""
+        self.history.append(("sampling", outcome))
         session = self.session
         if session is None or outcome in (None, "back"):
             self._back()
@@ -249,7 +254,11 @@ class RelgateApp(App[None]):
         from relgate_tui.tui.spotcheck import SpotCheckScreen
 
         self.session = session
-        self.push_screen(SpotCheckScreen(session), callback=lambda _: self.show_results(session))
+        self.push_screen(SpotCheckScreen(session), callback=lambda value: self._after_spotcheck(session, value))
+
+    def _after_spotcheck(self, session: Session, outcome: str | None) -> None:
+        self.history.append(("spotcheck", outcome))
+        self.show_results(session)
 
     def show_results(self, session: Session) -> None:
         from relgate_tui.tui.results import ResultsScreen
@@ -259,6 +268,7 @@ class RelgateApp(App[None]):
         self.push_screen(ResultsScreen(session, gate=gate), callback=self._after_results)
 
     def _after_results(self, action: str | None) -> None:
+        self.history.append(("results", action))
         session = self.session
         if action == "spotcheck" and session is not None:
             self.show_spotcheck(session)
@@ -279,6 +289,7 @@ class RelgateApp(App[None]):
         self.push_screen(RunsScreen(self.services.resolved_runs_dir()), callback=self._after_runs)
 
     def _after_runs(self, choice: tuple[str, list[Path]] | None) -> None:
+        self.history.append(("runs", choice))
         if choice is None:
             self.show_home()
             return

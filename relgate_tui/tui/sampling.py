@@ -34,7 +34,7 @@ class SamplingScreen(Screen[str]):
     BINDINGS = [
         Binding("p", "pause", "Pause/resume", id="sampling.pause", tooltip="Pause or resume sampling"),
         Binding("escape", "cancel", "Stop", id="sampling.cancel", tooltip="Stop sampling (asks first)"),
-        Binding("enter", "continue", "Continue", id="sampling.continue",
+        Binding("enter,c", "continue", "Continue", id="sampling.continue", priority=True,
                 tooltip="When finished or stopped: go on with the samples so far"),
         Binding("r", "resume", "Resume", id="sampling.resume", show=False, tooltip="Resume a stopped run"),
     ]
@@ -199,7 +199,8 @@ class SamplingScreen(Screen[str]):
         self.state = state
         texts = {
             "running": ("● sampling — p pauses, Escape stops", "bold cyan"),
-            "paused": ("⏸ paused — p resumes, Enter continues with the samples so far", "bold yellow"),
+            "paused": ("⏸ paused (requests in flight finish) — p resumes, Enter continues with the samples so far, "
+                       "Escape stops", "bold yellow"),
             "stopped": ("■ stopped — Enter continues with the samples so far, r resumes, Escape leaves (saved)",
                         "bold yellow"),
             "finished": ("✓ sampling complete — Enter continues", "bold green"),
@@ -217,17 +218,22 @@ class SamplingScreen(Screen[str]):
 
     def action_pause(self) -> None:
         if self.state == "running":
-            self._cancel_worker()
+            if not self.session.pause_sampling():  # no live pass to pause: stop the worker instead
+                self._cancel_worker()
             self._set_state("paused")
+        elif self.state == "paused" and self.session.resume_sampling():
+            self._set_state("running")
         elif self.state in ("paused", "stopped", "error"):
             self.start()
 
     def action_resume(self) -> None:
-        if self.state in ("paused", "stopped", "error"):
+        if self.state == "paused" and self.session.resume_sampling():
+            self._set_state("running")
+        elif self.state in ("paused", "stopped", "error"):
             self.start()
 
     def action_cancel(self) -> None:
-        if self.state == "running":
+        if self.state in ("running", "paused"):
             def answer(ok: bool | None) -> None:
                 if ok:
                     self._cancel_worker()
