@@ -1,0 +1,349 @@
+"""The sampler over real loopback sockets against the demo endpoint (SPEC §4.3, §7; issue 5 acceptance)."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from pathlib import Path
+
+import pytest
+
+from relgate_tui.core.canon import get_canonicalizer
+from relgate_tui.core.stopping import get_stopping_rule
+from relgate_tui.engine.cache import SampleCache
+from relgate_tui.engine.demo_server import DemoServer, FaultPlan
+from relgate_tui.engine.discovery import discover, discover_local_servers, list_models
+from relgate_tui.engine.endpoints import (
+    Completion,
+    EndpointConfig,
+    parse_retry_after,
+    request_fingerprint,
+    sample_seed,
+)
+from relgate_tui.engine.sampler import (
+    EndpointDown,
+    EndpointUnreachable,
+    EndpointUp,
+    ItemDone,
+    RetryPolicy,
+    SampleDone,
+    SampleFailed,
+    Sampler,
+    SamplingJob,
+    run_sampling,
+)
+from relgate_tui.engine.tasks import load_task
+
+ITEMS = load_task("bigbench-3digit-addition").items
+NUMERIC = get_canonicalizer("numeric")
+FAST_RETRY = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05)
+
+
+def job(n_items: int = 6, rule: str = "anytime", k_max: int = 20, **kw) -> SamplingJob:
+    return SamplingJob(ITEMS[:n_items], NUMERIC, get_stopping_rule(rule), k_max, **kw)
+
+
+@pytest.fixture
+def server():
+    with DemoServer() as srv:
+        yield srv
+
+
+def test_samples_sequentially_with_stopping_and_persists_before_the_next_request(server: DemoServer) -> None:
+    stored = []
+    sampler = Sampler(EndpointConfig(server.base_url, "sim-strong"), concurrency=4, persist=stored.append)
+    events = []
+    totals = run_sampling(sampler, job(8), events.append)
+    done = [e for e in events if isinstance(e, ItemDone)]
+    assert len(done) == 8 and totals.items == 8
+    assert totals.made == len(server.chat_requests) == len(stored) == totals.samples_used
+    # sequential per item: indices 0..n-1, each sample persisted
+    for d in done:
+        indices = [s.index for s in stored if s.item == d.item_id]
+        assert indices == list(range(d.n_samples))
+        assert d.n_samples <= 20
+    assert totals.items_stopped_early >= 4  # the strong model's easy items stop at k = 7
+    assert any(d.n_samples == 7 for d in done)
+    # each request carries a distinct per-index seed
+    seeds = {r.sample_seed for r in server.chat_requests}
+    assert len(seeds) == len(server.chat_requests)
+
+
+def test_rerun_from_cache_and_from_stored_samples_costs_zero_calls(server: DemoServer, tmp_path: Path) -> None:
+    cfg = EndpointConfig(server.base_url, "sim-mid")
+    stored = []
+    first = run_sampling(Sampler(cfg, cache=SampleCache(tmp_path / "c"), persist=stored.append), job(5))
+    n_calls = len(server.chat_requests)
+    again = run_sampling(Sampler(cfg, cache=SampleCache(tmp_path / "c")), job(5))
+    assert again.made == 0 and again.cached == first.samples_used and len(server.chat_requests) == n_calls
+    by_item: dict[str, list] = {}
+    for s in stored:
+        by_item.setdefault(s.item, []).append(s)
+    resumed = run_sampling(Sampler(cfg), job(5, existing=by_item))
+    assert resumed.made == 0 and resumed.samples_used == first.samples_used
+    assert len(server.chat_requests) == n_calls
+
+
+def test_resume_requests_only_missing_indices(server: DemoServer) -> None:
+    cfg = EndpointConfig(server.base_url, "sim-weak")
+    stored = []
+    run_sampling(Sampler(cfg, persist=stored.append), job(3, rule="none", k_max=6))
+    keep = {}
+    for s in stored:
+        if s.index < 2:
+            keep.setdefault(s.item, []).append(s)
+    server.clear_requests()
+    totals = run_sampling(Sampler(cfg), job(3, rule="none", k_max=6, existing=keep))
+    assert totals.cached == 6
+    assert totals.samples_used == 18
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "extra"),
+    [
+        ("429", "429", {"retry_after": "seconds"}),
+        ("429", "429", {"retry_after": "date"}),
+        ("500", "5xx", {}),
+        ("malformed", "malformed", {}),
+        ("empty", "empty", {}),
+        ("reset", "connection", {}),
+        ("slow", "timeout", {"slow_ms": 1500}),
+    ],
+)
+def test_every_retryable_fault_is_counted_and_the_run_completes(server: DemoServer, fault, kind, extra) -> None:
+    server.faults = FaultPlan(script=(fault, fault), retry_after_s=0, **extra)
+    cfg = EndpointConfig(server.base_url, "sim-strong", timeout_s=0.5)
+    events = []
+    totals = run_sampling(Sampler(cfg, concurrency=1, retry=FAST_RETRY), job(2, rule="none", k_max=2), events.append)
+    failures = [e for e in events if isinstance(e, SampleFailed)]
+    assert [f.error_kind for f in failures] == [kind, kind] and not any(f.final for f in failures)
+    assert totals.retries == 2 and totals.failed == 0 and totals.items_failed == 0
+    assert totals.samples_used == 4
+
+
+def test_retry_after_http_date_is_honoured(server: DemoServer) -> None:
+    server.faults = FaultPlan(script=("429",), retry_after="date", retry_after_s=2)
+    cfg = EndpointConfig(server.base_url, "sim-strong")
+    started = time.monotonic()
+    totals = run_sampling(Sampler(cfg, concurrency=1, retry=FAST_RETRY), job(1, rule="none", k_max=1))
+    assert totals.samples_used == 1 and totals.retries == 1
+    assert time.monotonic() - started >= 0.9  # waited for the date (1 s resolution), not the 10 ms backoff
+
+
+def test_parse_retry_after_both_forms() -> None:
+    now = time.time()
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after(email.utils.formatdate(now + 30, usegmt=True), now=now) == pytest.approx(30, abs=1)
+    assert parse_retry_after(email.utils.formatdate(now - 30, usegmt=True), now=now) == 0.0
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_client_error_is_not_retried_and_reported_for_the_item_only(server: DemoServer) -> None:
+    server.faults = FaultPlan(script=("400",))
+    events = []
+    totals = run_sampling(
+        Sampler(EndpointConfig(server.base_url, "sim-strong"), concurrency=1, retry=FAST_RETRY),
+        job(3, rule="none", k_max=2),
+        events.append,
+    )
+    failures = [e for e in events if isinstance(e, SampleFailed)]
+    assert len(failures) == 1 and failures[0].error_kind == "4xx" and failures[0].final
+    assert "400" in failures[0].message
+    assert totals.failed == 1 and totals.items_failed == 1 and totals.samples_used == 4  # the other items finish
+
+
+def test_retries_are_bounded_then_the_item_fails(server: DemoServer) -> None:
+    server.faults = FaultPlan(script=("500",) * 4)
+    events = []
+    totals = run_sampling(
+        Sampler(EndpointConfig(server.base_url, "sim-strong"), concurrency=1, retry=FAST_RETRY, pause_after=100),
+        job(2, rule="none", k_max=1),
+        events.append,
+    )
+    assert totals.failed == 1 and totals.items_failed == 1 and totals.samples_used == 1
+    assert [e.final for e in events if isinstance(e, SampleFailed)] == [False, False, False, True]
+
+
+def test_server_ignoring_n_falls_back_to_single_requests() -> None:
+    with DemoServer(honour_n=False) as srv:
+        totals = run_sampling(Sampler(EndpointConfig(srv.base_url, "sim-mid"), concurrency=2), job(3, rule="none", k_max=5))
+        assert totals.samples_used == 15
+        assert len(srv.chat_requests) >= 14  # one n=5 request answered with 1 choice, then one request per sample
+    with DemoServer(honour_n=True) as srv:
+        totals = run_sampling(Sampler(EndpointConfig(srv.base_url, "sim-mid"), concurrency=2), job(3, rule="none", k_max=5))
+        assert totals.samples_used == 15 and len(srv.chat_requests) == 3
+
+
+def test_generic_http_template_and_response_path(server: DemoServer) -> None:
+    template = '{"model": "sim-strong", "messages": [{"role": "user", "content": "{{question}}"}]}'
+    cfg = EndpointConfig(
+        server.base_url + "/chat/completions", kind="http", request_template=template,
+        response_path="choices.0.message.content",
+    )
+    stored = []
+    totals = run_sampling(Sampler(cfg, persist=stored.append), job(3, rule="none", k_max=2))
+    assert totals.samples_used == 6 and totals.failed == 0
+    assert sum(s.canonical == NUMERIC(ITEMS[0].answers[0]) for s in stored if s.item == ITEMS[0].id) >= 1
+
+
+def test_pauses_when_the_endpoint_goes_down_and_resumes_when_it_returns() -> None:
+    srv = DemoServer(latency_ms=20, honour_n=False).start()
+    try:
+        cfg = EndpointConfig(srv.base_url, "sim-weak", timeout_s=0.5)
+        sampler = Sampler(cfg, concurrency=3, retry=FAST_RETRY, pause_after=3, probe_interval_s=0.05)
+        events: list = []
+
+        async def main() -> None:
+            async def outage() -> None:
+                while not any(isinstance(e, SampleDone) for e in events):
+                    await asyncio.sleep(0.01)
+                await asyncio.to_thread(srv.stop)
+                while not any(isinstance(e, EndpointDown) for e in events):
+                    await asyncio.sleep(0.01)
+                await asyncio.to_thread(srv.start)
+
+            task = asyncio.create_task(asyncio.wait_for(outage(), timeout=20))
+            async for e in sampler.run(job(12, rule="none", k_max=4)):
+                events.append(e)
+            await task
+
+        asyncio.run(asyncio.wait_for(main(), timeout=30))
+        assert any(isinstance(e, EndpointDown) for e in events) and any(isinstance(e, EndpointUp) for e in events)
+        assert sampler.totals.items_failed == 0 and sampler.totals.samples_used == 48  # nothing burnt while down
+    finally:
+        srv.stop()
+
+
+def test_endpoint_that_never_returns_stops_with_a_clear_error(tmp_path: Path) -> None:
+    with DemoServer() as srv:
+        url = srv.base_url
+    cfg = EndpointConfig(url, "sim-weak", timeout_s=0.2)
+    sampler = Sampler(cfg, concurrency=2, retry=FAST_RETRY, pause_after=2, probe_interval_s=0.05, max_down_s=0.5)
+    with pytest.raises(EndpointUnreachable, match="unreachable"):
+        run_sampling(sampler, job(4, rule="none", k_max=2))
+    assert sampler.totals.items_failed == 0  # paused, not burnt through
+
+
+def test_cancelling_keeps_persisted_samples(server: DemoServer) -> None:
+    slow = DemoServer(latency_ms=30, honour_n=False).start()
+    try:
+        stored = []
+        sampler = Sampler(EndpointConfig(slow.base_url, "sim-mid"), concurrency=2, persist=stored.append)
+
+        async def main() -> None:
+            async def consume() -> None:
+                async for _ in sampler.run(job(10, rule="none", k_max=20)):
+                    pass
+
+            task = asyncio.create_task(consume())
+            await asyncio.sleep(0.3)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(main())
+        assert 0 < len(stored) < 200
+        assert len(stored) <= len(slow.chat_requests)
+    finally:
+        slow.stop()
+
+
+def test_user_pause_stops_new_requests(server: DemoServer) -> None:
+    sampler = Sampler(EndpointConfig(server.base_url, "sim-strong"), concurrency=1)
+
+    async def main() -> int:
+        seen = 0
+        async for e in sampler.run(job(2, rule="none", k_max=3)):
+            if isinstance(e, SampleDone):
+                seen += 1
+                if seen == 1:
+                    sampler.pause()
+                    await asyncio.sleep(0.1)  # requests already in flight complete
+                    before = len(server.chat_requests)
+                    await asyncio.sleep(0.3)
+                    assert len(server.chat_requests) == before
+                    sampler.resume()
+        return seen
+
+    assert asyncio.run(main()) == 6
+
+
+# ---- fingerprints and cache ------------------------------------------------------------------------------------
+BASE = EndpointConfig("http://127.0.0.1:9/v1", "m", temperature=0.7, max_tokens=64, top_p=0.9)
+MSGS = [{"role": "user", "content": "What is 2+2?"}]
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        dict(model="m2"),
+        dict(base_url="http://127.0.0.1:10/v1"),
+        dict(temperature=0.8),
+        dict(max_tokens=65),
+        dict(top_p=0.8),
+        dict(system="Be brief."),
+        dict(logprobs=True),
+    ],
+)
+def test_fingerprint_changes_with_every_request_parameter(changed) -> None:
+    from dataclasses import replace
+
+    assert request_fingerprint(replace(BASE, **changed), MSGS, 0) != request_fingerprint(BASE, MSGS, 0)
+
+
+def test_fingerprint_covers_template_path_index_and_messages_but_not_the_key(monkeypatch) -> None:
+    t1 = EndpointConfig("http://h/x", kind="http", request_template='{"q": "{{question}}"}', response_path="a")
+    t2 = EndpointConfig("http://h/x", kind="http", request_template='{"q": "{{question}}", "v": 2}', response_path="a")
+    t3 = EndpointConfig("http://h/x", kind="http", request_template='{"q": "{{question}}"}', response_path="b")
+    assert len({request_fingerprint(t, MSGS, 0) for t in (t1, t2, t3)}) == 3
+    assert request_fingerprint(BASE, MSGS, 0) != request_fingerprint(BASE, MSGS, 1)
+    assert request_fingerprint(BASE, MSGS, 0) != request_fingerprint(BASE, [{"role": "user", "content": "x"}], 0)
+    keyed = EndpointConfig(BASE.base_url, "m", temperature=0.7, max_tokens=64, top_p=0.9, api_key_env="RELGATE_K")
+    monkeypatch.setenv("RELGATE_K", "one")
+    fp1 = request_fingerprint(keyed, MSGS, 0)
+    monkeypatch.setenv("RELGATE_K", "two")
+    assert request_fingerprint(keyed, MSGS, 0) == fp1
+
+
+def test_sample_seeds_are_stable_and_distinct() -> None:
+    assert sample_seed(0, "a", 1) == sample_seed(0, "a", 1)
+    assert len({sample_seed(0, "a", i) for i in range(100)}) == 100
+    assert sample_seed(0, "a", 0) != sample_seed(1, "a", 0) != sample_seed(0, "b", 0)
+
+
+def test_cache_round_trip_and_corrupt_entry_is_a_miss(tmp_path: Path) -> None:
+    cache = SampleCache(tmp_path)
+    cache.put("k", Completion("42", 3, 1, "stop"))
+    assert cache.get("k") == Completion("42", 3, 1, "stop")
+    cache._cache.set("bad", b"\x00garbage")
+    assert cache.get("bad") is None and cache.get("absent") is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(base_url="ftp://x", model="m"), "must start with http"),
+        (dict(base_url="http://x/v1"), "needs a model"),
+        (dict(base_url="http://x", kind="http", request_template="{}", response_path="a"), "must contain"),
+        (dict(base_url="http://x", kind="http", request_template='{"q": {{question}}}', response_path="a"), "not valid JSON"),
+        (dict(base_url="http://x/v1", model="m", api_key_env="sk-123 secret"), "NAME"),
+    ],
+)
+def test_bad_endpoint_configs_give_one_line_errors(kwargs, message) -> None:
+    with pytest.raises(ValueError, match=message) as err:
+        EndpointConfig(**kwargs)
+    assert "\n" not in str(err.value)
+
+
+# ---- discovery -------------------------------------------------------------------------------------------------
+def test_discovery_finds_a_running_server_and_skips_closed_ports(server: DemoServer) -> None:
+    with DemoServer() as gone:
+        closed = gone.port
+    found = discover(ports={"llama.cpp": server.port, "Ollama": closed})
+    assert [s.name for s in found] == ["llama.cpp"]
+    assert found[0].base_url == server.base_url and "sim-strong" in found[0].models
+    assert asyncio.run(discover_local_servers(ports={"vLLM": closed})) == []
+    assert "sim-mid" in list_models(server.base_url)
+    with pytest.raises(ValueError, match="cannot connect"):
+        list_models(f"http://127.0.0.1:{closed}/v1", timeout=0.5)
