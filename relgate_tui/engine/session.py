@@ -544,7 +544,7 @@ class Session:
         self._analysis: Any = None
         self._by_id: dict[str, Any] = {}
         self._samples: dict[str, list[Any]] | None = None
-        self._sampling_finished = self.store.status in ("sampled", "complete")
+        self._sampling_finished = self.store.status in ("sampled", "labelling", "complete")
         self._sampler: Any = None
         self.audit_ids: tuple[str, ...] = ()
         if verification == "audit":
@@ -714,19 +714,37 @@ class Session:
             sampler = certify.make_sampler(prepared, cache)
             self._sampler = sampler
             self.store.set_status("sampling")
-            canon: dict[str, list[str]] = {}
+            from collections import Counter
+
+            from relgate_tui.core.types import INVALID
+
+            counts: dict[str, Counter[str]] = {}
+            n_samples: dict[str, int] = {}
             for item in prepared.items:
                 stored = sorted(job.existing.get(item.id, ()), key=lambda x: x.index)
-                canon[item.id] = [x.canonical for i, x in enumerate(stored) if x.index == i]
+                prefix = [x.canonical for i, x in enumerate(stored) if x.index == i]
+                counts[item.id] = Counter(c for c in prefix if c != INVALID)
+                n_samples[item.id] = len(prefix)
             errors: dict[str, str] = {}
-            done = 0
+            finished: dict[str, bool] = {}  # item → stopped early
+            done = used_done = 0
             paused: str | None = None
             total = len(prepared.items)
+
+            def row(item_id: str) -> ItemProgress:
+                c, n = counts[item_id], n_samples[item_id]
+                leader, top = c.most_common(1)[0] if c else (None, 0)
+                return ItemProgress(item_id, self._roles.get(item_id, ""), min(n, self.k_max), self.k_max, leader,
+                                    top / n if n else 0.0, stopped=finished.get(item_id, False),
+                                    done=item_id in finished, error=errors.get(item_id, ""))
+
             async for event in sampler.run(job):
                 changed: str | None = None
                 messages: tuple[str, ...] = ()
                 if isinstance(event, SampleDone):
-                    canon[event.item_id].append(event.canonical)
+                    n_samples[event.item_id] += 1
+                    if event.canonical != INVALID:
+                        counts[event.item_id][event.canonical] += 1
                     changed = event.item_id
                 elif isinstance(event, SampleFailed):
                     if event.final:
@@ -735,6 +753,8 @@ class Session:
                         changed = event.item_id
                 elif isinstance(event, ItemDone):
                     done += 1
+                    used_done += event.n_samples
+                    finished[event.item_id] = event.stopped_early
                     changed = event.item_id
                     if event.failed:
                         messages = (f"{event.item_id}: sampling failed after {event.n_samples} samples (kept)",)
@@ -744,15 +764,13 @@ class Session:
                 elif isinstance(event, EndpointUp):
                     paused = None
                     messages = (f"endpoint back after {event.down_seconds:.1f} s; sampling resumed",)
-                rows: tuple[ItemProgress, ...] = ()
-                if changed is not None:
-                    rows = (self._progress_row(changed, canon[changed], errors.get(changed, "")),)
                 t = sampler.totals
                 yield SamplingUpdate(
-                    items=rows, items_done=done, items_total=total, calls_made=self.calls.made + t.made,
+                    items=(row(changed),) if changed is not None else (),
+                    items_done=done, items_total=total, calls_made=self.calls.made + t.made,
                     calls_cached=self.calls.cached + t.cached, calls_failed=self.calls.failed + t.failed,
-                    samples_used=t.samples_used, saved=t.saved_vs_kmax(self.k_max), paused=paused,
-                    errors=messages,
+                    samples_used=used_done, saved=1.0 - used_done / (done * self.k_max) if done else 0.0,
+                    paused=paused, errors=messages,
                 )
             self._sampling_finished = True
             self.store.set_status("sampled")
@@ -1055,6 +1073,10 @@ class Session:
         """Write the result document as the run's ``results.json`` (what ``relgate runs`` lists) and return it."""
         doc = self.document(alpha, gate=gate, confidence=confidence)
         self.store.write_results(doc)
+        if self.sampling_complete:
+            status = "labelling" if self.pending_items() else "complete"
+            if self.store.status != status:
+                self.store.set_status(status)
         return doc
 
     def export(self, fmt: str, *, alpha: float | None = None, gate: float | None = None,

@@ -26,7 +26,7 @@ def _fmt_level(s: RunSummary) -> Text:
         return Text("—", style="dim")
     t = Text(f"{s.reliability_level:.3f}")
     if s.reliability_lower_bound is not None:
-        t.append(f" (≥{s.reliability_lower_bound:.3f})", style="dim")
+        t.append(f" ≥{s.reliability_lower_bound:.3f}", style="dim")
     return t
 
 
@@ -67,10 +67,9 @@ class RunsScreen(Screen["RunsChoice | None"]):
             ("items", "items"),
             ("samples", "samples"),
             ("labels", "labels"),
-            ("level", "reliability (bound)"),
+            ("level", "reliability (≥ bound)"),
             ("mstar", "M*"),
             ("gate", "gate"),
-            ("id", "run"),
         ):
             table.add_column(label, key=key)
         self.query_one("#runs-title", Label).update(f"Loading runs from {self.runs_dir} …")
@@ -97,9 +96,9 @@ class RunsScreen(Screen["RunsChoice | None"]):
             gate = "—" if s.passed is None else ("PASS" if s.passed else "FAIL")
             table.add_row(
                 "",
-                s.created.replace("T", " ")[:16],
+                s.created.replace("T", " ")[5:16],
                 Text(s.model, overflow="ellipsis"),
-                Text(s.task, overflow="ellipsis"),
+                Text(s.task[:26], overflow="ellipsis"),
                 Text(s.status, style="red" if s.status.startswith("unreadable") else ""),
                 str(s.n_items),
                 str(s.n_samples),
@@ -107,7 +106,6 @@ class RunsScreen(Screen["RunsChoice | None"]):
                 _fmt_level(s),
                 "—" if s.m_star is None else str(s.m_star),
                 Text(gate, style="green" if s.passed else ("red" if s.passed is False else "dim")),
-                Text(s.run_id, style="dim"),
                 key=s.run_id,
             )
         n = len(summaries)
@@ -120,13 +118,21 @@ class RunsScreen(Screen["RunsChoice | None"]):
 
     def _hint(self) -> None:
         marked = len(self.marked)
-        self.query_one("#runs-hint", Static).update(
-            Text(
-                f"{marked} marked for comparison — c compares them" if marked else
-                "Enter/o open · r resume · Space mark runs, then c to compare them side by side",
-                style="dim",
-            )
+        current = self._current()
+        t = Text()
+        if current is not None:
+            t.append(f"{current.run_id}  ", style="bold")
+            t.append(f"{current.endpoint}\n", style="dim")
+        t.append(
+            f"{marked} marked for comparison — c compares them" if marked else
+            "Enter/o open · r resume · Space mark runs, then c to compare them side by side",
+            style="dim",
         )
+        self.query_one("#runs-hint", Static).update(t)
+
+    @on(DataTable.RowHighlighted, "#runs")
+    def _highlighted(self) -> None:
+        self._hint()
 
     def _current(self) -> RunSummary | None:
         table = self.query_one("#runs", DataTable)

@@ -1,7 +1,7 @@
 """Sampling (SPEC §5.2): live progress of the sampling pass, in an async worker so the UI stays responsive.
 
 The worker iterates ``session.sample()`` (the engine's sampler with sequential stopping; every completed sample is
-stored as it arrives) and keeps the latest state per item; a 10 Hz timer copies it into the widgets, so a flood of
+stored as it arrives) and keeps the latest state per item; a 4 Hz timer copies it into the widgets, so a flood of
 events never floods the UI. ``p`` pauses (the worker is cancelled — nothing completed is lost) and resumes (the
 sampler resumes from the stored samples). Escape asks to stop; a stopped run stays usable: Enter continues with
 the samples so far, ``r`` resumes, Escape leaves (the run is saved; resume it from Runs).
@@ -55,6 +55,7 @@ class SamplingScreen(Screen[str]):
         self._errors_seen: set[str] = set()
         self._rows: set[str] = set()
         self._worker: Worker | None = None
+        self._shown_pause: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -77,19 +78,19 @@ class SamplingScreen(Screen[str]):
         self.sub_title = f"sampling · {s.title}"
         self.query_one("#run-info", Static).update(Text(s.describe(), style="dim"))
         table = self.query_one("#live", DataTable)
-        for key, label in (
-            ("id", "item"),
-            ("role", "role"),
-            ("samples", "samples"),
-            ("leader", "leader"),
-            ("consensus", "consensus"),
-            ("stopped", "stopped"),
+        for key, label, width in (  # fixed widths: live updates never re-measure the table
+            ("id", "item", 14),
+            ("role", "role", 4),
+            ("samples", "samples", 7),
+            ("leader", "leader", 18),
+            ("consensus", "consensus", 9),
+            ("stopped", "stopped", 26),
         ):
-            table.add_column(label, key=key)
+            table.add_column(label, key=key, width=width)
         for row in s.item_progress():
             self._pending[row.item_id] = row
         self._flush()
-        self.set_interval(0.1, self._flush, name="sampling-refresh")
+        self.set_interval(0.25, self._flush, name="sampling-refresh")
         if self.autostart and not s.sampling_complete:
             self.start()
         elif s.sampling_complete:
@@ -127,14 +128,14 @@ class SamplingScreen(Screen[str]):
 
     # ------------------------------------------------------------------------------------------------ render
     def _flush(self) -> None:
-        """Copy the worker's latest state into the widgets (10 Hz)."""
+        """Copy the worker's latest state into the widgets (4 Hz)."""
         table = self.query_one("#live", DataTable)
         if self._pending:
             for item_id, row in self._pending.items():
                 cells = self._cells(row)
                 if item_id in self._rows:
                     for key, value in zip(("id", "role", "samples", "leader", "consensus", "stopped"), cells):
-                        table.update_cell(item_id, key, value, update_width=key in ("leader", "stopped"))
+                        table.update_cell(item_id, key, value)
                 else:
                     table.add_row(*cells, key=item_id)
                     self._rows.add(item_id)
@@ -148,17 +149,19 @@ class SamplingScreen(Screen[str]):
             self.query_one("#counters", Static).update(self._counters(update))
             for err in update.errors:
                 self._log_error(err)
-            if update.paused:
-                self.query_one("#state", Static).update(
-                    Text(f"⏸ waiting: {update.paused} — retrying; Escape stops", style="bold yellow")
-                )
-            elif self.state == "running":
-                self._set_state("running")
+            if update.paused != self._shown_pause:
+                self._shown_pause = update.paused
+                if update.paused:
+                    self.query_one("#state", Static).update(
+                        Text(f"⏸ waiting: {update.paused} — retrying; Escape stops", style="bold yellow")
+                    )
+                elif self.state == "running":
+                    self._set_state("running")
 
     @staticmethod
     def _cells(row: ItemProgress) -> tuple:
         if row.error:
-            stopped = Text("✗ " + row.error[:30], style="red")
+            stopped = Text("✗ " + row.error[:24], style="red")
         elif row.stopped:
             stopped = Text("✓ early", style="green")
         elif row.done:
@@ -169,7 +172,7 @@ class SamplingScreen(Screen[str]):
             row.item_id,
             row.role[:3],
             f"{row.n_samples}/{row.k_max}",
-            Text((row.leader or "—")[:28]),
+            Text((row.leader or "—")[:18]),
             f"{row.consensus:.0%}" if row.n_samples else "—",
             stopped,
         )

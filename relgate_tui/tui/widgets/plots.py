@@ -174,15 +174,18 @@ def histogram(
             text.append(" ")
         text.append("\n")
     text.append(" " * (gutter - 1) + " └" + "─" * (n_bins * (bar_w + 1)) + "\n", style="dim")
-    labels = [" "] * (gutter + 1 + n_bins * (bar_w + 1) + 4)
-    for i in range(n_bins):
-        if i in (0, n_bins - 1) or (n_bins > 4 and i == n_bins // 2):
-            first, last = lo + i * per_bin, min(hi, lo + (i + 1) * per_bin - 1)
-            label = str(first) if first == last else (f"{first}-{last}" if i < n_bins - 1 else f"{first}-{last}")
-            pos = gutter + 1 + i * (bar_w + 1)
-            for j, ch in enumerate(label):
-                if pos + j < len(labels):
-                    labels[pos + j] = ch
+    line_w = gutter + 1 + n_bins * (bar_w + 1)
+    labels = [" "] * line_w
+    marks = [(0, str(lo), "left")]
+    if n_bins > 4:
+        marks.append((n_bins // 2, str(lo + (n_bins // 2) * per_bin), "left"))
+    marks.append((n_bins - 1, str(hi), "right"))
+    for i, label, align in marks:
+        start = gutter + 1 + i * (bar_w + 1)
+        pos = start if align == "left" else start + bar_w - len(label)
+        for j, ch in enumerate(label):
+            if 0 <= pos + j < line_w:
+                labels[pos + j] = ch
     text.append("".join(labels).rstrip(), style="dim")
     if x_label:
         text.append("\n" + " " * (gutter + 1) + x_label, style="dim")
