@@ -38,6 +38,7 @@ import httpx
 
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.cache import SampleCache
+from relgate_tui.engine.http11 import LeanHTTPTransport
 from relgate_tui.engine.endpoints import Completion, EndpointConfig, RequestFailed, complete, request_fingerprint, sample_seed
 from relgate_tui.engine.prompts import item_messages
 from relgate_tui.engine.runstore import StoredSample
@@ -87,6 +88,9 @@ class EndpointUp:
 
 
 SamplerEvent = SampleDone | SampleFailed | ItemDone | EndpointDown | EndpointUp
+
+
+_FINISHED: Any = object()  # end-of-run marker on the event queue
 
 
 class EndpointUnreachable(RuntimeError):
@@ -222,32 +226,29 @@ class Sampler:
         todo: asyncio.Queue[Any] = asyncio.Queue()
         for item in job.items:
             todo.put_nowait(item)
-        # One single-connection client per worker: each worker has at most one request in flight, and httpcore's
-        # pool scans every pooled connection on every request (a syscall each), which made a shared 16-connection
-        # pool cost ~2 ms of client CPU per call; private pools cost a fraction of that (bench/throughput.py).
+        # One client per worker (each worker has at most one request in flight). Plain http:// goes through the lean
+        # keep-alive transport (engine/http11.py): httpcore's pool and h11 cost ~1-2 ms of client CPU per call on
+        # loopback, the lean path a fraction of that (bench/throughput.py); https:// still uses httpcore.
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         n_workers = min(self.concurrency, len(job.items))
         async with contextlib.AsyncExitStack() as stack:
             clients = [
                 await stack.enter_async_context(
-                    httpx.AsyncClient(limits=limits, transport=self._transport, trust_env=False, verify=_ssl_context())
+                    httpx.AsyncClient(limits=limits, transport=self._transport or LeanHTTPTransport(),
+                                      trust_env=False, verify=_ssl_context())
                 )
                 for _ in range(n_workers)
             ]
             workers = [asyncio.create_task(self._worker(client, job, todo)) for client in clients]
             done = asyncio.gather(*workers)
+            done.add_done_callback(lambda _: queue.put_nowait(_FINISHED))
             try:
                 while True:
-                    getter = asyncio.ensure_future(queue.get())
-                    finished, _ = await asyncio.wait({getter, done}, return_when=asyncio.FIRST_COMPLETED)
-                    if getter in finished:
-                        yield getter.result()
-                        continue
-                    getter.cancel()
-                    while not queue.empty():
-                        yield queue.get_nowait()
-                    done.result()  # re-raise a worker's exception (EndpointUnreachable)
-                    break
+                    event = await queue.get()
+                    if event is _FINISHED:
+                        break
+                    yield event
+                done.result()  # re-raise a worker's exception (EndpointUnreachable)
             finally:
                 for w in workers:
                     w.cancel()

@@ -79,12 +79,12 @@ class SamplingScreen(Screen[str]):
         self.query_one("#run-info", Static).update(Text(s.describe(), style="dim"))
         table = self.query_one("#live", DataTable)
         for key, label, width in (  # fixed widths: live updates never re-measure the table
-            ("id", "item", 14),
+            ("id", "item", 12),
             ("role", "role", 4),
             ("samples", "samples", 7),
-            ("leader", "leader", 18),
+            ("leader", "leader", 14),
             ("consensus", "consensus", 9),
-            ("stopped", "stopped", 26),
+            ("stopped", "stopped", 20),
         ):
             table.add_column(label, key=key, width=width)
         for row in s.item_progress():
@@ -161,7 +161,7 @@ class SamplingScreen(Screen[str]):
     @staticmethod
     def _cells(row: ItemProgress) -> tuple:
         if row.error:
-            stopped = Text("✗ " + row.error[:24], style="red")
+            stopped = Text("✗ " + row.error[:18], style="red")
         elif row.stopped:
             stopped = Text("✓ early", style="green")
         elif row.done:
@@ -172,7 +172,7 @@ class SamplingScreen(Screen[str]):
             row.item_id,
             row.role[:3],
             f"{row.n_samples}/{row.k_max}",
-            Text((row.leader or "—")[:18]),
+            Text((row.leader or "—")[:14]),
             f"{row.consensus:.0%}" if row.n_samples else "—",
             stopped,
         )

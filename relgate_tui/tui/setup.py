@@ -79,8 +79,12 @@ class SetupScreen(Screen["RunSetup | None"]):
         self.task_error = ""
         self.latency: tuple[float, float, float] | None = None  # seconds, prompt tokens, completion tokens
         self.latency_error = ""
+        # A value set by the screen itself (suggestions) is remembered, so that its Changed event is not mistaken
+        # for the user's choice (Changed messages arrive after the assignment).
         self._canon_touched = False
-        self._setting_canon = False
+        self._auto_canon: str | None = None
+        self._verification_touched = previous is not None
+        self._auto_verification: str | None = None
 
     # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
@@ -303,13 +307,12 @@ class SetupScreen(Screen["RunSetup | None"]):
         if self._canon_touched or not canon:
             return
         select = self.query_one("#canon", Select)
-        self._setting_canon = True
         if canon.startswith("regex:"):
-            select.value = "regex"
+            self._auto_canon = "regex"
             self.query_one("#regex", Input).value = canon[len("regex:"):]
         else:
-            select.value = canon
-        self._setting_canon = False
+            self._auto_canon = canon
+        select.value = self._auto_canon
 
     # ------------------------------------------------------------------------------------------------ events
     @on(Select.Changed, "#endpoint")
@@ -322,6 +325,11 @@ class SetupScreen(Screen["RunSetup | None"]):
             self._set_models(e.models)
             if not e.models and e.base_url:
                 self._list_models(e.base_url, None)
+            if not self._verification_touched:
+                # On the simulated endpoint, audit mode shows the spot-check step on a few items; on a real
+                # model with a referenced task, automatic verification is what a quick vetting wants.
+                self._auto_verification = "audit" if e.simulated else "auto"
+                self.query_one("#verification", Select).value = self._auto_verification
         self._update_preflight()
         self._auto_probe()
 
@@ -355,9 +363,15 @@ class SetupScreen(Screen["RunSetup | None"]):
         if path and self.query_one("#task", Select).value == TASK_FILE:
             self._inspect_task(path)
 
+    @on(Select.Changed, "#verification")
+    def _verification_changed(self, event: Select.Changed) -> None:
+        initial = self.previous.verification if self.previous else "auto"
+        if event.value not in (self._auto_verification, initial):  # (mount posts the initial value too)
+            self._verification_touched = True
+
     @on(Select.Changed, "#canon")
-    def _canon_changed(self) -> None:
-        if not self._setting_canon:
+    def _canon_changed(self, event: Select.Changed) -> None:
+        if event.value not in (self._auto_canon, "numeric"):  # (mount posts the initial value too)
             self._canon_touched = True
         self._toggle_rows()
         self._update_preflight()

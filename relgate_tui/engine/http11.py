@@ -1,0 +1,199 @@
+"""A lean HTTP/1.1 keep-alive transport for httpx, used for plain ``http://`` endpoints (local model servers).
+
+Why: on loopback, httpcore's connection pool and h11 state machine cost about 1 ms of client CPU per request, which
+capped sampling at ~500 calls/s on two cores (``bench/throughput.py``); this transport costs a fraction of that. It
+speaks the subset of HTTP/1.1 a JSON API needs: one request at a time per connection, ``Content-Length`` or
+``chunked`` response bodies or read-to-close, keep-alive with reuse, ``Connection: close``. ``https://`` requests
+(and anything unusual, such as ``Expect`` or streaming uploads) are handed to httpx's standard transport, so TLS,
+proxies and HTTP/2 behave exactly as in httpx.
+
+Errors are httpx's own exception types (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``WriteTimeout``,
+``ReadError``, ``RemoteProtocolError``), so callers cannot tell the transports apart. A request that fails on a
+*reused* idle connection before any byte of the response arrived is retried once on a fresh connection (the server
+closed the idle connection: the usual keep-alive race).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+import httpx
+
+_MAX_HEAD = 64 * 1024
+_Conn = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+class LeanHTTPTransport(httpx.AsyncBaseTransport):
+    """Keep-alive HTTP/1.1 over asyncio streams for ``http://``; ``https://`` goes to :class:`httpx.AsyncHTTPTransport`."""
+
+    def __init__(self, max_idle_per_origin: int = 4, fallback: httpx.AsyncBaseTransport | None = None):
+        self._idle: dict[tuple[str, int], list[_Conn]] = {}
+        self._max_idle = max_idle_per_origin
+        self._fallback = fallback
+        self._closed = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.scheme != "http" or "expect" in request.headers:
+            if self._fallback is None:
+                self._fallback = httpx.AsyncHTTPTransport()
+            return await self._fallback.handle_async_request(request)
+        body = await request.aread()
+        timeouts = request.extensions.get("timeout", {})
+        origin = (request.url.host, request.url.port or 80)
+        head = _request_head(request, len(body))
+        for attempt in (0, 1):
+            conn, reused = await self._connection(origin, timeouts.get("connect"))
+            try:
+                status, headers, content, keep = await self._exchange(conn, head + body, timeouts, request)
+            except _StaleConnection:
+                _close(conn)
+                if reused and attempt == 0:
+                    continue
+                raise httpx.RemoteProtocolError("server closed the connection without a response", request=request) from None
+            except BaseException:
+                _close(conn)
+                raise
+            if keep and not self._closed and len(self._idle.setdefault(origin, [])) < self._max_idle:
+                self._idle[origin].append(conn)
+            else:
+                _close(conn)
+            return httpx.Response(status, headers=headers, content=content, request=request,
+                                  extensions={"http_version": b"HTTP/1.1"})
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _connection(self, origin: tuple[str, int], timeout: float | None) -> tuple[_Conn, bool]:
+        idle = self._idle.get(origin, [])
+        while idle:
+            reader, writer = idle.pop()
+            if not reader.at_eof() and not writer.is_closing():
+                return (reader, writer), True
+            _close((reader, writer))
+        try:
+            conn = await asyncio.wait_for(asyncio.open_connection(*origin), timeout)
+        except asyncio.TimeoutError:
+            raise httpx.ConnectTimeout(f"connecting to {origin[0]}:{origin[1]} timed out") from None
+        except OSError as exc:
+            raise httpx.ConnectError(f"cannot connect to {origin[0]}:{origin[1]}: {exc.strerror or exc}") from None
+        return conn, False
+
+    async def _exchange(
+        self, conn: _Conn, payload: bytes, timeouts: dict, request: httpx.Request
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
+        reader, writer = conn
+        try:
+            writer.write(payload)
+            await asyncio.wait_for(writer.drain(), timeouts.get("write"))
+        except asyncio.TimeoutError:
+            raise httpx.WriteTimeout("sending the request timed out", request=request) from None
+        except (ConnectionError, OSError):
+            raise _StaleConnection from None
+        read_timeout = timeouts.get("read")
+        try:
+            return await asyncio.wait_for(_read_response(reader, request), read_timeout)
+        except asyncio.TimeoutError:
+            raise httpx.ReadTimeout("no response within the read timeout", request=request) from None
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for conns in self._idle.values():
+            for conn in conns:
+                _close(conn)
+        self._idle.clear()
+        if self._fallback is not None:
+            await self._fallback.aclose()
+
+
+class _StaleConnection(Exception):
+    """The connection died before any byte of a response arrived."""
+
+
+def _close(conn: _Conn) -> None:
+    try:
+        conn[1].close()
+    except Exception:  # already closed / loop gone
+        pass
+
+
+def _request_head(request: httpx.Request, length: int) -> bytes:
+    target = request.url.raw_path.decode("ascii")
+    lines = [f"{request.method} {target} HTTP/1.1"]
+    names = set()
+    for name, value in request.headers.multi_items():
+        lower = name.lower()
+        if lower in ("content-length", "transfer-encoding"):
+            continue
+        names.add(lower)
+        lines.append(f"{name}: {value}")
+    if "host" not in names:
+        lines.append(f"Host: {request.url.netloc.decode('ascii')}")
+    if length or request.method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+async def _read_response(
+    reader: asyncio.StreamReader, request: httpx.Request
+) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            raise _StaleConnection from None
+        raise httpx.RemoteProtocolError("incomplete response head", request=request) from None
+    except asyncio.LimitOverrunError:
+        raise httpx.RemoteProtocolError("response head too large", request=request) from None
+    except (ConnectionError, OSError):
+        raise _StaleConnection from None
+    if len(head) > _MAX_HEAD:
+        raise httpx.RemoteProtocolError("response head too large", request=request)
+    status_line, *header_lines = head[:-4].split(b"\r\n")
+    parts = status_line.split(b" ", 2)
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+        raise httpx.RemoteProtocolError(f"bad status line {status_line[:40]!r}", request=request)
+    version, status = parts[0], int(parts[1])
+    headers = list(_parse_headers(header_lines, request))
+    fields = {k.lower(): v for k, v in headers}
+    keep = version == b"HTTP/1.1" and fields.get(b"connection", b"").lower() != b"close"
+    try:
+        if request.method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            body = b""
+        elif b"chunked" in fields.get(b"transfer-encoding", b"").lower():
+            body = await _read_chunked(reader, request)
+        elif b"content-length" in fields:
+            try:
+                length = int(fields[b"content-length"])
+            except ValueError:
+                raise httpx.RemoteProtocolError("bad Content-Length", request=request) from None
+            body = await reader.readexactly(length)
+        else:
+            body, keep = await reader.read(), False
+    except asyncio.IncompleteReadError:
+        raise httpx.RemoteProtocolError("the server closed the connection mid-body", request=request) from None
+    except (ConnectionError, OSError) as exc:
+        raise httpx.ReadError(f"connection lost while reading the response: {exc}", request=request) from None
+    return status, headers, body, keep
+
+
+def _parse_headers(lines: Iterable[bytes], request: httpx.Request) -> Iterable[tuple[bytes, bytes]]:
+    for line in lines:
+        name, sep, value = line.partition(b":")
+        if not sep or not name.strip():
+            raise httpx.RemoteProtocolError(f"bad header line {line[:40]!r}", request=request)
+        yield name.strip(), value.strip()
+
+
+async def _read_chunked(reader: asyncio.StreamReader, request: httpx.Request) -> bytes:
+    chunks = []
+    while True:
+        size_line = await reader.readuntil(b"\r\n")
+        try:
+            size = int(size_line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            raise httpx.RemoteProtocolError("bad chunk size", request=request) from None
+        if size == 0:
+            while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
+                pass
+            return b"".join(chunks)
+        chunks.append(await reader.readexactly(size))
+        await reader.readexactly(2)
