@@ -8,7 +8,7 @@
     relgate report RUN [--format md|json|csv] [--output PATH]
     relgate tasks                            bundled tasks
     relgate demo-server [--port N] [--latency-ms X] [--fault-rate R]
-    relgate judge-audit …                    (added by the judge-audit engineer; see JUDGE_AUDIT below)
+    relgate judge-audit --data hanna --criterion Coherence --endpoint URL --model NAME [...]
 
 Exit codes: 0 done (and passed, or no gate), 1 below ``--min-reliability``, 2 error. Every user error is one line on
 stderr ("relgate: error: …"), never a traceback. ``relgate certify`` never imports Textual.
@@ -87,8 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("tasks", help="list the bundled tasks")
     sub.add_parser("demo-server", help="serve simulated models on 127.0.0.1 (OpenAI API)", add_help=False)
 
-    # JUDGE_AUDIT: the judge-audit engineer adds `relgate judge-audit …` here (a sub-parser and a `_cmd_judge_audit`
-    # handler registered in COMMANDS below), and the pairwise-judge options of `certify`.
+    p = sub.add_parser(
+        "judge-audit", help="audit an LLM judge: preference cycles, MFAS rankings, position bias, Likert sets",
+        description="Audit an LLM judge on a data set with human scores (paper 000).",
+    )
+    from relgate_tui.engine.judge_audit import add_arguments
+
+    add_arguments(p)
     return parser
 
 
@@ -297,7 +302,19 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"certify": _cmd_certify, "runs": _cmd_runs, "report": _cmd_report, "tasks": _cmd_tasks}
+def _cmd_judge_audit(args: argparse.Namespace) -> int:
+    from relgate_tui.engine.judge_audit import judge_audit_main
+
+    return judge_audit_main(args)
+
+
+COMMANDS = {
+    "certify": _cmd_certify,
+    "runs": _cmd_runs,
+    "report": _cmd_report,
+    "tasks": _cmd_tasks,
+    "judge-audit": _cmd_judge_audit,
+}
 
 
 def _run_tui() -> int:
