@@ -21,7 +21,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class ItemSamplesModal(ModalScreen[None]):
     CSS_PATH = "itemsamples.tcss"
-    BINDINGS = [Binding("escape,e,q", "close", "Close", id="samples.close")]
+    BINDINGS = [
+        Binding("escape,e,q", "close", "Close", id="samples.close"),
+        Binding("question_mark,f1", "app.help", "Help", key_display="?", id="samples.help",
+                tooltip="Show every key"),
+    ]
     HELP = "The raw answers the model gave for this item, with the class each one was canonicalized to."
     HELP_TITLE = "Item samples"
 

@@ -149,7 +149,7 @@ class SpotCheckScreen(Screen[str]):
         table.add_column("rank", justify="right", width=4)
         table.add_column("answer", ratio=3, overflow="fold")
         table.add_column("count", justify="right", width=7)
-        table.add_column("", ratio=1)
+        table.add_column("", ratio=1, overflow="crop", no_wrap=True)
         for i, c in enumerate(v.candidates):
             rejected = i < self.cursor
             here = i == self.cursor

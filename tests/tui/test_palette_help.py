@@ -1,0 +1,106 @@
+"""Command palette (export, open run folder, theme) and the help panel on every screen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.command import CommandPalette
+
+from relgate_tui.engine.session import Session
+from relgate_tui.tui.app import make_app
+from relgate_tui.tui.compare import CompareScreen
+from relgate_tui.tui.help import HelpScreen
+from relgate_tui.tui.itemsamples import ItemSamplesModal
+from relgate_tui.tui.results import ResultsScreen
+from relgate_tui.tui.runs import RunsScreen
+from relgate_tui.tui.sampling import SamplingScreen
+from relgate_tui.tui.settings import SettingsScreen
+from relgate_tui.tui.setup import SetupScreen
+from relgate_tui.tui.spotcheck import SpotCheckScreen
+from tests.tui.runfixtures import stored_run
+
+
+async def run_palette_command(pilot, text: str) -> None:
+    await pilot.press("ctrl+p")
+    assert isinstance(pilot.app.screen, CommandPalette)
+    await pilot.press(*text)
+    await pilot.pause(0.2)
+    await pilot.press("enter")
+    await pilot.pause(0.2)
+
+
+async def test_palette_exports_and_opens_the_run_folder(services):
+    path = stored_run(services.runs_dir)
+    app = make_app(services)
+    copied: list[str] = []
+    app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        session = Session.open(path)
+        app.session = session
+        app.push_screen(ResultsScreen(session, gate=0.9))
+        await pilot.pause()
+        await run_palette_command(pilot, "json")
+        assert isinstance(app.screen, ResultsScreen)
+        exported = sorted((path / "exports").glob("*.json"))
+        assert len(exported) == 1
+        assert json.loads(exported[0].read_text())["run_id"] == path.name
+        await run_palette_command(pilot, "markdown")
+        assert sorted((path / "exports").glob("*.md"))
+        await run_palette_command(pilot, "folder")
+        assert copied == [str(path)]
+        await run_palette_command(pilot, "theme")
+        assert app.screen.__class__.__name__ != "ResultsScreen"  # the theme picker is open
+        await pilot.press("escape")
+        session.close()
+
+
+async def test_help_panel_on_every_screen(services):
+    path = stored_run(services.runs_dir)
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+
+        async def help_lists(*keys: str, key: str = "question_mark") -> None:
+            await pilot.pause()
+            screen = app.screen
+            await pilot.press(key)
+            assert isinstance(app.screen, HelpScreen), type(screen).__name__
+            listed = {k for k, _ in app.screen.screen_rows}
+            assert set(keys) <= listed, (type(screen).__name__, listed)
+            await pilot.press("escape")
+            assert app.screen is screen
+
+        await help_lists("n", "o", "j", "s", "q")  # home
+        await pilot.press("s")
+        assert isinstance(app.screen, SettingsScreen)
+        await help_lists("^s", "Esc", key="f1")  # an Input has focus: F1
+        await pilot.press("escape")
+        await pilot.press("n")
+        assert isinstance(app.screen, SetupScreen)
+        await app.workers.wait_for_complete()
+        await help_lists("^s", "^l", "Esc", key="f1")
+        await pilot.press("escape")
+        await pilot.press("o")
+        assert isinstance(app.screen, RunsScreen)
+        await app.workers.wait_for_complete()
+        await help_lists("o", "r", "Space", "c", "Esc")
+        await pilot.press("escape")
+
+        session = Session.open(path)
+        app.session = session
+        app.push_screen(SamplingScreen(session, autostart=False))
+        await help_lists("p", "Esc", "Enter / c")
+        app.pop_screen()
+        app.push_screen(SpotCheckScreen(session))
+        await help_lists("y", "n", "x", "s", "u", "e", "Esc")
+        await pilot.press("e")
+        assert isinstance(app.screen, ItemSamplesModal)
+        await help_lists("Esc / e / q")
+        await pilot.press("escape")
+        app.pop_screen()
+        app.push_screen(ResultsScreen(session))
+        await help_lists("+ / =", "- / _", "f", "p", "j", "c", "m", "l", "Esc")
+        app.pop_screen()
+        session.close()
+        app.push_screen(CompareScreen([Path(path)]))
+        await help_lists("+ / =", "- / _", "Esc")
