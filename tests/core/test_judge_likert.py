@@ -24,7 +24,7 @@ from relgate_tui.core.judge import (
 )
 from relgate_tui.core.quantile import conformal_rank
 
-HANNA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "hanna" / "hanna_with_models.jsonl"
+HANNA = Path(__file__).resolve().parents[2] / "assets" / "judge" / "hanna.jsonl"  # the bundled copy (MIT)
 HANNA_CRITERIA = ("Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity")
 
 
@@ -121,11 +121,10 @@ def test_coverage_on_synthetic_likert_data(sigma):
     _assert_valid(rows, f"synthetic σ={sigma}")
 
 
-@pytest.mark.skipif(not HANNA.exists(), reason="HANNA data (../shared/data/hanna) not present")
 @pytest.mark.parametrize("criterion", HANNA_CRITERIA)
 def test_coverage_on_hanna_human_scores_with_a_simulated_judge(criterion):
-    rows = [json.loads(line) for line in HANNA.read_text(encoding="utf-8").splitlines() if line.strip()]
-    h = np.array([r[criterion] for r in rows], dtype=float)
+    inputs = [json.loads(line) for line in HANNA.read_text(encoding="utf-8").split("\n") if line.strip()]
+    h = np.array([c["human"][criterion] for i in inputs for c in i["candidates"]], dtype=float)
     assert h.size == 1056
     for sigma in (0.5, 0.8, 1.2):
         _assert_valid(likert_conformal_table(noisy_rounded_judge(h, sigma, 0), h, seed=1), f"{criterion} σ={sigma}")
