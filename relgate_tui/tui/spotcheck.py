@@ -129,6 +129,9 @@ class SpotCheckScreen(Screen[str]):
             for i, choice in enumerate(v.choices):
                 q.append(f"\n{chr(65 + i)}. ", style="bold")
                 q.append(choice)
+        if v.references and not v.audit:
+            q.append("\n\nReference from the task file: ", style="dim")
+            q.append(" | ".join(v.references), style="italic")
         if v.audit and v.references:
             q.append("\n\nReference: ", style="dim")
             q.append(" | ".join(v.references), style="italic")
