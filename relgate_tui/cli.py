@@ -262,17 +262,28 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=200)  # piped: full rows, no truncation
+    columns = ["run", "task", "model", "created", "status", "samples", "labels", "reliability", "bound", "M*", "gate"]
+    if console.width < 150:  # narrow terminal: the run id already names the task and model
+        columns = ["run", "status", "samples", "reliability", "bound", "M*", "gate"]
     table = Table(title=f"runs in {root}", title_justify="left")
-    for col in ("run", "task", "model", "created", "status", "samples", "labels", "reliability", "bound", "M*", "gate"):
-        table.add_column(col, no_wrap=col in ("run", "created"))
+    for col in columns:
+        if col == "run":
+            table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=max(20, console.width - 62))
+        else:
+            table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=max(len(col), 4))
     for r in rows:
-        table.add_row(
-            r.run_id, r.task, r.model, r.created.replace("T", " ")[:19], r.status, str(r.n_samples), str(r.n_labels),
-            _fmt_pct(r.reliability_level), _fmt_pct(r.reliability_lower_bound),
-            "" if r.reliability_level is None else ("∞" if r.m_star is None else str(r.m_star)),
-            {None: "", True: "PASS", False: "FAIL"}[r.passed],
-        )
-    Console(highlight=False).print(table)
+        cells = {
+            "run": r.run_id, "task": r.task, "model": r.model, "created": r.created.replace("T", " ")[:19],
+            "status": r.status, "samples": str(r.n_samples), "labels": str(r.n_labels),
+            "reliability": _fmt_pct(r.reliability_level), "bound": _fmt_pct(r.reliability_lower_bound),
+            "M*": "" if r.reliability_level is None else ("∞" if r.m_star is None else str(r.m_star)),
+            "gate": {None: "", True: "PASS", False: "FAIL"}[r.passed],
+        }
+        table.add_row(*(cells[c] for c in columns))
+    console.print(table)
     return EXIT_OK
 
 
