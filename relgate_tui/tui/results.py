@@ -294,9 +294,9 @@ class ResultsScreen(Screen[str]):
             if not has_cov:
                 return Text("coverage vs 1−α needs references on the deployment items", style="dim")
             marker = Series([1 - alpha], [cov[CURVE_ALPHAS.index(alpha)]] if alpha in CURVE_ALPHAS else [],
-                            marker="◆", style="bold yellow", label=f"α = {alpha:.2f}")
+                            marker="◆", style="bold yellow", label=f"α={alpha:.2f}")
             return xy_chart(
-                [Series(one_minus, cov, label="empirical coverage", line=True), marker],
+                [Series(one_minus, cov, label="coverage", line=True), marker],
                 w, h, x_range=(0.5, 1.0), y_range=(0.5, 1.0), x_label="1 − α", y_label="coverage",
                 diagonal=True,
             )
@@ -309,7 +309,7 @@ class ResultsScreen(Screen[str]):
             ys = [float(len(r.prediction_set)) for r in dep]
             return xy_chart(
                 [Series([r.entropy for r in dep], ys, marker="•", style="bold cyan",
-                        label=f"items at α = {alpha:.2f}")],
+                        label=f"deployment items, α={alpha:.2f}")],
                 w, h, y_range=(0, max(2.0, max(ys))), x_label="consensus entropy (nats)",
                 y_label="prediction-set size",
             )

@@ -125,9 +125,9 @@ def xy_chart(
         text.append("\n" + " " * (gutter + 1))
         for s in legend:
             text.append(s.marker + " ", style=s.style)
-            text.append(s.label + "   ", style="dim")
+            text.append(s.label + "  ", style="dim")
         if diagonal:
-            text.append("· y = x", style="dim")
+            text.append("· y=x", style="dim")
     return text
 
 
