@@ -13,6 +13,7 @@ Dismisses with a :class:`~relgate_tui.engine.session.RunSetup` (Ctrl+S / Start) 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -455,6 +456,7 @@ class SetupScreen(Screen["RunSetup | None"]):
             task = self._value("task-path")
             if not task:
                 raise ValueError("task file: give the path of a .jsonl or .csv file")
+            task = str(Path(task).expanduser().resolve())  # the run can be reopened from any directory
             if self.task_error:
                 raise ValueError(self.task_error)
         elif isinstance(task_value, str):
