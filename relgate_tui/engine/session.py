@@ -570,8 +570,7 @@ class Session:
         return session
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, cache_dir: Path | None = None,
-             read_only: bool = False) -> Session:
+    def open(cls, path: str | os.PathLike[str], *, cache_dir: Path | None = None) -> Session:
         """Reopen a stored run from its directory — no network call. Raises ValueError (one line) when the run or
         its task file cannot be read, or the task file changed since the run."""
         from relgate_tui.engine.certify import CertifyConfig, prepare

@@ -61,7 +61,7 @@ class CompareScreen(Screen[None]):
             cache_dir = services.resolved_cache_dir()
         for p in self.paths:
             try:
-                self.sessions.append(Session.open(p, cache_dir=cache_dir, read_only=True))
+                self.sessions.append(Session.open(p, cache_dir=cache_dir))
             except ValueError as exc:
                 self.errors.append(str(exc))
         for err in self.errors:
