@@ -73,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--limit", type=int, metavar="N", help="use only the first N items of the task file")
     c.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-request timeout in seconds")
     c.add_argument("--quiet", action="store_true", help="no progress output")
+    j = c.add_argument_group("pairwise judge (optional): a second ranking of each item's answers by an LLM judge")
+    j.add_argument("--pairwise-judge-endpoint", metavar="URL", help="the judge's OpenAI-compatible base URL")
+    j.add_argument("--pairwise-judge-model", metavar="NAME", help="the judge model")
+    j.add_argument("--pairwise-judge-api-key-env", metavar="VAR", help="NAME of the variable holding the judge's key")
+    j.add_argument("--pairwise-judge-reps", type=int, default=3, metavar="K",
+                   help="repetitions per presentation order (default 3)")
 
     r = sub.add_parser("runs", help="list runs", description="List the runs in the data dir (or --run-dir).")
     r.add_argument("--run-dir", metavar="DIR")
@@ -177,6 +183,10 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         price_out=args.price_out,
         limit=args.limit,
         timeout_s=args.timeout,
+        pairwise_judge_endpoint=args.pairwise_judge_endpoint,
+        pairwise_judge_model=args.pairwise_judge_model,
+        pairwise_judge_api_key_env=args.pairwise_judge_api_key_env,
+        pairwise_judge_reps=args.pairwise_judge_reps,
     ).validate()
     progress: _Progress | None = None
 
@@ -188,8 +198,25 @@ def _cmd_certify(args: argparse.Namespace) -> int:
             progress.message(update.message)
         progress.update(done_items=update.done_items, made=update.made, cached=update.cached, failed=update.failed)
 
+    judge_state = {"last": 0.0}
+
+    def on_judge_progress(update: Any) -> None:
+        if args.quiet:
+            return
+        from rich.console import Console
+        from rich.markup import escape
+
+        con = Console(stderr=True, highlight=False, soft_wrap=True)
+        if update.message:
+            con.print(escape(update.message))
+        now = time.monotonic()
+        if now - judge_state["last"] >= 2.0 or update.done == update.total:
+            judge_state["last"] = now
+            con.print(f"pairwise judge: {update.done}/{update.total} verdicts, calls made {update.made} · "
+                      f"cached {update.cached} · failed {update.failed}")
+
     try:
-        outcome = run_certify(cfg, on_progress)
+        outcome = run_certify(cfg, on_progress, on_judge_progress)
     finally:
         if progress is not None:
             progress.close()
@@ -241,6 +268,18 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
         f"calls made {calls['made']}, cached {calls['cached']}, failed {calls['failed']}, "
         f"saved vs K_max {_fmt_pct(calls['saved_vs_kmax'])}; run {escape(doc['run_id'])} ({escape(str(run_path))})"
     )
+    judge = doc.get("pairwise_judge")
+    if judge:
+        for name, label in (("frequency", "frequency ranking"), ("judge", "judge ranking    ")):
+            r = judge["rankings"][name]
+            con.print(f"{label}: reliability {_fmt_pct(r['reliability_level'])} "
+                      f"(≥ {_fmt_pct(r['reliability_lower_bound'])}), M* = {'∞' if r['m_star'] is None else r['m_star']}"
+                      + (f", coverage {_fmt_pct(r['coverage']['estimate'])}" if r.get("coverage") else ""))
+        cyc = judge["cycles"]
+        con.print(f"judge cycles: {cyc['n_items_with_cycle']} of {cyc['n_items_with_triples']} items with ≥ 3 "
+                  f"compared answers have a preference cycle (mean ρ {cyc['mean_rho'] or 0:.3f}); judge reordered "
+                  f"{judge['n_items_reordered']} of {judge['n_items_judged']} items; judge calls made "
+                  f"{judge['calls']['made']}, cached {judge['calls']['cached']}")
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
@@ -342,8 +381,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     """Error types whose message is meant for the user (ValueError covers TaskError, CertifyError, RunStoreError,
     the canonicalizer's and the stopping rule's errors); OSError covers files and sockets."""
     types: list[type[BaseException]] = [ValueError, OSError, UsageError]
-    for module, name in (("relgate_tui.engine.sampler", "EndpointUnreachable"),
-                         ("relgate_tui.engine.endpoints", "EndpointError")):
+    for module, name in (("relgate_tui.engine.sampler", "EndpointUnreachable"),):
         mod = sys.modules.get(module)
         exc = getattr(mod, name, None) if mod is not None else None
         if isinstance(exc, type) and issubclass(exc, BaseException):

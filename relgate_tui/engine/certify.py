@@ -119,6 +119,26 @@ class CertifyConfig:
     timeout_s: float = 60.0
     max_down_s: float = 120.0
     cache_dir: str | None = None
+    pairwise_judge_endpoint: str | None = None
+    pairwise_judge_model: str | None = None
+    pairwise_judge_api_key_env: str | None = None
+    pairwise_judge_reps: int = 3
+
+    @property
+    def uses_pairwise_judge(self) -> bool:
+        return self.pairwise_judge_endpoint is not None or self.pairwise_judge_model is not None
+
+    def pairwise_judge_config(self) -> Any:
+        """The :class:`~relgate_tui.engine.judge_certify.PairwiseJudgeConfig` of the optional pairwise judge (None
+        without one). It shares the run's seed, timeout, concurrency, endpoint-down wait and sample cache."""
+        if not self.uses_pairwise_judge:
+            return None
+        from relgate_tui.engine.judge_certify import PairwiseJudgeConfig
+
+        return PairwiseJudgeConfig(
+            endpoint=self.pairwise_judge_endpoint or "", model=self.pairwise_judge_model or "",
+            api_key_env=self.pairwise_judge_api_key_env, reps=self.pairwise_judge_reps, timeout_s=self.timeout_s,
+            concurrency=self.concurrency, seed=self.seed, max_down_s=self.max_down_s, cache_dir=self.cache_dir)
 
     def endpoint_config(self) -> Any:
         """The sampler's :class:`~relgate_tui.engine.endpoints.EndpointConfig` (OpenAI-compatible chat)."""
@@ -184,6 +204,17 @@ class CertifyConfig:
             bad(f"the request timeout must be positive, got {self.timeout_s!r}")
         if not (_is_number(self.max_down_s) and self.max_down_s >= 0):
             bad(f"the endpoint-down wait must be non-negative, got {self.max_down_s!r}")
+        if self.uses_pairwise_judge:
+            if not self.pairwise_judge_endpoint:
+                bad("--pairwise-judge-model needs --pairwise-judge-endpoint (the judge's base URL)")
+            if not self.pairwise_judge_model or not self.pairwise_judge_model.strip():
+                bad("--pairwise-judge-endpoint needs --pairwise-judge-model (the judge model's name)")
+            from relgate_tui.engine.judge_certify import JudgeCertifyError
+
+            try:
+                self.pairwise_judge_config().validate()
+            except JudgeCertifyError as exc:
+                raise CertifyError(str(exc)) from None
         return self
 
     def public_dict(self) -> dict[str, Any]:
@@ -856,8 +887,13 @@ def sample_run(
             cache.close()
 
 
-def run_certify(cfg: CertifyConfig, on_progress: Callable[[SamplingProgress], None] | None = None) -> CertifyOutcome:
-    """All phases, as ``relgate certify`` runs them. Writes ``results.json`` in the run; returns the document."""
+def run_certify(cfg: CertifyConfig, on_progress: Callable[[SamplingProgress], None] | None = None,
+                on_judge_progress: Callable[[Any], None] | None = None) -> CertifyOutcome:
+    """All phases, as ``relgate certify`` runs them. Writes ``results.json`` in the run; returns the document.
+
+    With a pairwise judge (``cfg.pairwise_judge_endpoint``), the judge is asked after the analysis
+    (:func:`relgate_tui.engine.judge_certify.judge_prepared_run`, progress to ``on_judge_progress``) and the
+    document gains its ``pairwise_judge`` section: both rankings' reliability side by side and the cycle data."""
     prepared = prepare(cfg)
     try:
         prepared.store.set_status("sampling")
@@ -880,6 +916,17 @@ def run_certify(cfg: CertifyConfig, on_progress: Callable[[SamplingProgress], No
             gate=cfg.min_reliability,
             prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None else None,
         )
+        judge_cfg = cfg.pairwise_judge_config()
+        if judge_cfg is not None:
+            from relgate_tui.engine.judge_certify import JudgeCertifyError, judge_prepared_run
+
+            prepared.store.set_status("judging")
+            try:
+                doc["pairwise_judge"] = judge_prepared_run(
+                    prepared, analysis, judge_cfg, alpha=cfg.alpha, confidence=cfg.confidence,
+                    gate=cfg.min_reliability, on_progress=on_judge_progress)
+            except JudgeCertifyError as exc:
+                raise CertifyError(str(exc)) from None
         prepared.store.write_results(doc)
         prepared.store.set_status("complete")
         exit_code = 1 if doc["passed"] is False else 0

@@ -119,6 +119,22 @@ def test_components_are_ordered_by_the_condensation():
     assert set(res.ranking.order[:3]) == set(top)
 
 
+def test_priority_breaks_ties_between_equal_cost_orders():
+    """One verdict b → a among six candidates: every order with b above a costs 0. The priority (here the
+    candidates' given order) decides the rest, so a follows b instead of sinking to the bottom as the Copeland hint
+    would put it."""
+    t = build_tournament(verdicts_for([("b", "a", 2)]), ["a", "b", "c", "d", "e", "f"])
+    assert mfas_exact(t).ranking.order[-1] == "a"  # Copeland hint: a has the worst score
+    res = mfas_exact(t, priority=range(6))
+    assert res.cost == 0 and list(res.ranking.order) == ["b", "a", "c", "d", "e", "f"]
+    rng = np.random.default_rng(11)
+    for _ in range(30):  # the cost never depends on the priority
+        t = random_weighted_tournament(rng, 6)
+        assert mfas_exact(t, priority=rng.permutation(6).tolist()).cost == mfas_exact(t).cost
+    with pytest.raises(ValueError, match="permutation"):
+        mfas_exact(t, priority=[0, 0, 1, 2, 3, 4])
+
+
 def test_time_limited_large_instance_reports_honestly():
     rng = np.random.default_rng(3)
     t = random_weighted_tournament(rng, 30, p_tie=0.0)

@@ -1,0 +1,647 @@
+"""The optional pairwise judge inside certification (issue 4 item 3; paper 000 §3.1 applied to answer classes).
+
+For every item with at least two observed answer classes, the judge is shown the item's question and two of its top
+candidate classes (the ``max_classes`` ≤ 6 most frequent, in frequency order) and asked "which answer is correct?"
+(:func:`~relgate_tui.engine.judge_prompts.correctness_pairwise_prompt`), in **both presentation orders**, ``reps``
+times each (default 3, paper 000 §3.1 "k = 3"). Per item:
+
+* the majority tournament of the verdicts (:func:`relgate_tui.core.judge.build_tournament`; an even split is no
+  edge), its directed 3-cycles and ρ(x) = #cycles / C(n, 3) (paper eq. 1);
+* the **judge ranking**: the exact weighted-MFAS order of the compared classes (CP-SAT, minimising the total margin
+  of reversed verdicts; among orders of equal cost the frequency order decides — MFAS ``priority``), followed by
+  the classes beyond the top ``max_classes`` in frequency order;
+* the **judge-rank nonconformity score** s_J(x) = the rank, in the judge ranking, of the first acceptable class
+  (+∞ when no observed class is acceptable) — the same construction as the frequency rank score (paper 004
+  eq. 10.1) with the judge's order in place of the frequency order.
+
+s_J is calibrated with the *same* labels as the frequency score (:mod:`relgate_tui.core.certify`), so the results
+show the reliability level 1 − α* = #{s ≤ 1}/(n + 1), its Clopper–Pearson bound and M* for both rankings side by
+side. Which classes are acceptable comes from the item's verdict:
+
+* a reference (automatic verification): the canonicalized reference classes — exact;
+* a human or labels-file verdict "rank r is acceptable": the frequency-rank-r class is acceptable and ranks 1..r−1
+  were rejected; classes below rank r were never looked at and are treated as **not acceptable**. s_J is then an
+  upper bound of the true judge score, so the judge's reliability is, if anything, under-reported (conservative);
+* "none acceptable": s_J = +∞ as well; "skip": skipped for both rankings.
+
+Conformal validity of the judge ranking needs only that the judge's order of an item depends on the item (its
+question and its samples) and not on its label — true here — so calibration and deployment items are exchangeable
+as for the frequency score (paper 004 §6).
+
+Requests go through the sampler (cache: a rerun costs zero calls; retries; bounded concurrency; endpoint-down
+pause) with a per-sample seed derived from the run seed, the item, the two classes and their order.
+
+Entry points for the pipeline and the TUI:
+
+* :func:`judge_prepared_run` — one call after the analysis: ask, judge, and return the ``pairwise_judge`` section of
+  the results document;
+* :func:`ask_pairwise_judge` / :func:`ask_pairwise_judge_async` — ask only (needs the ranked classes, not the
+  labels; the TUI can run it right after sampling); :func:`judge_item` — the per-item tournament, cycles and judge
+  ranking; :func:`judgement_section` — combine judgements with the labels at any α;
+* :func:`judge_calls_needed` — the pre-flight number of judge answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from relgate_tui.core import certify as core_certify
+from relgate_tui.core import judge as cj
+from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.scores import validate_rank_score
+from relgate_tui.core.types import INVALID
+from relgate_tui.engine.judge_prompts import correctness_pairwise_prompt, parse_pairwise_verdict
+from relgate_tui.engine.tasks import TaskItem
+
+__all__ = [
+    "MAX_JUDGE_CLASSES",
+    "JudgeCertifyError",
+    "PairwiseJudgeConfig",
+    "JudgeProgress",
+    "JudgeCalls",
+    "ItemJudgement",
+    "judge_question",
+    "compared_classes",
+    "judge_requests",
+    "judge_calls_needed",
+    "item_verdicts",
+    "judge_item",
+    "judge_rank_score",
+    "acceptable_from_verdict",
+    "ask_pairwise_judge_async",
+    "ask_pairwise_judge",
+    "judge_items",
+    "judgement_section",
+    "judge_prepared_run",
+]
+
+MAX_JUDGE_CLASSES = 6
+"""At most this many top candidate classes per item are compared (issue 4 item 3)."""
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_REQUEST_KIND = "correct"
+
+
+class JudgeCertifyError(ValueError):
+    """A user-facing error of the pairwise judge (bad option, unreachable judge endpoint). One-line message."""
+
+
+# ------------------------------------------------------------------------------------------------------ config
+@dataclass(frozen=True)
+class PairwiseJudgeConfig:
+    """The pairwise judge of a certification run (``--pairwise-judge-endpoint/--pairwise-judge-model``). ``reps``:
+    repetitions per presentation order; ``max_classes``: top classes compared per item (2..6); ``seed``: the run
+    seed (per-request seeds derive from it); ``cache_dir`` None = ``<cache dir>/samples`` (certification's cache).
+    ``api_key_env`` is the NAME of an environment variable, never the key."""
+
+    endpoint: str
+    model: str
+    api_key_env: str | None = None
+    reps: int = 3
+    max_classes: int = MAX_JUDGE_CLASSES
+    temperature: float = 0.7
+    max_tokens: int | None = 16
+    timeout_s: float = 60.0
+    concurrency: int = 8
+    seed: int = 0
+    max_down_s: float = 120.0
+    cache_dir: str | None = None
+
+    def validate(self) -> PairwiseJudgeConfig:
+        """Raise :class:`JudgeCertifyError` (one line) for an option value that cannot work; return self."""
+
+        def bad(message: str) -> None:
+            raise JudgeCertifyError(message)
+
+        if not isinstance(self.endpoint, str) or not re.match(r"^https?://", self.endpoint):
+            bad("--pairwise-judge-endpoint must be an http(s) URL such as http://127.0.0.1:8080/v1, "
+                f"got {self.endpoint!r}")
+        if not isinstance(self.model, str) or not self.model.strip():
+            bad("--pairwise-judge-model is required with --pairwise-judge-endpoint")
+        if self.api_key_env is not None and not _ENV_NAME.match(self.api_key_env):
+            bad("the judge's API key option takes the NAME of an environment variable, not the key itself")
+        if not (_is_int(self.reps) and 1 <= self.reps <= 50):
+            bad(f"judge repetitions must be an integer in [1, 50], got {self.reps!r}")
+        if not (_is_int(self.max_classes) and 2 <= self.max_classes <= MAX_JUDGE_CLASSES):
+            bad(f"judge classes per item must be an integer in [2, {MAX_JUDGE_CLASSES}], got {self.max_classes!r}")
+        if not (_is_number(self.temperature) and 0.0 <= self.temperature <= 2.0):
+            bad(f"judge temperature must be in [0, 2], got {self.temperature!r}")
+        if self.max_tokens is not None and not (_is_int(self.max_tokens) and self.max_tokens >= 1):
+            bad(f"judge max tokens must be a positive integer, got {self.max_tokens!r}")
+        if not (_is_number(self.timeout_s) and self.timeout_s > 0):
+            bad(f"judge request timeout must be positive, got {self.timeout_s!r}")
+        if not (_is_int(self.concurrency) and 1 <= self.concurrency <= 1024):
+            bad(f"judge concurrency must be an integer in [1, 1024], got {self.concurrency!r}")
+        if not (_is_int(self.seed) and self.seed >= 0):
+            bad(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not (_is_number(self.max_down_s) and self.max_down_s >= 0):
+            bad(f"the endpoint-down wait must be non-negative, got {self.max_down_s!r}")
+        return self
+
+    def endpoint_config(self) -> Any:
+        from relgate_tui.engine.endpoints import EndpointConfig
+
+        return EndpointConfig(self.endpoint, self.model, api_key_env=self.api_key_env,
+                              temperature=float(self.temperature), max_tokens=self.max_tokens,
+                              timeout_s=float(self.timeout_s))
+
+    def public_dict(self) -> dict[str, Any]:
+        return {"endpoint": self.endpoint, "model": self.model, "api_key_env": self.api_key_env, "reps": self.reps,
+                "max_classes": self.max_classes, "temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+# ------------------------------------------------------------------------------------------------------ requests
+def judge_question(item: TaskItem) -> str:
+    """The text the model was asked (the last user message of ``item_messages(item)``: an MCQ keeps its lettered
+    options), shown to the judge as the question."""
+    from relgate_tui.engine.prompts import item_messages
+
+    for message in reversed(item_messages(item)):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return message["content"]
+    return item.question
+
+
+def compared_classes(ranked: RankedClasses, max_classes: int = MAX_JUDGE_CLASSES) -> tuple[str, ...]:
+    """The top ``max_classes`` classes in frequency order (INVALID is never a ranked class)."""
+    return tuple(ranked.classes[:max_classes])
+
+
+def _request_id(item_id: str, first: str, second: str) -> str:
+    import json
+
+    return f"{_REQUEST_KIND} {json.dumps([item_id, first, second], ensure_ascii=False)}"
+
+
+def judge_requests(item: TaskItem, ranked: RankedClasses, max_classes: int = MAX_JUDGE_CLASSES) -> list[TaskItem]:
+    """One sampler item per ordered pair of the compared classes: for each pair {a, b} (frequency order) the prompt
+    with a shown first, then with b shown first. None when fewer than two classes were observed."""
+    question = judge_question(item)
+    out = []
+    for a, b in combinations(compared_classes(ranked, max_classes), 2):
+        for first, second in ((a, b), (b, a)):
+            out.append(TaskItem(_request_id(item.id, first, second), f"{item.id}: {first} vs {second}",
+                                messages=tuple(correctness_pairwise_prompt(question, first, second))))
+    return out
+
+
+def judge_calls_needed(ranked_by_item: Mapping[str, RankedClasses], max_classes: int = MAX_JUDGE_CLASSES,
+                       reps: int = 3) -> int:
+    """Judge answers a run needs (cached or not): Σ over items of 2 · C(min(m, max_classes), 2) · reps."""
+    return sum(2 * math.comb(min(r.n_classes, max_classes), 2) * reps for r in ranked_by_item.values())
+
+
+def item_verdicts(item_id: str, compared: Sequence[str], answers: Mapping[str, Sequence[str]]
+                  ) -> list[cj.PairwiseVerdict]:
+    """The verdicts collected for one item: parsed answers "A" (first shown is correct), "B" or INVALID."""
+    verdicts = []
+    for a, b in combinations(compared, 2):
+        for first, second in ((a, b), (b, a)):
+            for v in answers.get(_request_id(item_id, first, second), ()):
+                winner = first if v == "A" else second if v == "B" else INVALID
+                verdicts.append(cj.PairwiseVerdict(first, second, winner))
+    return verdicts
+
+
+# ------------------------------------------------------------------------------------------------------ per item
+@dataclass(frozen=True)
+class ItemJudgement:
+    """The judge's view of one item. ``order`` ranks *every* observed class (best first): the MFAS order of the
+    ``compared`` classes, then the rest in frequency order. ``mfas`` is None when fewer than two classes were
+    compared (no request was made; ``order`` is the frequency order)."""
+
+    item_id: str
+    frequency_order: tuple[str, ...]
+    compared: tuple[str, ...]
+    verdicts: tuple[cj.PairwiseVerdict, ...]
+    tournament: cj.Tournament
+    cycles: cj.CycleReport
+    mfas: cj.MfasResult | None
+    order: tuple[str, ...]
+
+    @property
+    def judged(self) -> bool:
+        return len(self.compared) >= 2
+
+    def score(self, acceptable: Collection[str]) -> float:
+        """s_J = :func:`judge_rank_score` of this item's judge order."""
+        return judge_rank_score(self.order, acceptable)
+
+    def prediction_set(self, m_star: float) -> tuple[str, ...]:
+        """The top-M* classes of the judge order (every observed class when M* = ∞)."""
+        return self.order if math.isinf(m_star) else self.order[: int(m_star)]
+
+
+def judge_rank_score(order: Sequence[str], acceptable: Collection[str]) -> float:
+    """Rank (1-based, as a float) of the first acceptable class in ``order``; +∞ when none is (paper 004 eq. 10.1
+    with the judge's order). INVALID is never acceptable."""
+    if isinstance(acceptable, str):
+        raise TypeError("acceptable must be a collection of class strings, not a single string")
+    wanted = set(acceptable) - {INVALID}
+    for rank, cls in enumerate(order, start=1):
+        if cls in wanted:
+            return float(rank)
+    return math.inf
+
+
+def judge_item(item_id: str, ranked: RankedClasses, verdicts: Sequence[cj.PairwiseVerdict],
+               max_classes: int = MAX_JUDGE_CLASSES, mfas_time_limit_s: float = 10.0) -> ItemJudgement:
+    """Tournament, 3-cycles and MFAS-repaired judge ranking of one item (pure). The compared classes enter the
+    tournament in frequency order, so every tie (an even split, or a pair the judge never answered validly) is
+    resolved in favour of the more frequent class."""
+    compared = compared_classes(ranked, max_classes)
+    tournament = cj.build_tournament(verdicts, compared)
+    cycles = cj.cycle_report(tournament)
+    if len(compared) >= 2:
+        # ties between orders of equal cost keep the frequency order (the tournament's nodes are in that order)
+        mfas = cj.mfas_exact(tournament, time_limit_s=mfas_time_limit_s, priority=range(len(compared)))
+        head = tuple(mfas.ranking.order)
+    else:
+        mfas, head = None, compared
+    order = head + tuple(ranked.classes[len(compared):])
+    return ItemJudgement(item_id, tuple(ranked.classes), compared, tuple(verdicts), tournament, cycles, mfas, order)
+
+
+def acceptable_from_verdict(ranked: RankedClasses, verified_by: str | None, score: float | None, skipped: bool,
+                            reference: Collection[str] | None) -> set[str] | None:
+    """Which classes count as acceptable for the judge score, from the item's verdict (module docstring): the
+    reference classes; for a human/file rank r, the frequency-rank-r class only; "none" → ∅ (score ∞); None when
+    the item is skipped or not verified."""
+    if skipped or score is None or verified_by is None:
+        return None
+    if verified_by == "reference":
+        return set(reference or ())
+    if math.isinf(score):
+        return set()
+    rank = int(score)
+    return {ranked.classes[rank - 1]} if 1 <= rank <= ranked.n_classes else set()
+
+
+# ------------------------------------------------------------------------------------------------------ asking
+@dataclass(frozen=True)
+class JudgeProgress:
+    """``done`` of ``total`` judge answers (parsed replies, cached or new, or requests that failed for good)."""
+
+    done: int
+    total: int
+    made: int
+    cached: int
+    failed: int
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeCalls:
+    made: int = 0
+    cached: int = 0
+    failed: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def _verdict_class(text: str, choices: Sequence[str] = ()) -> str:
+    return parse_pairwise_verdict(text) or INVALID
+
+
+def _uncached(endpoint: Any, requests: Sequence[TaskItem], reps: int, seed: int, cache: Any) -> bool:
+    from relgate_tui.engine.endpoints import request_fingerprint, sample_seed
+    from relgate_tui.engine.prompts import item_messages
+
+    for item in requests:
+        messages = item_messages(item)
+        for index in range(reps):
+            if cache is None or cache.get(request_fingerprint(endpoint, messages, index,
+                                                              sample_seed(seed, item.id, index))) is None:
+                return True
+    return False
+
+
+async def _check_reachable(endpoint: Any, attempts: int = 3) -> None:
+    import httpx
+
+    url = endpoint.base_url.rstrip("/") + "/models"
+    last = ""
+    async with httpx.AsyncClient(trust_env=False, timeout=min(10.0, endpoint.timeout_s)) as client:
+        for attempt in range(attempts):
+            try:
+                await client.get(url, headers=endpoint.headers())
+                return
+            except httpx.TimeoutException:
+                last = "timed out"
+            except httpx.HTTPError as exc:
+                last = type(exc).__name__
+            if attempt + 1 < attempts:
+                await asyncio.sleep(0.25 * 2**attempt)
+    raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {endpoint.base_url} ({last} after {attempts} "
+                            "attempts); is the server running?")
+
+
+def _open_cache(cfg: PairwiseJudgeConfig) -> Any:
+    from pathlib import Path
+
+    from relgate_tui.engine.cache import SampleCache
+    from relgate_tui.engine.paths import cache_dir
+
+    path = Path(cfg.cache_dir) if cfg.cache_dir else cache_dir() / "samples"
+    try:
+        return SampleCache(path)
+    except OSError as exc:
+        raise JudgeCertifyError(f"cannot open the sample cache {path}: {exc.strerror or exc}") from None
+
+
+async def ask_pairwise_judge_async(
+    items: Sequence[TaskItem],
+    ranked_by_item: Mapping[str, RankedClasses],
+    cfg: PairwiseJudgeConfig,
+    *,
+    cache: Any = None,
+    on_progress: Callable[[JudgeProgress], None] | None = None,
+    on_sampler: Callable[[Any], None] | None = None,
+) -> tuple[dict[str, list[cj.PairwiseVerdict]], JudgeCalls]:
+    """Ask the judge about every item of ``items`` that has ≥ 2 ranked classes in ``ranked_by_item`` (both orders ×
+    ``cfg.reps``) through the sampler; returns the verdicts per item id and the call counts. The API-key variable
+    and the endpoint are checked first when some answer is not cached. ``on_sampler`` receives the sampler (pause /
+    resume from the TUI). Raises :class:`JudgeCertifyError` (one line) when the judge cannot be reached."""
+    from relgate_tui.core.stopping import get_stopping_rule
+    from relgate_tui.engine.sampler import (
+        EndpointDown,
+        EndpointUnreachable,
+        EndpointUp,
+        SampleDone,
+        SampleFailed,
+        Sampler,
+        SamplingJob,
+    )
+
+    cfg.validate()
+    endpoint = cfg.endpoint_config()
+    compared: dict[str, tuple[str, ...]] = {}
+    requests: list[TaskItem] = []
+    for item in items:
+        ranked = ranked_by_item.get(item.id)
+        if ranked is None or ranked.n_classes < 2:
+            continue
+        compared[item.id] = compared_classes(ranked, cfg.max_classes)
+        requests += judge_requests(item, ranked, cfg.max_classes)
+    if not requests:
+        return {item_id: [] for item_id in compared}, JudgeCalls()
+    own_cache = cache is None
+    if own_cache:
+        cache = _open_cache(cfg)
+    try:
+        if _uncached(endpoint, requests, cfg.reps, cfg.seed, cache):
+            if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+                raise JudgeCertifyError(f"the judge's API key variable {cfg.api_key_env} is not set (or empty)")
+            await _check_reachable(endpoint)
+        sampler = Sampler(endpoint, concurrency=cfg.concurrency, cache=cache, max_down_s=cfg.max_down_s)
+        if on_sampler is not None:
+            on_sampler(sampler)
+        job = SamplingJob(requests, _verdict_class, get_stopping_rule("none"), cfg.reps, seed=cfg.seed)
+        indexed: dict[str, list[tuple[int, str]]] = {r.id: [] for r in requests}
+        total, done = len(requests) * cfg.reps, 0
+        try:
+            async for event in sampler.run(job):
+                message = None
+                if isinstance(event, SampleDone):
+                    indexed[event.item_id].append((event.index, event.canonical))
+                    done += 1
+                elif isinstance(event, SampleFailed) and event.final:
+                    done += cfg.reps - len(indexed[event.item_id])  # this prompt gets no further answer
+                    message = f"judge {event.item_id} answer {event.index + 1}: {event.error_kind}: {event.message}"
+                elif isinstance(event, EndpointDown):
+                    message = f"pairwise judge: {event.message}"
+                elif isinstance(event, EndpointUp):
+                    message = f"pairwise judge back after {event.down_seconds:.1f} s; resumed"
+                else:
+                    continue
+                if on_progress is not None:
+                    t = sampler.totals
+                    on_progress(JudgeProgress(min(done, total), total, t.made, t.cached, t.failed, message))
+        except EndpointUnreachable as exc:
+            raise JudgeCertifyError(f"pairwise judge: {exc}") from None
+        t = sampler.totals
+        calls = JudgeCalls(t.made, t.cached, t.failed, t.retries, t.prompt_tokens, t.completion_tokens)
+    finally:
+        if own_cache:
+            cache.close()
+    answers = {k: [c for _, c in sorted(v)] for k, v in indexed.items()}
+    return {item_id: item_verdicts(item_id, classes, answers) for item_id, classes in compared.items()}, calls
+
+
+def ask_pairwise_judge(
+    items: Sequence[TaskItem],
+    ranked_by_item: Mapping[str, RankedClasses],
+    cfg: PairwiseJudgeConfig,
+    *,
+    cache: Any = None,
+    on_progress: Callable[[JudgeProgress], None] | None = None,
+) -> tuple[dict[str, list[cj.PairwiseVerdict]], JudgeCalls]:
+    """Blocking :func:`ask_pairwise_judge_async` (the CLI pipeline)."""
+    return asyncio.run(ask_pairwise_judge_async(items, ranked_by_item, cfg, cache=cache, on_progress=on_progress))
+
+
+def judge_items(ranked_by_item: Mapping[str, RankedClasses], verdicts_by_item: Mapping[str, Sequence[cj.PairwiseVerdict]],
+                max_classes: int = MAX_JUDGE_CLASSES) -> dict[str, ItemJudgement]:
+    """:func:`judge_item` for every item (items without verdicts keep their frequency order)."""
+    return {item_id: judge_item(item_id, ranked, verdicts_by_item.get(item_id, ()), max_classes)
+            for item_id, ranked in ranked_by_item.items()}
+
+
+# ------------------------------------------------------------------------------------------------------ results
+def _num(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _score_json(score: float | None) -> int | None:
+    return None if score is None or math.isinf(score) else int(score)
+
+
+def _proportion_json(p: Any) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {"estimate": _num(p.estimate), "lower": _num(p.lower), "upper": _num(p.upper), "successes": p.successes,
+            "n": p.n}
+
+
+def _ranking_results(res: core_certify.CertificationResult) -> dict[str, Any]:
+    has_ref = res.n_with_reference > 0
+    return {
+        "n_cal": res.n,
+        "reliability_level": res.reliability_level,
+        "reliability_lower_bound": res.reliability_lower_bound,
+        "reliability_n": res.reliability_n,
+        "confidence": res.confidence,
+        "m_star": None if math.isinf(res.m_star) else int(res.m_star),
+        "calibration_message": res.calibration_message,
+        "coverage": _proportion_json(res.coverage) if has_ref else None,
+        "mode_accuracy": _proportion_json(res.mode_accuracy) if has_ref else None,
+        "avg_set_size": _num(res.average_set_size) if res.n_deployment else None,
+        "passed": res.passed,
+    }
+
+
+def _pairs_json(j: ItemJudgement) -> list[dict[str, Any]]:
+    """Verdicts per compared pair split by presentation order: ``a_first`` = [a judged correct, b judged correct,
+    unparseable] when a was shown first; ``b_first`` likewise (the cycle viewer shows them behind each edge)."""
+    pos = {c: i for i, c in enumerate(j.compared)}
+    table: dict[tuple[str, str], dict[str, list[int]]] = {}
+    for v in j.verdicts:
+        a, b = sorted((v.first, v.second), key=pos.__getitem__)
+        row = table.setdefault((a, b), {"a_first": [0, 0, 0], "b_first": [0, 0, 0]})
+        row["a_first" if v.first == a else "b_first"][0 if v.winner == a else 1 if v.winner == b else 2] += 1
+    edge_of = {frozenset((e.winner, e.loser)): e for e in j.tournament.edges}
+    out = []
+    for a, b in combinations(j.compared, 2):
+        row = table.get((a, b))
+        if row is None:
+            continue
+        edge = edge_of.get(frozenset((a, b)))
+        out.append({"a": a, "b": b, "a_first": row["a_first"], "b_first": row["b_first"],
+                    "winner": edge.winner if edge else None, "margin": edge.margin if edge else 0})
+    return out
+
+
+def judgement_section(
+    analysis: Any,
+    judgements: Mapping[str, ItemJudgement],
+    reference_of: Callable[[str], Collection[str] | None],
+    *,
+    alpha: float,
+    confidence: float = 0.95,
+    gate: float | None = None,
+    calls: JudgeCalls | None = None,
+    judge: PairwiseJudgeConfig | None = None,
+) -> dict[str, Any]:
+    """The ``pairwise_judge`` section of the certification document (issue 4 items 3–4), from the pipeline's
+    :class:`~relgate_tui.engine.certify.Analysis` (items, roles, frequency rank scores and verdicts), the per-item
+    judgements and ``reference_of(item_id)`` (canonical reference classes, None without a reference):
+
+    * ``rankings.frequency`` / ``rankings.judge``: reliability level, 95% bound, M*, coverage, mode accuracy and
+      average set size of each ranking, from the same labels (the judge's via s_J);
+    * ``cycles``: over the judged items (≥ 3 compared classes can cycle), paper Table 1 figures and the items with
+      cycles; ``position_bias`` over every verdict;
+    * ``items``: per judged item, the compared classes, the verdicts per pair and order, the tournament edges, ρ and
+      cyclic triples, the MFAS cost, the judge order, both scores and the judge's prediction set at its M*."""
+    freq_records_cal, freq_records_dep, judge_cal, judge_dep = [], [], [], []
+    judge_scores: dict[str, float | None] = {}
+    for a in analysis.items:
+        j = judgements.get(a.item_id)
+        acceptable = acceptable_from_verdict(a.ranked, a.verified_by, a.score, a.skipped,
+                                             reference_of(a.item_id) if a.verified_by == "reference" else None)
+        js = None
+        if acceptable is not None:
+            order = j.order if j is not None else tuple(a.ranked.classes)
+            js = validate_rank_score(judge_rank_score(order, acceptable))
+        judge_scores[a.item_id] = js
+        rec = a.record
+        jrec = replace(rec, score=js if not a.skipped else rec.score)
+        if a.role == "calibration":
+            freq_records_cal.append(rec)
+            judge_cal.append(jrec)
+        else:
+            if a.skipped:  # a skipped deployment item is simply unverified (as in the pipeline)
+                rec = replace(rec, skipped=False, score=None)
+                jrec = replace(jrec, skipped=False, score=None)
+            freq_records_dep.append(rec)
+            judge_dep.append(jrec)
+    k_max = analysis.k_max
+    freq_res = core_certify.compute_results(core_certify.build_input(freq_records_cal, freq_records_dep, k_max),
+                                            alpha, confidence, gate)
+    judge_res = core_certify.compute_results(core_certify.build_input(judge_cal, judge_dep, k_max),
+                                             alpha, confidence, gate)
+    judged = [judgements[a.item_id] for a in analysis.items if a.item_id in judgements and judgements[a.item_id].judged]
+    reports = [j.cycles for j in judged]
+    summary = cj.summarize_cycles(reports)
+    bias = cj.position_bias([j.verdicts for j in judged])
+    freq_score = {a.item_id: a.score for a in analysis.items}
+    role = {a.item_id: a.role for a in analysis.items}
+    items_json = []
+    for j in judged:
+        items_json.append({
+            "id": j.item_id,
+            "role": role[j.item_id],
+            "compared": list(j.compared),
+            "pairs": _pairs_json(j),
+            "edges": [[e.winner, e.loser, e.margin] for e in j.tournament.edges],
+            "tied_pairs": [list(p) for p in j.tournament.tied_pairs],
+            "n_cycles": j.cycles.n_cycles,
+            "rho": j.cycles.rho,
+            "cyclic_triples": [list(c) for c in j.cycles.cycles],
+            "mfas_cost": j.mfas.cost if j.mfas else 0,
+            "mfas_optimal": j.mfas.optimal if j.mfas else True,
+            "judge_order": list(j.order),
+            "reordered": j.order != j.frequency_order,
+            "frequency_score": _score_json(freq_score.get(j.item_id)),
+            "judge_score": _score_json(judge_scores.get(j.item_id)),
+            "judge_prediction_set": list(j.prediction_set(judge_res.m_star)),
+        })
+    n_verdicts = sum(len(j.verdicts) for j in judged)
+    n_valid = sum(1 for j in judged for v in j.verdicts if v.is_valid)
+    return {
+        "judge": judge.public_dict() if judge is not None else None,
+        "alpha": float(alpha),
+        "rankings": {"frequency": _ranking_results(freq_res), "judge": _ranking_results(judge_res)},
+        "n_items_judged": len(judged),
+        "n_items_reordered": sum(1 for j in judged if j.order != j.frequency_order),
+        "n_top_changed": sum(1 for j in judged if j.order[0] != j.frequency_order[0]),
+        "cycles": {
+            "n_items_with_triples": summary.n_inputs_with_triples,
+            "n_items_with_cycle": sum(1 for r in reports if r.n_cycles > 0),
+            "share_items_with_cycle": _num(summary.share_inputs_with_cycle),
+            "mean_rho": _num(summary.mean_rho),
+            "max_rho": _num(summary.max_rho),
+            "median_rho": _num(summary.median_rho),
+            "items_with_cycle": [j.item_id for j in judged if j.cycles.n_cycles > 0],
+        },
+        "position_bias": {
+            "first_shown_share": _num(bias.first_share), "first_shown_pvalue": _num(bias.first_share_pvalue),
+            "n_valid_verdicts": bias.n_valid, "pairs_flipped_by_order": bias.n_pairs_flipped,
+            "pairs_decisive_both_orders": bias.n_pairs_decisive_both_orders, "flip_share": _num(bias.flip_share),
+        },
+        "verdicts": {"total": n_verdicts, "valid": n_valid, "invalid": n_verdicts - n_valid},
+        "calls": None if calls is None else {"made": calls.made, "cached": calls.cached, "failed": calls.failed},
+        "items": items_json,
+    }
+
+
+def judge_prepared_run(
+    prepared: Any,
+    analysis: Any,
+    cfg: PairwiseJudgeConfig,
+    *,
+    alpha: float,
+    confidence: float = 0.95,
+    gate: float | None = None,
+    cache: Any = None,
+    on_progress: Callable[[JudgeProgress], None] | None = None,
+) -> dict[str, Any]:
+    """Everything the certification pipeline needs in one call, after its analysis: ask the judge about every item
+    of the run (:class:`~relgate_tui.engine.certify.Prepared`), judge each item, and return the ``pairwise_judge``
+    section (:func:`judgement_section`). Blocking; raises :class:`JudgeCertifyError` (one line)."""
+    from relgate_tui.engine.certify import reference_classes
+
+    ranked = {a.item_id: a.ranked for a in analysis.items}
+    verdicts, calls = ask_pairwise_judge(prepared.items, ranked, cfg, cache=cache, on_progress=on_progress)
+    judgements = judge_items(ranked, verdicts, cfg.max_classes)
+    refs = reference_classes(prepared)
+    by_id = {item.id: item for item in prepared.items}
+    return judgement_section(analysis, judgements, lambda item_id: refs(by_id[item_id]), alpha=alpha,
+                             confidence=confidence, gate=gate, calls=calls, judge=cfg)

@@ -1,0 +1,263 @@
+"""The optional pairwise judge inside certification (issue 4 item 3–4): the judge-rank score, the per-item
+tournament/cycles/MFAS order, and `relgate certify --pairwise-judge-*` end to end over real loopback sockets."""
+
+from __future__ import annotations
+
+import json
+import math
+from itertools import permutations
+from pathlib import Path
+
+import pytest
+
+from relgate_tui.cli import main
+from relgate_tui.core import judge as cj
+from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.types import INVALID
+from relgate_tui.engine.certify import CertifyConfig, CertifyError
+from relgate_tui.engine.demo_server import DemoServer
+from relgate_tui.engine.judge_certify import (
+    acceptable_from_verdict,
+    judge_calls_needed,
+    judge_item,
+    judge_rank_score,
+    judge_requests,
+)
+from relgate_tui.engine.simulation import JudgeKnobs
+from relgate_tui.engine.tasks import TaskItem
+
+TASK = "bigbench-3digit-addition"
+
+
+def ranked(*classes: str) -> RankedClasses:
+    counts = tuple(range(len(classes) + 1, 1, -1))
+    return RankedClasses(tuple(classes), counts, sum(counts))
+
+
+def verdicts(wins: dict[tuple[str, str], int], reps: int = 3) -> list[cj.PairwiseVerdict]:
+    """``wins[(a, b)]`` = how many of the 2·reps verdicts on {a, b} a wins (a shown first in half of them)."""
+    out = []
+    for (a, b), w in wins.items():
+        outcomes = [a] * w + [b] * (2 * reps - w)
+        for i, winner in enumerate(outcomes):
+            first, second = (a, b) if i % 2 == 0 else (b, a)
+            out.append(cj.PairwiseVerdict(first, second, winner))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------ pure parts
+def test_judge_rank_score_is_the_rank_of_the_first_acceptable_class():
+    assert judge_rank_score(("b", "a", "c"), {"a"}) == 2.0
+    assert judge_rank_score(("b", "a", "c"), {"c", "a"}) == 2.0
+    assert judge_rank_score(("b", "a", "c"), set()) == math.inf
+    assert judge_rank_score(("b", "a"), {INVALID}) == math.inf
+    with pytest.raises(TypeError):
+        judge_rank_score(("a",), "a")
+
+
+def test_acceptable_classes_come_from_the_verdict():
+    r = ranked("10", "12", "14")
+    assert acceptable_from_verdict(r, "reference", 2.0, False, {"12", "99"}) == {"12", "99"}
+    assert acceptable_from_verdict(r, "human", 2.0, False, None) == {"12"}
+    assert acceptable_from_verdict(r, "human", math.inf, False, None) == set()
+    assert acceptable_from_verdict(r, "human", None, True, None) is None  # skipped
+    assert acceptable_from_verdict(r, None, None, False, None) is None  # not verified
+
+
+def test_transitive_verdicts_give_their_order_and_cost_zero():
+    r = ranked("x", "y", "z")  # frequency order x, y, z
+    vs = verdicts({("z", "y"): 6, ("z", "x"): 5, ("y", "x"): 4})  # the judge prefers z > y > x
+    j = judge_item("it", r, vs)
+    assert j.order == ("z", "y", "x")
+    assert j.mfas is not None and j.mfas.cost == 0
+    assert j.cycles.n_cycles == 0
+    assert j.score({"x"}) == 3.0 and j.score({"z"}) == 1.0
+    assert j.prediction_set(2) == ("z", "y") and j.prediction_set(math.inf) == ("z", "y", "x")
+
+
+def test_a_cycle_is_reported_and_repaired_by_reversing_the_weakest_verdict():
+    r = ranked("x", "y", "z")
+    # x beats y by margin 6-0, y beats z by 4-2, z beats x by 5-1: margins 6, 2, 4 → reverse y→z (cost 2)
+    vs = verdicts({("x", "y"): 6, ("y", "z"): 4, ("z", "x"): 5})
+    j = judge_item("it", r, vs)
+    assert j.cycles.n_cycles == 1 and j.cycles.rho == 1.0
+    assert j.mfas.cost == 2
+    assert j.order == ("z", "x", "y")
+    # the MFAS order is the cheapest of all 3! orders
+    margin = {("x", "y"): 6, ("y", "z"): 2, ("z", "x"): 4}
+
+    def cost(order):
+        pos = {c: i for i, c in enumerate(order)}
+        return sum(m for (w, lo), m in margin.items() if pos[w] > pos[lo])
+
+    assert cost(j.order) == min(cost(p) for p in permutations("xyz"))
+
+
+def test_items_beyond_the_compared_classes_keep_frequency_order():
+    r = ranked("a", "b", "c", "d", "e", "f", "g", "h")
+    vs = verdicts({(b, a): 6 for a, b in [("a", "b")]})  # only one decided pair: b beats a
+    j = judge_item("it", r, vs, max_classes=6)
+    assert j.compared == ("a", "b", "c", "d", "e", "f")
+    assert j.order[:2] == ("b", "a") and j.order[-2:] == ("g", "h")
+    assert sorted(j.order) == sorted(r.classes)
+
+
+def test_a_single_class_item_is_not_judged():
+    j = judge_item("it", ranked("7"), [])
+    assert not j.judged and j.mfas is None and j.order == ("7",)
+
+
+def test_requests_cover_every_pair_in_both_orders_and_the_call_count_formula():
+    item = TaskItem("q1", "What is 2+2?")
+    reqs = judge_requests(item, ranked("4", "5", "22"), max_classes=6)
+    assert len(reqs) == 6 and len({r.id for r in reqs}) == 6
+    contents = [r.messages[-1]["content"] for r in reqs]
+    assert all("What is 2+2?" in c for c in contents)
+    assert judge_calls_needed({"a": ranked("1", "2", "3"), "b": ranked("1"), "c": ranked(*"abcdefgh")}, 6, 3) == (
+        2 * 3 * 3 + 0 + 2 * 15 * 3)
+
+
+# ------------------------------------------------------------------------------------------------------ config
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"pairwise_judge_endpoint": "http://127.0.0.1:9/v1"}, "--pairwise-judge-model"),
+    ({"pairwise_judge_model": "j"}, "--pairwise-judge-endpoint"),
+    ({"pairwise_judge_endpoint": "ftp://x", "pairwise_judge_model": "j"}, "http(s) URL"),
+    ({"pairwise_judge_endpoint": "http://x/v1", "pairwise_judge_model": "j", "pairwise_judge_reps": 0}, "[1, 50]"),
+    ({"pairwise_judge_endpoint": "http://x/v1", "pairwise_judge_model": "j",
+      "pairwise_judge_api_key_env": "sk-123 secret"}, "NAME of an environment variable"),
+])
+def test_bad_judge_options_are_one_line_errors(kwargs, fragment):
+    cfg = CertifyConfig(task=TASK, endpoint="http://127.0.0.1:9/v1", model="m", **kwargs)
+    with pytest.raises(CertifyError) as err:
+        cfg.validate()
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_judge_does_not_change_the_run_identity():
+    from relgate_tui.engine.certify import run_identity
+    from relgate_tui.engine.tasks import load_task
+
+    task = load_task(TASK)
+    plain = CertifyConfig(task=TASK, endpoint="http://h/v1", model="m")
+    judged = CertifyConfig(task=TASK, endpoint="http://h/v1", model="m", pairwise_judge_endpoint="http://j/v1",
+                           pairwise_judge_model="j")
+    assert run_identity(plain, task, "numeric") == run_identity(judged, task, "numeric")
+
+
+# ------------------------------------------------------------------------------------------------------ end to end
+@pytest.fixture(scope="module")
+def cyclic_demo():
+    """A demo endpoint whose simulated judge has strong persistent pair effects (near-equal wrong answers cycle)."""
+    with DemoServer(judge=JudgeKnobs(pair_sd=1.2, noise_sd=0.3, position_bias=0.1)) as server:
+        yield server
+
+
+def judge_chat_requests(server: DemoServer) -> int:
+    return sum(1 for r in server.requests if r.path.endswith("/chat/completions") and r.status == 200)
+
+
+@pytest.fixture(scope="module")
+def judged_run(cyclic_demo, tmp_path_factory):
+    home = tmp_path_factory.mktemp("home")
+    out = home / "out.json"
+    args = ["certify", "--task", TASK, "--endpoint", cyclic_demo.base_url, "--model", "sim-weak", "--limit", "60",
+            "--k-max", "10", "--seed", "3", "--quiet",
+            "--pairwise-judge-endpoint", cyclic_demo.base_url, "--pairwise-judge-model", "sim-judge"]
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RELGATE_HOME", str(home))
+    try:
+        assert main(args + ["--json", str(out)]) == 0
+        doc = json.loads(out.read_text())
+        before = judge_chat_requests(cyclic_demo)
+        out2 = home / "out2.json"
+        assert main(args + ["--json", str(out2)]) == 0
+        again = json.loads(out2.read_text())
+        rerun_requests = judge_chat_requests(cyclic_demo) - before
+    finally:
+        mp.undo()
+    return {"doc": doc, "again": again, "rerun_requests": rerun_requests, "home": home}
+
+
+def test_judge_section_reports_both_rankings_side_by_side(judged_run):
+    doc = judged_run["doc"]
+    pj = doc["pairwise_judge"]
+    assert pj["judge"]["model"] == "sim-judge" and pj["judge"]["reps"] == 3
+    freq = pj["rankings"]["frequency"]
+    assert freq["reliability_level"] == pytest.approx(doc["reliability_level"])
+    assert freq["m_star"] == doc["m_star"] and freq["reliability_n"] == doc["reliability_n"]
+    judge = pj["rankings"]["judge"]
+    # the judge ranking's reliability level is #{s_J ≤ 1}/(n + 1) over the same verified items
+    judged = {it["id"]: it for it in pj["items"]}
+    scores = []
+    for it in doc["items"]:
+        if it.get("verified_by") is None or it.get("skipped"):
+            continue
+        s = judged[it["id"]]["judge_score"] if it["id"] in judged else it["score"]
+        scores.append(math.inf if s is None else s)
+    assert judge["reliability_n"] == len(scores) == freq["reliability_n"]
+    assert judge["reliability_level"] == pytest.approx(sum(s <= 1 for s in scores) / (len(scores) + 1))
+    assert 0 <= judge["reliability_lower_bound"] <= judge["reliability_level"]
+
+
+def test_per_item_cycles_are_real_cycles_of_the_listed_verdicts(judged_run):
+    pj = judged_run["doc"]["pairwise_judge"]
+    assert pj["cycles"]["n_items_with_cycle"] >= 1, "the strong pair effects should make at least one cycle"
+    with_cycle = []
+    for it in pj["items"]:
+        beats = {(w, lo) for w, lo, _ in it["edges"]}
+        for a, b, c in it["cyclic_triples"]:
+            assert {(a, b), (b, c), (c, a)} <= beats or {(a, c), (c, b), (b, a)} <= beats
+        n = len(it["compared"])
+        assert it["rho"] == pytest.approx(it["n_cycles"] / math.comb(n, 3) if n >= 3 else 0.0)
+        assert it["n_cycles"] == len(it["cyclic_triples"])
+        if it["n_cycles"]:
+            with_cycle.append(it["id"])
+            assert it["mfas_cost"] > 0
+        # verdict counts behind each edge: the winner won the majority over both orders
+        for pair in it["pairs"]:
+            a_wins = pair["a_first"][0] + pair["b_first"][0]
+            b_wins = pair["a_first"][1] + pair["b_first"][1]
+            assert pair["winner"] == (pair["a"] if a_wins > b_wins else pair["b"] if b_wins > a_wins else None)
+            assert pair["margin"] == abs(a_wins - b_wins)
+        # the judge order ranks exactly the observed classes, compared ones first
+        assert set(it["judge_order"][: n]) == set(it["compared"])
+    assert with_cycle == pj["cycles"]["items_with_cycle"]
+
+
+def test_rerun_asks_the_judge_nothing_and_gives_the_same_section(judged_run):
+    assert judged_run["rerun_requests"] == 0
+    a, b = judged_run["doc"]["pairwise_judge"], judged_run["again"]["pairwise_judge"]
+    assert b["calls"]["made"] == 0 and b["calls"]["cached"] == a["verdicts"]["total"] > 0
+    assert a["rankings"] == b["rankings"] and a["items"] == b["items"]
+
+
+def test_results_file_in_the_run_holds_the_judge_section(judged_run):
+    runs = list((judged_run["home"] / "runs").iterdir())
+    assert len(runs) == 1
+    stored = json.loads((runs[0] / "results.json").read_text())
+    assert stored["pairwise_judge"]["rankings"] == judged_run["again"]["pairwise_judge"]["rankings"]
+
+
+def test_unreachable_judge_is_a_one_line_error(cyclic_demo, tmp_path, monkeypatch, capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path))
+    rc = main(["certify", "--task", TASK, "--endpoint", cyclic_demo.base_url, "--model", "sim-mid", "--limit", "6",
+               "--k-max", "4", "--quiet", "--pairwise-judge-endpoint", f"http://127.0.0.1:{dead}/v1",
+               "--pairwise-judge-model", "j"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert "cannot reach the pairwise judge endpoint" in err and len(err.splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_cli_rejects_a_judge_model_without_endpoint(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path))
+    rc = main(["certify", "--task", TASK, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+               "--pairwise-judge-model", "j"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "--pairwise-judge-endpoint" in err and len(err.splitlines()) == 1
+    assert not (Path(tmp_path) / "runs").exists() or not any((Path(tmp_path) / "runs").iterdir())
