@@ -82,6 +82,8 @@ __all__ = [
     "judge_items",
     "judgement_section",
     "judge_prepared_run",
+    "verdicts_document",
+    "verdicts_from_document",
 ]
 
 MAX_JUDGE_CLASSES = 6
@@ -622,6 +624,37 @@ def judgement_section(
     }
 
 
+def verdicts_document(cfg: PairwiseJudgeConfig, verdicts_by_item: Mapping[str, Sequence[cj.PairwiseVerdict]]
+                      ) -> dict[str, Any]:
+    """What the run store keeps (``judge_verdicts.json``): the judge's identity and, per item, its verdicts as
+    ``[first, second, winner]`` (winner = INVALID for an unparseable reply)."""
+    return {"judge": _judge_identity(cfg),
+            "items": {item_id: [[v.first, v.second, v.winner] for v in vs] for item_id, vs in verdicts_by_item.items()}}
+
+
+def _judge_identity(cfg: PairwiseJudgeConfig) -> dict[str, Any]:
+    return {"endpoint": cfg.endpoint.rstrip("/"), "model": cfg.model, "reps": cfg.reps,
+            "max_classes": cfg.max_classes, "temperature": cfg.temperature, "seed": cfg.seed}
+
+
+def verdicts_from_document(doc: Mapping[str, Any] | None, cfg: PairwiseJudgeConfig
+                           ) -> dict[str, list[cj.PairwiseVerdict]] | None:
+    """The verdicts of :func:`verdicts_document` back, or None when ``doc`` is missing, malformed or was made by a
+    different judge configuration (then the judge must be asked again — the cache makes repeats free)."""
+    if not isinstance(doc, Mapping) or doc.get("judge") != _judge_identity(cfg):
+        return None
+    items = doc.get("items")
+    if not isinstance(items, Mapping):
+        return None
+    out: dict[str, list[cj.PairwiseVerdict]] = {}
+    for item_id, rows in items.items():
+        if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 3 and
+                                                 all(isinstance(x, str) for x in r) for r in rows):
+            return None
+        out[str(item_id)] = [cj.PairwiseVerdict(*r) for r in rows]
+    return out
+
+
 def judge_prepared_run(
     prepared: Any,
     analysis: Any,
@@ -640,6 +673,7 @@ def judge_prepared_run(
 
     ranked = {a.item_id: a.ranked for a in analysis.items}
     verdicts, calls = ask_pairwise_judge(prepared.items, ranked, cfg, cache=cache, on_progress=on_progress)
+    prepared.store.write_judge_verdicts(verdicts_document(cfg, verdicts))
     judgements = judge_items(ranked, verdicts, cfg.max_classes)
     refs = reference_classes(prepared)
     by_id = {item.id: item for item in prepared.items}

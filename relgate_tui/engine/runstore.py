@@ -10,6 +10,7 @@ Layout of ``<runs dir>/<run_id>/``::
                       {"event": "label", "item", "rank": r | "none": true | "skip": true, "source", "ts"}
                       {"event": "undo", "ts"}
     results.json    the last computed result document (rewritten atomically)
+    judge_verdicts.json  the optional pairwise judge's verdicts per item (rewritten atomically)
     run.lock        advisory lock held by the one process writing the run
 
 **run_id.** ``<slug>-<12 hex>`` where the hex digits are the SHA-256 of the canonical JSON of the run's *identity*:
@@ -71,6 +72,7 @@ MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 LABELS = "labels.jsonl"
 RESULTS = "results.json"
+JUDGE_VERDICTS = "judge_verdicts.json"
 LOCK = "run.lock"
 FORMAT = 1
 
@@ -570,6 +572,20 @@ class RunStore:
         """The last written results document, or None."""
         try:
             doc = _read_json(self.path / RESULTS)
+        except FileNotFoundError:
+            return None
+        return doc if isinstance(doc, dict) else None
+
+    # ----------------------------------------------------------------------------------------------- judge
+    def write_judge_verdicts(self, verdicts: Mapping[str, Any]) -> None:
+        """Replace ``judge_verdicts.json`` (the optional pairwise judge's verdicts) atomically."""
+        self._ensure_lock()
+        _atomic_write_json(self.path / JUDGE_VERDICTS, dict(verdicts))
+
+    def read_judge_verdicts(self) -> dict[str, Any] | None:
+        """The stored pairwise-judge verdicts, or None (no judge, or not asked yet)."""
+        try:
+            doc = _read_json(self.path / JUDGE_VERDICTS)
         except FileNotFoundError:
             return None
         return doc if isinstance(doc, dict) else None

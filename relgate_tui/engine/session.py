@@ -110,7 +110,8 @@ def save_ui_settings(path: str | os.PathLike[str], settings: UISettings) -> None
 class EndpointChoice:
     """A model server the setup screen can offer: a discovered local server, the embedded demo (``simulated``) or
     a custom URL. ``models`` are the ids from ``/v1/models`` (empty when unknown); ``error`` says why listing
-    failed."""
+    failed. ``judge_models``: the models offered as the optional pairwise judge when they differ from ``models``
+    (the demo's answer models cannot judge; its ``sim-judge`` can); empty = any of ``models``."""
 
     label: str
     base_url: str
@@ -118,6 +119,7 @@ class EndpointChoice:
     simulated: bool = False
     kind: str = "openai"
     error: str = ""
+    judge_models: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,9 @@ class RunSetup:
     audit_fraction: float = 0.20
     price_in: float | None = None
     price_out: float | None = None
+    pairwise_judge_model: str | None = None
+    pairwise_judge_url: str | None = None
+    pairwise_judge_reps: int = 3
 
 
 @dataclass(frozen=True)
@@ -222,6 +227,8 @@ class SamplingUpdate:
     paused: str | None = None
     errors: tuple[str, ...] = ()
     finished: bool = False
+    judge_done: int = 0
+    judge_total: int = 0
 
 
 # ---------------------------------------------------------------------------------------------------- spot-check
@@ -338,11 +345,11 @@ def start_demo(latency_ms: float = 0.0, port: int = DEMO_PREFERRED_PORT) -> Any:
 
 
 def demo_endpoint(base_url: str) -> EndpointChoice:
-    """The embedded demo as an endpoint choice (its answer models, never the judge)."""
-    from relgate_tui.engine.simulation import ANSWER_MODELS
+    """The embedded demo as an endpoint choice (its answer models; its simulated judge only as the judge)."""
+    from relgate_tui.engine.simulation import ANSWER_MODELS, JUDGE_MODEL
 
     return EndpointChoice("relgate demo · simulated models (built in)", base_url, tuple(ANSWER_MODELS),
-                          simulated=True)
+                          simulated=True, judge_models=(JUDGE_MODEL,))
 
 
 def discover_endpoints(discover: Callable[[], Sequence[Any]] | None = None) -> list[EndpointChoice]:
@@ -493,6 +500,11 @@ def _certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | No
         price_out=setup.price_out,
         limit=setup.limit,
         cache_dir=None if cache_dir is None else str(Path(cache_dir) / "samples"),
+        pairwise_judge_endpoint=(setup.pairwise_judge_url or setup.base_url) if setup.pairwise_judge_model else None,
+        pairwise_judge_model=setup.pairwise_judge_model or None,
+        pairwise_judge_api_key_env=(setup.api_key_env if setup.pairwise_judge_model and not setup.pairwise_judge_url
+                                    else None),
+        pairwise_judge_reps=setup.pairwise_judge_reps,
     )
 
 
@@ -551,8 +563,18 @@ class Session:
             with_refs = [i for i in prepared.calibration_ids if self._items[i].answers]
             self.audit_ids = _audit_items(with_refs, audit_fraction, self.config.seed)
         self._audit_set = frozenset(self.audit_ids)
-        previous_calls = (self.store.read_results() or {}).get("calls") or {}
+        previous = self.store.read_results() or {}
+        previous_calls = previous.get("calls") or {}
         self._stored_calls = {k: int(previous_calls.get(k, 0) or 0) for k in ("made", "cached", "failed")}
+        # the optional pairwise judge (issue 4 item 3): its verdicts live in the run (judge_verdicts.json)
+        from relgate_tui.engine.judge_certify import JudgeCalls, verdicts_from_document
+
+        self.judge_config = self.config.pairwise_judge_config()
+        self._judge_verdicts = (verdicts_from_document(self.store.read_judge_verdicts(), self.judge_config)
+                                if self.judge_config is not None else None)
+        self._judgements: dict[str, Any] | None = None
+        judge_calls = ((previous.get("pairwise_judge") or {}).get("calls") or {}) if self._judge_verdicts else {}
+        self.judge_calls = JudgeCalls(**{k: int(judge_calls.get(k, 0) or 0) for k in ("made", "cached", "failed")})
 
     # ------------------------------------------------------------------------------------------- create / open
     @classmethod
@@ -650,8 +672,18 @@ class Session:
 
     @property
     def sampling_complete(self) -> bool:
-        """True once a sampling pass finished every item (now or in an earlier session: run status "sampled")."""
-        return self._sampling_finished
+        """True once a sampling pass finished every item (now or in an earlier session: run status "sampled") and,
+        with a pairwise judge, the judge has given its verdicts."""
+        return self._sampling_finished and not self.judge_pending
+
+    @property
+    def uses_judge(self) -> bool:
+        return self.judge_config is not None
+
+    @property
+    def judge_pending(self) -> bool:
+        """True when the run has a pairwise judge whose verdicts are not stored yet."""
+        return self.judge_config is not None and self._judge_verdicts is None
 
     def describe(self) -> str:
         c = self.config
@@ -773,6 +805,9 @@ class Session:
                 )
             self._sampling_finished = True
             self.store.set_status("sampled")
+            if self.judge_pending:
+                async for update in self._judge_pass(cache):
+                    yield update
         except EndpointUnreachable as exc:
             raise certify.CertifyError(str(exc)) from None
         finally:
@@ -783,6 +818,85 @@ class Session:
             cache.close()
             self._samples = None
             self._analysis = None
+
+    async def _judge_pass(self, cache: Any) -> AsyncIterator[SamplingUpdate]:
+        """Ask the pairwise judge about every item with ≥ 2 answer classes (both orders × reps; through the sampler
+        and the cache), store the verdicts in the run, and yield progress (``judge_done`` / ``judge_total``)."""
+        import asyncio
+
+        from relgate_tui.engine import certify
+        from relgate_tui.engine.judge_certify import (
+            JudgeCertifyError,
+            ask_pairwise_judge_async,
+            judge_calls_needed,
+            verdicts_document,
+        )
+
+        cfg = self.judge_config
+        assert cfg is not None
+        self._samples = None
+        a = self.analysis(refresh=True)
+        ranked = {ia.item_id: ia.ranked for ia in a.items}
+        total_items = len(self.prepared.items)
+        total = judge_calls_needed(ranked, cfg.max_classes, cfg.reps)
+        base = (self.calls.made, self.calls.cached, self.calls.failed)
+
+        def update(done: int, made: int, cached: int, failed: int, messages: tuple[str, ...] = ()) -> SamplingUpdate:
+            return SamplingUpdate(items=(), items_done=total_items, items_total=total_items,
+                                  calls_made=base[0] + made, calls_cached=base[1] + cached,
+                                  calls_failed=base[2] + failed, samples_used=int(a.input.samples_used.sum()),
+                                  saved=1.0 - int(a.input.samples_used.sum()) / max(1, total_items * self.k_max),
+                                  errors=messages, judge_done=done, judge_total=total)
+
+        yield update(0, 0, 0, 0)
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+
+        def on_sampler(sampler: Any) -> None:
+            self._sampler = sampler
+
+        task = asyncio.ensure_future(ask_pairwise_judge_async(
+            self.prepared.items, ranked, cfg, cache=cache, on_progress=queue.put_nowait, on_sampler=on_sampler))
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    break
+                p = getter.result()
+                yield update(p.done, p.made, p.cached, p.failed, (p.message,) if p.message else ())
+            try:
+                verdicts, calls = task.result()
+            except JudgeCertifyError as exc:
+                raise certify.CertifyError(str(exc)) from None
+        finally:
+            if not task.done():
+                task.cancel()
+            self._sampler = None
+        self.store.write_judge_verdicts(verdicts_document(cfg, verdicts))
+        self._judge_verdicts = verdicts
+        self._judgements = None
+        self.judge_calls = calls
+        yield update(total, calls.made, calls.cached, calls.failed)
+
+    def judge_results(self, alpha: float, *, gate: float | None = None, confidence: float = 0.95
+                      ) -> dict[str, Any] | None:
+        """The pairwise judge's section at ``alpha`` (the ``pairwise_judge`` part of ``relgate certify``'s JSON:
+        both rankings side by side, cycles, position bias, per-item tournaments), or None without stored verdicts.
+        Per-item judgements are computed once; the labels only change the calibration (cheap)."""
+        from relgate_tui.engine.judge_certify import judge_items, judgement_section
+
+        cfg = self.judge_config
+        if cfg is None or self._judge_verdicts is None:
+            return None
+        a = self.analysis()
+        if self._judgements is None:
+            self._judgements = judge_items({ia.item_id: ia.ranked for ia in a.items}, self._judge_verdicts,
+                                           cfg.max_classes)
+        calls = self.judge_calls if (self.judge_calls.made or self.judge_calls.cached or self.judge_calls.failed) \
+            else None
+        return judgement_section(a, self._judgements, lambda item_id: self._refs(self._items[item_id]), alpha=alpha,
+                                 confidence=confidence, gate=gate, calls=calls, judge=cfg)
 
     def pause_sampling(self) -> bool:
         """Stop issuing new requests (in-flight ones complete); False when no pass is running."""
@@ -846,6 +960,7 @@ class Session:
         if self._analysis is None or refresh:
             self._samples_by_item(refresh=True)
             self._analysis = self._analyse(self.prepared.items, self.store.current_labels())
+            self._judgements = None
             self._by_id = {a.item_id: a for a in self._analysis.items}
         return self._analysis
 
@@ -1055,9 +1170,10 @@ class Session:
         from relgate_tui.engine.certify import results_document
 
         c = self.config
-        return results_document(
+        a = self.alpha if alpha is None else alpha
+        doc = results_document(
             self.analysis(),
-            alpha=self.alpha if alpha is None else alpha,
+            alpha=a,
             header=self.prepared.header,
             calls=self.call_counts(),
             delta=c.delta,
@@ -1066,6 +1182,10 @@ class Session:
             gate=gate,
             prices=(c.price_in, c.price_out) if c.price_in is not None and c.price_out is not None else None,
         )
+        judge = self.judge_results(a, gate=gate, confidence=confidence)
+        if judge is not None:
+            doc["pairwise_judge"] = judge
+        return doc
 
     def save_results(self, alpha: float | None = None, *, gate: float | None = None,
                      confidence: float = 0.95) -> dict[str, Any]:

@@ -51,6 +51,118 @@ def fmt_score(s: float | None) -> str:
     return "∞" if math.isinf(s) else str(int(s))
 
 
+JUDGE_COLUMNS = ("id", "n", "rho", "cycles", "cost", "freq", "judge", "s", "sj")
+
+
+def _m(m: int | None) -> str:
+    return "∞" if m is None else str(m)
+
+
+def _prop_json(p: dict | None) -> str:
+    if not p:
+        return "—"
+    return f"{p['estimate']:.1%} [{p['lower']:.1%}, {p['upper']:.1%}]"
+
+
+def judge_summary(judge: dict) -> Table:
+    """Both rankings side by side (the same labels calibrate both) and the cycle / position-bias figures."""
+    f, j = judge["rankings"]["frequency"], judge["rankings"]["judge"]
+    grid = Table(box=None, padding=(0, 1), expand=False, show_edge=False)
+    grid.add_column("ranking by", style="dim", no_wrap=True, min_width=12)
+    grid.add_column("frequency", no_wrap=True, min_width=9)
+    grid.add_column("judge", no_wrap=True, min_width=9)
+    grid.add_row("reliability", fmt_pct(f["reliability_level"]), fmt_pct(j["reliability_level"]))
+    grid.add_row("95% bound", fmt_pct(f["reliability_lower_bound"]), fmt_pct(j["reliability_lower_bound"]))
+    grid.add_row(f"M* (α={judge['alpha']:.2f})", _m(f["m_star"]), _m(j["m_star"]))
+    grid.add_row("coverage", "—" if not f["coverage"] else f"{f['coverage']['estimate']:.1%}",
+                 "—" if not j["coverage"] else f"{j['coverage']['estimate']:.1%}")
+    grid.add_row("avg set size", "—" if f["avg_set_size"] is None else f"{f['avg_set_size']:.2f}",
+                 "—" if j["avg_set_size"] is None else f"{j['avg_set_size']:.2f}")
+    c, b = judge["cycles"], judge["position_bias"]
+    notes = Text()
+    if judge.get("judge"):
+        notes.append(f"judge {judge['judge']['model']}, {judge['judge']['reps']} reps × 2 orders per pair\n",
+                     style="bold")
+    notes.append(f"{c['n_items_with_cycle']}", style="bold red" if c["n_items_with_cycle"] else "bold")
+    notes.append(f" of {c['n_items_with_triples']} items with ≥ 3 compared answers have a preference cycle")
+    if c["mean_rho"] is not None:
+        notes.append(f" (mean ρ {c['mean_rho']:.3f}, max {c['max_rho']:.3f})")
+    notes.append(f"\njudge reordered {judge['n_items_reordered']} of {judge['n_items_judged']} judged items, "
+                 f"changed the top answer on {judge['n_top_changed']}")
+    if b["first_shown_share"] is not None:
+        notes.append(f"\nfirst-shown answer wins {b['first_shown_share']:.1%} of {b['n_valid_verdicts']} valid "
+                     f"verdicts; {b['pairs_flipped_by_order']} of {b['pairs_decisive_both_orders']} pairs flip "
+                     "with the order")
+    v = judge["verdicts"]
+    notes.append(f"\nverdicts {v['valid']} valid of {v['total']}", style="dim")
+    if judge.get("calls"):
+        notes.append(f" · judge calls made {judge['calls']['made']}, cached {judge['calls']['cached']}", style="dim")
+    outer = Table.grid(padding=(0, 3), expand=True)
+    outer.add_column(no_wrap=True)
+    outer.add_column(ratio=1)
+    outer.add_row(grid, notes)
+    return outer
+
+
+def judge_cells(it: dict) -> tuple:
+    def score(x: int | None) -> str:
+        return "∞" if x is None else str(x)
+
+    freq_top = it["compared"][0] if it["compared"] else "—"
+    judge_top = it["judge_order"][0] if it["judge_order"] else "—"
+    return (
+        it["id"],
+        str(len(it["compared"])),
+        Text(f"{it['rho']:.2f}", style="bold red" if it["rho"] > 0 else "dim"),
+        str(it["n_cycles"]),
+        str(it["mfas_cost"]),
+        Text(freq_top[:14], overflow="ellipsis"),
+        Text(judge_top[:14], style="bold yellow" if judge_top != freq_top else "", overflow="ellipsis"),
+        score(it["frequency_score"]),
+        score(it["judge_score"]),
+    )
+
+
+def cycle_view(it: dict) -> Text:
+    """One item's cycle viewer: each cyclic triple with the verdicts behind each of its edges (both orders)."""
+    pairs = {frozenset((p["a"], p["b"])): p for p in it["pairs"]}
+
+    def behind(x: str, y: str) -> str:
+        """x's wins – y's wins: in total, with x shown first, with y shown first."""
+        p = pairs.get(frozenset((x, y)))
+        if p is None:
+            return "no verdicts"
+        i, j = (0, 1) if x == p["a"] else (1, 0)
+        x_first, y_first = (p["a_first"], p["b_first"]) if x == p["a"] else (p["b_first"], p["a_first"])
+        return (f"{x_first[i] + y_first[i]}–{x_first[j] + y_first[j]}  "
+                f"(x first {x_first[i]}–{x_first[j]}, y first {y_first[i]}–{y_first[j]})")
+
+    t = Text()
+    t.append(f"{it['id']}", style="bold")
+    t.append(f"  ρ = {it['rho']:.2f}, {it['n_cycles']} cyclic triple(s)\n", style="bold red" if it["rho"] else "")
+    t.append("frequency order  ", style="dim")
+    t.append(" > ".join(it["compared"]) + "\n")
+    t.append("judge order      ", style="dim")
+    t.append(" > ".join(it["judge_order"]), style="bold")
+    t.append(f"  (MFAS cost {it['mfas_cost']})\n")
+    for tri in it["cyclic_triples"][:6]:
+        a, b, c = tri
+        t.append(f"\n{a} → {b} → {c} → {a}\n", style="bold yellow")
+        for x, y in ((a, b), (b, c), (c, a)):
+            t.append(f"  x={x} beats y={y}: ", style="dim")
+            t.append(behind(x, y) + "\n")
+    if len(it["cyclic_triples"]) > 6:
+        t.append(f"… and {len(it['cyclic_triples']) - 6} more\n", style="dim")
+    if not it["cyclic_triples"]:
+        t.append("\nno preference cycle among this item's answers\n", style="dim")
+        for p in it["pairs"][:6]:
+            if p["winner"]:
+                loser = p["b"] if p["winner"] == p["a"] else p["a"]
+                t.append(f"  x={p['winner']} beats y={loser}: ", style="dim")
+                t.append(behind(p["winner"], loser) + "\n")
+    return t
+
+
 class ResultsScreen(Screen[str]):
     CSS_PATH = "results.tcss"
     BINDINGS = [
@@ -60,6 +172,8 @@ class ResultsScreen(Screen[str]):
                 tooltip="Decrease α by 0.01 (larger sets)"),
         Binding("f", "filter", "Filter", id="results.filter", tooltip="Items: all → misses → large sets → ties"),
         Binding("p", "plots", "Plots", id="results.plots", tooltip="Switch between the item table and the plots"),
+        Binding("d", "judge_tab", "Judge", id="results.judge",
+                tooltip="Pairwise judge: both rankings side by side and the cycle diagnostics"),
         Binding("j", "export('json')", "JSON", id="results.json", tooltip="Export results as JSON"),
         Binding("c", "export('csv')", "CSV", id="results.csv", tooltip="Export the item table as CSV"),
         Binding("m", "export('md')", "Report", id="results.md", tooltip="Export a Markdown report"),
@@ -81,6 +195,7 @@ class ResultsScreen(Screen[str]):
         self.filter_index = 0
         self.view: ResultsView | None = None
         self.exported: dict[str, str] = {}
+        self.judge: dict | None = None
 
     # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
@@ -105,6 +220,11 @@ class ResultsScreen(Screen[str]):
                     yield Plot(id="plot-coverage")
                     yield Plot(id="plot-entropy")
                     yield Plot(id="plot-samples")
+            with TabPane("Judge & cycles", id="tab-judge"):
+                yield Static("", id="judge-summary")
+                with Horizontal(id="judge-body"):
+                    yield DataTable(id="judge-items", cursor_type="row", zebra_stripes=True)
+                    yield Static("", id="judge-cycle")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -114,6 +234,10 @@ class ResultsScreen(Screen[str]):
                   "verified by")
         for key, label in zip(self.COLUMNS, labels):
             table.add_column(label, key=key)
+        judge_table = self.query_one("#judge-items", DataTable)
+        for key, label in zip(JUDGE_COLUMNS, ("item", "n", "ρ", "cyc", "cost", "top (freq)", "top (judge)", "s",
+                                              "s_J")):
+            judge_table.add_column(label, key=key)
         self.recompute()
         table.focus()
         try:  # keep the run's results.json (what the Runs list shows) current
@@ -136,6 +260,7 @@ class ResultsScreen(Screen[str]):
         self._render_summary()
         self._render_table()
         self._render_plots()
+        self._render_judge(settings)
 
     def _render_summary(self) -> None:
         v = self.view
@@ -320,6 +445,57 @@ class ResultsScreen(Screen[str]):
         self.query_one("#plot-coverage", Plot).set_draw(draw_coverage)
         self.query_one("#plot-entropy", Plot).set_draw(draw_entropy)
         self.query_one("#plot-samples", Plot).set_draw(draw_samples)
+
+    # ------------------------------------------------------------------------------------------------ judge
+    def _render_judge(self, settings: object) -> None:
+        """The pairwise judge's tab: both rankings side by side, cycle statistics, the judged items by ρ."""
+        summary = self.query_one("#judge-summary", Static)
+        if not self.session.uses_judge:
+            self.judge = None
+            summary.update(Text("This run has no pairwise judge. Choose a judge model in Setup (or run "
+                                "relgate certify --pairwise-judge-endpoint URL --pairwise-judge-model NAME) to rank "
+                                "each item's answers by an LLM judge, calibrate that ranking with the same labels, "
+                                "and see its preference cycles here.", style="dim"))
+            self.query_one("#judge-body").display = False
+            return
+        self.judge = self.session.judge_results(self.alpha, gate=self.gate,
+                                                confidence=getattr(settings, "confidence", 0.95))
+        if self.judge is None:
+            summary.update(Text("The pairwise judge has not been asked yet: resume the run to ask it.",
+                                style="yellow"))
+            self.query_one("#judge-body").display = False
+            return
+        self.query_one("#judge-body").display = True
+        summary.update(judge_summary(self.judge))
+        table = self.query_one("#judge-items", DataTable)
+        items = sorted(self.judge["items"], key=lambda it: (-it["rho"], -it["mfas_cost"], it["id"]))
+        keys = [it["id"] for it in items]
+        self._judge_items = {it["id"]: it for it in items}
+        if keys != getattr(self, "_judge_keys", None):
+            table.clear()
+            for it in items:
+                table.add_row(*judge_cells(it), key=it["id"])
+            self._judge_keys = keys
+        else:  # α changed: only the scores' context changed, the rows are the same
+            for it in items:
+                for col, value in zip(JUDGE_COLUMNS, judge_cells(it)):
+                    table.update_cell(it["id"], col, value)
+        self._show_cycle(keys[table.cursor_row] if keys and 0 <= table.cursor_row < len(keys) else None)
+
+    def _show_cycle(self, item_id: str | None) -> None:
+        box = self.query_one("#judge-cycle", Static)
+        item = getattr(self, "_judge_items", {}).get(item_id) if item_id else None
+        box.update(cycle_view(item) if item else Text("no judged item", style="dim"))
+
+    @on(DataTable.RowHighlighted, "#judge-items")
+    def _judge_row(self, event: DataTable.RowHighlighted) -> None:
+        self._show_cycle(str(event.row_key.value) if event.row_key.value is not None else None)
+
+    def action_judge_tab(self) -> None:
+        tabs = self.query_one("#tabs", TabbedContent)
+        tabs.active = "tab-items" if tabs.active == "tab-judge" else "tab-judge"
+        if tabs.active == "tab-judge" and self.session.uses_judge:
+            self.query_one("#judge-items", DataTable).focus()
 
     # ---------------------------------------------------------------------------------------------- actions
     def action_alpha(self, direction: int) -> None:

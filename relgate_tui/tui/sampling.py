@@ -144,8 +144,13 @@ class SamplingScreen(Screen[str]):
         if update is not None:
             self._latest = None
             bar = self.query_one("#bar", ProgressBar)
-            bar.update(total=max(1, update.items_total), progress=update.items_done)
-            self.query_one("#items-count", Label).update(f" {update.items_done} / {update.items_total} items")
+            if update.judge_total:  # the pairwise judge's pass, after sampling
+                bar.update(total=update.judge_total, progress=update.judge_done)
+                self.query_one("#items-count", Label).update(
+                    f" pairwise judge: {update.judge_done} / {update.judge_total} verdicts")
+            else:
+                bar.update(total=max(1, update.items_total), progress=update.items_done)
+                self.query_one("#items-count", Label).update(f" {update.items_done} / {update.items_total} items")
             self.query_one("#counters", Static).update(self._counters(update))
             for err in update.errors:
                 self._log_error(err)

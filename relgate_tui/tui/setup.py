@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.tui.app import RelgateApp
 
 CUSTOM = "custom"
+NO_JUDGE = "__none__"
 TASK_FILE = "__file__"
 CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"), ("regex:…", "regex"))
 STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
@@ -126,6 +127,13 @@ class SetupScreen(Screen["RunSetup | None"]):
                     yield Label("verification")
                     yield Select([(a, b) for a, b in VERIFICATION], value=p.verification, allow_blank=False,
                                  id="verification", compact=True)
+                yield Label("Pairwise judge (optional: a second ranking of each item's answers)", classes="section")
+                with Grid(classes="fields numbers"):
+                    yield Label("judge model")
+                    yield Select([("none", NO_JUDGE)], value=NO_JUDGE, allow_blank=False, id="judge-model",
+                                 compact=True)
+                    yield Label("judge repetitions")
+                    yield Input(str(p.pairwise_judge_reps), id="judge-reps", type="integer", compact=True)
                 yield Label("Sampling and calibration", classes="section")
                 with Grid(classes="fields numbers"):
                     yield Label("K_max")
@@ -283,6 +291,14 @@ class SetupScreen(Screen["RunSetup | None"]):
         # Default for the simulated endpoint: the middle-quality model, which makes an instructive demo.
         preferred = prev if prev in models else ("sim-mid" if "sim-mid" in models else models[0])
         select.value = preferred
+        judge = self.query_one("#judge-model", Select)
+        ep_value = self.query_one("#endpoint", Select).value
+        endpoint = (self.endpoints[int(ep_value[2:])]
+                    if isinstance(ep_value, str) and ep_value.startswith("ep") else None)
+        judges = (endpoint.judge_models if endpoint is not None and endpoint.judge_models else models)
+        judge.set_options([("none", NO_JUDGE)] + [(m, m) for m in judges])
+        prev_judge = self.previous.pairwise_judge_model if self.previous else None
+        judge.value = prev_judge if prev_judge in judges else NO_JUDGE
 
     def _set_tasks(self, tasks: list[TaskChoice], error: str = "") -> None:
         self.tasks = tasks
@@ -389,7 +405,7 @@ class SetupScreen(Screen["RunSetup | None"]):
     @on(Select.Changed)
     def _any_change(self, event: Input.Changed | Select.Changed) -> None:
         if event.control.id in ("k-max", "delta", "stopping", "alpha", "concurrency", "n-cal", "limit",
-                                "price-in", "price-out", "verification"):
+                                "price-in", "price-out", "verification", "judge-model", "judge-reps"):
             self._update_preflight()
 
     def _toggle_rows(self) -> None:
@@ -472,6 +488,8 @@ class SetupScreen(Screen["RunSetup | None"]):
                 raise ValueError("regex pattern: give a pattern with one capture group")
             canon = f"regex:{pattern}"
         settings = getattr(self.relgate, "settings", None)
+        judge_value = self.query_one("#judge-model", Select).value
+        judge_model = judge_value if isinstance(judge_value, str) and judge_value != NO_JUDGE else None
         return RunSetup(
             base_url=url,
             model=model,
@@ -493,6 +511,8 @@ class SetupScreen(Screen["RunSetup | None"]):
             audit_fraction=getattr(settings, "audit_fraction", 0.2),
             price_in=self._number("price-in", "price in", optional=True, lo=0),
             price_out=self._number("price-out", "price out", optional=True, lo=0),
+            pairwise_judge_model=judge_model,
+            pairwise_judge_reps=self._number("judge-reps", "judge repetitions", int, lo=1, hi=50),
         )
 
     # -------------------------------------------------------------------------------------------- preflight
@@ -569,6 +589,14 @@ class SetupScreen(Screen["RunSetup | None"]):
         t.append(f"≈ {_fmt_duration(pf.seconds)}\n")
         t.append("cost        ", style="dim")
         t.append("—\n" if pf.cost is None else f"≈ ${pf.cost:,.2f}\n")
+        if setup is not None and setup.pairwise_judge_model:
+            from relgate_tui.engine.judge_certify import MAX_JUDGE_CLASSES
+
+            per_item = math.comb(MAX_JUDGE_CLASSES, 2) * 2 * setup.pairwise_judge_reps
+            t.append("judge       ", style="dim")
+            t.append(f"≤ {pf.n_items * per_item:,} verdicts", style="bold")
+            t.append(f" (2 orders × {setup.pairwise_judge_reps} reps per pair of an item's top ≤ "
+                     f"{MAX_JUDGE_CLASSES} answers; unanimous items need none)\n", style="dim")
         if pf.note:
             t.append(pf.note, style="dim italic")
         box.update(t)

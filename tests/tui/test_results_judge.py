@@ -1,0 +1,100 @@
+"""The pairwise judge in the TUI (issue 4 items 3 and 5): chosen in Setup, asked after sampling on the demo endpoint
+(real loopback HTTP), and shown in the results' "Judge & cycles" tab — both rankings side by side and a cycle
+viewer with the verdicts behind each edge."""
+
+from __future__ import annotations
+
+import json
+
+from textual.widgets import DataTable, Input, Select, TabbedContent
+
+from relgate_tui.engine.session import RunSetup
+from relgate_tui.tui.app import make_app
+from relgate_tui.tui.results import ResultsScreen
+from relgate_tui.tui.sampling import SamplingScreen
+from tests.tui.test_flow import fill_setup, wait_until
+
+
+async def test_judge_chosen_in_setup_is_asked_and_shown_in_results(services):
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        setup = await fill_setup(app, pilot, items="24", n_cal="12", k_max="8", verification="auto",
+                                 model="sim-weak")
+        judge_select = setup.query_one("#judge-model", Select)
+        await wait_until(pilot, lambda: any(v == "sim-judge" for _, v in judge_select._options), what="models")
+        assert judge_select.value == "__none__"  # off by default
+        judge_select.value = "sim-judge"
+        setup.query_one("#judge-reps", Input).value = "2"
+        await pilot.pause()
+        assert "judge" in str(setup.query_one("#preflight").content)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        chosen = app.history[-1][1]
+        assert isinstance(chosen, RunSetup)
+        assert (chosen.pairwise_judge_model, chosen.pairwise_judge_reps) == ("sim-judge", 2)
+
+        sampling = app.screen
+        assert isinstance(sampling, SamplingScreen)
+        await wait_until(pilot, lambda: sampling.state == "finished", what="sampling and judging")
+        await pilot.pause(0.3)
+        assert "pairwise judge" in str(sampling.query_one("#items-count").content)
+        session = sampling.session
+        assert not session.judge_pending
+        stored = json.loads((session.path / "judge_verdicts.json").read_text())
+        assert stored["judge"]["model"] == "sim-judge" and stored["judge"]["reps"] == 2
+        await pilot.press("enter")  # auto verification: straight to results
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultsScreen), what="results")
+        results = app.screen
+        await pilot.press("d")
+        await pilot.pause()
+        assert results.query_one("#tabs", TabbedContent).active == "tab-judge"
+        judge = results.judge
+        assert judge is not None
+        text = str(results.query_one("#judge-summary").content)
+        # the summary renders a Rich table: check the numbers it was built from are the session's
+        expected = session.judge_results(results.alpha, gate=results.gate)
+        assert judge["rankings"] == expected["rankings"]
+        table = results.query_one("#judge-items", DataTable)
+        assert table.row_count == judge["n_items_judged"] > 0
+        # rows are sorted by ρ, largest first
+        rhos = [it["rho"] for it in sorted(judge["items"], key=lambda it: -it["rho"])]
+        shown = [float(str(table.get_row_at(i)[2])) for i in range(table.row_count)]
+        assert shown == [round(r, 2) for r in rhos]
+        # the cycle viewer follows the cursor and lists the item's orders and verdicts
+        await pilot.press("down")
+        await pilot.pause()
+        row_id = str(table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value)
+        viewer = str(results.query_one("#judge-cycle").content)
+        assert row_id in viewer and "judge order" in viewer and "frequency order" in viewer
+        # α changes recompute the judge ranking's M* too
+        before = judge["rankings"]["judge"]["m_star"]
+        for _ in range(15):
+            await pilot.press("plus")
+        await pilot.pause()
+        after = results.judge["rankings"]["judge"]["m_star"]
+        assert results.judge["alpha"] == results.alpha
+        assert (after or 10**9) <= (before or 10**9)
+        assert text  # the summary was rendered
+        # export carries the judge section
+        await pilot.press("j")
+        await pilot.pause()
+        doc = json.loads(open(results.exported["json"]).read())
+        assert doc["pairwise_judge"]["rankings"]["judge"]["m_star"] == after
+
+
+async def test_results_without_a_judge_explain_how_to_get_one(services):
+    from relgate_tui.engine.session import Session
+    from tests.tui.runfixtures import stored_run
+
+    path = stored_run(services.runs_dir)
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        session = Session.open(path)
+        app.session = session
+        app.push_screen(ResultsScreen(session))
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        assert "no pairwise judge" in str(app.screen.query_one("#judge-summary").content)
+        assert not app.screen.query_one("#judge-body").display
