@@ -139,6 +139,7 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
             f"- Tokens: {usage.get('prompt_tokens', 0)} in, {usage.get('completion_tokens', 0)} out"
             + (f"; cost {cost:.4f}" if isinstance(cost, (int, float)) else "")
         )
+    lines += _judge_markdown(doc.get("pairwise_judge"))
     lines += ["", "## Items", "", "| id | role | samples | invalid | top classes | score | set |", "|---|---|---|---|---|---|---|"]
     for it in doc.get("items", []):
         classes = it.get("classes", [])
@@ -149,6 +150,48 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
             f"{_md_cell(top)} | {_score_text(it)} | {_md_cell(pset)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:
+    """The pairwise judge's part of the report: both rankings side by side, cycles, the items with cycles."""
+    if not judge:
+        return []
+    f, j = judge["rankings"]["frequency"], judge["rankings"]["judge"]
+    who = judge.get("judge") or {}
+
+    def m(x: Any) -> str:
+        return "∞" if x is None else str(x)
+
+    def cov(r: Mapping[str, Any]) -> str:
+        return _pct((r.get("coverage") or {}).get("estimate"))
+
+    c, b = judge["cycles"], judge["position_bias"]
+    lines = [
+        "",
+        f"## Pairwise judge ({who.get('model', '?')}, {who.get('reps', '?')} repetitions × both orders)",
+        "",
+        "| ranking | reliability level | 95% lower bound | M* | coverage |",
+        "|---|---|---|---|---|",
+        f"| frequency | {_pct(f['reliability_level'])} | {_pct(f['reliability_lower_bound'])} | {m(f['m_star'])} | "
+        f"{cov(f)} |",
+        f"| judge | {_pct(j['reliability_level'])} | {_pct(j['reliability_lower_bound'])} | {m(j['m_star'])} | "
+        f"{cov(j)} |",
+        "",
+        f"- Items with a preference cycle: {c['n_items_with_cycle']} of {c['n_items_with_triples']} with ≥ 3 compared "
+        f"answers" + (f" (mean ρ {c['mean_rho']:.3f}, max ρ {c['max_rho']:.3f})" if c["mean_rho"] is not None else ""),
+        f"- Judge reordered {judge['n_items_reordered']} of {judge['n_items_judged']} judged items; changed the top "
+        f"answer on {judge['n_top_changed']}",
+        f"- Position bias: first-shown answer wins {_pct(b['first_shown_share'])} of {b['n_valid_verdicts']} valid "
+        f"verdicts; {b['pairs_flipped_by_order']} of {b['pairs_decisive_both_orders']} pairs flip with the order",
+    ]
+    cyclic = [it for it in judge.get("items", []) if it.get("n_cycles")]
+    if cyclic:
+        lines += ["", "| item | ρ | cyclic triples | judge order (MFAS) |", "|---|---|---|---|"]
+        for it in sorted(cyclic, key=lambda x: -x["rho"]):
+            triples = "; ".join(" → ".join([*t, t[0]]) for t in it["cyclic_triples"][:4])
+            lines.append(f"| {_md_cell(it['id'])} | {it['rho']:.2f} | {_md_cell(triples)} | "
+                         f"{_md_cell(' > '.join(it['judge_order']))} |")
+    return lines
 
 
 def render_report(doc: Mapping[str, Any], fmt: str) -> str:

@@ -261,3 +261,16 @@ def test_cli_rejects_a_judge_model_without_endpoint(tmp_path, monkeypatch, capsy
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "--pairwise-judge-endpoint" in err and len(err.splitlines()) == 1
     assert not (Path(tmp_path) / "runs").exists() or not any((Path(tmp_path) / "runs").iterdir())
+
+
+def test_markdown_report_has_the_judge_section(judged_run):
+    from relgate_tui.engine.report import report_markdown
+
+    doc = judged_run["doc"]
+    md = report_markdown(doc)
+    pj = doc["pairwise_judge"]
+    assert "## Pairwise judge (sim-judge, 3 repetitions × both orders)" in md
+    assert f"Items with a preference cycle: {pj['cycles']['n_items_with_cycle']} of" in md
+    for item_id in pj["cycles"]["items_with_cycle"]:
+        assert f"| {item_id} |" in md.split("## Pairwise judge")[1].split("## Items")[0]
+    assert "## Pairwise judge" not in report_markdown({k: v for k, v in doc.items() if k != "pairwise_judge"})
