@@ -805,6 +805,8 @@ class Session:
                 )
             self._sampling_finished = True
             self.store.set_status("sampled")
+            _add_calls(self.calls, sampler.totals)  # counted now: the judge's progress adds to them
+            sampler = None
             if self.judge_pending:
                 async for update in self._judge_pass(cache):
                     yield update

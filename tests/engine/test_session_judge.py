@@ -32,6 +32,9 @@ def judged_session_path(tmp_path_factory):
         last = judge_updates[-1]
         assert last.judge_done == last.judge_total > 0
         assert session.sampling_complete and not session.judge_pending
+        # the counters shown during the judge pass add the judge's calls to the sampling pass's
+        assert last.calls_made == session.calls.made + session.judge_calls.made
+        assert session.calls.made > 0 and session.judge_calls.made > 0
         doc = session.save_results(0.10)
         made = session.judge_calls.made
         path = session.path
@@ -59,6 +62,9 @@ def test_reopen_offline_recomputes_the_judge_section_without_network(judged_sess
     session = Session.open(judged_session_path["path"], cache_dir=judged_session_path["cache"])
     try:
         assert session.sampling_complete and not session.judge_pending
+        # the counters shown during the judge pass add the judge's calls to the sampling pass's
+        assert last.calls_made == session.calls.made + session.judge_calls.made
+        assert session.calls.made > 0 and session.judge_calls.made > 0
         again = session.judge_results(0.10)
         before = judged_session_path["doc"]["pairwise_judge"]
         assert again["rankings"] == before["rankings"] and again["items"] == before["items"]
