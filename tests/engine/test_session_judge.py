@@ -62,9 +62,6 @@ def test_reopen_offline_recomputes_the_judge_section_without_network(judged_sess
     session = Session.open(judged_session_path["path"], cache_dir=judged_session_path["cache"])
     try:
         assert session.sampling_complete and not session.judge_pending
-        # the counters shown during the judge pass add the judge's calls to the sampling pass's
-        assert last.calls_made == session.calls.made + session.judge_calls.made
-        assert session.calls.made > 0 and session.judge_calls.made > 0
         again = session.judge_results(0.10)
         before = judged_session_path["doc"]["pairwise_judge"]
         assert again["rankings"] == before["rankings"] and again["items"] == before["items"]
