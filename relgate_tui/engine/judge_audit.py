@@ -12,9 +12,11 @@ samples are the repetitions; the strict parsers of :mod:`~relgate_tui.engine.jud
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import random
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -34,6 +36,75 @@ from relgate_tui.engine.judge_prompts import direct_prompt, pairwise_prompt, par
 from relgate_tui.engine.tasks import TaskItem
 
 PROTOCOLS = ("pairwise", "direct", "both")
+STOP_POLL_S = 0.05  # how often a running sampling pass checks ``should_stop``
+
+
+class AuditCancelled(RuntimeError):
+    """``should_stop`` asked the audit to stop (answers received so far stay in the request cache)."""
+
+
+@dataclass(frozen=True)
+class AuditProgress:
+    """Where a running audit is: ``phase`` ("pairwise", "direct", "analysis" or "done"), judge answers received
+    (or given up on: a failed request's remaining repetitions count as done) out of all planned, and the calls of
+    every sampling pass so far."""
+
+    phase: str
+    answers_done: int
+    answers_total: int
+    calls_made: int = 0
+    calls_cached: int = 0
+    calls_failed: int = 0
+
+
+def planned_answers(inputs: Sequence[AuditInput], protocol: str, reps: int) -> dict[str, int]:
+    """Judge answers the audit will ask for, per protocol: pairwise = C(m, 2) pairs × 2 orders × reps per input of
+    m candidates; direct = m × reps."""
+    out = {}
+    if protocol in ("pairwise", "both"):
+        out["pairwise"] = sum(math.comb(len(i.candidates), 2) * 2 * reps for i in inputs)
+    if protocol in ("direct", "both"):
+        out["direct"] = sum(len(i.candidates) * reps for i in inputs)
+    return out
+
+
+class _ProgressTracker:
+    """Turns sampler events into :class:`AuditProgress` snapshots (calls of finished passes + the current one's)."""
+
+    def __init__(self, total: int, reps: int, on_progress: Callable[[AuditProgress], None] | None) -> None:
+        self.total, self.reps, self.on_progress = total, reps, on_progress
+        self.phase = "pairwise"
+        self.done = 0
+        self.base = {"made": 0, "cached": 0, "failed": 0}
+        self.current = dict(self.base)
+
+    def start(self, phase: str) -> None:
+        self.phase = phase
+        self.emit()
+
+    def observe(self, event: Any, totals: Any) -> None:
+        from relgate_tui.engine.sampler import ItemDone, SampleDone
+
+        if isinstance(event, SampleDone):
+            self.done += 1
+        elif isinstance(event, ItemDone) and event.failed:
+            self.done += max(0, self.reps - event.n_samples)
+        self.current = {k: self.base[k] + getattr(totals, k) for k in self.base}
+        self.emit()
+
+    def finish_pass(self, totals: Any) -> None:
+        self.base = {k: self.base[k] + getattr(totals, k) for k in self.base}
+        self.current = dict(self.base)
+
+    def emit(self) -> None:
+        if self.on_progress is not None:
+            c = self.current
+            self.on_progress(AuditProgress(self.phase, self.done, self.total, c["made"], c["cached"], c["failed"]))
+
+
+def _check_stop(should_stop: Callable[[], bool] | None) -> None:
+    if should_stop is not None and should_stop():
+        raise AuditCancelled("judge audit cancelled (the answers received so far are cached)")
 
 
 @dataclass(frozen=True)
@@ -116,31 +187,56 @@ def _score_class(text: str, choices: Sequence[str] = ()) -> str:
 
 
 def _sample(cfg: JudgeAuditConfig, items: list[TaskItem], parse: Callable[[str, Sequence[str]], str],
-            on_event: Callable[[Any], None] | None) -> tuple[dict[str, list[str]], Any]:
-    """Ask every item ``reps`` times; returns parsed answers per item id and the sampler totals."""
+            on_event: Callable[[Any], None] | None, tracker: _ProgressTracker | None = None,
+            should_stop: Callable[[], bool] | None = None) -> tuple[dict[str, list[str]], Any]:
+    """Ask every item ``reps`` times; returns parsed answers per item id and the sampler totals. Raises
+    :class:`AuditCancelled` soon after ``should_stop()`` turns true (in-flight requests are cancelled)."""
     from relgate_tui.engine.cache import SampleCache
     from relgate_tui.engine.endpoints import EndpointConfig
     from relgate_tui.engine.paths import cache_dir
-    from relgate_tui.engine.sampler import SampleDone, Sampler, SamplingJob, run_sampling
+    from relgate_tui.engine.sampler import SampleDone, Sampler, SamplingJob
 
     endpoint = EndpointConfig(cfg.endpoint, cfg.model, api_key_env=cfg.api_key_env, temperature=cfg.temperature,
                               max_tokens=cfg.max_tokens, timeout_s=cfg.timeout_s)
     answers: dict[str, list[tuple[int, str]]] = {it.id: [] for it in items}
-
-    def collect(event: Any) -> None:
-        if isinstance(event, SampleDone):
-            answers[event.item_id].append((event.index, event.canonical))
-        if on_event is not None:
-            on_event(event)
-
     cache = SampleCache(Path(cfg.cache_dir) if cfg.cache_dir else cache_dir() / "requests")
     try:
         sampler = Sampler(endpoint, concurrency=cfg.concurrency, cache=cache, max_down_s=120.0)
+
+        def collect(event: Any) -> None:
+            if isinstance(event, SampleDone):
+                answers[event.item_id].append((event.index, event.canonical))
+            if on_event is not None:
+                on_event(event)
+            if tracker is not None:
+                tracker.observe(event, sampler.totals)
+
         job = SamplingJob(items, parse, get_stopping_rule("none"), cfg.reps, seed=cfg.seed)
-        totals = run_sampling(sampler, job, collect)
+        totals = asyncio.run(_run_until_stopped(sampler, job, collect, should_stop))
     finally:
         cache.close()
+    if tracker is not None:
+        tracker.finish_pass(totals)
     return {k: [c for _, c in sorted(v)] for k, v in answers.items()}, totals
+
+
+async def _run_until_stopped(sampler: Any, job: Any, collect: Callable[[Any], None],
+                             should_stop: Callable[[], bool] | None) -> Any:
+    """Run the sampler to completion, checking ``should_stop`` every :data:`STOP_POLL_S` seconds."""
+
+    async def consume() -> None:
+        async for event in sampler.run(job):
+            collect(event)
+
+    task = asyncio.ensure_future(consume())
+    while not task.done():
+        await asyncio.wait({task}, timeout=STOP_POLL_S)
+        if should_stop is not None and should_stop() and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            _check_stop(should_stop)
+    task.result()  # re-raise the sampler's error (EndpointUnreachable)
+    return sampler.totals
 
 
 def _pairwise_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]], criterion: str) -> dict[str, Any]:
@@ -173,6 +269,7 @@ def _pairwise_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]
             "n_cycles": report.n_cycles,
             "cyclic_triples": [list(c) for c in report.cycles],
             "edges": [[e.winner, e.loser, e.margin] for e in tournament.edges],
+            "pairs": _pairs_json([c.id for c in inp.candidates], verdicts, tournament),
             "tied_pairs": [list(p) for p in tournament.tied_pairs],
             "mfas": {"cost": mfas.cost, "optimal": mfas.optimal,
                      "reversed": [[e.winner, e.loser, e.margin] for e in mfas.reversed_edges]},
@@ -200,6 +297,27 @@ def _pairwise_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]
     }
 
 
+def _pairs_json(candidates: Sequence[str], verdicts: Sequence[Any], tournament: Any) -> list[dict[str, Any]]:
+    """Verdicts per pair of candidates (``a`` before ``b`` in data order) split by presentation order: ``a_first`` =
+    [a won, b won, no verdict] over the repetitions where a was shown first, ``b_first`` likewise; ``winner`` is the
+    majority edge's winner (None for a tie) and ``margin`` its margin — the same shape as the certification judge's
+    per-item ``pairs``."""
+    pos = {c: i for i, c in enumerate(candidates)}
+    table: dict[tuple[str, str], dict[str, list[int]]] = {}
+    for v in verdicts:
+        a, b = sorted((v.first, v.second), key=pos.__getitem__)
+        row = table.setdefault((a, b), {"a_first": [0, 0, 0], "b_first": [0, 0, 0]})
+        row["a_first" if v.first == a else "b_first"][0 if v.winner == a else 1 if v.winner == b else 2] += 1
+    edge_of = {frozenset((e.winner, e.loser)): e for e in tournament.edges}
+    out = []
+    for a, b in combinations(candidates, 2):
+        row = table.get((a, b), {"a_first": [0, 0, 0], "b_first": [0, 0, 0]})
+        edge = edge_of.get(frozenset((a, b)))
+        out.append({"a": a, "b": b, "a_first": row["a_first"], "b_first": row["b_first"],
+                    "winner": edge.winner if edge else None, "margin": edge.margin if edge else 0})
+    return out
+
+
 def _direct_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]], criterion: str, alpha: float,
                     seed: int) -> dict[str, Any]:
     preds, human, rows = [], [], []
@@ -222,16 +340,42 @@ def _direct_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]],
                 "spearman_width_error": _num(row.spearman_width_error), "n_cal": row.n_cal, "n_test": row.n_test,
                 "n_infinite_q": row.n_infinite_q,
             })
-    return {"scores": rows, "likert_conformal": table, "n_scored": len(preds)}
+    width_error = _width_vs_error(np.array(preds), np.array(human), alpha, seed) if len(preds) >= 4 else None
+    return {"scores": rows, "likert_conformal": table, "n_scored": len(preds), "width_vs_error": width_error}
 
 
-def run_judge_audit(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | None = None) -> dict[str, Any]:
-    """The whole audit; returns the JSON document (issue 4 item 4)."""
+def _width_vs_error(preds: np.ndarray, human: np.ndarray, alpha: float, seed: int) -> dict[str, Any]:
+    """Set width against the judge's error |ŷ − y*| on the test half of the first seeded split of the conformal table
+    (at ``alpha``): the points of the width-vs-error chart. Unscored test items (no valid judge score: error ∞) are
+    counted, not plotted."""
+    cal, test = cj.seeded_splits(len(preds), cj.DEFAULT_SPLITS, seed)[0]
+    targets = cj.round_human_mean(human)
+    res = cj.split_conformal_likert(preds[cal], targets[cal], preds[test], targets[test], alpha)
+    finite = np.isfinite(res.errors)
+    return {
+        "alpha": alpha,
+        "split": 0,
+        "q_hat": _num(res.q_hat),
+        "points": [[float(e), int(w)] for e, w in zip(res.errors[finite], res.widths[finite])],
+        "n_unscored": int((~finite).sum()),
+        "spearman": _num(cj.spearman_or_nan(res.widths[finite], res.errors[finite])) if finite.sum() >= 2 else None,
+    }
+
+
+def run_judge_audit(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | None = None, *,
+                    on_progress: Callable[[AuditProgress], None] | None = None,
+                    should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+    """The whole audit; returns the JSON document (issue 4 item 4).
+
+    ``on_event`` gets every sampler event; ``on_progress`` an :class:`AuditProgress` after each of them and at each
+    phase. ``should_stop`` is polled while sampling and between phases: once it returns True the audit raises
+    :class:`AuditCancelled` (within about :data:`STOP_POLL_S` seconds while sampling)."""
     cfg.validate()
     audit = load_audit_set(cfg.data)
     criterion = audit.criterion_name(cfg.criterion)
     description = audit.criteria.get(criterion, "")
     inputs = select(audit, cfg.inputs, cfg.candidates, cfg.seed)
+    tracker = _ProgressTracker(sum(planned_answers(inputs, cfg.protocol, cfg.reps).values()), cfg.reps, on_progress)
     started = time.perf_counter()
     doc: dict[str, Any] = {
         "relgate_version": __version__, "data": audit.name, "criterion": criterion, "endpoint": cfg.endpoint,
@@ -239,23 +383,37 @@ def run_judge_audit(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | Non
         "n_inputs": len(inputs), "candidates_per_input": [len(i.candidates) for i in inputs],
     }
     calls = {"made": 0, "cached": 0, "failed": 0}
+    pairwise_answers = direct_answers = None
     if cfg.protocol in ("pairwise", "both"):
-        answers, totals = _sample(cfg, _pairwise_items(inputs, criterion, description), _verdict_class, on_event)
-        doc["pairwise"] = _pairwise_results(inputs, answers, criterion)
+        _check_stop(should_stop)
+        tracker.start("pairwise")
+        pairwise_answers, totals = _sample(cfg, _pairwise_items(inputs, criterion, description), _verdict_class,
+                                           on_event, tracker, should_stop)
         for k in calls:
             calls[k] += getattr(totals, k)
     if cfg.protocol in ("direct", "both"):
-        answers, totals = _sample(cfg, _direct_items(inputs, criterion, description), _score_class, on_event)
-        doc["direct"] = _direct_results(inputs, answers, criterion, cfg.alpha, cfg.seed)
+        _check_stop(should_stop)
+        tracker.start("direct")
+        direct_answers, totals = _sample(cfg, _direct_items(inputs, criterion, description), _score_class,
+                                         on_event, tracker, should_stop)
         for k in calls:
             calls[k] += getattr(totals, k)
+    _check_stop(should_stop)
+    tracker.start("analysis")
+    if pairwise_answers is not None:
+        doc["pairwise"] = _pairwise_results(inputs, pairwise_answers, criterion)
+    if direct_answers is not None:
+        doc["direct"] = _direct_results(inputs, direct_answers, criterion, cfg.alpha, cfg.seed)
     doc["calls"] = calls
     doc["wall_seconds"] = round(time.perf_counter() - started, 3)
+    tracker.start("done")
     return doc
 
 
 def _num(x: float | None) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+    """JSON has no NaN or ∞: None stands for an undefined value (NaN) or an infinite one (e.g. q̂ = ∞ when an α
+    needs more calibration items than there are)."""
+    return None if x is None or not math.isfinite(x) else float(x)
 
 
 # ------------------------------------------------------------------------------------------------------ CLI
@@ -298,6 +456,95 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def audit_json(doc: dict[str, Any]) -> str:
+    """The audit document as ``relgate judge-audit --json`` writes it."""
+    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _fmt(x: float | None, spec: str = ".3f") -> str:
+    return "—" if x is None else format(x, spec)
+
+
+def markdown_report(doc: dict[str, Any]) -> str:
+    """A short Markdown report of an audit document: cycles, position bias, ranking methods, the inputs with cycles,
+    the Likert conformal table."""
+    sizes = sorted(set(doc["candidates_per_input"]))
+    lines = [
+        f"# Judge audit: {doc['model']} on {doc['data']} / {doc['criterion']}",
+        "",
+        f"- protocol {doc['protocol']}, k = {doc['reps']} repetitions, {doc['n_inputs']} inputs "
+        f"({'/'.join(map(str, sizes))} candidates each), α = {doc['alpha']:.2f}, seed {doc['seed']}",
+        f"- calls: {doc['calls']['made']} made, {doc['calls']['cached']} cached, {doc['calls']['failed']} failed",
+        f"- relgate {doc['relgate_version']}",
+    ]
+    if "pairwise" in doc:
+        lines += _pairwise_markdown(doc["pairwise"])
+    if "direct" in doc:
+        lines += _direct_markdown(doc["direct"])
+    return "\n".join(lines) + "\n"
+
+
+def _pairwise_markdown(pw: dict[str, Any]) -> list[str]:
+    c, b, v = pw["cycles"], pw["position_bias"], pw["verdicts"]
+    lines = [
+        "", "## Preference cycles (pairwise, both orders)", "",
+        "| mean ρ | inputs with ≥ 1 cycle | max ρ | median ρ | verdicts (invalid) |",
+        "|---|---|---|---|---|",
+        f"| {_fmt(c['mean_rho'])} | {_fmt(c['share_inputs_with_cycle'], '.0%')} | {_fmt(c['max_rho'])} | "
+        f"{_fmt(c['median_rho'])} | {v['total']} ({v['invalid']}) |",
+        "",
+        f"Position bias: the first-shown candidate wins {_fmt(b['first_shown_share'], '.1%')} of "
+        f"{b['n_valid_verdicts']} valid verdicts (p = {_fmt(b['first_shown_pvalue'], '.3g')}); "
+        f"{b['pairs_flipped_by_order']} of {b['n_pairs']} pairs flip with the order "
+        f"({_fmt(b['flip_share'], '.1%')}).",
+        "", "## Ranking methods vs the human ranking", "",
+        "| method | mean Kendall τ-b | inputs |", "|---|---|---|",
+    ]
+    lines += [f"| {m} | {_fmt(r['mean_kendall_tau'], '+.3f')} | {r['n_inputs']} |" for m, r in pw["rankings"].items()]
+    cyclic = [i for i in pw["inputs"] if i["n_cycles"]]
+    lines += ["", f"## Inputs with a cycle ({len(cyclic)} of {len(pw['inputs'])})", ""]
+    if cyclic:
+        lines += ["| input | ρ | cycles | MFAS cost | cyclic triples |", "|---|---|---|---|---|"]
+        lines += [f"| {i['id']} | {i['rho']:.3f} | {i['n_cycles']} | {i['mfas']['cost']} | "
+                  + "; ".join(" → ".join(t) for t in i["cyclic_triples"]) + " |" for i in cyclic]
+    else:
+        lines.append("No input has a preference cycle.")
+    return lines
+
+
+def _direct_markdown(direct: dict[str, Any]) -> list[str]:
+    lines = ["", f"## Likert conformal sets (direct scores, {direct['n_scored']} scored candidates)", ""]
+    if not direct["likert_conformal"]:
+        return lines + ["Too few scored candidates with human scores for conformal sets (need 4)."]
+    lines += ["| α | target | coverage | mean width | Spearman(width, error) |", "|---|---|---|---|---|"]
+    lines += [f"| {r['alpha']:.2f} | {r['target_coverage']:.2f} | {_fmt(r['coverage'])} | {_fmt(r['mean_width'], '.2f')} "
+              f"| {_fmt(r['spearman_width_error'], '+.3f')} |" for r in direct["likert_conformal"]]
+    return lines
+
+
+EXPORT_FORMATS = {"json": audit_json, "md": markdown_report}
+
+
+def export_name(doc: dict[str, Any], fmt: str) -> str:
+    """A file name that tells audits apart: model, data, criterion, protocol, k, inputs, seed."""
+    parts = [doc["model"], doc["data"], doc["criterion"], doc["protocol"], f"k{doc['reps']}",
+             f"n{doc['n_inputs']}", f"seed{doc['seed']}"]
+    stem = "-".join(re.sub(r"[^A-Za-z0-9._-]+", "_", str(p)).strip("_.") or "x" for p in parts)
+    return f"judge-audit-{stem}.{fmt}"
+
+
+def export_audit(doc: dict[str, Any], fmt: str, folder: Path) -> Path:
+    """Write the audit as JSON (the ``--json`` document) or a Markdown report into ``folder``; returns the path."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / export_name(doc, fmt)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(EXPORT_FORMATS[fmt](doc), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
 def judge_audit_main(args: argparse.Namespace) -> int:
     """``relgate judge-audit``: 0 done, 2 error (one line on stderr)."""
     cfg = JudgeAuditConfig(
@@ -329,11 +576,11 @@ def judge_audit_main(args: argparse.Namespace) -> int:
         kind = "" if isinstance(exc, EndpointUnreachable) else f"{type(exc).__name__}: "
         print(f"relgate: error: {kind}{str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
         return 2
-    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
+    text = audit_json(doc)
     if args.json == "-":
-        print(text)
+        print(text, end="")
     elif args.json:
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
+        Path(args.json).write_text(text, encoding="utf-8")
     for line in summary_lines(doc):
         print(line, file=sys.stderr if args.json == "-" else sys.stdout)
     return 0

@@ -6,12 +6,21 @@ import json
 import math
 import subprocess
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from relgate_tui.engine.demo_server import DemoServer
-from relgate_tui.engine.judge_audit import JudgeAuditConfig, run_judge_audit, select
+from relgate_tui.engine.judge_audit import (
+    AuditCancelled,
+    JudgeAuditConfig,
+    export_audit,
+    export_name,
+    run_judge_audit,
+    select,
+)
 from relgate_tui.engine.judge_data import load_audit_set
 
 
@@ -113,3 +122,107 @@ def test_cli_writes_json(server: DemoServer, tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     assert doc["pairwise"]["verdicts"]["total"] == 3 * 6 * 2
     assert "Kendall tau vs human" in r.stdout
+
+
+def test_pairs_give_the_verdicts_behind_each_edge_per_presentation_order(server: DemoServer, tmp_path: Path) -> None:
+    reps = 3
+    doc = audit(server, tmp_path, protocol="pairwise", reps=reps)
+    for inp in doc["pairwise"]["inputs"]:
+        cands = inp["candidates"]
+        pairs = inp["pairs"]
+        assert [(p["a"], p["b"]) for p in pairs] == [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:]]
+        edges = {frozenset((w, l)): (w, m) for w, l, m in inp["edges"]}
+        for p in pairs:
+            # every repetition of both orders is counted once: [a won, b won, no verdict]
+            assert sum(p["a_first"]) == reps and sum(p["b_first"]) == reps
+            a_wins = p["a_first"][0] + p["b_first"][0]
+            b_wins = p["a_first"][1] + p["b_first"][1]
+            edge = edges.get(frozenset((p["a"], p["b"])))
+            if a_wins == b_wins:
+                assert edge is None and p["winner"] is None and p["margin"] == 0
+            else:
+                assert edge == (p["a"] if a_wins > b_wins else p["b"], abs(a_wins - b_wins))
+                assert (p["winner"], p["margin"]) == edge
+    # the pairs add up to the position-bias figures: first-shown wins over all valid verdicts
+    first = valid = 0
+    for inp in doc["pairwise"]["inputs"]:
+        for p in inp["pairs"]:
+            first += p["a_first"][0] + p["b_first"][1]
+            valid += p["a_first"][0] + p["a_first"][1] + p["b_first"][0] + p["b_first"][1]
+    bias = doc["pairwise"]["position_bias"]
+    assert valid == bias["n_valid_verdicts"] and first / valid == pytest.approx(bias["first_shown_share"])
+
+
+def test_progress_counts_every_planned_answer_and_the_calls(server: DemoServer, tmp_path: Path) -> None:
+    seen = []
+    cfg = JudgeAuditConfig(data="hanna", criterion="Coherence", endpoint=server.base_url, model="sim-judge",
+                           protocol="both", reps=2, inputs=3, candidates=4, cache_dir=str(tmp_path / "c"))
+    doc = run_judge_audit(cfg, on_progress=seen.append)
+    total = 3 * 6 * 2 * 2 + 3 * 4 * 2
+    assert all(p.answers_total == total for p in seen)
+    assert [p.phase for p in seen][0] == "pairwise" and seen[-1].phase == "done"
+    assert {p.phase for p in seen} == {"pairwise", "direct", "analysis", "done"}
+    assert seen[-1].answers_done == total
+    assert [p.answers_done for p in seen] == sorted(p.answers_done for p in seen)
+    last = seen[-1]
+    assert (last.calls_made, last.calls_cached, last.calls_failed) == tuple(doc["calls"][k] for k in ("made", "cached", "failed"))
+
+
+def test_should_stop_cancels_a_running_audit(tmp_path: Path) -> None:
+    with DemoServer(latency_ms=30) as slow:
+        cfg = JudgeAuditConfig(data="hanna", criterion="Coherence", endpoint=slow.base_url, model="sim-judge",
+                               protocol="pairwise", reps=1, inputs=20, candidates=6, concurrency=2,
+                               cache_dir=str(tmp_path / "c"))
+        done = []
+
+        def progress(p) -> None:
+            done.append(p.answers_done)
+
+        started = time.monotonic()
+        with pytest.raises(AuditCancelled):
+            run_judge_audit(cfg, on_progress=progress, should_stop=lambda: max(done, default=0) >= 5)
+        assert time.monotonic() - started < 10
+        n = len(slow.chat_requests)
+        assert 5 <= max(done) < 20 * 15 * 2
+        time.sleep(0.2)
+        assert len(slow.chat_requests) <= n + 2  # nothing more is sent once it stopped (at most in-flight ones)
+    with pytest.raises(AuditCancelled):  # already asked to stop: nothing is sampled
+        run_judge_audit(replace(cfg, endpoint="http://127.0.0.1:9/v1"), should_stop=lambda: True)
+
+
+def test_width_vs_error_points_come_from_the_first_conformal_split(server: DemoServer, tmp_path: Path) -> None:
+    from relgate_tui.core import judge as cj
+
+    cfg = JudgeAuditConfig(data="hanna", criterion="Relevance", endpoint=server.base_url, model="sim-judge",
+                           protocol="direct", reps=2, inputs=10, candidates=4, cache_dir=str(tmp_path / "c"))
+    direct = run_judge_audit(cfg)["direct"]
+    we = direct["width_vs_error"]
+    n = direct["n_scored"]
+    assert we["alpha"] == 0.10 and we["split"] == 0
+    assert len(we["points"]) + we["n_unscored"] == n - n // 2  # the test half
+    assert all(0 <= w <= 5 and e >= 0 for e, w in we["points"])
+    # the same split and q̂ as the table's first split: recompute it from the per-candidate scores
+    preds = [r["judge_mean"] if r["judge_mean"] is not None else math.nan for r in direct["scores"]]
+    human = [r["human"] for r in direct["scores"]]
+    import numpy as np
+
+    cal, test = cj.seeded_splits(n, cj.DEFAULT_SPLITS, 0)[0]
+    y = cj.round_human_mean(np.array(human))
+    res = cj.split_conformal_likert(np.array(preds)[cal], y[cal], np.array(preds)[test], y[test], 0.10)
+    assert we["q_hat"] == (res.q_hat if math.isfinite(res.q_hat) else None)
+    json.dumps(direct, allow_nan=False)
+
+
+def test_exports_json_and_markdown(server: DemoServer, tmp_path: Path) -> None:
+    doc = audit(server, tmp_path, protocol="both", reps=1)
+    out = tmp_path / "exports"
+    path = export_audit(doc, "json", out)
+    assert json.loads(path.read_text()) == doc and path.name == export_name(doc, "json")
+    assert path.name == "judge-audit-sim-judge-hanna-Coherence-both-k1-n6-seed0.json"
+    md = export_audit(doc, "md", out).read_text()
+    assert md.startswith("# Judge audit: sim-judge on hanna / Coherence")
+    assert f"{doc['pairwise']['cycles']['mean_rho']:.3f}" in md and "Likert conformal sets" in md
+    for method in doc["pairwise"]["rankings"]:
+        assert f"| {method} |" in md
+    with pytest.raises(ValueError):
+        export_audit(doc, "csv", out)
