@@ -346,19 +346,23 @@ def _direct_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]],
 
 def _width_vs_error(preds: np.ndarray, human: np.ndarray, alpha: float, seed: int) -> dict[str, Any]:
     """Set width against the judge's error |ŷ − y*| on the test half of the first seeded split of the conformal table
-    (at ``alpha``): the points of the width-vs-error chart. Unscored test items (no valid judge score: error ∞) are
-    counted, not plotted."""
+    (at ``alpha``): the points of the width-vs-error chart, and the mean width (and count) at each error value.
+    Unscored test items (no valid judge score: error ∞) are counted, not plotted."""
     cal, test = cj.seeded_splits(len(preds), cj.DEFAULT_SPLITS, seed)[0]
     targets = cj.round_human_mean(human)
     res = cj.split_conformal_likert(preds[cal], targets[cal], preds[test], targets[test], alpha)
     finite = np.isfinite(res.errors)
+    errors, widths = res.errors[finite], res.widths[finite]
+    levels = np.round(errors, 6)
     return {
         "alpha": alpha,
         "split": 0,
         "q_hat": _num(res.q_hat),
-        "points": [[float(e), int(w)] for e, w in zip(res.errors[finite], res.widths[finite])],
+        "points": [[float(e), int(w)] for e, w in zip(errors, widths)],
+        "mean_width_by_error": [[float(e), float(widths[levels == e].mean()), int((levels == e).sum())]
+                                for e in np.unique(levels)],
         "n_unscored": int((~finite).sum()),
-        "spearman": _num(cj.spearman_or_nan(res.widths[finite], res.errors[finite])) if finite.sum() >= 2 else None,
+        "spearman": _num(cj.spearman_or_nan(widths, errors)) if finite.sum() >= 2 else None,
     }
 
 

@@ -1,38 +1,612 @@
-"""Judge audit — placeholder until the judge-audit engineer (issue 4) replaces this screen.
+"""Judge audit (SPEC §5.1, issue 4 item 5): how reliable is an LLM used as a judge?
 
-The screen keeps its public shape (``JudgeScreen()`` dismissing with None) so the App's flow does not change
-when the real audit screen lands.
+One screen in three parts (a ``ContentSwitcher``):
+
+* **setup** — endpoint (discovered servers, the built-in demo labelled simulated — pre-selected when nothing else is
+  found — or a custom URL with the *name* of its API-key variable), judge model (``sim-judge`` on the demo), data
+  set (bundled or a JSONL path; loader errors inline), criterion, protocol, repetitions k, inputs, candidates per
+  input, α, seed. ``ctrl+s`` starts.
+* **progress** — :func:`~relgate_tui.engine.judge_audit.run_judge_audit` runs in a thread worker; its progress
+  snapshots and error events are picked up by a 4 Hz timer (judge answers done / planned, calls made / cached /
+  failed, an errors panel). Escape asks, then stops the audit through its ``should_stop`` hook.
+* **results** — :class:`~relgate_tui.tui.judge_results.AuditResultsView`; Enter on an input opens the cycle viewer,
+  ``j`` / ``m`` export the JSON document / a Markdown report into ``<data dir>/judge-audits/``.
+
+Dismisses with None.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input, Label, ProgressBar, RichLog, Select, Static
+from textual.worker import Worker, WorkerState
 
-TEXT = """[b]Judge audit[/b]
+from relgate_tui.tui.judge_results import AuditResultsView, CycleViewerModal
 
-How reliable is an LLM used as a judge? This screen will run a pairwise-preference audit (both orders × k
-repetitions) against a judge endpoint, count directed 3-cycles per input, repair rankings with an exact minimum
-feedback arc set, and build conformal prediction sets over Likert scores (paper 000).
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.judge_audit import AuditProgress, JudgeAuditConfig
+    from relgate_tui.engine.judge_data import AuditSet
+    from relgate_tui.engine.session import EndpointChoice
 
-The headless command will be [b]relgate judge-audit[/b]. The interactive screen is not built yet.
+CUSTOM = "custom"
+DATA_FILE = "__file__"
+PROTOCOLS = (("pairwise + direct scores", "both"), ("pairwise (both orders)", "pairwise"),
+             ("direct 1–5 scores", "direct"))
+PHASES = {
+    "pairwise": "asking pairwise verdicts (each pair in both orders)…",
+    "direct": "asking direct 1–5 scores…",
+    "analysis": "computing cycles, MFAS rankings, Kendall τ and conformal sets…",
+    "done": "done",
+}
 
-Press Escape to go back."""
+
+def first_line(error: BaseException | str) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 class JudgeScreen(Screen[None]):
     CSS_PATH = "judge.tcss"
-    BINDINGS = [Binding("escape", "back", "Back", id="judge.back")]
-    HELP = "Placeholder: the judge audit screen is being built (issue 4)."
+    BINDINGS = [
+        Binding("ctrl+s", "start", "Start audit", id="judge.start", tooltip="Start the audit with these settings"),
+        Binding("v", "cycles", "Cycle viewer", id="judge.cycles",
+                tooltip="Show the highlighted input's cycles and the verdicts behind them (also Enter)"),
+        Binding("j", "export('json')", "JSON", id="judge.json",
+                tooltip="Export the audit JSON (the document of relgate judge-audit --json)"),
+        Binding("m", "export('md')", "Report", id="judge.md", tooltip="Export a Markdown report of the audit"),
+        Binding("escape", "back", "Back", id="judge.back",
+                tooltip="Setup: back home · running: stop (asks first) · results: back to the setup"),
+    ]
+    HELP = (
+        "Audits an LLM judge on a data set with human scores (paper 000): every pair of candidates is judged in both "
+        "presentation orders, k times; directed 3-cycles of the majority tournament give ρ per input; rankings "
+        "(repaired by an exact minimum feedback arc set) are compared with the human ranking by Kendall τ-b; direct "
+        "1–5 scores get split-conformal Likert sets. Tab moves between fields (while typing, ? is a character: use "
+        "F1). In the results, Enter on an input opens its cycle viewer."
+    )
+    HELP_TITLE = "Judge audit"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.state = "setup"  # setup | running | cancelling | results
+        self.endpoints: list[EndpointChoice] = []
+        self.audit_set: AuditSet | None = None
+        self.data_error = ""
+        self.config: JudgeAuditConfig | None = None
+        self.endpoint_label = ""
+        self.doc: dict[str, Any] | None = None
+        self.exported: dict[str, Path] = {}
+        self._stop = threading.Event()
+        self._progress: AuditProgress | None = None
+        self._messages: deque[str] = deque()
+        self._errors_seen: set[str] = set()
+        self._worker: Worker | None = None
+
+    # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
         yield Header()
-        with Vertical(id="judge-box"):
-            yield Static(TEXT, id="judge-text")
+        with ContentSwitcher(initial="judge-setup", id="judge-parts"):
+            with Horizontal(id="judge-setup"):
+                yield from self._compose_form()
+            with Vertical(id="judge-run"):
+                yield from self._compose_progress()
+            yield AuditResultsView(id="judge-results")
         yield Footer()
 
+    def _compose_form(self) -> ComposeResult:
+        with VerticalScroll(id="judge-form"):
+            yield Label("Judge", classes="section")
+            with Grid(classes="fields"):
+                yield Label("endpoint")
+                yield Select([], prompt="looking for local model servers…", id="endpoint", compact=True)
+                yield Label("judge model")
+                yield Select([], prompt="choose an endpoint first", id="model", compact=True)
+                yield Label("URL", classes="custom")
+                yield Input("", placeholder="http://host:port/v1", id="url", compact=True, classes="custom")
+                yield Label("model name", classes="custom")
+                yield Input("", placeholder="model id", id="model-name", compact=True, classes="custom")
+                yield Label("API key env var", classes="custom")
+                yield Input("", placeholder="e.g. OPENAI_API_KEY (the name, not the key)", id="api-key-env",
+                            compact=True, classes="custom")
+            yield Label("Data", classes="section")
+            with Grid(classes="fields"):
+                yield Label("data set")
+                yield Select([], prompt="loading bundled sets…", id="data", compact=True)
+                yield Label("data file", classes="datafile")
+                yield Input("", placeholder="path/to/audit.jsonl", id="data-path", compact=True, classes="datafile")
+                yield Label("criterion")
+                yield Select([], prompt="choose a data set first", id="criterion", compact=True)
+                yield Label("protocol")
+                yield Select(list(PROTOCOLS), value="both", allow_blank=False, id="protocol", compact=True)
+            yield Label("Size and statistics", classes="section")
+            with Grid(classes="fields numbers"):
+                yield Label("repetitions k")
+                yield Input("3", id="reps", type="integer", compact=True)
+                yield Label("α (Likert sets)")
+                yield Input("0.1", id="alpha", type="number", compact=True)
+                yield Label("inputs")
+                yield Input("20", placeholder="all", id="n-inputs", type="integer", compact=True)
+                yield Label("candidates / input")
+                yield Input("5", placeholder="all", id="n-candidates", type="integer", compact=True)
+                yield Label("seed")
+                yield Input("0", id="seed", type="integer", compact=True)
+        with Vertical(id="judge-side"):
+            yield Label("Data set", classes="panel-title")
+            yield Static("", id="data-info")
+            yield Label("Plan", classes="panel-title")
+            yield Static("", id="plan")
+            yield Static("", id="judge-error")
+
+    def _compose_progress(self) -> ComposeResult:
+        yield Static("", id="run-info")
+        with Horizontal(id="bar-row"):
+            yield ProgressBar(total=1, id="bar", clock=getattr(self.app.services, "progress_clock", None))
+            yield Label("", id="answers-count")
+        yield Static("", id="phase")
+        yield Static("", id="counters")
+        yield Static("", id="run-state")
+        yield Label("Errors", classes="panel-title")
+        yield RichLog(id="errors", wrap=True, markup=False, max_lines=500, min_width=20)
+
+    def on_mount(self) -> None:
+        self.sub_title = "judge audit"
+        self._toggle_rows()
+        self._discover()
+        self._set_data_sets()
+        self.set_interval(0.25, self._flush, name="judge-refresh")
+
+    def on_unmount(self) -> None:
+        self._stop.set()  # a running audit stops with the screen
+
+    # ------------------------------------------------------------------------------------- setup: workers
+    @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
+    def _discover(self) -> list[EndpointChoice]:
+        from relgate_tui.engine.session import EndpointChoice, demo_endpoint, discover_endpoints
+
+        services = self.app.services  # type: ignore[attr-defined]
+        found = list(discover_endpoints(services.discover))
+        if services.embedded_demo:
+            try:
+                found.append(demo_endpoint(self.app.ensure_demo()))  # type: ignore[attr-defined]
+            except Exception as exc:  # noqa: BLE001 - shown to the user, never fatal
+                found.append(EndpointChoice("built-in demo (failed to start)", "", simulated=True, error=str(exc)))
+        return found
+
+    @work(thread=True, exclusive=True, group="models", exit_on_error=False)
+    def _list_models(self, base_url: str, api_key_env: str | None) -> tuple[str, ...]:
+        from relgate_tui.engine.session import list_models
+
+        return list_models(base_url, api_key_env)
+
+    @work(thread=True, exclusive=True, group="data", exit_on_error=False)
+    def _load_data(self, name_or_path: str) -> AuditSet:
+        from relgate_tui.engine.judge_data import load_audit_set
+
+        return load_audit_set(name_or_path)
+
+    @on(Worker.StateChanged)
+    def _worker_done(self, event: Worker.StateChanged) -> None:
+        group, state = event.worker.group, event.state
+        if group == "audit":
+            self._audit_state(event.worker, state)
+            return
+        if state not in (WorkerState.SUCCESS, WorkerState.ERROR):
+            return
+        ok = state == WorkerState.SUCCESS
+        result: Any = event.worker.result
+        if group == "discover":
+            self._set_endpoints(result if ok else [])
+        elif group == "models" and ok:
+            self._set_models(result)
+        elif group == "data":
+            self.audit_set, self.data_error = (result, "") if ok else (None, first_line(event.worker.error))
+            self._set_criteria()
+            self._render_data_info()
+            self._update_plan()
+
+    # ---------------------------------------------------------------------------------- setup: populating
+    def _set_endpoints(self, endpoints: list[EndpointChoice]) -> None:
+        self.endpoints = endpoints
+        select = self.query_one("#endpoint", Select)
+        options = [(f"{e.label} — {e.error}" if e.error else e.label, f"ep{i}") for i, e in enumerate(endpoints)]
+        select.set_options([*options, ("Custom URL (OpenAI-compatible)…", CUSTOM)])
+        select.prompt = "choose an endpoint"
+        usable = [i for i, e in enumerate(endpoints) if e.base_url and not e.error]
+        real = [i for i in usable if not endpoints[i].simulated]
+        select.value = f"ep{(real or usable)[0]}" if usable else CUSTOM
+
+    def _chosen_endpoint(self) -> EndpointChoice | None:
+        value = self.query_one("#endpoint", Select).value
+        if isinstance(value, str) and value.startswith("ep"):
+            return self.endpoints[int(value[2:])]
+        return None
+
+    def _set_models(self, models: tuple[str, ...]) -> None:
+        select = self.query_one("#model", Select)
+        select.set_options([(m, m) for m in models])
+        select.prompt = "choose the judge model" if models else "no models listed"
+        if models:
+            select.value = "sim-judge" if "sim-judge" in models else models[0]
+
+    def _set_data_sets(self) -> None:
+        from relgate_tui.engine.judge_data import bundled_audit_sets
+
+        select = self.query_one("#data", Select)
+        sets = bundled_audit_sets()
+        options = [(f"{s.name} ({s.inputs} inputs × {s.candidates_per_input} candidates)", s.name) for s in sets]
+        select.set_options([*options, ("File… (JSONL)", DATA_FILE)])
+        select.prompt = "choose a data set"
+        if sets:
+            select.value = sets[0].name
+
+    def _set_criteria(self) -> None:
+        select = self.query_one("#criterion", Select)
+        previous = select.value
+        names = list(self.audit_set.criteria) if self.audit_set is not None else []
+        select.set_options([(n, n) for n in names])
+        select.prompt = "choose a criterion" if names else "choose a data set first"
+        if names:
+            select.value = previous if previous in names else ("Coherence" if "Coherence" in names else names[0])
+
+    # -------------------------------------------------------------------------------------- setup: events
+    @on(Select.Changed, "#endpoint")
+    def _endpoint_changed(self) -> None:
+        self._toggle_rows()
+        endpoint = self._chosen_endpoint()
+        if endpoint is not None:
+            self._set_models(endpoint.judge_models or endpoint.models)
+            if not endpoint.models and endpoint.base_url and not endpoint.error:
+                self._list_models(endpoint.base_url, None)
+        self._update_plan()
+
+    @on(Select.Changed, "#data")
+    def _data_changed(self, event: Select.Changed) -> None:
+        self._toggle_rows()
+        self.audit_set, self.data_error = None, ""
+        if event.value == DATA_FILE:
+            path = self.query_one("#data-path", Input).value.strip()
+            if path:
+                self._load_data(path)
+        elif isinstance(event.value, str):
+            self._load_data(event.value)
+        self._set_criteria()
+        self._render_data_info()
+        self._update_plan()
+
+    @on(Input.Submitted, "#data-path")
+    @on(Input.Blurred, "#data-path")
+    def _data_path_entered(self) -> None:
+        path = self.query_one("#data-path", Input).value.strip()
+        if path and self.query_one("#data", Select).value == DATA_FILE:
+            self._load_data(path)
+
+    @on(Input.Blurred, "#url")
+    @on(Input.Blurred, "#api-key-env")
+    def _url_entered(self) -> None:
+        url = self.query_one("#url", Input).value.strip()
+        if self.query_one("#endpoint", Select).value == CUSTOM and url.startswith(("http://", "https://")):
+            self._list_models(url, self.query_one("#api-key-env", Input).value.strip() or None)
+
+    @on(Input.Changed)
+    @on(Select.Changed, "#criterion, #protocol, #model")
+    def _form_changed(self) -> None:
+        self._update_plan()
+
+    def _toggle_rows(self) -> None:
+        custom = self.query_one("#endpoint", Select).value == CUSTOM
+        for w in self.query(".custom"):
+            w.display = custom
+        self.query_one("#model", Select).disabled = custom
+        file_data = self.query_one("#data", Select).value == DATA_FILE
+        for w in self.query(".datafile"):
+            w.display = file_data
+
+    # -------------------------------------------------------------------------------------- setup: collect
+    def _value(self, wid: str) -> str:
+        return self.query_one(f"#{wid}", Input).value.strip()
+
+    def _number(self, wid: str, name: str, kind: type, *, lo: float, hi: float | None = None,
+                lo_open: bool = False, optional: bool = False) -> Any:
+        text = self._value(wid)
+        if not text:
+            if optional:
+                return None
+            raise ValueError(f"{name}: a value is needed")
+        try:
+            value = kind(text)
+        except ValueError:
+            raise ValueError(f"{name}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if value < lo or (lo_open and value == lo):
+            raise ValueError(f"{name} must be {'>' if lo_open else '≥'} {lo:g}")
+        if hi is not None and (value > hi or (kind is float and value == hi)):
+            raise ValueError(f"{name} must be {'<' if kind is float else '≤'} {hi:g}")
+        return value
+
+    def _endpoint_fields(self) -> tuple[str, str, str | None, str]:
+        """(base URL, model, API-key variable name, label shown for the endpoint)."""
+        if self.query_one("#endpoint", Select).value == CUSTOM:
+            url = self._value("url")
+            if not url.startswith(("http://", "https://")):
+                raise ValueError("URL: give the server's base URL, e.g. http://127.0.0.1:8080/v1")
+            model = self._value("model-name")
+            if not model:
+                raise ValueError("model name: which model should judge?")
+            env = self._value("api-key-env") or None
+            if env is not None and not env.replace("_", "").isalnum():
+                raise ValueError("API key env var: give the variable's NAME (letters, digits, _), not the key")
+            return url, model, env, url
+        endpoint = self._chosen_endpoint()
+        if endpoint is None:
+            raise ValueError("endpoint: choose an endpoint (still looking? wait a second)")
+        if endpoint.error or not endpoint.base_url:
+            raise ValueError(f"endpoint: {endpoint.label} is not usable ({endpoint.error or 'no URL'})")
+        model = self.query_one("#model", Select).value
+        if not isinstance(model, str):
+            raise ValueError("judge model: choose a model")
+        return endpoint.base_url, model, None, endpoint.label
+
+    def _data_name(self) -> str:
+        value = self.query_one("#data", Select).value
+        if value == DATA_FILE:
+            path = self._value("data-path")
+            if not path:
+                raise ValueError("data file: give the path of a .jsonl audit file")
+            if self.data_error:
+                raise ValueError(self.data_error)
+            return str(Path(path).expanduser().resolve())
+        if not isinstance(value, str):
+            raise ValueError("data set: choose a data set")
+        if self.data_error:
+            raise ValueError(self.data_error)
+        return value
+
+    def collect(self) -> tuple[JudgeAuditConfig, str]:
+        """The form as a :class:`JudgeAuditConfig` and the endpoint's label; ValueError (one line) otherwise."""
+        from relgate_tui.engine.judge_audit import JudgeAuditConfig
+
+        url, model, env, label = self._endpoint_fields()
+        data = self._data_name()
+        criterion = self.query_one("#criterion", Select).value
+        if not isinstance(criterion, str):
+            raise ValueError("criterion: choose a criterion (the data set is still loading?)")
+        cfg = JudgeAuditConfig(
+            data=data, criterion=criterion, endpoint=url, model=model, api_key_env=env,
+            protocol=str(self.query_one("#protocol", Select).value),
+            reps=self._number("reps", "repetitions k", int, lo=1, hi=50),
+            inputs=self._number("n-inputs", "inputs", int, lo=1, optional=True),
+            candidates=self._number("n-candidates", "candidates / input", int, lo=2, optional=True),
+            alpha=self._number("alpha", "α", float, lo=0, hi=1, lo_open=True),
+            seed=self._number("seed", "seed", int, lo=0),
+            cache_dir=str(self.app.services.resolved_cache_dir() / "requests"),  # type: ignore[attr-defined]
+        )
+        cfg.validate()
+        return cfg, label
+
+    # ------------------------------------------------------------------------------------ setup: side panel
+    def _render_data_info(self) -> None:
+        t = Text()
+        if self.data_error:
+            t.append(self.data_error, style="bold red")
+        elif self.audit_set is not None:
+            a = self.audit_set
+            sizes = sorted({len(i.candidates) for i in a.inputs})
+            t.append(f"{a.name}\n", style="bold")
+            t.append(f"{len(a.inputs)} inputs × {sizes[0]}{'–' + str(sizes[-1]) if len(sizes) > 1 else ''} "
+                     "candidates\n")
+            t.append("criteria: " + ", ".join(a.criteria), style="dim")
+        else:
+            t.append("choose a data set", style="dim")
+        self.query_one("#data-info", Static).update(t)
+
+    def _update_plan(self) -> None:
+        from relgate_tui.engine.judge_audit import planned_answers, select
+
+        plan = self.query_one("#plan", Static)
+        error = self.query_one("#judge-error", Static)
+        try:
+            cfg, _ = self.collect()
+        except ValueError as exc:
+            error.update(Text(first_line(exc), style="yellow"))
+            plan.update(Text("fill in the form to see the plan", style="dim"))
+            return
+        error.update("")
+        if self.audit_set is None:
+            plan.update(Text("loading the data set…", style="dim"))
+            return
+        inputs = select(self.audit_set, cfg.inputs, cfg.candidates, cfg.seed)
+        answers = planned_answers(inputs, cfg.protocol, cfg.reps)
+        t = Text()
+        t.append(f"{len(inputs)} inputs", style="bold")
+        t.append(f" · {cfg.reps} repetitions each\n")
+        for name, n in answers.items():
+            t.append(f"{name:<10}", style="dim")
+            t.append(f"{n:,} judge answers\n", style="bold")
+        t.append("answers already in the request cache cost no call", style="dim italic")
+        plan.update(t)
+
+    # ------------------------------------------------------------------------------------------- running
+    def action_start(self) -> None:
+        if self.state != "setup":
+            return
+        try:
+            cfg, label = self.collect()
+        except ValueError as exc:
+            self.query_one("#judge-error", Static).update(Text(first_line(exc), style="bold red"))
+            self.notify(first_line(exc), title="Cannot start yet", severity="error")
+            return
+        self.config, self.endpoint_label = cfg, label
+        self._start_progress_view(cfg, label)
+        self._stop.clear()
+        self._worker = self._run_audit(cfg)
+
+    def _start_progress_view(self, cfg: JudgeAuditConfig, label: str) -> None:
+        self._progress, self._errors_seen = None, set()
+        self._messages.clear()
+        self.query_one("#errors", RichLog).clear()
+        self.query_one("#bar", ProgressBar).update(total=1, progress=0)
+        self.query_one("#answers-count", Label).update("")
+        self.query_one("#counters", Static).update("")
+        size = f"{cfg.inputs or 'all'} inputs × {cfg.candidates or 'all'} candidates"
+        self.query_one("#run-info", Static).update(Text(
+            f"{cfg.model} judging {Path(cfg.data).name} / {cfg.criterion} · {cfg.protocol}, k = {cfg.reps} · "
+            f"{size} · seed {cfg.seed}\n{label}", style="dim"))
+        self.query_one("#phase", Static).update(Text("starting…", style="dim"))
+        self._set_state("running")
+        self.query_one("#judge-parts", ContentSwitcher).current = "judge-run"
+
+    @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="Judge audit")
+    def _run_audit(self, cfg: JudgeAuditConfig) -> dict[str, Any]:
+        from relgate_tui.engine.judge_audit import run_judge_audit
+
+        return run_judge_audit(cfg, self._on_event, on_progress=self._on_progress, should_stop=self._stop.is_set)
+
+    def _on_progress(self, progress: AuditProgress) -> None:
+        """Called in the worker thread: keep the latest snapshot for the UI timer."""
+        self._progress = progress
+
+    def _on_event(self, event: Any) -> None:
+        """Called in the worker thread: queue the messages worth showing (failures, endpoint down / up)."""
+        from relgate_tui.engine.sampler import EndpointDown, EndpointUp, SampleFailed
+
+        if isinstance(event, SampleFailed):
+            retry = "" if event.final else f" (attempt {event.attempt}, retrying)"
+            self._messages.append(f"{event.item_id}: {event.error_kind}: {first_line(event.message)}{retry}")
+        elif isinstance(event, EndpointDown):
+            self._messages.append(event.message)
+        elif isinstance(event, EndpointUp):
+            self._messages.append(f"endpoint answers again after {event.down_seconds:.0f} s; going on")
+
+    def _flush(self) -> None:
+        """Copy the worker's latest progress and messages into the widgets (4 Hz)."""
+        progress = self._progress
+        if progress is not None:
+            self.query_one("#bar", ProgressBar).update(total=max(1, progress.answers_total),
+                                                       progress=progress.answers_done)
+            self.query_one("#answers-count", Label).update(
+                f" {progress.answers_done:,} / {progress.answers_total:,} judge answers")
+            self.query_one("#phase", Static).update(Text(PHASES.get(progress.phase, progress.phase)))
+            self.query_one("#counters", Static).update(self._counters(progress))
+        log = self.query_one("#errors", RichLog)
+        while self._messages:
+            message = self._messages.popleft()
+            if message not in self._errors_seen:
+                self._errors_seen.add(message)
+                log.write(message)
+
+    @staticmethod
+    def _counters(p: AuditProgress) -> Text:
+        t = Text()
+        for name, value, style in (("calls made", p.calls_made, "bold"), ("cached", p.calls_cached, "bold"),
+                                   ("failed", p.calls_failed, "bold red" if p.calls_failed else "bold")):
+            t.append(f"{name} ", style="dim")
+            t.append(f"{value:,}", style=style)
+            t.append("   ")
+        return t
+
+    def _audit_state(self, worker: Worker, state: WorkerState) -> None:
+        if worker is not self._worker or state not in (WorkerState.SUCCESS, WorkerState.ERROR):
+            return
+        self._flush()
+        if state == WorkerState.SUCCESS:
+            self._show_results(worker.result)
+            return
+        from relgate_tui.engine.judge_audit import AuditCancelled
+
+        error = worker.error
+        cancelled = isinstance(error, AuditCancelled)
+        message = first_line(error) if error is not None else "the audit stopped"
+        self._back_to_setup(Text(message, style="bold yellow" if cancelled else "bold red"))
+        self.notify(message, title="Audit cancelled" if cancelled else "Audit failed",
+                    severity="warning" if cancelled else "error", timeout=10)
+
+    def _show_results(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.exported = {}
+        view = self.query_one("#judge-results", AuditResultsView)
+        view.show(doc, self.endpoint_label)
+        self._set_state("results")
+        self.query_one("#judge-parts", ContentSwitcher).current = "judge-results"
+        self.query_one("#inputs", DataTable).focus()
+
+    def _back_to_setup(self, note: Text | str = "") -> None:
+        self._set_state("setup")
+        self.query_one("#judge-parts", ContentSwitcher).current = "judge-setup"
+        self._update_plan()
+        if note:
+            self.query_one("#judge-error", Static).update(note)
+
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        texts = {
+            "running": ("● auditing — Escape stops (asks first)", "bold cyan"),
+            "cancelling": ("■ stopping… (answers received so far are cached)", "bold yellow"),
+        }
+        text, style = texts.get(state, ("", ""))
+        self.query_one("#run-state", Static).update(Text(text, style=style))
+        self.sub_title = {"setup": "judge audit", "running": "judge audit · running",
+                          "cancelling": "judge audit · stopping", "results": "judge audit · results"}[state]
+        self.refresh_bindings()
+
+    # ----------------------------------------------------------------------------------------------- actions
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("export", "cycles"):
+            return self.state == "results"
+        if action == "start":
+            return self.state == "setup"
+        return True
+
     def action_back(self) -> None:
-        self.dismiss(None)
+        if self.state == "setup":
+            self.dismiss(None)
+        elif self.state == "results":
+            self._back_to_setup()
+        elif self.state == "running":
+            self.app.confirm(  # type: ignore[attr-defined]
+                "Stop the audit?", self._answer_stop,
+                "The judge answers received so far stay in the request cache: running the same audit again "
+                "asks only for the rest.", yes="Stop", no="Keep going")
+
+    def _answer_stop(self, stop: bool | None) -> None:
+        if stop and self.state == "running":
+            self._stop.set()
+            self._set_state("cancelling")
+
+    def action_cycles(self) -> None:
+        pw = (self.doc or {}).get("pairwise")
+        if pw is None:
+            self.notify("the cycle viewer needs the pairwise protocol", severity="warning")
+            return
+        inp = self.query_one("#judge-results", AuditResultsView).input_at_cursor(pw)
+        if inp is not None:
+            self.app.push_screen(CycleViewerModal(inp))
+
+    @on(DataTable.RowSelected, "#inputs")
+    def _input_selected(self) -> None:
+        self.action_cycles()
+
+    def export_folder(self) -> Path:
+        """Judge audits are not runs: their exports go to ``judge-audits/`` beside the runs directory."""
+        return self.app.services.resolved_runs_dir().parent / "judge-audits"  # type: ignore[attr-defined]
+
+    def action_export(self, fmt: str) -> None:
+        from relgate_tui.engine.judge_audit import export_audit
+
+        if self.doc is None:
+            return
+        try:
+            path = export_audit(self.doc, fmt, self.export_folder())
+        except (ValueError, OSError) as exc:
+            self.notify(first_line(exc), title="Export failed", severity="error")
+            return
+        self.exported[fmt] = path
+        self.notify(str(path), title=f"Exported {'JSON' if fmt == 'json' else 'Markdown report'}")

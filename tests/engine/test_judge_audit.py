@@ -201,6 +201,12 @@ def test_width_vs_error_points_come_from_the_first_conformal_split(server: DemoS
     assert we["alpha"] == 0.10 and we["split"] == 0
     assert len(we["points"]) + we["n_unscored"] == n - n // 2  # the test half
     assert all(0 <= w <= 5 and e >= 0 for e, w in we["points"])
+    by_error = we["mean_width_by_error"]
+    assert sum(count for _, _, count in by_error) == len(we["points"])
+    assert [e for e, _, _ in by_error] == sorted({round(e, 6) for e, _ in we["points"]})
+    for e, mean, count in by_error:
+        widths = [w for x, w in we["points"] if round(x, 6) == e]
+        assert (len(widths), mean) == (count, pytest.approx(sum(widths) / count))
     # the same split and q̂ as the table's first split: recompute it from the per-candidate scores
     preds = [r["judge_mean"] if r["judge_mean"] is not None else math.nan for r in direct["scores"]]
     human = [r["human"] for r in direct["scores"]]

@@ -1,4 +1,4 @@
-"""Home, help panel, confirm modal, settings and the judge placeholder."""
+"""Home, help panel, confirm modal, settings and the way into the judge audit."""
 
 from __future__ import annotations
 
@@ -101,11 +101,13 @@ async def test_corrupt_settings_file_falls_back_to_defaults(services):
         assert app.settings.gate == 0.9
 
 
-async def test_judge_placeholder_and_back(services):
+async def test_judge_audit_opens_on_its_setup_and_escape_goes_back(services):
     app = make_app(services)
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.press("j")
         assert isinstance(app.screen, JudgeScreen)
+        assert app.screen.state == "setup"
+        assert app.screen.query_one("#judge-parts").current == "judge-setup"
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, HomeScreen)

@@ -1,0 +1,277 @@
+"""The results part of the judge audit screen: the audit document (``run_judge_audit``) shown as it is — cycle
+statistics, position bias, the ranking methods side by side with their mean Kendall τ-b against the human ranking,
+the inputs sorted by ρ, and, when direct scores were asked, the Likert conformal table with a width-vs-error chart.
+Enter (or ``v``) on an input opens the :class:`CycleViewerModal`: each cyclic triple with the verdicts behind each
+of its edges, per presentation order.
+
+Nothing is computed here: every number is read from the document (``engine.judge_audit``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Label, Static
+
+from relgate_tui.tui.widgets.plots import Plot, Series, xy_chart
+
+INPUT_COLUMNS = ("id", "n", "rho", "cycles", "cost", "tau", "top")
+RANKING_COLUMNS = ("method", "tau", "n")
+LIKERT_COLUMNS = ("alpha", "target", "coverage", "width", "spearman", "q")
+METHOD_NAMES = {
+    "win_rate": "win rate",
+    "bradley_terry": "Bradley–Terry",
+    "schulze": "Schulze",
+    "copeland": "Copeland",
+    "mfas_exact": "MFAS exact",
+    "mfas_copeland": "MFAS Copeland",
+}
+
+
+def fmt(x: float | None, spec: str = ".3f") -> str:
+    """A number of the document (None = undefined or ∞, shown as —)."""
+    return "—" if x is None else format(x, spec)
+
+
+# ------------------------------------------------------------------------------------------------ summary texts
+def heading(doc: dict[str, Any], endpoint_label: str) -> Text:
+    """What was audited (the endpoint by its label: a URL's port may change from one start to the next)."""
+    sizes = sorted(set(doc["candidates_per_input"]))
+    t = Text()
+    t.append(f"{doc['model']}", style="bold")
+    t.append(f" judging {doc['data']} / ")
+    t.append(doc["criterion"], style="bold")
+    t.append(f" · {doc['protocol']}, k = {doc['reps']} · {doc['n_inputs']} inputs × "
+             f"{'/'.join(map(str, sizes))} candidates · α = {doc['alpha']:.2f} · seed {doc['seed']}\n")
+    t.append(endpoint_label, style="dim")
+    c = doc["calls"]
+    t.append(f"  ·  calls made {c['made']}, cached {c['cached']}, ", style="dim")
+    t.append(f"failed {c['failed']}", style="bold red" if c["failed"] else "dim")
+    return t
+
+
+def cycle_stats(pw: dict[str, Any]) -> Text:
+    c, v = pw["cycles"], pw["verdicts"]
+    t = Text()
+    t.append("Preference cycles", style="bold")
+    t.append(f"  ({c['n_inputs']} inputs)\n")
+    for name, value in (("mean ρ", fmt(c["mean_rho"])),
+                        ("inputs with ≥ 1 cycle", fmt(c["share_inputs_with_cycle"], ".0%")),
+                        ("max ρ", fmt(c["max_rho"])), ("median ρ", fmt(c["median_rho"]))):
+        t.append(f"{name:<22}", style="dim")
+        t.append(value + "\n", style="bold red" if name == "mean ρ" and (c["mean_rho"] or 0) > 0 else "bold")
+    t.append(f"{'verdicts (invalid)':<22}", style="dim")
+    t.append(f"{v['total']} ({v['invalid']})")
+    return t
+
+
+def bias_stats(pw: dict[str, Any]) -> Text:
+    b = pw["position_bias"]
+    t = Text()
+    t.append("Position bias\n", style="bold")
+    t.append(f"{'first shown wins':<18}", style="dim")
+    t.append(fmt(b["first_shown_share"], ".1%"), style="bold")
+    t.append(f" of {b['n_valid_verdicts']}\n")
+    t.append(f"{'p (no bias)':<18}", style="dim")
+    t.append(fmt(b["first_shown_pvalue"], ".3g") + "\n")
+    t.append(f"{'flip share':<18}", style="dim")
+    t.append(fmt(b["flip_share"], ".1%"), style="bold")
+    t.append(f"  {b['pairs_flipped_by_order']} of {b['n_pairs']} pairs\n")
+    t.append("(pairs whose winner changes with the order)", style="dim")
+    return t
+
+
+def ranking_rows(pw: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(METHOD_NAMES.get(m, m), fmt(r["mean_kendall_tau"], "+.3f"), str(r["n_inputs"]))
+            for m, r in pw["rankings"].items()]
+
+
+def input_cells(inp: dict[str, Any]) -> tuple:
+    mfas = inp["rankings"].get("mfas_exact", {})
+    order = mfas.get("order") or []
+    return (
+        inp["id"],
+        str(len(inp["candidates"])),
+        Text(f"{inp['rho']:.3f}", style="bold red" if inp["rho"] > 0 else "dim"),
+        str(inp["n_cycles"]),
+        str(inp["mfas"]["cost"]),
+        fmt(mfas.get("kendall_tau"), "+.2f"),
+        Text(order[0] if order else "—", overflow="ellipsis"),
+    )
+
+
+def likert_rows(direct: dict[str, Any]) -> list[tuple[str, ...]]:
+    return [(f"{r['alpha']:.2f}", f"{r['target_coverage']:.2f}", fmt(r["coverage"]), fmt(r["mean_width"], ".2f"),
+             fmt(r["spearman_width_error"], "+.3f"), "∞" if r["mean_q_hat"] is None else f"{r['mean_q_hat']:.2f}")
+            for r in direct["likert_conformal"]]
+
+
+def width_error_chart(direct: dict[str, Any], width: int, height: int) -> Text:
+    """Set width against the judge's error |ŷ − y*| on the test half of one calibration/test split, with the mean
+    width at each error value (the document's points)."""
+    we = direct.get("width_vs_error")
+    if not we or not we["points"]:
+        return Text("width vs error: too few scored candidates", style="dim")
+    xs = [p[0] for p in we["points"]]
+    q_hat = "∞" if we["q_hat"] is None else format(we["q_hat"], ".2f")
+    points = Series(xs, [float(p[1]) for p in we["points"]], marker="•", style="bold cyan",
+                    label=f"test items of split {we['split'] + 1}, q̂={q_hat}")
+    means = Series([m[0] for m in we["mean_width_by_error"]], [m[1] for m in we["mean_width_by_error"]],
+                   marker="◆", style="bold yellow", label="mean", line=True)
+    return xy_chart([points, means], width, height, x_range=(0.0, max(1.0, max(xs))), y_range=(0.0, 5.0),
+                    x_label="judge error |ŷ − y*|", y_label="set width")
+
+
+# ------------------------------------------------------------------------------------------------ results view
+class AuditResultsView(Vertical):
+    """Every figure of one audit document; ``show(doc, endpoint_label)`` fills it."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="res-heading")
+        with Horizontal(id="res-summary"):
+            yield Static("", id="cycle-stats")
+            yield Static("", id="bias-stats")
+            yield DataTable(id="rankings", cursor_type="none", show_cursor=False)
+        with Horizontal(id="res-body"):
+            with Vertical(id="res-inputs"):
+                yield Label("", id="inputs-title", classes="panel-title")
+                yield DataTable(id="inputs", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="res-direct"):
+                yield Label("Likert conformal sets (direct scores)", classes="panel-title")
+                yield DataTable(id="likert", cursor_type="none", show_cursor=False)
+                yield Static("", id="likert-note")
+                yield Plot(id="width-error")
+
+    def on_mount(self) -> None:
+        for key, label, width in (("method", "ranking method", 14), ("tau", "mean τ-b", 8), ("n", "inputs", 6)):
+            self.query_one("#rankings", DataTable).add_column(label, key=key, width=width)
+        for key, label in zip(INPUT_COLUMNS, ("input", "cands", "ρ", "cycles", "MFAS cost", "τ-b", "top (MFAS)")):
+            self.query_one("#inputs", DataTable).add_column(label, key=key)
+        for key, label in zip(LIKERT_COLUMNS, ("α", "target", "coverage", "width", "r_s(w,err)", "q̂")):
+            self.query_one("#likert", DataTable).add_column(label, key=key)
+
+    def show(self, doc: dict[str, Any], endpoint_label: str) -> None:
+        self.query_one("#res-heading", Static).update(heading(doc, endpoint_label))
+        self._show_pairwise(doc.get("pairwise"))
+        self._show_direct(doc.get("direct"), doc["protocol"])
+
+    def _show_pairwise(self, pw: dict[str, Any] | None) -> None:
+        rankings = self.query_one("#rankings", DataTable)
+        inputs = self.query_one("#inputs", DataTable)
+        rankings.clear()
+        inputs.clear()
+        for w in (self.query_one("#res-summary"), self.query_one("#res-inputs")):
+            w.display = pw is not None
+        if pw is None:
+            return
+        self.query_one("#cycle-stats", Static).update(cycle_stats(pw))
+        self.query_one("#bias-stats", Static).update(bias_stats(pw))
+        for row in ranking_rows(pw):
+            rankings.add_row(*row)
+        for inp in pw["inputs"]:  # the document lists them by ρ, largest first
+            inputs.add_row(*input_cells(inp), key=inp["id"])
+        n_cyclic = sum(1 for i in pw["inputs"] if i["n_cycles"])
+        self.query_one("#inputs-title", Label).update(
+            f"Inputs by ρ — {n_cyclic} of {len(pw['inputs'])} with a cycle · Enter: cycle viewer")
+
+    def _show_direct(self, direct: dict[str, Any] | None, protocol: str) -> None:
+        table = self.query_one("#likert", DataTable)
+        table.clear()
+        box = self.query_one("#res-direct")
+        box.display = direct is not None
+        if direct is None:
+            return
+        for row in likert_rows(direct):
+            table.add_row(*row)
+        table.display = bool(direct["likert_conformal"])
+        note = Text(f"{direct['n_scored']} scored candidates with human scores; 20 seeded 50/50 splits",
+                    style="dim")
+        if not direct["likert_conformal"]:
+            note = Text("too few scored candidates with human scores for conformal sets (need 4)", style="yellow")
+        self.query_one("#likert-note", Static).update(note)
+        self.query_one("#width-error", Plot).set_draw(lambda w, h: width_error_chart(direct, w, h))
+        self.set_class(protocol == "direct", "-direct-only")
+
+    def input_at_cursor(self, pw: dict[str, Any]) -> dict[str, Any] | None:
+        table = self.query_one("#inputs", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        return next((i for i in pw["inputs"] if i["id"] == key), None)
+
+
+# ------------------------------------------------------------------------------------------------ cycle viewer
+def _verdicts_behind(inp: dict[str, Any], x: str, y: str) -> str:
+    """x's wins – y's wins over both orders, then per order (x shown first / y shown first), then no-verdicts."""
+    for p in inp["pairs"]:
+        if {p["a"], p["b"]} == {x, y}:
+            x_first, y_first = (p["a_first"], p["b_first"]) if p["a"] == x else (p["b_first"], p["a_first"])
+            i, j = (0, 1) if p["a"] == x else (1, 0)
+            total = f"{x_first[i] + y_first[i]}–{x_first[j] + y_first[j]}"
+            return (f"{total}   {x} shown first {x_first[i]}–{x_first[j]}, {y} shown first {y_first[i]}–"
+                    f"{y_first[j]}   no verdict {x_first[2] + y_first[2]}")
+    return "no verdicts"
+
+
+def cycle_text(inp: dict[str, Any]) -> Text:
+    t = Text()
+    t.append(f"{inp['id']}", style="bold")
+    t.append(f"   ρ = {inp['rho']:.3f} · {inp['n_cycles']} cyclic triple(s) · MFAS cost {inp['mfas']['cost']}\n",
+             style="bold red" if inp["n_cycles"] else "")
+    human = inp.get("human") or {}
+    for name, key in (("MFAS order", "mfas_exact"), ("win-rate order", "win_rate")):
+        order = inp["rankings"].get(key, {}).get("order") or []
+        t.append(f"{name:<16}", style="dim")
+        t.append(" > ".join(order) + "\n")
+    if human:
+        t.append(f"{'human scores':<16}", style="dim")
+        t.append(", ".join(f"{c} {human[c]:.2f}" for c in sorted(human, key=lambda c: (-human[c], c))) + "\n")
+    t.append("\nverdicts: x wins–y wins over both orders, then per presentation order\n", style="dim")
+    for a, b, c in inp["cyclic_triples"]:
+        t.append(f"\n{a} → {b} → {c} → {a}\n", style="bold yellow")
+        for x, y in ((a, b), (b, c), (c, a)):
+            t.append(f"  {x} beats {y}: ", style="dim")
+            t.append(_verdicts_behind(inp, x, y) + "\n")
+    if not inp["cyclic_triples"]:
+        t.append("\nno preference cycle among this input's candidates; its majority edges:\n", style="dim")
+        for winner, loser, _margin in inp["edges"]:
+            t.append(f"  {winner} beats {loser}: ", style="dim")
+            t.append(_verdicts_behind(inp, winner, loser) + "\n")
+    return t
+
+
+class CycleViewerModal(ModalScreen[None]):
+    """One input's cyclic triples with the verdicts behind each edge. Escape / v / q closes it."""
+
+    CSS_PATH = "judge_results.tcss"
+    BINDINGS = [
+        Binding("escape,v,q", "close", "Close", id="cycles.close", tooltip="Back to the audit results"),
+        Binding("question_mark,f1", "app.help", "Help", key_display="?", id="cycles.help", tooltip="Show every key"),
+    ]
+    HELP = ("Each directed 3-cycle of the majority tournament, and behind each of its edges the judge's verdicts: "
+            "in total and split by which candidate was shown first (position bias shows up as a split that "
+            "follows the order).")
+    HELP_TITLE = "Cycle viewer"
+
+    def __init__(self, inp: dict[str, Any]) -> None:
+        super().__init__()
+        self.input = inp
+
+    @property
+    def triples(self) -> Sequence[Sequence[str]]:
+        return self.input["cyclic_triples"]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="cycles-panel"):
+            yield Label("Cycle viewer", classes="panel-title")
+            yield Static(cycle_text(self.input), id="cycles-text")
+            yield Label("Escape closes", classes="muted")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
