@@ -162,6 +162,6 @@ def calibration_message(n: int, alpha: float, n_infinite: int = 0) -> str | None
     if n_infinite > n - k:
         return (
             f"M* = ∞: {n_infinite} of {n} calibration items have no acceptable answer among the samples; "
-            f"at α = {alpha:g} at most {n - k} may"
+            f"a finite M* at α = {alpha:g} allows at most {n - k}"
         )
     return None

@@ -46,7 +46,9 @@ def test_worked_example_all_none_is_never_zero_items():
     res = compute_results(CertificationInput.from_arrays([NONE_SCORE] * 10, k_max=10), 0.10)
     assert res.n == 10  # the "none" verdicts are items, not dropped
     assert res.reliability_level == 0.0 and res.reliability_lower_bound == 0.0
-    assert res.m_star == math.inf and res.calibration_message is not None
+    assert res.m_star == math.inf
+    assert res.calibration_message == ("M* = ∞: 10 of 10 calibration items have no acceptable answer among the "
+                                       "samples; a finite M* at α = 0.1 allows at most 0")
 
 
 def test_no_calibration_items_yet():
