@@ -60,6 +60,7 @@ rejected: ``4.5``, ``0``, ``6``, ``3-4``, ``3 or 4``, ``45``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = [
@@ -218,16 +219,18 @@ def _split_two(body: str, first_marker: str, second_marker: str) -> tuple[str, s
     return body[len(first_marker) : cut], body[cut + 1 + len(second_marker) :]
 
 
-def parse_pairwise_prompt(messages: object) -> PairwisePrompt | None:
-    """Inverse of :func:`pairwise_prompt` (reads the last user message)."""
+def _criterion_prompt_input(messages: object, head_pattern: re.Pattern[str],
+                            tail_for: Callable[[str], str]) -> tuple[str, str, str] | None:
+    """The parts every criterion prompt shares: its head naming the criterion, an optional definition line, then
+    "Input: ..." up to the fixed tail. Returns (criterion, description, text after "Input: ") or None."""
     content = _user_content(messages)
     if content is None:
         return None
-    head = _PAIRWISE_HEAD.match(content)
+    head = head_pattern.match(content)
     if head is None:
         return None
     criterion = head["criterion"]
-    tail = f"\n\nWhich response is better in terms of {criterion}?\n{_AB_INSTRUCTION}"
+    tail = tail_for(criterion)
     if not content.endswith(tail):
         return None
     parts = _strip_definition(content[head.end() : len(content) - len(tail)], criterion)
@@ -236,7 +239,17 @@ def parse_pairwise_prompt(messages: object) -> PairwisePrompt | None:
     description, rest = parts
     if not rest.startswith("\nInput: "):
         return None
-    rest = rest[len("\nInput: ") :]
+    return criterion, description, rest[len("\nInput: ") :]
+
+
+def parse_pairwise_prompt(messages: object) -> PairwisePrompt | None:
+    """Inverse of :func:`pairwise_prompt` (reads the last user message)."""
+    parts = _criterion_prompt_input(
+        messages, _PAIRWISE_HEAD, lambda criterion: f"\n\nWhich response is better in terms of {criterion}?\n{_AB_INSTRUCTION}"
+    )
+    if parts is None:
+        return None
+    criterion, description, rest = parts
     cut = rest.find("\n\nResponse A: ")
     if cut < 0:
         return None
@@ -249,26 +262,14 @@ def parse_pairwise_prompt(messages: object) -> PairwisePrompt | None:
 
 def parse_direct_prompt(messages: object) -> DirectPrompt | None:
     """Inverse of :func:`direct_prompt` (reads the last user message)."""
-    content = _user_content(messages)
-    if content is None:
-        return None
-    head = _DIRECT_HEAD.match(content)
-    if head is None:
-        return None
-    criterion = head["criterion"]
-    tail = (
-        f"\n\nRate the {criterion} on a scale of 1-5 where:\n{LIKERT_LEGEND}\n\n"
-        "Respond with a single integer between 1 and 5.\nNo explanation needed."
+    parts = _criterion_prompt_input(
+        messages, _DIRECT_HEAD,
+        lambda criterion: (f"\n\nRate the {criterion} on a scale of 1-5 where:\n{LIKERT_LEGEND}\n\n"
+                           "Respond with a single integer between 1 and 5.\nNo explanation needed."),
     )
-    if not content.endswith(tail):
-        return None
-    parts = _strip_definition(content[head.end() : len(content) - len(tail)], criterion)
     if parts is None:
         return None
-    description, rest = parts
-    if not rest.startswith("\nInput: "):
-        return None
-    rest = rest[len("\nInput: ") :]
+    criterion, description, rest = parts
     cut = rest.rfind("\nResponse: ")
     if cut < 0:
         return None
