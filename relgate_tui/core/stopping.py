@@ -92,6 +92,26 @@ def _summarise_counts(counts: Sequence[int], n_samples: int) -> tuple[int, int, 
     return leader, runner_up, len(seen)
 
 
+@dataclass(frozen=True)
+class _BatchRule:
+    """What every rule shares: the level ``delta`` (checked) and ``should_stop`` on one item's counts, which
+    summarises them and asks the rule's vectorised ``should_stop_batch``."""
+
+    delta: float = 0.05
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "delta", _check_delta(self.delta))
+
+    def should_stop(self, counts: Sequence[int], n_samples: int) -> bool:
+        leader, runner_up, n_seen = _summarise_counts(counts, n_samples)
+        return bool(self.should_stop_batch(np.array([leader]), np.array([runner_up]), np.array([n_seen]), n_samples)[0])
+
+    def should_stop_batch(
+        self, leader: np.ndarray, runner_up: np.ndarray, n_seen: np.ndarray, n_samples: np.ndarray | int
+    ) -> np.ndarray:
+        raise NotImplementedError
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # anytime
 
@@ -134,7 +154,7 @@ def _log_inverse_level(delta: float, n_seen: np.ndarray | int) -> np.ndarray | f
 
 
 @dataclass(frozen=True)
-class AnytimeRule:
+class AnytimeRule(_BatchRule):
     r"""Anytime-valid mode certification by pairwise mixture martingales (the default rule).
 
     **Rule.** Let ``a`` be the leader's count, ``b`` the runner-up's count (0 if only one class has been seen) and
@@ -194,15 +214,7 @@ class AnytimeRule:
     holds as is) would save a little more, but needs the caller to pass counts in first-appearance order.
     """
 
-    delta: float = 0.05
     name: str = field(default="anytime", init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", _check_delta(self.delta))
-
-    def should_stop(self, counts: Sequence[int], n_samples: int) -> bool:
-        leader, runner_up, n_seen = _summarise_counts(counts, n_samples)
-        return bool(self.should_stop_batch(np.array([leader]), np.array([runner_up]), np.array([n_seen]), n_samples)[0])
 
     def should_stop_batch(
         self, leader: np.ndarray, runner_up: np.ndarray, n_seen: np.ndarray, n_samples: np.ndarray | int
@@ -230,7 +242,7 @@ _PAPER_K0 = 1
 
 
 @dataclass(frozen=True)
-class PaperRule:
+class PaperRule(_BatchRule):
     r"""Paper 004 eq. 9.1, exactly as written.
 
     .. math:: \tau_\delta = \min\Big\{k \ge k_0 : \Delta_k > \sqrt{2 \ln(2 |C| k^2 / \delta) / k}\Big\},
@@ -252,18 +264,13 @@ class PaperRule:
     omits unseen classes. The rule is nevertheless so conservative that it is valid in our simulations.
     """
 
-    delta: float = 0.05
     k0: int = _PAPER_K0
     name: str = field(default="paper", init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", _check_delta(self.delta))
+        super().__post_init__()
         if int(self.k0) < 1:
             raise ValueError(f"k0 must be a positive integer, got {self.k0!r}")
-
-    def should_stop(self, counts: Sequence[int], n_samples: int) -> bool:
-        leader, runner_up, n_seen = _summarise_counts(counts, n_samples)
-        return bool(self.should_stop_batch(np.array([leader]), np.array([runner_up]), np.array([n_seen]), n_samples)[0])
 
     def should_stop_batch(
         self, leader: np.ndarray, runner_up: np.ndarray, n_seen: np.ndarray, n_samples: np.ndarray | int
@@ -281,7 +288,7 @@ class PaperRule:
 
 
 @dataclass(frozen=True)
-class TrustGateRule:
+class TrustGateRule(_BatchRule):
     r"""TrustGate 0.3.9's rule, for benchmarking only: stop when p̂ - sqrt(ln(2/delta) / (2k)) > 1/2.
 
     p̂ = leader count / k, k = ``n_samples``. Unsound as a sequential rule: the Hoeffding bound holds at one fixed k,
@@ -289,15 +296,7 @@ class TrustGateRule:
     item stops at k = 8 (2 ln 40 = 7.38 < k).
     """
 
-    delta: float = 0.05
     name: str = field(default="trustgate", init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", _check_delta(self.delta))
-
-    def should_stop(self, counts: Sequence[int], n_samples: int) -> bool:
-        leader, runner_up, n_seen = _summarise_counts(counts, n_samples)
-        return bool(self.should_stop_batch(np.array([leader]), np.array([runner_up]), np.array([n_seen]), n_samples)[0])
 
     def should_stop_batch(
         self, leader: np.ndarray, runner_up: np.ndarray, n_seen: np.ndarray, n_samples: np.ndarray | int
@@ -308,14 +307,10 @@ class TrustGateRule:
 
 
 @dataclass(frozen=True)
-class NoStopping:
+class NoStopping(_BatchRule):
     """Never stops early: every item uses the full budget K_max."""
 
-    delta: float = 0.05
     name: str = field(default="none", init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", _check_delta(self.delta))
 
     def should_stop(self, counts: Sequence[int], n_samples: int) -> bool:
         _summarise_counts(counts, n_samples)
