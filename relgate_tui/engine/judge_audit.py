@@ -228,15 +228,33 @@ async def _run_until_stopped(sampler: Any, job: Any, collect: Callable[[Any], No
         async for event in sampler.run(job):
             collect(event)
 
+    asyncio.get_running_loop().set_exception_handler(_quiet_about_cancellation)
     task = asyncio.ensure_future(consume())
     while not task.done():
         await asyncio.wait({task}, timeout=STOP_POLL_S)
         if should_stop is not None and should_stop() and not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await _cancel_everything(task)
             _check_stop(should_stop)
     task.result()  # re-raise the sampler's error (EndpointUnreachable)
     return sampler.totals
+
+
+async def _cancel_everything(task: asyncio.Future[None]) -> None:
+    """Cancel ``task`` and, until it is done, every other task of this (private) event loop — the sampler's
+    workers. Cancelling once is not enough on Python 3.11: ``asyncio.wait_for`` returns the result instead of
+    raising when the cancellation races with a response that has just arrived, and that worker would go on."""
+    task.cancel()
+    while not task.done():
+        for other in asyncio.all_tasks():
+            if other is not task and other is not asyncio.current_task():
+                other.cancel()
+        await asyncio.wait({task}, timeout=STOP_POLL_S)
+
+
+def _quiet_about_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """After a stop, the sampler's gathered workers end cancelled and nobody reads that: not worth a log line."""
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
 
 
 def _pairwise_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]], criterion: str) -> dict[str, Any]:
@@ -530,9 +548,9 @@ EXPORT_FORMATS = {"json": audit_json, "md": markdown_report}
 
 
 def export_name(doc: dict[str, Any], fmt: str) -> str:
-    """A file name that tells audits apart: model, data, criterion, protocol, k, inputs, seed."""
+    """A file name that tells audits apart: model, data, criterion, protocol, k, inputs × candidates, seed."""
     parts = [doc["model"], doc["data"], doc["criterion"], doc["protocol"], f"k{doc['reps']}",
-             f"n{doc['n_inputs']}", f"seed{doc['seed']}"]
+             f"n{doc['n_inputs']}x{max(doc['candidates_per_input'], default=0)}", f"seed{doc['seed']}"]
     stem = "-".join(re.sub(r"[^A-Za-z0-9._-]+", "_", str(p)).strip("_.") or "x" for p in parts)
     return f"judge-audit-{stem}.{fmt}"
 
