@@ -456,13 +456,22 @@ class JudgeScreen(Screen[None]):
         self.query_one("#bar", ProgressBar).update(total=1, progress=0)
         self.query_one("#answers-count", Label).update("")
         self.query_one("#counters", Static).update("")
-        size = f"{cfg.inputs or 'all'} inputs × {cfg.candidates or 'all'} candidates"
         self.query_one("#run-info", Static).update(Text(
             f"{cfg.model} judging {Path(cfg.data).name} / {cfg.criterion} · {cfg.protocol}, k = {cfg.reps} · "
-            f"{size} · seed {cfg.seed}\n{label}", style="dim"))
+            f"{self._audit_size(cfg)} · seed {cfg.seed}\n{label}", style="dim"))
         self.query_one("#phase", Static).update(Text("starting…", style="dim"))
         self._set_state("running")
         self.query_one("#judge-parts", ContentSwitcher).current = "judge-run"
+
+    def _audit_size(self, cfg: JudgeAuditConfig) -> str:
+        """"N inputs × M candidates" as the audit will use them (the data set may have fewer than asked for)."""
+        from relgate_tui.engine.judge_audit import select
+
+        if self.audit_set is None:
+            return f"{cfg.inputs or 'all'} inputs × {cfg.candidates or 'all'} candidates"
+        inputs = select(self.audit_set, cfg.inputs, cfg.candidates, cfg.seed)
+        sizes = sorted({len(i.candidates) for i in inputs})
+        return f"{len(inputs)} inputs × {'/'.join(map(str, sizes))} candidates"
 
     @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="Judge audit")
     def _run_audit(self, cfg: JudgeAuditConfig) -> dict[str, Any]:

@@ -190,8 +190,7 @@ class AuditResultsView(Vertical):
         for row in likert_rows(direct):
             table.add_row(*row)
         table.display = bool(direct["likert_conformal"])
-        note = Text(f"{direct['n_scored']} scored candidates with human scores; 20 seeded 50/50 splits",
-                    style="dim")
+        note = Text(f"{direct['n_scored']} candidates scored · means over 20 seeded 50/50 splits", style="dim")
         if not direct["likert_conformal"]:
             note = Text("too few scored candidates with human scores for conformal sets (need 4)", style="yellow")
         self.query_one("#likert-note", Static).update(note)
