@@ -257,10 +257,12 @@ def _quiet_about_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str
         loop.default_exception_handler(context)
 
 
-def _pairwise_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]], criterion: str) -> dict[str, Any]:
+def _pairwise_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]], criterion: str,
+                      should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
     per_input, verdict_lists, reports = [], [], []
     taus: dict[str, list[float]] = {m: [] for m in cj.RANKING_METHODS}
     for inp in inputs:
+        _check_stop(should_stop)  # exact MFAS on large tournaments takes a while: stop between inputs
         verdicts = []
         for a, b in combinations(inp.candidates, 2):
             for first, second in ((a, b), (b, a)):
@@ -423,7 +425,7 @@ def run_judge_audit(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | Non
     _check_stop(should_stop)
     tracker.start("analysis")
     if pairwise_answers is not None:
-        doc["pairwise"] = _pairwise_results(inputs, pairwise_answers, criterion)
+        doc["pairwise"] = _pairwise_results(inputs, pairwise_answers, criterion, should_stop)
     if direct_answers is not None:
         doc["direct"] = _direct_results(inputs, direct_answers, criterion, cfg.alpha, cfg.seed)
     doc["calls"] = calls

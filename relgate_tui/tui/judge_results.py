@@ -51,7 +51,7 @@ def heading(doc: dict[str, Any], endpoint_label: str) -> Text:
              f"{'/'.join(map(str, sizes))} candidates · α = {doc['alpha']:.2f} · seed {doc['seed']}\n")
     t.append(endpoint_label, style="dim")
     c = doc["calls"]
-    t.append(f"  ·  calls made {c['made']}, cached {c['cached']}, ", style="dim")
+    t.append(f"  ·  calls made {c['made']:,}, cached {c['cached']:,}, ", style="dim")
     t.append(f"failed {c['failed']}", style="bold red" if c["failed"] else "dim")
     return t
 
@@ -67,7 +67,7 @@ def cycle_stats(pw: dict[str, Any]) -> Text:
         t.append(f"{name:<22}", style="dim")
         t.append(value + "\n", style="bold red" if name == "mean ρ" and (c["mean_rho"] or 0) > 0 else "bold")
     t.append(f"{'verdicts (invalid)':<22}", style="dim")
-    t.append(f"{v['total']} ({v['invalid']})")
+    t.append(f"{v['total']:,} ({v['invalid']:,})")
     return t
 
 
@@ -77,12 +77,12 @@ def bias_stats(pw: dict[str, Any]) -> Text:
     t.append("Position bias\n", style="bold")
     t.append(f"{'first shown wins':<18}", style="dim")
     t.append(fmt(b["first_shown_share"], ".1%"), style="bold")
-    t.append(f" of {b['n_valid_verdicts']}\n")
+    t.append(f" of {b['n_valid_verdicts']:,}\n")
     t.append(f"{'p (no bias)':<18}", style="dim")
     t.append(fmt(b["first_shown_pvalue"], ".3g") + "\n")
     t.append(f"{'flip share':<18}", style="dim")
     t.append(fmt(b["flip_share"], ".1%"), style="bold")
-    t.append(f"  {b['pairs_flipped_by_order']} of {b['n_pairs']} pairs\n")
+    t.append(f"  {b['pairs_flipped_by_order']:,} of {b['n_pairs']:,} pairs\n")
     t.append("(pairs whose winner changes with the order)", style="dim")
     return t
 

@@ -189,6 +189,16 @@ def test_should_stop_cancels_a_running_audit(tmp_path: Path) -> None:
         run_judge_audit(replace(cfg, endpoint="http://127.0.0.1:9/v1"), should_stop=lambda: True)
 
 
+def test_should_stop_is_honoured_during_the_analysis(server: DemoServer, tmp_path: Path) -> None:
+    phases = []
+    with pytest.raises(AuditCancelled):
+        run_judge_audit(JudgeAuditConfig(data="hanna", criterion="Coherence", endpoint=server.base_url,
+                                         model="sim-judge", protocol="pairwise", reps=1, inputs=3, candidates=3,
+                                         cache_dir=str(tmp_path / "c")),
+                        on_progress=lambda p: phases.append(p.phase), should_stop=lambda: phases[-1:] == ["analysis"])
+    assert phases[-1] == "analysis"
+
+
 def test_width_vs_error_points_come_from_the_first_conformal_split(server: DemoServer, tmp_path: Path) -> None:
     from relgate_tui.core import judge as cj
 
