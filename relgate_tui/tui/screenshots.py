@@ -2,7 +2,8 @@
 
 The app runs headless (``App.run_test``) against the embedded simulated endpoint, in a throw-away data directory,
 and walks the real flow: Home → Setup → Sampling (mid-run) → Spot-check (+ help, + item samples) → Results (items
-and plots) → Runs → Compare, plus Settings and Judge audit. Each screen is saved as ``<out>/<screen>.svg``.
+and plots) → Runs → Compare, plus Settings and the results of a small Judge audit of the simulated judge. Each
+screen is saved as ``<out>/<screen>.svg``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,27 @@ async def _until(pilot, condition: Callable[[], bool], timeout: float = 60.0, wh
         if time.monotonic() > deadline:
             raise TimeoutError(f"screenshots: timed out waiting for {what or 'the app'}")
         await pilot.pause(0.05)
+
+
+async def _judge_audit(pilot) -> None:
+    """Home → Judge audit: a small seeded audit of the demo's simulated judge (both protocols), up to its results."""
+    from textual.widgets import Input, Select
+
+    from relgate_tui.tui.judge import JudgeScreen
+
+    await pilot.press("j")
+    judge = pilot.app.screen
+    assert isinstance(judge, JudgeScreen)
+    await _until(pilot, lambda: bool(judge.endpoints) and judge.audit_set is not None
+                 and judge.query_one("#criterion", Select).value == "Coherence", what="the judge audit's setup")
+    for wid, value in (("n-inputs", "12"), ("n-candidates", "6"), ("reps", "3"), ("seed", "0")):
+        judge.query_one(f"#{wid}", Input).value = value
+    judge.query_one("#protocol", Select).value = "both"
+    await pilot.pause()
+    await pilot.press("ctrl+s")
+    await _until(pilot, lambda: judge.state in ("results", "setup"), what="the judge audit")
+    if judge.state != "results":
+        raise RuntimeError(f"screenshots: the judge audit failed: {judge.query_one('#judge-error').content}")
 
 
 async def render_all(out: Path, *, verbose: bool = True) -> list[Path]:
@@ -84,9 +106,9 @@ async def render_all(out: Path, *, verbose: bool = True) -> list[Path]:
             await pilot.press("s")
             await shot("settings")
             await pilot.press("escape")
-            await pilot.press("j")
+            await _judge_audit(pilot)
             await shot("judge")
-            await pilot.press("escape")
+            await pilot.press("escape", "escape")
 
             await pilot.press("n")
             from relgate_tui.tui.setup import SetupScreen
