@@ -1,6 +1,6 @@
 """The judge audit screen (issue 4 item 5) on the embedded demo endpoint's simulated judge, over real loopback HTTP:
 setup → live progress → results (the numbers are the engine's document), the cycle viewer, exports, cancelling
-a running audit, inline data errors, and a snapshot of the results view."""
+a running audit, failed requests, inline data errors, and a snapshot of the results view."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import asyncio
 import json
 import time
 
-from textual.widgets import ContentSwitcher, DataTable, Input, Select
+from textual.widgets import ContentSwitcher, DataTable, Input, RichLog, Select
 
+from relgate_tui.engine.demo_server import FaultPlan
 from relgate_tui.engine.judge_audit import run_judge_audit
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
@@ -264,6 +265,21 @@ async def test_custom_endpoint_takes_a_key_variable_name_never_a_key(services):
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: screen.state == "results", what="the audit")
         assert screen.config.api_key_env == "RELGATE_TEST_KEY"
+
+
+async def test_failed_requests_are_counted_and_listed(services):
+    app = make_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_judge(app, pilot)
+        app.demo.faults = FaultPlan(script=("400", "500", "400"))  # 400: reported, not retried; 500: retried
+        await fill(screen, pilot, "pairwise", **{"n-inputs": "3", "n-candidates": "3", "reps": "1"})
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.state == "results", what="the audit")
+        errors = ["".join(segment.text for segment in line) for line in screen.query_one("#errors", RichLog).lines]
+        assert sum("400" in e for e in errors) == 2 and any("retrying" in e for e in errors)
+        assert screen.doc["calls"]["failed"] == 2 and screen.doc["pairwise"]["verdicts"]["total"] == 3 * 3 * 2 - 2
+        assert "failed 2" in text_of(screen, "#res-heading")
+        assert screen._progress.answers_done == screen._progress.answers_total  # given-up answers count as done
 
 
 def test_results_view_snapshot(services, snap_compare):
