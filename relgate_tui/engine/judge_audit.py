@@ -541,8 +541,9 @@ def _direct_markdown(direct: dict[str, Any]) -> list[str]:
     if not direct["likert_conformal"]:
         return lines + ["Too few scored candidates with human scores for conformal sets (need 4)."]
     lines += ["| α | target | coverage | mean width | Spearman(width, error) |", "|---|---|---|---|---|"]
-    lines += [f"| {r['alpha']:.2f} | {r['target_coverage']:.2f} | {_fmt(r['coverage'])} | {_fmt(r['mean_width'], '.2f')} "
-              f"| {_fmt(r['spearman_width_error'], '+.3f')} |" for r in direct["likert_conformal"]]
+    lines += [f"| {r['alpha']:.2f} | {r['target_coverage']:.2f} | {_fmt(r['coverage'])} | "
+              f"{_fmt(r['mean_width'], '.2f')} | {_fmt(r['spearman_width_error'], '+.3f')} |"
+              for r in direct["likert_conformal"]]
     return lines
 
 

@@ -28,7 +28,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Input, Label, ProgressBar, RichLog, Select, Static
+from textual.widgets import (
+    ContentSwitcher, DataTable, Footer, Header, Input, Label, ProgressBar, RichLog, Select, Static,
+)
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.tui.judge_results import AuditResultsView, CycleViewerModal

@@ -165,7 +165,8 @@ def test_progress_counts_every_planned_answer_and_the_calls(server: DemoServer, 
     assert seen[-1].answers_done == total
     assert [p.answers_done for p in seen] == sorted(p.answers_done for p in seen)
     last = seen[-1]
-    assert (last.calls_made, last.calls_cached, last.calls_failed) == tuple(doc["calls"][k] for k in ("made", "cached", "failed"))
+    calls = doc["calls"]
+    assert (last.calls_made, last.calls_cached, last.calls_failed) == (calls["made"], calls["cached"], calls["failed"])
 
 
 def test_should_stop_cancels_a_running_audit(tmp_path: Path) -> None:

@@ -139,7 +139,8 @@ async def test_audit_results_are_the_engines_document(services):
                                                                                           pair["a_first"])
             i, j = (0, 1) if pair["a"] == a else (1, 0)
             assert f"{a} beats {b}: {a_first[i] + b_first[i]}–{a_first[j] + b_first[j]}" in shown_text
-            assert f"{a} shown first {a_first[i]}–{a_first[j]}, {b} shown first {b_first[i]}–{b_first[j]}" in shown_text
+            per_order = f"{a} shown first {a_first[i]}–{a_first[j]}, {b} shown first {b_first[i]}–{b_first[j]}"
+            assert per_order in shown_text
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen
