@@ -228,33 +228,15 @@ async def _run_until_stopped(sampler: Any, job: Any, collect: Callable[[Any], No
         async for event in sampler.run(job):
             collect(event)
 
-    asyncio.get_running_loop().set_exception_handler(_quiet_about_cancellation)
     task = asyncio.ensure_future(consume())
     while not task.done():
         await asyncio.wait({task}, timeout=STOP_POLL_S)
         if should_stop is not None and should_stop() and not task.done():
-            await _cancel_everything(task)
+            task.cancel()  # the sampler cancels its workers until they are gone
+            await asyncio.wait({task})
             _check_stop(should_stop)
     task.result()  # re-raise the sampler's error (EndpointUnreachable)
     return sampler.totals
-
-
-async def _cancel_everything(task: asyncio.Future[None]) -> None:
-    """Cancel ``task`` and, until it is done, every other task of this (private) event loop — the sampler's
-    workers. Cancelling once is not enough on Python 3.11: ``asyncio.wait_for`` returns the result instead of
-    raising when the cancellation races with a response that has just arrived, and that worker would go on."""
-    task.cancel()
-    while not task.done():
-        for other in asyncio.all_tasks():
-            if other is not task and other is not asyncio.current_task():
-                other.cancel()
-        await asyncio.wait({task}, timeout=STOP_POLL_S)
-
-
-def _quiet_about_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """After a stop, the sampler's gathered workers end cancelled and nobody reads that: not worth a log line."""
-    if not isinstance(context.get("exception"), asyncio.CancelledError):
-        loop.default_exception_handler(context)
 
 
 def _pairwise_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]], criterion: str,

@@ -250,9 +250,7 @@ class Sampler:
                     yield event
                 done.result()  # re-raise a worker's exception (EndpointUnreachable)
             finally:
-                for w in workers:
-                    w.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
+                await _cancel_until_done(workers)
                 if self._prober is not None:
                     self._prober.cancel()
                     await asyncio.gather(self._prober, return_exceptions=True)
@@ -428,6 +426,20 @@ async def _answers(client: httpx.AsyncClient, endpoint: EndpointConfig) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
+async def _cancel_until_done(tasks: Sequence[asyncio.Task[Any]], poll_s: float = 0.05) -> None:
+    """Cancel ``tasks`` and wait until every one has ended. Cancelling once is not enough on Python 3.11:
+    ``asyncio.wait_for`` returns the result instead of raising when the cancellation races with a response that has
+    just arrived, and that worker would go on through the queue; so whatever is still running is cancelled again."""
+    pending = {t for t in tasks if not t.done()}
+    while pending:
+        for t in pending:
+            t.cancel()
+        _, pending = await asyncio.wait(pending, timeout=poll_s)
+    for t in tasks:  # retrieve every outcome (nobody else reads a cancelled worker's exception)
+        if not t.cancelled():
+            t.exception()
+
+
 def run_sampling(
     sampler: Sampler, job: SamplingJob, on_event: Callable[[SamplerEvent], None] | None = None
 ) -> SamplingTotals:
