@@ -352,6 +352,26 @@ def demo_endpoint(base_url: str) -> EndpointChoice:
                           simulated=True, judge_models=(JUDGE_MODEL,))
 
 
+def endpoint_choices(discover: Callable[[], Sequence[Any]] | None, embedded_demo: bool,
+                     ensure_demo: Callable[[], str]) -> list[EndpointChoice]:
+    """What the setup screens offer: the discovered servers, then (when ``embedded_demo``) the built-in demo,
+    started by ``ensure_demo`` — a demo that fails to start is listed with its error, never fatal."""
+    found = list(discover_endpoints(discover))
+    if embedded_demo:
+        try:
+            found.append(demo_endpoint(ensure_demo()))
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            found.append(EndpointChoice("built-in demo (failed to start)", "", simulated=True, error=str(exc)))
+    return found
+
+
+def default_endpoint_index(endpoints: Sequence[EndpointChoice]) -> int | None:
+    """The endpoint pre-selected: the first usable real server, else the first usable one (the demo), else None."""
+    usable = [i for i, e in enumerate(endpoints) if e.base_url and not e.error]
+    real = [i for i in usable if not endpoints[i].simulated]
+    return (real or usable or [None])[0]
+
+
 def discover_endpoints(discover: Callable[[], Sequence[Any]] | None = None) -> list[EndpointChoice]:
     """Model servers running on loopback (SPEC §4.2), as endpoint choices — via :mod:`engine.discovery` unless a
     ``discover`` callable is injected (tests). A server that answers but cannot list models is kept, with its

@@ -33,6 +33,7 @@ from textual.widgets import (
 )
 from textual.worker import Worker, WorkerState
 
+from relgate_tui.tui.forms import check_custom_endpoint, first_line, parse_number
 from relgate_tui.tui.judge_results import AuditResultsView, CycleViewerModal
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,11 +51,6 @@ PHASES = {
     "analysis": "computing cycles, MFAS rankings, Kendall τ and conformal sets…",
     "done": "done",
 }
-
-
-def first_line(error: BaseException | str) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 class JudgeScreen(Screen[None]):
@@ -173,16 +169,10 @@ class JudgeScreen(Screen[None]):
     # ------------------------------------------------------------------------------------- setup: workers
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
     def _discover(self) -> list[EndpointChoice]:
-        from relgate_tui.engine.session import EndpointChoice, demo_endpoint, discover_endpoints
+        from relgate_tui.engine.session import endpoint_choices
 
         services = self.app.services  # type: ignore[attr-defined]
-        found = list(discover_endpoints(services.discover))
-        if services.embedded_demo:
-            try:
-                found.append(demo_endpoint(self.app.ensure_demo()))  # type: ignore[attr-defined]
-            except Exception as exc:  # noqa: BLE001 - shown to the user, never fatal
-                found.append(EndpointChoice("built-in demo (failed to start)", "", simulated=True, error=str(exc)))
-        return found
+        return endpoint_choices(services.discover, services.embedded_demo, self.app.ensure_demo)  # type: ignore[attr-defined]
 
     @work(thread=True, exclusive=True, group="models", exit_on_error=False)
     def _list_models(self, base_url: str, api_key_env: str | None) -> tuple[str, ...]:
@@ -223,9 +213,10 @@ class JudgeScreen(Screen[None]):
         options = [(f"{e.label} — {e.error}" if e.error else e.label, f"ep{i}") for i, e in enumerate(endpoints)]
         select.set_options([*options, ("Custom URL (OpenAI-compatible)…", CUSTOM)])
         select.prompt = "choose an endpoint"
-        usable = [i for i, e in enumerate(endpoints) if e.base_url and not e.error]
-        real = [i for i in usable if not endpoints[i].simulated]
-        select.value = f"ep{(real or usable)[0]}" if usable else CUSTOM
+        from relgate_tui.engine.session import default_endpoint_index
+
+        index = default_endpoint_index(endpoints)
+        select.value = CUSTOM if index is None else f"ep{index}"
 
     def _chosen_endpoint(self) -> EndpointChoice | None:
         value = self.query_one("#endpoint", Select).value
@@ -317,35 +308,15 @@ class JudgeScreen(Screen[None]):
     def _value(self, wid: str) -> str:
         return self.query_one(f"#{wid}", Input).value.strip()
 
-    def _number(self, wid: str, name: str, kind: type, *, lo: float, hi: float | None = None,
-                lo_open: bool = False, optional: bool = False) -> Any:
-        text = self._value(wid)
-        if not text:
-            if optional:
-                return None
-            raise ValueError(f"{name}: a value is needed")
-        try:
-            value = kind(text)
-        except ValueError:
-            raise ValueError(f"{name}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
-        if value < lo or (lo_open and value == lo):
-            raise ValueError(f"{name} must be {'>' if lo_open else '≥'} {lo:g}")
-        if hi is not None and (value > hi or (kind is float and value == hi)):
-            raise ValueError(f"{name} must be {'<' if kind is float else '≤'} {hi:g}")
-        return value
+    def _number(self, wid: str, name: str, kind: type, **limits: Any) -> Any:
+        return parse_number(self._value(wid), name, kind, **limits)
 
     def _endpoint_fields(self) -> tuple[str, str, str | None, str]:
         """(base URL, model, API-key variable name, label shown for the endpoint)."""
         if self.query_one("#endpoint", Select).value == CUSTOM:
-            url = self._value("url")
-            if not url.startswith(("http://", "https://")):
-                raise ValueError("URL: give the server's base URL, e.g. http://127.0.0.1:8080/v1")
-            model = self._value("model-name")
-            if not model:
-                raise ValueError("model name: which model should judge?")
-            env = self._value("api-key-env") or None
-            if env is not None and not env.replace("_", "").isalnum():
-                raise ValueError("API key env var: give the variable's NAME (letters, digits, _), not the key")
+            url, model, env = check_custom_endpoint(self._value("url"), self._value("model-name"),
+                                                    self._value("api-key-env"),
+                                                    model_question="which model should judge?")
             return url, model, env, url
         endpoint = self._chosen_endpoint()
         if endpoint is None:
@@ -387,7 +358,7 @@ class JudgeScreen(Screen[None]):
             reps=self._number("reps", "repetitions k", int, lo=1, hi=50),
             inputs=self._number("n-inputs", "inputs", int, lo=1, optional=True),
             candidates=self._number("n-candidates", "candidates / input", int, lo=2, optional=True),
-            alpha=self._number("alpha", "α", float, lo=0, hi=1, lo_open=True),
+            alpha=self._number("alpha", "α", float, lo=0, hi=1, lo_open=True, hi_open=True),
             seed=self._number("seed", "seed", int, lo=0),
             cache_dir=str(self.app.services.resolved_cache_dir() / "requests"),  # type: ignore[attr-defined]
         )

@@ -30,7 +30,10 @@ from relgate_tui.engine.session import (
     Preflight,
     RunSetup,
     TaskChoice,
+    default_endpoint_index,
+    endpoint_choices,
 )
+from relgate_tui.tui.forms import check_custom_endpoint, parse_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.tui.app import RelgateApp
@@ -185,16 +188,8 @@ class SetupScreen(Screen["RunSetup | None"]):
     # ---------------------------------------------------------------------------------------------- workers
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
     def _discover(self) -> list[EndpointChoice]:
-        from relgate_tui.engine.session import demo_endpoint, discover_endpoints
-
-        found = list(discover_endpoints(self.relgate.services.discover))
-        if self.relgate.services.embedded_demo:
-            try:
-                url = self.relgate.ensure_demo()
-                found.append(demo_endpoint(url))
-            except Exception as exc:  # noqa: BLE001 - shown to the user, never fatal
-                found.append(EndpointChoice("built-in demo (failed to start)", "", simulated=True, error=str(exc)))
-        return found
+        services = self.relgate.services
+        return endpoint_choices(services.discover, services.embedded_demo, self.relgate.ensure_demo)
 
     @work(thread=True, exclusive=True, group="tasks", exit_on_error=False)
     def _load_tasks(self) -> list[TaskChoice]:
@@ -265,13 +260,8 @@ class SetupScreen(Screen["RunSetup | None"]):
                 if e.base_url == p.base_url:
                     return f"ep{i}"
             return CUSTOM
-        usable = [i for i, e in enumerate(self.endpoints) if e.base_url and not e.error]
-        real = [i for i in usable if not self.endpoints[i].simulated]
-        if real:
-            return f"ep{real[0]}"
-        if usable:
-            return f"ep{usable[0]}"
-        return CUSTOM
+        index = default_endpoint_index(self.endpoints)
+        return CUSTOM if index is None else f"ep{index}"
 
     @staticmethod
     def _endpoint_label(e: EndpointChoice) -> str:
@@ -424,36 +414,16 @@ class SetupScreen(Screen["RunSetup | None"]):
     def _value(self, wid: str) -> str:
         return self.query_one(f"#{wid}", Input).value.strip()
 
-    def _number(self, wid: str, name: str, kind: type = float, *, optional: bool = False,
-                lo: float | None = None, hi: float | None = None, lo_open: bool = False) -> Any:
-        text = self._value(wid)
-        if not text:
-            if optional:
-                return None
-            raise ValueError(f"{name}: a value is needed")
-        try:
-            value = kind(text)
-        except ValueError:
-            raise ValueError(f"{name}: {text!r} is not {'an integer' if kind is int else 'a number'}") from None
-        if lo is not None and (value < lo or (lo_open and value == lo)):
-            raise ValueError(f"{name} must be {'>' if lo_open else '≥'} {lo:g}")
-        if hi is not None and value > hi:
-            raise ValueError(f"{name} must be ≤ {hi:g}")
-        return value
+    def _number(self, wid: str, name: str, kind: type = float, **limits: Any) -> Any:
+        return parse_number(self._value(wid), name, kind, **limits)
 
     def collect(self) -> RunSetup:
         """The form as a :class:`RunSetup`; raises ValueError with a one-line message naming the field."""
         ep_value = self.query_one("#endpoint", Select).value
         if ep_value == CUSTOM:
-            url = self._value("url")
-            if not url.startswith(("http://", "https://")):
-                raise ValueError("URL: give the server's base URL, e.g. http://127.0.0.1:8080/v1")
-            model = self._value("model-name")
-            if not model:
-                raise ValueError("model name: which model should be asked?")
-            env = self._value("api-key-env") or None
-            if env is not None and not env.replace("_", "").isalnum():
-                raise ValueError("API key env var: give the variable's NAME (letters, digits, _), not the key")
+            url, model, env = check_custom_endpoint(self._value("url"), self._value("model-name"),
+                                                    self._value("api-key-env"),
+                                                    model_question="which model should be asked?")
             simulated = False
         elif isinstance(ep_value, str) and ep_value.startswith("ep"):
             e = self.endpoints[int(ep_value[2:])]
