@@ -37,6 +37,7 @@ from relgate_tui.tui.help import HelpScreen, key_rows
 from relgate_tui.tui.home import HomeChoice, HomeScreen
 
 if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.judge_audit import JudgeAuditConfig
     from relgate_tui.engine.session import RunSetup, Session, UISettings
 
 __all__ = ["AppServices", "RelgateApp", "make_app", "run"]
@@ -102,6 +103,7 @@ class RelgateApp(App[None]):
         self.session: Session | None = None  # the run currently shown (for palette commands)
         self.demo: Any = None  # the embedded DemoServer, once started
         self._last_setup: RunSetup | None = None
+        self._last_judge_audit: JudgeAuditConfig | None = None
         self._return_to_runs = False
         self.history: list[tuple[str, Any]] = []  # (screen, dismissed value), in order — the flow as it happened
 
@@ -177,7 +179,7 @@ class RelgateApp(App[None]):
         elif choice == "judge":
             from relgate_tui.tui.judge import JudgeScreen
 
-            self.push_screen(JudgeScreen(), callback=lambda _: self.show_home())
+            self.push_screen(JudgeScreen(self._last_judge_audit), callback=self._after_judge)
         elif choice == "settings":
             from relgate_tui.tui.settings import SettingsScreen
 
@@ -186,6 +188,11 @@ class RelgateApp(App[None]):
             self.exit()
         else:
             self.show_home()
+
+    def _after_judge(self, config: JudgeAuditConfig | None) -> None:
+        """Back from the judge audit: its last configuration is where the next visit starts."""
+        self._last_judge_audit = config or self._last_judge_audit
+        self.show_home()
 
     def _after_settings(self, settings: UISettings | None) -> None:
         self.history.append(("settings", settings))

@@ -12,7 +12,8 @@ One screen in three parts (a ``ContentSwitcher``):
 * **results** — :class:`~relgate_tui.tui.judge_results.AuditResultsView`; Enter on an input opens the cycle viewer,
   ``j`` / ``m`` export the JSON document / a Markdown report into ``<data dir>/judge-audits/``.
 
-Dismisses with None.
+``JudgeScreen(previous)`` starts from the settings of the last audit (the App keeps them); the screen dismisses
+with the configuration it last ran, or None when no audit was started.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ PHASES = {
 }
 
 
-class JudgeScreen(Screen[None]):
+class JudgeScreen(Screen["JudgeAuditConfig | None"]):
     CSS_PATH = "judge.tcss"
     BINDINGS = [
         Binding("ctrl+s", "start", "Start audit", id="judge.start", tooltip="Start the audit with these settings"),
@@ -74,8 +75,9 @@ class JudgeScreen(Screen[None]):
     )
     HELP_TITLE = "Judge audit"
 
-    def __init__(self) -> None:
+    def __init__(self, previous: JudgeAuditConfig | None = None) -> None:
         super().__init__()
+        self.previous = previous
         self.state = "setup"  # setup | running | cancelling | results
         self.endpoints: list[EndpointChoice] = []
         self.audit_set: AuditSet | None = None
@@ -89,6 +91,19 @@ class JudgeScreen(Screen[None]):
         self._messages: deque[str] = deque()
         self._errors_seen: set[str] = set()
         self._worker: Worker | None = None
+
+    def _initial(self, field: str, default: str) -> str:
+        """A field's starting text: the last audit's value, else ``default`` (None, e.g. "all inputs", is empty)."""
+        if self.previous is None:
+            return default
+        value = getattr(self.previous, field)
+        return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    def _initial_data_path(self) -> str:
+        from relgate_tui.engine.judge_data import bundled_audit_sets
+
+        data = self.previous.data if self.previous is not None else ""
+        return "" if data in {s.name for s in bundled_audit_sets()} else data
 
     # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
@@ -110,34 +125,40 @@ class JudgeScreen(Screen[None]):
                 yield Label("judge model")
                 yield Select([], prompt="choose an endpoint first", id="model", compact=True)
                 yield Label("URL", classes="custom")
-                yield Input("", placeholder="http://host:port/v1", id="url", compact=True, classes="custom")
+                yield Input(self._initial("endpoint", ""), placeholder="http://host:port/v1", id="url", compact=True,
+                            classes="custom")
                 yield Label("model name", classes="custom")
-                yield Input("", placeholder="model id", id="model-name", compact=True, classes="custom")
+                yield Input(self._initial("model", ""), placeholder="model id", id="model-name", compact=True,
+                            classes="custom")
                 yield Label("API key env var", classes="custom")
-                yield Input("", placeholder="e.g. OPENAI_API_KEY (the name, not the key)", id="api-key-env",
+                yield Input(self._initial("api_key_env", ""), placeholder="e.g. OPENAI_API_KEY (the name, not the key)",
+                            id="api-key-env",
                             compact=True, classes="custom")
             yield Label("Data", classes="section")
             with Grid(classes="fields"):
                 yield Label("data set")
                 yield Select([], prompt="loading bundled sets…", id="data", compact=True)
                 yield Label("data file", classes="datafile")
-                yield Input("", placeholder="path/to/audit.jsonl", id="data-path", compact=True, classes="datafile")
+                yield Input(self._initial_data_path(), placeholder="path/to/audit.jsonl", id="data-path", compact=True,
+                            classes="datafile")
                 yield Label("criterion")
                 yield Select([], prompt="choose a data set first", id="criterion", compact=True)
                 yield Label("protocol")
-                yield Select(list(PROTOCOLS), value="both", allow_blank=False, id="protocol", compact=True)
+                yield Select(list(PROTOCOLS), value=self._initial("protocol", "both"), allow_blank=False, id="protocol",
+                             compact=True)
             yield Label("Size and statistics", classes="section")
             with Grid(classes="fields numbers"):
                 yield Label("repetitions k")
-                yield Input("3", id="reps", type="integer", compact=True)
+                yield Input(self._initial("reps", "3"), id="reps", type="integer", compact=True)
                 yield Label("α (Likert sets)")
-                yield Input("0.1", id="alpha", type="number", compact=True)
+                yield Input(self._initial("alpha", "0.1"), id="alpha", type="number", compact=True)
                 yield Label("inputs")
-                yield Input("20", placeholder="all", id="n-inputs", type="integer", compact=True)
+                yield Input(self._initial("inputs", "20"), placeholder="all", id="n-inputs", type="integer", compact=True)
                 yield Label("candidates / input")
-                yield Input("5", placeholder="all", id="n-candidates", type="integer", compact=True)
+                yield Input(self._initial("candidates", "5"), placeholder="all", id="n-candidates", type="integer",
+                            compact=True)
                 yield Label("seed")
-                yield Input("0", id="seed", type="integer", compact=True)
+                yield Input(self._initial("seed", "0"), id="seed", type="integer", compact=True)
         with Vertical(id="judge-side"):
             yield Label("Data set", classes="panel-title")
             yield Static("", id="data-info")
@@ -216,6 +237,9 @@ class JudgeScreen(Screen[None]):
         from relgate_tui.engine.session import default_endpoint_index
 
         index = default_endpoint_index(endpoints)
+        if self.previous is not None:  # the last audit's endpoint when it is still listed, else its custom URL
+            listed = [i for i, e in enumerate(endpoints) if e.base_url == self.previous.endpoint and not e.error]
+            index = listed[0] if listed else None
         select.value = CUSTOM if index is None else f"ep{index}"
 
     def _chosen_endpoint(self) -> EndpointChoice | None:
@@ -229,7 +253,8 @@ class JudgeScreen(Screen[None]):
         select.set_options([(m, m) for m in models])
         select.prompt = "choose the judge model" if models else "no models listed"
         if models:
-            select.value = "sim-judge" if "sim-judge" in models else models[0]
+            last = self.previous.model if self.previous is not None else None
+            select.value = last if last in models else "sim-judge" if "sim-judge" in models else models[0]
 
     def _set_data_sets(self) -> None:
         from relgate_tui.engine.judge_data import bundled_audit_sets
@@ -239,12 +264,16 @@ class JudgeScreen(Screen[None]):
         options = [(f"{s.name} ({s.inputs} inputs × {s.candidates_per_input} candidates)", s.name) for s in sets]
         select.set_options([*options, ("File… (JSONL)", DATA_FILE)])
         select.prompt = "choose a data set"
-        if sets:
+        if self.previous is not None:
+            select.value = self.previous.data if self.previous.data in {s.name for s in sets} else DATA_FILE
+        elif sets:
             select.value = sets[0].name
 
     def _set_criteria(self) -> None:
         select = self.query_one("#criterion", Select)
         previous = select.value
+        if not isinstance(previous, str) and self.previous is not None:
+            previous = self.previous.criterion
         names = list(self.audit_set.criteria) if self.audit_set is not None else []
         select.set_options([(n, n) for n in names])
         select.prompt = "choose a criterion" if names else "choose a data set first"
@@ -549,7 +578,7 @@ class JudgeScreen(Screen[None]):
 
     def action_back(self) -> None:
         if self.state == "setup":
-            self.dismiss(None)
+            self.dismiss(self.config)
         elif self.state == "results":
             self._back_to_setup()
         elif self.state == "running":

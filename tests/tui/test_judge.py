@@ -295,3 +295,33 @@ def test_results_view_snapshot(services, snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, run_before=run_before, terminal_size=SIZE)
+
+
+async def test_the_next_visit_starts_from_the_last_audits_settings(services):
+    app = make_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_judge(app, pilot)
+        screen.query_one("#criterion", Select).value = "Empathy"
+        await fill(screen, pilot, "pairwise",
+                   **{"n-inputs": "3", "n-candidates": "4", "reps": "2", "alpha": "0.2", "seed": "7"})
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.state == "results", what="the audit")
+        ran = screen.config
+        assert ran is not None and ran.criterion == "Empathy"
+        await pilot.press("escape")  # results → setup
+        await pilot.press("escape")  # setup → Home
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+
+        await pilot.press("j")
+        again = app.screen
+        assert isinstance(again, JudgeScreen) and again is not screen
+        await wait_until(pilot, lambda: again.audit_set is not None
+                         and again.query_one("#criterion", Select).value == "Empathy", what="the remembered criterion")
+        values = {wid: again.query_one(f"#{wid}", Input).value for wid in ("n-inputs", "n-candidates", "reps", "alpha",
+                                                                           "seed")}
+        assert values == {"n-inputs": "3", "n-candidates": "4", "reps": "2", "alpha": "0.2", "seed": "7"}
+        assert again.query_one("#protocol", Select).value == "pairwise"
+        assert again.query_one("#model", Select).value == "sim-judge"
+        assert again.endpoints[int(str(again.query_one("#endpoint", Select).value)[2:])].base_url == ran.endpoint
+        cfg, _ = again.collect()
+        assert cfg == ran  # the same audit again: every answer comes from the cache
