@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import http.cookiejar
 import random
 import ssl
 import time
@@ -232,14 +233,15 @@ class Sampler:
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         n_workers = min(self.concurrency, len(job.items))
         async with contextlib.AsyncExitStack() as stack:
-            clients = [
-                await stack.enter_async_context(
-                    httpx.AsyncClient(limits=limits, transport=self._transport or LeanHTTPTransport(),
-                                      trust_env=False, verify=_ssl_context())
+            channels = []
+            for _ in range(n_workers):
+                lean = None if self._transport is not None else LeanHTTPTransport()
+                client = await stack.enter_async_context(
+                    httpx.AsyncClient(limits=limits, transport=self._transport or lean, trust_env=False,
+                                      verify=_ssl_context(), cookies=_IgnoredCookies())
                 )
-                for _ in range(n_workers)
-            ]
-            workers = [asyncio.create_task(self._worker(client, job, todo)) for client in clients]
+                channels.append(_Channel(client, lean))
+            workers = [asyncio.create_task(self._worker(channel, job, todo)) for channel in channels]
             done = asyncio.gather(*workers)
             done.add_done_callback(lambda _: queue.put_nowait(_FINISHED))
             try:
@@ -260,15 +262,15 @@ class Sampler:
         assert self._queue is not None
         self._queue.put_nowait(event)
 
-    async def _worker(self, client: httpx.AsyncClient, job: SamplingJob, todo: asyncio.Queue[Any]) -> None:
+    async def _worker(self, channel: _Channel, job: SamplingJob, todo: asyncio.Queue[Any]) -> None:
         while True:
             try:
                 item = todo.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            await self._sample_item(client, job, item)
+            await self._sample_item(channel, job, item)
 
-    async def _sample_item(self, client: httpx.AsyncClient, job: SamplingJob, item: Any) -> None:
+    async def _sample_item(self, channel: _Channel, job: SamplingJob, item: Any) -> None:
         stored = sorted(job.existing.get(item.id, ()), key=lambda s: s.index)
         canonicals: list[str] = []
         for s in stored:  # contiguous prefix 0..m-1 (a gap means the samples after it are asked again)
@@ -285,7 +287,7 @@ class Sampler:
         ):
             index = len(canonicals)
             want = job.k_max - index if job.rule.name == "none" and self._honours_n is not False else 1
-            got = await self._get_samples(client, job, item, messages, index, want)
+            got = await self._get_samples(channel, job, item, messages, index, want)
             if got is None:
                 failed = True
                 break
@@ -309,7 +311,7 @@ class Sampler:
         return request_fingerprint(self.endpoint, messages, index, sample_seed(job.seed, item.id, index))
 
     async def _get_samples(
-        self, client: httpx.AsyncClient, job: SamplingJob, item: Any, messages: list[dict], index: int, want: int
+        self, channel: _Channel, job: SamplingJob, item: Any, messages: list[dict], index: int, want: int
     ) -> list[tuple[Completion, bool]] | None:
         """Samples ``index …`` (1, or ``want`` when asking with n): from the cache, else from the endpoint."""
         if self.cache is not None:
@@ -318,7 +320,7 @@ class Sampler:
                 self.totals.cached += 1
                 return [(hit, True)]
         n = want if (want > 1 and self.endpoint.kind == "openai") else 1
-        completions = await self._request(client, item.id, index, messages, sample_seed(job.seed, item.id, index), n)
+        completions = await self._request(channel, item.id, index, messages, sample_seed(job.seed, item.id, index), n)
         if completions is None:
             return None
         if n > 1:
@@ -336,7 +338,7 @@ class Sampler:
         return out
 
     async def _request(
-        self, client: httpx.AsyncClient, item_id: str, index: int, messages: list[dict], seed: int, n: int
+        self, channel: _Channel, item_id: str, index: int, messages: list[dict], seed: int, n: int
     ) -> list[Completion] | None:
         attempt = 0
         while True:
@@ -344,7 +346,7 @@ class Sampler:
             await self._wait_until_up()
             attempt += 1
             try:
-                completions = await complete(client, self.endpoint, messages, seed=seed, n=n)
+                completions = await complete(channel.client, self.endpoint, messages, seed=seed, n=n, lean=channel.lean)
             except RequestFailed as exc:
                 endpoint_fault = exc.kind in ("timeout", "connection", "5xx")
                 if endpoint_fault:
@@ -426,6 +428,23 @@ async def _answers(client: httpx.AsyncClient, endpoint: EndpointConfig) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
+@dataclass(frozen=True)
+class _Channel:
+    """One worker's connection: its httpx client and, unless a transport was injected, the lean transport under it,
+    which :func:`~relgate_tui.engine.endpoints.complete` calls directly for plain-http endpoints."""
+
+    client: httpx.AsyncClient
+    lean: LeanHTTPTransport | None
+
+
+class _IgnoredCookies(http.cookiejar.CookieJar):
+    """A model API needs no cookies; httpx would otherwise parse every response's headers for them (about a tenth
+    of the client's CPU per call on loopback, ``bench/throughput.py``)."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+
 async def _cancel_until_done(tasks: Sequence[asyncio.Task[Any]], poll_s: float = 0.05) -> None:
     """Cancel ``tasks`` and wait until every one has ended. Cancelling once is not enough on Python 3.11:
     ``asyncio.wait_for`` returns the result instead of raising when the cancellation races with a response that has
