@@ -271,7 +271,7 @@ def _pairwise_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]
             "n_cycles": report.n_cycles,
             "cyclic_triples": [list(c) for c in report.cycles],
             "edges": [[e.winner, e.loser, e.margin] for e in tournament.edges],
-            "pairs": _pairs_json([c.id for c in inp.candidates], verdicts, tournament),
+            "pairs": cj.verdicts_by_order(tournament, verdicts),
             "tied_pairs": [list(p) for p in tournament.tied_pairs],
             "mfas": {"cost": mfas.cost, "optimal": mfas.optimal,
                      "reversed": [[e.winner, e.loser, e.margin] for e in mfas.reversed_edges]},
@@ -297,27 +297,6 @@ def _pairwise_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]
         },
         "verdicts": {"total": n_verdicts, "invalid": n_invalid},
     }
-
-
-def _pairs_json(candidates: Sequence[str], verdicts: Sequence[Any], tournament: Any) -> list[dict[str, Any]]:
-    """Verdicts per pair of candidates (``a`` before ``b`` in data order) split by presentation order: ``a_first`` =
-    [a won, b won, no verdict] over the repetitions where a was shown first, ``b_first`` likewise; ``winner`` is the
-    majority edge's winner (None for a tie) and ``margin`` its margin — the same shape as the certification judge's
-    per-item ``pairs``."""
-    pos = {c: i for i, c in enumerate(candidates)}
-    table: dict[tuple[str, str], dict[str, list[int]]] = {}
-    for v in verdicts:
-        a, b = sorted((v.first, v.second), key=pos.__getitem__)
-        row = table.setdefault((a, b), {"a_first": [0, 0, 0], "b_first": [0, 0, 0]})
-        row["a_first" if v.first == a else "b_first"][0 if v.winner == a else 1 if v.winner == b else 2] += 1
-    edge_of = {frozenset((e.winner, e.loser)): e for e in tournament.edges}
-    out = []
-    for a, b in combinations(candidates, 2):
-        row = table.get((a, b), {"a_first": [0, 0, 0], "b_first": [0, 0, 0]})
-        edge = edge_of.get(frozenset((a, b)))
-        out.append({"a": a, "b": b, "a_first": row["a_first"], "b_first": row["b_first"],
-                    "winner": edge.winner if edge else None, "margin": edge.margin if edge else 0})
-    return out
 
 
 def _direct_results(inputs: Sequence[AuditInput], answers: dict[str, list[str]], criterion: str, alpha: float,

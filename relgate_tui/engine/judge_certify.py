@@ -500,27 +500,6 @@ def _ranking_results(res: core_certify.CertificationResult) -> dict[str, Any]:
     }
 
 
-def _pairs_json(j: ItemJudgement) -> list[dict[str, Any]]:
-    """Verdicts per compared pair split by presentation order: ``a_first`` = [a judged correct, b judged correct,
-    unparseable] when a was shown first; ``b_first`` likewise (the cycle viewer shows them behind each edge)."""
-    pos = {c: i for i, c in enumerate(j.compared)}
-    table: dict[tuple[str, str], dict[str, list[int]]] = {}
-    for v in j.verdicts:
-        a, b = sorted((v.first, v.second), key=pos.__getitem__)
-        row = table.setdefault((a, b), {"a_first": [0, 0, 0], "b_first": [0, 0, 0]})
-        row["a_first" if v.first == a else "b_first"][0 if v.winner == a else 1 if v.winner == b else 2] += 1
-    edge_of = {frozenset((e.winner, e.loser)): e for e in j.tournament.edges}
-    out = []
-    for a, b in combinations(j.compared, 2):
-        row = table.get((a, b))
-        if row is None:
-            continue
-        edge = edge_of.get(frozenset((a, b)))
-        out.append({"a": a, "b": b, "a_first": row["a_first"], "b_first": row["b_first"],
-                    "winner": edge.winner if edge else None, "margin": edge.margin if edge else 0})
-    return out
-
-
 def judgement_section(
     analysis: Any,
     judgements: Mapping[str, ItemJudgement],
@@ -581,7 +560,7 @@ def judgement_section(
             "id": j.item_id,
             "role": role[j.item_id],
             "compared": list(j.compared),
-            "pairs": _pairs_json(j),
+            "pairs": cj.verdicts_by_order(j.tournament, j.verdicts, include_unjudged=False),
             "edges": [[e.winner, e.loser, e.margin] for e in j.tournament.edges],
             "tied_pairs": [list(p) for p in j.tournament.tied_pairs],
             "n_cycles": j.cycles.n_cycles,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from relgate_tui.core.judge import TIE, Edge, PairwiseVerdict, VerdictError, build_tournament
+from relgate_tui.core.judge import TIE, Edge, PairwiseVerdict, VerdictError, build_tournament, verdicts_by_order
 from relgate_tui.core.types import INVALID
 
 
@@ -70,3 +70,20 @@ def test_bad_input_raises_one_line_value_error(verdicts, candidates, message):
     with pytest.raises(VerdictError, match=message) as exc:
         build_tournament(verdicts, candidates)
     assert isinstance(exc.value, ValueError) and "\n" not in str(exc.value)
+
+
+def test_verdicts_by_order_split_each_pair_by_who_was_shown_first():
+    verdicts = [
+        PairwiseVerdict("y", "x", "y"), PairwiseVerdict("y", "x", "y"),  # y shown first, wins twice
+        PairwiseVerdict("x", "y", "x"), PairwiseVerdict("x", "y", INVALID),  # x shown first: a win, no verdict
+        PairwiseVerdict("x", "z", TIE),
+    ]
+    t = build_tournament(verdicts, ["x", "y", "z"])
+    rows = verdicts_by_order(t, verdicts)
+    assert rows == [
+        {"a": "x", "b": "y", "a_first": [1, 0, 1], "b_first": [0, 2, 0], "winner": "y", "margin": 1},
+        {"a": "x", "b": "z", "a_first": [0, 0, 1], "b_first": [0, 0, 0], "winner": None, "margin": 0},
+        {"a": "y", "b": "z", "a_first": [0, 0, 0], "b_first": [0, 0, 0], "winner": None, "margin": 0},
+    ]
+    assert [(r["a"], r["b"]) for r in verdicts_by_order(t, verdicts, include_unjudged=False)] == [("x", "y"), ("x", "z")]
+

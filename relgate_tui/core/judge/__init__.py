@@ -53,6 +53,7 @@ from relgate_tui.core.judge.tournament import (
     Tournament,
     VerdictError,
     build_tournament,
+    verdicts_by_order,
 )
 
 RANKING_METHODS: tuple[str, ...] = (
@@ -81,5 +82,6 @@ __all__ = [
     "likert_conformal_table", "likert_nonconformity", "likert_prediction_sets", "likert_set_widths",
     "mfas_brute_force", "mfas_copeland", "mfas_exact", "order_cost", "position_bias", "ranking_from_scores",
     "reversed_edges", "round_human_mean", "schulze_ranking", "seeded_splits", "spearman_or_nan",
-    "split_conformal_likert", "summarize_cycles", "three_cycles_from_adjacency", "win_rate_ranking",
+    "split_conformal_likert", "summarize_cycles", "three_cycles_from_adjacency", "verdicts_by_order",
+    "win_rate_ranking",
 ]

@@ -173,3 +173,34 @@ def build_tournament(verdicts: Iterable[PairwiseVerdict], candidates: Sequence[s
             else:
                 tied.append((cands[i], cands[j]))
     return Tournament(cands, tuple(edges), tuple(tied), tuple(missing), tuple(pcs))
+
+
+def verdicts_by_order(tournament: Tournament, verdicts: Iterable[PairwiseVerdict], *,
+                      include_unjudged: bool = True) -> list[dict[str, object]]:
+    """The verdicts behind each pair, split by presentation order (what a cycle viewer shows behind an edge).
+
+    One row per unordered pair (a before b in the tournament's candidate order): ``a_first`` = [a won, b won, no
+    verdict (tie or unparseable)] over the verdicts where a was shown first, ``b_first`` likewise; ``winner`` is the
+    majority edge's winner (None on an even split) and ``margin`` its margin. Pairs without any verdict are kept
+    with zero counts when ``include_unjudged``, left out otherwise.
+    """
+    pos = tournament.index()
+    table: dict[tuple[str, str], dict[str, list[int]]] = {}
+    for v in verdicts:
+        a, b = sorted((v.first, v.second), key=pos.__getitem__)
+        row = table.setdefault((a, b), {"a_first": [0, 0, 0], "b_first": [0, 0, 0]})
+        row["a_first" if v.first == a else "b_first"][0 if v.winner == a else 1 if v.winner == b else 2] += 1
+    edge_of = {frozenset((e.winner, e.loser)): e for e in tournament.edges}
+    out: list[dict[str, object]] = []
+    cands = tournament.candidates
+    for i, a in enumerate(cands):
+        for b in cands[i + 1:]:
+            row = table.get((a, b))
+            if row is None:
+                if not include_unjudged:
+                    continue
+                row = {"a_first": [0, 0, 0], "b_first": [0, 0, 0]}
+            edge = edge_of.get(frozenset((a, b)))
+            out.append({"a": a, "b": b, "a_first": row["a_first"], "b_first": row["b_first"],
+                        "winner": edge.winner if edge else None, "margin": edge.margin if edge else 0})
+    return out
