@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
+from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.plots import Plot, Series, xy_chart
 
 INPUT_COLUMNS = ("id", "n", "rho", "cycles", "cost", "tau", "top")
@@ -208,14 +209,11 @@ class AuditResultsView(Vertical):
 # ------------------------------------------------------------------------------------------------ cycle viewer
 def _verdicts_behind(inp: dict[str, Any], x: str, y: str) -> str:
     """x's wins – y's wins over both orders, then per order (x shown first / y shown first), then no-verdicts."""
-    for p in inp["pairs"]:
-        if {p["a"], p["b"]} == {x, y}:
-            x_first, y_first = (p["a_first"], p["b_first"]) if p["a"] == x else (p["b_first"], p["a_first"])
-            i, j = (0, 1) if p["a"] == x else (1, 0)
-            total = f"{x_first[i] + y_first[i]}–{x_first[j] + y_first[j]}"
-            return (f"{total}   {x} shown first {x_first[i]}–{x_first[j]}, {y} shown first {y_first[i]}–"
-                    f"{y_first[j]}   no verdict {x_first[2] + y_first[2]}")
-    return "no verdicts"
+    v = edge_verdicts(inp["pairs"], x, y)
+    if v is None:
+        return "no verdicts"
+    (tx, ty), (xx, xy), (yx, yy) = v.total, v.x_first, v.y_first
+    return f"{tx}–{ty}   {x} shown first {xx}–{xy}, {y} shown first {yx}–{yy}   no verdict {v.no_verdict}"
 
 
 def cycle_text(inp: dict[str, Any]) -> Text:

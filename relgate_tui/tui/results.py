@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
 from relgate_tui.tui.itemsamples import ItemSamplesModal
+from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,17 +126,13 @@ def judge_cells(it: dict) -> tuple:
 
 def cycle_view(it: dict) -> Text:
     """One item's cycle viewer: each cyclic triple with the verdicts behind each of its edges (both orders)."""
-    pairs = {frozenset((p["a"], p["b"])): p for p in it["pairs"]}
-
     def behind(x: str, y: str) -> str:
         """x's wins – y's wins: in total, with x shown first, with y shown first."""
-        p = pairs.get(frozenset((x, y)))
-        if p is None:
+        v = edge_verdicts(it["pairs"], x, y)
+        if v is None:
             return "no verdicts"
-        i, j = (0, 1) if x == p["a"] else (1, 0)
-        x_first, y_first = (p["a_first"], p["b_first"]) if x == p["a"] else (p["b_first"], p["a_first"])
-        return (f"{x_first[i] + y_first[i]}–{x_first[j] + y_first[j]}  "
-                f"(x first {x_first[i]}–{x_first[j]}, y first {y_first[i]}–{y_first[j]})")
+        (tx, ty), (xx, xy), (yx, yy) = v.total, v.x_first, v.y_first
+        return f"{tx}–{ty}  (x first {xx}–{xy}, y first {yx}–{yy})"
 
     t = Text()
     t.append(f"{it['id']}", style="bold")
