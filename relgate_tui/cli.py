@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("tasks", help="list the bundled tasks")
     sub.add_parser("demo-server", help="serve simulated models on 127.0.0.1 (OpenAI API)", add_help=False)
+    from relgate_tui import commands
+
+    for mod in commands.modules():
+        mod.register(sub)
+        COMMANDS[mod.NAME] = mod.run
 
     p = sub.add_parser(
         "judge-audit", help="audit an LLM judge: preference cycles, MFAS rankings, position bias, Likert sets",
@@ -378,9 +383,12 @@ def _run_tui() -> int:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
-    """Error types whose message is meant for the user (ValueError covers TaskError, CertifyError, RunStoreError,
-    the canonicalizer's and the stopping rule's errors); OSError covers files and sockets."""
-    types: list[type[BaseException]] = [ValueError, OSError, UsageError]
+    """Error types whose message is meant for the user: :class:`relgate_tui.errors.RelgateError` (the root), and,
+    until every module raises it, ValueError (TaskError, CertifyError, RunStoreError, the canonicalizer's and the
+    stopping rule's errors); OSError covers files and sockets."""
+    from relgate_tui.errors import RelgateError
+
+    types: list[type[BaseException]] = [RelgateError, ValueError, OSError, UsageError]
     for module, name in (("relgate_tui.engine.sampler", "EndpointUnreachable"),):
         mod = sys.modules.get(module)
         exc = getattr(mod, name, None) if mod is not None else None

@@ -390,7 +390,7 @@ def _mcq(answer: str, choices: Sequence[str]) -> str | None:
         letter = m.group(1)
         if letter.islower() and text[m.end(1) : m.end(1) + 2].strip()[:1].isalpha():
             continue
-        if letter in ("a", "A") and re.match(r"\s+[a-z]", text[m.end(1) :]) and not text[m.start(1) - 1] in "([":
+        if letter in ("a", "A") and re.match(r"\s+[a-z]", text[m.end(1) :]) and text[m.start(1) - 1] not in "([":
             continue  # "the answer is a good one"
         if ok(letter):
             return ok(letter)

@@ -40,9 +40,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from random import Random
-from typing import Sequence
 
 from relgate_tui.engine import simulation
 from relgate_tui.engine.simulation import ItemCatalogue, JudgeKnobs

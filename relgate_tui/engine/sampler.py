@@ -39,8 +39,15 @@ import httpx
 
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.cache import SampleCache
+from relgate_tui.engine.endpoints import (
+    Completion,
+    EndpointConfig,
+    RequestFailed,
+    complete,
+    request_fingerprint,
+    sample_seed,
+)
 from relgate_tui.engine.http11 import LeanHTTPTransport
-from relgate_tui.engine.endpoints import Completion, EndpointConfig, RequestFailed, complete, request_fingerprint, sample_seed
 from relgate_tui.engine.prompts import item_messages
 from relgate_tui.engine.runstore import StoredSample
 
@@ -390,7 +397,7 @@ class Sampler:
         remaining = self.max_down_s - (time.monotonic() - self._down_since)
         try:
             await asyncio.wait_for(self._up.wait(), timeout=max(0.0, remaining))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise EndpointUnreachable(
                 f"endpoint {self.endpoint.base_url} unreachable for {self.max_down_s:g} s; stopped "
                 "(completed samples are kept: rerun the same command to resume)"

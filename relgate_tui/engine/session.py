@@ -15,8 +15,8 @@ import functools
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, fields, replace
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 

@@ -68,10 +68,10 @@ import math
 import re
 import threading
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from random import Random
-from typing import Iterable, Sequence
 
 from relgate_tui.engine import judge_prompts
 

@@ -101,7 +101,7 @@ class CompareScreen(Screen[None]):
             ("task", lambda v, s: s.task_name),
             ("endpoint", lambda v, s: Text(s.endpoint_label, overflow="ellipsis")),
             ("reliability 1−α*", lambda v, s: level(v)),
-            (f"lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
+            ("lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
             ("verified n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
             (f"M* at α = {self.alpha:.2f}", lambda v, s: fmt_m_star(v.result.m_star)),
             ("avg set size", lambda v, s: "—" if math.isnan(v.result.average_set_size)

@@ -30,7 +30,16 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import (
-    ContentSwitcher, DataTable, Footer, Header, Input, Label, ProgressBar, RichLog, Select, Static,
+    ContentSwitcher,
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    Label,
+    ProgressBar,
+    RichLog,
+    Select,
+    Static,
 )
 from textual.worker import Worker, WorkerState
 

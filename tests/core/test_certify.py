@@ -14,7 +14,8 @@ from relgate_tui.core.certify import (
     split_permutations,
     split_stability,
 )
-from relgate_tui.core.conformal import m_star as conformal_m_star, prediction_set
+from relgate_tui.core.conformal import m_star as conformal_m_star
+from relgate_tui.core.conformal import prediction_set
 from relgate_tui.core.intervals import wilson_interval
 from relgate_tui.core.quantile import conformal_quantile
 from relgate_tui.core.ranking import RankedClasses

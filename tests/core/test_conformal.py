@@ -2,7 +2,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from relgate_tui.core.conformal import (
     adaptive_prediction_set,

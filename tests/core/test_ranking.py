@@ -4,7 +4,8 @@ from itertools import permutations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from relgate_tui.core.ranking import RankedClasses, leader_tie_rate, rank_classes, rank_from_counts, tie_rate
 from relgate_tui.core.types import INVALID

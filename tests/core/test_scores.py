@@ -2,7 +2,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from relgate_tui.core.ranking import RankedClasses, rank_classes
 from relgate_tui.core.scores import (

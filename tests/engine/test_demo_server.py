@@ -16,16 +16,16 @@ import time
 import httpx
 import pytest
 
+from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
 from relgate_tui.engine import simulation as sim
 from relgate_tui.engine.demo_server import FAULT_KINDS, DemoServer, DemoServerProcess, FaultPlan, RequestRecord, main
 from relgate_tui.engine.judge_prompts import (
+    correctness_pairwise_prompt,
     direct_prompt,
     pairwise_prompt,
     parse_direct_score,
     parse_pairwise_verdict,
 )
-from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
-from relgate_tui.engine.judge_prompts import correctness_pairwise_prompt
 from relgate_tui.engine.prompts import item_messages
 from relgate_tui.engine.tasks import Task, TaskItem, load_task
 

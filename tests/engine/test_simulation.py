@@ -9,10 +9,12 @@ from random import Random
 
 import pytest
 
+from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
 from relgate_tui.core.judge.cycles import cycle_report
 from relgate_tui.core.judge.tournament import PairwiseVerdict, build_tournament
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine import simulation as sim
+from relgate_tui.engine.judge_data import load_audit_set
 from relgate_tui.engine.judge_prompts import (
     correctness_pairwise_prompt,
     direct_prompt,
@@ -20,8 +22,6 @@ from relgate_tui.engine.judge_prompts import (
     parse_direct_score,
     parse_pairwise_verdict,
 )
-from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
-from relgate_tui.engine.judge_data import load_audit_set
 from relgate_tui.engine.prompts import item_messages
 from relgate_tui.engine.tasks import Task, TaskItem, bundled_tasks, load_task
 

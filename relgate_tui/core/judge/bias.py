@@ -17,8 +17,8 @@ Two figures, over the *valid* verdicts (those naming a winner) of all inputs:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from relgate_tui.core.judge.tournament import PairwiseVerdict
 

@@ -13,9 +13,9 @@ median ρ. Inputs with fewer than 3 candidates have no triples (C(n, 3) = 0); th
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Iterable
 
 import numpy as np
 

@@ -26,8 +26,8 @@ correlation between two judges' widths on the same test items, averaged over the
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike

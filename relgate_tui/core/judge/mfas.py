@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations, permutations
-from typing import Sequence
 
 import numpy as np
 

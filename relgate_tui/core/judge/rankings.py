@@ -25,8 +25,8 @@ tournament's candidate order). Agreement with a reference is Kendall's τ-b (tie
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike

@@ -11,8 +11,8 @@ this package is defined for such partial tournaments (a triple with a missing ed
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
