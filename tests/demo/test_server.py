@@ -16,9 +16,9 @@ import time
 import httpx
 import pytest
 
+from relgate_tui import demo as sim
 from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
-from relgate_tui.engine import simulation as sim
-from relgate_tui.engine.demo_server import FAULT_KINDS, DemoServer, DemoServerProcess, FaultPlan, RequestRecord, main
+from relgate_tui.demo import FAULT_KINDS, DemoServer, DemoServerProcess, FaultPlan, RequestRecord, main
 from relgate_tui.engine.judge_prompts import (
     correctness_pairwise_prompt,
     direct_prompt,
@@ -59,7 +59,7 @@ def test_base_url_and_models(server, client) -> None:
     assert all(m["owned_by"] == "relgate-simulated" and "SIMULATED" in m["description"] for m in listing["data"])
     assert client.get("/models/sim-judge").json()["id"] == "sim-judge"
     assert client.get("/models/gpt-4").status_code == 404
-    assert client.get("http://127.0.0.1:%d/health" % server.port).json()["simulated"] is True
+    assert client.get(f"http://127.0.0.1:{server.port}/health").json()["simulated"] is True
 
 
 def test_chat_completion_shape_and_usage(client) -> None:
@@ -461,7 +461,7 @@ def test_bad_constructor_arguments(kwargs) -> None:
 
 # ------------------------------------------------------------------------------------------------ main()
 
-_MAIN = "from relgate_tui.engine.demo_server import main; raise SystemExit(main({argv!r}))"
+_MAIN = "from relgate_tui.demo import main; raise SystemExit(main({argv!r}))"
 
 
 def test_main_prints_url_serves_and_exits_on_sigterm() -> None:
