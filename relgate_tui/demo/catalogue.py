@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from relgate_tui.demo.answers import AnswerDistribution, answer_distribution
 from relgate_tui.demo.items import SimItem, sim_item_from_task_item, unknown_item
 
-__all__ = ["ItemCatalogue", "bundled_catalogue", "human_quality_index"]
+__all__ = ["CandidateInfo", "ItemCatalogue", "bundled_catalogue", "candidate_index", "human_quality_index"]
 
 
 class ItemCatalogue:
@@ -109,7 +110,6 @@ def bundled_catalogue() -> ItemCatalogue:
     return _CATALOGUE
 
 
-
 _HUMAN: dict[tuple[str, str], float] | None = None
 _HUMAN_LOCK = threading.Lock()
 
@@ -162,3 +162,43 @@ def human_quality_index() -> dict[tuple[str, str], float]:
                 _HUMAN = _load_human_quality()
     return _HUMAN
 
+
+
+@dataclass(frozen=True)
+class CandidateInfo:
+    """A candidate text of a bundled judge-audit set: the input it answers and the set's criteria
+    (casefolded name → (name, description))."""
+
+    input_text: str
+    criteria: dict[str, tuple[str, str]]
+
+
+_CANDIDATES: dict[str, CandidateInfo] | None = None
+
+
+def _load_candidates() -> dict[str, CandidateInfo]:
+    try:
+        from relgate_tui.engine import judge_data
+    except ImportError:
+        return {}
+    index: dict[str, CandidateInfo] = {}
+    try:
+        for bundled in judge_data.bundled_audit_sets():
+            audit = judge_data.load_audit_set(bundled.name)
+            criteria = {name.casefold(): (name, description) for name, description in audit.criteria.items()}
+            for audit_input in audit.inputs:
+                for candidate in audit_input.candidates:
+                    index.setdefault(candidate.text, CandidateInfo(audit_input.input, criteria))
+    except Exception:  # noqa: BLE001 - an optional refinement: unknown texts are read from the prompt instead
+        return index
+    return index
+
+
+def candidate_index() -> dict[str, CandidateInfo]:
+    """{candidate text: :class:`CandidateInfo`} over the bundled judge-audit sets (built once, on first use)."""
+    global _CANDIDATES
+    if _CANDIDATES is None:
+        with _HUMAN_LOCK:
+            if _CANDIDATES is None:
+                _CANDIDATES = _load_candidates()
+    return _CANDIDATES
