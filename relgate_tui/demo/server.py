@@ -7,18 +7,21 @@ Use it in tests and benchmarks over real sockets::
         httpx.post(server.base_url + "/chat/completions", json={...})
         server.requests  # -> [RequestRecord(...), ...]
 
-Routes: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions``, ``GET /health``. Unknown paths get a
-JSON 404, a wrong method a JSON 405, a body that is not a JSON object a JSON 400 (OpenAI's error shape
-``{"error": {"message", "type", "code"}}``). An unknown model gets 404 ``model_not_found``.
+Routes: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions``, ``POST /v1/embeddings``
+(``sim-embed`` only, :mod:`relgate_tui.demo.embeddings`), ``GET /health``. Unknown paths get a JSON 404, a wrong
+method a JSON 405, a body that is not a JSON object a JSON 400 (OpenAI's error shape ``{"error": {"message", "type",
+"code"}}``). An unknown model gets 404 ``model_not_found``; a model used on the wrong route 400 ``model_not_supported``.
 
 Chat requests accept ``messages``, ``temperature``, ``top_p`` (both accepted and ignored: p* stays known),
-``max_tokens`` (longer answers are cut to that many whitespace tokens, ``finish_reason: "length"``), ``n`` (honoured
-only when ``honour_n=True``; otherwise exactly one choice, like llama.cpp), ``seed`` (answers are deterministic given
-model, last user message and seed; without a seed a per-server counter varies them) and ``logprobs``.
+``max_tokens`` (longer answers are cut to that many tokens, ``finish_reason: "length"``), ``n`` (honoured only when
+``honour_n=True``; otherwise exactly one choice, like llama.cpp), ``seed`` (answers are deterministic given model,
+last user message and seed; without a seed a per-server counter varies them), ``logprobs`` and ``top_logprobs``
+(0–20; :mod:`relgate_tui.demo.responses`).
 
-Faults are decided for every well-formed chat request (JSON object with a ``model``), in arrival order: a
-``FaultPlan.script`` applies to the first requests, then ``rate`` draws from ``kinds`` with a seeded RNG.
-``latency_ms`` delays every chat response, including fault responses ("reset" closes at once).
+Faults (:mod:`relgate_tui.demo.faults`) are decided for every well-formed model request (chat or embeddings: a JSON
+object with a ``model``), in arrival order: a ``FaultPlan.script`` applies to the first requests, then ``rate`` draws
+from ``kinds`` with a seeded RNG. ``latency_ms`` delays every model response, including fault responses ("reset",
+which reads the whole request and then closes with a TCP RST, does so at once).
 
 Implementation: stdlib asyncio (``asyncio.start_server``) in a daemon thread with its own event loop; a small
 HTTP/1.1 parser (Content-Length and chunked bodies, keep-alive, ``Connection: close``, HTTP/1.0, ``Expect:
@@ -38,7 +41,7 @@ import time
 from dataclasses import dataclass
 
 from relgate_tui.demo import simulate
-from relgate_tui.demo.catalogue import ItemCatalogue, bundled_catalogue, human_quality_index
+from relgate_tui.demo.catalogue import ItemCatalogue, bundled_catalogue, candidate_index, human_quality_index
 from relgate_tui.demo.embeddings import embeddings_response
 from relgate_tui.demo.faults import FaultPlan, FaultState
 from relgate_tui.demo.judge import JudgeKnobs
@@ -440,6 +443,7 @@ class DemoServer:
         loop = asyncio.get_running_loop()
         if model in simulate.JUDGE_MODELS and self._catalogue is None:
             await loop.run_in_executor(None, human_quality_index)
+            await loop.run_in_executor(None, candidate_index)
         catalogue = self._catalogue
         if catalogue is None:
             catalogue = self._catalogue = await loop.run_in_executor(None, bundled_catalogue)
