@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from relgate_tui.demo.answers import AnswerDistribution, answer_distribution
 from relgate_tui.demo.items import SimItem, sim_item_from_task_item, unknown_item
 
-__all__ = ["CandidateInfo", "ItemCatalogue", "bundled_catalogue", "candidate_index", "human_quality_index"]
+__all__ = ["CandidateInfo", "ItemCatalogue", "add_audit_data", "bundled_catalogue", "candidate_index", "human_quality_index"]
 
 
 class ItemCatalogue:
@@ -202,3 +202,24 @@ def candidate_index() -> dict[str, CandidateInfo]:
             if _CANDIDATES is None:
                 _CANDIDATES = _load_candidates()
     return _CANDIDATES
+
+
+def add_audit_data(path: str) -> int:
+    """Teach the simulated judges an extra judge-audit JSONL file (``engine.judge_data`` format): its candidates'
+    human scores become their latent qualities and its inputs are recognised, like the bundled HANNA set. Process-wide
+    and additive (a text already known keeps its first scores). Returns the number of candidates read; a bad file
+    raises ``judge_data.AuditDataError`` (one line)."""
+    from relgate_tui.engine import judge_data
+
+    audit = judge_data.load_audit_set(path)
+    human, candidates = human_quality_index(), candidate_index()
+    criteria = {name.casefold(): (name, description) for name, description in audit.criteria.items()}
+    count = 0
+    with _HUMAN_LOCK:
+        for audit_input in audit.inputs:
+            for candidate in audit_input.candidates:
+                count += 1
+                candidates.setdefault(candidate.text, CandidateInfo(audit_input.input, criteria))
+                for criterion, value in candidate.human.items():
+                    human.setdefault((criterion.casefold(), candidate.text), value)
+    return count

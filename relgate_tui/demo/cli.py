@@ -1,7 +1,7 @@
 """``relgate demo-server``: serve the simulated models on 127.0.0.1 until SIGINT/SIGTERM.
 
 ``relgate demo-server [--port 0] [--latency-ms 0] [--fault-rate 0] [--fault-kinds 429,500,...] [--fault-seed 0]
-[--ignore-n]`` prints the base URL as its first line, then says the models are simulated.
+[--judge-data FILE ...] [--ignore-n]`` prints the base URL as its first line, then says the models are simulated.
 ``--fault-rate 0.25 --fault-kinds reset`` reproduces issue 10 §2 (a quarter of requests read, then reset).
 """
 
@@ -29,6 +29,8 @@ def _parser() -> _ArgumentParser:
     parser.add_argument("--fault-kinds", default=",".join(FAULT_KINDS),
                         help=f"comma-separated fault kinds to draw from (default: all of {','.join(FAULT_KINDS)})")
     parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault schedule")
+    parser.add_argument("--judge-data", action="append", default=[], metavar="FILE",
+                        help="judge-audit JSONL whose human scores the simulated judges learn (repeatable)")
     parser.add_argument("--ignore-n", action="store_true", help="return one choice whatever n is (like llama.cpp)")
     return parser
 
@@ -53,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.latency_ms < 0:
             raise _UsageError(f"--latency-ms must be non-negative, got {args.latency_ms}")
         faults = FaultPlan(rate=args.fault_rate, kinds=parse_fault_kinds(args.fault_kinds), seed=args.fault_seed)
-        server = DemoServer(args.port, args.latency_ms, faults, honour_n=not args.ignore_n).start()
+        server = DemoServer(args.port, args.latency_ms, faults, honour_n=not args.ignore_n,
+                            judge_data=args.judge_data).start()
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except (ValueError, OSError) as exc:

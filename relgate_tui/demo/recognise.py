@@ -65,7 +65,7 @@ def _template(content: str, input_text: str, text: str) -> str:
 
 def _known_text(content: str) -> tuple[str, CandidateInfo] | None:
     best: tuple[str, CandidateInfo] | None = None
-    for text, info in candidate_index().items():
+    for text, info in list(candidate_index().items()):  # a copy: add_audit_data may grow the index meanwhile
         if len(text) >= _MIN_KNOWN_TEXT and (best is None or len(text) > len(best[0])) and text in content:
             best = (text, info)
     return best

@@ -38,10 +38,17 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from relgate_tui.demo import simulate
-from relgate_tui.demo.catalogue import ItemCatalogue, bundled_catalogue, candidate_index, human_quality_index
+from relgate_tui.demo.catalogue import (
+    ItemCatalogue,
+    add_audit_data,
+    bundled_catalogue,
+    candidate_index,
+    human_quality_index,
+)
 from relgate_tui.demo.embeddings import embeddings_response
 from relgate_tui.demo.faults import FaultPlan, FaultState
 from relgate_tui.demo.judge import JudgeKnobs
@@ -76,7 +83,8 @@ class _Reset(Exception):
 class DemoServer:
     """A real OpenAI-compatible HTTP server on 127.0.0.1 serving simulated models (module docstring).
 
-    ``judge`` tunes the simulated judge; ``catalogue`` replaces the bundled-task catalogue (tests). Thread-safe:
+    ``judge`` tunes the simulated judge; ``catalogue`` replaces the bundled-task catalogue (tests); ``judge_data``
+    adds judge-audit JSONL files whose human scores the judges learn (process-wide: :func:`add_audit_data`). Thread-safe:
     ``requests`` may be read from any thread while the server runs.
     """
 
@@ -89,6 +97,7 @@ class DemoServer:
         *,
         judge: JudgeKnobs | None = None,
         catalogue: ItemCatalogue | None = None,
+        judge_data: Sequence[str] = (),
     ) -> None:
         if not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an integer 0-65535, got {port!r}")
@@ -98,6 +107,8 @@ class DemoServer:
         self.latency_ms = float(latency_ms)
         self.honour_n = honour_n
         self.judge = judge if judge is not None else JudgeKnobs()
+        for path in judge_data:  # before serving: the judges' indexes are only read once requests arrive
+            add_audit_data(path)
         self._fault_state = FaultState(faults or FaultPlan())
         self._catalogue = catalogue
         self._records: list[RequestRecord] = []

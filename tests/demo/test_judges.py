@@ -226,3 +226,32 @@ def test_pool_completion_is_deterministic_per_rng() -> None:
     first = pool_completion("sim-judge-numbers", messages, Random(4), JudgeKnobs())
     again = pool_completion("sim-judge-numbers", messages, Random(4), JudgeKnobs())
     assert first == again and first.tokens
+
+
+def test_extra_judge_data_teaches_the_judges_human_scores(tmp_path, capsys) -> None:
+    """``DemoServer(judge_data=[FILE])`` / ``relgate demo-server --judge-data FILE``: stories unknown to the bundled
+    sets get their file's human scores as latent quality (good stories score high, bad ones low)."""
+    import json
+
+    from relgate_tui.demo import main
+
+    good = [f"A carefully told story number {k} about a lighthouse keeper and her patient dog." for k in range(8)]
+    bad = [f"Story {k} story story the the keeper dog dog lighthouse lighthouse end end." for k in range(8)]
+    row = {"id": "X1", "input": "Write about a lighthouse.", "criteria": {"Fluency": "how fluent the story is"},
+           "candidates": [{"id": f"g{k}", "text": t, "human": {"Fluency": 5.0}} for k, t in enumerate(good)]
+           + [{"id": f"b{k}", "text": t, "human": {"Fluency": 1.0}} for k, t in enumerate(bad)]}
+    path = tmp_path / "extra.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with DemoServer(judge_data=[str(path)]) as server, httpx.Client(base_url=server.base_url, timeout=30) as c:
+        def mean_score(texts: list[str]) -> float:
+            scores = []
+            for text in texts:
+                messages = direct_prompt(row["input"], text, "Fluency", "how fluent the story is")
+                (choice,) = _ask(c, "sim-judge-short", messages, seed=0, top=0)
+                scores.append(parse_direct_score(choice["message"]["content"]) or 3)
+            return sum(scores) / len(scores)
+
+        assert mean_score(good) > 4.0 > 2.0 > mean_score(bad)
+    assert main(["--judge-data", str(tmp_path / "missing.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "missing.jsonl" in err and err.count("\n") == 1
