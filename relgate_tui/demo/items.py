@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 
 from relgate_tui.demo.hashing import h64
 
-__all__ = ["LETTERS", "SimItem", "mcq_index", "plain_number", "sim_item_from_task_item", "unknown_item",
+__all__ = ["LETTERS", "SimItem", "last_user_content", "mcq_index", "plain_number", "sim_item_from_task_item", "unknown_item",
            "unknown_item_id"]
 
 
@@ -129,3 +129,16 @@ def unknown_item(content: str) -> SimItem:
         return SimItem(item_id, "mcq", LETTERS[h64("mcq-answer", item_id) % len(choices)], choices)
     return SimItem(item_id, "numeric", str(1 + h64("number-answer", item_id) % 100))
 
+
+def last_user_content(messages: object) -> str:
+    """The text of the last user message (OpenAI content parts joined), or ""."""
+    if not isinstance(messages, (list, tuple)):
+        return ""
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):  # OpenAI content parts
+                return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""

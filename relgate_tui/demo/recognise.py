@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from relgate_tui.demo.catalogue import CandidateInfo, candidate_index
+from relgate_tui.demo.items import last_user_content
 from relgate_tui.engine import judge_prompts
 
 __all__ = ["ScoringPrompt", "read_scoring_prompt", "variant_kind"]
@@ -102,21 +103,11 @@ def _marked(content: str) -> tuple[str, str, str] | None:
     return criterion.strip(), input_text, text
 
 
-def _user_content(messages: object) -> str | None:
-    """The last user message with string content (the rule of the exact parsers in ``judge_prompts``)."""
-    if not isinstance(messages, (list, tuple)):
-        return None
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), str):
-            return message["content"]
-    return None
-
-
 def read_scoring_prompt(messages: object) -> ScoringPrompt | None:
     """The direct-scoring request in ``messages`` (module docstring), or None if it is not one."""
     exact = judge_prompts.parse_direct_prompt(messages)
-    content = _user_content(messages)
-    if content is None:
+    content = last_user_content(messages)
+    if not content:
         return None
     if exact is not None:
         return ScoringPrompt(exact.criterion, exact.description, exact.input_text, exact.text, 5,

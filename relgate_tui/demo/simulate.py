@@ -12,12 +12,13 @@ from relgate_tui.demo.answers import ANSWER_MODELS, PROFILES, sample_completion
 from relgate_tui.demo.catalogue import ItemCatalogue
 from relgate_tui.demo.embeddings import EMBED_MODEL
 from relgate_tui.demo.hashing import request_rng
+from relgate_tui.demo.items import last_user_content
 from relgate_tui.demo.judge import JUDGE_MODEL, JudgeKnobs, judge_completion
 from relgate_tui.demo.jury import POOL_DESCRIPTIONS, POOL_JUDGES, pool_completion
 from relgate_tui.demo.paraphraser import PARAPHRASER_MODEL, paraphrase_request
 from relgate_tui.demo.tokens import SimCompletion
 
-__all__ = ["CHAT_MODELS", "JUDGE_MODELS", "MODEL_DESCRIPTIONS", "SIM_MODELS", "last_user_content", "simulate_chat"]
+__all__ = ["CHAT_MODELS", "JUDGE_MODELS", "MODEL_DESCRIPTIONS", "SIM_MODELS", "simulate_chat"]
 
 JUDGE_MODELS: tuple[str, ...] = (JUDGE_MODEL,) + POOL_JUDGES
 CHAT_MODELS: tuple[str, ...] = ANSWER_MODELS + JUDGE_MODELS + (PARAPHRASER_MODEL,)
@@ -31,18 +32,6 @@ MODEL_DESCRIPTIONS: dict[str, str] = (
         EMBED_MODEL: "SIMULATED embeddings (hashed words and character 3-grams, L2-normalised; /v1/embeddings only)",
     }
 )
-
-
-def last_user_content(messages: Sequence[dict]) -> str:
-    """The text of the last user message (OpenAI content parts joined), or ""."""
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            if isinstance(content, list):  # OpenAI content parts
-                return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return ""
 
 
 def simulate_chat(
