@@ -403,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:
         return _run_tui()
     if argv[0] == "demo-server":
-        from relgate_tui.engine.demo_server import main as demo_main
+        from relgate_tui.demo.cli import main as demo_main
 
         return int(demo_main(argv[1:]) or 0)
     try:

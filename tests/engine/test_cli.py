@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from relgate_tui.cli import main
-from relgate_tui.engine.demo_server import DemoServer, FaultPlan
+from relgate_tui.demo import DemoServer, FaultPlan
 from relgate_tui.engine.runstore import open_run
 
 TASK = "bigbench-3digit-addition"

@@ -11,8 +11,8 @@ import pytest
 
 from relgate_tui.core.canon import get_canonicalizer
 from relgate_tui.core.stopping import get_stopping_rule
+from relgate_tui.demo import DemoServer, FaultPlan
 from relgate_tui.engine.cache import SampleCache
-from relgate_tui.engine.demo_server import DemoServer, FaultPlan
 from relgate_tui.engine.discovery import discover, discover_local_servers, list_models
 from relgate_tui.engine.endpoints import (
     Completion,
