@@ -51,6 +51,7 @@ def test_tolerance_sets_follow_the_scale():
     assert default_tolerances(grid5, grid5 + 1 / 12) == (0.125, 0.25)  # human means off the judge grid
 
 
+@pytest.mark.slow
 def test_jury_beats_every_static_jury_and_judge_when_reliability_depends_on_the_item():
     data, texts = simulate_pool(450, 6, seed=3)
     study = run_jury_study(data, texts=texts, splits=10, seed=0, n_search=1)
@@ -68,6 +69,7 @@ def test_jury_beats_every_static_jury_and_judge_when_reliability_depends_on_the_
     assert "embedding" in doc["feature_groups"]
 
 
+@pytest.mark.slow
 def test_a_pool_of_identical_judges_claims_nothing():
     data, texts = simulate_pool(450, 6, seed=3, identical=True)
     study = run_jury_study(data, texts=texts, splits=10, seed=0, n_search=1)
