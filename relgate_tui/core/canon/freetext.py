@@ -27,7 +27,9 @@ _TAG = re.compile(r"<(final_answer|answer)>(.*?)</\1>", re.IGNORECASE | re.DOTAL
 _JSON_FIELD = re.compile(r'"(?:final[_ ]?answer|answer)"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?:(?<=[a-z]{2})|(?<=[\d)\"'”]))[.!?](?=\s|$)|[!?](?=\s|$)")
 _EXPLANATION = re.compile(
-    r",?\s+(?:because|since|as\s+it|which|who|where|although|though|but|due\s+to)\b|\s+[—–-]\s+|:\s", re.IGNORECASE
+    r",?\s+(?:because|since|as\s+it|which|who|where|although|though|but|due\s+to)\b|\s+[—–-]\s+|:\s"
+    r"|,\s+(?:the|a|an|its|known|located|famous|home)\s",
+    re.IGNORECASE,
 )
 _PAREN_REMARK = re.compile(r"\s*\([^()]*\)\s*")
 _ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
@@ -37,7 +39,7 @@ _CUE_WORDS = (("final", "answer", "is"), ("final", "answer"), ("the", "answer", 
 _LEAD_WORDS = (
     ("so",), ("therefore",), ("thus",), ("hence",), ("well",), ("ok",), ("okay",), ("yes", "it", "is"),
     ("it", "s"), ("it", "is"), ("that", "s"), ("that", "is"), ("this", "is"), ("i", "think"), ("i", "believe"),
-    ("i", "d", "say"), ("i", "would", "say"), ("my", "answer", "is"), ("is",), ("was",), ("probably",),
+    ("i", "d", "say"), ("i", "would", "say"), ("that", "would", "be"), ("it", "would", "be"), ("it", "must", "be"), ("my", "answer", "is"), ("is",), ("was",), ("probably",),
     ("definitely",), ("likely",), ("correct",),
 )  # fmt: skip
 _ARTICLES = ("a", "an", "the")
@@ -105,6 +107,9 @@ def normalise_text(text: str) -> str | None:
     return " ".join(words) or None
 
 
+_LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|emph)\s*\{([^{}]*)\}")
+
+
 def text_class(answer: str) -> str | None:
     """The class of one reply under ``text`` (None = INVALID)."""
-    return normalise_text(_cut(_span(clean(answer))))
+    return normalise_text(_cut(_LATEX_WRAPPER.sub(r"\1", _span(clean(answer))).replace("$", " ")))

@@ -83,7 +83,7 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 _TRUNCATED_END = re.compile(
-    r"(?:[:,(\[{+*/=×-]|\\|\b(?:the|a|an|and|or|to|of|then|so|is|are|was|by|with|we|for|that|which|step|from|in|on"
+    r"(?:[:,(\[{+*/=×-]|\\|(?:^|(?<=\s))(?:the|a|an|and|or|to|of|then|so|is|are|was|by|with|we|for|that|which|step|from|in|on"
     r"|at|be|as|if|this|these|its|our|let|now|next|first|second|finally|thus|therefore|hence))\s*$",
     re.IGNORECASE,
 )

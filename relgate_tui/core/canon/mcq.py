@@ -58,7 +58,9 @@ _MULTI = re.compile(
     re.IGNORECASE,
 )
 _CUE_LIST_TAIL = re.compile(r"\s*[)\]]?\s*(?:,|and|&|or|/)\s*[(\[]?[A-J][)\]]?(?![\w'’])")
-_NEGATION = re.compile(r"\b(?:not|rather\s+than|instead\s+of|unlike|except(?:\s+for)?|other\s+than)\s+(?:the\s+)?$", re.I)
+_NEGATION = re.compile(r"\b(?:not|rather\s+than|instead\s+of|unlike|except(?:\s+for)?|other\s+than|nor)\b", re.I)
+_NON_OPTION_CHARS = re.compile(r"[^\w<>=+\-*/×÷%.]+")
+_CLAUSE = re.compile(r"[,;!?]|\.(?!\d)|\s[—–-]\s|\b(?:but|so|therefore|because|since)\b", re.I)
 _CLAUSE_END = re.compile(r"[,;.!?\n]\s|[,;!?\n]|\s(?:not|because|since|as|but|rather|instead|although|though)\b|$")
 _EDGE_PUNCT = " \t\n.,;:!?\"'`*_()[]{}\u201c\u201d\u2018\u2019"
 
@@ -132,16 +134,17 @@ def mcq_class(answer: str, choices: Sequence[str]) -> str | None:
         # An option's text inside a longer answer ("The capital is Paris."): whole-phrase matches outside a
         # negation ("not Berlin"), and only for distinctive options (two words or five characters), so "None of
         # these…" does not pick option "None".
-        key = f" {_norm_option(segment)} "
-        key = re.sub(r"[^\w<>=+\-*/×÷%.]+", " ", key)
+        clauses = [" " + _NON_OPTION_CHARS.sub(" ", c) + " " for c in _CLAUSE.split(_norm_option(segment))]
         hits = []
         for i, c in enumerate(norm_choices):
-            phrase = re.sub(r"[^\w<>=+\-*/×÷%.]+", " ", c).strip()
+            phrase = _NON_OPTION_CHARS.sub(" ", c).strip()
             if not phrase or (len(phrase) < 5 and " " not in phrase):
                 continue
-            spots = [m.start() for m in re.finditer(re.escape(f" {phrase} "), key)]
-            if any(not _NEGATION.search(key[: s + 1]) for s in spots):
-                hits.append(i)
+            for clause in clauses:
+                spots = [m.start() for m in re.finditer(re.escape(f" {phrase} "), clause)]
+                if any(not _NEGATION.search(clause[: s + 1]) for s in spots):
+                    hits.append(i)
+                    break
         if len(hits) == 1 and hits[0] < len(allowed):
             return allowed[hits[0]]
         if len(hits) > 1:  # the longest (most specific) option text when it contains the others

@@ -44,6 +44,7 @@ _SYMBOLIC = re.compile(
 )
 _VARIABLE = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
 _OPERATOR_SPACES = re.compile(r"\s*([-+*/^=()×·,])\s*")
+_LATEX_PRODUCT = re.compile(r"(?<=[\dπ])\s+(?=[A-Za-zπ√])|(?<=[A-Za-z])\s+(?=[π√])")  # "4\pi r^2" is 4πr^2
 _NUMBER_WITH_UNIT = re.compile(r"[-+]?\d[\d.,]*\s+[A-Za-z]")
 _WORD_SPANS = ("cue", "correction", "boxed", "gsm8k", "bold", "json", "tag")
 
@@ -103,7 +104,7 @@ def _symbolic(seg: str) -> str | None:
     if re.search(r"[\w√π∞)]\s+[\w√π∞(]", _OPERATOR_SPACES.sub(r"\1", s)):
         return None  # "0 A B": words side by side, not one expression
     out = normalise_expression(s)
-    return out if _well_formed(out) else None
+    return out if _well_formed(out) and re.search(r"[\d+\-*/^()√π]", out) else None
 
 
 def _tokens(seg: str, line: bool) -> list[tuple[int, str]]:
@@ -136,7 +137,7 @@ def _read(span: Span, depth: int) -> str | None:
     if whole is not None:
         return format_number(whole)
     if span.strict or (span.how == "line" and len(seg) <= 60):
-        sym = _symbolic(seg)
+        sym = _symbolic(_LATEX_PRODUCT.sub("", seg) if span.strict else seg)
         if sym is not None:
             return sym
     line = span.how == "line"
