@@ -1,8 +1,8 @@
 """The optional ``math`` canonicalizer (SPEC §3.1): classes decided by mathematical equivalence, with
 ``math-verify`` (Apache-2.0, Hugging Face's answer-equivalence checker used by math evaluations) parsing the answer.
 
-The answer span is located as for ``numeric`` (:mod:`~relgate_tui.core.canon.locate`); math-verify parses it
-(LaTeX first, then plain expressions) into a sympy expression, and the class is that expression's canonical text:
+The answer is read as for ``numeric`` (:mod:`~relgate_tui.core.canon.numeric`); math-verify parses what it
+read (LaTeX first, then plain expressions) into a sympy expression, and the class is that expression's canonical text:
 an exact rational through :func:`~relgate_tui.core.canon.numbers.format_number` (decimals are read as the exact
 rationals they denote, so ``1/2``, ``0.5`` and ``\\frac{1}{2}`` are one class ``0.5``), otherwise the LaTeX of the
 simplified expression (``\\sqrt{3}`` and ``√3`` → ``\\sqrt{3}``; ``\\frac{\\sqrt3}{2}`` and ``\\sqrt{3}/2`` → one
@@ -21,8 +21,9 @@ from fractions import Fraction
 from typing import Any
 
 from relgate_tui.core.canon.clean import clean
-from relgate_tui.core.canon.locate import Span, locate
-from relgate_tui.core.canon.numbers import format_number, prepare_math
+from relgate_tui.core.canon.locate import locate
+from relgate_tui.core.canon.numbers import format_number, parse_number, prepare_math
+from relgate_tui.core.canon.numeric import numeric_class
 
 __all__ = ["INSTALL_HINT", "math_available", "math_class"]
 
@@ -57,18 +58,14 @@ def _to_latex(span: str) -> str:
     return s
 
 
-def _parse(span: str, wrap: bool) -> Any:
+def _parse(span: str) -> Any:
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # its "timeout disabled" notice, once per call
     s = _to_latex(span)
     if not s or len(s) > _MAX_SPAN or _TOWER.search(s):
         return None
-    attempts = ((f"${s}$", LatexExtractionConfig()), (s, ExprExtractionConfig())) if wrap else (
-        (s, LatexExtractionConfig()),
-        (s, ExprExtractionConfig()),
-    )
-    for text, config in attempts:
+    for text, config in ((f"${s}$", LatexExtractionConfig()), (s, ExprExtractionConfig())):
         try:
             found = parse(text, extraction_config=[config], parsing_timeout=None)  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 - a parser crash on model text is a parse failure, never a crash
@@ -102,24 +99,24 @@ def _canonical(expr: Any) -> str | None:
 
 
 def math_class(answer: str) -> str | None:
-    """The class of one reply under ``math`` (None = INVALID). Needs math-verify (see :func:`math_available`)."""
+    """The class of one reply under ``math`` (None = INVALID). Needs math-verify (see :func:`math_available`).
+
+    The answer is read as ``numeric`` reads it (same spans, refusals, truncation, self-corrections); a plain number
+    is already canonical; an expression class is parsed by math-verify and replaced by its canonical form (kept as
+    it is when math-verify cannot parse it: a split, never a merge). A reply ``numeric`` cannot read is tried on its
+    boxed/tagged answer with math-verify directly (sets, intervals, matrices)."""
+    value = numeric_class(answer)
+    if value is not None:
+        if parse_number(value) is not None:
+            return value
+        expr = _parse(value)
+        out = _canonical(expr) if expr is not None else None
+        return out or value
     text = clean(answer)
     for span in locate(text):
-        if span.how in ("json", "tag"):
-            inner = math_class(span.text) if span.text != answer else None
-            if inner is not None:
-                return inner
-            continue
-        expr = _parse(_rhs(span), wrap=span.how != "line")
-        if expr is not None:
-            out = _canonical(expr)
+        if span.strict and span.how not in ("json", "tag"):
+            expr = _parse(span.text)
+            out = _canonical(expr) if expr is not None else None
             if out is not None:
                 return out
     return None
-
-
-def _rhs(span: Span) -> str:
-    seg = span.text
-    if span.how == "line" and "=" in seg:
-        seg = seg.rsplit("=", 1)[1]
-    return seg

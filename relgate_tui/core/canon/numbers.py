@@ -49,6 +49,7 @@ NUMBER = re.compile(
     (?:\s+(?P<mixn>\d{1,6})\s*/\s*(?P<mixd>\d{1,6})(?!\d|\.\d|\s*\^))?   # mixed number 3 1/2
     (?:\s*/\s*(?P<den>\d+)(?!\d|\.\d))?        # a/b (a full stop may follow)
     (?:\s*\^\s*(?P<pow>[-+]?\d{1,4})(?![\d.]))? # 2^10
+    (?!\s*\^)                                 # (a power too large to read is no number)
     (?:[eE](?P<exp>[-+]?\d{1,4})(?!\d))?       # 1e3
     (?:\s*(?:\\times|×|x|\*|·|\\cdot)\s*10\s*\^\s*(?P<exp10>[-+]?\d{1,4})(?!\d))?   # 6.02*10^23
     (?:\s*(?P<scale>hundred|thousand|million|billion|trillion)\b)?

@@ -45,6 +45,7 @@ _SYMBOLIC = re.compile(
 _VARIABLE = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
 _OPERATOR_SPACES = re.compile(r"\s*([-+*/^=()×·,])\s*")
 _LATEX_PRODUCT = re.compile(r"(?<=[\dπ])\s+(?=[A-Za-zπ√])|(?<=[A-Za-z])\s+(?=[π√])")  # "4\pi r^2" is 4πr^2
+_TUPLE = re.compile(r"[\[({]\s*[-+]?[\w.√π/^∞]+(?:\s*,\s*[-+]?[\w.√π/^∞]+)+\s*[\])}]")
 _NUMBER_WITH_UNIT = re.compile(r"[-+]?\d[\d.,]*\s+[A-Za-z]")
 _WORD_SPANS = ("cue", "correction", "boxed", "gsm8k", "bold", "json", "tag")
 
@@ -94,6 +95,17 @@ def _well_formed(expr: str) -> bool:
     )
 
 
+def _tuple_class(text: str) -> str | None:
+    """``(1, 2)``, ``[0, 0.50]``, ``\\{2, 1\\}``: a tuple, interval or set of numbers is one class, its items
+    normalised (a set's items sorted)."""
+    items = [x.strip() for x in text[1:-1].split(",")]
+    values = [_whole_number(x) for x in items]
+    norm = [format_number(v) if v is not None else normalise_expression(x) for x, v in zip(items, values, strict=True)]
+    if text[0] == "{":
+        norm = sorted(set(norm))
+    return text[0] + ",".join(norm) + text[-1]
+
+
 def _symbolic(seg: str) -> str | None:
     """A symbolic answer (``x^2+1``, ``2x+3``): the whole segment is math with at least one variable."""
     s = seg.strip().strip("$").strip().rstrip(".").strip()
@@ -136,6 +148,9 @@ def _read(span: Span, depth: int) -> str | None:
     whole = _whole_number(seg)
     if whole is not None:
         return format_number(whole)
+    tup = _TUPLE.fullmatch(seg.replace("\\{", "{").replace("\\}", "}").strip().strip("$").strip().rstrip(".").strip())
+    if tup is not None:
+        return _tuple_class(tup.group(0))
     if span.strict or (span.how == "line" and len(seg) <= 60):
         sym = _symbolic(_LATEX_PRODUCT.sub("", seg) if span.strict else seg)
         if sym is not None:
