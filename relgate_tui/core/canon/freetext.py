@@ -25,9 +25,12 @@ __all__ = ["normalise_text", "text_class"]
 _CUE = re.compile(r"(?:\bfinal\s+answer|\bthe\s+answer|\banswer)\s*(?:is|:|would\s+be|=)\s*", re.IGNORECASE)
 _TAG = re.compile(r"<(final_answer|answer)>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
 _JSON_FIELD = re.compile(r'"(?:final[_ ]?answer|answer)"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?:(?<=[a-z]{2})|(?<=[\d)\"'”]))[.!?](?=\s|$)|[!?](?=\s|$)")
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[A-Za-z][a-z])|(?<=[\d)\"'”]))(?<!\b(?:Mr|Ms|Dr|St|Jr|Sr|Mt|vs|No))(?<!\bMrs|\betc)[.!?](?=\s|$)"
+    r"|[!?](?=\s|$)"
+)
 _EXPLANATION = re.compile(
-    r",?\s+(?:because|since|as\s+it|which|who|where|although|though|but|due\s+to)\b|\s+[—–-]\s+|:\s"
+    r",?\s+(?:because|since|although|though|due\s+to)\b|,\s+(?:as\s+it|which|who|where|but)\b|\s+[—–-]\s+|:\s"
     r"|,\s+(?:the|a|an|its|known|located|famous|home)\s",
     re.IGNORECASE,
 )

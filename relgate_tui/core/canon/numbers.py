@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, localcontext
 from fractions import Fraction
 
 from relgate_tui.core.canon.clean import clean
@@ -211,23 +210,22 @@ def parse_number(text: str) -> Fraction | None:
 
 
 def format_number(value: Fraction) -> str:
-    """Canonical text of an exact number: ``42``, ``-3``, ``0.5``, ``1.25``, ``1/3`` (never an exponent)."""
+    """Canonical text of an exact number: ``42``, ``-3``, ``0.5``, ``1.25``, ``1/3`` (never an exponent). A rational
+    whose denominator is 2^a·5^b is written as its exact decimal with max(a, b) places (integer arithmetic)."""
     if value.denominator == 1:
         return str(value.numerator)
-    den = value.denominator
-    for p in (2, 5):
-        while den % p == 0:
-            den //= p
+    den, twos, fives = value.denominator, 0, 0
+    while den % 2 == 0:
+        den, twos = den // 2, twos + 1
+    while den % 5 == 0:
+        den, fives = den // 5, fives + 1
     if den != 1:
         return f"{value.numerator}/{value.denominator}"
-    digits = len(str(value.numerator)) + len(str(value.denominator)) + 5
-    with localcontext() as ctx:
-        ctx.prec = digits
-        d = Decimal(value.numerator) / Decimal(value.denominator)
-    s = format(d, "f")
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return "0" if s in ("-0", "") else s
+    places = max(twos, fives)
+    scaled = abs(value.numerator) * 10**places // value.denominator  # exact: the denominator divides 10^places
+    digits = str(scaled).rjust(places + 1, "0")
+    text = f"{digits[:-places]}.{digits[-places:]}".rstrip("0").rstrip(".")
+    return f"-{text}" if value < 0 else text
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -258,7 +256,7 @@ def word_number(text: str) -> Fraction | None:
     negative = words[0] in ("negative", "minus")
     if negative:
         words = words[1:]
-    if not words or len(words) > 12:
+    if not words or len(words) > 40:
         return None
     total, current, last = 0, 0, ""
     for w in words:

@@ -160,7 +160,7 @@ def _read(span: Span, depth: int) -> str | None:
         tokens = _tokens(candidate, line)
         if tokens:
             return tokens[-1][1] if line else tokens[0][1]
-    if span.how in _WORD_SPANS or len(seg.split()) <= 5:
+    if span.how in _WORD_SPANS or len(seg.split()) <= 5 or WORD_RUN.fullmatch(seg.strip(" .!*_")):
         runs = list(WORD_RUN.finditer(seg))
         if runs:
             value = word_number((runs[-1] if line else runs[0]).group(0))
