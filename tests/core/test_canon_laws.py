@@ -104,7 +104,8 @@ def test_mixed_numbers_are_exact(whole: int, num: int, den: int) -> None:
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=10).filter(
     lambda w: w not in {"an", "the", "so", "is", "was", "it", "answer", "final", "thus", "hence", "therefore", "well",
-                        "ok", "okay", "yes", "that", "this", "my", "probably", "definitely", "likely", "correct"}
+                        "ok", "okay", "yes", "that", "this", "my", "probably", "definitely", "likely", "correct",
+                        "mr", "mrs", "ms", "dr", "st", "jr", "sr", "mt", "vs", "no", "etc"}  # (abbreviations end no sentence)
 )  # fmt: skip
 TEXT_LEADS = ["The answer is ", "The final answer is ", "So the answer is ", "It's ", "Answer: ", "Final answer: ",
               "I think it's ", "Therefore, the answer is "]  # fmt: skip

@@ -223,6 +223,10 @@ NEW_NUMERIC = [
     ("It is 10. Actually, no, it's 12.", "12"),
     ("1. Add 3 and 4 to get 7.\n2. Multiply by 2 to get 14.\nSo the answer is 14.", "14"),
     ("In step 3 we found 15 apples in total.", "15"),
+    ("The answer is not 9; it is 8.", "8"),
+    # times and ratios are their own class, not their last number
+    ("The meeting starts at 5:30 pm.", "5:30"),
+    ("The ratio of boys to girls is 2:3.", "2:3"),
 ]
 
 NEW_MCQ = [
@@ -267,6 +271,9 @@ NEW_MCQ = [
     ("Between B and C, I choose C.", (), "C"),
     ("The answer is C; A and B are traps.", (), "C"),
     # articles and words are not options
+    ("A or B", (), INVALID),
+    ("A is correct.", (), "A"),
+    ("B and C are wrong; A is correct.", (), "A"),
     ("I think it's a trick question.", (), INVALID),
     ("A good answer would need more context.", (), INVALID),
 ]

@@ -50,6 +50,10 @@ _BARE_LETTER = re.compile(
     r"^\s*(?:(?:the\s+)?(?:correct\s+)?(?:final\s+)?(?:answer|option|choice)\s*(?:is|:)?\s*)?[*_]*\s*[(\[]?\s*([A-Ja-j])\s*[)\]]?\s*[*_]*\s*[.!]?\s*$",
     re.IGNORECASE,
 )
+_IS_CORRECT = re.compile(
+    r"\s+(?:is|was|would\s+be|seems|must\s+be|should\s+be)\s+(?:the\s+)?(?:correct|right|best|true|answer)\b", re.I
+)
+_LETTER_IS_CORRECT = re.compile(r"(?<![\w'’-])[(\[]?([A-J])[)\]]?(?=" + _IS_CORRECT.pattern + ")", re.I)
 _VERBISH = re.compile(r"^\s+(?:is|was|would|seems|because|since|as|it|--|-)\b", re.IGNORECASE)
 _LETTER_LIST = r"[(\[]?([A-J])[)\]]?(?:\s*,\s*[(\[]?[A-J][)\]]?)*\s*,?\s*(?:and|&|or|/)\s*[(\[]?([A-J])[)\]]?(?![\w'’])"
 _MULTI = re.compile(
@@ -57,6 +61,7 @@ _MULTI = re.compile(
     + r"(?=\s+(?:are|were)\s+(?:both\s+|all\s+|equally\s+)?(?:correct|right|true|valid|possible|acceptable|answers?)))",
     re.IGNORECASE,
 )
+_ONLY_LIST = re.compile(r"\s*(?:(?:both|either|all\s+of)\s+)?" + _LETTER_LIST + r"\s*[.?!]?\s*", re.I)
 _CUE_LIST_TAIL = re.compile(r"\s*[)\]]?\s*(?:,|and|&|or|/)\s*[(\[]?[A-J][)\]]?(?![\w'’])")
 _NEGATION = re.compile(r"\b(?:not|rather\s+than|instead\s+of|unlike|except(?:\s+for)?|other\s+than|nor)\b", re.I)
 _NON_OPTION_CHARS = re.compile(r"[^\w<>=+\-*/×÷%.]+")
@@ -96,8 +101,10 @@ def _leading_letter(text: str) -> str | None:
         bare = not re.match(r"\s*[)\].:,]", after) and not re.match(r"^\s*[(\[]", text)
         if bare and re.match(r"\s+\S", after):
             # "A train leaves…" / "I think…" are words, not options: a bare leading letter followed by more text
-            # counts only when a verb-like word follows ("B is correct").
-            if letter in ("A", "I") or not _VERBISH.match(after):
+            # counts only when a verb-like word follows ("B is correct"; for A and I only "is correct" and the like).
+            if letter in ("A", "I") and not _IS_CORRECT.match(after):
+                return None
+            if not _VERBISH.match(after):
                 return None
         return letter
     m = _MCQ_LEADING_LOWER.match(text)
@@ -177,11 +184,14 @@ def mcq_class(answer: str, choices: Sequence[str]) -> str | None:
     if bare and "\n" in text and ok(bare.group(1)):
         return ok(bare.group(1))
     first_sentence = re.split(r"(?<=[a-z)\]])[.!?](?:\s|$)|\n", text, maxsplit=1)[0]
-    if _MULTI.match(first_sentence):
+    if _MULTI.match(first_sentence) or _ONLY_LIST.fullmatch(text):
         return None
     lead = ok(_leading_letter(text))
     if lead:
         return lead
+    said_correct = {m.group(1).upper() for m in _LETTER_IS_CORRECT.finditer(text) if m.group(1).isupper()}
+    if len(said_correct) == 1 and ok(next(iter(said_correct))):
+        return ok(next(iter(said_correct)))  # "B and C are wrong; A is correct."
     for pattern in (_MCQ_COMMIT, _MCQ_BOLD, _MCQ_PAREN, _MCQ_OPTION_WORD):
         for m in pattern.finditer(text):
             letter = m.group(1)

@@ -45,6 +45,8 @@ _SYMBOLIC = re.compile(
 _VARIABLE = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
 _OPERATOR_SPACES = re.compile(r"\s*([-+*/^=()×·,])\s*")
 _LATEX_PRODUCT = re.compile(r"(?<=[\dπ])\s+(?=[A-Za-zπ√])|(?<=[A-Za-z])\s+(?=[π√])")  # "4\pi r^2" is 4πr^2
+_NEGATED_NUMBER = re.compile(r"\bnot\s+(?:equal\s+to\s+|exactly\s+)?[-+$]?\d[\d.,/]*", re.IGNORECASE)
+_RATIO = re.compile(r"(?<![\w.:/])\d{1,6}(?::\d{1,6})+(?![\w:/]|\.\d)")
 _TUPLE = re.compile(r"[\[({]\s*[-+]?[\w.√π/^∞]+(?:\s*,\s*[-+]?[\w.√π/^∞]+)+\s*[\])}]")
 _NUMBER_WITH_UNIT = re.compile(r"[-+]?\d[\d.,]*\s+[A-Za-z]")
 _WORD_SPANS = ("cue", "correction", "boxed", "gsm8k", "bold", "json", "tag")
@@ -129,6 +131,9 @@ def _tokens(seg: str, line: bool) -> list[tuple[int, str]]:
         expr = normalise_expression(run) if any(ch in run for ch in _EXPR_MARK) else ""
         if _well_formed(expr):
             out.append((start, expr))
+    for m in _RATIO.finditer(seg):  # a time or a ratio (5:30, 2:3) is its own class, not its last number
+        runs.append((m.start(), m.end(), m.group(0)))
+        out.append((m.start(), m.group(0)))
     for start, end, value in number_matches(seg):
         if any(s <= start < e or s < end <= e for s, e, _ in runs):
             continue
@@ -145,6 +150,8 @@ def _read(span: Span, depth: int) -> str | None:
         return numeric_class(seg, depth + 1)
     if "=" in seg:
         seg = seg.rsplit("=", 1)[1]
+    if span.how in ("cue", "correction"):
+        seg = _NEGATED_NUMBER.sub(" ", seg)  # "The answer is not 9; it is 8."
     whole = _whole_number(seg)
     if whole is not None:
         return format_number(whole)
