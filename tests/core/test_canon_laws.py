@@ -209,3 +209,15 @@ def test_terminating_decimals_are_written_exactly() -> None:
     assert NUMERIC("1/65536") == "0.0000152587890625"
     assert NUMERIC("0.000015258789062") != NUMERIC("1/65536")
     assert format_number(Fraction(-1, 2**40)) == "-0.0000000000009094947017729282379150390625"
+
+
+PATHOLOGICAL = ["\\boxed{" * 3000, "1 " * 10000, "The answer is " * 1500, "**" * 10000, "a " * 10000, "." * 20000,
+                "The answer is not 5 " * 1000, "(" * 20000, "\\sqrt{" * 3000 + "2" + "}" * 3000]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
+def test_pathological_replies_are_read_in_linear_time(answer: str) -> None:
+    # each took 8–46 s with quadratic scans (boxes that never close, a cue per word, a number per word); now a few
+    # ms — a regression shows up as a suite that suddenly takes minutes, never as a timed assertion
+    for canon in (NUMERIC, MCQ, TEXT):
+        assert isinstance(canon(answer), str)

@@ -89,22 +89,23 @@ def normalise_text(text: str) -> str | None:
     text = _DECIMAL_POINT.sub(lambda m: "\x00" if m.group(0) == "." else "\x01", text)
     text = "".join(" " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in text)
     words = [w.replace("\x00", ".").replace("\x01", ",") for w in text.split()]
-    changed, first = True, True
-    while changed and words:
+    i, changed, first = 0, True, True  # words[i:] is what is left (an index, not copies: linear time)
+    while changed and i < len(words):
         changed = False
         for cue in _CUE_WORDS:
-            if tuple(words[: len(cue)]) == cue:
-                if len(words) == len(cue):
+            if tuple(words[i : i + len(cue)]) == cue:
+                if len(words) - i == len(cue):
                     if first:
                         return None  # "Answer:" alone
                     break
-                words, changed = words[len(cue) :], True
+                i, changed = i + len(cue), True
                 break
         for lead in (*_LEAD_WORDS, *((a,) for a in _ARTICLES)):
-            if len(words) > len(lead) and tuple(words[: len(lead)]) == lead:
-                words, changed = words[len(lead) :], True
+            if len(words) - i > len(lead) and tuple(words[i : i + len(lead)]) == lead:
+                i, changed = i + len(lead), True
                 break
         first = False
+    words = words[i:]
     if words in (["the"], ["an"]):
         return None
     return " ".join(words) or None

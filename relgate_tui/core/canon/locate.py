@@ -29,22 +29,28 @@ class Span:
         return self.how in ("json", "tag", "boxed", "gsm8k")
 
 
+_BOX_TOKEN = re.compile(r"\\(?:boxed|fbox)\s*\{|[{}]")
+
+
 def boxed_contents(text: str) -> list[str]:
-    """Contents of every ``\\boxed{…}`` / ``\\fbox{…}`` with balanced (nested) braces, in order."""
-    out = []
-    for m in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            if text[i] == "{":
-                depth += 1
-            elif text[i] == "}":
-                depth -= 1
-            i += 1
-        if depth == 0:
-            out.append(text[m.end() : i - 1])
-    return out
+    """Contents of every ``\\boxed{…}`` / ``\\fbox{…}`` with balanced (nested) braces, in order of their start
+    (one pass with a stack: linear time even when braces never close)."""
+    stack: list[int] = []  # content start of an open box, or -1 for a plain brace
+    found: list[tuple[int, str]] = []
+    for m in _BOX_TOKEN.finditer(text):
+        token = m.group(0)
+        if token == "}":
+            if stack:
+                start = stack.pop()
+                if start >= 0:
+                    found.append((start, text[start : m.start()]))
+        else:
+            stack.append(m.end() if token != "{" else -1)
+    return [content for _, content in sorted(found)]
 
 
+_MAX_TRIED = 4  # the last few boxes, cues and bold spans are tried (the answer is at the end): linear time
+_MAX_SEGMENT = 1_000  # characters of a cue's segment or of the final line that are read
 _JSON_KEYS = ("answer", "final_answer", "finalanswer", "result", "final")
 _JSON_FIELD = re.compile(
     r'"(?:final[_ ]?answer|answer|result)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[\d.eE+\-/]+|null|true|false)', re.IGNORECASE
@@ -157,27 +163,27 @@ def locate(text: str) -> list[Span]:
     tags = _TAG.findall(text)
     if tags:
         return [Span(tags[-1][1], "tag")]
-    for content in reversed(boxed_contents(text)):
+    for content in reversed(boxed_contents(text)[-_MAX_TRIED:]):
         spans.append(Span(content, "boxed"))
     marks = _GSM8K_MARK.findall(text)
     if marks:
         spans.append(Span(marks[-1], "gsm8k"))
-    cues = list(ANSWER_CUE.finditer(text))
+    cues = list(ANSWER_CUE.finditer(text))[-_MAX_TRIED:]
     for cue in reversed(cues):
-        rest = text[cue.end() :].lstrip(" :*\t")
+        rest = text[cue.end() : cue.end() + _MAX_SEGMENT].lstrip(" :*\t")
         end = SENTENCE_END.search(rest)
         segment = rest[: end.start()] if end else rest
         tail = correction_tail(text, cue.end() + (end.end() if end else len(rest)))
         if tail is not None:
             spans.extend(_correction_spans(tail))
         spans.append(Span(segment.replace("**", " "), "cue"))
-    for bold in reversed(_BOLD.findall(text)):
+    for bold in reversed(_BOLD.findall(text)[-_MAX_TRIED:]):
         spans.append(Span(bold, "bold"))
     if looks_refused(text):
         return spans
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if lines and not looks_truncated(lines[-1]):
-        spans.append(Span(lines[-1], "line"))
+        spans.append(Span(lines[-1][-_MAX_SEGMENT:], "line"))
     return spans
 
 

@@ -32,7 +32,7 @@ __all__ = ["numeric_class"]
 
 _PARENTHETICAL = re.compile(r"(?<![√^/*\w])(?:\([^()]*\)|\[[^\[\]]*\])(?!\s*[/^*])")
 _EXPR_MARK = "√π∞"
-_EXPR_RUN = re.compile(r"[\d.√π∞()+\-*/^×]*[√π∞][\d.√π∞()+\-*/^×]*")
+_EXPR_RUN = re.compile(r"(?<![\d.√π∞()+\-*/^×])[\d.√π∞()+\-*/^×]+")  # maximal runs (linear time)
 _OP_SPACES = re.compile(r"\s*([/*^×+])\s*|(?<=[\d)])\s+(?=[√π])")
 _LABEL_BEFORE = re.compile(
     r"(?:\b(?:step|question|part|problem|case|item|example|exercise|chapter|section|line|no\.|number|equation|eq\.)"
@@ -126,6 +126,7 @@ def _tokens(seg: str, line: bool) -> list[tuple[int, str]]:
     if any(ch in seg for ch in _EXPR_MARK):
         seg = _OP_SPACES.sub(lambda m: m.group(1) or "", seg)
     runs = [(m.start(), m.end(), _balanced(m.group(0))) for m in _EXPR_RUN.finditer(seg)]
+    runs = [r for r in runs if any(ch in r[2] for ch in _EXPR_MARK)]
     out = []
     for start, _, run in runs:
         expr = normalise_expression(run) if any(ch in run for ch in _EXPR_MARK) else ""
@@ -137,7 +138,7 @@ def _tokens(seg: str, line: bool) -> list[tuple[int, str]]:
     for start, end, value in number_matches(seg):
         if any(s <= start < e or s < end <= e for s, e, _ in runs):
             continue
-        if line and _LABEL_BEFORE.search(seg[:start]):
+        if line and _LABEL_BEFORE.search(seg[max(0, start - 20) : start]):
             continue
         out.append((start, format_number(value)))
     out.sort()
