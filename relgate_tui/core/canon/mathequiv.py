@@ -15,6 +15,7 @@ simplification only of small expressions) because sympy has no time limit here. 
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from fractions import Fraction
@@ -98,6 +99,7 @@ def _canonical(expr: Any) -> str | None:
         return None
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the text; samples repeat, and sympy is slow
 def math_class(answer: str) -> str | None:
     """The class of one reply under ``math`` (None = INVALID). Needs math-verify (see :func:`math_available`).
 
