@@ -223,6 +223,8 @@ NEW_NUMERIC = [
     ("It is 10. Actually, no, it's 12.", "12"),
     ("1. Add 3 and 4 to get 7.\n2. Multiply by 2 to get 14.\nSo the answer is 14.", "14"),
     ("In step 3 we found 15 apples in total.", "15"),
+    ("We cannot divide by zero here, so we cancel x first.\nThen 2x = 8 gives x = 4.", "4"),
+    ("The price of one pen is not given directly, but 3 pens cost $6, so one pen costs $2.", "2"),
     ("The answer is not 9; it is 8.", "8"),
     # times and ratios are their own class, not their last number
     ("The meeting starts at 5:30 pm.", "5:30"),
@@ -313,6 +315,9 @@ NEW_TEXT = [
     ("Yes, it is Jupiter.", "jupiter"),
     ("Hence, the answer is the Pacific Ocean.", "pacific ocean"),
     ("Washington, D.C.", "washington dc"),
+    ("Let me think about this.\nThe largest planet is the one with the most mass.\nJupiter", "jupiter"),
+    ("Okay, so the question asks for the largest planet.\n\nJupiter.", "jupiter"),
+    ("Reasoning:\nSaturn is smaller than Jupiter.\nJupiter", "jupiter"),
 ]
 
 

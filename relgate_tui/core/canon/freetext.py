@@ -25,6 +25,11 @@ __all__ = ["normalise_text", "text_class"]
 _CUE = re.compile(r"(?:\bfinal\s+answer|\bthe\s+answer|\banswer)\s*(?:is|:|would\s+be|=)\s*", re.IGNORECASE)
 _TAG = re.compile(r"<(final_answer|answer)>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
 _JSON_FIELD = re.compile(r'"(?:final[_ ]?answer|answer)"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
+_PREAMBLE = re.compile(
+    r"(?:let\s+me|let'?s|okay|ok\b|sure|hmm|alright|well\b|first\b|to\s+(?:answer|find|solve)|i\s+need|we\s+need"
+    r"|thinking|step\b|reasoning|the\s+question)",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(
     r"(?:(?<=[A-Za-z][a-z])|(?<=[\d)\"'”]))(?<!\b(?:Mr|Ms|Dr|St|Jr|Sr|Mt|vs|No))(?<!\bMrs|\betc)[.!?](?=\s|$)"
     r"|[!?](?=\s|$)"
@@ -63,9 +68,12 @@ def _span(text: str) -> str:
         return text[cues[-1].end() :].lstrip(" *:\n")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(lines) > 1:
-        if len(lines[0].split()) <= 8:
-            return lines[0]
-        return lines[-1]
+        opening = lines[0].strip()
+        if len(opening.split()) <= 8 and not _PREAMBLE.match(opening) and not opening.endswith(":"):
+            return lines[0]  # an answer, then its explanation
+        if len(lines[-1].split()) <= 8:
+            return lines[-1]  # reasoning, then the answer
+        return lines[0]
     return text
 
 

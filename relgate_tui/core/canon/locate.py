@@ -85,7 +85,7 @@ _REFUSAL = re.compile(
     r"|am\s+sorry|apologi[sz]e|do(?:n['’]t|\s+not)\s+(?:have\s+(?:enough|access|the)|know))"
     r"|as\s+an\s+AI|cannot\s+be\s+(?:determined|answered|solved|computed)|(?:not|in)\s*(?:enough|sufficient)\s+information"
     r"|insufficient\s+(?:information|data)|unable\s+to\s+(?:determine|answer|solve|compute|help)"
-    r"|no\s+way\s+to\s+(?:determine|know)|(?:is|are)\s+(?:missing|not\s+(?:given|provided|specified)))",
+    r"|no\s+way\s+to\s+(?:determine|know))",
     re.IGNORECASE,
 )
 _TRUNCATED_END = re.compile(
@@ -96,8 +96,11 @@ _TRUNCATED_END = re.compile(
 
 
 def looks_refused(text: str) -> bool:
-    """The reply declines or says the answer cannot be determined."""
-    return _REFUSAL.search(text) is not None
+    """The reply declines or says the answer cannot be determined — in its opening or its final line, where
+    refusals are made (a "we cannot divide by zero" inside reasoning is no refusal)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    where = text[:300] + "\n" + (lines[-1][-300:] if lines else "")
+    return _REFUSAL.search(where) is not None
 
 
 _LIST_MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•]|step\s+\d+[.:)]?)\s*$", re.IGNORECASE)
