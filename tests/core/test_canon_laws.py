@@ -221,3 +221,25 @@ def test_pathological_replies_are_read_in_linear_time(answer: str) -> None:
     # ms — a regression shows up as a suite that suddenly takes minutes, never as a timed assertion
     for canon in (NUMERIC, MCQ, TEXT):
         assert isinstance(canon(answer), str)
+
+
+new_syntax = st.one_of(
+    st.text(alphabet="0123456789 ,./-+^{}()[]√π½¾²³⁸×*:%$=\\boxedsqrtfracpi", max_size=40),
+    st.lists(
+        st.sampled_from(["\\boxed{", "}", "\\sqrt{", "\\frac{", "\\pi", "√", "π", "½", "²", "10^", "×", "*", " ", "1", "2",
+                         "3", "42", "0.5", "/", "^", "{", "(", ")", ",", ":", "=", "x", "y", "A", "B", "negative ",
+                         "minus ", "million", "forty-two", "The answer is ", "Wait, I made an error: ", "it's ",
+                         '{"answer": ', '"', "<answer>", "</answer>", "\n", ".", "not ", "step ", "I can't "]),
+        max_size=12,
+    ).map("".join),
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(new_syntax)
+def test_every_class_is_a_fixed_point_on_the_new_syntax(answer: str) -> None:
+    for canon in (NUMERIC, MCQ, TEXT):
+        once = canon(answer)
+        assert isinstance(once, str)
+        if once != INVALID:
+            assert canon(once) == once, (canon.spec, answer, once)

@@ -114,8 +114,8 @@ def normalise_text(text: str) -> str | None:
                 break
         first = False
     words = words[i:]
-    if words in (["the"], ["an"]):
-        return None
+    if words in (["the"], ["an"]) or tuple(words) in _CUE_WORDS:
+        return None  # a lone article or a bare cue is no answer
     return " ".join(words) or None
 
 
@@ -123,5 +123,19 @@ _LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|
 
 
 def text_class(answer: str) -> str | None:
-    """The class of one reply under ``text`` (None = INVALID)."""
+    """The class of one reply under ``text`` (None = INVALID). The class is read again until it is a fixed point
+    (a class holding a cue, "… the answer is …", would otherwise read differently the second time); each reading
+    only removes words, so this ends."""
+    out = _read(answer)
+    for _ in range(8):
+        if out is None:
+            return None
+        again = _read(out)
+        if again == out:
+            return out
+        out = again
+    return out
+
+
+def _read(answer: str) -> str | None:
     return normalise_text(_cut(_LATEX_WRAPPER.sub(r"\1", _span(clean(answer))).replace("$", " ")))
