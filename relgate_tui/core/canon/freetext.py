@@ -92,6 +92,7 @@ def _cut(text: str) -> str:
 
 def normalise_text(text: str) -> str | None:
     """Word-level normal form (see the module docstring); None when nothing is left."""
+    cue_mark = text.rstrip().endswith((":", "="))
     text = _ACRONYM.sub(lambda m: m.group(0).replace(".", ""), unicodedata.normalize("NFKC", text))
     text = text.casefold()
     text = _DECIMAL_POINT.sub(lambda m: "\x00" if m.group(0) == "." else "\x01", text)
@@ -103,8 +104,8 @@ def normalise_text(text: str) -> str | None:
         for cue in _CUE_WORDS:
             if tuple(words[i : i + len(cue)]) == cue:
                 if len(words) - i == len(cue):
-                    if first:
-                        return None  # "Answer:" alone
+                    if first and ("is" in cue or cue_mark):
+                        return None  # "Answer:", "The answer is" alone (but "An Answer" is an answer)
                     break
                 i, changed = i + len(cue), True
                 break
@@ -114,8 +115,8 @@ def normalise_text(text: str) -> str | None:
                 break
         first = False
     words = words[i:]
-    if words in (["the"], ["an"]) or tuple(words) in _CUE_WORDS:
-        return None  # a lone article or a bare cue is no answer
+    if words in (["the"], ["an"]):
+        return None  # a lone article is no answer
     return " ".join(words) or None
 
 
