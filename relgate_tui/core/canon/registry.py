@@ -4,7 +4,7 @@ reference answers through the same canonicalizer; a suggestion from a task's ref
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from relgate_tui.core.canon.clean import clean
@@ -88,7 +88,7 @@ def get_canonicalizer(spec: str) -> Canonicalizer:
 
 
 def canonicalize_references(
-    canon: Canonicalizer, answers: Sequence[str], choices: Sequence[str] = ()
+    canon: Callable[[str, Sequence[str]], str], answers: Sequence[str], choices: Sequence[str] = ()
 ) -> frozenset[str]:
     """The acceptable classes of an item: its reference answers through the same canonicalizer (INVALID dropped)."""
     out = {canon(str(a), choices) for a in answers}
