@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--endpoint", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
     c.add_argument("--model", required=True, metavar="NAME")
     c.add_argument("--api-key-env", metavar="VAR", help="NAME of the environment variable holding the API key")
-    c.add_argument("--canon", metavar="SPEC", help="numeric | mcq | text | regex:PATTERN (default: the task's)")
+    c.add_argument("--canon", metavar="SPEC", help="numeric | mcq | text | math | regex:PATTERN (default: the task's)")
     c.add_argument("--system", metavar="PROMPT", help="system prompt")
     c.add_argument("--temperature", type=float, default=0.7)
     c.add_argument("--max-tokens", type=int, metavar="N")
