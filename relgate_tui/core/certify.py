@@ -22,12 +22,22 @@ Conventions (each is a decision, stated once here):
   answer was never sampled is a miss (paper Fig. 2 caption: such items cannot be covered by any finite set).
 * **Solvable** (paper §11.9, Table 2): at least one sample was acceptable, i.e. the rank score is finite.
   Conditional coverage is coverage among solvable items, the capability gap β is the fraction unsolvable.
-* **Mode accuracy**: score = 1. **Single-sample accuracy**: the mean over items of the fraction of acceptable
-  samples (the expected accuracy of one random sample; Wilson interval on the fractional count, conservative).
-* **Gate**: ``passed`` compares the reliability level (Def. 2.4, already a conformally conservative quantity; the
-  paper's deployment gate, §11.9) with the threshold; ``gate_basis="lower_bound"`` gates on the 95% bound instead.
-* **Calls saved** = 1 − (samples used) / (items × K_max), over every item of the run (calibration and deployment);
-  the **tie rate** is the fraction of those items whose ranking needed a random tie-break.
+* **Mode accuracy**: score = 1. **Single-sample accuracy**: the share of items whose *first* sample is acceptable.
+  The first sample is drawn before any stopping decision, so it is an unbiased draw of one sample of the model and
+  the estimate is unbiased under optional stopping (exact Bernoulli count, Wilson interval). The mean fraction of
+  acceptable samples among the *used* samples is not: sequential stopping ends sampling early exactly when the
+  leader looks strong, which over-weights agreeing samples (+1.5 points on SPEC §8's reference workload). Records
+  without a known first sample are left out of it (``first_sample_acceptable`` None).
+* **Gate** (:class:`GateDecision`): by default (``gate_basis="lower_bound"``) PASS iff the one-sided lower
+  confidence bound at ``confidence`` clears the threshold, so a model whose true top-answer coverage equals the
+  threshold passes with probability <= 1 − confidence (Clopper–Pearson is exact-conservative). ``"level"`` gates on
+  the point estimate 1 − α* (Def. 2.4), which passes such a model about half of the time — offered, never default.
+* **Calls saved** = (samples not drawn because the stopping rule stopped) / (items × K_max): an item counts K_max −
+  used only when its rule stopped it (``stopped_early``); items cut short by failed requests, or never answered,
+  save nothing (their samples were not drawn for another reason). The **tie rate** is the fraction of the run's items
+  whose ranking needed a random tie-break.
+* **Worst-case level** with skips: skipped calibration items counted as misses (score ∞), ``#{s ≤ 1} / (n + n_skipped
+  + 1)``, and its lower bound, shown beside the level so that skipping hard items cannot raise it unnoticed.
 """
 
 from __future__ import annotations
@@ -58,6 +68,8 @@ __all__ = [
     "CertificationInput",
     "build_input",
     "CertificationResult",
+    "GateDecision",
+    "decide_gate",
     "compute_results",
     "CoverageCurve",
     "coverage_curve",
@@ -69,6 +81,8 @@ __all__ = [
 ]
 
 GateBasis = Literal["level", "lower_bound"]
+GATE_ON_CHOICES: tuple[str, ...] = ("bound", "level")
+"""User-facing names (``relgate certify --gate-on``, JSON ``gate_on``): "bound" = ``lower_bound``, the default."""
 ReliabilityScope = Literal["all_verified", "calibration"]
 
 
@@ -81,6 +95,10 @@ class ItemRecord:
     None when not verified. ``acceptable_fraction`` (fraction of the item's samples that are acceptable) is known
     only with references. ``n_classes`` counts observed non-INVALID classes; ``entropy`` is the consensus entropy;
     ``tie_broken`` says the ranking needed a random tie-break (for the reported tie rate, SPEC §3.2).
+    ``stopped_early``: the stopping rule ended the item's sampling before K_max (None = unknown: taken as "stopped"
+    when fewer than K_max samples were used, the pre-issue-11 reading; the engine always says). ``first_sample_
+    acceptable``: whether the item's first sample (INVALID counts as not acceptable) is acceptable, for the unbiased
+    single-sample accuracy; None when unknown (no reference or no sample).
     """
 
     item_id: str
@@ -91,6 +109,8 @@ class ItemRecord:
     acceptable_fraction: float | None = None
     entropy: float = 0.0
     tie_broken: bool = False
+    stopped_early: bool | None = None
+    first_sample_acceptable: bool | None = None
 
 
 def item_record(
@@ -100,11 +120,17 @@ def item_record(
     acceptable: Collection[str] | None = None,
     score: float | None = None,
     skipped: bool = False,
+    stopped_early: bool | None = None,
+    first_sample: str | None = None,
 ) -> ItemRecord:
     """Build an :class:`ItemRecord` from an item's ranking. With canonical ``acceptable`` classes (references) the
     rank score (eq. 10.1) and the acceptable-sample fraction are computed; an explicit ``score`` (a human verdict:
-    the accepted rank, or ``NONE_SCORE``) takes precedence over the reference score."""
+    the accepted rank, or ``NONE_SCORE``) takes precedence over the reference score. ``first_sample`` is the canonical
+    class of the item's first sample (for the single-sample accuracy, with ``acceptable``)."""
     frac = None
+    first_ok = None
+    if acceptable is not None and first_sample is not None:
+        first_ok = first_sample in acceptable
     if acceptable is not None:
         frac = acceptable_fraction(ranked, acceptable)
         if score is None:
@@ -120,6 +146,8 @@ def item_record(
         acceptable_fraction=frac,
         entropy=ranked.entropy,
         tie_broken=ranked.tie_broken,
+        stopped_early=stopped_early,
+        first_sample_acceptable=first_ok,
     )
 
 
@@ -163,6 +191,9 @@ class CertificationInput:
     samples_used: np.ndarray
     k_max: int
     n_tie_broken: int = 0
+    samples_saved: int = -1  # samples not drawn because the rule stopped; -1 = infer (see from_arrays)
+    first_sample_n: int = 0
+    first_sample_ok: int = 0
     # derived (filled by from_arrays)
     calibration_top: int = 0
     calibration_infinite: int = 0
@@ -196,9 +227,14 @@ class CertificationInput:
         n_skipped: int = 0,
         n_pending: int = 0,
         n_tie_broken: int = 0,
+        stopped_early: ArrayLike | None = None,
+        first_sample_acceptable: ArrayLike | None = None,
     ) -> CertificationInput:
         """Validate, sort and precompute. Missing deployment arrays default to nan (no reference) / 0 entropy;
-        missing ``samples_used`` means every item used ``k_max`` samples; ids default to "0", "1", …"""
+        missing ``samples_used`` means every item used ``k_max`` samples; ids default to "0", "1", …
+        ``stopped_early`` (one bool per item of ``samples_used``; None = every item with fewer than K_max samples
+        stopped early) decides which items count towards calls saved. ``first_sample_acceptable``: per deployment
+        item, 1/0 or nan (unknown); the unbiased single-sample accuracy is computed from it."""
         if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
             raise ValueError(f"k_max must be a positive integer, got {k_max!r}")
         if n_skipped < 0 or n_pending < 0:
@@ -236,6 +272,17 @@ class CertificationInput:
             raise ValueError(f"samples used per item must be in [0, k_max = {k_max}]")
         if not 0 <= n_tie_broken <= used.size:
             raise ValueError("n_tie_broken must be between 0 and the number of items")
+        if stopped_early is None:
+            stopped = used < k_max
+        else:
+            stopped = np.asarray(stopped_early, dtype=bool).ravel()
+            if stopped.size != used.size:
+                raise ValueError(f"stopped_early must have one entry per item ({used.size}), got {stopped.size}")
+        saved = int(np.where(stopped, k_max - used, 0).sum())
+        first = np.asarray([] if first_sample_acceptable is None else first_sample_acceptable, dtype=np.float64).ravel()
+        first = first[~np.isnan(first)]
+        if ((first != 0) & (first != 1)).any():
+            raise ValueError("first_sample_acceptable must be 0, 1 or nan")
 
         has_ref = ~np.isnan(dep)
         ref = dep[has_ref]
@@ -251,6 +298,9 @@ class CertificationInput:
             samples_used=_readonly(used),
             k_max=int(k_max),
             n_tie_broken=int(n_tie_broken),
+            samples_saved=saved,
+            first_sample_n=int(first.size),
+            first_sample_ok=int(first.sum()),
             calibration_top=int(np.count_nonzero(cal <= 1.0)),
             calibration_infinite=int(np.count_nonzero(np.isinf(cal))),
             reference_sorted_finite=_readonly(np.sort(ref[np.isfinite(ref)])),
@@ -290,10 +340,70 @@ def build_input(
         n_skipped=n_skipped,
         n_pending=n_pending,
         n_tie_broken=sum(1 for r in (*calibration, *deployment) if r.tie_broken),
+        stopped_early=[
+            (r.samples_used < k_max) if r.stopped_early is None else r.stopped_early for r in (*calibration, *deployment)
+        ],
+        first_sample_acceptable=np.array(
+            [nan if r.first_sample_acceptable is None else float(r.first_sample_acceptable) for r in deployment],
+            dtype=np.float64,
+        ),
     )
 
 
 # ----------------------------------------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class GateDecision:
+    """PASS/FAIL of a reliability gate, with both numbers it could be based on (see the module docstring).
+
+    ``gate_on`` is "bound" (the one-sided lower confidence bound at ``confidence``; the default) or "level" (the
+    point estimate 1 − α*). ``value`` is the number compared with ``threshold``; ``passed`` = value >= threshold.
+    Guarantee of the bound gate: if the true top-answer coverage is <= threshold, P(passed) <= 1 − confidence.
+    """
+
+    threshold: float
+    gate_on: str
+    level: float
+    lower_bound: float
+    confidence: float
+    passed: bool
+
+    @property
+    def value(self) -> float:
+        return self.lower_bound if self.gate_on == "bound" else self.level
+
+    @property
+    def basis_label(self) -> str:
+        """Words for the compared number, with the confidence the user set: "95% lower bound" / "level"."""
+        return f"{self.confidence:.0%} lower bound" if self.gate_on == "bound" else "level"
+
+    def summary(self) -> str:
+        """One line: ``PASS: 95% lower bound 91.2% ≥ gate 90.0% (level 95.1%)``."""
+        other = (f"level {self.level:.1%}" if self.gate_on == "bound"
+                 else f"{self.confidence:.0%} lower bound {self.lower_bound:.1%}")
+        return (f"{'PASS' if self.passed else 'FAIL'}: {self.basis_label} {self.value:.1%} "
+                f"{'≥' if self.passed else '<'} gate {self.threshold:.1%} ({other})")
+
+
+def _gate_on(gate_basis: str) -> str:
+    if gate_basis in ("lower_bound", "bound"):
+        return "bound"
+    if gate_basis == "level":
+        return "level"
+    raise ValueError(f"gate_basis must be 'bound' (lower_bound) or 'level', got {gate_basis!r}")
+
+
+def decide_gate(
+    threshold: float, level: float, lower_bound: float, confidence: float, gate_on: str = "bound"
+) -> GateDecision:
+    """The gate decision on ``lower_bound`` (``gate_on="bound"``, default) or on ``level``."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"the gate threshold must be in [0, 1], got {threshold!r}")
+    on = _gate_on(gate_on)
+    value = lower_bound if on == "bound" else level
+    return GateDecision(float(threshold), on, float(level), float(lower_bound), float(confidence),
+                        bool(value >= threshold))
+
+
 def _m_star_sorted(sorted_scores: np.ndarray, alpha: float) -> tuple[int, float]:
     """(k, M*) from pre-sorted scores: the k-th smallest, +∞ when k > n (same rule as quantile.conformal_quantile)."""
     n = sorted_scores.size
@@ -344,6 +454,19 @@ class CertificationResult:
     gate: float | None
     gate_basis: str
     passed: bool | None
+    gate_decision: GateDecision | None = None
+    worst_case_level: float = math.nan
+    worst_case_lower_bound: float = math.nan
+
+    @property
+    def gate_on(self) -> str:
+        """"bound" or "level" (the JSON's ``gate_on``)."""
+        return _gate_on(self.gate_basis)
+
+    @property
+    def no_guarantee(self) -> bool:
+        """M* = ∞: the displayed sets (observed classes only) carry no coverage guarantee."""
+        return math.isinf(self.m_star)
 
 
 def compute_results(
@@ -352,7 +475,7 @@ def compute_results(
     confidence: float = 0.95,
     gate: float | None = None,
     *,
-    gate_basis: GateBasis = "level",
+    gate_basis: GateBasis | Literal["bound"] = "lower_bound",
     reliability_scope: ReliabilityScope = "all_verified",
 ) -> CertificationResult:
     """All results at miscoverage level ``alpha``. Cost: O(m) numpy work for the per-item set sizes plus O(log m)
@@ -363,8 +486,8 @@ def compute_results(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if gate is not None and not 0.0 <= gate <= 1.0:
         raise ValueError(f"the gate threshold must be in [0, 1], got {gate!r}")
-    if gate_basis not in ("level", "lower_bound"):
-        raise ValueError(f"gate_basis must be 'level' or 'lower_bound', got {gate_basis!r}")
+    _gate_on(gate_basis)
+    gate_basis = "level" if gate_basis == "level" else "lower_bound"
     if reliability_scope not in ("all_verified", "calibration"):
         raise ValueError(f"reliability_scope must be 'all_verified' or 'calibration', got {reliability_scope!r}")
 
@@ -397,16 +520,22 @@ def compute_results(
         conditional = wilson_proportion(n_cov, solvable, confidence)
         gap = wilson_proportion(m_ref - solvable, m_ref, confidence)
         mode = wilson_proportion(inp.reference_top, m_ref, confidence)
-    if inp.fraction_n:
-        single = wilson_proportion(min(inp.fraction_sum, float(inp.fraction_n)), inp.fraction_n, confidence)
+    if inp.first_sample_n:
+        single = wilson_proportion(inp.first_sample_ok, inp.first_sample_n, confidence)
 
     used = int(inp.samples_used.sum())
     budget = int(inp.samples_used.size) * inp.k_max
-    saved = 1.0 - used / budget if budget else 0.0
+    saved = inp.samples_saved / budget if budget else 0.0
 
-    passed = None
+    # worst case: every skipped calibration item a miss
+    worst_n = rel_n + inp.n_skipped
+    worst_level = rel_x / (worst_n + 1)
+    worst_lower = clopper_pearson_lower(rel_x, worst_n, confidence)
+
+    decision = None
     if gate is not None:
-        passed = (level if gate_basis == "level" else lower) >= gate
+        decision = decide_gate(gate, level, lower, confidence, _gate_on(gate_basis))
+    passed = None if decision is None else decision.passed
 
     return CertificationResult(
         alpha=float(alpha),
@@ -438,6 +567,9 @@ def compute_results(
         gate=gate,
         gate_basis=gate_basis,
         passed=passed,
+        gate_decision=decision,
+        worst_case_level=worst_level,
+        worst_case_lower_bound=worst_lower,
     )
 
 
