@@ -51,6 +51,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from relgate_tui.core.conformal import calibration_message
+from relgate_tui.core.gate import GATE_ON_CHOICES, GateDecision, _gate_on, decide_gate
 from relgate_tui.core.intervals import (
     Interval,
     Proportion,
@@ -68,6 +69,7 @@ __all__ = [
     "CertificationInput",
     "build_input",
     "CertificationResult",
+    "GATE_ON_CHOICES",
     "GateDecision",
     "decide_gate",
     "compute_results",
@@ -81,8 +83,6 @@ __all__ = [
 ]
 
 GateBasis = Literal["level", "lower_bound"]
-GATE_ON_CHOICES: tuple[str, ...] = ("bound", "level")
-"""User-facing names (``relgate certify --gate-on``, JSON ``gate_on``): "bound" = ``lower_bound``, the default."""
 ReliabilityScope = Literal["all_verified", "calibration"]
 
 
@@ -351,59 +351,6 @@ def build_input(
 
 
 # ----------------------------------------------------------------------------------------------------------- results
-@dataclass(frozen=True)
-class GateDecision:
-    """PASS/FAIL of a reliability gate, with both numbers it could be based on (see the module docstring).
-
-    ``gate_on`` is "bound" (the one-sided lower confidence bound at ``confidence``; the default) or "level" (the
-    point estimate 1 − α*). ``value`` is the number compared with ``threshold``; ``passed`` = value >= threshold.
-    Guarantee of the bound gate: if the true top-answer coverage is <= threshold, P(passed) <= 1 − confidence.
-    """
-
-    threshold: float
-    gate_on: str
-    level: float
-    lower_bound: float
-    confidence: float
-    passed: bool
-
-    @property
-    def value(self) -> float:
-        return self.lower_bound if self.gate_on == "bound" else self.level
-
-    @property
-    def basis_label(self) -> str:
-        """Words for the compared number, with the confidence the user set: "95% lower bound" / "level"."""
-        return f"{self.confidence:.0%} lower bound" if self.gate_on == "bound" else "level"
-
-    def summary(self) -> str:
-        """One line: ``PASS: 95% lower bound 91.2% ≥ gate 90.0% (level 95.1%)``."""
-        other = (f"level {self.level:.1%}" if self.gate_on == "bound"
-                 else f"{self.confidence:.0%} lower bound {self.lower_bound:.1%}")
-        return (f"{'PASS' if self.passed else 'FAIL'}: {self.basis_label} {self.value:.1%} "
-                f"{'≥' if self.passed else '<'} gate {self.threshold:.1%} ({other})")
-
-
-def _gate_on(gate_basis: str) -> str:
-    if gate_basis in ("lower_bound", "bound"):
-        return "bound"
-    if gate_basis == "level":
-        return "level"
-    raise ValueError(f"gate_basis must be 'bound' (lower_bound) or 'level', got {gate_basis!r}")
-
-
-def decide_gate(
-    threshold: float, level: float, lower_bound: float, confidence: float, gate_on: str = "bound"
-) -> GateDecision:
-    """The gate decision on ``lower_bound`` (``gate_on="bound"``, default) or on ``level``."""
-    if not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"the gate threshold must be in [0, 1], got {threshold!r}")
-    on = _gate_on(gate_on)
-    value = lower_bound if on == "bound" else level
-    return GateDecision(float(threshold), on, float(level), float(lower_bound), float(confidence),
-                        bool(value >= threshold))
-
-
 def _m_star_sorted(sorted_scores: np.ndarray, alpha: float) -> tuple[int, float]:
     """(k, M*) from pre-sorted scores: the k-th smallest, +∞ when k > n (same rule as quantile.conformal_quantile)."""
     n = sorted_scores.size
@@ -597,134 +544,11 @@ def coverage_curve(inp: CertificationInput, alphas: ArrayLike) -> CoverageCurve:
     return CoverageCurve(_readonly(a), _readonly(ms), _readonly(cov), _readonly(size))
 
 
-# --------------------------------------------------------------------------------------------------------- bootstrap
-@dataclass(frozen=True)
-class BootstrapSummary:
-    """Percentile-bootstrap intervals (SPEC §3.6) for the mean prediction-set size of the deployment items at α
-    (M* held fixed; deployment items resampled) and for the mean samples used per item (all items). None when
-    there is nothing to resample."""
-
-    set_size: Interval | None
-    samples_used: Interval | None
-    n_boot: int
-    seed: int
-
-
-def bootstrap_summary(
-    inp: CertificationInput,
-    alpha: float,
-    n_boot: int = 10_000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> BootstrapSummary:
-    """Seeded percentile bootstrap (paper §11.1: B = 10,000) of the average set size and of samples used."""
-    _, m_star = _m_star_sorted(inp.calibration_scores, alpha)
-    ncls = inp.deployment_n_classes
-    set_size = used = None
-    if ncls.size:
-        sizes = np.minimum(ncls, m_star).astype(np.float64)
-        lo, hi = bootstrap_ci(sizes, np.mean, n_boot, confidence, seed)
-        set_size = Interval(float(sizes.mean()), lo, hi, confidence)
-    if inp.samples_used.size:
-        s = inp.samples_used.astype(np.float64)
-        lo, hi = bootstrap_ci(s, np.mean, n_boot, confidence, seed + 1)
-        used = Interval(float(s.mean()), lo, hi, confidence)
-    return BootstrapSummary(set_size, used, n_boot, seed)
-
-
-# --------------------------------------------------------------------------------------------------- split stability
-@dataclass(frozen=True, eq=False)
-class SplitStability:
-    """M*, coverage and reliability level over random calibration/test splits (paper Table 4).
-
-    Means and standard deviations are over splits, population sd (ddof = 0, which reproduces the paper's
-    ``1.18 ± 0.38`` for 82%/18% of M* = 1/2). When some split has M* = ∞, ``m_star_mean`` is ∞ and
-    ``m_star_sd`` nan; ``m_star_frequencies`` gives the distribution of M* over splits.
-    """
-
-    n_splits: int
-    n_cal: int
-    n_test: int
-    alpha: float
-    seed: int
-    m_star_values: np.ndarray
-    coverage_values: np.ndarray
-    reliability_values: np.ndarray
-    m_star_mean: float
-    m_star_sd: float
-    coverage_mean: float
-    coverage_sd: float
-    reliability_mean: float
-    reliability_sd: float
-    m_star_frequencies: dict[float, float]
-
-
-def split_permutations(n_items: int, n_splits: int, seed: int, item_ids: Sequence[str] | None = None) -> np.ndarray:
-    """``n_splits`` seeded permutations of item positions, shape (n_splits, n_items).
-
-    With ``item_ids`` the permutations act on the items *sorted by id*, so a split is a function of the id set and
-    the seed only — never of file order (SPEC §3.6). Without ids the caller's order is used as given.
-    """
-    base = np.arange(n_items)
-    if item_ids is not None:
-        ids = np.asarray([str(i) for i in item_ids])
-        if ids.size != n_items:
-            raise ValueError(f"item_ids must have one entry per item ({n_items}), got {ids.size}")
-        if np.unique(ids).size != ids.size:
-            raise ValueError("item_ids must be unique")
-        base = np.argsort(ids, kind="stable")
-    rng = np.random.default_rng(seed)
-    return base[rng.permuted(np.tile(np.arange(n_items), (n_splits, 1)), axis=1)]
-
-
-def split_stability(
-    scores: ArrayLike,
-    *,
-    alpha: float = 0.10,
-    n_splits: int = 100,
-    cal_fraction: float = 0.5,
-    seed: int = 0,
-    item_ids: Sequence[str] | None = None,
-) -> SplitStability:
-    """Re-split the reference-verified items ``n_splits`` times (seeded permutation of item ids, see
-    :func:`split_permutations`), calibrate M* on ``round(cal_fraction · N)`` items and measure coverage (finite
-    score ≤ M*) on the rest. Fully vectorised: one gather and one ``np.partition`` along the split axis.
-    """
-    s = _validated_scores(scores, "split_stability", allow_nan=False)
-    n_items = s.size
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    if n_splits < 1:
-        raise ValueError("n_splits must be >= 1")
-    n_cal = int(round(n_items * cal_fraction))
-    if not 1 <= n_cal <= n_items - 1:
-        raise ValueError(f"need at least one calibration and one test item (have {n_items} items)")
-    perms = split_permutations(n_items, n_splits, seed, item_ids)
-    cal = s[perms[:, :n_cal]]
-    test = s[perms[:, n_cal:]]
-    k = conformal_rank(n_cal, alpha)
-    if k > n_cal:
-        m_star = np.full(n_splits, np.inf)
-    else:
-        m_star = np.partition(cal, k - 1, axis=1)[:, k - 1]
-    coverage = (np.isfinite(test) & (test <= m_star[:, None])).mean(axis=1)
-    reliability = (cal <= 1.0).sum(axis=1) / (n_cal + 1)
-    finite = bool(np.isfinite(m_star).all())
-    values, counts = np.unique(m_star, return_counts=True)
-    return SplitStability(
-        n_splits=n_splits,
-        n_cal=n_cal,
-        n_test=n_items - n_cal,
-        alpha=float(alpha),
-        seed=seed,
-        m_star_values=_readonly(m_star),
-        coverage_values=_readonly(coverage),
-        reliability_values=_readonly(reliability),
-        m_star_mean=float(m_star.mean()) if finite else math.inf,
-        m_star_sd=float(m_star.std()) if finite else math.nan,
-        coverage_mean=float(coverage.mean()),
-        coverage_sd=float(coverage.std()),
-        reliability_mean=float(reliability.mean()),
-        reliability_sd=float(reliability.std()),
-        m_star_frequencies={float(v): int(c) / n_splits for v, c in zip(values, counts)},
-    )
+# re-exported: the on-demand readouts live in core/readouts.py
+from relgate_tui.core.readouts import (  # noqa: E402
+    BootstrapSummary,
+    SplitStability,
+    bootstrap_summary,
+    split_permutations,
+    split_stability,
+)
