@@ -72,7 +72,7 @@ def run_workload(name: str, rule_name: str, k_max: int, n_items: int, delta: flo
     components = WORKLOADS[name]
     sizes = [max(1, round(share * n_items)) for share, _ in components[:-1]]
     sizes.append(max(1, n_items - sum(sizes)))
-    for index, ((_, probs), n) in enumerate(zip(components, sizes)):
+    for index, ((_, probs), n) in enumerate(zip(components, sizes, strict=True)):
         # same seed for every rule and K_max: the rules see the same sample streams
         s = simulate_stopping(rule, probs, k_max, n, np.random.default_rng([seed, index]))
         total_samples += s.mean_samples * n

@@ -53,9 +53,7 @@ from numpy.typing import ArrayLike
 from relgate_tui.core.conformal import calibration_message
 from relgate_tui.core.gate import GATE_ON_CHOICES, GateDecision, _gate_on, decide_gate
 from relgate_tui.core.intervals import (
-    Interval,
     Proportion,
-    bootstrap_ci,
     clopper_pearson_lower,
     wilson_proportion,
 )

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["GATE_ON_CHOICES", "GateDecision", "decide_gate"]
+import numpy as np
+
+from relgate_tui.core.intervals import confidence_sequence, confidence_sequence_end
+
+__all__ = ["GATE_ON_CHOICES", "GateDecision", "SequentialGate", "decide_gate", "sequential_gate"]
 
 GATE_ON_CHOICES: tuple[str, ...] = ("bound", "level")
 """User-facing names (``relgate certify --gate-on``, JSON ``gate_on``): "bound" (= ``lower_bound``) is the default."""
@@ -71,3 +75,68 @@ def decide_gate(
     value = lower_bound if on == "bound" else level
     return GateDecision(float(threshold), on, float(level), float(lower_bound), float(confidence),
                         bool(value >= threshold))
+
+
+@dataclass(frozen=True)
+class SequentialGate:
+    """The spot-check's live gate (issue 11 §4): the anytime-valid interval of the top-answer coverage after
+    ``successes`` of ``n`` verified items, and what it says about ``threshold``.
+
+    ``decided`` is "PASS" once ``lower`` >= threshold, "FAIL" once ``upper`` < threshold, else None; because the
+    interval is a confidence sequence (:func:`~relgate_tui.core.intervals.confidence_sequence`), stopping the
+    labelling the moment it is decided is safe: a model whose true coverage is <= threshold is decided PASS with
+    probability <= 1 − confidence, whenever the labeller stops. ``more_labels`` ≈ how many more verdicts at the
+    current success rate would decide it (None when decided, when n = 0, or when the rate equals the threshold).
+    """
+
+    successes: int
+    n: int
+    threshold: float
+    confidence: float
+    lower: float
+    upper: float
+    decided: str | None
+    more_labels: int | None
+
+    def summary(self) -> str:
+        """``decided: PASS after 120 labels`` / ``decided: FAIL after 40 labels`` / ``≈ 35 more labels needed``."""
+        if self.decided is not None:
+            return f"decided: {self.decided} after {self.n} labels"
+        if self.more_labels is None:
+            return "undecided: more labels needed"
+        return f"≈ {self.more_labels} more labels needed"
+
+
+_MORE_LABELS_MAX = 100_000
+
+
+def _first_deciding(successes: int, n: int, rate: float, threshold: float, confidence: float,
+                    candidates: np.ndarray) -> int | None:
+    expected = successes + rate * candidates
+    if rate > threshold:  # successes rounded against the decision: the estimate errs towards "more labels"
+        x = np.floor(expected + 1e-9)
+        hit = np.asarray(confidence_sequence_end(x, n + candidates, confidence, end="lower")) >= threshold
+    else:
+        x = np.ceil(expected - 1e-9)
+        hit = np.asarray(confidence_sequence_end(x, n + candidates, confidence, end="upper")) < threshold
+    return int(candidates[np.argmax(hit)]) if hit.any() else None
+
+
+def sequential_gate(successes: int, n: int, threshold: float, confidence: float = 0.95) -> SequentialGate:
+    """The live gate after ``successes`` of ``n`` (see :class:`SequentialGate`). Two vectorised passes (a geometric
+    grid, then a refinement) estimate ``more_labels``: a few milliseconds, fit for a keypress."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"the gate threshold must be in [0, 1], got {threshold!r}")
+    lower, upper = confidence_sequence(successes, n, confidence)
+    decided = "PASS" if lower >= threshold else ("FAIL" if upper < threshold else None)
+    more = None
+    if decided is None and n > 0 and successes / n != threshold:
+        rate = successes / n
+        grid = np.unique(np.round(np.geomspace(1, _MORE_LABELS_MAX, 64))).astype(np.float64)
+        coarse = _first_deciding(successes, n, rate, threshold, confidence, grid)
+        if coarse is not None:
+            previous = grid[max(0, int(np.searchsorted(grid, coarse)) - 1)]
+            fine = np.unique(np.round(np.linspace(previous, coarse, 64))).astype(np.float64)
+            more = _first_deciding(successes, n, rate, threshold, confidence, fine) or coarse
+    return SequentialGate(int(successes), int(n), float(threshold), float(confidence), float(lower), float(upper),
+                          decided, more)

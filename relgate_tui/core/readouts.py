@@ -167,7 +167,7 @@ def split_stability(
         coverage_sd=float(coverage.std()),
         reliability_mean=float(reliability.mean()),
         reliability_sd=float(reliability.std()),
-        m_star_frequencies={float(v): int(c) / n_splits for v, c in zip(values, counts)},
+        m_star_frequencies={float(v): int(c) / n_splits for v, c in zip(values, counts, strict=True)},
     )
 
 
