@@ -59,6 +59,17 @@ def _m(m: int | None) -> str:
     return "∞" if m is None else str(m)
 
 
+def _readouts_for(inp, alpha: float, confidence: float):
+    """SPEC §3.6 readouts at α: bootstrap intervals (B = 10,000, seeded) and 100-split stability (None when fewer
+    than 2 verified items). Cheap: the multinomial bootstrap shortcut and one vectorised partition."""
+    from relgate_tui.core.readouts import bootstrap_summary, split_stability, verified_scores
+
+    boot = bootstrap_summary(inp, alpha, confidence=confidence)
+    scores = verified_scores(inp)
+    stab = split_stability(scores, alpha=alpha) if scores.size >= 2 else None
+    return boot, stab
+
+
 def _prop_json(p: dict | None) -> str:
     if not p:
         return "—"
@@ -73,7 +84,8 @@ def judge_summary(judge: dict) -> Table:
     grid.add_column("frequency", no_wrap=True, min_width=9)
     grid.add_column("judge", no_wrap=True, min_width=9)
     grid.add_row("reliability", fmt_pct(f["reliability_level"]), fmt_pct(j["reliability_level"]))
-    grid.add_row("95% bound", fmt_pct(f["reliability_lower_bound"]), fmt_pct(j["reliability_lower_bound"]))
+    grid.add_row(f"{f.get('confidence', 0.95):.0%} bound", fmt_pct(f["reliability_lower_bound"]),
+                 fmt_pct(j["reliability_lower_bound"]))
     grid.add_row(f"M* (α={judge['alpha']:.2f})", _m(f["m_star"]), _m(j["m_star"]))
     grid.add_row("coverage", "—" if not f["coverage"] else f"{f['coverage']['estimate']:.1%}",
                  "—" if not j["coverage"] else f"{j['coverage']['estimate']:.1%}")
@@ -250,7 +262,7 @@ class ResultsScreen(Screen[str]):
         self.view = self.session.results(
             self.alpha,
             gate=self.gate,
-            gate_basis=getattr(settings, "gate_basis", "level"),
+            gate_basis=getattr(settings, "gate_basis", "lower_bound"),
             confidence=getattr(settings, "confidence", 0.95),
             curve_alphas=CURVE_ALPHAS,
         )
@@ -258,6 +270,12 @@ class ResultsScreen(Screen[str]):
         self._render_table()
         self._render_plots()
         self._render_judge(settings)
+
+    def _readouts(self, r):
+        try:
+            return _readouts_for(self.session.analysis().input, r.alpha, r.confidence)
+        except (ValueError, AttributeError):
+            return None, None
 
     def _render_summary(self) -> None:
         v = self.view
@@ -269,6 +287,9 @@ class ResultsScreen(Screen[str]):
         bound.append(f" with {r.confidence:.0%} confidence\n")
         bound.append(f"{r.reliability_successes} of {r.reliability_n} verified items: top answer acceptable",
                      style="dim")
+        if r.n_skipped:
+            bound.append(f"\nworst case, {r.n_skipped} skipped counted as misses: {r.worst_case_level:.3f} "
+                         f"(≥ {r.worst_case_lower_bound:.3f})", style="yellow")
         self.query_one("#bound", Static).update(bound)
 
         verdict = Text()
@@ -278,8 +299,8 @@ class ResultsScreen(Screen[str]):
         else:
             verdict.append(" PASS " if r.passed else " FAIL ", style="bold reverse green" if r.passed else
                            "bold reverse red")
-            basis = "level" if r.gate_basis == "level" else "lower bound"
-            verdict.append(f"  {basis} {'≥' if r.passed else '<'} gate {r.gate:.2f}")
+            d = r.gate_decision
+            verdict.append("  " + d.summary().split(": ", 1)[1])
         self.query_one("#verdict", Static).update(verdict)
 
         info = Text()
@@ -288,6 +309,9 @@ class ResultsScreen(Screen[str]):
         info.append("M* = ", style="bold")
         info.append(fmt_m_star(r.m_star), style="bold cyan")
         info.append(f"   k = {r.k} of n = {r.n}\n")
+        if r.no_guarantee:
+            info.append("M* = ∞: the displayed sets (observed answers only) carry no coverage guarantee\n",
+                        style="bold yellow")
         info.append(f"skipped {r.n_skipped} · pending {r.n_pending}", style="dim")
         if v.n_unsampled:
             info.append(f" · not sampled {v.n_unsampled}", style="dim")
@@ -307,7 +331,8 @@ class ResultsScreen(Screen[str]):
                 ("1-sample accuracy", fmt_prop(r.single_sample_accuracy)),
                 ("avg set size", f"{size} ({r.n_deployment} items)"),
             ]
-            title = f"Validation on {r.n_with_reference} deployment items with references (95% Wilson intervals)"
+            title = (f"Validation on {r.n_with_reference} deployment items with references "
+                     f"({r.confidence:.0%} Wilson intervals; 1-sample accuracy from each item's first sample)")
         else:
             cells = [("avg set size", f"{size} ({r.n_deployment} items)"), ("coverage", "— (no references)"),
                      ("", "")]
@@ -334,6 +359,19 @@ class ResultsScreen(Screen[str]):
         calls.append(f"{v.calls_failed}\n", style="bold red" if v.calls_failed else "")
         calls.append(f"{'tie rate':<14}", style="dim")
         calls.append(fmt_pct(r.tie_rate) + "\n")
+        boot, stab = self._readouts(r)
+        if boot is not None and boot.samples_used is not None:
+            b = boot.samples_used
+            calls.append(f"{'samples/item':<14}", style="dim")
+            calls.append(f"{b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}]\n")
+        if boot is not None and boot.set_size is not None:
+            b = boot.set_size
+            calls.append(f"{'set size':<14}", style="dim")
+            calls.append(f"{b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}] bootstrap\n")
+        if stab is not None:
+            calls.append(f"{'100 splits':<14}", style="dim")
+            m_mean = "∞" if math.isinf(stab.m_star_mean) else f"{stab.m_star_mean:.2f} ± {stab.m_star_sd:.2f}"
+            calls.append(f"M* {m_mean}, cov. {stab.coverage_mean:.1%} ± {stab.coverage_sd:.1%}\n")
         if v.audited:
             calls.append(f"{'audit':<14}", style="dim")
             calls.append(f"{v.disagreements} of {v.audited} disagree", style="bold red" if v.disagreements else "")
