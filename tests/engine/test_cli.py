@@ -329,3 +329,18 @@ def test_calls_saved_ignores_failed_items_under_rule_none(tmp_path, monkeypatch,
     assert doc["calls"]["failed"] == 2 and doc["n_incomplete"] == 2
     assert doc["samples_used"] < 4 * 5
     assert doc["calls"]["saved_vs_kmax"] == 0.0
+
+
+def test_markdown_report_shows_gate_basis_and_section_3_6_readouts(first_run) -> None:
+    """Issue 11 §4: the report states the gate decision with both numbers, the bootstrap intervals and the split
+    stability from the document."""
+    from relgate_tui.engine.report import render_report
+
+    doc = {**first_run["doc"], "min_reliability": 0.5, "passed": True, "n_skipped": 2,
+           "gate": {"summary": "PASS: 95% lower bound 80.0% ≥ gate 50.0% (level 90.0%)"},
+           "worst_case": {"level": 0.8, "lower_bound": 0.7, "n_skipped": 2}}
+    md = render_report(doc, "md")
+    assert "95% lower bound 80.0% ≥ gate 50.0% (level 90.0%)" in md
+    assert "Worst case, skipped items counted as misses: level 80.0%" in md
+    assert "Samples used per item:" in md and "percentile bootstrap, B = 10000" in md
+    assert "Stability over 100 random splits" in md
