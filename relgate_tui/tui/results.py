@@ -277,6 +277,30 @@ class ResultsScreen(Screen[str]):
         except (ValueError, AttributeError):
             return None, None
 
+    def _extra_lines(self, r) -> list[Text]:
+        """Below the validation grid: the worst-case level with skips, SPEC §3.6's bootstrap intervals and split
+        stability (issue 11 §4)."""
+        lines = []
+        if r.n_skipped:
+            lines.append(Text(f"worst case, {r.n_skipped} skipped item(s) counted as misses: level "
+                              f"{r.worst_case_level:.3f} (≥ {r.worst_case_lower_bound:.3f} with {r.confidence:.0%} "
+                              "confidence)", style="yellow"))
+        boot, stab = self._readouts(r)
+        parts = []
+        if boot is not None and boot.set_size is not None:
+            b = boot.set_size
+            parts.append(f"set size {b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}]")
+        if boot is not None and boot.samples_used is not None:
+            b = boot.samples_used
+            parts.append(f"samples/item {b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}]")
+        if parts:
+            lines.append(Text(" · ".join(parts) + f" (bootstrap, B = {boot.n_boot:,})", style="dim"))
+        if stab is not None:
+            m_mean = "∞" if math.isinf(stab.m_star_mean) else f"{stab.m_star_mean:.2f} ± {stab.m_star_sd:.2f}"
+            lines.append(Text(f"{stab.n_splits} random splits ({stab.n_cal}/{stab.n_test}): M* {m_mean}, coverage "
+                              f"{stab.coverage_mean:.1%} ± {stab.coverage_sd:.1%}", style="dim"))
+        return lines
+
     def _render_summary(self) -> None:
         v = self.view
         assert v is not None
@@ -287,9 +311,6 @@ class ResultsScreen(Screen[str]):
         bound.append(f" with {r.confidence:.0%} confidence\n")
         bound.append(f"{r.reliability_successes} of {r.reliability_n} verified items: top answer acceptable",
                      style="dim")
-        if r.n_skipped:
-            bound.append(f"\nworst case, {r.n_skipped} skipped counted as misses: {r.worst_case_level:.3f} "
-                         f"(≥ {r.worst_case_lower_bound:.3f})", style="yellow")
         self.query_one("#bound", Static).update(bound)
 
         verdict = Text()
@@ -310,8 +331,7 @@ class ResultsScreen(Screen[str]):
         info.append(fmt_m_star(r.m_star), style="bold cyan")
         info.append(f"   k = {r.k} of n = {r.n}\n")
         if r.no_guarantee:
-            info.append("M* = ∞: the displayed sets (observed answers only) carry no coverage guarantee\n",
-                        style="bold yellow")
+            info.append("displayed sets: no coverage guarantee\n", style="bold yellow")
         info.append(f"skipped {r.n_skipped} · pending {r.n_pending}", style="dim")
         if v.n_unsampled:
             info.append(f" · not sampled {v.n_unsampled}", style="dim")
@@ -332,7 +352,7 @@ class ResultsScreen(Screen[str]):
                 ("avg set size", f"{size} ({r.n_deployment} items)"),
             ]
             title = (f"Validation on {r.n_with_reference} deployment items with references "
-                     f"({r.confidence:.0%} Wilson intervals; 1-sample accuracy from each item's first sample)")
+                     f"({r.confidence:.0%} Wilson intervals; 1-sample = first samples)")
         else:
             cells = [("avg set size", f"{size} ({r.n_deployment} items)"), ("coverage", "— (no references)"),
                      ("", "")]
@@ -344,6 +364,8 @@ class ResultsScreen(Screen[str]):
         outer = Table.grid(expand=True)
         outer.add_row(Text(title, style="bold"))
         outer.add_row(val)
+        for line in self._extra_lines(r):
+            outer.add_row(line)
         val = outer
         self.query_one("#validation", Static).update(val)
 
@@ -359,19 +381,6 @@ class ResultsScreen(Screen[str]):
         calls.append(f"{v.calls_failed}\n", style="bold red" if v.calls_failed else "")
         calls.append(f"{'tie rate':<14}", style="dim")
         calls.append(fmt_pct(r.tie_rate) + "\n")
-        boot, stab = self._readouts(r)
-        if boot is not None and boot.samples_used is not None:
-            b = boot.samples_used
-            calls.append(f"{'samples/item':<14}", style="dim")
-            calls.append(f"{b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}]\n")
-        if boot is not None and boot.set_size is not None:
-            b = boot.set_size
-            calls.append(f"{'set size':<14}", style="dim")
-            calls.append(f"{b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}] bootstrap\n")
-        if stab is not None:
-            calls.append(f"{'100 splits':<14}", style="dim")
-            m_mean = "∞" if math.isinf(stab.m_star_mean) else f"{stab.m_star_mean:.2f} ± {stab.m_star_sd:.2f}"
-            calls.append(f"M* {m_mean}, cov. {stab.coverage_mean:.1%} ± {stab.coverage_sd:.1%}\n")
         if v.audited:
             calls.append(f"{'audit':<14}", style="dim")
             calls.append(f"{v.disagreements} of {v.audited} disagree", style="bold red" if v.disagreements else "")

@@ -154,6 +154,9 @@ async def test_gate_readouts_show_both_numbers_confidence_and_section_3_6(servic
         verdict = str(app.screen.query_one("#verdict").content)
         assert "90% lower bound" in verdict and "level" in verdict
         assert "with 90% confidence" in str(app.screen.query_one("#bound").content)
-        calls = str(app.screen.query_one("#calls").content)
-        assert "samples/item" in calls and "100 splits" in calls
+        validation = app.screen.query_one("#validation")
+        lines = [str(line) for line in app.screen._extra_lines(r)]
+        assert any("samples/item" in x and "bootstrap, B = 10,000" in x for x in lines)
+        assert any(x.startswith("100 random splits") for x in lines)
+        assert validation.size.height >= 3 + len(lines)  # title, two rows of metrics, then these lines
         session.close()
