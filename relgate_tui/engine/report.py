@@ -218,7 +218,7 @@ def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str])
     return p
 
 
-def _readout_lines(doc: dict[str, Any]) -> list[str]:
+def _readout_lines(doc: Mapping[str, Any]) -> list[str]:
     """Issue 11 §4 readouts (core/readouts.py's JSON block): worst case with skips, no-guarantee note, bootstrap
     intervals, split stability. Absent in documents written before them."""
     out = []
