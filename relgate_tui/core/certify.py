@@ -50,6 +50,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from relgate_tui.core.adaptive_sets import AdaptiveSets, adaptive_arrays, adaptive_inputs, adaptive_results
 from relgate_tui.core.conformal import calibration_message
 from relgate_tui.core.gate import GATE_ON_CHOICES, GateDecision, _gate_on, decide_gate
 from relgate_tui.core.intervals import (
@@ -68,6 +69,7 @@ __all__ = [
     "build_input",
     "CertificationResult",
     "GATE_ON_CHOICES",
+    "AdaptiveSets",
     "GateDecision",
     "decide_gate",
     "compute_results",
@@ -109,6 +111,17 @@ class ItemRecord:
     tie_broken: bool = False
     stopped_early: bool | None = None
     first_sample_acceptable: bool | None = None
+    cumulative_shares: tuple[float, ...] = ()
+
+    @property
+    def cp_score(self) -> float | None:
+        """Cumulative-probability score (eq. 6.2) from the rank score: the share of the classes ranked at or above
+        the accepted one; ∞ for "none acceptable"; None when unverified or the shares are unknown."""
+        if self.score is None or not self.cumulative_shares:
+            return None
+        if math.isinf(self.score):
+            return math.inf
+        return self.cumulative_shares[int(self.score) - 1]
 
 
 def item_record(
@@ -146,6 +159,7 @@ def item_record(
         tie_broken=ranked.tie_broken,
         stopped_early=stopped_early,
         first_sample_acceptable=first_ok,
+        cumulative_shares=tuple(ranked.cumulative_shares),
     )
 
 
@@ -192,6 +206,10 @@ class CertificationInput:
     samples_saved: int = -1  # samples not drawn because the rule stopped; -1 = infer (see from_arrays)
     first_sample_n: int = 0
     first_sample_ok: int = 0
+    # adaptive sets (eq. 6.7): sorted calibration cp scores (None = unknown), padded deployment cumulative shares
+    calibration_cp_scores: np.ndarray | None = None
+    deployment_cumulative: np.ndarray | None = None
+    deployment_cp_scores: np.ndarray | None = None
     # derived (filled by from_arrays)
     calibration_top: int = 0
     calibration_infinite: int = 0
@@ -227,12 +245,18 @@ class CertificationInput:
         n_tie_broken: int = 0,
         stopped_early: ArrayLike | None = None,
         first_sample_acceptable: ArrayLike | None = None,
+        calibration_cp_scores: ArrayLike | None = None,
+        deployment_cumulative: ArrayLike | None = None,
+        deployment_cp_scores: ArrayLike | None = None,
     ) -> CertificationInput:
         """Validate, sort and precompute. Missing deployment arrays default to nan (no reference) / 0 entropy;
         missing ``samples_used`` means every item used ``k_max`` samples; ids default to "0", "1", …
         ``stopped_early`` (one bool per item of ``samples_used``; None = every item with fewer than K_max samples
         stopped early) decides which items count towards calls saved. ``first_sample_acceptable``: per deployment
-        item, 1/0 or nan (unknown); the unbiased single-sample accuracy is computed from it."""
+        item, 1/0 or nan (unknown); the unbiased single-sample accuracy is computed from it. Adaptive sets (eq.
+        6.7) need ``calibration_cp_scores`` (one per calibration score, +∞ for "none"), ``deployment_cumulative``
+        (m × C cumulative class shares, padded with +∞) and optionally ``deployment_cp_scores`` (nan = no
+        reference); without the first two the adaptive results are None."""
         if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
             raise ValueError(f"k_max must be a positive integer, got {k_max!r}")
         if n_skipped < 0 or n_pending < 0:
@@ -297,6 +321,7 @@ class CertificationInput:
             k_max=int(k_max),
             n_tie_broken=int(n_tie_broken),
             samples_saved=saved,
+            **adaptive_arrays(calibration_cp_scores, cal.size, deployment_cumulative, deployment_cp_scores, m),
             first_sample_n=int(first.size),
             first_sample_ok=int(first.sum()),
             calibration_top=int(np.count_nonzero(cal <= 1.0)),
@@ -345,6 +370,7 @@ def build_input(
             [nan if r.first_sample_acceptable is None else float(r.first_sample_acceptable) for r in deployment],
             dtype=np.float64,
         ),
+        **adaptive_inputs(calibration, deployment),
     )
 
 
@@ -402,6 +428,7 @@ class CertificationResult:
     gate_decision: GateDecision | None = None
     worst_case_level: float = math.nan
     worst_case_lower_bound: float = math.nan
+    adaptive: AdaptiveSets | None = None
 
     @property
     def gate_on(self) -> str:
@@ -477,6 +504,8 @@ def compute_results(
     worst_level = rel_x / (worst_n + 1)
     worst_lower = clopper_pearson_lower(rel_x, worst_n, confidence)
 
+    adaptive = adaptive_results(inp, alpha, confidence)
+
     decision = None
     if gate is not None:
         decision = decide_gate(gate, level, lower, confidence, _gate_on(gate_basis))
@@ -515,7 +544,9 @@ def compute_results(
         gate_decision=decision,
         worst_case_level=worst_level,
         worst_case_lower_bound=worst_lower,
+        adaptive=adaptive,
     )
+
 
 
 @dataclass(frozen=True, eq=False)

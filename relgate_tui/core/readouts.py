@@ -194,7 +194,8 @@ def readout_json(
     and bound with skipped calibration items counted as misses), ``prediction_sets`` (``guarantee`` false and a
     message when M* = ∞: the displayed sets are observed classes only and carry no coverage guarantee),
     ``bootstrap`` (percentile intervals of the mean set size and mean samples used, B = ``n_boot``, seeded) and
-    ``split_stability`` (``n_splits`` seeded half/half splits of every verified score — sorted first, so the splits
+    ``adaptive_sets`` (eq. 6.7: threshold q̂ of the cumulative-probability score, mean set size, coverage with
+    references; null when the class shares are unknown), ``split_stability`` (``n_splits`` seeded half/half splits of every verified score — sorted first, so the splits
     depend on the scores and the seed only, never on file order; null with fewer than 2 verified items).
 
     The scores' split is by a seeded permutation of the sorted verified scores rather than of item ids: the
@@ -232,4 +233,11 @@ def readout_json(
         "bootstrap": {"set_size": _interval_json(boot.set_size), "samples_used": _interval_json(boot.samples_used),
                       "n_boot": boot.n_boot, "seed": boot.seed},
         "split_stability": stab,
+        "adaptive_sets": None if res.adaptive is None else {
+            "threshold": res.adaptive.threshold,
+            "average_set_size": res.adaptive.average_set_size,
+            "coverage": None if res.adaptive.coverage is None else {
+                "estimate": res.adaptive.coverage.estimate, "lower": res.adaptive.coverage.lower,
+                "upper": res.adaptive.coverage.upper, "n": res.adaptive.coverage.n},
+        },
     })

@@ -400,6 +400,7 @@ class ItemAnalysis:
             tie_broken=self.ranked.tie_broken,
             stopped_early=self.stopped_early,
             first_sample_acceptable=self.first_sample_acceptable,
+            cumulative_shares=tuple(self.ranked.cumulative_shares),
         )
 
 

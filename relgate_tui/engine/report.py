@@ -235,6 +235,12 @@ def _readout_lines(doc: Mapping[str, Any]) -> list[str]:
         if iv and iv.get("estimate") is not None:
             out.append(f"- {label}: {iv['estimate']:.2f} [{iv['lower']:.2f}, {iv['upper']:.2f}] "
                        f"({iv['confidence']:.0%} percentile bootstrap, B = {boot.get('n_boot')})")
+    ad = doc.get("adaptive_sets")
+    if ad:
+        q = "∞" if ad.get("threshold") is None else f"{ad['threshold']:.3f}"
+        cov = ad.get("coverage")
+        out.append(f"- Adaptive sets (eq. 6.7): q̂ = {q}, average size {ad['average_set_size']:.2f}"
+                   + (f", coverage {_pct(cov['estimate'])} on {cov['n']} items" if cov else ""))
     st = doc.get("split_stability")
     if st:
         m = "∞" if st.get("m_star_mean") is None else f"{st['m_star_mean']:.2f} ± {st['m_star_sd'] or 0:.2f}"

@@ -278,8 +278,8 @@ class ResultsScreen(Screen[str]):
             return None, None
 
     def _extra_lines(self, r) -> list[Text]:
-        """Below the validation grid: the worst-case level with skips, SPEC §3.6's bootstrap intervals and split
-        stability (issue 11 §4)."""
+        """Below the validation grid: the worst-case level with skips, SPEC §3.6's bootstrap intervals, §3.4's
+        adaptive sets and the split stability (issue 11 §4)."""
         lines = []
         if r.n_skipped:
             lines.append(Text(f"worst case, {r.n_skipped} skipped item(s) counted as misses: level "
@@ -295,6 +295,11 @@ class ResultsScreen(Screen[str]):
             parts.append(f"samples/item {b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}]")
         if parts:
             lines.append(Text(" · ".join(parts) + f" (bootstrap, B = {boot.n_boot:,})", style="dim"))
+        if r.adaptive is not None:
+            a = r.adaptive
+            cov = "" if a.coverage is None else f", coverage {fmt_prop(a.coverage)}"
+            lines.append(Text(f"adaptive sets (eq. 6.7): q̂ = {'∞' if math.isinf(a.threshold) else f'{a.threshold:.3f}'}, "
+                              f"avg size {a.average_set_size:.2f}{cov}", style="dim"))
         if stab is not None:
             m_mean = "∞" if math.isinf(stab.m_star_mean) else f"{stab.m_star_mean:.2f} ± {stab.m_star_sd:.2f}"
             lines.append(Text(f"{stab.n_splits} random splits ({stab.n_cal}/{stab.n_test}): M* {m_mean}, coverage "

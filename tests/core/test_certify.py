@@ -389,3 +389,24 @@ def test_worst_case_level_counts_skips_as_misses_and_m_star_infinity_is_flagged(
     assert res.worst_case_lower_bound < res.reliability_lower_bound
     assert not res.no_guarantee
     assert compute_results(CertificationInput.from_arrays([1.0] * 5, k_max=20), 0.1).no_guarantee
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.10, 0.30])
+def test_adaptive_sets_match_the_conformal_module(synthetic_run, alpha):
+    """SPEC §3.4 adaptive sets (eq. 6.7) in the results: q̂, set sizes and coverage equal core/conformal.py's."""
+    from relgate_tui.core.conformal import adaptive_prediction_set, adaptive_threshold
+    from relgate_tui.core.scores import cumulative_score
+
+    cal_recs, dep_recs, dep_ranked = synthetic_run
+    res = compute_results(build_input(cal_recs, dep_recs, k_max=10), alpha)
+    q = adaptive_threshold([r.cp_score for r in cal_recs], alpha)
+    assert res.adaptive.threshold == q
+    sets = [adaptive_prediction_set(r, q) for r in dep_ranked]
+    assert res.adaptive.average_set_size == pytest.approx(np.mean([len(s) for s in sets]))
+    covered = [("correct" in s) for s in sets]
+    assert res.adaptive.coverage.estimate == pytest.approx(np.mean(covered))
+    assert [r.cp_score for r in dep_recs] == [cumulative_score(r, {"correct"}) for r in dep_ranked]
+
+
+def test_adaptive_sets_are_absent_without_class_shares():
+    assert compute_results(CertificationInput.from_arrays(WORKED, k_max=20), 0.1).adaptive is None

@@ -139,6 +139,7 @@ def test_exit_codes_for_the_gate(demo, first_run, monkeypatch, capsys) -> None:
         assert key in doc
     assert doc["bootstrap"]["samples_used"]["lower"] <= doc["bootstrap"]["samples_used"]["estimate"]
     assert doc["split_stability"]["n_splits"] == 100
+    assert doc["adaptive_sets"]["average_set_size"] >= 1
     assert len(demo.requests) == before  # the gate reuses the stored samples
 
 
@@ -343,4 +344,4 @@ def test_markdown_report_shows_gate_basis_and_section_3_6_readouts(first_run) ->
     assert "95% lower bound 80.0% ≥ gate 50.0% (level 90.0%)" in md
     assert "Worst case, skipped items counted as misses: level 80.0%" in md
     assert "Samples used per item:" in md and "percentile bootstrap, B = 10000" in md
-    assert "Stability over 100 random splits" in md
+    assert "Stability over 100 random splits" in md and "Adaptive sets (eq. 6.7): q̂ = " in md

@@ -158,5 +158,6 @@ async def test_gate_readouts_show_both_numbers_confidence_and_section_3_6(servic
         lines = [str(line) for line in app.screen._extra_lines(r)]
         assert any("samples/item" in x and "bootstrap, B = 10,000" in x for x in lines)
         assert any(x.startswith("100 random splits") for x in lines)
+        assert any(x.startswith("adaptive sets (eq. 6.7): q̂ = ") for x in lines) and r.adaptive is not None
         assert validation.size.height >= 3 + len(lines)  # title, two rows of metrics, then these lines
         session.close()
