@@ -172,7 +172,7 @@ def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:
         "",
         f"## Pairwise judge ({who.get('model', '?')}, {who.get('reps', '?')} repetitions × both orders)",
         "",
-        "| ranking | reliability level | 95% lower bound | M* | coverage |",
+        f"| ranking | reliability level | {f.get('confidence', 0.95):.0%} lower bound | M* | coverage |",
         "|---|---|---|---|---|",
         f"| frequency | {_pct(f['reliability_level'])} | {_pct(f['reliability_lower_bound'])} | {m(f['m_star'])} | "
         f"{cov(f)} |",
