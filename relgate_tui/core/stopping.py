@@ -261,9 +261,9 @@ class AnytimeRule(_BatchRule):
     class to appear on almost every item a budget-bound user samples (a mode with p = 0.97 appears first 97% of the
     time), so w_1 = 0.9 spends nearly all of delta where it is used; the truncated Beta(16, 1) prior puts its mass
     near theta = 1, which is where the consensus items that dominate real workloads live. Chosen on SPEC §8's
-    reference workload at K_max = 20 and 10 (``bench/stopping.py``: 43.6% / 21.8% of calls saved, vs 37.0% / 15.6%
-    for the previous Beta(8, 1), w_r ∝ 1/C² tuning), with the worst simulated wrong-stop rate 4.1% (exact tie,
-    delta = 5%). The price is at moderate margins: p = (0.7, 0.3) needs ~84 samples on average at K_max = 200
+    reference workload at K_max = 20 and 10 (``bench/stopping.py``: 43.6% / 21.8% of calls saved, vs 37.0% / 15.5%
+    for the previous Beta(8, 1), w_r ∝ 1/C² tuning), still valid: the worst case, the exact two-class tie, stops
+    (always wrongly) with probability 4.02% at delta = 5% (exact dynamic programming, K_max = 200 and 1,000). The price is at moderate margins: p = (0.7, 0.3) needs ~84 samples on average at K_max = 200
     (Beta(8, 1): ~80), while p = (0.8, 0.2) needs ~27 (~29).
     """
 
