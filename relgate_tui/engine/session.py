@@ -63,7 +63,7 @@ class UISettings:
     """
 
     gate: float | None = 0.90
-    gate_basis: GateBasis = "level"
+    gate_basis: GateBasis = "lower_bound"  # issue 11 §4: gate on the confidence bound by default
     confidence: float = 0.95
     audit_fraction: float = 0.20
     theme: str = "textual-dark"
