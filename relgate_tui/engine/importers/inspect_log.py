@@ -152,8 +152,7 @@ def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[Any], list[str
         else:
             raise data_error(path, "not an Inspect log (no header.json or _journal/start.json)", field="header.json")
         names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
-        samples = [_json(path, members[n], n) for n in names]
-        return header if isinstance(header, dict) else {}, samples, notes
+        return header if isinstance(header, dict) else {}, [_json(path, members[n], n) for n in names], notes
     try:
         doc = json.loads(path.read_bytes())
     except OSError as exc:
@@ -162,7 +161,7 @@ def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[Any], list[str
         raise data_error(path, f"not JSON ({exc.__class__.__name__})") from None
     if not isinstance(doc, dict) or "eval" not in doc:
         raise data_error(path, "not an Inspect log (no 'eval' header)", field="eval")
-    samples: Any = doc.get("samples")
+    samples = doc.get("samples")
     if samples is None:
         raise data_error(path, "the log holds no samples (was it written with log_samples=False?)", field="samples")
     if not isinstance(samples, list):
