@@ -66,8 +66,8 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
         n_decide = items_to_decide(table, margin, confidence)
         more = None if n_decide is None else n_decide - table.n
     sizes = set_size_difference(size_a, size_b)
-    lost = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok) if x and not y]
-    won = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok) if y and not x]
+    lost = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok, strict=True) if x and not y]
+    won = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok, strict=True) if y and not x]
     n = table.n
 
     def run_info(doc: Mapping[str, Any], keyed: Mapping[str, Any]) -> dict[str, Any]:
