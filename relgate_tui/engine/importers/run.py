@@ -7,7 +7,7 @@ appended as the run's samples, labels (``--labels``) are applied, and :func:`~re
 analyse_prepared` / :func:`~relgate_tui.engine.certify.results_document` compute the same document ``certify``
 writes (``calls.made`` = 0) plus ``imported_from``.
 
-The run's task file ``<task>.jsonl`` (inside the run directory) holds each item's question, references and
+The run's task file ``task/<task>.jsonl`` (inside the run directory) holds each item's question, references and
 options, plus an ``import`` field (tool, document hash, flags, and the SHA-256 of all imported answers — so two
 different logs never share a run id, and importing the same log again reopens the same run, keeping its labels).
 Stopping rule ``none`` and K_max = the log's largest K: every imported answer is used.
@@ -36,6 +36,7 @@ from relgate_tui.errors import DataError, UserError
 
 __all__ = ["ImportOptions", "ImportOutcome", "import_log", "imported_task_lines", "task_filename", "PLACEHOLDER_ENDPOINT"]
 
+TASK_DIR = "task"  # the run's task file lives in <run>/task/<task>.jsonl (never clashes with run-store files)
 PLACEHOLDER_ENDPOINT = "http://imported.invalid/v1"  # RFC 2606 reserved name: the log does not say
 
 
@@ -186,7 +187,8 @@ def import_log(log: ImportedLog, opts: ImportOptions,
     prepared = None
     try:
         task_bytes = imported_task_lines(log)
-        tmp_task = tmp / task_filename(log.task)
+        (tmp / TASK_DIR).mkdir()
+        tmp_task = tmp / TASK_DIR / task_filename(log.task)
         tmp_task.write_bytes(task_bytes)
         cfg = CertifyConfig(task=str(tmp_task), endpoint=log.endpoint or PLACEHOLDER_ENDPOINT, model=log.model,
                             canon=opts.canon, temperature=temperature, k_max=max(log.k, 1), stopping="none",
@@ -195,7 +197,7 @@ def import_log(log: ImportedLog, opts: ImportOptions,
         prepared = prepare(cfg)
         run_id = prepared.store.run_id
         final = root / run_id
-        final_task = final / tmp_task.name
+        final_task = final / TASK_DIR / tmp_task.name
         public = {**cfg.public_dict(), "task": str(final_task), "run_dir": None}
         task_info = {"name": log.task, "path": str(final_task), "sha256": prepared.task.sha256,
                      "items": len(prepared.items)}
@@ -216,7 +218,8 @@ def import_log(log: ImportedLog, opts: ImportOptions,
         if on_phase:
             on_phase("canonicalizing")
         store = prepared.store
-        shutil.copyfile(tmp_task, store.path / tmp_task.name)
+        (store.path / TASK_DIR).mkdir()
+        shutil.copyfile(tmp_task, store.path / TASK_DIR / tmp_task.name)
         store.update_manifest(config=public, task=task_info, imported_from=info)
         store.append_samples(_canonicalize_all(prepared, log), sync=True)
         store.set_status("sampled")
