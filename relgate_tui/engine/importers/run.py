@@ -3,9 +3,9 @@
 The run is a run like any other (``relgate runs`` lists it, the TUI opens it offline, spot-check, export): it is
 made through the pipeline's public phases — :func:`~relgate_tui.engine.certify.prepare` (so the run id, manifest
 and configuration are exactly those that ``Session.open`` recomputes), then the K answers of every item are
-appended as the run's samples, labels (``--labels``) are applied, and :func:`~relgate_tui.engine.certify.
-analyse_prepared` / :func:`~relgate_tui.engine.certify.results_document` compute the same document ``certify``
-writes (``calls.made`` = 0) plus ``imported_from``.
+appended as the run's samples, labels (``--labels``) are applied, and :func:`~relgate_tui.engine.certify.analyse`
+(on the samples just written, held in memory) / :func:`~relgate_tui.engine.certify.results_document` compute the
+same document ``certify`` writes (``calls.made`` = 0) plus ``imported_from``.
 
 The run's task file ``task/<task>.jsonl`` (inside the run directory) holds each item's question, references and
 options, plus an ``import`` field (tool, document hash, flags, and the SHA-256 of all imported answers — so two
@@ -120,35 +120,54 @@ def _canonicalize_all(prepared: Any, log: ImportedLog) -> list[Any]:
     from relgate_tui.engine.runstore import StoredSample
 
     canon = prepared.canonicalizer
-    memo: dict[tuple[str, tuple[str, ...]], str] = {}
     fingerprint = f"import:{log.tool}"
+    memos: dict[tuple[str, ...], dict[str, str]] = {}
     out = []
+    append = out.append
+    no_usage: dict[str, int] = {}
     for it in log.items:
+        memo = memos.setdefault(it.choices, {})
         for i, text in enumerate(it.samples):
-            key = (text, it.choices)
-            c = memo.get(key)
+            c = memo.get(text)
             if c is None:
-                c = memo[key] = canon(text, it.choices)
-            out.append(StoredSample(it.id, i, text, c, {}, fingerprint))
+                c = memo[text] = canon(text, it.choices)
+            append(StoredSample(it.id, i, text, c, no_usage, fingerprint))
     return out
 
 
-def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[str, Any]) -> dict[str, Any]:
-    """Labels, analysis and the result document of a run whose samples are stored; writes results.json."""
-    from relgate_tui.engine.certify import (
-        CallCounts,
-        analyse_prepared,
-        apply_labels,
-        check_label_ranks,
-        results_document,
-    )
+class _NeverStop:
+    """Stopping rule "none" (every stored answer is used) without per-sample argument checks: the import replays
+    no sequential decision, and :class:`~relgate_tui.core.stopping.NoStopping` validates its counts on every call,
+    which is most of the analysis time at 200,000 answers. Same decisions, so the TUI's later analysis (with the
+    run's configured rule "none") gives the same results."""
 
-    analysis = analyse_prepared(prepared)
+    name = "none"
+
+    def should_stop(self, counts: Any, n_samples: int) -> bool:
+        return False
+
+
+def _analyse(prepared: Any, samples_by_item: Mapping[str, list[Any]]) -> Any:
+    """The pipeline's analysis on the samples just written (kept in memory: no re-read of samples.jsonl)."""
+    from relgate_tui.engine.certify import analyse, reference_classes
+
+    cfg = prepared.config
+    return analyse(replace(prepared.task, items=prepared.items), prepared.roles, samples_by_item,
+                   prepared.store.current_labels(), canonicalize_refs=reference_classes(prepared), rule=_NeverStop(),
+                   k_max=cfg.k_max, seed=cfg.seed)
+
+
+def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[str, Any],
+            samples_by_item: Mapping[str, list[Any]]) -> dict[str, Any]:
+    """Labels, analysis and the result document of a run whose samples are stored; writes results.json."""
+    from relgate_tui.engine.certify import CallCounts, apply_labels, check_label_ranks, results_document
+
+    analysis = _analyse(prepared, samples_by_item)
     if prepared.file_labels:
         check_label_ranks(prepared.file_labels, {a.item_id: a.ranked.n_classes for a in analysis.items},
                           str(opts.labels))
         if apply_labels(prepared.store, prepared.file_labels):
-            analysis = analyse_prepared(prepared)
+            analysis = _analyse(prepared, samples_by_item)
     cfg = prepared.config
     doc = results_document(analysis, alpha=cfg.alpha, header=prepared.header, calls=CallCounts(0, 0, 0),
                            delta=cfg.delta, stopping=cfg.stopping, confidence=cfg.confidence,
@@ -213,7 +232,7 @@ def import_log(log: ImportedLog, opts: ImportOptions,
                 raise DataError(f"{final}: the run holds {stored} samples, the log {expected}; remove the run "
                                 "directory and import again")
             prepared.store.update_manifest(imported_from=info)
-            doc = _finish(prepared, log, opts, info)
+            doc = _finish(prepared, log, opts, info, prepared.store.samples_by_item())
             return ImportOutcome(doc, 1 if doc["passed"] is False else 0, final, True)
         if on_phase:
             on_phase("canonicalizing")
@@ -221,11 +240,15 @@ def import_log(log: ImportedLog, opts: ImportOptions,
         (store.path / TASK_DIR).mkdir()
         shutil.copyfile(tmp_task, store.path / TASK_DIR / tmp_task.name)
         store.update_manifest(config=public, task=task_info, imported_from=info)
-        store.append_samples(_canonicalize_all(prepared, log), sync=True)
+        samples = _canonicalize_all(prepared, log)
+        store.append_samples(samples, sync=True)
         store.set_status("sampled")
         if on_phase:
             on_phase("certifying")
-        doc = _finish(prepared, log, opts, info)
+        by_item: dict[str, list[Any]] = {}
+        for sample in samples:
+            by_item.setdefault(sample.item, []).append(sample)
+        doc = _finish(prepared, log, opts, info, by_item)
         prepared.close()
         prepared = None
         os.rename(store.path, final)
