@@ -122,7 +122,7 @@ def _canonicalize_all(prepared: Any, log: ImportedLog) -> list[Any]:
     canon = prepared.canonicalizer
     fingerprint = f"import:{log.tool}"
     memos: dict[tuple[str, ...], dict[str, str]] = {}
-    out = []
+    out: list[StoredSample] = []
     append = out.append
     no_usage: dict[str, int] = {}
     for it in log.items:
