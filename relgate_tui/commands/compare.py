@@ -40,7 +40,9 @@ def _summary(doc: dict[str, Any]) -> None:
     def pct(x: Any) -> str:
         return "—" if x is None else f"{100 * x:+.1f}%" if x else "0.0%"
 
-    con.print(Text(f"A {doc['run_a']['run_id']} vs B {doc['run_b']['run_id']}: {doc['n']} paired items "
+    from relgate_tui.commands.import_log import safe
+
+    con.print(Text(f"A {safe(doc['run_a']['run_id'])} vs B {safe(doc['run_b']['run_id'])}: {doc['n']} paired items "
                    f"(matched by {doc['matched_by']}; {doc['n_unverified']} shared items unverified)"))
     con.print(Text(f"B lost {t['b_lost']}, won {t['b_won']}, both right {t['both_right']}, both wrong "
                    f"{t['both_wrong']}; accuracy B − A {pct(d['estimate'])} "

@@ -14,6 +14,18 @@ from typing import Any
 NAME = "import"
 
 
+_INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn"}
+
+
+def safe(text: object, limit: int = 300) -> str:
+    """Untrusted text (file names, model names, notes from a log) for one terminal line: control, format and bidi
+    characters dropped, length bounded."""
+    import unicodedata
+
+    s = "".join(ch if unicodedata.category(ch) not in _INVISIBLE else " " for ch in str(text))
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         NAME, help="certify an lm-eval / Inspect / samples log (no model calls; exit 0 pass / 1 below gate / 2 error)",
@@ -44,7 +56,7 @@ def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
         return "—" if x is None else f"{100 * x:.1f}%"
 
     con.print(Text(f"imported {doc['task']['items']} items × up to K = {imp['k']} answers from {imp['tool']} "
-                   f"{imp['version'] or ''} ({imp['model']}); 0 model calls" + ("; run already existed, results "
+                   f"{safe(imp['version'] or '')} ({safe(imp['model'])}); 0 model calls" + ("; run already existed, results "
                                                                                  "recomputed" if reused else "")))
     m = doc["m_star"]
     verdict = {None: "", True: "  PASS", False: "  FAIL"}[doc["passed"]]
@@ -57,8 +69,8 @@ def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
         for flag, n in imp["flags"].items():
             con.print(Text(f"  {flag}: {n} item(s) — {imp['flag_reasons'][flag]}", style="yellow"))
     for note in imp["notes"]:
-        con.print(Text(f"note: {note}"))
-    con.print(Text(f"run {doc['run_id']} ({run_path})"))
+        con.print(Text(f"note: {safe(note)}"))
+    con.print(Text(f"run {safe(doc['run_id'])} ({safe(run_path)})"))
 
 
 def run(args: argparse.Namespace) -> int:

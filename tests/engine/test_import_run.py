@@ -47,6 +47,7 @@ def test_real_lm_eval_log_reproduces_resps0_and_certify_numbers(tmp_path: Path, 
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["calls"]["made"] == 0 and doc["k_max"] == 5 and doc["stopping"] == "none"
     imp = doc["imported_from"]
+    assert imp["endpoint"].startswith("http://127.0.0.1:") and doc["endpoint"] == "http://imported.invalid/v1"
     assert imp["tool"] == "lm-eval" and imp["k"] == 5 and imp["temperature"] == 0.7 and imp["seed"] is None
     assert [f["sha256"] for f in imp["files"]][0] and imp["flags"] == {} and imp["n_flagged"] == 0
 
@@ -186,3 +187,12 @@ def test_errors_leave_nothing_in_the_run_store(tmp_path: Path, capsys) -> None:
     rc, err = _cli(["import", "lm-eval", str(results), "--run-dir", str(runs)], capsys)
     assert rc == 2 and "results file" in err and err.count("\n") == 1
     assert list(runs.iterdir()) == []  # no run, no temporary directory
+
+
+def test_untrusted_names_are_shown_without_control_characters(tmp_path: Path, capsys) -> None:
+    p = tmp_path / "evil.jsonl"
+    p.write_text(json.dumps({"id": "q1", "question": "2+2?", "answer": "4", "samples": ["4", "4"],
+                             "model": "m\x1b[31m\u202eRED [bold]x[/bold]"}) + "\n", encoding="utf-8")
+    rc, err = _cli(["import", "samples", str(p), "--run-dir", str(tmp_path / "runs")], capsys)
+    assert rc == 0
+    assert "\x1b" not in err and "\u202e" not in err and "[bold]x[/bold]" in err  # no markup parsing either

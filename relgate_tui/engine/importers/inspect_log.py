@@ -27,13 +27,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, file_sha256
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_size, file_sha256
 from relgate_tui.errors import DataError, data_error
 
 __all__ = ["load_inspect", "read_eval_members"]
 
 KNOWN_VERSIONS = (1, 2)
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
+MAX_TOTAL_BYTES = 2 * 1024**3
 ZIP_ZSTD = 93
 
 
@@ -87,6 +88,10 @@ def read_eval_members(path: Path) -> dict[str, bytes]:
         last: dict[str, zipfile.ZipInfo] = {}
         for info in zf.infolist():
             last[info.filename] = info  # later entries win
+        total = sum(i.file_size for i in last.values())
+        if total > MAX_TOTAL_BYTES:
+            raise data_error(path, f"archive expands to {total / 1e9:.1f} GB (at most {MAX_TOTAL_BYTES / 1e9:.1f} GB)",
+                             field="zip")
         return {name: _read_member(path, zf, raw, info) for name, info in last.items()}
 
 
@@ -153,6 +158,8 @@ def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[Any], list[str
             raise data_error(path, "not an Inspect log (no header.json or _journal/start.json)", field="header.json")
         names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
         return header if isinstance(header, dict) else {}, [_json(path, members[n], n) for n in names], notes
+    if path.exists():
+        check_size(path)
     try:
         doc = json.loads(path.read_bytes())
     except OSError as exc:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, file_sha256
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_size, file_sha256
 from relgate_tui.errors import data_error
 
 __all__ = ["load_lm_eval", "samples_files"]
@@ -72,6 +72,8 @@ def _resolve(path: Path, task: str | None) -> tuple[Path, str | None, list[str]]
 
 def _read_rows(path: Path) -> tuple[list[tuple[int, Any]], bool]:
     """``[(line or position, row)]`` and whether the file is the 0.4.0–0.4.2 array form."""
+    if path.exists():
+        check_size(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:

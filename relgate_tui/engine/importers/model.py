@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "MAX_LOG_BYTES",
+    "check_size",
     "FLAG_REASONS",
     "ImportedItem",
     "ImportedLog",
@@ -99,6 +101,21 @@ class ImportedLog:
     def k(self) -> int:
         """The most answers any item has (the run's K_max)."""
         return max((len(it.samples) for it in self.items), default=0)
+
+
+MAX_LOG_BYTES = 2 * 1024**3  # a log read whole into memory: 2 GiB at most
+
+
+def check_size(path: Path) -> None:
+    """One-line error for a file too large to read into memory (sizes of untrusted input are bounded)."""
+    from relgate_tui.errors import data_error
+
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+    if size > MAX_LOG_BYTES:
+        raise data_error(path, f"file too large ({size / 1e9:.1f} GB; at most {MAX_LOG_BYTES / 1e9:.1f} GB)")
 
 
 def file_sha256(path: Path) -> str:

@@ -37,7 +37,9 @@ from relgate_tui.errors import DataError, UserError
 __all__ = ["ImportOptions", "ImportOutcome", "import_log", "imported_task_lines", "task_filename", "PLACEHOLDER_ENDPOINT"]
 
 TASK_DIR = "task"  # the run's task file lives in <run>/task/<task>.jsonl (never clashes with run-store files)
-PLACEHOLDER_ENDPOINT = "http://imported.invalid/v1"  # RFC 2606 reserved name: the log does not say
+# The run's endpoint: an RFC 2606 reserved name that never resolves, so nothing can ever send a request with an
+# imported run's configuration (the endpoint the tool used, when the log says, is in imported_from.endpoint).
+PLACEHOLDER_ENDPOINT = "http://imported.invalid/v1"
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ def _imported_from(log: ImportedLog) -> dict[str, Any]:
         "files": [{"path": f.path, "sha256": f.sha256} for f in log.files],
         "task": log.task,
         "model": log.model,
+        "endpoint": log.endpoint,
         "k": log.k,
         "temperature": log.temperature,
         "do_sample": log.do_sample,
@@ -209,7 +212,7 @@ def import_log(log: ImportedLog, opts: ImportOptions,
         (tmp / TASK_DIR).mkdir()
         tmp_task = tmp / TASK_DIR / task_filename(log.task)
         tmp_task.write_bytes(task_bytes)
-        cfg = CertifyConfig(task=str(tmp_task), endpoint=log.endpoint or PLACEHOLDER_ENDPOINT, model=log.model,
+        cfg = CertifyConfig(task=str(tmp_task), endpoint=PLACEHOLDER_ENDPOINT, model=log.model,
                             canon=opts.canon, temperature=temperature, k_max=max(log.k, 1), stopping="none",
                             alpha=opts.alpha, n_cal=opts.n_cal, seed=opts.seed, labels=opts.labels,
                             min_reliability=opts.min_reliability, run_dir=str(tmp), confidence=opts.confidence)

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, file_sha256
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_size, file_sha256
 from relgate_tui.errors import data_error
 
 __all__ = ["load_samples"]
@@ -35,6 +35,8 @@ def _strings(path: Path, line: int, field: str, value: Any) -> list[str]:
 def load_samples(path: str | Path, task: str | None = None) -> ImportedLog:
     """Read a generic samples JSONL file. One-line :class:`~relgate_tui.errors.DataError` for anything wrong."""
     p = Path(path)
+    if p.exists():
+        check_size(p)
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
