@@ -68,6 +68,9 @@ def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
                        style="yellow"))
         for flag, n in imp["flags"].items():
             con.print(Text(f"  {flag}: {n} item(s) — {imp['flag_reasons'][flag]}", style="yellow"))
+    if doc.get("n_incomplete"):
+        con.print(Text(f"{doc['n_incomplete']} item(s) have fewer than K = {imp['k']} answers (unfinished log or "
+                       "errored samples): their answers are used as they are", style="yellow"))
     for note in imp["notes"]:
         con.print(Text(f"note: {safe(note)}"))
     con.print(Text(f"run {safe(doc['run_id'])} ({safe(run_path)})"))

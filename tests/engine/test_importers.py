@@ -268,3 +268,15 @@ def test_not_json_and_missing(tmp_path: Path) -> None:
     _err("samples", p)
     _err("inspect", p)
     _err("lm-eval", tmp_path / "missing.jsonl")
+
+
+def test_lm_eval_repr_list_target_means_several_answers(tmp_path: Path) -> None:
+    rows = _raw_rows(_samples_file("addition"))[:2]
+    rows[0]["target"] = "['1346', 'one thousand three hundred forty-six']"
+    rows[1]["target"] = "[not a list"
+    p = tmp_path / "samples_t_2026-01-01T00-00-00.000000.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    log = load_log("lm-eval", p)
+    assert log.items[0].answers == ("1346", "one thousand three hundred forty-six")
+    assert log.items[1].answers == ("[not a list",)
+    assert any("no results JSON" in n for n in log.notes)

@@ -355,6 +355,10 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         notes.append(f"lm-eval sent seed {seed} with every request (the task did not set seed: null)")
     if not results:
         notes.append("no results JSON beside the samples file: K and the decoding settings come from the samples")
+    repeats = config.get("repeats")
+    k = max((len(it.samples) for it in items), default=0)
+    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats != k:
+        notes.append(f"the results JSON says repeats {repeats}, the samples hold up to {k} answers per item")
     if chosen_filter is not None:
         notes.append(f"filter {chosen_filter!r} rows used (resps are the same under every filter)")
     base_url = model_args.get("base_url")
