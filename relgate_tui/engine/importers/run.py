@@ -221,7 +221,7 @@ def import_log(log: ImportedLog, opts: ImportOptions,
         final = root / run_id
         final_task = final / TASK_DIR / tmp_task.name
         public = {**cfg.public_dict(), "task": str(final_task), "run_dir": None}
-        task_info = {"name": log.task, "path": str(final_task), "sha256": prepared.task.sha256,
+        task_info = {"name": prepared.task.name, "path": str(final_task), "sha256": prepared.task.sha256,
                      "items": len(prepared.items)}
         if final.exists():
             # the same log imported again: reopen that run (its labels are kept) and recompute its results
