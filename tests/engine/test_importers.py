@@ -280,3 +280,13 @@ def test_lm_eval_repr_list_target_means_several_answers(tmp_path: Path) -> None:
     assert log.items[0].answers == ("1346", "one thousand three hundred forty-six")
     assert log.items[1].answers == ("[not a list",)
     assert any("no results JSON" in n for n in log.notes)
+
+
+def test_lm_eval_greedy_run_replayed_from_the_cache() -> None:
+    """The real lm-eval run twice with --use_cache and do_sample false: every repeat comes from the cache."""
+    path = _samples_file("addition_cached")
+    log = assign_flags(load_log("lm-eval", path))
+    assert log.cache and log.do_sample is False and log.temperature == 0.0
+    for it in log.items:
+        assert len(set(it.samples)) == 1
+        assert it.flags == ("temperature_0", "identical_repeats")

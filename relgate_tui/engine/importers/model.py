@@ -20,7 +20,9 @@ but their prediction sets cannot reflect uncertainty, so the summary says how ma
 ``identical_repeats``
     the item's repeats are byte-identical and the log shows a response cache (lm-eval ``use_cache``), or every item
     of the log with two or more repeats is byte-identical although neither greedy decoding nor a fixed seed
-    explains it (a cache replaying one answer).
+    explains it (a cache replaying one answer). lm-eval 0.4.13 caches only deterministic requests (``do_sample:
+    false``), so with it this flag comes together with ``temperature_0``; older versions and other tools cache
+    sampled requests too.
 ``single_sample``
     only one answer for the item: no repeat to compare.
 """
