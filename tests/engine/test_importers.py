@@ -290,3 +290,39 @@ def test_lm_eval_greedy_run_replayed_from_the_cache() -> None:
     for it in log.items:
         assert len(set(it.samples)) == 1
         assert it.flags == ("temperature_0", "identical_repeats")
+
+
+def _zstd_zip(members: list[tuple[str, bytes]]) -> bytes:
+    """A ZIP whose members are zstd-compressed (method 93) as two zstd frames each — Python's zipfile cannot write
+    that, so the archive is assembled by hand (local headers, central directory, end record)."""
+    import struct
+    import zlib
+
+    import zstandard
+
+    body, central = b"", b""
+    for name, data in members:
+        half = len(data) // 2
+        comp = zstandard.ZstdCompressor().compress(data[:half]) + zstandard.ZstdCompressor().compress(data[half:])
+        crc, nm = zlib.crc32(data), name.encode()
+        offset = len(body)
+        body += struct.pack("<IHHHHHIIIHH", 0x04034B50, 63, 0, 93, 0, 0, crc, len(comp), len(data), len(nm), 0)
+        body += nm + comp
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, 93, 0, 0, crc, len(comp), len(data),
+                               len(nm), 0, 0, 0, 0, 0, offset) + nm
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(central), len(body), 0)
+    return body + central + end
+
+
+def test_multi_frame_zstd_members_and_duplicates(tmp_path: Path) -> None:
+    header = read_eval_members(FIX / "inspect" / "addition_zstd.eval")["header.json"]
+    sample = {"id": "s1", "epoch": 1, "input": "What is 2 plus 2?", "target": "4",
+              "output": {"completion": "The answer is 4. " + "x" * 5000}}
+    rewritten = {**sample, "output": {"completion": "4"}}
+    p = tmp_path / "frames.eval"
+    p.write_bytes(_zstd_zip([("header.json", header), ("samples/s1_epoch_1.json", json.dumps(sample).encode()),
+                             ("samples/s1_epoch_1.json", json.dumps(rewritten).encode())]))
+    log = load_log("inspect", p)
+    assert [it.samples for it in log.items] == [("4",)]  # the later duplicate wins
+    members = read_eval_members(p)
+    assert json.loads(members["header.json"]) == json.loads(header)
