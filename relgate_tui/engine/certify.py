@@ -809,13 +809,15 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
 
     import httpx
 
+    from relgate_tui.engine.httpread import status_of_sync
+
     url = cfg.endpoint.rstrip("/") + "/models"
     endpoint = cfg.endpoint_config()
     last = ""
     for attempt in range(attempts):
         try:
             with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s)) as client:
-                client.get(url, headers=endpoint.headers())
+                status_of_sync(client, url, endpoint.headers(), min(10.0, cfg.timeout_s))  # the body is never read
             return
         except httpx.TimeoutException:
             last = "timed out"
@@ -863,7 +865,7 @@ def sample_run(
                 done += 1
                 if event.failed:
                     message = f"item {event.item_id}: sampling failed after {event.n_samples} samples (kept)"
-            elif isinstance(event, SampleFailed) and event.final:
+            elif isinstance(event, SampleFailed) and (event.final or event.wait_s >= 5):
                 message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
             elif isinstance(event, EndpointDown):
                 message = event.message

@@ -27,12 +27,20 @@ from typing import Any, Literal
 import httpx
 
 from relgate_tui import __version__
-from relgate_tui.engine.http11 import LeanHTTPTransport
+from relgate_tui.core.redact import public_url, redact
+from relgate_tui.core.text import one_line
+from relgate_tui.engine.http11 import MAX_RESPONSE_BYTES, LeanHTTPTransport, ResponseTooLarge
+from relgate_tui.engine.httpread import BodyTooLarge, inflate
 
 EndpointKind = Literal["openai", "http"]
 
 RETRYABLE_KINDS = frozenset({"timeout", "connection", "429", "5xx", "malformed", "empty"})
-"""Failure kinds worth retrying. ``4xx`` (other than 429) is the request's own fault and is not retried."""
+"""Failure kinds worth retrying. ``4xx`` (other than 429) is the request's own fault and ``3xx`` (a redirect, or any
+other non-2xx status) a wrong URL: neither is retried."""
+
+MAX_ANSWER_CHARS = 1_000_000
+"""Longest answer stored (run directory and cache); a longer one is a ``malformed`` failure, never truncated."""
+MAX_RETRY_AFTER_S = 3600.0  # a Retry-After beyond an hour is unusable: the retry policy caps the wait lower anyway
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,8 @@ class EndpointConfig:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
     def headers(self) -> dict[str, str]:
+        if self.api_key_env:
+            _KEY_VARIABLES.add(self.api_key_env)  # so that errors and answers can be redacted of its value
         key = self.api_key()
         return {"Authorization": f"Bearer {key}"} if key else {}
 
@@ -103,11 +113,12 @@ class Completion:
 
 
 class RequestFailed(Exception):
-    """A request that did not produce a usable answer. ``kind``: timeout, connection, 429, 5xx, 4xx, malformed,
-    empty. ``retry_after``: seconds the server asked us to wait (429/503), if any."""
+    """A request that did not produce a usable answer. ``kind``: timeout, connection, 429, 5xx, 4xx, 3xx, malformed,
+    empty. ``retry_after``: seconds the server asked us to wait (429/503), if any. The message is redacted (no API key,
+    bearer token or authorization header value) and one line."""
 
     def __init__(self, kind: str, message: str, retry_after: float | None = None, status: int | None = None):
-        super().__init__(message)
+        super().__init__(one_line(redact(message, _known_secrets()), 300))
         self.kind = kind
         self.retry_after = retry_after
         self.status = status
@@ -185,51 +196,87 @@ async def complete(
     body = request_body(cfg, messages, seed, n)
     headers = cfg.headers()
     url = _parsed_url(cfg.url)
+    payload = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
+    response_headers: Any
     try:
         if lean is not None and url.scheme == "http":
-            payload = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
             headers.update({"Content-Type": "application/json", "Accept": "application/json",
                             "User-Agent": _USER_AGENT, "Connection": "keep-alive"})
             status, response_headers, content = await lean.post(url, payload, headers, cfg.timeout_s)
-            return parse_response(cfg, status, response_headers, content, n)
-        if isinstance(body, str):
-            headers["Content-Type"] = "application/json"
-            response = await client.post(url, content=body.encode("utf-8"), headers=headers, timeout=cfg.timeout_s)
         else:
-            response = await client.post(url, json=body, headers=headers, timeout=cfg.timeout_s)
+            headers["Content-Type"] = "application/json"
+            status, response_headers, content = await _post_bounded(client, url, payload, headers, cfg.timeout_s)
     except httpx.TimeoutException:
         raise RequestFailed("timeout", f"no answer within {cfg.timeout_s:g} s") from None
+    except (ResponseTooLarge, BodyTooLarge) as exc:
+        raise RequestFailed("malformed", str(exc)) from None
+    except httpx.DecodingError as exc:
+        raise RequestFailed("malformed", f"undecodable response body: {exc}") from None
     except httpx.TransportError as exc:
-        raise RequestFailed("connection", f"connection failed: {type(exc).__name__}") from None
-    return parse_response(cfg, response.status_code, response.headers, response.content, n)
+        raise RequestFailed("connection", f"connection failed: {type(exc).__name__}{_reason(exc)}") from None
+    return parse_response(cfg, status, response_headers, content, n)
+
+
+async def _post_bounded(client: httpx.AsyncClient, url: httpx.URL, content: bytes, headers: dict[str, str],
+                        timeout_s: float) -> tuple[int, httpx.Headers, bytes]:
+    """POST through httpx (https, or an injected transport), reading at most :data:`MAX_RESPONSE_BYTES` raw and
+    inflated (a gzip bomb or an endless body is a ``malformed`` failure, not a full memory)."""
+    headers = {**headers, "Accept-Encoding": "gzip, deflate"}
+    async with client.stream("POST", url, content=content, headers=headers, timeout=timeout_s) as response:
+        parts, total = [], 0
+        async for chunk in response.aiter_raw():
+            total += len(chunk)
+            if total > MAX_RESPONSE_BYTES:
+                raise BodyTooLarge(f"response body over the {MAX_RESPONSE_BYTES:,}-byte cap")
+            parts.append(chunk)
+        raw = b"".join(parts)
+        body = inflate(raw, response.headers.get("content-encoding", ""), MAX_RESPONSE_BYTES)
+        return response.status_code, response.headers, body
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc)
+    return f" ({text})" if text else ""
 
 
 def parse_response(cfg: EndpointConfig, status: int, headers: Any, content: bytes, n: int = 1) -> list[Completion]:
-    """Classify an HTTP response: completions, or :class:`RequestFailed`."""
+    """Classify an HTTP response: completions, or :class:`RequestFailed`. Only a 2xx status is an answer; every
+    malformed body (invalid or too deeply nested JSON, an integer of thousands of digits, a lone surrogate, an answer
+    over :data:`MAX_ANSWER_CHARS`) is a ``malformed`` failure, so nothing unpersistable reaches the cache or the run."""
     if status == 429:
         raise RequestFailed("429", "rate limited (HTTP 429)", parse_retry_after(headers.get("retry-after")), status)
     if status >= 500:
         raise RequestFailed("5xx", f"server error (HTTP {status})", parse_retry_after(headers.get("retry-after")), status)
     if status >= 400:
         raise RequestFailed("4xx", f"request rejected (HTTP {status}): {_error_message(content)}", None, status)
+    if not 200 <= status < 300:
+        where = headers.get("location")
+        to = f" to {public_url(where)[:120]}" if isinstance(where, str) and where else ""
+        raise RequestFailed("3xx", f"HTTP {status}{to} is not an answer (check the endpoint URL)", None, status)
     try:
         data = json.loads(content)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # invalid JSON or UTF-8, 4,300+ digit integers, nesting deeper than ~1000
         raise RequestFailed("malformed", "the response is not valid JSON", None, status) from None
     if cfg.kind == "http":
         text = _at_path(data, cfg.response_path or "")
         if text is None:
             raise RequestFailed("malformed", f"nothing at response path {cfg.response_path!r}", None, status)
-        return [Completion(text if isinstance(text, str) else json.dumps(text))]
+        if not isinstance(text, str):
+            try:
+                text = json.dumps(text)
+            except (ValueError, RecursionError):
+                raise RequestFailed("malformed", "the answer is not serialisable", None, status) from None
+        return [Completion(_storable(text, status))]
     if not isinstance(data, dict):
         raise RequestFailed("malformed", "the response is not a JSON object", None, status)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise RequestFailed("empty", "the response has no choices", None, status)
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     prompt = _int(usage.get("prompt_tokens"))
     completion = _int(usage.get("completion_tokens"))
-    out = []
+    out: list[Completion] = []
     for choice in choices:
         message = choice.get("message") if isinstance(choice, dict) else None
         text = message.get("content") if isinstance(message, dict) else None
@@ -237,8 +284,42 @@ def parse_response(cfg: EndpointConfig, status: int, headers: Any, content: byte
             text = choice["text"]  # legacy completions shape
         if not isinstance(text, str):
             raise RequestFailed("malformed", "a choice has no message content", None, status)
-        out.append(Completion(text, prompt if not out else 0, completion // len(choices), choice.get("finish_reason")))
+        finish = choice.get("finish_reason")
+        finish = finish[:40] if isinstance(finish, str) and _encodable(finish) else None
+        out.append(Completion(_storable(text, status), prompt if not out else 0, completion // len(choices), finish))
     return out
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800" in the JSON): cannot be written to any file
+        return False
+    return True
+
+
+def _storable(text: str, status: int) -> str:
+    """``text`` if it can be stored (valid Unicode, at most :data:`MAX_ANSWER_CHARS`), redacted; else ``malformed``."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise RequestFailed("malformed", f"an answer of {len(text):,} characters is over the "
+                            f"{MAX_ANSWER_CHARS:,}-character cap", None, status)
+    if not _encodable(text):
+        raise RequestFailed("malformed", "the answer contains a lone surrogate (invalid Unicode)", None, status)
+    secrets = _known_secrets()
+    return redact(text, secrets) if _may_hold_secret(text, secrets) else text
+
+
+def _may_hold_secret(text: str, secrets: tuple[str | None, ...]) -> bool:
+    lowered = text.lower()
+    return "bearer" in lowered or "author" in lowered or "key" in lowered or any(s and s in text for s in secrets)
+
+
+def _known_secrets() -> tuple[str | None, ...]:
+    """The values of the API-key variables in use this process (registered by :meth:`EndpointConfig.headers`)."""
+    return tuple(os.environ.get(name) for name in _KEY_VARIABLES)
+
+
+_KEY_VARIABLES: set[str] = set()
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -247,8 +328,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         return None
     value = value.strip()
     try:
-        seconds = float(value)
-        return max(0.0, seconds) if math.isfinite(seconds) else None
+        seconds = float(value[:40])
+        return min(max(0.0, seconds), MAX_RETRY_AFTER_S) if math.isfinite(seconds) else None
     except ValueError:
         pass
     try:
@@ -257,7 +338,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         return None
     if when is None:
         return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return min(max(0.0, when.timestamp() - (time.time() if now is None else now)), MAX_RETRY_AFTER_S)
 
 
 def _with_system(cfg: EndpointConfig, messages: Sequence[dict]) -> list[dict]:
@@ -290,7 +371,12 @@ def _at_path(data: Any, path: str) -> Any:
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
+    """A token count: a finite non-negative number below 10^15, else 0 (``usage`` of 1e999 is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return int(value) if 0 <= value < 10**15 else 0
 
 
 def _error_message(content: bytes) -> str:
