@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
+from relgate_tui.core.text import strip_controls
 from relgate_tui.core.types import INVALID
 
 __all__ = [
@@ -465,6 +466,7 @@ class Canonicalizer:
     def __call__(self, answer: str, choices: Sequence[str] = ()) -> str:
         if not isinstance(answer, str):
             return INVALID
+        answer = strip_controls(answer)  # no class carries escape sequences or bidi overrides (core/text.py)
         kind = self.kind
         if kind == "numeric":
             value = _numeric(answer)

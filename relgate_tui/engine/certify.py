@@ -48,6 +48,7 @@ from relgate_tui import __version__
 from relgate_tui.core import certify as core_certify
 from relgate_tui.core.conformal import prediction_set
 from relgate_tui.core.ranking import RankedClasses, rank_classes
+from relgate_tui.core.redact import public_url
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.runstore import Label, RunStore, StoredSample
 
@@ -218,8 +219,13 @@ class CertifyConfig:
         return self
 
     def public_dict(self) -> dict[str, Any]:
-        """The config as stored in the run manifest (no secret: only the key's variable name)."""
-        return asdict(self)
+        """The config as stored in the run manifest (no secret: only the key's variable name; endpoint URLs without
+        userinfo or credential-looking query parameters, :func:`relgate_tui.core.redact.public_url`)."""
+        out = asdict(self)
+        for name in ("endpoint", "pairwise_judge_endpoint"):
+            if isinstance(out.get(name), str):
+                out[name] = public_url(out[name])
+        return out
 
 
 def _is_int(x: Any) -> bool:
@@ -611,7 +617,7 @@ class Prepared:
     def header(self) -> dict[str, Any]:
         return {
             "run_id": self.store.run_id,
-            "endpoint": self.config.endpoint,
+            "endpoint": public_url(self.config.endpoint),
             "model": self.config.model,
             "task": {"name": self.task.name, "sha256": self.task.sha256, "items": len(self.items)},
         }
@@ -636,7 +642,7 @@ def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, An
     return {
         "task_sha256": task.sha256,
         "limit": cfg.limit,
-        "endpoint": cfg.endpoint.rstrip("/"),
+        "endpoint": public_url(cfg.endpoint.rstrip("/")),
         "model": cfg.model,
         "system": cfg.system,
         "temperature": float(cfg.temperature),
@@ -674,7 +680,7 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     info = {
         "task": {"name": task.name, "path": str(task.path), "sha256": task.sha256, "items": len(items)},
         "model": cfg.model,
-        "endpoint": cfg.endpoint,
+        "endpoint": public_url(cfg.endpoint),
         "seed": cfg.seed,
         "config": cfg.public_dict(),
     }

@@ -40,7 +40,6 @@ other non-2xx status) a wrong URL: neither is retried."""
 
 MAX_ANSWER_CHARS = 1_000_000
 """Longest answer stored (run directory and cache); a longer one is a ``malformed`` failure, never truncated."""
-MAX_RETRY_AFTER_S = 3600.0  # a Retry-After beyond an hour is unusable: the retry policy caps the wait lower anyway
 
 
 @dataclass(frozen=True)
@@ -329,7 +328,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     value = value.strip()
     try:
         seconds = float(value[:40])
-        return min(max(0.0, seconds), MAX_RETRY_AFTER_S) if math.isfinite(seconds) else None
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     except ValueError:
         pass
     try:
@@ -338,7 +337,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         return None
     if when is None:
         return None
-    return min(max(0.0, when.timestamp() - (time.time() if now is None else now)), MAX_RETRY_AFTER_S)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _with_system(cfg: EndpointConfig, messages: Sequence[dict]) -> list[dict]:
@@ -371,12 +370,13 @@ def _at_path(data: Any, path: str) -> Any:
 
 
 def _int(value: Any) -> int:
-    """A token count: a finite non-negative number below 10^15, else 0 (``usage`` of 1e999 is not a count)."""
+    """A token count: absent (or not a number) is 0; a number that cannot be a count (1e999, negative, 10^15 or
+    more) makes the response ``malformed``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
-    if isinstance(value, float) and not math.isfinite(value):
-        return 0
-    return int(value) if 0 <= value < 10**15 else 0
+    if not (math.isfinite(value) and 0 <= value < 10**15):
+        raise RequestFailed("malformed", f"usage token count {str(value)[:20]} is not a count")
+    return int(value)
 
 
 def _error_message(content: bytes) -> str:

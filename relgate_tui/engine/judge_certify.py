@@ -57,6 +57,7 @@ import numpy as np
 from relgate_tui.core import certify as core_certify
 from relgate_tui.core import judge as cj
 from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.redact import public_url
 from relgate_tui.core.scores import validate_rank_score
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.judge_prompts import correctness_pairwise_prompt, parse_pairwise_verdict
@@ -157,7 +158,8 @@ class PairwiseJudgeConfig:
                               timeout_s=float(self.timeout_s))
 
     def public_dict(self) -> dict[str, Any]:
-        return {"endpoint": self.endpoint, "model": self.model, "api_key_env": self.api_key_env, "reps": self.reps,
+        return {"endpoint": public_url(self.endpoint), "model": self.model, "api_key_env": self.api_key_env,
+                "reps": self.reps,
                 "max_classes": self.max_classes, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
@@ -612,7 +614,7 @@ def verdicts_document(cfg: PairwiseJudgeConfig, verdicts_by_item: Mapping[str, S
 
 
 def _judge_identity(cfg: PairwiseJudgeConfig) -> dict[str, Any]:
-    return {"endpoint": cfg.endpoint.rstrip("/"), "model": cfg.model, "reps": cfg.reps,
+    return {"endpoint": public_url(cfg.endpoint.rstrip("/")), "model": cfg.model, "reps": cfg.reps,
             "max_classes": cfg.max_classes, "temperature": cfg.temperature, "seed": cfg.seed}
 
 

@@ -127,8 +127,12 @@ class RetryPolicy:
         """What a retry waits for, said in the failure's message when it is a server's ``Retry-After`` or long."""
         if retry_after is not None:
             capped = " (capped)" if retry_after > self.max_retry_after_s else ""
-            return f"; the server asked to retry after {retry_after:g} s: waiting {wait:.0f} s{capped}"
-        return f"; retrying in {wait:.0f} s" if wait >= 5 else ""
+            return f"; the server asked to retry after {retry_after:g} s: waiting {_seconds(wait)} s{capped}"
+        return f"; retrying in {_seconds(wait)} s" if wait >= 5 else ""
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
 
 
 @dataclass

@@ -5,6 +5,7 @@ per connection, each request answered by the next *behaviour* of a script (or a 
 * ``RST``: the request is read, then the connection is closed with a TCP RST (``SO_LINGER`` 0) and no response;
 * ``ENDLESS_CHUNKED``: a 200 with a chunked body that never ends (until the client goes away);
 * ``ECHO_AUTH``: a 401 whose JSON body echoes the request's ``Authorization`` header;
+* ``HANG``: the request is read and never answered (until the server stops);
 * a callable ``(request_head: bytes) -> bytes``: a response built from the request.
 
 Every request's head is recorded (``heads``), and ``sent_bytes`` counts what the server managed to write.
@@ -22,6 +23,7 @@ from collections.abc import Callable, Sequence
 RST = "rst"
 ENDLESS_CHUNKED = "endless-chunked"
 ECHO_AUTH = "echo-auth"
+HANG = "hang"
 
 Behaviour = bytes | str | Callable[[bytes], bytes]
 
@@ -52,9 +54,11 @@ def gzip_bomb(inflated_mb: int) -> bytes:
 
 
 class HostileServer:
-    def __init__(self, script: Sequence[Behaviour] = (), default: Behaviour = OK) -> None:
+    def __init__(self, script: Sequence[Behaviour] = (), default: Behaviour = OK,
+                 cycle: Sequence[Behaviour] = ()) -> None:
         self.script = list(script)
         self.default = default
+        self.cycle = list(cycle)  # after the script, requests are answered by these in turn (else by ``default``)
         self.heads: list[bytes] = []
         self.sent_bytes = 0
         self._lock = threading.Lock()
@@ -80,7 +84,9 @@ class HostileServer:
     def _next(self, head: bytes) -> Behaviour:
         with self._lock:
             self.heads.append(head)
-            return self.script.pop(0) if self.script else self.default
+            if self.script:
+                return self.script.pop(0)
+            return self.cycle[len(self.heads) % len(self.cycle)] if self.cycle else self.default
 
     def _accept(self) -> None:
         while not self._stopped.is_set():
@@ -114,6 +120,9 @@ class HostileServer:
                 behaviour = self._next(head)
                 if behaviour == RST:
                     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    return
+                if behaviour == HANG:
+                    self._stopped.wait()
                     return
                 if behaviour == ENDLESS_CHUNKED:
                     self._endless(conn)
