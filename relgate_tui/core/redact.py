@@ -22,7 +22,7 @@ _AUTH_FIELD = re.compile(
     r"""(?ix)
     (["']?(?:proxy-)?authori[sz]ation["']?|["']?x?-?api[-_]?key["']?)   # the field name, maybe quoted
     (\s*[:=]\s*["']?)                                                    # separator
-    ([^"'\r\n,;}]+)                                                      # the value, up to a delimiter
+    ((?:(?:bearer|basic|token|digest)\s+)?[^\s"',;}]+)                   # [scheme] and one token
     """
 )
 _SECRET_PARAM = re.compile(
