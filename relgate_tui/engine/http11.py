@@ -113,8 +113,9 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         reader, writer = conn
         try:
             writer.write(payload)
-            async with asyncio.timeout(timeouts.get("write")):
-                await writer.drain()
+            if writer.transport.get_write_buffer_size():  # not all sent at once: wait (a lost connection shows
+                async with asyncio.timeout(timeouts.get("write")):  # up in the read below otherwise)
+                    await writer.drain()
         except TimeoutError:
             raise httpx.WriteTimeout("sending the request timed out", request=request) from None
         except (ConnectionError, OSError):

@@ -44,7 +44,7 @@ from relgate_tui.engine.endpoints import (
     EndpointConfig,
     RequestFailed,
     complete,
-    request_fingerprint,
+    fingerprinter,
     sample_seed,
 )
 from relgate_tui.engine.http11 import LeanHTTPTransport
@@ -219,6 +219,7 @@ class Sampler:
         self._down_since: float | None = None
         self._queue: asyncio.Queue[SamplerEvent] | None = None
         self._prober: asyncio.Task[None] | None = None
+        self._fingerprinters: dict[str, tuple[list[dict], Callable[[int, int | None], str]]] = {}
 
     # -- user pause --------------------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -325,10 +326,16 @@ class Sampler:
         self.totals.samples_used += len(canonicals)
         self.totals.items_stopped_early += stopped_early
         self.totals.items_failed += failed
+        self._fingerprinters.pop(item.id, None)
         self._emit(ItemDone(item.id, len(canonicals), stopped_early, counts, failed, resumed))
 
     def _fingerprint(self, job: SamplingJob, item: Any, messages: list[dict], index: int) -> str:
-        return request_fingerprint(self.endpoint, messages, index, sample_seed(job.seed, item.id, index))
+        """:func:`request_fingerprint` of sample ``index``, through a per-item :func:`fingerprinter` (kept while the
+        item is sampled: the same ``messages`` object)."""
+        memo = self._fingerprinters.get(item.id)
+        if memo is None or memo[0] is not messages:
+            memo = self._fingerprinters[item.id] = (messages, fingerprinter(self.endpoint, messages))
+        return memo[1](index, sample_seed(job.seed, item.id, index))
 
     async def _get_samples(
         self, channel: _Channel, job: SamplingJob, item: Any, messages: list[dict], index: int, want: int
