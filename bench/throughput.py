@@ -138,7 +138,8 @@ def request_body() -> bytes:
     """The body relgate sends for the first item (so both clients send requests of the same size)."""
     import json
 
-    from relgate_tui.engine.endpoints import EndpointConfig, request_body as build
+    from relgate_tui.engine.endpoints import EndpointConfig
+    from relgate_tui.engine.endpoints import request_body as build
     from relgate_tui.engine.prompts import item_messages
 
     item = relgate_job(10, 10).items[0]

@@ -831,7 +831,7 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
             last = f"{type(exc).__name__}"
         if attempt + 1 < attempts:
             time.sleep(0.25 * 2**attempt)
-    raise CertifyError(f"cannot reach the endpoint {cfg.endpoint} ({last} after {attempts} attempts); is the server "
+    raise CertifyError(f"cannot reach the endpoint {public_url(cfg.endpoint)} ({last} after {attempts} attempts); is the server "
                        "running?")
 
 

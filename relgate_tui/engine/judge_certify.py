@@ -341,12 +341,14 @@ def _uncached(endpoint: Any, requests: Sequence[TaskItem], reps: int, seed: int,
 async def _check_reachable(endpoint: Any, attempts: int = 3) -> None:
     import httpx
 
+    from relgate_tui.engine.httpread import status_of
+
     url = endpoint.base_url.rstrip("/") + "/models"
     last = ""
     async with httpx.AsyncClient(trust_env=False, timeout=min(10.0, endpoint.timeout_s)) as client:
         for attempt in range(attempts):
             try:
-                await client.get(url, headers=endpoint.headers())
+                await status_of(client, url, endpoint.headers(), min(10.0, endpoint.timeout_s))  # body never read
                 return
             except httpx.TimeoutException:
                 last = "timed out"
@@ -354,7 +356,8 @@ async def _check_reachable(endpoint: Any, attempts: int = 3) -> None:
                 last = type(exc).__name__
             if attempt + 1 < attempts:
                 await asyncio.sleep(0.25 * 2**attempt)
-    raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {endpoint.base_url} ({last} after {attempts} "
+    raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {public_url(endpoint.base_url)} ({last} after "
+                            f"{attempts} "
                             "attempts); is the server running?")
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 import httpx
 
+from relgate_tui.core.redact import public_url
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.cache import SampleCache
 from relgate_tui.engine.endpoints import (
@@ -421,7 +422,7 @@ class Sampler:
             await asyncio.wait_for(self._up.wait(), timeout=max(0.0, remaining))
         except TimeoutError:
             raise EndpointUnreachable(
-                f"endpoint {self.endpoint.base_url} unreachable for {self.max_down_s:g} s; stopped "
+                f"endpoint {public_url(self.endpoint.base_url)} unreachable for {self.max_down_s:g} s; stopped "
                 "(completed samples are kept: rerun the same command to resume)"
             ) from None
 
