@@ -802,6 +802,8 @@ class Session:
                         errors[event.item_id] = event.error_kind
                         messages = (f"{event.item_id} sample {event.index}: {event.error_kind}: {event.message}",)
                         changed = event.item_id
+                    elif event.wait_s >= 5:  # a long wait (a server's Retry-After): say what it waits for
+                        messages = (f"{event.item_id} sample {event.index}: {event.error_kind}: {event.message}",)
                 elif isinstance(event, ItemDone):
                     done += 1
                     used_done += event.n_samples
