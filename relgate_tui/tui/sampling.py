@@ -167,7 +167,7 @@ class SamplingScreen(Screen[str]):
     @staticmethod
     def _cells(row: ItemProgress) -> tuple:
         if row.error:
-            stopped = safe_line("✗ " + row.error, 19, style="red")
+            stopped = safe_line("✗ " + row.error[:18], style="red")
         elif row.stopped:
             stopped = Text("✓ early", style="green")
         elif row.done:

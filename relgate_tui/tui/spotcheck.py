@@ -22,9 +22,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
+from relgate_tui.core.text import one_line
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.itemsamples import ItemSamplesModal
-from relgate_tui.tui.widgets.safetext import clean, safe, safe_line
+from relgate_tui.tui.widgets.safetext import clean, safe
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.session import ItemView, Session, SpotProgress
@@ -120,8 +121,9 @@ class SpotCheckScreen(Screen[str]):
         if v is None:
             return
         prog = self.session.spot_progress()
-        title = Text(f"Item {prog.done + 1} of {prog.total}", style="bold")
-        title.append("  id ", style="dim").append(safe_line(v.item_id, style="dim"))  # untrusted: never markup
+        title = Text()
+        title.append(f"Item {prog.done + 1} of {prog.total}", style="bold")
+        title.append("  ").append("id " + one_line(v.item_id), style="dim")  # untrusted: never markup
         if v.audit:
             title.append("  ").append(" AUDIT ", style="reverse")
         self.query_one("#item-title", Label).update(title)
