@@ -185,6 +185,30 @@ def fingerprinter(cfg: EndpointConfig, messages: Sequence[dict]) -> Callable[[in
     return fingerprint
 
 
+def body_encoder(cfg: EndpointConfig, messages: Sequence[dict]) -> Callable[[int | None, int], bytes]:
+    """``(seed, n) -> `` the UTF-8 JSON body :func:`complete` sends, with the JSON of everything but the seed built
+    once (the same bytes as encoding :func:`request_body` each time)."""
+
+    def full(seed: int | None, n: int) -> bytes:
+        body = request_body(cfg, messages, seed, n)
+        return body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
+
+    if cfg.kind != "openai" or not cfg.send_seed:
+        return full
+    text = json.dumps(request_body(cfg, messages, _SEED_MARK, 1))
+    mark = f'"seed": {_SEED_MARK}'
+    if text.count(str(_SEED_MARK)) != 1 or text.count(mark) != 1:
+        return full
+    head, tail = (part.encode("utf-8") for part in text.split(mark))
+
+    def encode(seed: int | None, n: int) -> bytes:
+        if n != 1 or seed is None:
+            return full(seed, n)
+        return b'%s"seed": %d%s' % (head, int(seed), tail)
+
+    return encode
+
+
 def _material(cfg: EndpointConfig, messages: Sequence[dict], sample_index: int, seed: int | None) -> dict[str, Any]:
     return {
         "v": 1,
@@ -216,14 +240,16 @@ def _parsed_url(url: str) -> httpx.URL:
 
 async def complete(
     client: httpx.AsyncClient, cfg: EndpointConfig, messages: Sequence[dict], *, seed: int | None = None, n: int = 1,
-    lean: LeanHTTPTransport | None = None,
+    lean: LeanHTTPTransport | None = None, payload: bytes | None = None,
 ) -> list[Completion]:
     """Send one request; return its completions (≥ 1) or raise :class:`RequestFailed`. With ``lean`` (the client's
-    own transport), plain-http requests skip httpx's Request/Response layer (bench/throughput.py)."""
-    body = request_body(cfg, messages, seed, n)
+    own transport), plain-http requests skip httpx's Request/Response layer (bench/throughput.py). ``payload``: the
+    body already encoded (:func:`body_encoder`), else it is built here."""
     headers = cfg.headers()
     url = _parsed_url(cfg.url)
-    payload = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
+    if payload is None:
+        body = request_body(cfg, messages, seed, n)
+        payload = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
     response_headers: Any
     try:
         if lean is not None and url.scheme == "http":

@@ -36,6 +36,7 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
     def __init__(self, max_idle_per_origin: int = 4, fallback: httpx.AsyncBaseTransport | None = None,
                  max_body: int = MAX_RESPONSE_BYTES):
         self.max_body = max_body
+        self._heads: dict[tuple[httpx.URL, tuple[tuple[str, str], ...]], tuple[bytes, tuple[str, int]]] = {}
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
         self._max_idle = max_idle_per_origin
         self._fallback = fallback
@@ -59,13 +60,20 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         """POST ``body`` to a plain-http ``url`` without building httpx Request/Response objects (most of the client's
         CPU per call on loopback); returns (status, headers with lower-case names, body). Same connections, timeouts
         and httpx exception types as :meth:`handle_async_request`; no content decoding (no Accept-Encoding is sent)."""
-        if url.scheme != "http":
-            raise ValueError("LeanHTTPTransport.post speaks plain http only")
-        lines = [f"POST {url.raw_path.decode('ascii')} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}",
-                 *(f"{name}: {value}" for name, value in headers.items()), f"Content-Length: {len(body)}"]
-        payload = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+        key = (url, tuple(headers.items()))
+        prepared = self._heads.get(key)
+        if prepared is None:  # the request line and headers of an endpoint are the same for every call: built once
+            if url.scheme != "http":
+                raise ValueError("LeanHTTPTransport.post speaks plain http only")
+            lines = [f"POST {url.raw_path.decode('ascii')} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}",
+                     *(f"{name}: {value}" for name, value in headers.items()), "Content-Length: "]
+            if len(self._heads) >= 64:
+                self._heads.clear()
+            prepared = self._heads[key] = ("\r\n".join(lines).encode("latin-1"), (url.host, url.port or 80))
+        head, origin = prepared
+        payload = b"%s%d\r\n\r\n%s" % (head, len(body), body)
         timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s}
-        status, raw, content = await self._roundtrip((url.host, url.port or 80), payload, timeouts, "POST", None)
+        status, raw, content = await self._roundtrip(origin, payload, timeouts, "POST", None)
         return status, {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}, content
 
     async def _roundtrip(self, origin: tuple[str, int], payload: bytes, timeouts: dict, method: str,

@@ -44,6 +44,7 @@ from relgate_tui.engine.endpoints import (
     Completion,
     EndpointConfig,
     RequestFailed,
+    body_encoder,
     complete,
     fingerprinter,
     sample_seed,
@@ -220,7 +221,8 @@ class Sampler:
         self._down_since: float | None = None
         self._queue: asyncio.Queue[SamplerEvent] | None = None
         self._prober: asyncio.Task[None] | None = None
-        self._fingerprinters: dict[str, tuple[list[dict], Callable[[int, int | None], str]]] = {}
+        self._fingerprinters: dict[str, tuple[list[dict], Callable[[int, int | None], str],
+                                              Callable[[int | None, int], bytes]]] = {}
 
     # -- user pause --------------------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -333,10 +335,16 @@ class Sampler:
     def _fingerprint(self, job: SamplingJob, item: Any, messages: list[dict], index: int) -> str:
         """:func:`request_fingerprint` of sample ``index``, through a per-item :func:`fingerprinter` (kept while the
         item is sampled: the same ``messages`` object)."""
-        memo = self._fingerprinters.get(item.id)
+        return self._encoders(item.id, messages)[1](index, sample_seed(job.seed, item.id, index))
+
+    def _encoders(self, item_id: str, messages: list[dict]) -> tuple[list[dict], Callable[[int, int | None], str],
+                                                                       Callable[[int | None, int], bytes]]:
+        """The item's (messages, fingerprinter, body encoder), built once per item (the same ``messages`` object)."""
+        memo = self._fingerprinters.get(item_id)
         if memo is None or memo[0] is not messages:
-            memo = self._fingerprinters[item.id] = (messages, fingerprinter(self.endpoint, messages))
-        return memo[1](index, sample_seed(job.seed, item.id, index))
+            memo = self._fingerprinters[item_id] = (messages, fingerprinter(self.endpoint, messages),
+                                                    body_encoder(self.endpoint, messages))
+        return memo
 
     async def _get_samples(
         self, channel: _Channel, job: SamplingJob, item: Any, messages: list[dict], index: int, want: int
@@ -374,7 +382,9 @@ class Sampler:
             await self._wait_until_up()
             attempt += 1
             try:
-                completions = await complete(channel.client, self.endpoint, messages, seed=seed, n=n, lean=channel.lean)
+                payload = self._encoders(item_id, messages)[2](seed, n)
+                completions = await complete(channel.client, self.endpoint, messages, seed=seed, n=n, lean=channel.lean,
+                                             payload=payload)
             except RequestFailed as exc:
                 endpoint_fault = exc.kind in ("timeout", "connection", "5xx")
                 if endpoint_fault:
