@@ -53,3 +53,10 @@ def test_urls_lose_credentials_only() -> None:
     assert public_url("http://u:p@127.0.0.1:8080/v1?token=T&x=1") == "http://127.0.0.1:8080/v1?token=[redacted]&x=1"
     assert public_url("https://[::1]:8443/v1") == "https://[::1]:8443/v1"
     assert public_url("not a url Bearer abcdef12345") == "not a url Bearer [redacted]"
+
+
+def test_canonical_classes_carry_no_controls() -> None:
+    from relgate_tui.core.canon import get_canonicalizer
+
+    assert get_canonicalizer("text")("\x1b]0;pwned\x07Paris\u202e") == "paris"
+    assert get_canonicalizer("numeric")("\x1b[31m42\x1b[0m") == "42"
