@@ -121,7 +121,7 @@ class CompareScreen(Screen[None]):
         ]
         for name, get in rows:
             table.add_row(Text(name, style="bold"),
-                          *(get(v, s) for v, s in zip(views, self.sessions)), key=name)  # type: ignore[operator]
+                          *(get(v, s) for v, s in zip(views, self.sessions, strict=True)), key=name)  # type: ignore[operator]
         self.query_one("#compare-title", Label).update(
             f"[b]{len(self.sessions)}[/] runs at [b]α = {self.alpha:.2f}[/] (+/− to change)"
         )
