@@ -35,7 +35,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(message: str) -> None:
-    text = " ".join(str(message).split()) or "unknown error"
+    from relgate_tui.core.text import one_line
+
+    text = " ".join(one_line(str(message)).split()) or "unknown error"
     print(f"relgate: error: {text}", file=sys.stderr, flush=True)
 
 
@@ -157,9 +159,11 @@ class _Progress:
 
     def message(self, text: str) -> None:
         if not self.quiet:
-            from rich.markup import escape
+            from rich.text import Text
 
-            self.console.print(escape(text))
+            from relgate_tui.core.text import one_line
+
+            self.console.print(Text(one_line(text)))
 
     def close(self) -> None:
         if self._bar is not None:
@@ -217,11 +221,13 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         if args.quiet:
             return
         from rich.console import Console
-        from rich.markup import escape
+        from rich.text import Text
+
+        from relgate_tui.core.text import one_line
 
         con = Console(stderr=True, highlight=False, soft_wrap=True)
         if update.message:
-            con.print(escape(update.message))
+            con.print(Text(one_line(update.message)))
         now = time.monotonic()
         if now - judge_state["last"] >= 2.0 or update.done == update.total:
             judge_state["last"] = now
@@ -329,7 +335,11 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     columns = ["run", "task", "model", "created", "status", "samples", "labels", "reliability", "bound", "M*", "gate"]
     if console.width < 150:  # narrow terminal: the run id already names the task and model
         columns = ["run", "status", "samples", "reliability", "bound", "M*", "gate"]
-    table = Table(title=f"runs in {root}", title_justify="left")
+    from rich.text import Text
+
+    from relgate_tui.core.text import one_line
+
+    table = Table(title=Text(f"runs in {one_line(str(root))}"), title_justify="left")
     for col in columns:
         if col == "run":
             table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=max(20, console.width - 62))
@@ -343,7 +353,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             "M*": "" if r.reliability_level is None else ("∞" if r.m_star is None else str(r.m_star)),
             "gate": {None: "", True: "PASS", False: "FAIL"}[r.passed],
         }
-        table.add_row(*(cells[c] for c in columns))
+        table.add_row(*(Text(one_line(str(cells[c]))) for c in columns))  # ids and names are untrusted text
     console.print(table)
     return EXIT_OK
 

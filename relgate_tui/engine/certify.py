@@ -49,6 +49,8 @@ from relgate_tui.core import certify as core_certify
 from relgate_tui.core.conformal import prediction_set
 from relgate_tui.core.ranking import RankedClasses, rank_classes
 from relgate_tui.core.readouts import readout_json
+
+from relgate_tui.core.redact import public_url
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.runstore import Label, RunStore, StoredSample
 
@@ -222,8 +224,13 @@ class CertifyConfig:
         return self
 
     def public_dict(self) -> dict[str, Any]:
-        """The config as stored in the run manifest (no secret: only the key's variable name)."""
-        return asdict(self)
+        """The config as stored in the run manifest (no secret: only the key's variable name; endpoint URLs without
+        userinfo or credential-looking query parameters, :func:`relgate_tui.core.redact.public_url`)."""
+        out = asdict(self)
+        for name in ("endpoint", "pairwise_judge_endpoint"):
+            if isinstance(out.get(name), str):
+                out[name] = public_url(out[name])
+        return out
 
 
 def _is_int(x: Any) -> bool:
@@ -624,7 +631,7 @@ class Prepared:
     def header(self) -> dict[str, Any]:
         return {
             "run_id": self.store.run_id,
-            "endpoint": self.config.endpoint,
+            "endpoint": public_url(self.config.endpoint),
             "model": self.config.model,
             "task": {"name": self.task.name, "sha256": self.task.sha256, "items": len(self.items)},
         }
@@ -649,7 +656,7 @@ def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, An
     return {
         "task_sha256": task.sha256,
         "limit": cfg.limit,
-        "endpoint": cfg.endpoint.rstrip("/"),
+        "endpoint": public_url(cfg.endpoint.rstrip("/")),
         "model": cfg.model,
         "system": cfg.system,
         "temperature": float(cfg.temperature),
@@ -687,7 +694,7 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     info = {
         "task": {"name": task.name, "path": str(task.path), "sha256": task.sha256, "items": len(items)},
         "model": cfg.model,
-        "endpoint": cfg.endpoint,
+        "endpoint": public_url(cfg.endpoint),
         "seed": cfg.seed,
         "config": cfg.public_dict(),
     }
@@ -822,13 +829,15 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
 
     import httpx
 
+    from relgate_tui.engine.httpread import status_of_sync
+
     url = cfg.endpoint.rstrip("/") + "/models"
     endpoint = cfg.endpoint_config()
     last = ""
     for attempt in range(attempts):
         try:
             with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s)) as client:
-                client.get(url, headers=endpoint.headers())
+                status_of_sync(client, url, endpoint.headers(), min(10.0, cfg.timeout_s))  # the body is never read
             return
         except httpx.TimeoutException:
             last = "timed out"
@@ -836,7 +845,7 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
             last = f"{type(exc).__name__}"
         if attempt + 1 < attempts:
             time.sleep(0.25 * 2**attempt)
-    raise CertifyError(f"cannot reach the endpoint {cfg.endpoint} ({last} after {attempts} attempts); is the server "
+    raise CertifyError(f"cannot reach the endpoint {public_url(cfg.endpoint)} ({last} after {attempts} attempts); is the server "
                        "running?")
 
 
@@ -876,7 +885,7 @@ def sample_run(
                 done += 1
                 if event.failed:
                     message = f"item {event.item_id}: sampling failed after {event.n_samples} samples (kept)"
-            elif isinstance(event, SampleFailed) and event.final:
+            elif isinstance(event, SampleFailed) and (event.final or event.wait_s >= 5):
                 message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
             elif isinstance(event, EndpointDown):
                 message = event.message

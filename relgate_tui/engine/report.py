@@ -5,7 +5,8 @@ run's ``results.json``). Formats:
 
 * ``json`` — the document itself, pretty-printed;
 * ``csv`` — one row per item (pandas): id, role, samples, invalid, classes, top answer, score ("inf" = no acceptable
-  class), verified_by, prediction set and its size;
+  class), verified_by, prediction set and its size; text cells have control characters stripped and a cell starting
+  with ``= + - @`` gets a leading apostrophe (a spreadsheet would run it as a formula, :func:`core.text.csv_cell`);
 * ``md`` — a readable Markdown report: the verdict, reliability with its bound, M*, validation metrics, calls, and
   the per-item table.
 """
@@ -19,6 +20,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from relgate_tui.core.redact import public_url
+from relgate_tui.core.text import csv_cell, one_line, strip_controls
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
            "write_report"]
@@ -64,9 +68,15 @@ def report_json(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+_TEXT_COLUMNS = ("id", "role", "top_answer", "classes", "verified_by", "prediction_set")
+
+
 def report_csv(doc: Mapping[str, Any]) -> str:
+    frame = items_dataframe(doc)
+    for column in _TEXT_COLUMNS:
+        frame[column] = frame[column].map(lambda v: csv_cell(strip_controls(v)) if isinstance(v, str) else v)
     buf = io.StringIO()
-    items_dataframe(doc).to_csv(buf, index=False)
+    frame.to_csv(buf, index=False)
     return buf.getvalue()
 
 
@@ -75,7 +85,7 @@ def _pct(x: Any) -> str:
 
 
 def _md_cell(x: Any) -> str:
-    return str(x).replace("|", "\\|").replace("\n", " ")
+    return one_line(str(x)).replace("|", "\\|")
 
 
 def report_markdown(doc: Mapping[str, Any]) -> str:
@@ -88,11 +98,11 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
     gate = doc.get("min_reliability")
     calls = doc.get("calls", {})
     lines = [
-        f"# relgate certification — {task.get('name', '?')} on {doc.get('model', '?')}",
+        f"# relgate certification — {_md_cell(task.get('name', '?'))} on {_md_cell(doc.get('model', '?'))}",
         "",
-        f"- Run: `{doc.get('run_id', '?')}` (relgate {doc.get('relgate_version', '?')})",
-        f"- Endpoint: {doc.get('endpoint', '?')}",
-        f"- Task: {task.get('name', '?')} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
+        f"- Run: `{_md_cell(doc.get('run_id', '?'))}` (relgate {doc.get('relgate_version', '?')})",
+        f"- Endpoint: {_md_cell(public_url(str(doc.get('endpoint', '?'))))}",
+        f"- Task: {_md_cell(task.get('name', '?'))} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
         "",
         "## Verdict",
         "",

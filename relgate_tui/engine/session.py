@@ -683,12 +683,16 @@ class Session:
 
     @property
     def title(self) -> str:
+        from relgate_tui.core.text import one_line
+
         sim = " (simulated)" if self.simulated else ""
-        return f"{self.model}{sim} on {self.task_name}"
+        return one_line(f"{self.model}{sim} on {self.task_name}")  # untrusted names: shown without controls
 
     @property
     def short_title(self) -> str:
-        return f"{self.model} · {self.task_name}"
+        from relgate_tui.core.text import one_line
+
+        return one_line(f"{self.model} · {self.task_name}")
 
     @property
     def sampling_complete(self) -> bool:
@@ -802,6 +806,8 @@ class Session:
                         errors[event.item_id] = event.error_kind
                         messages = (f"{event.item_id} sample {event.index}: {event.error_kind}: {event.message}",)
                         changed = event.item_id
+                    elif event.wait_s >= 5:  # a long wait (a server's Retry-After): say what it waits for
+                        messages = (f"{event.item_id} sample {event.index}: {event.error_kind}: {event.message}",)
                 elif isinstance(event, ItemDone):
                     done += 1
                     used_done += event.n_samples
