@@ -50,7 +50,9 @@ def prepare(ids: Sequence[str], logprobs: Sequence[Mapping[int, float] | None], 
             raw: Sequence[float | None], *, grid: str | Sequence[float] = "auto", alpha: float = 0.1,
             scale: Sequence[int] | None = None, where: str = "scores") -> StudyInput:
     """Arrays for the study; a :class:`DataError` of one line for a file this study cannot use."""
-    keep = [i for i in range(len(ids)) if logprobs[i] and humans[i] is not None and math.isfinite(float(humans[i]))]
+    hv = [math.nan if h is None else float(h) for h in humans]
+    rv = [math.nan if r is None else float(r) for r in raw]
+    keep = [i for i in range(len(ids)) if logprobs[i] and math.isfinite(hv[i])]
     if not any(lp for lp in logprobs):
         raise DataError(f"{where}: no log-probabilities: intervals need the judge's score-token log-probs "
                         "(a 'logprobs' object or lp_1 … lp_K columns)")
@@ -61,7 +63,7 @@ def prepare(ids: Sequence[str], logprobs: Sequence[Mapping[int, float] | None], 
     scale = tuple(int(v) for v in scale)
     if len(scale) < 2:
         raise DataError(f"{where}: the log-probs cover a single scale value ({scale}); need at least two")
-    y = np.array([float(humans[i]) for i in keep])  # type: ignore[arg-type]
+    y = np.array([hv[i] for i in keep])
     if np.unique(np.round(y, 6)).size < 2:
         raise DataError(f"{where}: every human rating is {y[0]:g} (one class only): coverage would be trivial")
     lo, hi = float(min(scale)), float(max(scale))
@@ -83,7 +85,7 @@ def prepare(ids: Sequence[str], logprobs: Sequence[Mapping[int, float] | None], 
     if n < need:
         raise DataError(f"{where}: {n} usable item(s) < 1/α = {need}: no conformal interval can be finite")
     z = np.vstack([feature_vector(logprobs[i] or {}, scale) for i in keep])
-    rawv = np.array([float(raw[i]) if raw[i] is not None else math.nan for i in keep])
+    rawv = np.array([rv[i] for i in keep])
     return StudyInput(tuple(str(ids[i]) for i in keep), z, g.snap_labels(y), rawv, scale, g, len(ids) - n)
 
 
