@@ -89,7 +89,7 @@ def quantile_gbm(q: float | None, seed: int, *, max_iter: int = 60) -> Any:
         return HistGradientBoostingRegressor(max_iter=max_iter, max_depth=3, learning_rate=0.15, min_samples_leaf=5,
                                              early_stopping=False, random_state=seed)
     return HistGradientBoostingRegressor(loss="quantile", quantile=q, max_iter=max_iter, max_depth=3,
-                                         learning_rate=0.15, min_samples_leaf=5, early_stopping=False,
+                                         learning_rate=0.15, min_samples_leaf=20, early_stopping=False,
                                          random_state=seed)
 
 

@@ -75,8 +75,12 @@ def prepare(ids: Sequence[str], logprobs: Sequence[Mapping[int, float] | None], 
     except ValueError as exc:
         raise DataError(f"{where}: {exc}") from None
     if g is None:
-        raise DataError(f"{where}: human ratings are on no grid of step 1, 1/2, 1/3 or 1/4 from {lo:g} to {hi:g} "
-                        "(give --grid LIST)")
+        from .grid import _regular
+
+        ex = y[off_grid(y, _regular(lo, hi, 12, "twelfths"))]
+        ex_txt = f"e.g. {ex[0]:g} " if ex.size else ""
+        raise DataError(f"{where}: human ratings off the grid: {ex_txt}is on no grid of step 1, 1/2, 1/3 or 1/4 "
+                        f"from {lo:g} to {hi:g} (give --grid LIST)")
     bad_idx = off_grid(y, g)
     if bad_idx.size:
         raise DataError(f"{where}: {bad_idx.size} human rating(s) off the {g.name} grid (e.g. {y[bad_idx[0]]:g})")
