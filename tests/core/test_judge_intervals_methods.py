@@ -87,3 +87,25 @@ def test_parse_methods():
     assert parse_methods("r2ccp, cqr,r2ccp") == ("r2ccp", "cqr")
     with pytest.raises(ValueError, match="unknown method"):
         parse_methods("cqr,nope")
+
+
+def test_a_ten_point_scale_works():
+    n = 300
+    z, y, raw = simulate(n, seed=11, k=10, raters=1)
+    inp = prepare([f"i{i}" for i in range(n)], [dict(zip(range(1, 11), r)) for r in z], list(y), list(raw))
+    assert inp.scale == tuple(range(1, 11)) and inp.grid.name == "integer" and inp.z.shape == (n, 10)
+    study = run_study(inp, methods=("r2ccp", "ordinal-aps", "cqr"), seeds=range(1, 3), curve_methods=())
+    for m in study.methods:
+        assert m.never_dropped and 0.0 < m.adjusted.width_mean <= 9.0
+        assert all(1.0 <= it.adj_lower <= it.adj_upper <= 10.0 for it in m.items)
+
+
+def test_shift_study_calibrates_on_a_and_tests_on_all_of_b():
+    from relgate_tui.core.judge_intervals.study import shift_study
+
+    a, b = _input(200, 21), _input(90, 22)
+    res = shift_study(a, b, methods=("ordinal-aps", "r2ccp"), seeds=range(1, 4))
+    assert [r.method for r in res] == ["ordinal-aps", "r2ccp"]
+    for r in res:
+        assert 0.0 <= r.coverage_mean <= r.adj_coverage_mean <= 1.0
+        assert r.width_mean > 0

@@ -81,15 +81,15 @@ def lower_conformal_quantile(scores: np.ndarray, alpha: float) -> float:
     return float(s[k - 1])
 
 
-def quantile_gbm(q: float | None, seed: int, *, max_iter: int = 60) -> Any:
+def quantile_gbm(q: float | None, seed: int, *, max_iter: int = 40) -> Any:
     """Gradient-boosted regression (pinball loss at level ``q``, squared error when None); small trees, no early stop."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     if q is None:
-        return HistGradientBoostingRegressor(max_iter=max_iter, max_depth=3, learning_rate=0.15, min_samples_leaf=5,
+        return HistGradientBoostingRegressor(max_iter=max_iter, max_depth=3, learning_rate=0.2, min_samples_leaf=5,
                                              early_stopping=False, random_state=seed)
     return HistGradientBoostingRegressor(loss="quantile", quantile=q, max_iter=max_iter, max_depth=3,
-                                         learning_rate=0.15, min_samples_leaf=20, early_stopping=False,
+                                         learning_rate=0.2, min_samples_leaf=20, early_stopping=False,
                                          random_state=seed)
 
 

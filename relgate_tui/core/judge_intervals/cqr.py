@@ -18,9 +18,12 @@ def _quantile_models(d: SplitData, levels: tuple[float, float], seed: int) -> tu
     from .base import quantile_gbm
 
     out = []
+    z_both = np.vstack([d.z_cal, d.z_test])      # one predict call per model
+    k = d.z_cal.shape[0]
     for q in levels:
         m = quantile_gbm(q, seed).fit(d.z_fit, d.y_fit)
-        out.append((m.predict(d.z_cal), m.predict(d.z_test)))
+        pred = m.predict(z_both)
+        out.append((pred[:k], pred[k:]))
     (lo_cal, lo_test), (hi_cal, hi_test) = out
     # quantile crossing: order the pair (Romano et al. use the pair as given; sorting keeps the score well defined)
     lo_cal, hi_cal = np.minimum(lo_cal, hi_cal), np.maximum(lo_cal, hi_cal)

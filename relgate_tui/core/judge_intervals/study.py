@@ -344,7 +344,12 @@ def run_study(inp: StudyInput, *, methods: Sequence[str], alpha: float = 0.1, se
     raw_pm = _mean_metrics([p["raw"] for p in per_seed]) if np.isfinite(inp.raw).sum() >= 2 else None
     if curve_methods is None:
         curve_methods = ("r2ccp",) if "r2ccp" in methods else tuple(methods[:1])
-    curve = calibration_curve(inp, methods=curve_methods, alpha=alpha, seeds=seeds) if curve_methods else ()
+    curve: tuple[CurvePoint, ...] = ()
+    if curve_methods:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            curve = calibration_curve(inp, methods=curve_methods, alpha=alpha, seeds=seeds)
     return IntervalStudy(inp.n, inp.dropped, alpha, seeds, inp.scale, inp.grid, lam_v, tuple(results), raw_pm,
                          _mean_metrics([p["weighted"] for p in per_seed]), curve, (), dict(labels or {}))
 
@@ -378,7 +383,15 @@ def shift_study(a: StudyInput, b: StudyInput, *, methods: Sequence[str], alpha: 
     """
     if tuple(a.scale) != tuple(b.scale):
         raise DataError(f"calibration scale {a.scale} differs from test scale {b.scale}")
+    from threadpoolctl import threadpool_limits
+
     lam_v = a.grid.full_lambda if lam is None else float(lam)
+    with threadpool_limits(limits=1):
+        return _shift(a, b, methods, alpha, seeds, lam_v)
+
+
+def _shift(a: StudyInput, b: StudyInput, methods: Sequence[str], alpha: float, seeds: Sequence[int],
+           lam_v: float) -> tuple[ShiftResult, ...]:
     out = []
     for m in methods:
         cov, wid, acov, awid = [], [], [], []
