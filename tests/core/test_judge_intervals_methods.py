@@ -10,12 +10,19 @@ import math
 import numpy as np
 import pytest
 
-from relgate_tui.core.judge_intervals.base import conformal_quantile, lower_conformal_quantile
+from relgate_tui.core.judge_intervals.base import conformal_quantile, lower_conformal_quantile, single_thread
 from relgate_tui.core.judge_intervals.methods import METHOD_NAMES, METHODS, ORDINAL, parse_methods
 from relgate_tui.core.judge_intervals.simulate import simulate
 from relgate_tui.core.judge_intervals.study import prepare, run_study, split_data, split_indices
 
 ALPHA = 0.1
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    """Small matrices: BLAS threads only oversubscribe a shared machine (as run_study does per seed)."""
+    with single_thread():
+        yield
 
 
 def _input(n, seed, raters=3):
@@ -42,6 +49,7 @@ BUDGET = {"cqr": (400, 10), "asym-cqr": (400, 10), "chr": (400, 10), "lvd": (400
           "boosted-lcp": (400, 10), "r2ccp": (400, 10), "ordinal-aps": (400, 150), "ordinal-rc": (400, 150)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", METHOD_NAMES)
 def test_coverage_at_least_one_minus_alpha(name):
     n, trials = BUDGET[name]

@@ -21,7 +21,7 @@ import numpy as np
 
 from relgate_tui.errors import DataError
 
-from .base import Bounds, SplitData
+from .base import Bounds, SplitData, single_thread
 from .features import feature_vector, weighted_average
 from .grid import Grid, adjust, make_grid, off_grid
 from .methods import METHODS, MIN_FIT, ORDINAL, family
@@ -303,9 +303,7 @@ def _one_seed(inp: StudyInput, methods: Sequence[str], alpha: float, seed: int, 
 
 
 def _one_seed_limited(args: tuple[Any, ...]) -> dict[str, Any]:
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
+    with single_thread():
         return _one_seed(*args)
 
 
@@ -346,9 +344,7 @@ def run_study(inp: StudyInput, *, methods: Sequence[str], alpha: float = 0.1, se
         curve_methods = ("r2ccp",) if "r2ccp" in methods else tuple(methods[:1])
     curve: tuple[CurvePoint, ...] = ()
     if curve_methods:
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):
+        with single_thread():
             curve = calibration_curve(inp, methods=curve_methods, alpha=alpha, seeds=seeds)
     return IntervalStudy(inp.n, inp.dropped, alpha, seeds, inp.scale, inp.grid, lam_v, tuple(results), raw_pm,
                          _mean_metrics([p["weighted"] for p in per_seed]), curve, (), dict(labels or {}))
@@ -383,10 +379,8 @@ def shift_study(a: StudyInput, b: StudyInput, *, methods: Sequence[str], alpha: 
     """
     if tuple(a.scale) != tuple(b.scale):
         raise DataError(f"calibration scale {a.scale} differs from test scale {b.scale}")
-    from threadpoolctl import threadpool_limits
-
     lam_v = a.grid.full_lambda if lam is None else float(lam)
-    with threadpool_limits(limits=1):
+    with single_thread():
         return _shift(a, b, methods, alpha, seeds, lam_v)
 
 
