@@ -89,3 +89,9 @@ def test_locator_refuses_a_rating_split_across_tokens():
     toks = [("Score", -0.1, None), (":", -0.1, None), (" 1", -0.1, {"1": -0.1}), ("0", -0.1, {"0": -0.1})]
     loc = locate_rating(toks, tuple(range(1, 11)))
     assert loc.logprobs is None and "spans several tokens" in loc.reason
+
+
+@pytest.mark.parametrize("top", [[("4",)], 17, [("4", "x"), ("5", -0.2)]])
+def test_locator_survives_malformed_top_logprobs(top):
+    loc = locate_rating([("Score", -0.1, None), (":", -0.1, None), (" 4", None, top)], SCALE)
+    assert loc.reason is None or "malformed" in loc.reason or "no scale token" in loc.reason

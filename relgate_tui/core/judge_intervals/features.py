@@ -159,9 +159,12 @@ def locate_rating(tokens: Sequence[Token], scale: Sequence[int]) -> Located:
     top = tokens[idx][2] if len(tokens[idx]) > 2 else None
     if not top:
         return Located(idx, score, None, "the rating token has no top log-probabilities")
-    cands: list[tuple[str, float]] = list(top.items() if isinstance(top, Mapping) else top)
-    own = tokens[idx][1]
-    if own is not None and not any(str(t) == parts[idx] for t, _ in cands):
+    try:
+        cands: list[tuple[str, float]] = [(str(t), lp) for t, lp in (top.items() if isinstance(top, Mapping) else top)]
+    except (TypeError, ValueError):
+        return Located(idx, score, None, "the rating token's top log-probabilities are malformed")
+    own = tokens[idx][1] if len(tokens[idx]) > 1 else None
+    if isinstance(own, (int, float)) and not any(str(t) == parts[idx] for t, _ in cands):
         cands.append((parts[idx], float(own)))
     merged = merge_logprobs(cands, scale)
     if not merged:

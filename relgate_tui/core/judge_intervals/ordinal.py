@@ -92,10 +92,11 @@ def ordinal_rc(d: SplitData, alpha: float, seed: int, weights: np.ndarray | None
 
     Sets grow from the argmax of h·p (Eq. 39) until Σ_{j∈C} h_j p_j / Σ_j h_j p_j ≥ τ (the authors' code offers
     this normalisation as its "conditional" option; without it τ is unreachable for items whose Σ h·p is small and
-    they get the full scale); loss L_i(τ) = h(y_i)·1{y_i ∉ C_τ(z_i)}
-    (h of the nearest scale value), non-increasing in τ and bounded by B = max h. τ̂ is the smallest τ with
-    (n/(n+1))·R̂(τ) + B/(n+1) ≤ α (Angelopoulos et al.'s conformal risk control; the authors' code bisects a
-    threshold instead — the exact search here is the same rule without bisection error).
+    they get the full scale); loss L_i(τ) = h(y_i)·1{y_i ∉ C_τ(z_i)} (h of the nearest scale value). With t_i the
+    grown mass at which y_i enters, a miss needs t_i > τ, so L̃_i(τ) = h(y_i)·1{t_i > τ} ≥ L_i(τ) is non-increasing in
+    τ and bounded by B = max h. τ̂ is the smallest τ with (n/(n+1))·R̂(τ) + B/(n+1) ≤ α on L̃ (Angelopoulos et al.'s
+    conformal risk control; the authors' code bisects a threshold instead — the exact search here is the same rule
+    without bisection error).
 
     Guarantee: E[h(Y)·1{Y ∉ C(Z)}] ≤ α, and since h ≥ 1, P(Y ∈ C(Z)) ≥ 1 − α.
     """
