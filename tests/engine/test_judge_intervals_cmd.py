@@ -121,3 +121,15 @@ def test_dialsummeval_human_ratings_with_a_simulated_judge(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["n_items"] == 280 and doc["grid"]["name"] == "thirds"
     assert doc["methods"]["r2ccp"]["adjusted_never_lower"] is True
+
+
+def test_shift_scores_calibrate_on_a_test_on_b(tmp_path, capsys):
+    a = _write(tmp_path / "a.jsonl", 60, seed=8)
+    b = _write(tmp_path / "b.jsonl", 40, seed=9)
+    out = tmp_path / "r.md"
+    assert main(["judge-intervals", "--scores", str(a), "--shift-scores", str(b), "--methods", "ordinal-aps",
+                 "--seeds", "2", "--json", "-", "--markdown", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["method"] for s in doc["shift"]] == ["ordinal-aps"]
+    assert doc["shift_scores_file"] == str(b)
+    assert "## Calibrate on A, test on B" in out.read_text()
