@@ -86,9 +86,14 @@ def single_thread() -> Any:
     a shared machine (LVD ran ten times slower, HistGradientBoosting six). scikit-learn's OpenMP runtime is loaded
     first, because threadpoolctl limits only the libraries already loaded when the context is entered.
     """
-    import sklearn.ensemble  # noqa: F401  (loads libgomp before the limit is set)
-    from threadpoolctl import threadpool_limits
+    import contextlib
 
+    import sklearn.ensemble  # noqa: F401  (loads libgomp before the limit is set)
+
+    try:   # threadpoolctl ships with scikit-learn (its dependency); without it, run unlimited
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
     return threadpool_limits(limits=1)
 
 
