@@ -17,7 +17,7 @@ import time
 
 from relgate_tui.core.canon import get_canonicalizer
 from relgate_tui.core.stopping import get_stopping_rule
-from relgate_tui.engine.demo_server import DemoServerProcess
+from relgate_tui.demo.process import DemoServerProcess
 from relgate_tui.engine.endpoints import EndpointConfig
 from relgate_tui.engine.sampler import Sampler, SamplingJob, run_sampling
 from relgate_tui.engine.tasks import load_task

@@ -100,11 +100,13 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         f"(at least {_pct(doc.get('reliability_lower_bound'))} top-answer coverage with {conf:.0%} confidence), "
         f"over {doc.get('reliability_n', doc.get('n_cal', '?'))} verified items.",
         "",
-        f"- Gate: {verdict}" + (f" (min reliability {_pct(gate)})" if gate is not None else ""),
+        f"- Gate: {verdict}" + (f" (min reliability {_pct(gate)})" if gate is not None else "")
+        + (f" — {(doc.get('gate') or {}).get('summary')}" if doc.get("gate") else ""),
         f"- Conformal threshold at α = {doc.get('alpha')}: M* = {'∞' if m_star is None else m_star}"
         + (f" — {doc['calibration_message']}" if doc.get("calibration_message") else ""),
         f"- Calibration items scored: {doc.get('n_cal')}; skipped: {doc.get('n_skipped')}; "
         f"not yet verified: {doc.get('n_pending', 0)}",
+        *_readout_lines(doc),
         "",
     ]
     if doc.get("coverage") is not None:
@@ -170,7 +172,7 @@ def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:
         "",
         f"## Pairwise judge ({who.get('model', '?')}, {who.get('reps', '?')} repetitions × both orders)",
         "",
-        "| ranking | reliability level | 95% lower bound | M* | coverage |",
+        f"| ranking | reliability level | {f.get('confidence', 0.95):.0%} lower bound | M* | coverage |",
         "|---|---|---|---|---|",
         f"| frequency | {_pct(f['reliability_level'])} | {_pct(f['reliability_lower_bound'])} | {m(f['m_star'])} | "
         f"{cov(f)} |",
@@ -214,3 +216,34 @@ def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str])
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, p)
     return p
+
+
+def _readout_lines(doc: Mapping[str, Any]) -> list[str]:
+    """Issue 11 §4 readouts (core/readouts.py's JSON block): worst case with skips, no-guarantee note, bootstrap
+    intervals, split stability. Absent in documents written before them."""
+    out = []
+    worst = doc.get("worst_case") or {}
+    if doc.get("n_skipped") and worst.get("level") is not None:
+        out.append(f"- Worst case, skipped items counted as misses: level {_pct(worst['level'])} "
+                   f"(≥ {_pct(worst.get('lower_bound'))})")
+    message = (doc.get("prediction_sets") or {}).get("message")
+    if message:
+        out.append(f"- **{message}**")
+    boot = doc.get("bootstrap") or {}
+    for key, label in (("set_size", "Average set size"), ("samples_used", "Samples used per item")):
+        iv = boot.get(key)
+        if iv and iv.get("estimate") is not None:
+            out.append(f"- {label}: {iv['estimate']:.2f} [{iv['lower']:.2f}, {iv['upper']:.2f}] "
+                       f"({iv['confidence']:.0%} percentile bootstrap, B = {boot.get('n_boot')})")
+    ad = doc.get("adaptive_sets")
+    if ad:
+        q = "∞" if ad.get("threshold") is None else f"{ad['threshold']:.3f}"
+        cov = ad.get("coverage")
+        out.append(f"- Adaptive sets (eq. 6.7): q̂ = {q}, average size {ad['average_set_size']:.2f}"
+                   + (f", coverage {_pct(cov['estimate'])} on {cov['n']} items" if cov else ""))
+    st = doc.get("split_stability")
+    if st:
+        m = "∞" if st.get("m_star_mean") is None else f"{st['m_star_mean']:.2f} ± {st['m_star_sd'] or 0:.2f}"
+        out.append(f"- Stability over {st['n_splits']} random splits ({st['n_cal']}/{st['n_test']}): M* {m}, "
+                   f"coverage {_pct(st.get('coverage_mean'))} ± {_pct(st.get('coverage_sd'))}")
+    return out

@@ -59,6 +59,17 @@ def _m(m: int | None) -> str:
     return "∞" if m is None else str(m)
 
 
+def _readouts_for(inp, alpha: float, confidence: float):
+    """SPEC §3.6 readouts at α: bootstrap intervals (B = 10,000, seeded) and 100-split stability (None when fewer
+    than 2 verified items). Cheap: the multinomial bootstrap shortcut and one vectorised partition."""
+    from relgate_tui.core.readouts import bootstrap_summary, split_stability, verified_scores
+
+    boot = bootstrap_summary(inp, alpha, confidence=confidence)
+    scores = verified_scores(inp)
+    stab = split_stability(scores, alpha=alpha) if scores.size >= 2 else None
+    return boot, stab
+
+
 def _prop_json(p: dict | None) -> str:
     if not p:
         return "—"
@@ -73,7 +84,8 @@ def judge_summary(judge: dict) -> Table:
     grid.add_column("frequency", no_wrap=True, min_width=9)
     grid.add_column("judge", no_wrap=True, min_width=9)
     grid.add_row("reliability", fmt_pct(f["reliability_level"]), fmt_pct(j["reliability_level"]))
-    grid.add_row("95% bound", fmt_pct(f["reliability_lower_bound"]), fmt_pct(j["reliability_lower_bound"]))
+    grid.add_row(f"{f.get('confidence', 0.95):.0%} bound", fmt_pct(f["reliability_lower_bound"]),
+                 fmt_pct(j["reliability_lower_bound"]))
     grid.add_row(f"M* (α={judge['alpha']:.2f})", _m(f["m_star"]), _m(j["m_star"]))
     grid.add_row("coverage", "—" if not f["coverage"] else f"{f['coverage']['estimate']:.1%}",
                  "—" if not j["coverage"] else f"{j['coverage']['estimate']:.1%}")
@@ -250,7 +262,7 @@ class ResultsScreen(Screen[str]):
         self.view = self.session.results(
             self.alpha,
             gate=self.gate,
-            gate_basis=getattr(settings, "gate_basis", "level"),
+            gate_basis=getattr(settings, "gate_basis", "lower_bound"),
             confidence=getattr(settings, "confidence", 0.95),
             curve_alphas=CURVE_ALPHAS,
         )
@@ -258,6 +270,41 @@ class ResultsScreen(Screen[str]):
         self._render_table()
         self._render_plots()
         self._render_judge(settings)
+
+    def _readouts(self, r):
+        try:
+            return _readouts_for(self.session.analysis().input, r.alpha, r.confidence)
+        except (ValueError, AttributeError):
+            return None, None
+
+    def _extra_lines(self, r) -> list[Text]:
+        """Below the validation grid: the worst-case level with skips, SPEC §3.6's bootstrap intervals, §3.4's
+        adaptive sets and the split stability (issue 11 §4)."""
+        lines = []
+        if r.n_skipped:
+            lines.append(Text(f"worst case, {r.n_skipped} skipped item(s) counted as misses: level "
+                              f"{r.worst_case_level:.3f} (≥ {r.worst_case_lower_bound:.3f} with {r.confidence:.0%} "
+                              "confidence)", style="yellow"))
+        boot, stab = self._readouts(r)
+        parts = []
+        if boot is not None and boot.set_size is not None:
+            b = boot.set_size
+            parts.append(f"set size {b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}]")
+        if boot is not None and boot.samples_used is not None:
+            b = boot.samples_used
+            parts.append(f"samples/item {b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}]")
+        if parts:
+            lines.append(Text(" · ".join(parts) + f" (bootstrap, B = {boot.n_boot:,})", style="dim"))
+        if r.adaptive is not None:
+            a = r.adaptive
+            cov = "" if a.coverage is None else f", coverage {fmt_prop(a.coverage)}"
+            lines.append(Text(f"adaptive sets (eq. 6.7): q̂ = {'∞' if math.isinf(a.threshold) else f'{a.threshold:.3f}'}, "
+                              f"avg size {a.average_set_size:.2f}{cov}", style="dim"))
+        if stab is not None:
+            m_mean = "∞" if math.isinf(stab.m_star_mean) else f"{stab.m_star_mean:.2f} ± {stab.m_star_sd:.2f}"
+            lines.append(Text(f"{stab.n_splits} random splits ({stab.n_cal}/{stab.n_test}): M* {m_mean}, coverage "
+                              f"{stab.coverage_mean:.1%} ± {stab.coverage_sd:.1%}", style="dim"))
+        return lines
 
     def _render_summary(self) -> None:
         v = self.view
@@ -278,8 +325,8 @@ class ResultsScreen(Screen[str]):
         else:
             verdict.append(" PASS " if r.passed else " FAIL ", style="bold reverse green" if r.passed else
                            "bold reverse red")
-            basis = "level" if r.gate_basis == "level" else "lower bound"
-            verdict.append(f"  {basis} {'≥' if r.passed else '<'} gate {r.gate:.2f}")
+            d = r.gate_decision
+            verdict.append("  " + d.summary().split(": ", 1)[1])
         self.query_one("#verdict", Static).update(verdict)
 
         info = Text()
@@ -288,6 +335,8 @@ class ResultsScreen(Screen[str]):
         info.append("M* = ", style="bold")
         info.append(fmt_m_star(r.m_star), style="bold cyan")
         info.append(f"   k = {r.k} of n = {r.n}\n")
+        if r.no_guarantee:
+            info.append("displayed sets: no coverage guarantee\n", style="bold yellow")
         info.append(f"skipped {r.n_skipped} · pending {r.n_pending}", style="dim")
         if v.n_unsampled:
             info.append(f" · not sampled {v.n_unsampled}", style="dim")
@@ -307,7 +356,8 @@ class ResultsScreen(Screen[str]):
                 ("1-sample accuracy", fmt_prop(r.single_sample_accuracy)),
                 ("avg set size", f"{size} ({r.n_deployment} items)"),
             ]
-            title = f"Validation on {r.n_with_reference} deployment items with references (95% Wilson intervals)"
+            title = (f"Validation on {r.n_with_reference} deployment items with references "
+                     f"({r.confidence:.0%} Wilson intervals; 1-sample = first samples)")
         else:
             cells = [("avg set size", f"{size} ({r.n_deployment} items)"), ("coverage", "— (no references)"),
                      ("", "")]
@@ -319,6 +369,8 @@ class ResultsScreen(Screen[str]):
         outer = Table.grid(expand=True)
         outer.add_row(Text(title, style="bold"))
         outer.add_row(val)
+        for line in self._extra_lines(r):
+            outer.add_row(line)
         val = outer
         self.query_one("#validation", Static).update(val)
 

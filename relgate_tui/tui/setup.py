@@ -41,7 +41,8 @@ if TYPE_CHECKING:  # pragma: no cover
 CUSTOM = "custom"
 NO_JUDGE = "__none__"
 TASK_FILE = "__file__"
-CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"), ("regex:…", "regex"))
+CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"),
+          ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
 STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
 VERIFICATION = (
     ("references (auto) + human for the rest", "auto"),

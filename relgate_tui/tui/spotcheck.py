@@ -22,6 +22,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
+from relgate_tui.core.gate import sequential_gate
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.itemsamples import ItemSamplesModal
 
@@ -200,7 +201,8 @@ class SpotCheckScreen(Screen[str]):
         return t
 
     def _render_progress(self) -> None:
-        p: SpotProgress = self.session.spot_progress()
+        settings = getattr(self.app, "settings", None)
+        p: SpotProgress = self.session.spot_progress(confidence=getattr(settings, "confidence", 0.95))
         t = Text()
         t.append(f"{p.done}", style="bold")
         t.append(f" of {p.total} verified here")
@@ -209,8 +211,16 @@ class SpotCheckScreen(Screen[str]):
         t.append("\n\nReliability so far\n", style="dim")
         t.append(_pct(p.reliability_level), style="bold")
         t.append(f"  (n = {p.n})\n")
-        t.append(f"≥ {_pct(p.reliability_lower_bound)}", style="bold")
-        t.append(f" with {p.confidence:.0%} confidence\n")
+        # the live bound is a confidence sequence: safe to stop labelling the moment it clears the gate
+        successes = 0 if p.reliability_level is None else round(p.reliability_level * (p.n + 1))
+        live = sequential_gate(successes, p.n, getattr(settings, "gate", None) or 0.0, p.confidence)
+        t.append(f"≥ {_pct(live.lower if p.n else None)}", style="bold")
+        t.append(f" with {p.confidence:.0%} confidence, at any stopping point\n")
+        gate = getattr(settings, "gate", None)
+        if gate is not None:
+            t.append(f"gate {gate:.0%}: ", style="dim")
+            style = {"PASS": "bold green", "FAIL": "bold red"}.get(live.decided or "", "yellow")
+            t.append(live.summary() + "\n", style=style)
         if p.audited:
             t.append(f"\nAudit: {p.audited} checked, ", style="dim")
             t.append(f"{p.disagreements} disagreement{'s' if p.disagreements != 1 else ''}",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from relgate_tui.engine.demo_server import DemoServer
+from relgate_tui.demo import DemoServer
 from relgate_tui.engine.judge_audit import (
     AuditCancelled,
     JudgeAuditConfig,
