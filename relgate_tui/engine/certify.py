@@ -49,7 +49,6 @@ from relgate_tui.core import certify as core_certify
 from relgate_tui.core.conformal import prediction_set
 from relgate_tui.core.ranking import RankedClasses, rank_classes
 from relgate_tui.core.readouts import readout_json
-
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.runstore import Label, RunStore, StoredSample

@@ -23,7 +23,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
 from relgate_tui.core.gate import sequential_gate
-
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.itemsamples import ItemSamplesModal
