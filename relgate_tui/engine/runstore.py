@@ -11,7 +11,17 @@ Layout of ``<runs dir>/<run_id>/``::
                       {"event": "undo", "ts"}
     results.json    the last computed result document (rewritten atomically)
     judge_verdicts.json  the optional pairwise judge's verdicts per item (rewritten atomically)
+    items.jsonl     a copy of the items the run uses (a task file), written once: the run opens after its task
+                    file moved or changed
     run.lock        advisory lock held by the one process writing the run
+    *.quarantine    lines :meth:`RunStore.repair` moved out of samples.jsonl / labels.jsonl (never deleted)
+
+**Status.** :class:`RunStatus`, stored in the manifest: created → sampling → sampled (→ judging) → labelling →
+complete, or incomplete (a pass ended with items not sampled to their stop: rerun to retry them).
+
+**Listing.** ``manifest.json`` also holds ``counts`` — the samples and labels in effect and the byte sizes of their
+files when they were counted (written on close by the process that wrote the run) — so ``relgate runs`` reads no
+sample; when a file's size differs from the stored one, its lines are counted (bytes only, no JSON parse).
 
 **run_id.** ``<slug>-<12 hex>`` where the hex digits are the SHA-256 of the canonical JSON of the run's *identity*:
 the task file hash, endpoint, model and every parameter that changes which requests are sent or when sampling
@@ -33,6 +43,7 @@ only change the analysis, so changing them also reuses the run (the slug is only
 * Readers only accept ``\\n``-terminated lines, so a line torn by a kill mid-write is ignored; the next writer
   truncates such a torn tail before appending. A bad line anywhere else is reported as corruption (one line).
 * ``manifest.json`` and ``results.json`` are replaced atomically (write temp, fsync, rename, fsync dir).
+* Reading a run (:class:`RunStore` without a write) takes no lock and writes nothing: viewing never changes a run.
 """
 
 from __future__ import annotations
@@ -48,12 +59,15 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from relgate_tui import __version__
+from relgate_tui.errors import DataError
 
 __all__ = [
+    "RunStatus",
     "RunStoreError",
     "StoredSample",
     "Label",
@@ -66,6 +80,7 @@ __all__ = [
     "open_run",
     "read_jsonl",
     "replay_labels",
+    "json_object",
 ]
 
 MANIFEST = "manifest.json"
@@ -73,14 +88,41 @@ SAMPLES = "samples.jsonl"
 LABELS = "labels.jsonl"
 RESULTS = "results.json"
 JUDGE_VERDICTS = "judge_verdicts.json"
+ITEMS = "items.jsonl"
 LOCK = "run.lock"
 FORMAT = 1
 
 LABEL_SOURCES = ("human", "reference", "file")
+REPAIR_HINT = "`relgate runs --repair RUN` moves corrupt lines aside"
 
 
-class RunStoreError(ValueError):
+class RunStoreError(DataError):
     """A run directory that cannot be used (missing, corrupt, locked, or a different run). One-line message."""
+
+
+class RunStatus(StrEnum):
+    """The phase of a run, as stored in its manifest (the one list; the pipeline and the TUI set it)."""
+
+    CREATED = "created"
+    SAMPLING = "sampling"
+    SAMPLED = "sampled"  # a sampling pass finished every item (to its stop or K_max)
+    INCOMPLETE = "incomplete"  # a pass ended with items not sampled to their stop (failed requests): rerun
+    JUDGING = "judging"
+    LABELLING = "labelling"  # sampled; calibration items still wait for a human verdict
+    COMPLETE = "complete"
+
+    @property
+    def sampling_done(self) -> bool:
+        """True once sampling (and the judge pass) finished every item."""
+        return self in (RunStatus.SAMPLED, RunStatus.LABELLING, RunStatus.COMPLETE)
+
+    @classmethod
+    def parse(cls, value: object) -> RunStatus | None:
+        """The status named by ``value``, or None for an unknown one (a newer relgate, a hand edit)."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return None
 
 
 # ------------------------------------------------------------------------------------------------------------ records
@@ -240,9 +282,9 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         try:
             obj = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):
-            raise RunStoreError(f"{path}: line {lineno} is corrupt (not JSON); the run cannot be read") from None
+            raise RunStoreError(f"{path}: line {lineno} is corrupt (not JSON); {REPAIR_HINT}") from None
         if not isinstance(obj, dict):
-            raise RunStoreError(f"{path}: line {lineno} is corrupt (not a JSON object)")
+            raise RunStoreError(f"{path}: line {lineno} is corrupt (not a JSON object); {REPAIR_HINT}")
         out.append(obj)
     return out
 
@@ -354,6 +396,7 @@ class RunStore:
         self._labels_fd: int | None = None
         self._last_sample_sync = time.monotonic()
         self._samples_unsynced = False
+        self._counts_stale = False
         self._manifest: dict[str, Any] = self._load_manifest()
 
     # ---------------------------------------------------------------------------------------------- create / open
@@ -446,7 +489,18 @@ class RunStore:
 
     @property
     def status(self) -> str:
+        """The stored status as written (see :attr:`run_status` for the typed one)."""
         return str(self._manifest.get("status", ""))
+
+    @property
+    def run_status(self) -> RunStatus | None:
+        """The stored status, or None when it names no :class:`RunStatus`."""
+        return RunStatus.parse(self._manifest.get("status"))
+
+    def lock(self) -> None:
+        """Take the run's write lock now (every write takes it anyway); :class:`RunStoreError` when another
+        relgate process holds it."""
+        self._ensure_lock()
 
     def update_manifest(self, **fields: Any) -> None:
         """Merge ``fields`` into the manifest (atomic replace). ``run_id``, ``identity``, ``created`` are fixed."""
@@ -457,9 +511,9 @@ class RunStore:
         _atomic_write_json(self.path / MANIFEST, manifest)
         self._manifest = manifest
 
-    def set_status(self, status: str) -> None:
-        """Record the run's phase (e.g. "sampling", "sampled", "complete", "cancelled")."""
-        self.update_manifest(status=status)
+    def set_status(self, status: RunStatus) -> None:
+        """Record the run's phase (a :class:`RunStatus`)."""
+        self.update_manifest(status=RunStatus(status).value)
 
     # --------------------------------------------------------------------------------------------------- samples
     def append_samples(self, samples: Iterable[StoredSample], *, sync: bool = False) -> int:
@@ -473,6 +527,7 @@ class RunStore:
             self._samples_fd = _open_append(self.path / SAMPLES)
         _write_all(self._samples_fd, "".join(lines).encode("utf-8"))
         self._samples_unsynced = True
+        self._counts_stale = True
         if sync or time.monotonic() - self._last_sample_sync >= self.fsync_interval:
             self.sync_samples()
         return len(lines)
@@ -493,7 +548,7 @@ class RunStore:
             try:
                 s = StoredSample.from_json(obj)
             except ValueError as exc:
-                raise RunStoreError(f"{path}: record {lineno}: {exc}") from None
+                raise RunStoreError(f"{path}: record {lineno}: {exc}; {REPAIR_HINT}") from None
             key = (s.item, s.index)
             if key not in seen:
                 seen.add(key)
@@ -516,6 +571,7 @@ class RunStore:
             self._labels_fd = _open_append(self.path / LABELS)
         _write_all(self._labels_fd, (json.dumps(dict(event), ensure_ascii=False) + "\n").encode("utf-8"))
         os.fsync(self._labels_fd)
+        self._counts_stale = True
 
     def append_label(self, label: Label) -> Label:
         """Persist one verdict (write + fsync) before returning it. A zero ``ts`` is replaced by the current time."""
@@ -542,10 +598,10 @@ class RunStore:
             if kind == "label":
                 try:
                     Label.from_event(ev)
-                except ValueError as exc:
-                    raise RunStoreError(f"{path}: event {lineno}: {exc}") from None
+                except (ValueError, TypeError) as exc:
+                    raise RunStoreError(f"{path}: event {lineno}: {exc}; {REPAIR_HINT}") from None
             elif kind != "undo":
-                raise RunStoreError(f"{path}: event {lineno}: unknown event {kind!r}")
+                raise RunStoreError(f"{path}: event {lineno}: unknown event {kind!r}; {REPAIR_HINT}")
         return events
 
     def _label_stack(self) -> list[Label]:
@@ -564,9 +620,12 @@ class RunStore:
 
     # --------------------------------------------------------------------------------------------------- results
     def write_results(self, results: Mapping[str, Any]) -> None:
-        """Replace ``results.json`` atomically."""
+        """Replace ``results.json`` atomically; its headline figures also go into the manifest (``result``) and the
+        sample/label counts are refreshed, so listing runs never parses a results document or a sample."""
         self._ensure_lock()
         _atomic_write_json(self.path / RESULTS, dict(results))
+        self.update_manifest(result={k: results.get(k) for k in _HEADLINE}, counts=self._count())
+        self._counts_stale = False
 
     def read_results(self) -> dict[str, Any] | None:
         """The last written results document, or None."""
@@ -590,11 +649,38 @@ class RunStore:
             return None
         return doc if isinstance(doc, dict) else None
 
+    # ---------------------------------------------------------------------------------------------------- counts
+    def _count(self) -> dict[str, int]:
+        """Sample lines and labels in effect now, with the byte sizes of their files (see the module doc)."""
+        samples, labels = self.path / SAMPLES, self.path / LABELS
+        return {"samples": _count_lines(samples), "samples_bytes": _size(samples),
+                "labels": len(self.current_labels()), "labels_bytes": _size(labels)}
+
     def summary(self) -> RunSummary:
-        """A :class:`RunSummary` for listings."""
+        """A :class:`RunSummary` for listings: from the manifest alone when its stored counts are current (no sample
+        is parsed); a manifest field of the wrong type raises :class:`RunStoreError` (an "unreadable" row)."""
         m = self._manifest
-        task = m.get("task") if isinstance(m.get("task"), dict) else {}
-        res = self.read_results() or {}
+        where = self.path / MANIFEST
+        task = m.get("task", {})
+        if not isinstance(task, dict):
+            raise RunStoreError(f"{where}: field 'task' is not an object")
+        for key in ("model", "endpoint", "created", "status"):
+            if not isinstance(m.get(key, ""), str):
+                raise RunStoreError(f"{where}: field {key!r} is not a string")
+        n_items = task.get("items", 0)
+        if not _is_int(n_items) or not isinstance(task.get("name", ""), str):
+            raise RunStoreError(f"{where}: field 'task' has a wrong-typed 'name' or 'items'")
+        counts = _obj(m, "counts")
+        samples_path, labels_path = self.path / SAMPLES, self.path / LABELS
+        n_samples = counts.get("samples")
+        if not _is_int(n_samples) or counts.get("samples_bytes") != _size(samples_path):
+            n_samples = _count_lines(samples_path)
+        n_labels = counts.get("labels")
+        if not _is_int(n_labels) or counts.get("labels_bytes") != _size(labels_path):
+            n_labels = len(self.current_labels())
+        res = _obj(m, "result")
+        if "result" not in m:  # a run written before the manifest carried the headline
+            res = self.read_results() or {}
         m_star = res.get("m_star")
         return RunSummary(
             run_id=self.run_id,
@@ -604,18 +690,91 @@ class RunStore:
             endpoint=str(m.get("endpoint", "")),
             created=str(m.get("created", "")),
             status=self.status,
-            n_items=int(task.get("items", 0) or 0),
-            n_samples=len(self.samples()),
-            n_labels=len(self.current_labels()),
+            n_items=int(n_items),
+            n_samples=int(n_samples or 0),
+            n_labels=int(n_labels or 0),
             reliability_level=_opt_float(res.get("reliability_level")),
             reliability_lower_bound=_opt_float(res.get("reliability_lower_bound")),
-            m_star=m_star if isinstance(m_star, int) and not isinstance(m_star, bool) else None,
+            m_star=m_star if _is_int(m_star) else None,
             passed=res.get("passed") if isinstance(res.get("passed"), bool) else None,
         )
 
+    # ---------------------------------------------------------------------------------------------- items copy
+    def write_items_copy(self, data: bytes) -> None:
+        """Keep a copy of the run's items (``items.jsonl``, a task file) unless the run has one already."""
+        if (self.path / ITEMS).is_file():
+            return
+        self._ensure_lock()
+        tmp = self.path / f".{ITEMS}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path / ITEMS)
+
+    def items_copy_path(self) -> Path | None:
+        """The run's copy of its items, or None (a run made before runs kept one)."""
+        p = self.path / ITEMS
+        return p if p.is_file() else None
+
+    # ---------------------------------------------------------------------------------------------------- repair
+    def repair(self) -> dict[str, int]:
+        """Move every corrupt line of ``samples.jsonl`` and ``labels.jsonl`` (not JSON, not an object, or not a
+        valid record) to ``<file>.quarantine`` (appended, fsync-ed; nothing is deleted) and rewrite the file with the
+        good lines (atomic replace). A torn last line is dropped as on every open. Takes the write lock. Returns the
+        number of lines quarantined per file name."""
+        self._ensure_lock()
+        for fd_name in ("_samples_fd", "_labels_fd"):
+            fd = getattr(self, fd_name)
+            if fd is not None:
+                os.close(fd)
+                setattr(self, fd_name, None)
+        moved: dict[str, int] = {}
+        for name, valid in ((SAMPLES, _valid_sample), (LABELS, _valid_event)):
+            path = self.path / name
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                continue
+            end = data.rfind(b"\n")
+            good: list[bytes] = []
+            bad: list[bytes] = []
+            for raw in data[: end + 1].split(b"\n")[:-1] if end >= 0 else []:
+                if raw.strip():
+                    (good if valid(raw) else bad).append(raw + b"\n")
+            moved[name] = len(bad)
+            if not bad:
+                continue
+            qfd = os.open(self.path / f"{name}.quarantine", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                _write_all(qfd, b"".join(bad))
+                os.fsync(qfd)
+            finally:
+                os.close(qfd)
+            tmp = self.path / f".{name}.{os.getpid()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                _write_all(fd, b"".join(good))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+            _fsync_dir(self.path)
+        self._counts_stale = True
+        return moved
+
     # ---------------------------------------------------------------------------------------------------- closing
     def close(self) -> None:
-        """Flush and fsync pending samples, release the files and the lock. Idempotent."""
+        """Flush and fsync pending samples, refresh the manifest's counts when this process wrote samples or
+        labels, release the files and the lock. Idempotent."""
+        if self._counts_stale and self._lock_fd is not None:
+            self._counts_stale = False
+            with contextlib.suppress(OSError, RunStoreError, ValueError):
+                if self._samples_fd is not None:
+                    self.sync_samples()
+                self.update_manifest(counts=self._count())
         if self._samples_fd is not None:
             with contextlib.suppress(OSError):
                 self.sync_samples()
@@ -643,6 +802,62 @@ def _opt_float(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def _obj(d: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """``d[key]`` when it is a JSON object, else an empty one (a hand-edited or older manifest)."""
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+_HEADLINE = ("reliability_level", "reliability_lower_bound", "m_star", "passed", "sampling_complete")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _count_lines(path: Path) -> int:
+    """Complete lines of a JSONL file, counted on bytes (no parse)."""
+    n = 0
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                n += chunk.count(b"\n")
+    except OSError:
+        return 0
+    return n
+
+
+def _valid_sample(raw: bytes) -> bool:
+    try:
+        obj = json.loads(raw)
+        StoredSample.from_json(obj)
+    except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _valid_event(raw: bytes) -> bool:
+    try:
+        ev = json.loads(raw)
+        if not isinstance(ev, dict):
+            return False
+        if ev.get("event") == "undo":
+            return True
+        if ev.get("event") != "label":
+            return False
+        Label.from_event(ev)
+    except (ValueError, TypeError, UnicodeDecodeError):
+        return False
+    return True
+
+
 # -------------------------------------------------------------------------------------------------- finding runs
 def _run_dirs(runs_root: Path) -> Iterator[Path]:
     try:
@@ -657,15 +872,16 @@ def _run_dirs(runs_root: Path) -> Iterator[Path]:
 
 
 def list_runs(runs_root: str | os.PathLike[str]) -> list[RunSummary]:
-    """Summaries of every run under ``runs_root``, newest first. A run that cannot be read is listed with status
-    "unreadable: …" instead of breaking the listing."""
+    """Summaries of every run under ``runs_root``, newest first. A run that cannot be read (a corrupt manifest, a
+    field of the wrong type) is one row with status "unreadable: …" instead of breaking the listing. Two directories
+    may hold the same run id (a backup copy): each is its own row, told apart by its path."""
     out: list[RunSummary] = []
     for p in _run_dirs(Path(runs_root)):
         try:
             out.append(RunStore(p).summary())
-        except RunStoreError as exc:
+        except (RunStoreError, ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
             out.append(RunSummary(p.name, p, "", "", "", "", f"unreadable: {exc}", 0, 0, 0))
-    out.sort(key=lambda s: (s.created, s.run_id), reverse=True)
+    out.sort(key=lambda s: (s.created, s.run_id, str(s.path)), reverse=True)
     return out
 
 
@@ -689,3 +905,6 @@ def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | No
     if len(matches) > 1:
         raise RunStoreError(f"run {name!r} is ambiguous: {', '.join(p.name for p in matches[:5])}")
     raise RunStoreError(f"no run {name!r} (looked in {root}; `relgate runs` lists them)")
+
+
+json_object = _obj

@@ -86,12 +86,13 @@ class RunsScreen(Screen["RunsChoice | None"]):
         if event.state == WorkerState.SUCCESS:
             self._fill(event.worker.result or [])
         elif event.state == WorkerState.ERROR:
-            self.query_one("#runs-title", Label).update(f"[b red]{event.worker.error}[/]")
+            self.query_one("#runs-title", Label).update(Text(str(event.worker.error), style="bold red"))
 
     def _fill(self, summaries: list[RunSummary]) -> None:
         table = self.query_one("#runs", DataTable)
         table.clear()
-        self.summaries = {s.run_id: s for s in summaries}
+        # keyed by directory: a backup copy of a run holds the same run id (issue 10 §5)
+        self.summaries = {str(s.path): s for s in summaries}
         for s in summaries:
             gate = "—" if s.passed is None else ("PASS" if s.passed else "FAIL")
             table.add_row(
@@ -106,7 +107,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
                 _fmt_level(s),
                 "—" if s.m_star is None else str(s.m_star),
                 Text(gate, style="green" if s.passed else ("red" if s.passed is False else "dim")),
-                key=s.run_id,
+                key=str(s.path),
             )
         n = len(summaries)
         self.query_one("#runs-title", Label).update(
@@ -122,7 +123,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
         t = Text()
         if current is not None:
             t.append(f"{current.run_id}  ", style="bold")
-            t.append(f"{current.endpoint}\n", style="dim")
+            t.append(f"{current.endpoint}  {current.path}\n", style="dim")
         t.append(
             f"{marked} marked for comparison — c compares them" if marked else
             "Enter/o open · r resume · Space mark runs, then c to compare them side by side",
@@ -160,12 +161,13 @@ class RunsScreen(Screen["RunsChoice | None"]):
         if s is None:
             return
         table = self.query_one("#runs", DataTable)
-        if s.run_id in self.marked:
-            self.marked.remove(s.run_id)
-            table.update_cell(s.run_id, "mark", "")
+        key = str(s.path)
+        if key in self.marked:
+            self.marked.remove(key)
+            table.update_cell(key, "mark", "")
         else:
-            self.marked.append(s.run_id)
-            table.update_cell(s.run_id, "mark", Text("●", style="bold yellow"))
+            self.marked.append(key)
+            table.update_cell(key, "mark", Text("●", style="bold yellow"))
         self._hint()
 
     def action_compare(self) -> None:

@@ -1,0 +1,236 @@
+"""Analysis of a run (SPEC §3.6, §4): the seeded split, the replayed stopping rule, the per-item ranking and
+verification, and the core's :class:`~relgate_tui.core.certify.CertificationInput` — a pure function of the stored
+samples and labels (no IO here; :mod:`relgate_tui.engine.certify` reads them from the run store).
+
+Samples used per item: the stored samples are read in index order and the stopping rule (the same rule and
+canonicalizer the sampler used) is replayed on them, capped at K_max; samples beyond the stopping point (requests
+already in flight when the rule fired) are stored and counted as paid, but not used. The results are therefore a
+function of the stored samples only — independent of concurrency, completion order and of where a crash happened.
+
+**Items without a sample** (every request for them failed) are *not sampled*: they keep their row in the results
+(``sampled`` False), are never scored — not a miss (score ∞) and not a pending calibration item — and are left out of
+the core input, so no reliability figure is computed from them. A run with such items is incomplete (see
+:mod:`relgate_tui.engine.certify`: no PASS/FAIL is decided on partial data).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from relgate_tui.core import certify as core_certify
+from relgate_tui.core.ranking import RankedClasses, rank_classes
+from relgate_tui.core.scores import acceptable_fraction, rank_score
+from relgate_tui.core.types import INVALID
+from relgate_tui.engine.runstore import Label, StoredSample
+from relgate_tui.errors import UserError
+
+__all__ = [
+    "CertifyError",
+    "CallCounts",
+    "ItemAnalysis",
+    "Analysis",
+    "split_items",
+    "item_rng",
+    "used_sample_count",
+    "analyse",
+    "core_input",
+]
+
+
+class CertifyError(UserError):
+    """A user-facing pipeline error (bad option, bad labels file, unreachable endpoint …). One-line message."""
+
+
+@dataclass
+class CallCounts:
+    """Calls of one invocation (issue 5 item 7): ``made`` = requests answered (each paid, used or not), ``cached`` =
+    samples served from the cache or the run store, ``failed`` = requests that failed after retries."""
+
+    made: int = 0
+    cached: int = 0
+    failed: int = 0
+
+
+# ------------------------------------------------------------------------------------------------- splits and rngs
+def split_items(item_ids: Sequence[str], n_cal: int | None, seed: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(calibration ids, deployment ids): the first ``n_cal`` (default ``len // 2``) positions of a seeded
+    permutation of the items sorted by id (:func:`relgate_tui.core.certify.split_permutations`) — a function of the
+    id set and the seed only, never of file order (SPEC §3.6). Each part keeps the permutation's order."""
+    ids = [str(i) for i in item_ids]
+    n = len(ids)
+    if n_cal is None:
+        n_cal = n // 2
+    if not 0 <= n_cal <= n:
+        raise CertifyError(f"--n-cal must be between 0 and the number of items ({n}), got {n_cal}")
+    if n == 0:
+        return (), ()
+    perm = core_certify.split_permutations(n, 1, seed, ids)[0]
+    order = [ids[i] for i in perm]
+    return tuple(order[:n_cal]), tuple(order[n_cal:])
+
+
+def item_rng(seed: int, item_id: str) -> np.random.Generator:
+    """The generator that breaks ranking ties of one item: seeded by (run seed, SHA-256 of the item id), so ties are
+    reproducible per item and independent of item order and of every other item."""
+    h = int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "big")
+    return np.random.default_rng([int(seed), h])
+
+
+def used_sample_count(canonicals: Sequence[str], rule: Any, k_max: int) -> int:
+    """How many of an item's samples (canonical classes in index order) the run uses: the first k at which
+    ``rule.should_stop(counts, k)`` holds (counts of the non-INVALID classes seen among the first k), else
+    ``min(len, k_max)``. Replays the sampler's decision on the stored samples (see the module docstring)."""
+    counts: dict[str, int] = {}
+    limit = min(len(canonicals), k_max)
+    for k in range(1, limit + 1):
+        c = canonicals[k - 1]
+        if c != INVALID:
+            counts[c] = counts.get(c, 0) + 1
+        if k < k_max and rule.should_stop(list(counts.values()), k):
+            return k
+    return limit
+
+
+# -------------------------------------------------------------------------------------------------------- analysis
+@dataclass(frozen=True)
+class ItemAnalysis:
+    """One item of a run: role, its ranked classes over the used samples, the verdict behind its score."""
+
+    item_id: str
+    role: str  # "calibration" | "deployment"
+    ranked: RankedClasses
+    samples_stored: int
+    score: float | None  # rank score; inf = none acceptable; None = not verified (or skipped)
+    verified_by: str | None  # "reference" | "file" | "human" | None
+    skipped: bool
+    acceptable_fraction: float | None
+    has_reference: bool
+    reference_score: float | None  # the reference verdict even when a human/file label overrides it
+    complete: bool = True  # False: fewer than K_max samples and no stop (requests failed); rerun to retry
+
+    @property
+    def sampled(self) -> bool:
+        """False for an item without a single usable sample: "not sampled" — never scored, never in the core input."""
+        return self.ranked.n_samples > 0
+
+    @property
+    def record(self) -> core_certify.ItemRecord:
+        return core_certify.ItemRecord(
+            item_id=self.item_id,
+            n_classes=self.ranked.n_classes,
+            samples_used=self.ranked.n_samples,
+            score=self.score,
+            skipped=self.skipped,
+            acceptable_fraction=self.acceptable_fraction,
+            entropy=self.ranked.entropy,
+            tie_broken=self.ranked.tie_broken,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """Everything the results need; :func:`results_document` turns it into JSON at any α (cheap)."""
+
+    items: tuple[ItemAnalysis, ...]
+    input: core_certify.CertificationInput
+    k_max: int
+    usage: Mapping[str, int] = field(default_factory=dict)
+
+    def results(self, alpha: float, confidence: float = 0.95, gate: float | None = None
+                ) -> core_certify.CertificationResult:
+        return core_certify.compute_results(self.input, alpha, confidence, gate)
+
+    @property
+    def n_not_sampled(self) -> int:
+        """Items without a single usable sample (their requests failed): listed, never scored."""
+        return sum(1 for a in self.items if not a.sampled)
+
+    @property
+    def n_incomplete(self) -> int:
+        """Items sampled fewer than K_max times without a stop (failed requests), the unsampled ones included."""
+        return sum(1 for a in self.items if not a.complete)
+
+    @property
+    def sampling_complete(self) -> bool:
+        """True when every item was sampled to its stop or to K_max (no PASS/FAIL is decided otherwise)."""
+        return self.n_incomplete == 0
+
+
+def analyse(
+    task: Any,
+    roles: Mapping[str, str],
+    samples_by_item: Mapping[str, Sequence[StoredSample]],
+    labels: Mapping[str, Label],
+    *,
+    canonicalize_refs: Callable[[Any], set[str] | None],
+    rule: Any,
+    k_max: int,
+    seed: int,
+) -> Analysis:
+    """Rank every item of ``task`` (in file order) over its used samples, verify it (label, else reference) and
+    build the core input. ``roles`` maps item id → "calibration"/"deployment"; ``canonicalize_refs(item)`` returns
+    the item's acceptable canonical classes, or None when it has no reference. An item without a used sample is
+    kept, unscored ("not sampled", see the module docstring): a label or reference cannot verify an empty ranking."""
+    analysed: list[ItemAnalysis] = []
+    usage = {"prompt_tokens": 0, "completion_tokens": 0}
+    for item in task.items:
+        role = roles.get(item.id)
+        if role is None:
+            continue
+        stored = sorted(samples_by_item.get(item.id, ()), key=lambda s: s.index)
+        # only a contiguous prefix of indices counts (a crash can leave a gap that the resume fills)
+        prefix: list[StoredSample] = []
+        for expected, s in enumerate(stored):
+            if s.index != expected:
+                break
+            prefix.append(s)
+        for s in stored:
+            usage["prompt_tokens"] += int(s.usage.get("prompt_tokens", 0) or 0)
+            usage["completion_tokens"] += int(s.usage.get("completion_tokens", 0) or 0)
+        canon = [s.canonical for s in prefix]
+        used = used_sample_count(canon, rule, k_max)
+        complete = used >= k_max or (
+            used > 0 and rule.should_stop(list(Counter(c for c in canon[:used] if c != INVALID).values()), used)
+        )
+        ranked = rank_classes(canon[:used], item_rng(seed, item.id))
+        acceptable = canonicalize_refs(item)
+        ref_score = rank_score(ranked, acceptable) if acceptable is not None else None
+        frac = acceptable_fraction(ranked, acceptable) if acceptable is not None and ranked.n_samples else None
+        label = labels.get(item.id)
+        score: float | None
+        if not used:  # not sampled: never a miss, never pending
+            ref_score, frac = None, None
+            score, verified_by, skipped = None, None, False
+        elif label is not None:
+            score, verified_by, skipped = label.score, label.source, label.skip
+        elif ref_score is not None:
+            score, verified_by, skipped = ref_score, "reference", False
+        else:
+            score, verified_by, skipped = None, None, False
+        analysed.append(
+            ItemAnalysis(item.id, role, ranked, len(stored), score, verified_by, skipped, frac,
+                         acceptable is not None, ref_score, complete)
+        )
+    return Analysis(tuple(analysed), core_input(analysed, k_max), k_max, usage)
+
+
+def core_input(items: Sequence[ItemAnalysis], k_max: int) -> core_certify.CertificationInput:
+    """The core input of analysed items: calibration and deployment records of the *sampled* items (an unsampled
+    item is in neither); a skipped deployment item is simply unverified."""
+    cal = [a.record for a in items if a.role == "calibration" and a.sampled]
+    dep = []
+    for a in items:
+        if a.role == "deployment" and a.sampled:
+            rec = a.record
+            if a.skipped:
+                rec = replace(rec, skipped=False, score=None)
+            dep.append(rec)
+    return core_certify.build_input(cal, dep, k_max)
+
+
