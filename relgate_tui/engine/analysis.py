@@ -19,7 +19,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -38,6 +38,7 @@ __all__ = [
     "split_items",
     "item_rng",
     "used_sample_count",
+    "used_sample_counts",
     "analyse",
     "core_input",
 ]
@@ -95,6 +96,73 @@ def used_sample_count(canonicals: Sequence[str], rule: Any, k_max: int) -> int:
         if k < k_max and rule.should_stop(list(counts.values()), k):
             return k
     return limit
+
+
+def used_sample_counts(canonicals: Sequence[Sequence[str]], rule: Any, k_max: int) -> list[tuple[int, bool]]:
+    """:func:`used_sample_count` of many items at once, with whether each item is *complete* (sampled to K_max or
+    to a stop): ``(used, complete)`` per item. The same decisions, but every prefix state (leader count, runner-up
+    count, classes seen, k) of every item goes to the rule's vectorised ``should_stop_batch`` in one call, which
+    makes the replay over a 10,000-item × K = 20 run two orders of magnitude cheaper than one call per sample."""
+    batch = getattr(rule, "should_stop_batch", None)
+    if batch is None:  # a rule without the batch form: one call per prefix
+        out = []
+        for canon in canonicals:
+            used = used_sample_count(canon, rule, k_max)
+            counts = Counter(c for c in canon[:used] if c != INVALID)
+            out.append((used, used >= k_max or (used > 0 and rule.should_stop(list(counts.values()), used))))
+        return out
+    leaders: list[int] = []
+    runners: list[int] = []
+    seen: list[int] = []
+    ks: list[int] = []
+    spans: list[tuple[int, int, int]] = []  # (first row, rows, limit) per item
+    for canon in canonicals:
+        limit = min(len(canon), k_max)
+        first = len(ks)
+        counts: dict[str, int] = {}
+        lead_class, lead, runner = None, 0, 0  # the top two counts, kept as each sample arrives
+        for k in range(1, limit + 1):
+            c = canon[k - 1]
+            if c != INVALID:
+                v = counts[c] = counts.get(c, 0) + 1
+                if c == lead_class:
+                    lead = v
+                elif v > lead:
+                    lead_class, runner, lead = c, lead, v
+                elif v > runner:
+                    runner = v
+            leaders.append(lead)
+            runners.append(runner)
+            seen.append(len(counts))
+            ks.append(k)
+        spans.append((first, limit, limit))
+    stops = (np.asarray(batch(np.array(leaders, dtype=np.int64), np.array(runners, dtype=np.int64),
+                              np.array(seen, dtype=np.int64), np.array(ks, dtype=np.int64)), dtype=bool)
+             if ks else np.zeros(0, dtype=bool))
+    out = []
+    for first, rows, limit in spans:
+        flags = stops[first:first + rows]
+        hits = np.flatnonzero(flags[: max(0, min(rows, k_max - 1))])  # a stop counts before K_max only
+        used = int(hits[0]) + 1 if hits.size else limit
+        complete = used >= k_max or (used > 0 and bool(flags[used - 1]))
+        out.append((used, complete))
+    return out
+
+
+class _LazyRng:
+    """:func:`item_rng` built on first use: ranking draws from the item's generator only to break a tie, and building
+    10,000 generators that are never used is a large part of opening a big run. Same draws as ``item_rng``."""
+
+    __slots__ = ("_seed", "_item_id", "_rng")
+
+    def __init__(self, seed: int, item_id: str) -> None:
+        self._seed, self._item_id = seed, item_id
+        self._rng: np.random.Generator | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._rng is None:
+            self._rng = item_rng(self._seed, self._item_id)
+        return getattr(self._rng, name)
 
 
 # -------------------------------------------------------------------------------------------------------- analysis
@@ -179,26 +247,27 @@ def analyse(
     kept, unscored ("not sampled", see the module docstring): a label or reference cannot verify an empty ranking."""
     analysed: list[ItemAnalysis] = []
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
+    todo: list[tuple[Any, str, int, list[str]]] = []
     for item in task.items:
         role = roles.get(item.id)
         if role is None:
             continue
-        stored = sorted(samples_by_item.get(item.id, ()), key=lambda s: s.index)
+        stored = samples_by_item.get(item.id, ())
+        if any(stored[i].index > stored[i + 1].index for i in range(len(stored) - 1)):
+            stored = sorted(stored, key=lambda s: s.index)
         # only a contiguous prefix of indices counts (a crash can leave a gap that the resume fills)
-        prefix: list[StoredSample] = []
+        canon: list[str] = []
         for expected, s in enumerate(stored):
             if s.index != expected:
                 break
-            prefix.append(s)
+            canon.append(s.canonical)
         for s in stored:
             usage["prompt_tokens"] += int(s.usage.get("prompt_tokens", 0) or 0)
             usage["completion_tokens"] += int(s.usage.get("completion_tokens", 0) or 0)
-        canon = [s.canonical for s in prefix]
-        used = used_sample_count(canon, rule, k_max)
-        complete = used >= k_max or (
-            used > 0 and rule.should_stop(list(Counter(c for c in canon[:used] if c != INVALID).values()), used)
-        )
-        ranked = rank_classes(canon[:used], item_rng(seed, item.id))
+        todo.append((item, role, len(stored), canon))
+    replayed = used_sample_counts([t[3] for t in todo], rule, k_max)
+    for (item, role, n_stored, canon), (used, complete) in zip(todo, replayed, strict=True):
+        ranked = rank_classes(canon[:used], cast(np.random.Generator, _LazyRng(seed, item.id)))
         acceptable = canonicalize_refs(item)
         ref_score = rank_score(ranked, acceptable) if acceptable is not None else None
         frac = acceptable_fraction(ranked, acceptable) if acceptable is not None and ranked.n_samples else None
@@ -214,7 +283,7 @@ def analyse(
         else:
             score, verified_by, skipped = None, None, False
         analysed.append(
-            ItemAnalysis(item.id, role, ranked, len(stored), score, verified_by, skipped, frac,
+            ItemAnalysis(item.id, role, ranked, n_stored, score, verified_by, skipped, frac,
                          acceptable is not None, ref_score, complete)
         )
     return Analysis(tuple(analysed), core_input(analysed, k_max), k_max, usage)

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import hashlib
 import json
 import math
@@ -150,6 +151,14 @@ class StoredSample:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> StoredSample:
+        item, index, text, canonical = d.get("item"), d.get("index"), d.get("text", ""), d.get("canonical", "")
+        usage, fp = d.get("usage") or {}, d.get("fingerprint", "")
+        if (type(item) is str and type(index) is int and index >= 0 and type(text) is str  # noqa: E721 - fast path
+                and type(canonical) is str and type(usage) is dict and type(fp) is str):
+            obj = object.__new__(cls)
+            obj.__dict__.update(item=item, index=index, text=text, canonical=canonical, usage=usage,
+                                fingerprint=fp)
+            return obj
         item, index = d.get("item"), d.get("index")
         if not isinstance(item, str) or isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise ValueError("a sample needs a string 'item' and a non-negative integer 'index'")
@@ -275,8 +284,21 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     end = data.rfind(b"\n")
     if end < 0:
         return []
-    out: list[dict[str, Any]] = []
-    for lineno, raw in enumerate(data[: end + 1].split(b"\n")[:-1], start=1):
+    lines = data[: end + 1].split(b"\n")[:-1]
+    records = [raw for raw in lines if raw.strip()]
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # hundreds of thousands of small dicts: no cycle can form, the collector would only rescan them
+    try:  # fast path: the whole file as one JSON array (one C call instead of one per line)
+        objs = json.loads(b"[" + b",".join(records) + b"]")
+        if len(objs) == len(records) and all(type(o) is dict for o in objs):
+            return objs
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        pass
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    out: list[dict[str, Any]] = []  # slow path: find and name the bad line
+    for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
@@ -397,6 +419,7 @@ class RunStore:
         self._last_sample_sync = time.monotonic()
         self._samples_unsynced = False
         self._counts_stale = False
+        self._samples_cache: tuple[tuple[int, ...], dict[str, list[StoredSample]]] | None = None
         self._manifest: dict[str, Any] = self._load_manifest()
 
     # ---------------------------------------------------------------------------------------------- create / open
@@ -544,25 +567,41 @@ class RunStore:
         out: list[StoredSample] = []
         seen: set[tuple[str, int]] = set()
         path = self.path / SAMPLES
-        for lineno, obj in enumerate(read_jsonl(path), start=1):
-            try:
-                s = StoredSample.from_json(obj)
-            except ValueError as exc:
-                raise RunStoreError(f"{path}: record {lineno}: {exc}; {REPAIR_HINT}") from None
-            key = (s.item, s.index)
-            if key not in seen:
-                seen.add(key)
-                out.append(s)
+        objs = read_jsonl(path)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # see read_jsonl
+        try:
+            for lineno, obj in enumerate(objs, start=1):
+                try:
+                    s = StoredSample.from_json(obj)
+                except ValueError as exc:
+                    raise RunStoreError(f"{path}: record {lineno}: {exc}; {REPAIR_HINT}") from None
+                key = (s.item, s.index)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(s)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         return out
 
     def samples_by_item(self) -> dict[str, list[StoredSample]]:
-        """Stored samples grouped by item id, each list sorted by sample index."""
-        grouped: dict[str, list[StoredSample]] = {}
-        for s in self.samples():
-            grouped.setdefault(s.item, []).append(s)
-        for lst in grouped.values():
-            lst.sort(key=lambda s: s.index)
-        return grouped
+        """Stored samples grouped by item id, each list sorted by sample index. Parsed once per version of the
+        file (its inode, size and modification time): reading the same unchanged file again costs no parse."""
+        try:
+            st = os.stat(self.path / SAMPLES)
+            version: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            version = None
+        if version is None or self._samples_cache is None or self._samples_cache[0] != version:
+            grouped: dict[str, list[StoredSample]] = {}
+            for s in self.samples():
+                grouped.setdefault(s.item, []).append(s)
+            for lst in grouped.values():
+                lst.sort(key=lambda s: s.index)
+            self._samples_cache = (version, grouped) if version is not None else None
+            return {k: list(v) for k, v in grouped.items()}
+        return {k: list(v) for k, v in self._samples_cache[1].items()}
 
     # ---------------------------------------------------------------------------------------------------- labels
     def _append_event(self, event: Mapping[str, Any]) -> None:

@@ -250,3 +250,30 @@ def test_report_formats() -> None:
     with pytest.raises(ValueError):
         render_report(doc, "xml")
     assert math.isfinite(doc["reliability_level"])
+
+
+# ------------------------------------------------------------------------------------------ batched stopping replay
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from relgate_tui.engine.analysis import used_sample_counts  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    items=st.lists(st.lists(st.sampled_from(["a", "b", "c", "d", INVALID]), max_size=25), max_size=12),
+    k_max=st.integers(1, 22),
+    rule_name=st.sampled_from(["anytime", "paper", "none"]),
+    delta=st.sampled_from([0.05, 0.3]),
+)
+def test_batched_replay_equals_the_per_item_replay(items, k_max, rule_name, delta) -> None:
+    """used_sample_counts (one vectorised call for every prefix of every item) makes exactly the decisions of
+    used_sample_count, and an item is complete iff it reached K_max or the rule stops at its used count."""
+    from collections import Counter
+
+    rule = get_stopping_rule(rule_name, delta)
+    batched = used_sample_counts(items, rule, k_max)
+    for canon, (used, complete) in zip(items, batched, strict=True):
+        assert used == used_sample_count(canon, rule, k_max)
+        counts = list(Counter(c for c in canon[:used] if c != INVALID).values())
+        assert complete == (used >= k_max or (used > 0 and rule.should_stop(counts, used)))
