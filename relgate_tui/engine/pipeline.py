@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.core.types import INVALID
-from relgate_tui.engine.analysis import CallCounts, CertifyError, used_sample_count
+from relgate_tui.engine.analysis import CallCounts, CertifyError, used_sample_counts
 from relgate_tui.engine.certify import (
     CertifyConfig,
     Prepared,
@@ -201,17 +199,17 @@ def needs_network(prepared: Prepared, job: SamplingJob, cache: Any) -> bool:
 
     cfg = prepared.config
     endpoint = cfg.endpoint_config()
+    prefixes: list[list[str]] = []
     for item in prepared.items:
         canon: list[str] = []
-        for s in sorted(job.existing.get(item.id, ()), key=lambda s: s.index):
+        for s in job.existing.get(item.id, ()):  # sorted by index (RunStore.samples_by_item)
             if s.index != len(canon):
                 break
             canon.append(s.canonical)
-        used = used_sample_count(canon, prepared.rule, cfg.k_max)
-        if used < len(canon) or used >= cfg.k_max:
-            continue
-        counts = [c for c in Counter(x for x in canon if x != INVALID).values()]
-        if canon and prepared.rule.should_stop(counts, len(canon)):
+        prefixes.append(canon)
+    replayed = used_sample_counts(prefixes, prepared.rule, cfg.k_max)
+    for item, canon, (_, complete) in zip(prepared.items, prefixes, replayed, strict=True):
+        if complete:
             continue
         index = len(canon)
         fp = request_fingerprint(endpoint, item_messages(item), index, sample_seed(cfg.seed, item.id, index))
