@@ -6,7 +6,7 @@ Builds, in a temporary directory, one stored run of ``--items`` items × ``--k``
 samples a seeded mix of easy, hard and unsolvable items), then measures (median of ``--repeat`` runs, each figure
 beside its target):
 
-* ``relgate runs`` — :func:`relgate_tui.engine.runstore.list_runs` over ``--runs`` stored runs of that size (hard
+* ``relgate runs`` — :func:`relgate_tui.engine.runlist.list_runs` over ``--runs`` stored runs of that size (hard
   links of the one run's files: same bytes, no extra disk). Target ≤ 0.5 s for 100 runs.
 * open — what the TUI does when a run is opened from Runs: ``Session.open`` + the results view at α = 0.10.
   Target ≤ 1.5 s.
@@ -33,7 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from relgate_tui.engine.certify import CertifyConfig, prepare
-from relgate_tui.engine.runstore import RunStatus, StoredSample, list_runs
+from relgate_tui.engine.runlist import list_runs
+from relgate_tui.engine.runstore import RunStatus, StoredSample
 
 UNREACHABLE = "http://127.0.0.1:9/v1"
 

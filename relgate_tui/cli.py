@@ -313,15 +313,15 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
 
 def _cmd_runs(args: argparse.Namespace) -> int:
     from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.runstore import list_runs
+    from relgate_tui.engine.runlist import list_runs
 
     root = runs_dir(args.run_dir)
     if args.repair:
-        from relgate_tui.engine.runstore import open_run
+        from relgate_tui.engine.runlist import open_run, repair_run
 
         store = open_run(args.repair, root)
         try:
-            moved = store.repair()
+            moved = repair_run(store)
         finally:
             store.close()
         total = sum(moved.values())
@@ -371,7 +371,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from relgate_tui.engine.paths import runs_dir
     from relgate_tui.engine.report import render_report, write_report
-    from relgate_tui.engine.runstore import open_run
+    from relgate_tui.engine.runlist import open_run
 
     store = open_run(args.run, runs_dir(args.run_dir))
     doc = store.read_results()

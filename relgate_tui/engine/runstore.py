@@ -53,18 +53,17 @@ import fcntl
 import gc
 import hashlib
 import json
-import math
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from relgate_tui import __version__
+from relgate_tui.engine.runrecords import LABEL_SOURCES, Label, StoredSample, replay_labels
 from relgate_tui.errors import DataError
 
 __all__ = [
@@ -73,12 +72,9 @@ __all__ = [
     "StoredSample",
     "Label",
     "LABEL_SOURCES",
-    "RunSummary",
     "RunStore",
     "make_run_id",
     "canonical_json",
-    "list_runs",
-    "open_run",
     "read_jsonl",
     "replay_labels",
     "json_object",
@@ -93,7 +89,6 @@ ITEMS = "items.jsonl"
 LOCK = "run.lock"
 FORMAT = 1
 
-LABEL_SOURCES = ("human", "reference", "file")
 REPAIR_HINT = "`relgate runs --repair RUN` moves corrupt lines aside"
 
 
@@ -124,135 +119,6 @@ class RunStatus(StrEnum):
             return cls(str(value))
         except ValueError:
             return None
-
-
-# ------------------------------------------------------------------------------------------------------------ records
-@dataclass(frozen=True)
-class StoredSample:
-    """One completed sample: the ``index``-th answer (0-based) of item ``item``, its raw ``text``, its canonical
-    class (``canonical``; the INVALID marker for parse failures), token ``usage`` and the request ``fingerprint``."""
-
-    item: str
-    index: int
-    text: str
-    canonical: str
-    usage: Mapping[str, int] = field(default_factory=dict)
-    fingerprint: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "item": self.item,
-            "index": self.index,
-            "text": self.text,
-            "canonical": self.canonical,
-            "usage": dict(self.usage),
-            "fingerprint": self.fingerprint,
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> StoredSample:
-        item, index, text, canonical = d.get("item"), d.get("index"), d.get("text", ""), d.get("canonical", "")
-        usage, fp = d.get("usage") or {}, d.get("fingerprint", "")
-        if (type(item) is str and type(index) is int and index >= 0 and type(text) is str  # noqa: E721 - fast path
-                and type(canonical) is str and type(usage) is dict and type(fp) is str):
-            obj = object.__new__(cls)
-            obj.__dict__.update(item=item, index=index, text=text, canonical=canonical, usage=usage,
-                                fingerprint=fp)
-            return obj
-        item, index = d.get("item"), d.get("index")
-        if not isinstance(item, str) or isinstance(index, bool) or not isinstance(index, int) or index < 0:
-            raise ValueError("a sample needs a string 'item' and a non-negative integer 'index'")
-        text, canonical = d.get("text", ""), d.get("canonical", "")
-        if not isinstance(text, str) or not isinstance(canonical, str):
-            raise ValueError("a sample's 'text' and 'canonical' must be strings")
-        usage = d.get("usage") or {}
-        if not isinstance(usage, Mapping):
-            raise ValueError("a sample's 'usage' must be an object")
-        return cls(item, index, text, canonical, dict(usage), str(d.get("fingerprint", "")))
-
-
-@dataclass(frozen=True)
-class Label:
-    """A verification verdict for one item: the accepted ``rank`` (1 = the top candidate), ``none`` (no candidate is
-    acceptable: score ∞, always counted) or ``skip`` (excluded from n, counted in n_skipped). ``source`` says who
-    decided: "human" (spot-check), "reference" (automatic, from the task's answers) or "file" (``--labels``)."""
-
-    item: str
-    rank: int | None = None
-    none: bool = False
-    skip: bool = False
-    source: str = "human"
-    ts: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.item, str) or not self.item:
-            raise ValueError("a label needs a non-empty item id")
-        chosen = (self.rank is not None) + bool(self.none) + bool(self.skip)
-        if chosen != 1:
-            raise ValueError(f"label for item {self.item!r}: give exactly one of rank, none, skip")
-        if self.rank is not None and (isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1):
-            raise ValueError(f"label for item {self.item!r}: rank must be an integer >= 1, got {self.rank!r}")
-        if self.source not in LABEL_SOURCES:
-            raise ValueError(f"label source must be one of {', '.join(LABEL_SOURCES)}, got {self.source!r}")
-
-    @property
-    def kind(self) -> str:
-        """"rank", "none" or "skip"."""
-        return "rank" if self.rank is not None else ("none" if self.none else "skip")
-
-    @property
-    def score(self) -> float | None:
-        """The rank score this verdict gives (eq. 10.1): the rank, +∞ for "none", None for "skip"."""
-        if self.rank is not None:
-            return float(self.rank)
-        return math.inf if self.none else None
-
-    def same_verdict(self, other: Label) -> bool:
-        """True when both labels say the same thing about the same item (source and time ignored)."""
-        return (self.item, self.rank, self.none, self.skip) == (other.item, other.rank, other.none, other.skip)
-
-    def to_event(self) -> dict[str, Any]:
-        ev: dict[str, Any] = {"event": "label", "item": self.item}
-        if self.rank is not None:
-            ev["rank"] = self.rank
-        elif self.none:
-            ev["none"] = True
-        else:
-            ev["skip"] = True
-        ev["source"] = self.source
-        ev["ts"] = self.ts
-        return ev
-
-    @classmethod
-    def from_event(cls, ev: Mapping[str, Any]) -> Label:
-        ts = ev.get("ts", 0.0)
-        return cls(
-            item=ev.get("item"),  # type: ignore[arg-type]
-            rank=ev.get("rank"),
-            none=ev.get("none") is True,
-            skip=ev.get("skip") is True,
-            source=ev.get("source", "human"),
-            ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else 0.0,
-        )
-
-
-def replay_labels(events: Iterable[Mapping[str, Any] | Label | None]) -> dict[str, Label]:
-    """Current verdict per item after replaying label events in order. An undo (``{"event": "undo"}`` or ``None``)
-    cancels the most recent label event that is not already cancelled (so repeated undos walk back through history;
-    an undo with nothing left to cancel does nothing). For each item the latest surviving label wins."""
-    stack: list[Label] = []
-    for ev in events:
-        if ev is None or (isinstance(ev, Mapping) and ev.get("event") == "undo"):
-            if stack:
-                stack.pop()
-        elif isinstance(ev, Label):
-            stack.append(ev)
-        else:
-            stack.append(Label.from_event(ev))
-    current: dict[str, Label] = {}
-    for lab in stack:
-        current[lab.item] = lab
-    return current
 
 
 # ------------------------------------------------------------------------------------------------------ file helpers
@@ -379,33 +245,13 @@ def _now_iso() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
-# ------------------------------------------------------------------------------------------------------------ summary
-@dataclass(frozen=True)
-class RunSummary:
-    """One row of ``relgate runs`` / the Runs screen."""
-
-    run_id: str
-    path: Path
-    task: str
-    model: str
-    endpoint: str
-    created: str
-    status: str
-    n_items: int
-    n_samples: int
-    n_labels: int
-    reliability_level: float | None = None
-    reliability_lower_bound: float | None = None
-    m_star: int | None = None
-    passed: bool | None = None
-
-
 # -------------------------------------------------------------------------------------------------------------- store
 class RunStore:
-    """A run directory. Create or reopen with :meth:`create_or_open`, open an existing one with :func:`open_run`.
+    """A run directory. Create or reopen with :meth:`create_or_open`, open an existing one with :func:`relgate_tui.engine.runlist.open_run`.
 
     Reading never needs the lock; the first write takes an exclusive advisory lock on ``run.lock`` (released by the
-    kernel if the process dies), so two relgate processes can never interleave writes into one run.
+    kernel if the process dies), so two relgate processes can never interleave writes into one run. Listing, finding
+    and repairing runs: :mod:`relgate_tui.engine.runlist`.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync_interval: float = 0.5) -> None:
@@ -666,7 +512,7 @@ class RunStore:
         # one line: the C encoder (an indented dump of a 10,000-item document takes seconds); `relgate report
         # --format json` prints it indented
         _atomic_write_json(self.path / RESULTS, dict(results), indent=None)
-        self.update_manifest(result={k: results.get(k) for k in _HEADLINE}, counts=self._count())
+        self.update_manifest(result={k: results.get(k) for k in _HEADLINE}, counts=self.count_files())
         self._counts_stale = False
 
     def read_results(self) -> dict[str, Any] | None:
@@ -692,54 +538,11 @@ class RunStore:
         return doc if isinstance(doc, dict) else None
 
     # ---------------------------------------------------------------------------------------------------- counts
-    def _count(self) -> dict[str, int]:
+    def count_files(self) -> dict[str, int]:
         """Sample lines and labels in effect now, with the byte sizes of their files (see the module doc)."""
         samples, labels = self.path / SAMPLES, self.path / LABELS
         return {"samples": _count_lines(samples), "samples_bytes": _size(samples),
                 "labels": len(self.current_labels()), "labels_bytes": _size(labels)}
-
-    def summary(self) -> RunSummary:
-        """A :class:`RunSummary` for listings: from the manifest alone when its stored counts are current (no sample
-        is parsed); a manifest field of the wrong type raises :class:`RunStoreError` (an "unreadable" row)."""
-        m = self._manifest
-        where = self.path / MANIFEST
-        task = m.get("task", {})
-        if not isinstance(task, dict):
-            raise RunStoreError(f"{where}: field 'task' is not an object")
-        for key in ("model", "endpoint", "created", "status"):
-            if not isinstance(m.get(key, ""), str):
-                raise RunStoreError(f"{where}: field {key!r} is not a string")
-        n_items = task.get("items", 0)
-        if not _is_int(n_items) or not isinstance(task.get("name", ""), str):
-            raise RunStoreError(f"{where}: field 'task' has a wrong-typed 'name' or 'items'")
-        counts = _obj(m, "counts")
-        samples_path, labels_path = self.path / SAMPLES, self.path / LABELS
-        n_samples = counts.get("samples")
-        if not _is_int(n_samples) or counts.get("samples_bytes") != _size(samples_path):
-            n_samples = _count_lines(samples_path)
-        n_labels = counts.get("labels")
-        if not _is_int(n_labels) or counts.get("labels_bytes") != _size(labels_path):
-            n_labels = len(self.current_labels())
-        res = _obj(m, "result")
-        if "result" not in m:  # a run written before the manifest carried the headline
-            res = self.read_results() or {}
-        m_star = res.get("m_star")
-        return RunSummary(
-            run_id=self.run_id,
-            path=self.path,
-            task=str(task.get("name", "")),
-            model=str(m.get("model", "")),
-            endpoint=str(m.get("endpoint", "")),
-            created=str(m.get("created", "")),
-            status=self.status,
-            n_items=int(n_items),
-            n_samples=int(n_samples or 0),
-            n_labels=int(n_labels or 0),
-            reliability_level=_opt_float(res.get("reliability_level")),
-            reliability_lower_bound=_opt_float(res.get("reliability_lower_bound")),
-            m_star=m_star if _is_int(m_star) else None,
-            passed=res.get("passed") if isinstance(res.get("passed"), bool) else None,
-        )
 
     # ---------------------------------------------------------------------------------------------- items copy
     def write_items_copy(self, data: bytes) -> None:
@@ -761,53 +564,18 @@ class RunStore:
         p = self.path / ITEMS
         return p if p.is_file() else None
 
-    # ---------------------------------------------------------------------------------------------------- repair
-    def repair(self) -> dict[str, int]:
-        """Move every corrupt line of ``samples.jsonl`` and ``labels.jsonl`` (not JSON, not an object, or not a
-        valid record) to ``<file>.quarantine`` (appended, fsync-ed; nothing is deleted) and rewrite the file with the
-        good lines (atomic replace). A torn last line is dropped as on every open. Takes the write lock. Returns the
-        number of lines quarantined per file name."""
-        self._ensure_lock()
-        for fd_name in ("_samples_fd", "_labels_fd"):
-            fd = getattr(self, fd_name)
-            if fd is not None:
-                os.close(fd)
-                setattr(self, fd_name, None)
-        moved: dict[str, int] = {}
-        for name, valid in ((SAMPLES, _valid_sample), (LABELS, _valid_event)):
-            path = self.path / name
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
-                continue
-            end = data.rfind(b"\n")
-            good: list[bytes] = []
-            bad: list[bytes] = []
-            for raw in data[: end + 1].split(b"\n")[:-1] if end >= 0 else []:
-                if raw.strip():
-                    (good if valid(raw) else bad).append(raw + b"\n")
-            moved[name] = len(bad)
-            if not bad:
-                continue
-            qfd = os.open(self.path / f"{name}.quarantine", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            try:
-                _write_all(qfd, b"".join(bad))
-                os.fsync(qfd)
-            finally:
-                os.close(qfd)
-            tmp = self.path / f".{name}.{os.getpid()}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                _write_all(fd, b"".join(good))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-            _fsync_dir(self.path)
-        self._counts_stale = True
-        return moved
-
     # ---------------------------------------------------------------------------------------------------- closing
+    def release_files(self) -> None:
+        """Close the append descriptors (fsync-ing pending samples); the next write reopens them."""
+        if self._samples_fd is not None:
+            with contextlib.suppress(OSError):
+                self.sync_samples()
+            os.close(self._samples_fd)
+            self._samples_fd = None
+        if self._labels_fd is not None:
+            os.close(self._labels_fd)
+            self._labels_fd = None
+
     def close(self) -> None:
         """Flush and fsync pending samples, refresh the manifest's counts when this process wrote samples or
         labels, release the files and the lock. Idempotent."""
@@ -816,7 +584,7 @@ class RunStore:
             with contextlib.suppress(OSError, RunStoreError, ValueError):
                 if self._samples_fd is not None:
                     self.sync_samples()
-                self.update_manifest(counts=self._count())
+                self.update_manifest(counts=self.count_files())
         if self._samples_fd is not None:
             with contextlib.suppress(OSError):
                 self.sync_samples()
@@ -874,79 +642,6 @@ def _count_lines(path: Path) -> int:
     except OSError:
         return 0
     return n
-
-
-def _valid_sample(raw: bytes) -> bool:
-    try:
-        obj = json.loads(raw)
-        StoredSample.from_json(obj)
-    except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
-        return False
-    return True
-
-
-def _valid_event(raw: bytes) -> bool:
-    try:
-        ev = json.loads(raw)
-        if not isinstance(ev, dict):
-            return False
-        if ev.get("event") == "undo":
-            return True
-        if ev.get("event") != "label":
-            return False
-        Label.from_event(ev)
-    except (ValueError, TypeError, UnicodeDecodeError):
-        return False
-    return True
-
-
-# -------------------------------------------------------------------------------------------------- finding runs
-def _run_dirs(runs_root: Path) -> Iterator[Path]:
-    try:
-        entries = sorted(runs_root.iterdir())
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise RunStoreError(f"cannot list runs in {runs_root}: {exc.strerror or exc}") from None
-    for p in entries:
-        if p.is_dir() and (p / MANIFEST).is_file():
-            yield p
-
-
-def list_runs(runs_root: str | os.PathLike[str]) -> list[RunSummary]:
-    """Summaries of every run under ``runs_root``, newest first. A run that cannot be read (a corrupt manifest, a
-    field of the wrong type) is one row with status "unreadable: …" instead of breaking the listing. Two directories
-    may hold the same run id (a backup copy): each is its own row, told apart by its path."""
-    out: list[RunSummary] = []
-    for p in _run_dirs(Path(runs_root)):
-        try:
-            out.append(RunStore(p).summary())
-        except (RunStoreError, ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
-            out.append(RunSummary(p.name, p, "", "", "", "", f"unreadable: {exc}", 0, 0, 0))
-    out.sort(key=lambda s: (s.created, s.run_id, str(s.path)), reverse=True)
-    return out
-
-
-def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | None = None) -> RunStore:
-    """Open an existing run by path, by id under ``runs_root`` (default: the data dir's runs), or by a unique id
-    prefix. Opening takes no lock; the first write does."""
-    candidate = Path(run).expanduser()
-    if (candidate / MANIFEST).is_file():
-        return RunStore(candidate)
-    if runs_root is None:
-        from relgate_tui.engine.paths import runs_dir
-
-        runs_root = runs_dir()
-    root = Path(runs_root)
-    name = str(run)
-    if (root / name / MANIFEST).is_file():
-        return RunStore(root / name)
-    matches = [p for p in _run_dirs(root) if p.name.startswith(name)] if name and "/" not in name else []
-    if len(matches) == 1:
-        return RunStore(matches[0])
-    if len(matches) > 1:
-        raise RunStoreError(f"run {name!r} is ambiguous: {', '.join(p.name for p in matches[:5])}")
-    raise RunStoreError(f"no run {name!r} (looked in {root}; `relgate runs` lists them)")
 
 
 json_object = _obj

@@ -14,7 +14,6 @@ writer of ``results.json`` and of the final status.
 
 from __future__ import annotations
 
-import math
 import os
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -24,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from relgate_tui.core.certify import compute_results, coverage_curve
-from relgate_tui.core.conformal import prediction_set
+from relgate_tui.core.certify import compute_results
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine import pipeline
 from relgate_tui.engine.analysis import Analysis, CallCounts, analyse, core_input
@@ -68,6 +66,8 @@ from relgate_tui.engine.views import (
     ResultsView,
     SamplingUpdate,
     SpotProgress,
+    build_item_view,
+    build_results_view,
 )
 
 __all__ = [
@@ -112,15 +112,6 @@ def _audit_items(candidates: Sequence[str], fraction: float, seed: int) -> tuple
     rng = np.random.default_rng([int(seed), 0xA0D17])
     chosen = set(rng.choice(len(candidates), size=min(k, len(candidates)), replace=False).tolist())
     return tuple(c for i, c in enumerate(candidates) if i in chosen)
-
-
-def _question_text(item: Any) -> str:
-    if item.question:
-        return str(item.question)
-    for message in reversed(item.messages or ()):
-        if message.get("role") == "user":
-            return str(message.get("content", ""))
-    return ""
 
 
 class Session:
@@ -502,42 +493,9 @@ class Session:
     def item_view(self, item_id: str) -> ItemView:
         """Question, ranked candidates (INVALID apart), raw samples and verdicts of one item."""
         self.analysis()
-        item = self._items[item_id]
-        a = self._by_id.get(item_id)
-        samples = self._samples_by_item().get(item_id, [])
-        examples: dict[str, str] = {}
-        for s in samples:
-            examples.setdefault(s.canonical, s.text)
-        candidates: tuple[Candidate, ...] = ()
-        n_invalid = n_samples = 0
-        tie = False
-        if a is not None:
-            ranked = a.ranked
-            candidates = tuple(
-                Candidate(r, cls, cnt, share, examples.get(cls, ""))
-                for r, (cls, cnt, share) in enumerate(zip(ranked.classes, ranked.counts, ranked.shares, strict=True), start=1)
-            )
-            n_invalid, n_samples, tie = ranked.n_invalid, ranked.n_samples, ranked.tie_broken
-        label = self.store.current_labels().get(item_id)
-        label_text = ""
-        if label is not None:
-            label_text = {"rank": f"rank {label.rank}", "none": "none acceptable", "skip": "skipped"}[label.kind]
-            label_text += f" ({label.source})"
-        return ItemView(
-            item_id=item_id,
-            role=self._roles.get(item_id, ""),
-            question=_question_text(item),
-            choices=tuple(item.choices),
-            candidates=candidates,
-            n_invalid=n_invalid,
-            n_samples=n_samples,
-            references=tuple(item.answers),
-            auto_score=None if a is None else a.reference_score,
-            label=label_text,
-            audit=item_id in self._audit_set,
-            samples=tuple((s.text, s.canonical) for s in samples),
-            tie_broken=tie,
-        )
+        return build_item_view(self._items[item_id], self._roles.get(item_id, ""), self._by_id.get(item_id),
+                               self._samples_by_item().get(item_id, []), self.store.current_labels().get(item_id),
+                               audit=item_id in self._audit_set)
 
     def label(self, item_id: str, *, rank: int | None = None, none: bool = False,
               skip: bool = False) -> LabelOutcome:
@@ -619,50 +577,10 @@ class Session:
         """Every number of the results screen at ``alpha`` (the core's ``compute_results``; sub-millisecond).
         Unsampled items keep their row ("not sampled"; no score, no coverage)."""
         a = self.analysis()
-        res = compute_results(a.input, alpha, confidence, gate, gate_basis=gate_basis)
-        dep_index = {item_id: i for i, item_id in enumerate(a.input.deployment_ids)}
-        rows = []
-        for ia in a.items:
-            pset = prediction_set(ia.ranked, res.m_star)
-            if ia.role == "deployment" and ia.item_id in dep_index:
-                c = int(res.deployment_covered[dep_index[ia.item_id]])
-                covered = None if c < 0 else c
-            elif ia.score is None:
-                covered = None
-            else:
-                covered = int(math.isfinite(ia.score) and ia.score <= res.m_star)
-            rows.append(ItemRow(
-                item_id=ia.item_id,
-                role=ia.role,
-                question=_question_text(self._items[ia.item_id])[:200],
-                leader=ia.ranked.leader or "",
-                prediction_set=pset,
-                n_classes=ia.ranked.n_classes,
-                entropy=ia.ranked.entropy,
-                samples=ia.ranked.n_samples,
-                score=ia.score,
-                covered=covered,
-                tie_broken=ia.ranked.tie_broken,
-                label_source=("not sampled" if not ia.sampled else
-                              "skipped" if ia.skipped else ia.verified_by or "pending"),
-            ))
-        alphas = curve_alphas if curve_alphas is not None else [round(0.01 * i, 2) for i in range(1, 51)]
-        curve = coverage_curve(a.input, alphas)
         audited, disagreements = self.audit_counts()
-        calls = self.call_counts()
-        return ResultsView(
-            result=res,
-            rows=tuple(rows),
-            curve=curve,
-            samples_used=tuple(int(x) for x in a.input.samples_used),
-            k_max=self.k_max,
-            calls_made=calls.made,
-            calls_cached=calls.cached,
-            calls_failed=calls.failed,
-            audited=audited,
-            disagreements=disagreements,
-            n_unsampled=a.n_not_sampled,
-        )
+        return build_results_view(a, self._items, alpha, gate=gate, gate_basis=gate_basis, confidence=confidence,
+                                  curve_alphas=curve_alphas, calls=self.call_counts(), audited=audited,
+                                  disagreements=disagreements)
 
     def document(self, alpha: float | None = None, *, gate: float | None = None,
                  confidence: float = 0.95) -> dict[str, Any]:

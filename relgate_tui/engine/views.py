@@ -3,10 +3,17 @@ display — the live sampling table, the spot-check item and progress, the resul
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from relgate_tui.core.certify import CertificationResult, CoverageCurve
+from relgate_tui.core.certify import CertificationResult, CoverageCurve, compute_results, coverage_curve
+from relgate_tui.core.conformal import prediction_set
+
+if TYPE_CHECKING:
+    from relgate_tui.engine.analysis import Analysis, CallCounts, ItemAnalysis
+    from relgate_tui.engine.runrecords import Label, StoredSample
 
 __all__ = [
     "GateBasis",
@@ -18,6 +25,9 @@ __all__ = [
     "ItemRow",
     "ResultsView",
     "LabelOutcome",
+    "question_text",
+    "build_item_view",
+    "build_results_view",
 ]
 
 GateBasis = Literal["level", "lower_bound"]
@@ -154,3 +164,101 @@ class LabelOutcome:
     rank: int | None
     disagrees: bool = False
 
+
+
+# --------------------------------------------------------------------------------------------------------- building
+def question_text(item: Any) -> str:
+    """The question of a task item: its ``question``, else the last user message."""
+    if item.question:
+        return str(item.question)
+    for message in reversed(item.messages or ()):
+        if message.get("role") == "user":
+            return str(message.get("content", ""))
+    return ""
+
+
+def build_item_view(item: Any, role: str, a: ItemAnalysis | None, samples: Sequence[StoredSample],
+                    label: Label | None, *, audit: bool = False) -> ItemView:
+    """What the spot-check screen and the item-samples modal show about one item (its analysis ``a``)."""
+    examples: dict[str, str] = {}
+    for s in samples:
+        examples.setdefault(s.canonical, s.text)
+    candidates: tuple[Candidate, ...] = ()
+    n_invalid = n_samples = 0
+    tie = False
+    if a is not None:
+        ranked = a.ranked
+        candidates = tuple(
+            Candidate(r, cls, cnt, share, examples.get(cls, ""))
+            for r, (cls, cnt, share) in enumerate(zip(ranked.classes, ranked.counts, ranked.shares, strict=True),
+                                                  start=1)
+        )
+        n_invalid, n_samples, tie = ranked.n_invalid, ranked.n_samples, ranked.tie_broken
+    label_text = ""
+    if label is not None:
+        label_text = {"rank": f"rank {label.rank}", "none": "none acceptable", "skip": "skipped"}[label.kind]
+        label_text += f" ({label.source})"
+    return ItemView(
+        item_id=item.id,
+        role=role,
+        question=question_text(item),
+        choices=tuple(item.choices),
+        candidates=candidates,
+        n_invalid=n_invalid,
+        n_samples=n_samples,
+        references=tuple(item.answers),
+        auto_score=None if a is None else a.reference_score,
+        label=label_text,
+        audit=audit,
+        samples=tuple((s.text, s.canonical) for s in samples),
+        tie_broken=tie,
+    )
+
+
+def build_results_view(a: Analysis, items: Mapping[str, Any], alpha: float, *, gate: float | None,
+                       gate_basis: GateBasis, confidence: float, curve_alphas: Sequence[float] | None,
+                       calls: CallCounts, audited: int, disagreements: int) -> ResultsView:
+    """Every number of the results screen at ``alpha`` (the core's ``compute_results``; sub-millisecond).
+    Unsampled items keep their row ("not sampled"; no score, no coverage)."""
+    res = compute_results(a.input, alpha, confidence, gate, gate_basis=gate_basis)
+    dep_index = {item_id: i for i, item_id in enumerate(a.input.deployment_ids)}
+    rows = []
+    for ia in a.items:
+        pset = prediction_set(ia.ranked, res.m_star)
+        covered: int | None
+        if ia.role == "deployment" and ia.item_id in dep_index:
+            c = int(res.deployment_covered[dep_index[ia.item_id]])
+            covered = None if c < 0 else c
+        elif ia.score is None or ia.role == "deployment":
+            covered = None
+        else:
+            covered = int(math.isfinite(ia.score) and ia.score <= res.m_star)
+        rows.append(ItemRow(
+            item_id=ia.item_id,
+            role=ia.role,
+            question=question_text(items[ia.item_id])[:200],
+            leader=ia.ranked.leader or "",
+            prediction_set=pset,
+            n_classes=ia.ranked.n_classes,
+            entropy=ia.ranked.entropy,
+            samples=ia.ranked.n_samples,
+            score=ia.score,
+            covered=covered,
+            tie_broken=ia.ranked.tie_broken,
+            label_source=("not sampled" if not ia.sampled else
+                          "skipped" if ia.skipped else ia.verified_by or "pending"),
+        ))
+    alphas = curve_alphas if curve_alphas is not None else [round(0.01 * i, 2) for i in range(1, 51)]
+    return ResultsView(
+        result=res,
+        rows=tuple(rows),
+        curve=coverage_curve(a.input, alphas),
+        samples_used=tuple(int(x) for x in a.input.samples_used),
+        k_max=a.k_max,
+        calls_made=calls.made,
+        calls_cached=calls.cached,
+        calls_failed=calls.failed,
+        audited=audited,
+        disagreements=disagreements,
+        n_unsampled=a.n_not_sampled,
+    )

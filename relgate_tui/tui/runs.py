@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Static
 from textual.worker import Worker, WorkerState
 
-from relgate_tui.engine.runstore import RunSummary, list_runs
+from relgate_tui.engine.runlist import RunSummary, list_runs
 
 RunsChoice = tuple[str, list[Path]]
 

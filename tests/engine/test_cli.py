@@ -14,7 +14,7 @@ import pytest
 
 from relgate_tui.cli import main
 from relgate_tui.engine.demo_server import DemoServer, FaultPlan
-from relgate_tui.engine.runstore import open_run
+from relgate_tui.engine.runlist import open_run
 
 TASK = "bigbench-3digit-addition"
 RUNNER = (

@@ -20,7 +20,8 @@ import pytest
 from relgate_tui.cli import main
 from relgate_tui.engine.analysis import CertifyError
 from relgate_tui.engine.demo_server import DemoServer, FaultPlan
-from relgate_tui.engine.runstore import RunStatus, RunStore, open_run
+from relgate_tui.engine.runlist import open_run
+from relgate_tui.engine.runstore import RunStatus, RunStore
 from relgate_tui.engine.session import RunSetup, Session
 from relgate_tui.engine.tasks import TaskError, load_task
 

@@ -13,7 +13,8 @@ from relgate_tui.cli import main
 from relgate_tui.engine import runstore
 from relgate_tui.engine.cache import SampleCache
 from relgate_tui.engine.demo_server import DemoServer
-from relgate_tui.engine.runstore import RunStore, RunStoreError, list_runs
+from relgate_tui.engine.runlist import list_runs
+from relgate_tui.engine.runstore import RunStore, RunStoreError
 from relgate_tui.engine.session import Session
 from tests.tui.runfixtures import stored_run
 
