@@ -146,6 +146,7 @@ class _Progress:
         if self.quiet:
             return
         if self._bar is not None:
+            assert self._task is not None
             self._bar.update(self._task, completed=done_items, calls=self._calls_text())
         else:
             now = time.monotonic()

@@ -482,7 +482,7 @@ class Session:
         out = []
         for item_id in self.prepared.calibration_ids:
             a = self._by_id.get(item_id)
-            if a is not None and (not a.has_reference or item_id in self._audit_set):
+            if a is not None and a.sampled and (not a.has_reference or item_id in self._audit_set):
                 out.append(item_id)
         return out
 

@@ -144,3 +144,19 @@ def test_a_renamed_run_resumes_into_itself(tmp_path) -> None:
     session.close()
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["my-renamed-run"]
     assert RunStore(renamed).status == "sampled"
+
+
+def test_an_unsampled_item_is_never_offered_for_spot_check(tmp_path) -> None:
+    path = stored_run(tmp_path / "runs")  # verification "human": every calibration item goes to the human
+    session = Session.open(path)
+    victim = session.pending_items()[0]
+    session.close()
+    lines = (path / "samples.jsonl").read_bytes().splitlines(keepends=True)
+    (path / "samples.jsonl").write_bytes(b"".join(x for x in lines if json.loads(x)["item"] != victim))
+    session = Session.open(path)
+    assert victim not in session.pending_items() and victim not in session.human_items()
+    doc = session.document(0.1)
+    [row] = [it for it in doc["items"] if it["id"] == victim]
+    assert row["not_sampled"] is True and doc["n_not_sampled"] == 1 and doc["passed"] is None
+    assert [r.label_source for r in session.results(0.1).rows if r.item_id == victim] == ["not sampled"]
+    session.close()
