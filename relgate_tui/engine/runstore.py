@@ -431,6 +431,40 @@ class RunStore:
                 gc.enable()
         return out
 
+    def _group_samples(self) -> dict[str, list[StoredSample]]:
+        """:meth:`samples` grouped by item in one pass: lines are normally in index order per item (the sampler
+        stores a sample before asking for the next), so only an item whose indices go back is de-duplicated (first
+        occurrence wins, as in :meth:`samples`) and sorted."""
+        path = self.path / SAMPLES
+        objs = read_jsonl(path)
+        grouped: dict[str, list[StoredSample]] = {}
+        disordered: set[str] = set()
+        from_json, get = StoredSample.from_json, grouped.get
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # see read_jsonl
+        try:
+            for lineno, obj in enumerate(objs, start=1):
+                try:
+                    s = from_json(obj)
+                except ValueError as exc:
+                    raise RunStoreError(f"{path}: record {lineno}: {exc}; {REPAIR_HINT}") from None
+                lst = get(s.item)
+                if lst is None:
+                    grouped[s.item] = [s]
+                else:
+                    if s.index <= lst[-1].index:
+                        disordered.add(s.item)
+                    lst.append(s)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        for item in disordered:
+            first: dict[int, StoredSample] = {}
+            for s in grouped[item]:
+                first.setdefault(s.index, s)
+            grouped[item] = [first[i] for i in sorted(first)]
+        return grouped
+
     def samples_by_item(self) -> dict[str, list[StoredSample]]:
         """Stored samples grouped by item id, each list sorted by sample index (read-only: the lists are shared
         between calls). Parsed once per version of the file (its inode, size and modification time): reading the
@@ -441,11 +475,7 @@ class RunStore:
         except OSError:
             version = None
         if version is None or self._samples_cache is None or self._samples_cache[0] != version:
-            grouped: dict[str, list[StoredSample]] = {}
-            for s in self.samples():
-                grouped.setdefault(s.item, []).append(s)
-            for lst in grouped.values():
-                lst.sort(key=lambda s: s.index)
+            grouped = self._group_samples()
             self._samples_cache = (version, grouped) if version is not None else None
             return dict(grouped)
         return dict(self._samples_cache[1])  # the per-item lists are shared: callers never modify them

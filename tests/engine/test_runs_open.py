@@ -8,6 +8,8 @@ import os
 import shutil
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from relgate_tui.cli import main
 from relgate_tui.engine import runstore
@@ -160,3 +162,23 @@ def test_an_unsampled_item_is_never_offered_for_spot_check(tmp_path) -> None:
     assert row["not_sampled"] is True and doc["n_not_sampled"] == 1 and doc["passed"] is None
     assert [r.label_source for r in session.results(0.1).rows if r.item_id == victim] == ["not sampled"]
     session.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 5), st.sampled_from("xyz")), max_size=30))
+def test_grouping_in_one_pass_equals_sorting_the_file_order(tmp_path, rows) -> None:
+    """samples_by_item (one pass, sorting only items whose indices go back) == samples() grouped and sorted, the
+    first occurrence of a repeated (item, index) winning."""
+    from relgate_tui.engine.runstore import StoredSample
+
+    root = tmp_path / f"r{abs(hash(tuple(rows)))}"
+    store = RunStore.create_or_open(root, {"rows": len(rows)})
+    store.append_samples([StoredSample(item, index, text, text) for item, index, text in rows])
+    expected: dict[str, list] = {}
+    for s in store.samples():
+        expected.setdefault(s.item, []).append(s)
+    for lst in expected.values():
+        lst.sort(key=lambda s: s.index)
+    assert store.samples_by_item() == expected
+    assert RunStore(store.path).samples_by_item() == expected  # a fresh reader parses the file itself
+    store.close()
