@@ -391,7 +391,7 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     from relgate_tui.engine.paths import runs_dir
 
     cfg.validate()
-    task = load_task(cfg.task, limit=cfg.limit)
+    task = load_task(cfg.task, limit=cfg.limit, suggest=cfg.canon is None)
     items = tuple(task.items[: cfg.limit] if cfg.limit else task.items)
     if not items:
         raise CertifyError(f"task {task.name!r} has no items")
@@ -446,7 +446,7 @@ def open_prepared(path: str | os.PathLike[str]) -> Prepared:
     stored_sha = str(task_info.get("sha256") or "")
     task = None
     try:
-        task = load_task(cfg.task, limit=cfg.limit)
+        task = load_task(cfg.task, limit=cfg.limit, suggest=False)  # the canonicalizer is the stored one
     except TaskError:
         pass
     if task is None or (stored_sha and task.sha256 != stored_sha):
@@ -455,7 +455,7 @@ def open_prepared(path: str | os.PathLike[str]) -> Prepared:
             why = "changed" if task is not None else "cannot be read"
             raise CertifyError(f"the task file {cfg.task} {why} since run {run_path.name} was made, and the run "
                                "holds no copy of its items")
-        copied = load_task(str(copy))
+        copied = load_task(str(copy), suggest=False)
         task = replace(copied, name=str(task_info.get("name") or copied.name), sha256=stored_sha)
     items = tuple(task.items[: cfg.limit] if cfg.limit else task.items)
     canon_spec = str(identity.get("canon") or cfg.canon or task.canon)

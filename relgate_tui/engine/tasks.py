@@ -98,10 +98,12 @@ def format_task_table() -> str:
 # ---------------------------------------------------------------------------------------------- loading
 
 
-def load_task(name_or_path: str, limit: int | None = None) -> Task:
+def load_task(name_or_path: str, limit: int | None = None, *, suggest: bool = True) -> Task:
     """Load a bundled task by name, or a ``.jsonl`` / ``.csv`` file by path. With ``limit``, only the first
     ``limit`` items are parsed (the rest of the file is hashed in 1 MiB chunks but neither kept nor validated), so a
-    huge task file costs constant memory. The path must be a regular file (a device or a FIFO is refused)."""
+    huge task file costs constant memory. The path must be a regular file (a device or a FIFO is refused).
+    ``suggest`` False skips suggesting a canonicalizer for a file (``canon`` stays "text"): for a caller that
+    already knows it (a stored run, an explicit ``--canon``)."""
     for entry in bundled_tasks():
         if name_or_path == entry.name:
             path = assets_dir() / entry.file
@@ -121,7 +123,7 @@ def load_task(name_or_path: str, limit: int | None = None) -> Task:
     if not stat.S_ISREG(mode):
         raise TaskError(f"{path}: not a regular file (a device, FIFO or socket cannot be a task file)")
     items, digest = _load_file(path, display=str(path), limit=limit)
-    return Task(path.stem, str(path), digest, items, _suggest(items), "", {"bundled": False})
+    return Task(path.stem, str(path), digest, items, _suggest(items) if suggest else "text", "", {"bundled": False})
 
 
 def dump_items(items: tuple[TaskItem, ...] | list[TaskItem]) -> bytes:
