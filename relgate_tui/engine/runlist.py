@@ -15,14 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from relgate_tui.engine.runstore import (
-    LABELS,
-    MANIFEST,
-    SAMPLES,
-    Label,
-    RunStore,
+from relgate_tui.engine.runfiles import (
     RunStoreError,
-    StoredSample,
     _count_lines,
     _fsync_dir,
     _is_int,
@@ -31,6 +25,7 @@ from relgate_tui.engine.runstore import (
     _size,
     _write_all,
 )
+from relgate_tui.engine.runstore import LABELS, MANIFEST, SAMPLES, Label, RunStore, StoredSample
 
 __all__ = ["RunSummary", "summarise", "list_runs", "open_run", "repair_run"]
 

@@ -63,6 +63,7 @@ from relgate_tui.engine.views import (
     ItemRow,
     ItemView,
     LabelOutcome,
+    LiveTable,
     ResultsView,
     SamplingUpdate,
     SpotProgress,
@@ -272,9 +273,7 @@ class Session:
     # ------------------------------------------------------------------------------------------------ sampling
     def _progress_row(self, item_id: str, canonicals: Sequence[str], error: str = "") -> ItemProgress:
         """One live-table row from an item's canonical classes (in sample order)."""
-        from collections import Counter
 
-        from relgate_tui.core.types import INVALID
         from relgate_tui.engine.certify import used_sample_count
 
         n = len(canonicals)
@@ -299,29 +298,12 @@ class Session:
         retries and sequential stopping, then the pairwise judge when the run has one), as live-table updates.
         Resumes from the stored samples and the cache. Raises :class:`~relgate_tui.engine.analysis.CertifyError`
         (one line) when the endpoint cannot be reached or every request failed."""
-        from relgate_tui.engine.sampler import ItemDone, SampleDone, SampleFailed
-
         prepared = self.prepared
-        counts: dict[str, Counter[str]] = {}
-        n_samples: dict[str, int] = {}
-        stored = self._samples_by_item(refresh=True)
-        for item in prepared.items:
-            prefix = [x.canonical for i, x in enumerate(stored.get(item.id, ())) if x.index == i]
-            counts[item.id] = Counter(c for c in prefix if c != INVALID)
-            n_samples[item.id] = len(prefix)
-        errors: dict[str, str] = {}
-        finished: dict[str, bool] = {}  # item → stopped early
+        table = LiveTable(prepared.items, self._roles, self.k_max, self._samples_by_item(refresh=True))
         paused: str | None = None
         total = len(prepared.items)
         last: pipeline.Sampling | None = None
         base = CallCounts(self.calls.made, self.calls.cached, self.calls.failed)
-
-        def row(item_id: str) -> ItemProgress:
-            c, n = counts[item_id], n_samples[item_id]
-            leader, top = c.most_common(1)[0] if c else (None, 0)
-            return ItemProgress(item_id, self._roles.get(item_id, ""), min(n, self.k_max), self.k_max, leader,
-                                top / n if n else 0.0, stopped=finished.get(item_id, False),
-                                done=item_id in finished, error=errors.get(item_id, ""))
 
         def update(items: tuple[ItemProgress, ...] = (), messages: tuple[str, ...] = (),
                    judge: pipeline.Judging | None = None) -> SamplingUpdate:
@@ -341,19 +323,8 @@ class Session:
             async for event in pipeline.run(prepared, control=self._control):
                 if isinstance(event, pipeline.Sampling):
                     last = event
-                    raw = event.event
-                    if isinstance(raw, SampleDone):
-                        n_samples[raw.item_id] += 1
-                        if raw.canonical != INVALID:
-                            counts[raw.item_id][raw.canonical] += 1
-                    elif isinstance(raw, SampleFailed) and raw.final:
-                        errors[raw.item_id] = raw.error_kind
-                    elif isinstance(raw, ItemDone):
-                        finished[raw.item_id] = raw.stopped_early
-                    if isinstance(raw, SampleFailed) and not raw.final:
-                        yield update()
-                    else:
-                        yield update((row(raw.item_id),), (event.message,) if event.message else ())
+                    changed = table.apply(event.event)
+                    yield update((table.row(changed),) if changed else (), (event.message,) if event.message else ())
                 elif isinstance(event, pipeline.EndpointDown):
                     paused = "endpoint unreachable"
                     yield update(messages=(event.message,))

@@ -4,12 +4,15 @@ display — the live sampling table, the spot-check item and progress, the resul
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from relgate_tui.core.certify import CertificationResult, CoverageCurve, compute_results, coverage_curve
 from relgate_tui.core.conformal import prediction_set
+from relgate_tui.core.types import INVALID
+from relgate_tui.engine.sampler import ItemDone, SampleDone, SampleFailed
 
 if TYPE_CHECKING:
     from relgate_tui.engine.analysis import Analysis, CallCounts, ItemAnalysis
@@ -25,6 +28,7 @@ __all__ = [
     "ItemRow",
     "ResultsView",
     "LabelOutcome",
+    "LiveTable",
     "question_text",
     "build_item_view",
     "build_results_view",
@@ -167,6 +171,47 @@ class LabelOutcome:
 
 
 # --------------------------------------------------------------------------------------------------------- building
+class LiveTable:
+    """The sampling screen's live table during a pass: per item, the classes counted so far (from the stored
+    samples, then each sampler event), its last error and whether it finished (stopped early or not)."""
+
+    def __init__(self, items: Sequence[Any], roles: Mapping[str, str], k_max: int,
+                 stored: Mapping[str, Sequence[StoredSample]]) -> None:
+        self.roles, self.k_max = roles, k_max
+        self.counts: dict[str, Counter[str]] = {}
+        self.n_samples: dict[str, int] = {}
+        for item in items:
+            prefix = [x.canonical for i, x in enumerate(stored.get(item.id, ())) if x.index == i]
+            self.counts[item.id] = Counter(c for c in prefix if c != INVALID)
+            self.n_samples[item.id] = len(prefix)
+        self.errors: dict[str, str] = {}
+        self.finished: dict[str, bool] = {}  # item → stopped early
+
+    def apply(self, event: Any) -> str | None:
+        """Count a sampler event (sample done, failed for good, item done); the id of the row that changed."""
+        if isinstance(event, SampleDone):
+            self.n_samples[event.item_id] += 1
+            if event.canonical != INVALID:
+                self.counts[event.item_id][event.canonical] += 1
+        elif isinstance(event, SampleFailed):
+            if not event.final:
+                return None
+            self.errors[event.item_id] = event.error_kind
+        elif isinstance(event, ItemDone):
+            self.finished[event.item_id] = event.stopped_early
+        else:
+            return None
+        return str(event.item_id)
+
+    def row(self, item_id: str) -> ItemProgress:
+        c, n = self.counts[item_id], self.n_samples[item_id]
+        leader, top = c.most_common(1)[0] if c else (None, 0)
+        return ItemProgress(item_id, self.roles.get(item_id, ""), min(n, self.k_max), self.k_max, leader,
+                            top / n if n else 0.0, stopped=self.finished.get(item_id, False),
+                            done=item_id in self.finished, error=self.errors.get(item_id, ""))
+
+
+
 def question_text(item: Any) -> str:
     """The question of a task item: its ``question``, else the last user message."""
     if item.question:
