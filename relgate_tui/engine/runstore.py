@@ -271,13 +271,16 @@ class RunStore:
     def append_samples(self, samples: Iterable[StoredSample], *, sync: bool = False) -> int:
         """Append completed samples (one ``os.write`` for the batch, whole lines). ``fsync`` when ``sync`` is true
         or ``fsync_interval`` seconds have passed since the last one. Returns the number written."""
-        lines = [json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n" for s in samples]
+        batch = list(samples)
+        lines = [json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n" for s in batch]
         if not lines:
             return 0
         self._ensure_lock()
         if self._samples_fd is None:
             self._samples_fd = _open_append(self.path / SAMPLES)
+        before = self._samples_version()
         _write_all(self._samples_fd, "".join(lines).encode("utf-8"))
+        self._extend_samples_cache(before, batch)
         self._samples_unsynced = True
         self._counts_stale = True
         if sync or time.monotonic() - self._last_sample_sync >= self.fsync_interval:
@@ -348,15 +351,36 @@ class RunStore:
             grouped[item] = [first[i] for i in sorted(first)]
         return grouped
 
+    def _samples_version(self) -> tuple[int, ...] | None:
+        try:
+            st = os.stat(self.path / SAMPLES)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _extend_samples_cache(self, before: tuple[int, ...] | None, batch: list[StoredSample]) -> None:
+        """After this process appended ``batch``: when the parsed samples were current just before the write and
+        every new sample comes after its item's last one, add them (new lists: the old ones may be held by a
+        caller) instead of parsing the file again; otherwise the next read parses it."""
+        cache = self._samples_cache
+        if cache is None or before is None or cache[0] != before:
+            self._samples_cache = None
+            return
+        grouped = dict(cache[1])
+        for s in batch:
+            lst = grouped.get(s.item)
+            if lst and s.index <= lst[-1].index:
+                self._samples_cache = None
+                return
+            grouped[s.item] = [*(lst or ()), s]
+        after = self._samples_version()
+        self._samples_cache = (after, grouped) if after is not None else None
+
     def samples_by_item(self) -> dict[str, list[StoredSample]]:
         """Stored samples grouped by item id, each list sorted by sample index (read-only: the lists are shared
         between calls). Parsed once per version of the file (its inode, size and modification time): reading the
-        same unchanged file again costs no parse."""
-        try:
-            st = os.stat(self.path / SAMPLES)
-            version: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
-        except OSError:
-            version = None
+        same unchanged file again costs no parse, nor do this process's own appends."""
+        version = self._samples_version()
         if version is None or self._samples_cache is None or self._samples_cache[0] != version:
             grouped = self._group_samples()
             self._samples_cache = (version, grouped) if version is not None else None

@@ -182,3 +182,24 @@ def test_grouping_in_one_pass_equals_sorting_the_file_order(tmp_path, rows) -> N
     assert store.samples_by_item() == expected
     assert RunStore(store.path).samples_by_item() == expected  # a fresh reader parses the file itself
     store.close()
+
+
+def test_own_appends_extend_the_parsed_samples_exactly(tmp_path, monkeypatch) -> None:
+    """After a read, this process's appends are added to the parsed samples without parsing the file again — and
+    the result equals what a fresh reader parses; an out-of-order append falls back to parsing."""
+    from relgate_tui.engine.runstore import StoredSample
+
+    store = RunStore.create_or_open(tmp_path, {"x": 2})
+    store.append_samples([StoredSample("a", 0, "1", "1"), StoredSample("b", 0, "2", "2")])
+    assert set(store.samples_by_item()) == {"a", "b"}
+    parses = []
+    real = runstore.read_jsonl
+    monkeypatch.setattr(runstore, "read_jsonl", lambda p: parses.append(p) or real(p))
+    store.append_samples([StoredSample("a", 1, "1", "1")])
+    store.append_samples([StoredSample("c", 0, "3", "3"), StoredSample("a", 2, "5", "5")])
+    mine = store.samples_by_item()
+    assert parses == []
+    assert mine == RunStore(store.path).samples_by_item() and [s.index for s in mine["a"]] == [0, 1, 2]
+    store.append_samples([StoredSample("b", 0, "dup", "dup")])  # a repeated index: parsed again, first one wins
+    assert store.samples_by_item()["b"][0].text == "2" and len(parses) == 2
+    store.close()
