@@ -246,25 +246,30 @@ def analyse(
     the item's acceptable canonical classes, or None when it has no reference. An item without a used sample is
     kept, unscored ("not sampled", see the module docstring): a label or reference cannot verify an empty ranking."""
     analysed: list[ItemAnalysis] = []
-    usage = {"prompt_tokens": 0, "completion_tokens": 0}
+    prompt = completion = 0
     todo: list[tuple[Any, str, int, list[str]]] = []
     for item in task.items:
         role = roles.get(item.id)
         if role is None:
             continue
         stored = samples_by_item.get(item.id, ())
-        if any(stored[i].index > stored[i + 1].index for i in range(len(stored) - 1)):
-            stored = sorted(stored, key=lambda s: s.index)
-        # only a contiguous prefix of indices counts (a crash can leave a gap that the resume fills)
+        # only a contiguous prefix of indices counts (a crash can leave a gap that the resume fills); one pass
+        # when the samples come sorted by index (as the run store gives them), else sort first
         canon: list[str] = []
-        for expected, s in enumerate(stored):
-            if s.index != expected:
-                break
-            canon.append(s.canonical)
+        prev = -1
         for s in stored:
-            usage["prompt_tokens"] += int(s.usage.get("prompt_tokens", 0) or 0)
-            usage["completion_tokens"] += int(s.usage.get("completion_tokens", 0) or 0)
+            if s.index <= prev:
+                canon = [x.canonical for x in _contiguous(sorted(stored, key=lambda x: x.index))]
+                break
+            if s.index == len(canon) == prev + 1:
+                canon.append(s.canonical)
+            prev = s.index
+        for s in stored:
+            u = s.usage
+            prompt += int(u.get("prompt_tokens", 0) or 0)
+            completion += int(u.get("completion_tokens", 0) or 0)
         todo.append((item, role, len(stored), canon))
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion}
     replayed = used_sample_counts([t[3] for t in todo], rule, k_max)
     for (item, role, n_stored, canon), (used, complete) in zip(todo, replayed, strict=True):
         ranked = rank_classes(canon[:used], cast(np.random.Generator, _LazyRng(seed, item.id)))
@@ -287,6 +292,16 @@ def analyse(
                          acceptable is not None, ref_score, complete)
         )
     return Analysis(tuple(analysed), core_input(analysed, k_max), k_max, usage)
+
+
+def _contiguous(stored: Sequence[StoredSample]) -> list[StoredSample]:
+    """The samples of indices 0, 1, 2, … up to the first gap (``stored`` sorted by index)."""
+    out: list[StoredSample] = []
+    for s in stored:
+        if s.index != len(out):
+            break
+        out.append(s)
+    return out
 
 
 def core_input(items: Sequence[ItemAnalysis], k_max: int) -> core_certify.CertificationInput:

@@ -277,3 +277,25 @@ def test_batched_replay_equals_the_per_item_replay(items, k_max, rule_name, delt
         assert used == used_sample_count(canon, rule, k_max)
         counts = list(Counter(c for c in canon[:used] if c != INVALID).values())
         assert complete == (used >= k_max or (used > 0 and rule.should_stop(counts, used)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(indices=st.lists(st.integers(0, 8), max_size=14), data=st.data())
+def test_analysis_uses_the_contiguous_prefix_whatever_the_sample_order(indices, data) -> None:
+    """Stored samples in any order, with gaps and repeats: the item is ranked over the samples of indices 0, 1, …
+    up to the first gap (sorted by index), as if they had come in order."""
+    texts = data.draw(st.lists(st.sampled_from("xyz"), min_size=len(indices), max_size=len(indices)))
+    samples = [StoredSample("q", i, t, t, {"prompt_tokens": 1}) for i, t in zip(indices, texts, strict=True)]
+    prefix = []
+    for s in sorted(samples, key=lambda s: s.index):
+        if s.index != len(prefix):
+            break
+        prefix.append(s.canonical)
+    task = Task("t", "t.jsonl", "0" * 64, (TaskItem("q", "Q?"),))
+    rule = get_stopping_rule("none", 0.05)
+    a = analyse(task, {"q": "calibration"}, {"q": samples}, {}, canonicalize_refs=lambda it: None, rule=rule,
+                k_max=20, seed=0)
+    [item] = a.items
+    assert item.ranked.n_samples == len(prefix) and item.samples_stored == len(samples)
+    assert sorted(item.ranked.classes) == sorted(set(prefix) - {INVALID})
+    assert a.usage["prompt_tokens"] == len(samples)
