@@ -1,7 +1,10 @@
 """The request cache (SPEC §4.4): completed samples by request fingerprint, on disk (diskcache).
 
 Only what an answer is made of is stored — its text, token usage and finish reason — never headers or keys.
-A corrupt or unreadable entry counts as a miss. Re-running an identical request configuration costs zero calls.
+A corrupt or unreadable entry counts as a miss. A damaged database (``cache.db`` not readable by SQLite) is moved
+aside to ``<dir>.damaged-<time>`` and an empty cache is built in its place: the run store still holds every sample,
+so only cached answers of other runs are lost (and the damaged copy is kept for inspection). Re-running an identical
+request configuration costs zero calls.
 Nothing unpersistable enters it and nothing unpersistable comes out: an answer that is not valid Unicode (a lone
 surrogate) or over :data:`~relgate_tui.engine.endpoints.MAX_ANSWER_CHARS` is refused by :meth:`SampleCache.put` and
 read back as a miss (an entry written by an older version), so one bad answer can never abort every rerun.
@@ -10,6 +13,8 @@ read back as a miss (an entry written by an older version), so one bad answer ca
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +29,14 @@ class SampleCache:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._cache = diskcache.Cache(str(self.path), size_limit=2**32)
+        self.moved_aside: Path | None = None
+        try:
+            self._cache = diskcache.Cache(str(self.path), size_limit=2**32)
+        except sqlite3.DatabaseError:
+            self.moved_aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
+            os.replace(self.path, self.moved_aside)
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._cache = diskcache.Cache(str(self.path), size_limit=2**32)
 
     def get(self, fingerprint: str) -> Completion | None:
         try:

@@ -17,15 +17,16 @@ import io
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import csv_cell, one_line, strip_controls
+from relgate_tui.errors import UserError
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
-           "write_report"]
+           "write_report", "check_output_path"]
 
 FORMATS = ("md", "json", "csv")
 
@@ -215,6 +216,37 @@ def render_report(doc: Mapping[str, Any], fmt: str) -> str:
     if fmt == "md":
         return report_markdown(doc)
     raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def check_output_path(path: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None] = ()) -> Path:
+    """Refuse (:class:`~relgate_tui.errors.UserError`, one line) an output path that is one of ``inputs`` (a task
+    or labels file) or lies inside a run directory (a folder holding a run's ``manifest.json``) other than its
+    ``exports/`` folder — writing there would destroy the run or its inputs. Returns the path."""
+    p = Path(path).expanduser()
+    target = p.resolve()
+    for inp in inputs:
+        if inp is None:
+            continue
+        q = Path(inp).expanduser()
+        if q.exists() and target.exists() and os.path.samefile(q, target) or q.resolve() == target:
+            raise UserError(f"{p}: refusing to write over an input file ({inp})")
+    for parent in target.parents:
+        if _is_run_dir(parent):
+            inside = target.relative_to(parent).parts
+            if inside[:1] == ("exports",) and len(inside) > 1:
+                break
+            raise UserError(f"{p}: refusing to write inside the run directory {parent} (write to its exports/ "
+                            "folder or elsewhere)")
+    return p
+
+
+def _is_run_dir(path: Path) -> bool:
+    try:
+        with (path / "manifest.json").open("rb") as f:
+            manifest = json.loads(f.read(1 << 20))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "run_id" in manifest and "identity" in manifest
 
 
 def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str]) -> Path:

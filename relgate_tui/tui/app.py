@@ -38,7 +38,8 @@ from relgate_tui.tui.home import HomeChoice, HomeScreen
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.judge_audit import JudgeAuditConfig
-    from relgate_tui.engine.session import RunSetup, Session, UISettings
+    from relgate_tui.engine.session import RunSetup, Session
+    from relgate_tui.tui.settings_file import UISettings
 
 __all__ = ["AppServices", "RelgateApp", "make_app", "run"]
 
@@ -135,7 +136,7 @@ class RelgateApp(App[None]):
         self.stop_demo()
 
     def _load_settings(self) -> UISettings:
-        from relgate_tui.engine.session import UISettings, load_ui_settings
+        from relgate_tui.tui.settings_file import UISettings, load_ui_settings
 
         try:
             return load_ui_settings(self.services.resolved_settings_path())
@@ -207,7 +208,7 @@ class RelgateApp(App[None]):
     def _after_settings(self, settings: UISettings | None) -> None:
         self.history.append(("settings", settings))
         if settings is not None:
-            from relgate_tui.engine.session import save_ui_settings
+            from relgate_tui.tui.settings_file import save_ui_settings
 
             self.settings = settings
             if settings.theme in self.available_themes:

@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import one_line
-from relgate_tui.engine.runstore import RunSummary, list_runs
+from relgate_tui.engine.runlist import RunSummary, list_runs
 from relgate_tui.tui.widgets.safetext import safe_line
 
 RunsChoice = tuple[str, list[Path]]
@@ -94,7 +94,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
     def _fill(self, summaries: list[RunSummary]) -> None:
         table = self.query_one("#runs", DataTable)
         table.clear()
-        self.summaries = {s.run_id: s for s in summaries}
+        # keyed by directory: a backup copy of a run holds the same run id (issue 10 §5)
+        self.summaries = {str(s.path): s for s in summaries}
         for s in summaries:
             gate = "—" if s.passed is None else ("PASS" if s.passed else "FAIL")
             table.add_row(
@@ -109,7 +110,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
                 _fmt_level(s),
                 "—" if s.m_star is None else str(s.m_star),
                 Text(gate, style="green" if s.passed else ("red" if s.passed is False else "dim")),
-                key=s.run_id,
+                key=str(s.path),
             )
         n = len(summaries)
         self.query_one("#runs-title", Label).update(safe_line(
@@ -125,7 +126,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
         t = Text()
         if current is not None:
             t.append(one_line(f"{current.run_id}  "), style="bold")
-            t.append(one_line(public_url(str(current.endpoint))) + "\n", style="dim")
+            t.append(one_line(f"{public_url(str(current.endpoint))}  {current.path}") + "\n", style="dim")
         t.append(
             f"{marked} marked for comparison — c compares them" if marked else
             "Enter/o open · r resume · Space mark runs, then c to compare them side by side",
@@ -163,12 +164,13 @@ class RunsScreen(Screen["RunsChoice | None"]):
         if s is None:
             return
         table = self.query_one("#runs", DataTable)
-        if s.run_id in self.marked:
-            self.marked.remove(s.run_id)
-            table.update_cell(s.run_id, "mark", "")
+        key = str(s.path)
+        if key in self.marked:
+            self.marked.remove(key)
+            table.update_cell(key, "mark", "")
         else:
-            self.marked.append(s.run_id)
-            table.update_cell(s.run_id, "mark", Text("●", style="bold yellow"))
+            self.marked.append(key)
+            table.update_cell(key, "mark", Text("●", style="bold yellow"))
         self._hint()
 
     def action_compare(self) -> None:

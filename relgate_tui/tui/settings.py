@@ -1,5 +1,5 @@
 """Settings: gate threshold and basis, confidence, audit fraction, theme. Dismisses with the new
-:class:`~relgate_tui.engine.session.UISettings` (Ctrl+S / Save) or None (Escape)."""
+:class:`~relgate_tui.tui.settings_file.UISettings` (Ctrl+S / Save) or None (Escape)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from textual.validation import Number
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
 from relgate_tui.core.text import one_line
-from relgate_tui.engine.session import UISettings
+from relgate_tui.tui.settings_file import UISettings
 
 
 class SettingsScreen(Screen["UISettings | None"]):
