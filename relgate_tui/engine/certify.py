@@ -250,6 +250,18 @@ def _proportion_json(p: Any) -> dict[str, Any] | None:
             "successes": p.successes, "n": p.n}
 
 
+def _readouts(analysis: Analysis, res: Any, alpha: float) -> dict[str, Any]:
+    """:func:`~relgate_tui.core.readouts.readout_json`; with sampling incomplete no PASS/FAIL is decided (issue 10
+    §4), and the ``gate`` block says so."""
+    out = readout_json(res, analysis.input, alpha)
+    gate = out.get("gate")
+    if gate and not analysis.sampling_complete:
+        out["gate"] = {**gate, "passed": None,
+                       "summary": f"undecided: sampling is incomplete ({analysis.n_incomplete} item(s) not sampled or "
+                                  "cut short by failed requests); rerun the same command to finish"}
+    return out
+
+
 def results_document(
     analysis: Analysis,
     *,
@@ -341,7 +353,7 @@ def results_document(
         "min_reliability": gate,
         "gate_on": res.gate_on,
         "passed": res.passed if analysis.sampling_complete else None,  # never decided on partial data
-        **readout_json(res, analysis.input, alpha),
+        **_readouts(analysis, res, alpha),
         "items": items_json,
     }
 

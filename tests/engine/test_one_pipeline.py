@@ -86,8 +86,9 @@ def test_an_unsampled_item_is_not_sampled_in_both_front_ends_and_the_run_is_inco
         assert len(missing) == 1 and missing[0]["samples"] == 0 and "score" not in missing[0]
         assert missing[0]["verified_by"] is None and missing[0]["incomplete"] is True
         assert doc["n_not_sampled"] == 1 and doc["sampling_complete"] is False and doc["passed"] is None
+    assert cli_doc["gate"]["passed"] is None and cli_doc["gate"]["summary"].startswith("undecided")
     assert cli_doc["min_reliability"] == 0.5
-    differ = {"min_reliability", "run_id", "endpoint"}  # the gate; two servers (each replays its fault script)
+    differ = {"min_reliability", "gate", "run_id", "endpoint"}  # the gate; two servers (each replays its faults)
     assert {k: v for k, v in tui_doc.items() if k not in differ} == {
         k: v for k, v in cli_doc.items() if k not in differ}
     view = session.results(0.10)
