@@ -10,6 +10,8 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from relgate_tui.core.judge import (
@@ -19,6 +21,7 @@ from relgate_tui.core.judge import (
     PairwiseVerdict,
     build_tournament,
     cycle_report,
+    plan_both_orders,
     plan_pairwise,
     plan_reasks,
     position_consistency,
@@ -64,11 +67,8 @@ def run_protocol(judge: Judge, n_inputs: int, n: int = 8, k: int = 3, seed: int 
 
 def both_orders(judge: Judge, cands: list[str], k: int, rng: np.random.Generator) -> list[PairwiseVerdict]:
     """The previous engine protocol: every pair asked k times in each presentation order."""
-    out = []
-    for a, b in combinations(cands, 2):
-        for first, second in ((a, b), (b, a)):
-            out += [PairwiseVerdict(first, second, judge(first, second, rng)) for _ in range(k)]
-    return out
+    return [PairwiseVerdict(a.first, a.second, judge(a.first, a.second, rng))
+            for a in plan_both_orders(cands, k_per_order=k)]
 
 
 # ---- the plan ------------------------------------------------------------------------------------------------
@@ -221,7 +221,7 @@ def test_position_consistency_flags():
     second = _pc(always_second)
     assert second.flag == "position_only" and second.favoured == "second" and second.consistency == 0.0
     good = _pc(consistent)
-    assert good.flag == "consistent" and good.consistency == 1.0 and good.position_share == 0.5
+    assert good.flag == "no_bias_detected" and good.consistency == 1.0 and good.position_share == 0.5
     assert good.favoured == "" and good.bias.first_share_pvalue == 1.0
 
     def biased(first: str, second: str, r: np.random.Generator) -> str:
@@ -231,6 +231,63 @@ def test_position_consistency_flags():
     assert b.flag == "position_biased" and b.favoured == "first"
     assert 0.6 < b.position_share < 0.8 and 0.0 < b.consistency < 1.0
     empty = position_consistency([[PairwiseVerdict("a", "b", INVALID)]])
-    assert empty.flag == "insufficient" and math.isnan(empty.consistency)
+    assert empty.flag == "insufficient" and math.isnan(empty.consistency) and math.isnan(empty.position_share)
+    # 5 first-shown wins out of 5 cannot reject 1/2 (p = 0.0625): too few to tell; 6 out of 6 can (p = 0.03125)
+    five = [PairwiseVerdict("a", "b", "a"), PairwiseVerdict("b", "a", "b")] * 2 + [PairwiseVerdict("a", "b", "a")]
+    assert position_consistency([five]).flag == "insufficient"
+    assert position_consistency([five + [PairwiseVerdict("b", "a", "b")]]).flag == "position_only"
     with pytest.raises(ValueError, match="alpha"):
         position_consistency([], alpha=0.0)
+
+
+def test_plan_both_orders():
+    asks = plan_both_orders(["a", "b", "c"], k_per_order=2)
+    assert len(asks) == 3 * 4
+    ab = [(x.index, x.first) for x in asks if (x.a, x.b) == ("a", "b")]
+    assert ab == [(0, "a"), (1, "a"), (2, "b"), (3, "b")]
+    with pytest.raises(ValueError, match="k_per_order"):
+        plan_both_orders(["a", "b"], k_per_order=0)
+
+
+def test_the_protocols_own_verdicts_flag_a_position_only_judge():
+    """No extra calls needed to expose the always-first judge: under random orders it wins with the first-shown
+    candidate every time, which the binomial test sees; a consistent judge's first-shown share stays near 1/2."""
+    rng = np.random.default_rng(9)
+    cands = [f"s{i}" for i in range(6)]
+    plans = [plan_pairwise(cands, k=3, seed=0, input_id=f"doc{x}") for x in range(10)]
+    first = position_consistency([ask(p, always_first, rng) for p in plans])
+    assert first.flag == "position_only" and first.favoured == "first"
+    good = position_consistency([ask(p, consistent, rng) for p in plans])
+    assert good.flag == "no_bias_detected" and good.consistency == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 7), data=st.data())
+def test_rho_is_paper_eq_1_on_complete_tournaments(n, data):
+    """Law: on a complete tournament (every pair decided) ρ over decided triples is eq. (1), #3-cycles / C(n, 3)."""
+    cands = [f"c{i}" for i in range(n)]
+    v = [PairwiseVerdict(a, b, data.draw(st.sampled_from([a, b]))) for a, b in combinations(cands, 2)]
+    t = build_tournament(v, cands)
+    r, old = transitivity_report(t), cycle_report(t)
+    assert r.n_decided_triples == r.n_triples == math.comb(n, 3) and r.cycles == old.cycles
+    if n >= 3:
+        assert r.rho == old.rho
+    else:
+        assert math.isnan(r.rho)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 7), k=st.sampled_from([1, 3, 5]), seed=st.integers(0, 2**31), data=st.data())
+def test_plan_laws(n, k, seed, data):
+    """Law: a plan is determined by (seed, input id, candidate ids), not by the listing order; every pair gets k
+    asks; with k odd and no invalid answer every pair has a majority winner."""
+    cands = [f"c{i}" for i in range(n)]
+    perm = data.draw(st.permutations(cands))
+    p1 = plan_pairwise(cands, k=k, seed=seed, input_id="x")
+    p2 = plan_pairwise(perm, k=k, seed=seed, input_id="x")
+    key = {(frozenset((a.a, a.b)), a.index): a.first for a in p1.asks}
+    assert {(frozenset((a.a, a.b)), a.index): a.first for a in p2.asks} == key
+    v = [PairwiseVerdict(a.first, a.second, data.draw(st.sampled_from([a.first, a.second]))) for a in p1.asks]
+    t = build_tournament(v, cands)
+    assert not t.tied_pairs and not t.missing_pairs and len(t.edges) == math.comb(n, 2)
+    assert plan_reasks(p1, v) == ()

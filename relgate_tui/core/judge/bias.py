@@ -111,9 +111,11 @@ class PositionConsistency:
       alone: a content-driven verdict agrees with the favoured slot in exactly one of the two orders.
     * ``flag``: ``"position_only"`` when position_share ≥ ``position_only_share`` (default 0.95: ≥ 90% of verdicts
       decided by position) and the binomial test rejects 1/2 at ``alpha`` — e.g. a judge that always picks the
-      first-shown candidate; ``"position_biased"`` when the test rejects but the share is lower; ``"consistent"``
-      when it does not reject; ``"insufficient"`` without valid verdicts. ``favoured`` is "first", "second" or ""
-      (no rejection).
+      first-shown candidate; ``"position_biased"`` when the test rejects but the share is lower;
+      ``"no_bias_detected"`` when it does not reject; ``"insufficient"`` when there are too few valid verdicts for
+      the test to reject at all (n valid verdicts with 2·2⁻ⁿ ≥ α, i.e. n < 6 at α = 0.05: even a judge that always
+      picks the same position could not be told from a fair one). ``favoured`` is "first", "second" or "" (no
+      rejection).
     """
 
     bias: PositionBias
@@ -137,17 +139,20 @@ def position_consistency(verdicts_per_input: Iterable[Sequence[PairwiseVerdict]]
     if not 0.5 < position_only_share <= 1:
         raise ValueError("position_only_share must lie in (0.5, 1]")
     pb = position_bias(verdicts_per_input)
-    if pb.n_valid == 0:
-        return PositionConsistency(pb, math.nan, math.nan, math.nan, "", "insufficient", alpha, position_only_share)
-    share = max(pb.first_share, 1.0 - pb.first_share)
+    share = max(pb.first_share, 1.0 - pb.first_share) if pb.n_valid else math.nan
     rejects = pb.first_share_pvalue < alpha
     favoured = ("first" if pb.first_share > 0.5 else "second") if rejects else ""
-    flag = ("position_only" if share >= position_only_share else "position_biased") if rejects else "consistent"
+    if 2.0 * 0.5 ** pb.n_valid >= alpha:  # the most extreme outcome's two-sided p-value: no power at all
+        flag = "insufficient"
+    elif rejects:
+        flag = "position_only" if share >= position_only_share else "position_biased"
+    else:
+        flag = "no_bias_detected"
     return PositionConsistency(
         bias=pb,
         consistency=1.0 - pb.flip_share if pb.n_pairs_decisive_both_orders else math.nan,
         position_share=share,
-        min_share_decided_by_position=2.0 * share - 1.0,
+        min_share_decided_by_position=2.0 * share - 1.0 if pb.n_valid else math.nan,
         favoured=favoured,
         flag=flag,
         alpha=alpha,

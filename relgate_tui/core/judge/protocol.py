@@ -108,6 +108,22 @@ def plan_pairwise(candidates: Sequence[str], *, k: int = DEFAULT_K, seed: int = 
     return PairwisePlan(str(input_id), int(seed), k, cands, tuple(asks))
 
 
+def plan_both_orders(candidates: Sequence[str], *, k_per_order: int = 1) -> tuple[PlannedAsk, ...]:
+    """The asks of the position-consistency analysis (:func:`~relgate_tui.core.judge.bias.position_consistency`):
+    every pair ``k_per_order`` times in each presentation order (indices 0 … 2·k_per_order − 1, a-first ones
+    first). Kept apart from the protocol's verdicts: ρ never uses them."""
+    if isinstance(k_per_order, bool) or not isinstance(k_per_order, int) or k_per_order < 1:
+        raise ValueError(f"k_per_order must be a positive integer, got {k_per_order!r}")
+    cands = tuple(str(c) for c in candidates)
+    if len(set(cands)) != len(cands):
+        raise VerdictError("duplicate candidate ids in the candidate list")
+    asks = []
+    for a, b in combinations(cands, 2):
+        asks += [PlannedAsk(a, b, r, a, b) for r in range(k_per_order)]
+        asks += [PlannedAsk(a, b, k_per_order + r, b, a) for r in range(k_per_order)]
+    return tuple(asks)
+
+
 def plan_reasks(plan: PairwisePlan, verdicts: Iterable[PairwiseVerdict], *,
                 max_asks_per_pair: int | None = None) -> tuple[PlannedAsk, ...]:
     """The extra asks that bring every pair of ``plan`` to k valid verdicts (module docstring, "Unusable
