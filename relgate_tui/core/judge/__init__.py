@@ -1,5 +1,21 @@
 """Judge audit I (paper 000): per-input tournaments, directed 3-cycles, ranking methods with exact MFAS repair,
-Kendall τ-b, position bias, and split conformal sets over Likert judge scores. Pure: no IO."""
+Kendall τ-b, position bias, and split conformal sets over Likert judge scores. Pure: no IO.
+
+How a pairwise/direct study uses this package (issue 11 §2), per input ``x`` with candidate ids ``cands``:
+
+1. ``plan = plan_pairwise(cands, k=3, seed=seed, input_id=x)`` — ask every ``plan.asks`` item (show ``first``
+   then ``second``), record ``PairwiseVerdict(first, second, winner)`` (winner = first, second, INVALID or TIE);
+   then ``while more := plan_reasks(plan, verdicts): ask more`` (pass only this plan's verdicts).
+2. ``t = build_tournament(verdicts, cands)``; ``transitivity_report(t)`` per input and
+   ``summarize_transitivity(reports)`` over inputs: ρ (eq. 1), the cycle share, the random baseline 0.25.
+3. ``all_rankings(t, tie_seed=(seed, x))`` and ``kendall_tau_b(ranking, human)``; ``mfas_exact(t,
+   tie_seed=(seed, x))`` for the repaired order — ties follow a seeded random order, never the file order.
+4. Position: ``position_consistency([verdicts of input 1, …])`` — over the protocol's verdicts (fair-coin
+   orders: the first-shown share test is unbiased), or over ``plan_both_orders(cands, k_per_order=1)`` verdicts
+   for the flip share; ``.flag`` is ``position_only`` for an always-first judge.
+5. Direct scores: ``likert_conformal_analysis(scores_per_item, human_means, protocol="single", seed=seed)``
+   (``protocol="mean"`` for the mean of k); ``.protocol`` says which was used.
+"""
 
 from relgate_tui.core.judge.bias import (
     POSITION_ONLY_SHARE,

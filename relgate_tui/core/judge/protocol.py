@@ -127,7 +127,8 @@ def plan_both_orders(candidates: Sequence[str], *, k_per_order: int = 1) -> tupl
 def plan_reasks(plan: PairwisePlan, verdicts: Iterable[PairwiseVerdict], *,
                 max_asks_per_pair: int | None = None) -> tuple[PlannedAsk, ...]:
     """The extra asks that bring every pair of ``plan`` to k valid verdicts (module docstring, "Unusable
-    verdicts"). ``verdicts`` = every answer received so far for this input (valid or not); a pair with
+    verdicts"). ``verdicts`` = every answer received so far for this input under this plan (valid or not; not
+    the position analysis's both-orders verdicts, which would count as asks); a pair with
     m answers of which v are valid gets min(k − v, cap − m) more asks with indices m, m+1, …, each with its own
     seeded order. ``max_asks_per_pair`` (default 3k) caps the asks per pair, so a judge that never answers ends."""
     cap = 3 * plan.k if max_asks_per_pair is None else int(max_asks_per_pair)
