@@ -122,7 +122,12 @@ def test_copeland_counts_net_majority_wins_and_ties():
     v += [PairwiseVerdict("a", "d", "a"), PairwiseVerdict("d", "a", "d")]  # tie: no edge
     r = copeland_ranking(build_tournament(v, ["a", "b", "c", "d"]))
     assert r.score_of() == {"a": 2.0, "b": -2.0, "c": 0.0, "d": 0.0}
-    assert r.order == ("a", "c", "d", "b")  # c and d tie; broken by candidate order
+    # c and d tie: the scores report the tie; the order breaks it by the seeded key order, never by position
+    assert r.order[0] == "a" and r.order[3] == "b" and set(r.order[1:3]) == {"c", "d"}
+    flipped = copeland_ranking(build_tournament(v, ["d", "c", "b", "a"]))
+    assert flipped.order == r.order
+    orders = {copeland_ranking(build_tournament(v, ["a", "b", "c", "d"]), tie_seed=s).order for s in range(20)}
+    assert orders == {("a", "c", "d", "b"), ("a", "d", "c", "b")}
 
 
 def test_kendall_tau_b_of_a_ranking_with_itself_is_one():

@@ -91,3 +91,70 @@ def position_bias(verdicts_per_input: Iterable[Sequence[PairwiseVerdict]]) -> Po
         flips_to_second=to_second,
         flip_share=flipped / decisive if decisive else math.nan,
     )
+
+
+POSITION_ONLY_SHARE = 0.95
+"""A judge whose first-shown (or second-shown) win share reaches this is flagged ``position_only``."""
+
+
+@dataclass(frozen=True)
+class PositionConsistency:
+    """Position consistency of a pairwise judge from verdicts asked in *both* presentation orders (issue 11 §2),
+    reported separately from ρ (which uses the randomised protocol of :mod:`relgate_tui.core.judge.protocol`).
+
+    * ``consistency`` = 1 − flip share: the share of pairs (decisive in both orders) whose majority winner is the
+      same whichever candidate is shown first.
+    * ``first_share`` and its two-sided exact binomial p-value against 1/2 (see :class:`PositionBias`).
+    * ``position_share`` = max(first share, 1 − first share), the share of valid verdicts won by the judge's
+      favoured position. With each pair asked equally often in both orders a content-only judge scores 1/2, and at
+      least 2·position_share − 1 of the verdicts (``min_share_decided_by_position``) must be decided by position
+      alone: a content-driven verdict agrees with the favoured slot in exactly one of the two orders.
+    * ``flag``: ``"position_only"`` when position_share ≥ ``position_only_share`` (default 0.95: ≥ 90% of verdicts
+      decided by position) and the binomial test rejects 1/2 at ``alpha`` — e.g. a judge that always picks the
+      first-shown candidate; ``"position_biased"`` when the test rejects but the share is lower;
+      ``"no_bias_detected"`` when it does not reject; ``"insufficient"`` when there are too few valid verdicts for
+      the test to reject at all (n valid verdicts with 2·2⁻ⁿ ≥ α, i.e. n < 6 at α = 0.05: even a judge that always
+      picks the same position could not be told from a fair one). ``favoured`` is "first", "second" or "" (no
+      rejection).
+    """
+
+    bias: PositionBias
+    consistency: float
+    position_share: float
+    min_share_decided_by_position: float
+    favoured: str
+    flag: str
+    alpha: float
+    position_only_share: float
+
+
+def position_consistency(verdicts_per_input: Iterable[Sequence[PairwiseVerdict]], *, alpha: float = 0.05,
+                         position_only_share: float = POSITION_ONLY_SHARE) -> PositionConsistency:
+    """Position consistency over several inputs (class docstring); each element holds one input's verdicts, asked
+    in both orders (e.g. k per order). Verdicts of the randomised protocol may be pooled in too: the first-shown
+    share stays unbiased because the presentation order is a fair coin, but pairs seen in one order only are
+    counted as undecided for the flip share."""
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must lie in (0, 1)")
+    if not 0.5 < position_only_share <= 1:
+        raise ValueError("position_only_share must lie in (0.5, 1]")
+    pb = position_bias(verdicts_per_input)
+    share = max(pb.first_share, 1.0 - pb.first_share) if pb.n_valid else math.nan
+    rejects = pb.first_share_pvalue < alpha
+    favoured = ("first" if pb.first_share > 0.5 else "second") if rejects else ""
+    if 2.0 * 0.5 ** pb.n_valid >= alpha:  # the most extreme outcome's two-sided p-value: no power at all
+        flag = "insufficient"
+    elif rejects:
+        flag = "position_only" if share >= position_only_share else "position_biased"
+    else:
+        flag = "no_bias_detected"
+    return PositionConsistency(
+        bias=pb,
+        consistency=1.0 - pb.flip_share if pb.n_pairs_decisive_both_orders else math.nan,
+        position_share=share,
+        min_share_decided_by_position=2.0 * share - 1.0 if pb.n_valid else math.nan,
+        favoured=favoured,
+        flag=flag,
+        alpha=alpha,
+        position_only_share=position_only_share,
+    )

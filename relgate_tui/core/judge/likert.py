@@ -237,3 +237,77 @@ def inter_judge_width_agreement(preds_a: ArrayLike, preds_b: ArrayLike, human_me
         rhos.append(spearman_or_nan(wa, wb))
     r = np.array(rhos)
     return float(np.nanmean(r)) if np.isfinite(r).any() else math.nan
+
+
+LIKERT_PROTOCOLS: tuple[str, ...] = ("single", "mean")
+"""How ŷ is formed from an item's k judge scores: ``"single"`` (paper §3.2: one integer score per item, the
+default) or ``"mean"`` (the mean of the k valid scores, an option)."""
+
+
+def _valid_scores(scores: Sequence[object]) -> list[float]:
+    out = []
+    for s in scores:
+        if s is None or isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)):
+            continue
+        f = float(s)
+        if math.isfinite(f) and 1 - _EPS <= f <= 5 + _EPS:
+            out.append(f)
+    return out
+
+
+def likert_point_predictions(scores_per_item: Sequence[Sequence[object]], protocol: str = "single"
+                             ) -> tuple[np.ndarray, int, int]:
+    """ŷ per item from its judge scores (in the order asked) under ``protocol`` (:data:`LIKERT_PROTOCOLS`).
+
+    A *valid* score is a finite number on the 1–5 scale; anything else (None, NaN, text, 7) is an unparseable
+    answer. ``"single"``: ŷ = the first valid score — the paper's one integer score; a first answer that was
+    unparseable is replaced by the next valid one, as a re-ask would (the same rule on calibration and test items,
+    so exchangeability and the guarantee are untouched). ``"mean"``: ŷ = the mean of the valid scores. ŷ = NaN
+    (nonconformity +∞) when an item has no valid score. Returns (ŷ, #items whose first answer was unusable but a
+    later one was used under "single" — 0 under "mean", #items without any valid score)."""
+    if protocol not in LIKERT_PROTOCOLS:
+        raise ValueError(f"unknown Likert protocol {protocol!r} (choose one of {', '.join(LIKERT_PROTOCOLS)})")
+    preds = np.full(len(scores_per_item), np.nan)
+    replaced = none = 0
+    for i, scores in enumerate(scores_per_item):
+        valid = _valid_scores(list(scores))
+        if not valid:
+            none += 1
+            continue
+        if protocol == "single":
+            preds[i] = valid[0]
+            replaced += int(not _valid_scores(list(scores)[:1]))
+        else:
+            preds[i] = float(np.mean(valid))
+    return preds, replaced, none
+
+
+@dataclass(frozen=True)
+class LikertAnalysis:
+    """Split conformal analysis of direct Likert scores under a named protocol (paper §3.2, eqs. 2–3, Table 5).
+    ``protocol`` says how ŷ was formed (:func:`likert_point_predictions`); ``max_scores_per_item`` = k asked."""
+
+    protocol: str
+    n_items: int
+    max_scores_per_item: int
+    n_first_score_replaced: int
+    n_without_valid_score: int
+    rows: tuple[LikertConformalRow, ...]
+
+
+def likert_conformal_analysis(scores_per_item: Sequence[Sequence[object]], human_means: ArrayLike, *,
+                              protocol: str = "single", alphas: Sequence[float] = DEFAULT_ALPHAS,
+                              n_splits: int = DEFAULT_SPLITS, seed: int = 0) -> LikertAnalysis:
+    """The paper's conformal protocol from raw judge scores: ŷ per item by ``protocol`` (default ``"single"``,
+    the paper's one integer score; ``"mean"`` = mean of k), then :func:`likert_conformal_table`. The result names
+    the protocol used."""
+    preds, replaced, none = likert_point_predictions(scores_per_item, protocol)
+    rows = likert_conformal_table(preds, human_means, alphas, n_splits=n_splits, seed=seed)
+    return LikertAnalysis(
+        protocol=protocol,
+        n_items=len(scores_per_item),
+        max_scores_per_item=max((len(s) for s in scores_per_item), default=0),
+        n_first_score_replaced=replaced,
+        n_without_valid_score=none,
+        rows=rows,
+    )

@@ -19,8 +19,13 @@ exactness: the problem is solved per strongly connected component (SCC) — an e
 cycle, so an optimal order lists the SCCs in topological order of the condensation and the optimum is the sum of
 the per-SCC optima. The Copeland order is given to CP-SAT as a solution hint.
 
-**Copeland approximation**, :func:`mfas_copeland`: order by Copeland score (ties by candidate order) and report the
-weight of the edges that order reverses (an upper bound on the optimum; 0 ⇒ provably optimal).
+**Copeland approximation**, :func:`mfas_copeland`: order by Copeland score and report the weight of the edges that
+order reverses (an upper bound on the optimum; 0 ⇒ provably optimal).
+
+**Ties (issue 11 §2).** With tied or missing pairs many orders have the same cost. They are never decided by the
+tournament's candidate (file) order: equal Copeland scores, the solver's hint and the order of unrelated components
+follow a seeded random order of the candidate ids (:func:`relgate_tui.core.judge.ties.tie_keys`, ``tie_seed``), so
+an uninformative judge gets Kendall τ ≈ 0 against any reference whatever order the file lists the candidates in.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from itertools import combinations, permutations
 import numpy as np
 
 from relgate_tui.core.judge.rankings import Ranking, copeland_scores
+from relgate_tui.core.judge.ties import TieSeed, order_by_scores
 from relgate_tui.core.judge.tournament import Edge, Tournament
 
 BRUTE_FORCE_MAX_N = 9
@@ -90,15 +96,16 @@ def _result(method: str, t: Tournament, order_idx: Sequence[int], optimal: bool,
     return MfasResult(ranking, cost, optimal, cost if optimal else lower, rev, status, seconds)
 
 
-def copeland_order(tournament: Tournament) -> list[int]:
-    """Indices by Copeland score descending, ties by candidate order."""
-    return [int(i) for i in np.argsort(-copeland_scores(tournament), kind="stable")]
+def copeland_order(tournament: Tournament, tie_seed: TieSeed = 0) -> list[int]:
+    """Indices by Copeland score descending, ties by the seeded random order of the candidate ids."""
+    return order_by_scores(tournament.candidates, copeland_scores(tournament), tie_seed)
 
 
-def mfas_copeland(tournament: Tournament) -> MfasResult:
-    """Copeland approximation of MFAS (paper Table 2 "MFAS-Copeland")."""
+def mfas_copeland(tournament: Tournament, *, tie_seed: TieSeed = 0) -> MfasResult:
+    """Copeland approximation of MFAS (paper Table 2 "MFAS-Copeland"); equal Copeland scores are ordered by the
+    seeded random order of ``tie_seed`` (module docstring, "Ties")."""
     t0 = time.perf_counter()
-    order = copeland_order(tournament)
+    order = copeland_order(tournament, tie_seed)
     cost = order_cost(tournament.margin_matrix(), order)
     return _result("mfas_copeland", tournament, order, cost == 0, 0, "COPELAND", time.perf_counter() - t0)
 
@@ -152,16 +159,18 @@ def _solve_component(w: np.ndarray, nodes: list[int], hint_rank: dict[int, int],
 
 
 def mfas_exact(tournament: Tournament, time_limit_s: float = 10.0, num_workers: int = 1, seed: int = 0,
-               priority: Sequence[int] | None = None) -> MfasResult:
+               priority: Sequence[int] | None = None, *, tie_seed: TieSeed = 0) -> MfasResult:
     """Exact weighted MFAS by CP-SAT (paper Table 2 "MFAS-ILP"), solved per strongly connected component.
 
     ``time_limit_s`` bounds the total solver time; if it runs out the best order found is returned with
     ``optimal=False`` and CP-SAT's proven lower bound. ``num_workers=1`` (default) makes the result deterministic
     for a given seed; more workers may return a different order of equal cost.
 
-    ``priority`` (node indices, most preferred first; default the Copeland order) breaks ties between orders of
-    equal cost: components with no verdict between them, and unrelated nodes, come in priority order, and it is the
-    solver's starting hint inside a component. The cost is optimal whatever the priority."""
+    ``priority`` (node indices, most preferred first; default the Copeland order with ties broken by the seeded
+    random order of ``tie_seed``, never by candidate position) breaks ties between orders of equal cost: components
+    with no verdict between them, and unrelated nodes, come in priority order, and it is the solver's starting hint
+    inside a component. The cost is optimal whatever the priority. A caller that passes ``priority`` takes
+    responsibility for it being meaningful (e.g. classes ranked by frequency), not the file order."""
     if not time_limit_s > 0:
         raise ValueError("time_limit_s must be > 0")
     if num_workers < 1:
@@ -173,11 +182,11 @@ def mfas_exact(tournament: Tournament, time_limit_s: float = 10.0, num_workers: 
     w = tournament.margin_matrix()
     if priority is not None and sorted(priority) != list(range(n)):
         raise ValueError(f"priority must be a permutation of the {n} node indices")
-    hint = list(priority) if priority is not None else copeland_order(tournament)
+    hint = list(priority) if priority is not None else copeland_order(tournament, tie_seed)
     hint_rank = {v: r for r, v in enumerate(hint)}
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
-    g.add_edges_from(zip(*np.nonzero(w)))
+    g.add_edges_from(zip(*np.nonzero(w), strict=True))
     cond = nx.condensation(g)
     members = {c: sorted(cond.nodes[c]["members"], key=lambda v: hint_rank[v]) for c in cond.nodes}
     comp_order = nx.lexicographical_topological_sort(cond, key=lambda c: hint_rank[members[c][0]])

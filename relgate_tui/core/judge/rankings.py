@@ -18,8 +18,10 @@ edge i → j iff V[i, j] > V[j, i].
 * **Copeland**: score_i = #out-edges − #in-edges (tied and missing pairs count 0).
 * The two MFAS methods live in :mod:`relgate_tui.core.judge.mfas`.
 
-Every method returns a :class:`Ranking` (scores, higher = better, and an order with ties broken by the
-tournament's candidate order). Agreement with a reference is Kendall's τ-b (ties allowed on both sides).
+Every method returns a :class:`Ranking`: scores (higher = better; equal scores are *reported* as ties and
+Kendall's τ-b treats them as ties) and an order whose ties are broken by a seeded random order of the candidate ids
+(:mod:`relgate_tui.core.judge.ties`), never by the tournament's candidate (file) order (issue 11 §2). Agreement with
+a reference is Kendall's τ-b (ties allowed on both sides).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from relgate_tui.core.judge.ties import TieSeed, order_by_scores
 from relgate_tui.core.judge.tournament import Tournament
 
 BT_PSEUDO_COUNT = 0.1
@@ -40,7 +43,7 @@ BT_PSEUDO_COUNT = 0.1
 @dataclass(frozen=True)
 class Ranking:
     """A ranking of a tournament's candidates. ``scores`` is aligned with ``candidates`` (higher = better; equal
-    scores are ties). ``order`` is best first, ties broken by candidate order."""
+    scores are ties). ``order`` is best first, ties broken by the seeded order of :func:`~.ties.tie_keys`."""
 
     method: str
     candidates: tuple[str, ...]
@@ -48,28 +51,31 @@ class Ranking:
     order: tuple[str, ...]
 
     def score_of(self) -> dict[str, float]:
-        return dict(zip(self.candidates, self.scores))
+        return dict(zip(self.candidates, self.scores, strict=True))
 
 
-def ranking_from_scores(method: str, candidates: Sequence[str], scores: ArrayLike) -> Ranking:
-    """Build a :class:`Ranking` from per-candidate scores (higher = better; stable tie-break by position)."""
+def ranking_from_scores(method: str, candidates: Sequence[str], scores: ArrayLike, *,
+                        tie_seed: TieSeed = 0) -> Ranking:
+    """Build a :class:`Ranking` from per-candidate scores (higher = better). Equal scores stay ties in ``scores``;
+    ``order`` breaks them by the seeded random order :func:`~relgate_tui.core.judge.ties.tie_keys` (``tie_seed``),
+    never by position."""
     cands = tuple(candidates)
     s = np.asarray(scores, dtype=np.float64).ravel()
     if s.size != len(cands):
         raise ValueError(f"{len(cands)} candidates but {s.size} scores")
     if np.isnan(s).any():
         raise ValueError("ranking scores must not be NaN")
-    order = tuple(cands[i] for i in np.argsort(-s, kind="stable"))
+    order = tuple(cands[i] for i in order_by_scores(cands, s, tie_seed))
     return Ranking(method, cands, tuple(float(x) for x in s), order)
 
 
-def win_rate_ranking(tournament: Tournament) -> Ranking:
+def win_rate_ranking(tournament: Tournament, *, tie_seed: TieSeed = 0) -> Ranking:
     """Fraction of valid verdicts won (paper Table 2 "Win Rate")."""
     v = tournament.wins_matrix().astype(np.float64)
     won = v.sum(axis=1)
     played = won + v.sum(axis=0)
     rate = np.divide(won, played, out=np.full_like(won, 0.5), where=played > 0)
-    return ranking_from_scores("win_rate", tournament.candidates, rate)
+    return ranking_from_scores("win_rate", tournament.candidates, rate, tie_seed=tie_seed)
 
 
 def _bt_log_likelihood(theta: np.ndarray, vp: np.ndarray) -> float:
@@ -125,10 +131,11 @@ def bradley_terry_strengths(
     return theta
 
 
-def bradley_terry_ranking(tournament: Tournament, pseudo_count: float = BT_PSEUDO_COUNT) -> Ranking:
+def bradley_terry_ranking(tournament: Tournament, pseudo_count: float = BT_PSEUDO_COUNT, *,
+                          tie_seed: TieSeed = 0) -> Ranking:
     """Bradley–Terry maximum-likelihood (MAP with pseudo-count) strengths (paper Table 2 "Bradley–Terry")."""
     log_p = bradley_terry_strengths(tournament.wins_matrix(), pseudo_count=pseudo_count)
-    return ranking_from_scores("bradley_terry", tournament.candidates, np.round(log_p, 9))
+    return ranking_from_scores("bradley_terry", tournament.candidates, np.round(log_p, 9), tie_seed=tie_seed)
 
 
 def schulze_strongest_paths(wins: ArrayLike) -> np.ndarray:
@@ -144,11 +151,11 @@ def schulze_strongest_paths(wins: ArrayLike) -> np.ndarray:
     return p
 
 
-def schulze_ranking(tournament: Tournament) -> Ranking:
+def schulze_ranking(tournament: Tournament, *, tie_seed: TieSeed = 0) -> Ranking:
     """Schulze beatpath ranking (paper Table 2 "Schulze"): score_i = #{j : p(i, j) > p(j, i)}."""
     p = schulze_strongest_paths(tournament.wins_matrix())
     score = (p > p.T).sum(axis=1)
-    return ranking_from_scores("schulze", tournament.candidates, score)
+    return ranking_from_scores("schulze", tournament.candidates, score, tie_seed=tie_seed)
 
 
 def copeland_scores(tournament: Tournament) -> np.ndarray:
@@ -157,9 +164,9 @@ def copeland_scores(tournament: Tournament) -> np.ndarray:
     return a.sum(axis=1).astype(np.float64) - a.sum(axis=0)
 
 
-def copeland_ranking(tournament: Tournament) -> Ranking:
+def copeland_ranking(tournament: Tournament, *, tie_seed: TieSeed = 0) -> Ranking:
     """Copeland ranking (net majority wins)."""
-    return ranking_from_scores("copeland", tournament.candidates, copeland_scores(tournament))
+    return ranking_from_scores("copeland", tournament.candidates, copeland_scores(tournament), tie_seed=tie_seed)
 
 
 def kendall_tau_b_scores(x: ArrayLike, y: ArrayLike) -> float:

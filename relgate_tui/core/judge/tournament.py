@@ -160,11 +160,11 @@ def build_tournament(verdicts: Iterable[PairwiseVerdict], candidates: Sequence[s
     n = len(cands)
     for i in range(n):
         for j in range(i + 1, n):
-            row = counts.get((i, j))
-            if row is None:
+            got = counts.get((i, j))
+            if got is None:
                 missing.append((cands[i], cands[j]))
                 continue
-            wi, wj, ties, inv = row
+            wi, wj, ties, inv = got
             pcs.append(PairCounts(cands[i], cands[j], wi, wj, ties, inv))
             if wi > wj:
                 edges.append(Edge(cands[i], cands[j], wi - wj))
@@ -195,12 +195,12 @@ def verdicts_by_order(tournament: Tournament, verdicts: Iterable[PairwiseVerdict
     cands = tournament.candidates
     for i, a in enumerate(cands):
         for b in cands[i + 1:]:
-            row = table.get((a, b))
-            if row is None:
+            found = table.get((a, b))
+            if found is None:
                 if not include_unjudged:
                     continue
-                row = {"a_first": [0, 0, 0], "b_first": [0, 0, 0]}
+                found = {"a_first": [0, 0, 0], "b_first": [0, 0, 0]}
             edge = edge_of.get(frozenset((a, b)))
-            out.append({"a": a, "b": b, "a_first": row["a_first"], "b_first": row["b_first"],
+            out.append({"a": a, "b": b, "a_first": found["a_first"], "b_first": found["b_first"],
                         "winner": edge.winner if edge else None, "margin": edge.margin if edge else 0})
     return out
