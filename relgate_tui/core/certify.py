@@ -485,7 +485,7 @@ def compute_results(
 
     coverage = conditional = gap = mode = single = None
     m_ref = inp.n_reference
-    if m_ref:
+    if m_ref and inp.reference_sorted_finite is not None:
         solvable = int(inp.reference_sorted_finite.size)
         n_cov = _n_covered(inp.reference_sorted_finite, m_star)
         coverage = wilson_proportion(n_cov, m_ref, confidence)
@@ -566,7 +566,7 @@ def coverage_curve(inp: CertificationInput, alphas: ArrayLike) -> CoverageCurve:
     ncls = inp.deployment_n_classes
     for i, alpha in enumerate(a):
         _, ms[i] = _m_star_sorted(inp.calibration_scores, float(alpha))
-        if inp.n_reference:
+        if inp.n_reference and inp.reference_sorted_finite is not None:
             cov[i] = _n_covered(inp.reference_sorted_finite, ms[i]) / inp.n_reference
         if ncls.size:
             size[i] = float(np.minimum(ncls, ms[i]).mean())

@@ -125,7 +125,7 @@ def lac_prediction_set(ranked: RankedClasses, tau: float) -> tuple[str, ...]:
     if math.isnan(tau):
         raise ValueError("tau must not be NaN")
     k = ranked.n_samples
-    return tuple(c for c, n in zip(ranked.classes, ranked.counts) if 1.0 - n / k <= tau)
+    return tuple(c for c, n in zip(ranked.classes, ranked.counts, strict=False) if 1.0 - n / k <= tau)
 
 
 def aps_prediction_set(ranked: RankedClasses, tau: float, u: float) -> tuple[str, ...]:
@@ -138,7 +138,7 @@ def aps_prediction_set(ranked: RankedClasses, tau: float, u: float) -> tuple[str
         raise ValueError("u must be in [0, 1]")
     k = ranked.n_samples
     out, before = [], 0
-    for c, n in zip(ranked.classes, ranked.counts):
+    for c, n in zip(ranked.classes, ranked.counts, strict=False):
         if before / k + u * n / k <= tau:
             out.append(c)
         else:

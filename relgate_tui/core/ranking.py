@@ -46,7 +46,7 @@ class RankedClasses:
             raise ValueError("INVALID is never a ranked class")
         if len(set(self.classes)) != len(self.classes):
             raise ValueError("ranked classes must be distinct")
-        if any(c <= 0 for c in self.counts) or any(a < b for a, b in zip(self.counts, self.counts[1:])):
+        if any(c <= 0 for c in self.counts) or any(a < b for a, b in zip(self.counts, self.counts[1:], strict=False)):
             raise ValueError("counts must be positive and non-increasing")
         if self.n_invalid < 0 or sum(self.counts) + self.n_invalid != self.n_samples:
             raise ValueError("n_samples must equal the sum of counts plus n_invalid")

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from relgate_tui import __version__
-from relgate_tui.core.canon import Canonicalizer
 from relgate_tui.core import certify as core_certify
+from relgate_tui.core.canon import Canonicalizer
 from relgate_tui.core.conformal import prediction_set
 from relgate_tui.core.readouts import readout_json
 from relgate_tui.core.redact import public_url

@@ -244,11 +244,11 @@ class ResultsScreen(Screen[str]):
         table = self.query_one("#items", DataTable)
         labels = ("item", "role", "top answer", "prediction set", "size", "samples", "score", "covered", "tie",
                   "verified by")
-        for key, label in zip(self.COLUMNS, labels):
+        for key, label in zip(self.COLUMNS, labels, strict=False):
             table.add_column(label, key=key)
         judge_table = self.query_one("#judge-items", DataTable)
         for key, label in zip(JUDGE_COLUMNS, ("item", "n", "ρ", "cyc", "cost", "top (freq)", "top (judge)", "s",
-                                              "s_J")):
+                                              "s_J"), strict=False):
             judge_table.add_column(label, key=key)
         self.recompute()
         table.focus()
@@ -329,7 +329,8 @@ class ResultsScreen(Screen[str]):
             verdict.append(" PASS " if r.passed else " FAIL ", style="bold reverse green" if r.passed else
                            "bold reverse red")
             d = r.gate_decision
-            verdict.append("  " + d.summary().split(": ", 1)[1])
+            if d is not None:
+                verdict.append("  " + d.summary().split(": ", 1)[1])
         self.query_one("#verdict", Static).update(verdict)
 
         info = Text()
@@ -440,7 +441,7 @@ class ResultsScreen(Screen[str]):
         if keys == getattr(self, "_shown_keys", None):
             old = self._shown_cells
             for key in keys:
-                for col, a, b in zip(self.COLUMNS, old[key], new_cells[key]):
+                for col, a, b in zip(self.COLUMNS, old[key], new_cells[key], strict=False):
                     if str(a) != str(b) or (isinstance(a, Text) and isinstance(b, Text) and a.style != b.style):
                         table.update_cell(key, col, b)
         else:
@@ -451,7 +452,7 @@ class ResultsScreen(Screen[str]):
             if rows:
                 table.move_cursor(row=min(cursor, len(rows) - 1))
         self._shown_keys = keys
-        self._shown_cells = new_cells
+        self._shown_cells: dict[str, tuple] = new_cells
         name = FILTERS[self.filter_index]
         total = len(self.view.rows) if self.view else 0
         self.query_one("#filter-label", Label).update(
@@ -530,7 +531,7 @@ class ResultsScreen(Screen[str]):
             self._judge_keys = keys
         else:  # α changed: only the scores' context changed, the rows are the same
             for it in items:
-                for col, value in zip(JUDGE_COLUMNS, judge_cells(it)):
+                for col, value in zip(JUDGE_COLUMNS, judge_cells(it), strict=False):
                     table.update_cell(it["id"], col, value)
         self._show_cycle(keys[table.cursor_row] if keys and 0 <= table.cursor_row < len(keys) else None)
 

@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 SIZE = (120, 40)
 TASK = "bigbench-3digit-addition"
@@ -32,7 +33,7 @@ async def _until(pilot, condition: Callable[[], bool], timeout: float = 60.0, wh
 
 async def _judge_audit(pilot) -> None:
     """Home → Judge audit: a small seeded audit of the demo's simulated judge (both protocols), up to its results."""
-    from textual.widgets import Input, Select
+    from textual.widgets import Input, Select, Static
 
     from relgate_tui.tui.judge import JudgeScreen
 
@@ -48,13 +49,13 @@ async def _judge_audit(pilot) -> None:
     await pilot.press("ctrl+s")
     await _until(pilot, lambda: judge.state in ("results", "setup"), what="the judge audit")
     if judge.state != "results":
-        raise RuntimeError(f"screenshots: the judge audit failed: {judge.query_one('#judge-error').content}")
+        raise RuntimeError(f"screenshots: the judge audit failed: {judge.query_one('#judge-error', Static).content}")
 
 
 async def render_all(out: Path, *, verbose: bool = True) -> list[Path]:
     """Drive the app through every screen and write the SVGs into ``out``; returns the written paths."""
     os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
-    from textual.widgets import Input, Select
+    from textual.widgets import Input, ProgressBar, Select
 
     from relgate_tui.engine.session import RunSetup, Session
     from relgate_tui.tui.app import make_app
@@ -99,7 +100,7 @@ async def render_all(out: Path, *, verbose: bool = True) -> list[Path]:
             other.close()
             from relgate_tui.tui.home import HomeScreen
 
-            app.screen.set_status(app._home_status())  # type: ignore[union-attr]
+            app.screen.set_status(app._home_status())  # type: ignore[attr-defined]
             assert isinstance(app.screen, HomeScreen)
             await shot("home")
 
@@ -127,8 +128,8 @@ async def render_all(out: Path, *, verbose: bool = True) -> list[Path]:
             from relgate_tui.tui.sampling import SamplingScreen
 
             await _until(pilot, lambda: isinstance(app.screen, SamplingScreen), what="sampling")
-            sampling = app.screen
-            bar = sampling.query_one("#bar")
+            sampling = cast("SamplingScreen", app.screen)
+            bar = sampling.query_one("#bar", ProgressBar)
             await _until(pilot, lambda: (bar.progress or 0) >= 25, what="sampling progress")
             await shot("sampling")
             await _until(pilot, lambda: sampling.state == "finished", timeout=120, what="sampling to finish")
@@ -145,7 +146,7 @@ async def render_all(out: Path, *, verbose: bool = True) -> list[Path]:
             await pilot.press("e")
             await shot("item-samples")
             await pilot.press("escape")
-            spot = app.screen
+            spot = cast("SpotCheckScreen", app.screen)
             while isinstance(app.screen, SpotCheckScreen) and spot.queue:
                 view = spot.view
                 # a plausible human: accepts the leader when it has a clear majority, else looks further

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.cli import main
-from relgate_tui.engine.analysis import CertifyError
 from relgate_tui.demo import DemoServer, FaultPlan
+from relgate_tui.engine.analysis import CertifyError
 from relgate_tui.engine.runlist import open_run
 from relgate_tui.engine.runstore import RunStatus, RunStore
 from relgate_tui.engine.session import RunSetup, Session

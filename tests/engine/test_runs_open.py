@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relgate_tui.cli import main
+from relgate_tui.demo import DemoServer
 from relgate_tui.engine import runstore
 from relgate_tui.engine.cache import SampleCache
-from relgate_tui.demo import DemoServer
 from relgate_tui.engine.runlist import list_runs
 from relgate_tui.engine.runstore import RunStore, RunStoreError
 from relgate_tui.engine.session import Session

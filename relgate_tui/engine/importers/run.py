@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui.engine.importers.model import FLAG_REASONS, ImportedLog, assign_flags, flag_counts
+from relgate_tui.engine.runstore import RunStatus
 from relgate_tui.errors import DataError, UserError
 
 __all__ = ["ImportOptions", "ImportOutcome", "import_log", "imported_task_lines", "task_filename", "PLACEHOLDER_ENDPOINT"]
@@ -245,7 +246,7 @@ def import_log(log: ImportedLog, opts: ImportOptions,
         store.update_manifest(config=public, task=task_info, imported_from=info)
         samples = _canonicalize_all(prepared, log)
         store.append_samples(samples, sync=True)
-        store.set_status("sampled")
+        store.set_status(RunStatus.SAMPLED)
         if on_phase:
             on_phase("certifying")
         by_item: dict[str, list[Any]] = {}

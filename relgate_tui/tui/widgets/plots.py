@@ -59,7 +59,7 @@ def xy_chart(
     pts = [
         (x, y)
         for s in series
-        for x, y in zip(s.xs, s.ys)
+        for x, y in zip(s.xs, s.ys, strict=False)
         if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)
     ]
     gutter = 7
@@ -87,11 +87,11 @@ def xy_chart(
     for s in series:
         cells = [
             (_scale(x, x0, x1, plot_w), _scale(y, y0, y1, plot_h))
-            for x, y in zip(s.xs, s.ys)
+            for x, y in zip(s.xs, s.ys, strict=False)
             if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)
         ]
         if s.line:
-            for (ca, ra), (cb, rb) in zip(cells, cells[1:]):
+            for (ca, ra), (cb, rb) in zip(cells, cells[1:], strict=False):
                 steps = max(abs(cb - ca), abs(rb - ra))
                 for i in range(1, steps):
                     put(ca + round((cb - ca) * i / steps), ra + round((rb - ra) * i / steps), "─", s.style)
@@ -104,10 +104,10 @@ def xy_chart(
     text = Text()
     if y_label:
         text.append(f"{y_label}\n", style="dim")
-    for i, row in enumerate(grid):
+    for i, line in enumerate(grid):
         tick = ticks.get(i, "")
         text.append(f"{tick:>{gutter - 1}} ┤" if tick else " " * (gutter - 1) + " │", style="dim")
-        for ch, style in row:
+        for ch, style in line:
             text.append(ch, style=style or None)
         text.append("\n")
     text.append(" " * (gutter - 1) + " └" + "─" * plot_w + "\n", style="dim")
