@@ -1,6 +1,7 @@
 """The request cache (SPEC §4.4): completed samples by request fingerprint, on disk (diskcache).
 
-Only what an answer is made of is stored — its text, token usage and finish reason — never headers or keys.
+Only what an answer is made of is stored — its text, token usage, finish reason and per-token log-probabilities
+(when the server sent them) — never headers or keys.
 A corrupt or unreadable entry counts as a miss. Re-running an identical request configuration costs zero calls.
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import diskcache
 
+from relgate_tui.engine import logprobs as lp
 from relgate_tui.engine.endpoints import Completion
 
 
@@ -35,6 +37,7 @@ class SampleCache:
             int(value.get("prompt_tokens") or 0),
             int(value.get("completion_tokens") or 0),
             value.get("finish_reason") if isinstance(value.get("finish_reason"), str) else None,
+            lp.from_json(value.get("logprobs")),
         )
 
     def put(self, fingerprint: str, completion: Completion) -> None:
@@ -44,6 +47,8 @@ class SampleCache:
             "completion_tokens": completion.completion_tokens,
             "finish_reason": completion.finish_reason,
         }
+        if completion.logprobs is not None:
+            record["logprobs"] = lp.to_json(completion.logprobs)
         try:
             self._cache.set(fingerprint, record)
         except Exception:  # a full disk must not abort sampling: the run store still holds the sample

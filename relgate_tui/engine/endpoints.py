@@ -28,6 +28,7 @@ import httpx
 
 from relgate_tui import __version__
 from relgate_tui.engine.http11 import LeanHTTPTransport
+from relgate_tui.engine.logprobs import TokenLogprob, parse_logprobs
 
 EndpointKind = Literal["openai", "http"]
 
@@ -93,13 +94,14 @@ class EndpointConfig:
 
 @dataclass(frozen=True)
 class Completion:
-    """One answer: its text, the token usage of the request it came from (split evenly over ``n`` choices) and the
-    finish reason."""
+    """One answer: its text, the token usage of the request it came from (split evenly over ``n`` choices), the
+    finish reason and, when the server returned them, the per-token log-probabilities (engine/logprobs.py)."""
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 class RequestFailed(Exception):
@@ -237,7 +239,8 @@ def parse_response(cfg: EndpointConfig, status: int, headers: Any, content: byte
             text = choice["text"]  # legacy completions shape
         if not isinstance(text, str):
             raise RequestFailed("malformed", "a choice has no message content", None, status)
-        out.append(Completion(text, prompt if not out else 0, completion // len(choices), choice.get("finish_reason")))
+        out.append(Completion(text, prompt if not out else 0, completion // len(choices), choice.get("finish_reason"),
+                              parse_logprobs(choice.get("logprobs"))))
     return out
 
 
