@@ -205,8 +205,9 @@ def _config(args: argparse.Namespace) -> JudgeAuditConfig:
         endpoint, model = first.endpoint, first.model
     if not endpoint:
         raise UserError("judge-audit needs --endpoint URL")
+    data = str(Path(args.data).resolve()) if Path(args.data).is_file() else args.data  # reopenable from anywhere
     return JudgeAuditConfig(
-        data=args.data, criterion=args.criterion, endpoint=endpoint, model=model, api_key_env=args.api_key_env,
+        data=data, criterion=args.criterion, endpoint=endpoint, model=model, api_key_env=args.api_key_env,
         protocol=args.protocol, reps=args.reps, inputs=args.inputs, candidates=args.candidates, alpha=args.alpha,
         seed=args.seed, concurrency=args.concurrency, temperature=args.temperature, max_tokens=args.max_tokens,
         top_logprobs=args.top_logprobs, more_judges=tuple(more),
