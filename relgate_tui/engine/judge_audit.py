@@ -50,7 +50,8 @@ __all__ = ["PROTOCOLS", "JudgeAuditConfig", "audit_result", "run_judge_audit", "
 @dataclass(frozen=True)
 class JudgeAuditConfig:
     """Options of ``relgate judge-audit``. The first judge is ``endpoint``/``model``; ``more_judges`` adds others;
-    ``variants`` adds prompt variants after the original. ``store``: keep the audit in the data dir (resumable);
+    ``variants`` adds prompt variants after the original. ``store``: keep the audit (resumable) in ``store_dir``
+    (None = ``<data dir>/audits``);
     ``cache_dir``: None = ``<cache dir>/samples``; ``use_cache`` False skips the request cache."""
 
     data: str
@@ -74,6 +75,7 @@ class JudgeAuditConfig:
     more_judges: tuple[Judge, ...] = ()
     variants: tuple[PromptVariant, ...] = ()
     store: bool = False
+    store_dir: str | None = None
 
     def judges(self) -> tuple[Judge, ...]:
         first = Judge(self.endpoint, self.model, self.api_key_env, self.temperature, self.max_tokens,
@@ -106,7 +108,8 @@ async def audit_events(cfg: JudgeAuditConfig, *, transport: Any = None) -> Any:
     and closed around them. The TUI iterates this in its worker."""
     spec = cfg.to_spec()
     cache = open_cache(cfg)
-    store = AuditStore.create_or_open(plan_audit(spec)) if cfg.store else None
+    root = Path(cfg.store_dir) if cfg.store_dir else None
+    store = AuditStore.create_or_open(plan_audit(spec), root) if cfg.store else None
     try:
         async for event in run_audit(spec, store=store, cache=cache, transport=transport):
             yield event

@@ -23,7 +23,7 @@ import json
 import math
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from relgate_tui.engine.logprobs import TokenLogprob
@@ -124,6 +124,7 @@ class AskFailed:
     kind: str
     message: str
     final: bool
+    attempt: int = 1
 
 
 @dataclass(frozen=True)
@@ -167,13 +168,6 @@ def _ok(text: str, choices: Sequence[str] = ()) -> str:
     return "answer"
 
 
-@dataclass
-class _Pass:
-    """One ask pass: the requests by their sampler id."""
-
-    by_id: dict[str, Key] = field(default_factory=dict)
-
-
 async def ask(
     judge: Judge,
     requests: Sequence[Request],
@@ -209,13 +203,13 @@ async def ask(
 
     if not requests:
         return
-    state = _Pass()
+    by_id: dict[str, Key] = {}  # the sampler's item id -> the request key (never parsed back)
     items, existing = [], {}
     for request in requests:
         sid = seed_id(request.key)
-        if sid in state.by_id:
+        if sid in by_id:
             raise ValueError(f"duplicate request key {request.key!r}")
-        state.by_id[sid] = request.key
+        by_id[sid] = request.key
         items.append(TaskItem(sid, "", messages=tuple(dict(m) for m in request.messages)))
         m = min(int((held or {}).get(request.key, 0)), reps)
         if m:
@@ -230,11 +224,11 @@ async def ask(
         async for event in sampler.run(job):
             if isinstance(event, SampleDone):
                 usage = event.usage or {}
-                yield Answer(name, state.by_id[event.item_id], event.index, event.text, event.logprobs, event.cached,
+                yield Answer(name, by_id[event.item_id], event.index, event.text, event.logprobs, event.cached,
                              int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
             elif isinstance(event, SampleFailed):
-                yield AskFailed(name, state.by_id[event.item_id], event.index, event.error_kind, event.message,
-                                event.final)
+                yield AskFailed(name, by_id[event.item_id], event.index, event.error_kind, event.message,
+                                event.final, event.attempt)
             elif isinstance(event, EndpointDown):
                 yield EndpointState(name, True, event.message)
             elif isinstance(event, EndpointUp):

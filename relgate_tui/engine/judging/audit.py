@@ -225,10 +225,13 @@ async def run_audit(spec: AuditSpec, *, store: Any = None, cache: Any = None,
                         store.append(event)
                     got.add(event)
                     done += 1
-                elif isinstance(event, AskFailed) and event.final:
-                    done += spec.reps - event.rep
+                elif isinstance(event, AskFailed):
+                    retry = "" if event.final else f" (attempt {event.attempt}, retrying)"
                     yield AuditNote(name, f"{'/'.join(event.key[2:])} answer {event.rep + 1}: {event.kind}: "
-                                          f"{event.message}")
+                                          f"{event.message}{retry}")
+                    if not event.final:
+                        continue
+                    done += spec.reps - event.rep
                 elif isinstance(event, EndpointState):
                     yield AuditNote(name, event.message)
                     continue

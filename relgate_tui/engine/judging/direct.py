@@ -100,7 +100,7 @@ class WidthVsError:
         levels = np.round(errors, 6)
         return {
             "alpha": self.alpha, "split": 0, "q_hat": finite_or_none(self.q_hat),
-            "points": [[float(e), int(w)] for e, w in zip(errors, widths)],
+            "points": [[float(e), int(w)] for e, w in zip(errors, widths, strict=True)],
             "mean_width_by_error": [[float(e), float(widths[levels == e].mean()), int((levels == e).sum())]
                                     for e in np.unique(levels)],
             "n_unscored": self.n_unscored,

@@ -152,9 +152,9 @@ class AuditResultsView(Vertical):
     def on_mount(self) -> None:
         for key, label, width in (("method", "ranking method", 14), ("tau", "mean τ-b", 8), ("n", "inputs", 6)):
             self.query_one("#rankings", DataTable).add_column(label, key=key, width=width)
-        for key, label in zip(INPUT_COLUMNS, ("input", "cands", "ρ", "cycles", "MFAS cost", "τ-b", "top (MFAS)")):
+        for key, label in zip(INPUT_COLUMNS, ("input", "cands", "ρ", "cycles", "MFAS cost", "τ-b", "top (MFAS)"), strict=True):
             self.query_one("#inputs", DataTable).add_column(label, key=key)
-        for key, label in zip(LIKERT_COLUMNS, ("α", "target", "coverage", "width", "r_s(w,err)", "q̂")):
+        for key, label in zip(LIKERT_COLUMNS, ("α", "target", "coverage", "width", "r_s(w,err)", "q̂"), strict=True):
             self.query_one("#likert", DataTable).add_column(label, key=key)
 
     def show(self, doc: dict[str, Any], endpoint_label: str) -> None:
@@ -246,7 +246,7 @@ def cycle_text(inp: dict[str, Any]) -> Text:
 class CycleViewerModal(ModalScreen[None]):
     """One input's cyclic triples with the verdicts behind each edge. Escape / v / q closes it."""
 
-    CSS_PATH = "judge_results.tcss"
+    CSS_PATH = "views.tcss"
     BINDINGS = [
         Binding("escape,v,q", "close", "Close", id="cycles.close", tooltip="Back to the audit results"),
         Binding("question_mark,f1", "app.help", "Help", key_display="?", id="cycles.help", tooltip="Show every key"),
