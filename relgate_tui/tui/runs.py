@@ -1,5 +1,5 @@
-"""Runs: every stored run (model, task, date, reliability, status). Open one fully offline, resume an unfinished
-one, or mark two or more and compare them side by side.
+"""Runs: every stored run (model, task, date, reliability, status) and judge audit (kind "audit"). Open one fully
+offline, resume an unfinished run, or mark two or more runs and compare them side by side.
 
 Dismisses with ``(action, [run paths])`` where action is "open", "resume" or "compare", or None (Escape).
 """
@@ -7,6 +7,7 @@ Dismisses with ``(action, [run paths])`` where action is "open", "resume" or "co
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -17,6 +18,9 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.engine.runstore import RunSummary, list_runs
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.judging import AuditSummary
 
 RunsChoice = tuple[str, list[Path]]
 
@@ -46,6 +50,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
         super().__init__()
         self.runs_dir = Path(runs_dir)
         self.summaries: dict[str, RunSummary] = {}
+        self.audits: dict[str, AuditSummary] = {}
         self.marked: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -60,6 +65,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
         table = self.query_one("#runs", DataTable)
         for key, label in (
             ("mark", " "),
+            ("kind", "kind"),
             ("created", "created"),
             ("model", "model"),
             ("task", "task"),
@@ -75,16 +81,36 @@ class RunsScreen(Screen["RunsChoice | None"]):
         self.query_one("#runs-title", Label).update(f"Loading runs from {self.runs_dir} …")
         self._load()
 
+    # judge audits (issue 9) are listed beside the runs: "audit" in the kind column; Enter reopens one offline
+    @work(thread=True, exclusive=True, group="audits-load", exit_on_error=False)
+    def _load_audits(self) -> list[AuditSummary]:
+        from relgate_tui.engine.judging import list_audits
+
+        return list_audits(self.runs_dir.parent / "audits")
+
+    def _add_audits(self, audits: list[AuditSummary]) -> None:
+        table = self.query_one("#runs", DataTable)
+        self.audits = {a.id: a for a in audits}
+        for a in audits:
+            table.add_row("", "audit", a.created.replace("T", " ")[5:16],
+                          Text(", ".join(a.judges)[:40], overflow="ellipsis"),
+                          Text(f"{a.data} / {a.criterion}"[:26], overflow="ellipsis"),
+                          "finished" if a.finished else "unfinished", "—", f"{a.answers}/{a.planned}", "—", "—", "—",
+                          "—", key=a.id)
+
     @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
     def _load(self) -> list[RunSummary]:
         return list_runs(self.runs_dir)
 
     @on(Worker.StateChanged)
     def _loaded(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "audits-load" and event.state == WorkerState.SUCCESS:
+            self._add_audits(event.worker.result or [])
         if event.worker.group != "runs-load":
             return
         if event.state == WorkerState.SUCCESS:
             self._fill(event.worker.result or [])
+            self._load_audits()
         elif event.state == WorkerState.ERROR:
             self.query_one("#runs-title", Label).update(f"[b red]{event.worker.error}[/]")
 
@@ -96,6 +122,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
             gate = "—" if s.passed is None else ("PASS" if s.passed else "FAIL")
             table.add_row(
                 "",
+                "run",
                 s.created.replace("T", " ")[5:16],
                 Text(s.model, overflow="ellipsis"),
                 Text(s.task[:26], overflow="ellipsis"),
@@ -142,6 +169,11 @@ class RunsScreen(Screen["RunsChoice | None"]):
         return self.summaries.get(str(key))
 
     def action_open(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        if table.row_count and (audit := self.audits.get(
+                str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))) is not None:
+            self.dismiss(("audit", [Path(audit.path)]))
+            return
         s = self._current()
         if s is not None:
             self.dismiss(("open", [s.path]))

@@ -61,9 +61,10 @@ class JudgeScreen(JudgeSetup):
     )
     HELP_TITLE = "Judge audit"
 
-    def __init__(self, previous: JudgeAuditConfig | None = None) -> None:
+    def __init__(self, previous: JudgeAuditConfig | None = None, *, reopen: Path | None = None) -> None:
         super().__init__()
         self.previous = previous
+        self.reopen = reopen  # a stored audit shown offline (from Runs): results only; Escape goes back
         self.state = "setup"  # setup | running | cancelling | results
         self.endpoints: list[EndpointChoice] = []
         self.audit_set = None
@@ -90,8 +91,18 @@ class JudgeScreen(JudgeSetup):
     def on_mount(self) -> None:
         self.sub_title = "judge audit"
         self._toggle_rows()
+        if self.reopen is not None:
+            self._reopen(self.reopen)
+            return
         self._discover()
         self._set_data_sets()
+
+    @work(thread=True, exclusive=True, group="reopen", exit_on_error=False)
+    def _reopen(self, path: Path) -> AuditResult:
+        """The stored audit recomputed from its answers: files only, no endpoint."""
+        from relgate_tui.engine.judging import reopen_result
+
+        return reopen_result(path)
 
     def on_unmount(self) -> None:
         if self._worker is not None:
@@ -105,6 +116,14 @@ class JudgeScreen(JudgeSetup):
     @on(Worker.StateChanged)
     def _worker_done(self, event: Worker.StateChanged) -> None:
         group, state = event.worker.group, event.state
+        if group == "reopen":
+            if state == WorkerState.SUCCESS:
+                self.endpoint_label = f"stored audit {Path(str(self.reopen)).name} (offline)"
+                self._show_results(event.worker.result)
+            elif state == WorkerState.ERROR:
+                self.notify(first_line(event.worker.error), title="Cannot open the audit", severity="error")
+                self.dismiss(None)
+            return
         if group == "audit":
             self._audit_state(event.worker, state)
             return
@@ -233,7 +252,7 @@ class JudgeScreen(JudgeSetup):
         return True
 
     def action_back(self) -> None:
-        if self.state == "setup":
+        if self.reopen is not None or self.state == "setup":
             self.dismiss(self.config)
         elif self.state == "results":
             self._back_to_setup()
