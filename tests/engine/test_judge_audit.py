@@ -7,7 +7,6 @@ import math
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,8 @@ from relgate_tui.engine.judge_audit import (
     run_judge_audit,
     select,
 )
-from relgate_tui.engine.judging import JudgeProgress, export_name
 from relgate_tui.engine.judge_data import load_audit_set
+from relgate_tui.engine.judging import JudgeProgress, export_name
 
 
 @pytest.fixture(scope="module")
@@ -179,15 +178,18 @@ def test_cancelling_the_audit_task_stops_it(tmp_path: Path) -> None:
                                cache_dir=str(tmp_path / "c"))
         done = []
 
-        async def consume() -> None:
-            async for event in audit_events(cfg):
-                if isinstance(event, JudgeProgress):
-                    done.append(event.done)
-
         async def main() -> None:
+            reached = asyncio.Event()
+
+            async def consume() -> None:
+                async for event in audit_events(cfg):
+                    if isinstance(event, JudgeProgress):
+                        done.append(event.done)
+                        if event.done >= 300:
+                            reached.set()
+
             task = asyncio.ensure_future(consume())
-            while max(done, default=0) < 300 and not task.done():
-                await asyncio.sleep(0.01)
+            await reached.wait()
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task

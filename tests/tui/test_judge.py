@@ -15,8 +15,7 @@ from relgate_tui.engine.judge_audit import run_judge_audit
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.home import HomeScreen
-from relgate_tui.tui.judge import JudgeScreen
-from relgate_tui.tui.judge import CycleViewerModal
+from relgate_tui.tui.judge import CycleViewerModal, JudgeScreen
 from tests.tui.test_flow import wait_until
 
 SIZE = (120, 40)

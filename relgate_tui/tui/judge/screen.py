@@ -19,7 +19,7 @@ with the configuration it last ran, or None when no audit was started.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import on, work
@@ -119,9 +119,9 @@ class JudgeScreen(JudgeSetup):
         if group == "reopen":
             if state == WorkerState.SUCCESS:
                 self.endpoint_label = f"stored audit {Path(str(self.reopen)).name} (offline)"
-                self._show_results(event.worker.result)
+                self._show_results(cast("AuditResult", event.worker.result))
             elif state == WorkerState.ERROR:
-                self.notify(first_line(event.worker.error), title="Cannot open the audit", severity="error")
+                self.notify(first_line(event.worker.error or "unreadable audit"), title="Cannot open the audit", severity="error")
                 self.dismiss(None)
             return
         if group == "audit":
@@ -136,7 +136,7 @@ class JudgeScreen(JudgeSetup):
         elif group == "models" and ok:
             self._set_models(result)
         elif group == "data":
-            self.audit_set, self.data_error = (result, "") if ok else (None, first_line(event.worker.error))
+            self.audit_set, self.data_error = (result, "") if ok else (None, first_line(event.worker.error or "unreadable audit"))
             self._set_criteria()
             self._render_data_info()
             self._update_plan()
@@ -198,7 +198,7 @@ class JudgeScreen(JudgeSetup):
                                                        WorkerState.CANCELLED):
             return
         if state == WorkerState.SUCCESS:
-            self._show_results(worker.result)
+            self._show_results(cast("AuditResult", worker.result))
             return
         from relgate_tui.errors import RelgateError
 
@@ -207,9 +207,9 @@ class JudgeScreen(JudgeSetup):
         if cancelled:
             message = "audit cancelled (the answers received so far are stored: start it again to go on)"
         elif isinstance(error, RelgateError):
-            message = first_line(error)
+            message = first_line(error or "")
         else:
-            message = f"unexpected error ({type(error).__name__}: {first_line(error)}); please report it"
+            message = f"unexpected error ({type(error).__name__}: {first_line(error or '')}); please report it"
         self._back_to_setup(Text(message, style="bold yellow" if cancelled else "bold red"))
         self.notify(message, title="Audit cancelled" if cancelled else "Audit failed",
                     severity="warning" if cancelled else "error", timeout=10)

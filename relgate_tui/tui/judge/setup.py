@@ -250,10 +250,10 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             raise ValueError("endpoint: choose an endpoint (still looking? wait a second)")
         if endpoint.error or not endpoint.base_url:
             raise ValueError(f"endpoint: {endpoint.label} is not usable ({endpoint.error or 'no URL'})")
-        model = self.query_one("#model", Select).value
-        if not isinstance(model, str):
+        chosen = self.query_one("#model", Select).value
+        if not isinstance(chosen, str):
             raise ValueError("judge model: choose a model")
-        return endpoint.base_url, model, None, endpoint.label
+        return endpoint.base_url, chosen, None, endpoint.label
 
     def _data_name(self) -> str:
         value = self.query_one("#data", Select).value
