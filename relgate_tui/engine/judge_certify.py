@@ -64,27 +64,10 @@ from relgate_tui.engine.judge_prompts import correctness_pairwise_prompt, parse_
 from relgate_tui.engine.tasks import TaskItem
 
 __all__ = [
-    "MAX_JUDGE_CLASSES",
-    "JudgeCertifyError",
-    "PairwiseJudgeConfig",
-    "JudgeProgress",
-    "JudgeCalls",
-    "ItemJudgement",
-    "judge_question",
-    "compared_classes",
-    "judge_requests",
-    "judge_calls_needed",
-    "item_verdicts",
-    "judge_item",
-    "judge_rank_score",
-    "acceptable_from_verdict",
-    "ask_pairwise_judge_async",
-    "ask_pairwise_judge",
-    "judge_items",
-    "judgement_section",
-    "judge_prepared_run",
-    "verdicts_document",
-    "verdicts_from_document",
+    "MAX_JUDGE_CLASSES", "JudgeCertifyError", "PairwiseJudgeConfig", "JudgeProgress", "JudgeCalls", "ItemJudgement",
+    "judge_question", "compared_classes", "judge_requests", "judge_calls_needed", "item_verdicts", "judge_item",
+    "judge_rank_score", "acceptable_from_verdict", "ask_pairwise_judge_async", "ask_pairwise_judge", "judge_items",
+    "judgement_section", "judge_prepared_run", "verdicts_document", "verdicts_from_document",
 ]
 
 MAX_JUDGE_CLASSES = 6
@@ -325,40 +308,6 @@ def _verdict_class(text: str, choices: Sequence[str] = ()) -> str:
     return parse_pairwise_verdict(text) or INVALID
 
 
-def _uncached(judge: Any, requests: Sequence[Any], reps: int, seed: int, cache: Any) -> bool:
-    from relgate_tui.engine.endpoints import request_fingerprint, sample_seed
-    from relgate_tui.engine.judging.ask import seed_id
-
-    endpoint = judge.endpoint_config()
-    for request in requests:
-        sid = seed_id(request.key)
-        for index in range(reps):
-            if cache is None or cache.get(request_fingerprint(endpoint, request.messages, index,
-                                                              sample_seed(seed, sid, index))) is None:
-                return True
-    return False
-
-
-async def _check_reachable(endpoint: Any, attempts: int = 3) -> None:
-    import httpx
-
-    url = endpoint.base_url.rstrip("/") + "/models"
-    last = ""
-    async with httpx.AsyncClient(trust_env=False, timeout=min(10.0, endpoint.timeout_s)) as client:
-        for attempt in range(attempts):
-            try:
-                await client.get(url, headers=endpoint.headers())
-                return
-            except httpx.TimeoutException:
-                last = "timed out"
-            except httpx.HTTPError as exc:
-                last = type(exc).__name__
-            if attempt + 1 < attempts:
-                await asyncio.sleep(0.25 * 2**attempt)
-    raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {endpoint.base_url} ({last} after {attempts} "
-                            "attempts); is the server running?")
-
-
 def _open_cache(cfg: PairwiseJudgeConfig) -> Any:
     from pathlib import Path
 
@@ -386,6 +335,7 @@ async def ask_pairwise_judge_async(
     and the endpoint are checked first when some answer is not cached. ``on_sampler`` receives the sampler (pause /
     resume from the TUI). Raises :class:`JudgeCertifyError` (one line) when the judge cannot be reached."""
     from relgate_tui.engine.judging import Answer, AskCalls, AskFailed, EndpointState, Judge, ask
+    from relgate_tui.engine.judging.ask import check_reachable, uncached
     from relgate_tui.errors import EndpointError
 
     cfg.validate()
@@ -405,10 +355,13 @@ async def ask_pairwise_judge_async(
     if own_cache:
         cache = _open_cache(cfg)
     try:
-        if _uncached(judge, requests, cfg.reps, cfg.seed, cache):
+        if uncached(judge, requests, cfg.reps, cfg.seed, cache):
             if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
                 raise JudgeCertifyError(f"the judge's API key variable {cfg.api_key_env} is not set (or empty)")
-            await _check_reachable(judge.endpoint_config())
+            try:
+                await check_reachable(judge)
+            except EndpointError as exc:
+                raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {exc}") from None
         indexed: dict[tuple[str, ...], list[tuple[int, str]]] = {r.key: [] for r in requests}
         total, done = len(requests) * cfg.reps, 0
         sampler: list[Any] = []

@@ -326,3 +326,10 @@ def test_a_stored_audit_refuses_changed_data(tmp_path: Path, monkeypatch: pytest
     data.write_text(json.dumps({**line, "input": "changed"}) + "\n")
     with pytest.raises(DataError, match="has changed"):
         AuditStore.create_or_open(plan_audit(spec))
+
+
+def test_an_unreachable_judge_is_one_line_before_anything_is_paid(tmp_path: Path) -> None:
+    r = _cli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
+             "http://127.0.0.1:9/v1", "--model", "nobody", "--inputs", "2", "--candidates", "3")
+    assert r.returncode == 2 and "judge nobody: cannot reach http://127.0.0.1:9/v1" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr

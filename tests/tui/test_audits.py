@@ -10,6 +10,8 @@ from textual.widgets import DataTable
 
 from relgate_tui.engine.demo_server import DemoServer
 from relgate_tui.engine.judge_audit import JudgeAuditConfig, audit_result
+from relgate_tui.engine.judging import Judge, PromptVariant
+from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.judge import JudgeScreen
 from relgate_tui.tui.runs import RunsScreen
@@ -23,7 +25,10 @@ async def test_an_audit_is_listed_in_runs_and_reopens_offline(services, tmp_path
     with DemoServer() as demo:
         cfg = JudgeAuditConfig(data="hanna", criterion="Coherence", endpoint=demo.base_url, model="sim-judge",
                                protocol="both", reps=1, inputs=4, candidates=4, cache_dir=str(tmp_path / "c"),
-                               store=True, store_dir=str(audits))
+                               store=True, store_dir=str(audits),
+                               more_judges=(Judge(demo.base_url, "sim-judge", temperature=0.2, name="cool"),),
+                               variants=(PromptVariant("strict", direct=DIRECT_TEMPLATE.replace(
+                                   "{{definition}}", "Definition of {{criterion}}: {{description}} Be strict.\n")),))
         await asyncio.to_thread(audit_result, cfg)
     (stored,) = list(audits.iterdir())
     expected = json.loads((stored / "results.json").read_text())
@@ -46,6 +51,18 @@ async def test_an_audit_is_listed_in_runs_and_reopens_offline(services, tmp_path
         screen = app.screen
         assert screen.doc == expected  # every number unchanged, with no network at all
         assert "offline" in str(screen.query_one("#res-heading").content)
+        # several judges × variants: n steps through them; each view shows that study's own numbers
+        studies = expected["studies"]
+        assert [(c["judge"], c["variant"]) for c in studies] == [
+            ("sim-judge", "original"), ("sim-judge", "strict"), ("cool", "original"), ("cool", "strict")]
+        for i in range(1, 5):
+            await pilot.press("n")
+            await pilot.pause()
+            cell = studies[i % 4]
+            assert f"{cell['judge']} [{cell['variant']}]" in str(screen.query_one("#res-heading").content)
+            likert = screen.query_one("#likert", DataTable)
+            shown = [str(likert.get_row_at(r)[2]) for r in range(likert.row_count)]
+            assert shown == [f"{row['coverage']:.3f}" for row in cell["direct"]["likert_conformal"]]
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, RunsScreen), what="back to Runs")
     assert not attempts

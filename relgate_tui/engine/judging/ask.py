@@ -238,3 +238,43 @@ async def ask(
     finally:
         if calls is not None:
             calls.add(sampler.totals)
+
+
+def uncached(judge: Judge, requests: Sequence[Request], reps: int, seed: int, cache: Any) -> bool:
+    """Would asking cost at least one call (some repetition of some request is not in ``cache``)?"""
+    from relgate_tui.engine.endpoints import request_fingerprint, sample_seed
+
+    endpoint = judge.endpoint_config()
+    for request in requests:
+        sid = seed_id(request.key)
+        for index in range(reps):
+            if cache is None or cache.get(request_fingerprint(endpoint, [dict(m) for m in request.messages], index,
+                                                              sample_seed(seed, sid, index))) is None:
+                return True
+    return False
+
+
+async def check_reachable(judge: Judge, attempts: int = 3) -> None:
+    """One cheap ``GET /models`` (retried ``attempts`` times with backoff) before paying for anything; raises
+    :class:`~relgate_tui.errors.EndpointError` ("URL (what failed after N attempts); is the server running?")."""
+    import asyncio
+
+    import httpx
+
+    from relgate_tui.errors import EndpointError
+
+    endpoint = judge.endpoint_config()
+    url = endpoint.base_url.rstrip("/") + "/models"
+    last = ""
+    async with httpx.AsyncClient(trust_env=False, timeout=min(10.0, endpoint.timeout_s)) as client:
+        for attempt in range(attempts):
+            try:
+                await client.get(url, headers=endpoint.headers())
+                return
+            except httpx.TimeoutException:
+                last = "timed out"
+            except httpx.HTTPError as exc:
+                last = type(exc).__name__
+            if attempt + 1 < attempts:
+                await asyncio.sleep(0.25 * 2**attempt)
+    raise EndpointError(f"{endpoint.base_url} ({last} after {attempts} attempts); is the server running?")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import random
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -22,10 +23,21 @@ from typing import Any
 
 from relgate_tui.engine.judge_data import AuditInput, AuditSet, load_audit_set
 from relgate_tui.engine.judging import direct, pairwise
-from relgate_tui.engine.judging.ask import Answer, AskCalls, AskFailed, EndpointState, Judge, Key, Request, ask
+from relgate_tui.engine.judging.ask import (
+    Answer,
+    AskCalls,
+    AskFailed,
+    EndpointState,
+    Judge,
+    Key,
+    Request,
+    ask,
+    check_reachable,
+    uncached,
+)
 from relgate_tui.engine.judging.results import AuditResult, StudyCell
 from relgate_tui.engine.judging.variants import ORIGINAL, PromptVariant
-from relgate_tui.errors import DataError, UserError
+from relgate_tui.errors import DataError, EndpointError, UserError
 
 PROTOCOLS = ("pairwise", "direct", "both")
 
@@ -214,6 +226,14 @@ async def run_audit(spec: AuditSpec, *, store: Any = None, cache: Any = None,
         calls = got.calls.setdefault(name, AskCalls())
         done = sum(min(m, spec.reps) for m in held.values())
         yield JudgeProgress(name, done, total, calls.made, calls.cached, calls.failed)
+        missing = [r for r in plan.requests if held.get(r.key, 0) < spec.reps]
+        if missing and uncached(judge, missing, spec.reps, spec.seed, cache):  # about to pay: fail fast, one line
+            if judge.api_key_env and not os.environ.get(judge.api_key_env):
+                raise UserError(f"judge {name}: the API key variable {judge.api_key_env} is not set (or empty)")
+            try:
+                await check_reachable(judge)
+            except EndpointError as exc:
+                raise EndpointError(f"judge {name}: cannot reach {exc}") from None
         live = AskCalls()
         sampler: list[Any] = []
         try:

@@ -49,6 +49,8 @@ class JudgeScreen(JudgeSetup):
         Binding("j", "export('json')", "JSON", id="judge.json",
                 tooltip="Export the audit JSON (the document of relgate judge-audit --json)"),
         Binding("m", "export('md')", "Report", id="judge.md", tooltip="Export a Markdown report of the audit"),
+        Binding("n", "next_study", "Next judge/variant", id="judge.next",
+                tooltip="Show the next judge × prompt variant of an audit with several"),
         Binding("escape", "back", "Back", id="judge.back",
                 tooltip="Setup: back home · running: stop (asks first) · results: back to the setup"),
     ]
@@ -75,6 +77,7 @@ class JudgeScreen(JudgeSetup):
         self.doc: dict[str, Any] | None = None
         self.exported: dict[str, Path] = {}
         self.progress: dict[str, JudgeProgress] = {}
+        self.study = 0  # which judge × variant of a multi-judge audit the results show
         self._worker: Worker | None = None
 
     # ---------------------------------------------------------------------------------------------- compose
@@ -216,10 +219,26 @@ class JudgeScreen(JudgeSetup):
 
     def _show_results(self, result: AuditResult) -> None:
         self.result = result
-        self.doc = doc = result.to_json()
+        self.doc = result.to_json()
         self.exported = {}
+        self.study = 0
+        self._show_study()
+
+    def _study_doc(self) -> dict[str, Any]:
+        """The document as the view reads it, with the current judge × variant's sections in place of the first's."""
+        doc = dict(self.doc or {})
+        studies = doc.get("studies") or []
+        if studies:
+            cell = studies[self.study % len(studies)]
+            doc.pop("pairwise", None)
+            doc.pop("direct", None)
+            doc.update({k: v for k, v in cell.items() if k in ("pairwise", "direct")})
+            doc["study"] = f"{cell['judge']} [{cell['variant']}] ({self.study % len(studies) + 1} of {len(studies)}, n: next)"
+        return doc
+
+    def _show_study(self) -> None:
         view = self.query_one("#judge-results", AuditResultsView)
-        view.show(doc, self.endpoint_label)
+        view.show(self._study_doc(), self.endpoint_label)
         self._set_state("results")
         self.query_one("#judge-parts", ContentSwitcher).current = "judge-results"
         self.query_one("#inputs", DataTable).focus()
@@ -247,6 +266,8 @@ class JudgeScreen(JudgeSetup):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("export", "cycles"):
             return self.state == "results"
+        if action == "next_study":
+            return self.state == "results" and len((self.doc or {}).get("studies") or []) > 1
         if action == "start":
             return self.state == "setup"
         return True
@@ -267,8 +288,13 @@ class JudgeScreen(JudgeSetup):
             self._set_state("cancelling")
             self._worker.cancel()
 
+    def action_next_study(self) -> None:
+        if len((self.doc or {}).get("studies") or []) > 1:
+            self.study += 1
+            self._show_study()
+
     def action_cycles(self) -> None:
-        pw = (self.doc or {}).get("pairwise")
+        pw = self._study_doc().get("pairwise")
         if pw is None:
             self.notify("the cycle viewer needs the pairwise protocol", severity="warning")
             return

@@ -46,7 +46,7 @@ def heading(doc: dict[str, Any], endpoint_label: str) -> Text:
     """What was audited (the endpoint by its label: a URL's port may change from one start to the next)."""
     sizes = sorted(set(doc["candidates_per_input"]))
     t = Text()
-    t.append(f"{doc['model']}", style="bold")
+    t.append(f"{doc.get('study') or doc['model']}", style="bold")
     t.append(f" judging {doc['data']} / ")
     t.append(doc["criterion"], style="bold")
     t.append(f" · {doc['protocol']}, k = {doc['reps']} · {doc['n_inputs']} inputs × "
