@@ -246,7 +246,8 @@ async def test_bad_data_and_bad_fields_are_one_line_errors(services, tmp_path):
         assert len(app.demo.chat_requests) == 0
 
 
-async def test_custom_endpoint_takes_a_key_variable_name_never_a_key(services):
+async def test_custom_endpoint_takes_a_key_variable_name_never_a_key(services, monkeypatch):
+    monkeypatch.setenv("RELGATE_TEST_KEY", "not-a-real-key")  # an audit that must pay checks the variable is set
     app = make_app(services)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_judge(app, pilot)

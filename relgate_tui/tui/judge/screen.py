@@ -78,6 +78,7 @@ class JudgeScreen(JudgeSetup):
         self.exported: dict[str, Path] = {}
         self.progress: dict[str, JudgeProgress] = {}
         self.study = 0  # which judge × variant of a multi-judge audit the results show
+        self._dirty = False
         self._worker: Worker | None = None
 
     # ---------------------------------------------------------------------------------------------- compose
@@ -97,6 +98,7 @@ class JudgeScreen(JudgeSetup):
         if self.reopen is not None:
             self._reopen(self.reopen)
             return
+        self.set_interval(0.25, self._refresh_progress, name="judge-refresh")
         self._discover()
         self._set_data_sets()
 
@@ -186,20 +188,28 @@ class JudgeScreen(JudgeSetup):
         panel = self.query_one(ProgressPanel)
         async for event in audit_events(cfg):
             if isinstance(event, JudgeProgress):
-                self.progress[event.judge] = event
-                done, total = self.answers
-                panel.show(self.progress, "computing cycles, MFAS rankings, Kendall τ and conformal sets…"
-                           if done >= total else None)
+                self.progress[event.judge] = event  # drawn by the 4 Hz refresh: one event per answer is too many
+                self._dirty = True
             elif isinstance(event, AuditNote):
                 panel.note(f"{event.judge}: {event.message}")
             elif isinstance(event, AuditFinished):
                 return event.result
         raise RuntimeError("the audit ended without a result")
 
+    def _refresh_progress(self) -> None:
+        """Draw the latest progress (4 Hz; only when it changed)."""
+        if not self._dirty or self.state not in ("running", "cancelling"):
+            return
+        self._dirty = False
+        done, total = self.answers
+        self.query_one(ProgressPanel).show(
+            self.progress, "computing cycles, MFAS rankings, Kendall τ and conformal sets…" if done >= total else None)
+
     def _audit_state(self, worker: Worker, state: WorkerState) -> None:
         if worker is not self._worker or state not in (WorkerState.SUCCESS, WorkerState.ERROR,
                                                        WorkerState.CANCELLED):
             return
+        self._refresh_progress()
         if state == WorkerState.SUCCESS:
             self._show_results(cast("AuditResult", worker.result))
             return
