@@ -35,7 +35,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(message: str) -> None:
-    text = " ".join(str(message).split()) or "unknown error"
+    from relgate_tui.core.text import one_line
+
+    text = " ".join(one_line(str(message)).split()) or "unknown error"
     print(f"relgate: error: {text}", file=sys.stderr, flush=True)
 
 
@@ -53,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--endpoint", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
     c.add_argument("--model", required=True, metavar="NAME")
     c.add_argument("--api-key-env", metavar="VAR", help="NAME of the environment variable holding the API key")
-    c.add_argument("--canon", metavar="SPEC", help="numeric | mcq | text | regex:PATTERN (default: the task's)")
+    c.add_argument("--canon", metavar="SPEC", help="numeric | mcq | text | math | regex:PATTERN (default: the task's)")
     c.add_argument("--system", metavar="PROMPT", help="system prompt")
     c.add_argument("--temperature", type=float, default=0.7)
     c.add_argument("--max-tokens", type=int, metavar="N")
@@ -65,7 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--concurrency", type=int, default=8)
     c.add_argument("--labels", metavar="FILE", help='JSONL verdicts: {"id", "rank": r} | {"id", "none": true} | {"id", "skip": true}')
-    c.add_argument("--min-reliability", type=float, metavar="R", help="gate: exit 1 when the reliability level is below R")
+    c.add_argument("--min-reliability", type=float, metavar="R",
+                   help="gate: exit 1 when the reliability (see --gate-on) is below R")
+    c.add_argument("--gate-on", choices=("bound", "level"), default="bound",
+                   help="gate on the lower confidence bound (default: a model at R passes <= 1 - confidence of the "
+                        "time) or on the point estimate (passes such a model about half the time)")
+    c.add_argument("--confidence", type=float, default=0.95, metavar="C",
+                   help="confidence of the lower bound (default 0.95)")
     c.add_argument("--json", metavar="PATH", dest="json_path", help="write the result document to PATH ('-' = stdout)")
     c.add_argument("--run-dir", metavar="DIR", help="directory holding runs (default: the data dir's runs/)")
     c.add_argument("--price-in", type=float, metavar="X", help="price per million input tokens")
@@ -151,9 +159,11 @@ class _Progress:
 
     def message(self, text: str) -> None:
         if not self.quiet:
-            from rich.markup import escape
+            from rich.text import Text
 
-            self.console.print(escape(text))
+            from relgate_tui.core.text import one_line
+
+            self.console.print(Text(one_line(text)))
 
     def close(self) -> None:
         if self._bar is not None:
@@ -183,6 +193,8 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         labels=args.labels,
         min_reliability=args.min_reliability,
+        gate_on=args.gate_on,
+        confidence=args.confidence,
         run_dir=args.run_dir,
         price_in=args.price_in,
         price_out=args.price_out,
@@ -209,11 +221,13 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         if args.quiet:
             return
         from rich.console import Console
-        from rich.markup import escape
+        from rich.text import Text
+
+        from relgate_tui.core.text import one_line
 
         con = Console(stderr=True, highlight=False, soft_wrap=True)
         if update.message:
-            con.print(escape(update.message))
+            con.print(Text(one_line(update.message)))
         now = time.monotonic()
         if now - judge_state["last"] >= 2.0 or update.done == update.total:
             judge_state["last"] = now
@@ -257,6 +271,15 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
         f"(≥ {_fmt_pct(doc['reliability_lower_bound'])} with {doc['confidence']:.0%} confidence, "
         f"n = {doc['reliability_n']}){verdict}"
     )
+    if doc.get("gate"):
+        con.print(f"gate (on the {'lower bound' if doc['gate_on'] == 'bound' else 'level'}): "
+                  f"{escape(doc['gate']['summary'])}")
+    worst = doc.get("worst_case") or {}
+    if doc.get("n_skipped") and worst.get("level") is not None:
+        con.print(f"worst case with the {doc['n_skipped']} skipped item(s) counted as misses: level "
+                  f"{_fmt_pct(worst['level'])} (≥ {_fmt_pct(worst['lower_bound'])})")
+    if (doc.get("prediction_sets") or {}).get("message"):
+        con.print(f"[yellow]{escape(doc['prediction_sets']['message'])}[/]")
     con.print(
         f"M* = {'∞' if m is None else m} at α = {doc['alpha']}; calibration items {doc['n_cal']}, "
         f"skipped {doc['n_skipped']}, pending {doc['n_pending']}"
@@ -312,7 +335,11 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     columns = ["run", "task", "model", "created", "status", "samples", "labels", "reliability", "bound", "M*", "gate"]
     if console.width < 150:  # narrow terminal: the run id already names the task and model
         columns = ["run", "status", "samples", "reliability", "bound", "M*", "gate"]
-    table = Table(title=f"runs in {root}", title_justify="left")
+    from rich.text import Text
+
+    from relgate_tui.core.text import one_line
+
+    table = Table(title=Text(f"runs in {one_line(str(root))}"), title_justify="left")
     for col in columns:
         if col == "run":
             table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=max(20, console.width - 62))
@@ -326,7 +353,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             "M*": "" if r.reliability_level is None else ("∞" if r.m_star is None else str(r.m_star)),
             "gate": {None: "", True: "PASS", False: "FAIL"}[r.passed],
         }
-        table.add_row(*(cells[c] for c in columns))
+        table.add_row(*(Text(one_line(str(cells[c]))) for c in columns))  # ids and names are untrusted text
     console.print(table)
     return EXIT_OK
 
@@ -403,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:
         return _run_tui()
     if argv[0] == "demo-server":
-        from relgate_tui.engine.demo_server import main as demo_main
+        from relgate_tui.demo.cli import main as demo_main
 
         return int(demo_main(argv[1:]) or 0)
     try:

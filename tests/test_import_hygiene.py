@@ -31,3 +31,9 @@ def test_core_loads_neither_textual_nor_httpx(module: str) -> None:
 def test_engine_does_not_load_textual(module: str) -> None:
     loaded = _modules_after_import(module)
     assert "textual" not in loaded and "relgate_tui.tui" not in loaded, module
+
+
+@pytest.mark.parametrize("module", _submodules("relgate_tui.demo"))
+def test_demo_loads_neither_textual_nor_tui(module: str) -> None:
+    loaded = _modules_after_import(module)
+    assert "textual" not in loaded and "relgate_tui.tui" not in loaded, module

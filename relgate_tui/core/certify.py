@@ -22,12 +22,22 @@ Conventions (each is a decision, stated once here):
   answer was never sampled is a miss (paper Fig. 2 caption: such items cannot be covered by any finite set).
 * **Solvable** (paper §11.9, Table 2): at least one sample was acceptable, i.e. the rank score is finite.
   Conditional coverage is coverage among solvable items, the capability gap β is the fraction unsolvable.
-* **Mode accuracy**: score = 1. **Single-sample accuracy**: the mean over items of the fraction of acceptable
-  samples (the expected accuracy of one random sample; Wilson interval on the fractional count, conservative).
-* **Gate**: ``passed`` compares the reliability level (Def. 2.4, already a conformally conservative quantity; the
-  paper's deployment gate, §11.9) with the threshold; ``gate_basis="lower_bound"`` gates on the 95% bound instead.
-* **Calls saved** = 1 − (samples used) / (items × K_max), over every item of the run (calibration and deployment);
-  the **tie rate** is the fraction of those items whose ranking needed a random tie-break.
+* **Mode accuracy**: score = 1. **Single-sample accuracy**: the share of items whose *first* sample is acceptable.
+  The first sample is drawn before any stopping decision, so it is an unbiased draw of one sample of the model and
+  the estimate is unbiased under optional stopping (exact Bernoulli count, Wilson interval). The mean fraction of
+  acceptable samples among the *used* samples is not: sequential stopping ends sampling early exactly when the
+  leader looks strong, which over-weights agreeing samples (+1.5 points on SPEC §8's reference workload). Records
+  without a known first sample are left out of it (``first_sample_acceptable`` None).
+* **Gate** (:class:`GateDecision`): by default (``gate_basis="lower_bound"``) PASS iff the one-sided lower
+  confidence bound at ``confidence`` clears the threshold, so a model whose true top-answer coverage equals the
+  threshold passes with probability <= 1 − confidence (Clopper–Pearson is exact-conservative). ``"level"`` gates on
+  the point estimate 1 − α* (Def. 2.4), which passes such a model about half of the time — offered, never default.
+* **Calls saved** = (samples not drawn because the stopping rule stopped) / (items × K_max): an item counts K_max −
+  used only when its rule stopped it (``stopped_early``); items cut short by failed requests, or never answered,
+  save nothing (their samples were not drawn for another reason). The **tie rate** is the fraction of the run's items
+  whose ranking needed a random tie-break.
+* **Worst-case level** with skips: skipped calibration items counted as misses (score ∞), ``#{s ≤ 1} / (n + n_skipped
+  + 1)``, and its lower bound, shown beside the level so that skipping hard items cannot raise it unnoticed.
 """
 
 from __future__ import annotations
@@ -40,11 +50,11 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from relgate_tui.core.adaptive_sets import AdaptiveSets, adaptive_arrays, adaptive_inputs, adaptive_results
 from relgate_tui.core.conformal import calibration_message
+from relgate_tui.core.gate import GATE_ON_CHOICES, GateDecision, _gate_on, decide_gate
 from relgate_tui.core.intervals import (
-    Interval,
     Proportion,
-    bootstrap_ci,
     clopper_pearson_lower,
     wilson_proportion,
 )
@@ -58,6 +68,10 @@ __all__ = [
     "CertificationInput",
     "build_input",
     "CertificationResult",
+    "GATE_ON_CHOICES",
+    "AdaptiveSets",
+    "GateDecision",
+    "decide_gate",
     "compute_results",
     "CoverageCurve",
     "coverage_curve",
@@ -81,6 +95,10 @@ class ItemRecord:
     None when not verified. ``acceptable_fraction`` (fraction of the item's samples that are acceptable) is known
     only with references. ``n_classes`` counts observed non-INVALID classes; ``entropy`` is the consensus entropy;
     ``tie_broken`` says the ranking needed a random tie-break (for the reported tie rate, SPEC §3.2).
+    ``stopped_early``: the stopping rule ended the item's sampling before K_max (None = unknown: taken as "stopped"
+    when fewer than K_max samples were used, the pre-issue-11 reading; the engine always says). ``first_sample_
+    acceptable``: whether the item's first sample (INVALID counts as not acceptable) is acceptable, for the unbiased
+    single-sample accuracy; None when unknown (no reference or no sample).
     """
 
     item_id: str
@@ -91,6 +109,19 @@ class ItemRecord:
     acceptable_fraction: float | None = None
     entropy: float = 0.0
     tie_broken: bool = False
+    stopped_early: bool | None = None
+    first_sample_acceptable: bool | None = None
+    cumulative_shares: tuple[float, ...] = ()
+
+    @property
+    def cp_score(self) -> float | None:
+        """Cumulative-probability score (eq. 6.2) from the rank score: the share of the classes ranked at or above
+        the accepted one; ∞ for "none acceptable"; None when unverified or the shares are unknown."""
+        if self.score is None or not self.cumulative_shares:
+            return None
+        if math.isinf(self.score):
+            return math.inf
+        return self.cumulative_shares[int(self.score) - 1]
 
 
 def item_record(
@@ -100,11 +131,17 @@ def item_record(
     acceptable: Collection[str] | None = None,
     score: float | None = None,
     skipped: bool = False,
+    stopped_early: bool | None = None,
+    first_sample: str | None = None,
 ) -> ItemRecord:
     """Build an :class:`ItemRecord` from an item's ranking. With canonical ``acceptable`` classes (references) the
     rank score (eq. 10.1) and the acceptable-sample fraction are computed; an explicit ``score`` (a human verdict:
-    the accepted rank, or ``NONE_SCORE``) takes precedence over the reference score."""
+    the accepted rank, or ``NONE_SCORE``) takes precedence over the reference score. ``first_sample`` is the canonical
+    class of the item's first sample (for the single-sample accuracy, with ``acceptable``)."""
     frac = None
+    first_ok = None
+    if acceptable is not None and first_sample is not None:
+        first_ok = first_sample in acceptable
     if acceptable is not None:
         frac = acceptable_fraction(ranked, acceptable)
         if score is None:
@@ -120,6 +157,9 @@ def item_record(
         acceptable_fraction=frac,
         entropy=ranked.entropy,
         tie_broken=ranked.tie_broken,
+        stopped_early=stopped_early,
+        first_sample_acceptable=first_ok,
+        cumulative_shares=tuple(ranked.cumulative_shares),
     )
 
 
@@ -163,6 +203,13 @@ class CertificationInput:
     samples_used: np.ndarray
     k_max: int
     n_tie_broken: int = 0
+    samples_saved: int = -1  # samples not drawn because the rule stopped; -1 = infer (see from_arrays)
+    first_sample_n: int = 0
+    first_sample_ok: int = 0
+    # adaptive sets (eq. 6.7): sorted calibration cp scores (None = unknown), padded deployment cumulative shares
+    calibration_cp_scores: np.ndarray | None = None
+    deployment_cumulative: np.ndarray | None = None
+    deployment_cp_scores: np.ndarray | None = None
     # derived (filled by from_arrays)
     calibration_top: int = 0
     calibration_infinite: int = 0
@@ -196,9 +243,20 @@ class CertificationInput:
         n_skipped: int = 0,
         n_pending: int = 0,
         n_tie_broken: int = 0,
+        stopped_early: ArrayLike | None = None,
+        first_sample_acceptable: ArrayLike | None = None,
+        calibration_cp_scores: ArrayLike | None = None,
+        deployment_cumulative: ArrayLike | None = None,
+        deployment_cp_scores: ArrayLike | None = None,
     ) -> CertificationInput:
         """Validate, sort and precompute. Missing deployment arrays default to nan (no reference) / 0 entropy;
-        missing ``samples_used`` means every item used ``k_max`` samples; ids default to "0", "1", …"""
+        missing ``samples_used`` means every item used ``k_max`` samples; ids default to "0", "1", …
+        ``stopped_early`` (one bool per item of ``samples_used``; None = every item with fewer than K_max samples
+        stopped early) decides which items count towards calls saved. ``first_sample_acceptable``: per deployment
+        item, 1/0 or nan (unknown); the unbiased single-sample accuracy is computed from it. Adaptive sets (eq.
+        6.7) need ``calibration_cp_scores`` (one per calibration score, +∞ for "none"), ``deployment_cumulative``
+        (m × C cumulative class shares, padded with +∞) and optionally ``deployment_cp_scores`` (nan = no
+        reference); without the first two the adaptive results are None."""
         if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
             raise ValueError(f"k_max must be a positive integer, got {k_max!r}")
         if n_skipped < 0 or n_pending < 0:
@@ -236,6 +294,17 @@ class CertificationInput:
             raise ValueError(f"samples used per item must be in [0, k_max = {k_max}]")
         if not 0 <= n_tie_broken <= used.size:
             raise ValueError("n_tie_broken must be between 0 and the number of items")
+        if stopped_early is None:
+            stopped = used < k_max
+        else:
+            stopped = np.asarray(stopped_early, dtype=bool).ravel()
+            if stopped.size != used.size:
+                raise ValueError(f"stopped_early must have one entry per item ({used.size}), got {stopped.size}")
+        saved = int(np.where(stopped, k_max - used, 0).sum())
+        first = np.asarray([] if first_sample_acceptable is None else first_sample_acceptable, dtype=np.float64).ravel()
+        first = first[~np.isnan(first)]
+        if ((first != 0) & (first != 1)).any():
+            raise ValueError("first_sample_acceptable must be 0, 1 or nan")
 
         has_ref = ~np.isnan(dep)
         ref = dep[has_ref]
@@ -251,6 +320,10 @@ class CertificationInput:
             samples_used=_readonly(used),
             k_max=int(k_max),
             n_tie_broken=int(n_tie_broken),
+            samples_saved=saved,
+            **adaptive_arrays(calibration_cp_scores, cal.size, deployment_cumulative, deployment_cp_scores, m),
+            first_sample_n=int(first.size),
+            first_sample_ok=int(first.sum()),
             calibration_top=int(np.count_nonzero(cal <= 1.0)),
             calibration_infinite=int(np.count_nonzero(np.isinf(cal))),
             reference_sorted_finite=_readonly(np.sort(ref[np.isfinite(ref)])),
@@ -290,6 +363,14 @@ def build_input(
         n_skipped=n_skipped,
         n_pending=n_pending,
         n_tie_broken=sum(1 for r in (*calibration, *deployment) if r.tie_broken),
+        stopped_early=[
+            (r.samples_used < k_max) if r.stopped_early is None else r.stopped_early for r in (*calibration, *deployment)
+        ],
+        first_sample_acceptable=np.array(
+            [nan if r.first_sample_acceptable is None else float(r.first_sample_acceptable) for r in deployment],
+            dtype=np.float64,
+        ),
+        **adaptive_inputs(calibration, deployment),
     )
 
 
@@ -344,6 +425,20 @@ class CertificationResult:
     gate: float | None
     gate_basis: str
     passed: bool | None
+    gate_decision: GateDecision | None = None
+    worst_case_level: float = math.nan
+    worst_case_lower_bound: float = math.nan
+    adaptive: AdaptiveSets | None = None
+
+    @property
+    def gate_on(self) -> str:
+        """"bound" or "level" (the JSON's ``gate_on``)."""
+        return _gate_on(self.gate_basis)
+
+    @property
+    def no_guarantee(self) -> bool:
+        """M* = ∞: the displayed sets (observed classes only) carry no coverage guarantee."""
+        return math.isinf(self.m_star)
 
 
 def compute_results(
@@ -352,7 +447,7 @@ def compute_results(
     confidence: float = 0.95,
     gate: float | None = None,
     *,
-    gate_basis: GateBasis = "level",
+    gate_basis: GateBasis | Literal["bound"] = "lower_bound",
     reliability_scope: ReliabilityScope = "all_verified",
 ) -> CertificationResult:
     """All results at miscoverage level ``alpha``. Cost: O(m) numpy work for the per-item set sizes plus O(log m)
@@ -363,8 +458,8 @@ def compute_results(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if gate is not None and not 0.0 <= gate <= 1.0:
         raise ValueError(f"the gate threshold must be in [0, 1], got {gate!r}")
-    if gate_basis not in ("level", "lower_bound"):
-        raise ValueError(f"gate_basis must be 'level' or 'lower_bound', got {gate_basis!r}")
+    _gate_on(gate_basis)
+    gate_basis = "level" if gate_basis == "level" else "lower_bound"
     if reliability_scope not in ("all_verified", "calibration"):
         raise ValueError(f"reliability_scope must be 'all_verified' or 'calibration', got {reliability_scope!r}")
 
@@ -397,16 +492,24 @@ def compute_results(
         conditional = wilson_proportion(n_cov, solvable, confidence)
         gap = wilson_proportion(m_ref - solvable, m_ref, confidence)
         mode = wilson_proportion(inp.reference_top, m_ref, confidence)
-    if inp.fraction_n:
-        single = wilson_proportion(min(inp.fraction_sum, float(inp.fraction_n)), inp.fraction_n, confidence)
+    if inp.first_sample_n:
+        single = wilson_proportion(inp.first_sample_ok, inp.first_sample_n, confidence)
 
     used = int(inp.samples_used.sum())
     budget = int(inp.samples_used.size) * inp.k_max
-    saved = 1.0 - used / budget if budget else 0.0
+    saved = inp.samples_saved / budget if budget else 0.0
 
-    passed = None
+    # worst case: every skipped calibration item a miss
+    worst_n = rel_n + inp.n_skipped
+    worst_level = rel_x / (worst_n + 1)
+    worst_lower = clopper_pearson_lower(rel_x, worst_n, confidence)
+
+    adaptive = adaptive_results(inp, alpha, confidence)
+
+    decision = None
     if gate is not None:
-        passed = (level if gate_basis == "level" else lower) >= gate
+        decision = decide_gate(gate, level, lower, confidence, _gate_on(gate_basis))
+    passed = None if decision is None else decision.passed
 
     return CertificationResult(
         alpha=float(alpha),
@@ -438,7 +541,12 @@ def compute_results(
         gate=gate,
         gate_basis=gate_basis,
         passed=passed,
+        gate_decision=decision,
+        worst_case_level=worst_level,
+        worst_case_lower_bound=worst_lower,
+        adaptive=adaptive,
     )
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -465,134 +573,11 @@ def coverage_curve(inp: CertificationInput, alphas: ArrayLike) -> CoverageCurve:
     return CoverageCurve(_readonly(a), _readonly(ms), _readonly(cov), _readonly(size))
 
 
-# --------------------------------------------------------------------------------------------------------- bootstrap
-@dataclass(frozen=True)
-class BootstrapSummary:
-    """Percentile-bootstrap intervals (SPEC §3.6) for the mean prediction-set size of the deployment items at α
-    (M* held fixed; deployment items resampled) and for the mean samples used per item (all items). None when
-    there is nothing to resample."""
-
-    set_size: Interval | None
-    samples_used: Interval | None
-    n_boot: int
-    seed: int
-
-
-def bootstrap_summary(
-    inp: CertificationInput,
-    alpha: float,
-    n_boot: int = 10_000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> BootstrapSummary:
-    """Seeded percentile bootstrap (paper §11.1: B = 10,000) of the average set size and of samples used."""
-    _, m_star = _m_star_sorted(inp.calibration_scores, alpha)
-    ncls = inp.deployment_n_classes
-    set_size = used = None
-    if ncls.size:
-        sizes = np.minimum(ncls, m_star).astype(np.float64)
-        lo, hi = bootstrap_ci(sizes, np.mean, n_boot, confidence, seed)
-        set_size = Interval(float(sizes.mean()), lo, hi, confidence)
-    if inp.samples_used.size:
-        s = inp.samples_used.astype(np.float64)
-        lo, hi = bootstrap_ci(s, np.mean, n_boot, confidence, seed + 1)
-        used = Interval(float(s.mean()), lo, hi, confidence)
-    return BootstrapSummary(set_size, used, n_boot, seed)
-
-
-# --------------------------------------------------------------------------------------------------- split stability
-@dataclass(frozen=True, eq=False)
-class SplitStability:
-    """M*, coverage and reliability level over random calibration/test splits (paper Table 4).
-
-    Means and standard deviations are over splits, population sd (ddof = 0, which reproduces the paper's
-    ``1.18 ± 0.38`` for 82%/18% of M* = 1/2). When some split has M* = ∞, ``m_star_mean`` is ∞ and
-    ``m_star_sd`` nan; ``m_star_frequencies`` gives the distribution of M* over splits.
-    """
-
-    n_splits: int
-    n_cal: int
-    n_test: int
-    alpha: float
-    seed: int
-    m_star_values: np.ndarray
-    coverage_values: np.ndarray
-    reliability_values: np.ndarray
-    m_star_mean: float
-    m_star_sd: float
-    coverage_mean: float
-    coverage_sd: float
-    reliability_mean: float
-    reliability_sd: float
-    m_star_frequencies: dict[float, float]
-
-
-def split_permutations(n_items: int, n_splits: int, seed: int, item_ids: Sequence[str] | None = None) -> np.ndarray:
-    """``n_splits`` seeded permutations of item positions, shape (n_splits, n_items).
-
-    With ``item_ids`` the permutations act on the items *sorted by id*, so a split is a function of the id set and
-    the seed only — never of file order (SPEC §3.6). Without ids the caller's order is used as given.
-    """
-    base = np.arange(n_items)
-    if item_ids is not None:
-        ids = np.asarray([str(i) for i in item_ids])
-        if ids.size != n_items:
-            raise ValueError(f"item_ids must have one entry per item ({n_items}), got {ids.size}")
-        if np.unique(ids).size != ids.size:
-            raise ValueError("item_ids must be unique")
-        base = np.argsort(ids, kind="stable")
-    rng = np.random.default_rng(seed)
-    return base[rng.permuted(np.tile(np.arange(n_items), (n_splits, 1)), axis=1)]
-
-
-def split_stability(
-    scores: ArrayLike,
-    *,
-    alpha: float = 0.10,
-    n_splits: int = 100,
-    cal_fraction: float = 0.5,
-    seed: int = 0,
-    item_ids: Sequence[str] | None = None,
-) -> SplitStability:
-    """Re-split the reference-verified items ``n_splits`` times (seeded permutation of item ids, see
-    :func:`split_permutations`), calibrate M* on ``round(cal_fraction · N)`` items and measure coverage (finite
-    score ≤ M*) on the rest. Fully vectorised: one gather and one ``np.partition`` along the split axis.
-    """
-    s = _validated_scores(scores, "split_stability", allow_nan=False)
-    n_items = s.size
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    if n_splits < 1:
-        raise ValueError("n_splits must be >= 1")
-    n_cal = int(round(n_items * cal_fraction))
-    if not 1 <= n_cal <= n_items - 1:
-        raise ValueError(f"need at least one calibration and one test item (have {n_items} items)")
-    perms = split_permutations(n_items, n_splits, seed, item_ids)
-    cal = s[perms[:, :n_cal]]
-    test = s[perms[:, n_cal:]]
-    k = conformal_rank(n_cal, alpha)
-    if k > n_cal:
-        m_star = np.full(n_splits, np.inf)
-    else:
-        m_star = np.partition(cal, k - 1, axis=1)[:, k - 1]
-    coverage = (np.isfinite(test) & (test <= m_star[:, None])).mean(axis=1)
-    reliability = (cal <= 1.0).sum(axis=1) / (n_cal + 1)
-    finite = bool(np.isfinite(m_star).all())
-    values, counts = np.unique(m_star, return_counts=True)
-    return SplitStability(
-        n_splits=n_splits,
-        n_cal=n_cal,
-        n_test=n_items - n_cal,
-        alpha=float(alpha),
-        seed=seed,
-        m_star_values=_readonly(m_star),
-        coverage_values=_readonly(coverage),
-        reliability_values=_readonly(reliability),
-        m_star_mean=float(m_star.mean()) if finite else math.inf,
-        m_star_sd=float(m_star.std()) if finite else math.nan,
-        coverage_mean=float(coverage.mean()),
-        coverage_sd=float(coverage.std()),
-        reliability_mean=float(reliability.mean()),
-        reliability_sd=float(reliability.std()),
-        m_star_frequencies={float(v): int(c) / n_splits for v, c in zip(values, counts)},
-    )
+# re-exported: the on-demand readouts live in core/readouts.py
+from relgate_tui.core.readouts import (  # noqa: E402
+    BootstrapSummary,
+    SplitStability,
+    bootstrap_summary,
+    split_permutations,
+    split_stability,
+)

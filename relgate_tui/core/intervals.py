@@ -5,6 +5,8 @@
 * :func:`clopper_pearson_interval` — the exact two-sided interval.
 * :func:`wilson_interval` — the Wilson score interval the paper reports for every proportion (§11.1).
 * :func:`bootstrap_ci` — the percentile bootstrap the paper uses for continuous metrics (B = 10,000, seeded).
+* :func:`confidence_sequence` — an *anytime-valid* interval for a proportion (Robbins' beta-binomial mixture), for a
+  labeller who watches the bound and stops when it clears a gate (issue 11 §4).
 
 The beta quantile is evaluated with :func:`scipy.special.betaincinv` (a plain ufunc, microseconds per call) instead
 of ``scipy.stats.beta.ppf`` so that results can be recomputed interactively (SPEC §8).
@@ -31,6 +33,9 @@ __all__ = [
     "wilson_proportion",
     "bootstrap_ci",
     "bootstrap_distribution",
+    "confidence_sequence",
+    "confidence_sequence_end",
+    "CS_PRIOR",
 ]
 
 
@@ -186,3 +191,79 @@ def bootstrap_ci(
     reps = bootstrap_distribution(values, statistic, n_boot, seed)
     lo, hi = np.quantile(reps, [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0])
     return float(lo), float(hi)
+
+
+CS_PRIOR: tuple[float, float] = (18.0, 2.0)
+"""Beta(a, b) mixing prior of :func:`confidence_sequence` (mean 0.9: tightest around the usual gates 0.8–0.95)."""
+
+
+def _cs_log_mixture(successes: np.ndarray, n: np.ndarray, p: np.ndarray, a: float, b: float) -> np.ndarray:
+    from scipy.special import betaln
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (betaln(a + successes, b + n - successes) - betaln(a, b)
+                - successes * np.log(p) - (n - successes) * np.log1p(-p))
+
+
+def confidence_sequence(
+    successes: ArrayLike, n: ArrayLike, confidence: float = 0.95, prior: tuple[float, float] = CS_PRIOR
+) -> tuple[np.ndarray | float, np.ndarray | float]:
+    r"""Anytime-valid confidence interval ``(lower, upper)`` for a Bernoulli proportion after ``successes`` of ``n``
+    (vectorised; scalars in, floats out).
+
+    **Construction** (Robbins 1970; Howard, Ramdas, McAuliffe & Sekhon 2021, beta-binomial mixture). For a fixed
+    p the mixture likelihood ratio
+
+    .. math:: M_n(p) = \int_0^1 \frac{\theta^{S_n} (1-\theta)^{n-S_n}}{p^{S_n} (1-p)^{n-S_n}}\,
+              \mathrm{Beta}(d\theta; a, b) = \frac{B(a + S_n,\ b + n - S_n)}{B(a, b)\, p^{S_n} (1-p)^{n-S_n}}
+
+    is a non-negative martingale with M_0 = 1 under i.i.d. Bernoulli(p) labels, so by Ville's inequality
+    P_p(∃ n: M_n(p) ≥ 1/ε) ≤ ε with ε = 1 − confidence. The interval is C_n = {p : M_n(p) < 1/ε}.
+
+    **Guarantee.** P(the true p lies in C_n for every n = 1, 2, … simultaneously) ≥ confidence. So a labeller may
+    look after every label and stop whenever they like — in particular as soon as ``lower`` clears a gate — and
+    P(lower > p at the time they stop) ≤ 1 − confidence. (A fixed-n bound such as Clopper–Pearson, watched the
+    same way, passes a model exactly at a 0.90 gate 11.5% of the time at 95%; issue 11 §4.)
+
+    C_n is an interval because log M_n(p) is convex in p with its minimum at p̂ = S/n, where M_n(p̂) ≤ 1 < 1/ε (the
+    likelihood is largest at p̂), so the endpoints are found by bisection on [0, p̂] and [p̂, 1] (48 halvings,
+    rounded outward; :func:`confidence_sequence_end` computes one end). The Beta(18, 2) prior is a tuning choice (any prior is valid): it is tightest near 0.9.
+    """
+    lower = confidence_sequence_end(successes, n, confidence, prior, "lower")
+    upper = confidence_sequence_end(successes, n, confidence, prior, "upper")
+    if np.ndim(lower) == 0:
+        return float(lower), float(upper)
+    return lower, upper
+
+
+def confidence_sequence_end(
+    successes: ArrayLike, n: ArrayLike, confidence: float = 0.95, prior: tuple[float, float] = CS_PRIOR,
+    end: str = "lower",
+) -> np.ndarray | float:
+    """One end ("lower" or "upper") of :func:`confidence_sequence` (half the work when only one is needed)."""
+    _check_confidence(confidence)
+    a, b = (float(prior[0]), float(prior[1]))
+    if not (a > 0 and b > 0):
+        raise ValueError(f"the prior's parameters must be positive, got {prior!r}")
+    if end not in ("lower", "upper"):
+        raise ValueError(f"end must be 'lower' or 'upper', got {end!r}")
+    x, m = np.broadcast_arrays(np.asarray(successes, dtype=np.float64), np.asarray(n, dtype=np.float64))
+    if (m < 0).any() or (x < 0).any() or (x > m).any() or (x != np.floor(x)).any() or (m != np.floor(m)).any():
+        raise ValueError("successes and n must be integers with 0 <= successes <= n")
+    threshold = math.log(1.0 / (1.0 - confidence))
+    p_hat = np.where(m > 0, x / np.maximum(m, 1.0), 0.5)
+    if end == "lower":  # p below the end is rejected: bisect on [0, p_hat], return the rejected side (outward)
+        lo, hi = np.zeros_like(p_hat), p_hat.copy()
+        for _ in range(48):
+            mid = (lo + hi) / 2.0
+            reject = _cs_log_mixture(x, m, mid, a, b) >= threshold
+            lo, hi = np.where(reject, mid, lo), np.where(reject, hi, mid)
+        result = np.where((x == 0) | (m == 0), 0.0, lo)
+    else:
+        lo, hi = p_hat.copy(), np.ones_like(p_hat)
+        for _ in range(48):
+            mid = (lo + hi) / 2.0
+            reject = _cs_log_mixture(x, m, mid, a, b) >= threshold
+            lo, hi = np.where(reject, lo, mid), np.where(reject, mid, hi)
+        result = np.where((x == m) | (m == 0), 1.0, hi)
+    return float(result) if result.ndim == 0 else result

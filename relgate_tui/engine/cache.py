@@ -3,6 +3,9 @@
 Only what an answer is made of is stored — its text, token usage, finish reason and per-token log-probabilities
 (when the server sent them) — never headers or keys.
 A corrupt or unreadable entry counts as a miss. Re-running an identical request configuration costs zero calls.
+Nothing unpersistable enters it and nothing unpersistable comes out: an answer that is not valid Unicode (a lone
+surrogate) or over :data:`~relgate_tui.engine.endpoints.MAX_ANSWER_CHARS` is refused by :meth:`SampleCache.put` and
+read back as a miss (an entry written by an older version), so one bad answer can never abort every rerun.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 import diskcache
 
 from relgate_tui.engine import logprobs as lp
-from relgate_tui.engine.endpoints import Completion
+from relgate_tui.engine.endpoints import MAX_ANSWER_CHARS, Completion
 
 
 class SampleCache:
@@ -28,19 +31,22 @@ class SampleCache:
     def get(self, fingerprint: str) -> Completion | None:
         try:
             value: Any = self._cache.get(fingerprint)
-        except Exception:  # a damaged entry or database is a miss, never an error
+        except Exception:  # noqa: BLE001 - a damaged entry or database is a miss, never an error
             return None
-        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+        if not isinstance(value, dict) or not _storable(value.get("text")):
             return None
+        finish = value.get("finish_reason")
         return Completion(
             value["text"],
-            int(value.get("prompt_tokens") or 0),
-            int(value.get("completion_tokens") or 0),
-            value.get("finish_reason") if isinstance(value.get("finish_reason"), str) else None,
+            _count(value.get("prompt_tokens")),
+            _count(value.get("completion_tokens")),
+            finish if _storable(finish) else None,
             lp.from_json(value.get("logprobs")),
         )
 
     def put(self, fingerprint: str, completion: Completion) -> None:
+        if not _storable(completion.text):
+            return
         record = {
             "text": completion.text,
             "prompt_tokens": completion.prompt_tokens,
@@ -51,7 +57,7 @@ class SampleCache:
             record["logprobs"] = lp.to_json(completion.logprobs)
         try:
             self._cache.set(fingerprint, record)
-        except Exception:  # a full disk must not abort sampling: the run store still holds the sample
+        except Exception:  # noqa: BLE001 - a full disk must not abort sampling: the run store holds the sample
             pass
 
     def __len__(self) -> int:
@@ -65,3 +71,18 @@ class SampleCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _storable(text: object) -> bool:
+    """A string that can be written to any file: valid Unicode, within the stored-answer cap."""
+    if not isinstance(text, str) or len(text) > MAX_ANSWER_CHARS:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15 else 0

@@ -48,6 +48,8 @@ from relgate_tui import __version__
 from relgate_tui.core import certify as core_certify
 from relgate_tui.core.conformal import prediction_set
 from relgate_tui.core.ranking import RankedClasses, rank_classes
+from relgate_tui.core.readouts import readout_json
+from relgate_tui.core.redact import public_url
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.runstore import Label, RunStore, StoredSample
 
@@ -111,6 +113,7 @@ class CertifyConfig:
     concurrency: int = 8
     labels: str | None = None
     min_reliability: float | None = None
+    gate_on: str = "bound"  # "bound" (lower confidence bound, default) | "level"
     run_dir: str | None = None
     price_in: float | None = None
     price_out: float | None = None
@@ -191,6 +194,8 @@ class CertifyConfig:
             _is_number(self.min_reliability) and 0.0 <= self.min_reliability <= 1.0
         ):
             bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
+        if self.gate_on not in core_certify.GATE_ON_CHOICES:
+            bad(f"--gate-on must be 'bound' or 'level', got {self.gate_on!r}")
         for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
             if price is not None and not (_is_number(price) and price >= 0 and math.isfinite(price)):
                 bad(f"{name} must be a non-negative number (price per million tokens), got {price!r}")
@@ -218,8 +223,13 @@ class CertifyConfig:
         return self
 
     def public_dict(self) -> dict[str, Any]:
-        """The config as stored in the run manifest (no secret: only the key's variable name)."""
-        return asdict(self)
+        """The config as stored in the run manifest (no secret: only the key's variable name; endpoint URLs without
+        userinfo or credential-looking query parameters, :func:`relgate_tui.core.redact.public_url`)."""
+        out = asdict(self)
+        for name in ("endpoint", "pairwise_judge_endpoint"):
+            if isinstance(out.get(name), str):
+                out[name] = public_url(out[name])
+        return out
 
 
 def _is_int(x: Any) -> bool:
@@ -380,6 +390,8 @@ class ItemAnalysis:
     has_reference: bool
     reference_score: float | None  # the reference verdict even when a human/file label overrides it
     complete: bool = True  # False: fewer than K_max samples and no stop (requests failed); rerun to retry
+    stopped_early: bool = False  # the stopping rule ended sampling before K_max (only these save calls)
+    first_sample_acceptable: bool | None = None  # unbiased single-sample accuracy (core/certify.py)
 
     @property
     def record(self) -> core_certify.ItemRecord:
@@ -392,6 +404,9 @@ class ItemAnalysis:
             acceptable_fraction=self.acceptable_fraction,
             entropy=self.ranked.entropy,
             tie_broken=self.ranked.tie_broken,
+            stopped_early=self.stopped_early,
+            first_sample_acceptable=self.first_sample_acceptable,
+            cumulative_shares=tuple(self.ranked.cumulative_shares),
         )
 
 
@@ -404,8 +419,8 @@ class Analysis:
     k_max: int
     usage: Mapping[str, int] = field(default_factory=dict)
 
-    def results(self, alpha: float, confidence: float = 0.95, gate: float | None = None):
-        return core_certify.compute_results(self.input, alpha, confidence, gate)
+    def results(self, alpha: float, confidence: float = 0.95, gate: float | None = None, gate_on: str = "bound"):
+        return core_certify.compute_results(self.input, alpha, confidence, gate, gate_basis=gate_on)  # type: ignore[arg-type]
 
 
 def analyse(
@@ -442,9 +457,9 @@ def analyse(
             usage["completion_tokens"] += int(s.usage.get("completion_tokens", 0) or 0)
         canon = [s.canonical for s in prefix]
         used = used_sample_count(canon, rule, k_max)
-        complete = used >= k_max or (
-            used > 0 and rule.should_stop(list(Counter(c for c in canon[:used] if c != INVALID).values()), used)
-        )
+        stopped = 0 < used < k_max and rule.should_stop(
+            list(Counter(c for c in canon[:used] if c != INVALID).values()), used)
+        complete = used >= k_max or stopped
         ranked = rank_classes(canon[:used], item_rng(seed, item.id))
         acceptable = canonicalize_refs(item)
         ref_score = rank_score(ranked, acceptable) if acceptable is not None else None
@@ -459,7 +474,8 @@ def analyse(
             score, verified_by, skipped = None, None, False
         analysed.append(
             ItemAnalysis(item.id, role, ranked, len(stored), score, verified_by, skipped, frac,
-                         acceptable is not None, ref_score, complete)
+                         acceptable is not None, ref_score, complete, stopped,
+                         (canon[0] in acceptable) if acceptable is not None and canon else None)
         )
     cal = [a.record for a in analysed if a.role == "calibration"]
     dep = []
@@ -510,10 +526,11 @@ def results_document(
     confidence: float = 0.95,
     gate: float | None = None,
     prices: tuple[float, float] | None = None,
+    gate_on: str = "bound",
 ) -> dict[str, Any]:
     """The result document of issue 5 item 7 (plus a few extra, clearly named fields). ``header`` supplies
     ``run_id``, ``endpoint``, ``model`` and ``task`` ({name, sha256, items})."""
-    res = analysis.results(alpha, confidence, gate)
+    res = analysis.results(alpha, confidence, gate, gate_on)
     m_star = res.m_star
     items_json = []
     for a in analysis.items:
@@ -582,7 +599,9 @@ def results_document(
         "tie_rate": _num(res.tie_rate),
         "usage": {**usage, "cost": cost},
         "min_reliability": gate,
+        "gate_on": res.gate_on,
         "passed": res.passed,
+        **readout_json(res, analysis.input, alpha),
         "items": items_json,
     }
 
@@ -611,7 +630,7 @@ class Prepared:
     def header(self) -> dict[str, Any]:
         return {
             "run_id": self.store.run_id,
-            "endpoint": self.config.endpoint,
+            "endpoint": public_url(self.config.endpoint),
             "model": self.config.model,
             "task": {"name": self.task.name, "sha256": self.task.sha256, "items": len(self.items)},
         }
@@ -636,7 +655,7 @@ def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, An
     return {
         "task_sha256": task.sha256,
         "limit": cfg.limit,
-        "endpoint": cfg.endpoint.rstrip("/"),
+        "endpoint": public_url(cfg.endpoint.rstrip("/")),
         "model": cfg.model,
         "system": cfg.system,
         "temperature": float(cfg.temperature),
@@ -674,7 +693,7 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     info = {
         "task": {"name": task.name, "path": str(task.path), "sha256": task.sha256, "items": len(items)},
         "model": cfg.model,
-        "endpoint": cfg.endpoint,
+        "endpoint": public_url(cfg.endpoint),
         "seed": cfg.seed,
         "config": cfg.public_dict(),
     }
@@ -809,13 +828,15 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
 
     import httpx
 
+    from relgate_tui.engine.httpread import status_of_sync
+
     url = cfg.endpoint.rstrip("/") + "/models"
     endpoint = cfg.endpoint_config()
     last = ""
     for attempt in range(attempts):
         try:
             with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s)) as client:
-                client.get(url, headers=endpoint.headers())
+                status_of_sync(client, url, endpoint.headers(), min(10.0, cfg.timeout_s))  # the body is never read
             return
         except httpx.TimeoutException:
             last = "timed out"
@@ -823,7 +844,7 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
             last = f"{type(exc).__name__}"
         if attempt + 1 < attempts:
             time.sleep(0.25 * 2**attempt)
-    raise CertifyError(f"cannot reach the endpoint {cfg.endpoint} ({last} after {attempts} attempts); is the server "
+    raise CertifyError(f"cannot reach the endpoint {public_url(cfg.endpoint)} ({last} after {attempts} attempts); is the server "
                        "running?")
 
 
@@ -863,7 +884,7 @@ def sample_run(
                 done += 1
                 if event.failed:
                     message = f"item {event.item_id}: sampling failed after {event.n_samples} samples (kept)"
-            elif isinstance(event, SampleFailed) and event.final:
+            elif isinstance(event, SampleFailed) and (event.final or event.wait_s >= 5):
                 message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
             elif isinstance(event, EndpointDown):
                 message = event.message
@@ -915,6 +936,7 @@ def run_certify(cfg: CertifyConfig, on_progress: Callable[[SamplingProgress], No
             confidence=cfg.confidence,
             gate=cfg.min_reliability,
             prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None else None,
+            gate_on=cfg.gate_on,
         )
         judge_cfg = cfg.pairwise_judge_config()
         if judge_cfg is not None:

@@ -58,6 +58,7 @@ import numpy as np
 from relgate_tui.core import certify as core_certify
 from relgate_tui.core import judge as cj
 from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.redact import public_url
 from relgate_tui.core.scores import validate_rank_score
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.judge_prompts import correctness_pairwise_prompt, parse_pairwise_verdict
@@ -141,7 +142,8 @@ class PairwiseJudgeConfig:
                               timeout_s=float(self.timeout_s))
 
     def public_dict(self) -> dict[str, Any]:
-        return {"endpoint": self.endpoint, "model": self.model, "api_key_env": self.api_key_env, "reps": self.reps,
+        return {"endpoint": public_url(self.endpoint), "model": self.model, "api_key_env": self.api_key_env,
+                "reps": self.reps,
                 "max_classes": self.max_classes, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
@@ -361,7 +363,7 @@ async def ask_pairwise_judge_async(
             try:
                 await check_reachable(judge)
             except EndpointError as exc:
-                raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {exc}") from None
+                raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {exc}") from None  # URL public
         indexed: dict[tuple[str, ...], list[tuple[int, str]]] = {r.key: [] for r in requests}
         total, done = len(requests) * cfg.reps, 0
         sampler: list[Any] = []
@@ -568,7 +570,7 @@ def verdicts_document(cfg: PairwiseJudgeConfig, verdicts_by_item: Mapping[str, S
 
 
 def _judge_identity(cfg: PairwiseJudgeConfig) -> dict[str, Any]:
-    return {"endpoint": cfg.endpoint.rstrip("/"), "model": cfg.model, "reps": cfg.reps,
+    return {"endpoint": public_url(cfg.endpoint.rstrip("/")), "model": cfg.model, "reps": cfg.reps,
             "max_classes": cfg.max_classes, "temperature": cfg.temperature, "seed": cfg.seed}
 
 

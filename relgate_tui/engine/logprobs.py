@@ -47,7 +47,15 @@ def _logprob(value: Any) -> float | None:
 
 
 def _token(value: Any) -> str | None:
-    return value[:MAX_TOKEN_CHARS] if isinstance(value, str) else None
+    """The token text (bounded), or None when it is not a string that can be written to a file (a lone
+    surrogate from ``"\\ud800"`` in the JSON)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value[:MAX_TOKEN_CHARS]
 
 
 def parse_logprobs(block: Any) -> tuple[TokenLogprob, ...] | None:

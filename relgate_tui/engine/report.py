@@ -5,7 +5,8 @@ run's ``results.json``). Formats:
 
 * ``json`` — the document itself, pretty-printed;
 * ``csv`` — one row per item (pandas): id, role, samples, invalid, classes, top answer, score ("inf" = no acceptable
-  class), verified_by, prediction set and its size;
+  class), verified_by, prediction set and its size; text cells have control characters stripped and a cell starting
+  with ``= + - @`` gets a leading apostrophe (a spreadsheet would run it as a formula, :func:`core.text.csv_cell`);
 * ``md`` — a readable Markdown report: the verdict, reliability with its bound, M*, validation metrics, calls, and
   the per-item table.
 """
@@ -19,6 +20,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from relgate_tui.core.redact import public_url
+from relgate_tui.core.text import csv_cell, one_line, strip_controls
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
            "write_report"]
@@ -64,9 +68,15 @@ def report_json(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+_TEXT_COLUMNS = ("id", "role", "top_answer", "classes", "verified_by", "prediction_set")
+
+
 def report_csv(doc: Mapping[str, Any]) -> str:
+    frame = items_dataframe(doc)
+    for column in _TEXT_COLUMNS:
+        frame[column] = frame[column].map(lambda v: csv_cell(strip_controls(v)) if isinstance(v, str) else v)
     buf = io.StringIO()
-    items_dataframe(doc).to_csv(buf, index=False)
+    frame.to_csv(buf, index=False)
     return buf.getvalue()
 
 
@@ -75,7 +85,7 @@ def _pct(x: Any) -> str:
 
 
 def _md_cell(x: Any) -> str:
-    return str(x).replace("|", "\\|").replace("\n", " ")
+    return one_line(str(x)).replace("|", "\\|")
 
 
 def report_markdown(doc: Mapping[str, Any]) -> str:
@@ -88,11 +98,11 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
     gate = doc.get("min_reliability")
     calls = doc.get("calls", {})
     lines = [
-        f"# relgate certification — {task.get('name', '?')} on {doc.get('model', '?')}",
+        f"# relgate certification — {_md_cell(task.get('name', '?'))} on {_md_cell(doc.get('model', '?'))}",
         "",
-        f"- Run: `{doc.get('run_id', '?')}` (relgate {doc.get('relgate_version', '?')})",
-        f"- Endpoint: {doc.get('endpoint', '?')}",
-        f"- Task: {task.get('name', '?')} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
+        f"- Run: `{_md_cell(doc.get('run_id', '?'))}` (relgate {doc.get('relgate_version', '?')})",
+        f"- Endpoint: {_md_cell(public_url(str(doc.get('endpoint', '?'))))}",
+        f"- Task: {_md_cell(task.get('name', '?'))} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
         "",
         "## Verdict",
         "",
@@ -100,11 +110,13 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         f"(at least {_pct(doc.get('reliability_lower_bound'))} top-answer coverage with {conf:.0%} confidence), "
         f"over {doc.get('reliability_n', doc.get('n_cal', '?'))} verified items.",
         "",
-        f"- Gate: {verdict}" + (f" (min reliability {_pct(gate)})" if gate is not None else ""),
+        f"- Gate: {verdict}" + (f" (min reliability {_pct(gate)})" if gate is not None else "")
+        + (f" — {(doc.get('gate') or {}).get('summary')}" if doc.get("gate") else ""),
         f"- Conformal threshold at α = {doc.get('alpha')}: M* = {'∞' if m_star is None else m_star}"
         + (f" — {doc['calibration_message']}" if doc.get("calibration_message") else ""),
         f"- Calibration items scored: {doc.get('n_cal')}; skipped: {doc.get('n_skipped')}; "
         f"not yet verified: {doc.get('n_pending', 0)}",
+        *_readout_lines(doc),
         "",
     ]
     if doc.get("coverage") is not None:
@@ -170,7 +182,7 @@ def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:
         "",
         f"## Pairwise judge ({who.get('model', '?')}, {who.get('reps', '?')} repetitions × both orders)",
         "",
-        "| ranking | reliability level | 95% lower bound | M* | coverage |",
+        f"| ranking | reliability level | {f.get('confidence', 0.95):.0%} lower bound | M* | coverage |",
         "|---|---|---|---|---|",
         f"| frequency | {_pct(f['reliability_level'])} | {_pct(f['reliability_lower_bound'])} | {m(f['m_star'])} | "
         f"{cov(f)} |",
@@ -214,3 +226,34 @@ def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str])
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, p)
     return p
+
+
+def _readout_lines(doc: Mapping[str, Any]) -> list[str]:
+    """Issue 11 §4 readouts (core/readouts.py's JSON block): worst case with skips, no-guarantee note, bootstrap
+    intervals, split stability. Absent in documents written before them."""
+    out = []
+    worst = doc.get("worst_case") or {}
+    if doc.get("n_skipped") and worst.get("level") is not None:
+        out.append(f"- Worst case, skipped items counted as misses: level {_pct(worst['level'])} "
+                   f"(≥ {_pct(worst.get('lower_bound'))})")
+    message = (doc.get("prediction_sets") or {}).get("message")
+    if message:
+        out.append(f"- **{message}**")
+    boot = doc.get("bootstrap") or {}
+    for key, label in (("set_size", "Average set size"), ("samples_used", "Samples used per item")):
+        iv = boot.get(key)
+        if iv and iv.get("estimate") is not None:
+            out.append(f"- {label}: {iv['estimate']:.2f} [{iv['lower']:.2f}, {iv['upper']:.2f}] "
+                       f"({iv['confidence']:.0%} percentile bootstrap, B = {boot.get('n_boot')})")
+    ad = doc.get("adaptive_sets")
+    if ad:
+        q = "∞" if ad.get("threshold") is None else f"{ad['threshold']:.3f}"
+        cov = ad.get("coverage")
+        out.append(f"- Adaptive sets (eq. 6.7): q̂ = {q}, average size {ad['average_set_size']:.2f}"
+                   + (f", coverage {_pct(cov['estimate'])} on {cov['n']} items" if cov else ""))
+    st = doc.get("split_stability")
+    if st:
+        m = "∞" if st.get("m_star_mean") is None else f"{st['m_star_mean']:.2f} ± {st['m_star_sd'] or 0:.2f}"
+        out.append(f"- Stability over {st['n_splits']} random splits ({st['n_cal']}/{st['n_test']}): M* {m}, "
+                   f"coverage {_pct(st.get('coverage_mean'))} ± {_pct(st.get('coverage_sd'))}")
+    return out

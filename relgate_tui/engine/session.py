@@ -63,7 +63,7 @@ class UISettings:
     """
 
     gate: float | None = 0.90
-    gate_basis: GateBasis = "level"
+    gate_basis: GateBasis = "lower_bound"  # issue 11 §4: gate on the confidence bound by default
     confidence: float = 0.95
     audit_fraction: float = 0.20
     theme: str = "textual-dark"
@@ -334,7 +334,7 @@ same endpoint URL — hence the same run id and cache keys — from one app star
 
 def start_demo(latency_ms: float = 0.0, port: int = DEMO_PREFERRED_PORT) -> Any:
     """Start the built-in simulated endpoint in-process on loopback (``port``, else a free port)."""
-    from relgate_tui.engine.demo_server import DemoServer
+    from relgate_tui.demo.server import DemoServer
 
     if port:
         try:
@@ -346,7 +346,7 @@ def start_demo(latency_ms: float = 0.0, port: int = DEMO_PREFERRED_PORT) -> Any:
 
 def demo_endpoint(base_url: str) -> EndpointChoice:
     """The embedded demo as an endpoint choice (its answer models; its simulated judge only as the judge)."""
-    from relgate_tui.engine.simulation import ANSWER_MODELS, JUDGE_MODEL
+    from relgate_tui.demo.simulate import ANSWER_MODELS, JUDGE_MODEL
 
     return EndpointChoice("relgate demo · simulated models (built in)", base_url, tuple(ANSWER_MODELS),
                           simulated=True, judge_models=(JUDGE_MODEL,))
@@ -683,12 +683,16 @@ class Session:
 
     @property
     def title(self) -> str:
+        from relgate_tui.core.text import one_line
+
         sim = " (simulated)" if self.simulated else ""
-        return f"{self.model}{sim} on {self.task_name}"
+        return one_line(f"{self.model}{sim} on {self.task_name}")  # untrusted names: shown without controls
 
     @property
     def short_title(self) -> str:
-        return f"{self.model} · {self.task_name}"
+        from relgate_tui.core.text import one_line
+
+        return one_line(f"{self.model} · {self.task_name}")
 
     @property
     def sampling_complete(self) -> bool:
@@ -802,6 +806,8 @@ class Session:
                         errors[event.item_id] = event.error_kind
                         messages = (f"{event.item_id} sample {event.index}: {event.error_kind}: {event.message}",)
                         changed = event.item_id
+                    elif event.wait_s >= 5:  # a long wait (a server's Retry-After): say what it waits for
+                        messages = (f"{event.item_id} sample {event.index}: {event.error_kind}: {event.message}",)
                 elif isinstance(event, ItemDone):
                     done += 1
                     used_done += event.n_samples

@@ -107,6 +107,16 @@ class RelgateApp(App[None]):
         self._return_to_runs = False
         self.history: list[tuple[str, Any]] = []  # (screen, dismissed value), in order — the flow as it happened
 
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Every notification is plain text: messages carry item ids, paths and server or exception text, which is
+        never parsed as markup (``[@click=…]`` would be an action link) and never reaches the terminal with
+        controls (:mod:`relgate_tui.core.text`). ``markup`` is accepted for Textual's callers and ignored."""
+        from relgate_tui.core.text import strip_controls
+
+        super().notify(strip_controls(str(message)), title=strip_controls(str(title)), severity=severity,
+                       timeout=timeout, markup=False)
+
     # ------------------------------------------------------------------------------------------------- lifecycle
     def on_mount(self) -> None:
         self.settings = self._load_settings()

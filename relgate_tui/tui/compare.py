@@ -1,7 +1,9 @@
 """Compare runs side by side (reliability with bounds, M*, coverage, calls) at one α, offline.
 
 Each run is opened read-only through ``Session.open`` (no network) and its results are recomputed at the shared α;
-``+`` / ``-`` change α for all of them at once. Dismisses with None.
+``+`` / ``-`` change α for all of them at once. With exactly two runs the paired gate of ``relgate compare`` is shown
+under the table (the second run is B, the first A; ``m`` cycles the margin) with the per-item diff: the items B lost
+and won. Dismisses with None.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label
 
 from relgate_tui.tui.results import ALPHA_MAX, ALPHA_MIN, ALPHA_STEP, fmt_m_star, fmt_prop
+from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.session import ResultsView, Session
@@ -29,8 +32,11 @@ class CompareScreen(Screen[None]):
                 tooltip="Increase α by 0.01 for every run"),
         Binding("minus,underscore", "alpha(-1)", "α−", key_display="-", id="compare.alpha_down",
                 tooltip="Decrease α by 0.01 for every run"),
+        Binding("m", "margin", "Margin", id="compare.margin",
+                tooltip="Cycle the paired gate's non-inferiority margin (two runs)"),
         Binding("escape", "back", "Back", id="compare.back", tooltip="Back to the runs"),
     ]
+    MARGINS = (0.0, 0.01, 0.02, 0.05, 0.10)
     HELP = "Every run recomputed at the same α. Runs are read from disk only."
     HELP_TITLE = "Compare runs"
 
@@ -41,11 +47,15 @@ class CompareScreen(Screen[None]):
         self.gate = gate
         self.sessions: list[Session] = []
         self.errors: list[str] = []
+        self.margin = 0.05
+        self.paired: dict | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Label("", id="compare-title")
         yield DataTable(id="compare", cursor_type="row", zebra_stripes=True)
+        yield Label("", id="compare-paired")
+        yield DataTable(id="compare-diff", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -97,9 +107,9 @@ class CompareScreen(Screen[None]):
             return Text(f"{r.reliability_level:.3f}", style=style)
 
         rows: list[tuple[str, object]] = [
-            ("model", lambda v, s: s.model),
-            ("task", lambda v, s: s.task_name),
-            ("endpoint", lambda v, s: Text(s.endpoint_label, overflow="ellipsis")),
+            ("model", lambda v, s: safe_line(s.model)),  # untrusted names: plain Text, never markup
+            ("task", lambda v, s: safe_line(s.task_name)),
+            ("endpoint", lambda v, s: safe_line(s.endpoint_label, overflow="ellipsis")),
             ("reliability 1−α*", lambda v, s: level(v)),
             ("lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
             ("verified n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
@@ -116,14 +126,55 @@ class CompareScreen(Screen[None]):
             ("gate", lambda v, s: "—" if v.result.passed is None else
              Text("PASS" if v.result.passed else "FAIL", style="bold green" if v.result.passed else "bold red")),
             ("K_max · stopping", lambda v, s: f"{s.k_max} · {s.stopping}"),
-            ("run", lambda v, s: Text(s.run_id, style="dim")),
+            ("run", lambda v, s: safe_line(s.run_id, style="dim")),
         ]
         for name, get in rows:
             table.add_row(Text(name, style="bold"),
-                          *(get(v, s) for v, s in zip(views, self.sessions)), key=name)  # type: ignore[operator]
+                          *(get(v, s) for v, s in zip(views, self.sessions, strict=True)), key=name)  # type: ignore[operator]
         self.query_one("#compare-title", Label).update(
             f"[b]{len(self.sessions)}[/] runs at [b]α = {self.alpha:.2f}[/] (+/− to change)"
         )
+        self.render_paired()
+
+    def render_paired(self) -> None:
+        """The paired gate (B = second run vs A = first) and the items B lost and won; hidden unless two runs."""
+        from relgate_tui.engine.paired_runs import compare_documents
+
+        label = self.query_one("#compare-paired", Label)
+        diff = self.query_one("#compare-diff", DataTable)
+        diff.clear(columns=True)
+        two = len(self.sessions) == 2
+        label.display = diff.display = two
+        if not two:
+            self.paired = None
+            return
+        docs = [s.document(self.alpha) for s in self.sessions]
+        doc = self.paired = compare_documents(docs[0], docs[1], margin=self.margin)
+        d, t = doc["difference"], doc["table"]
+        verdict = {"not_worse": ("B not worse", "bold green"), "worse": ("B worse", "bold red"),
+                   "undecided": ("undecided", "bold yellow")}[doc["decision"]]
+        line = Text.assemble(
+            ("Paired gate ", "bold"), (f"(margin {self.margin:g}, m to change): ", "dim"), verdict,
+            f" · {doc['n']} paired items · B lost {t['b_lost']}, won {t['b_won']} · accuracy B − A ",
+            "—" if d["estimate"] is None else f"{d['estimate']:+.3f} [{d['lower']:+.3f}, {d['upper']:+.3f}]")
+        if doc["decision"] == "undecided":
+            more = doc["more_items_to_decide"]
+            line.append(f" · ~{more} more items would decide" if more is not None else " · more items would not decide")
+        label.update(line)
+        diff.add_column("item", key="item")
+        diff.add_column("B", key="change")
+        diff.add_column(Text("A's top answer", overflow="ellipsis"), key="a")
+        diff.add_column(Text("B's top answer", overflow="ellipsis"), key="b")
+        tops = [{e["id"]: (e["classes"][0]["answer"] if e.get("classes") else "—") for e in dd["items"]} for dd in docs]
+        for change, ids, style in (("lost", doc["lost"], "red"), ("won", doc["won"], "green")):
+            for item in ids:
+                diff.add_row(Text(item), Text(change, style=style), Text(tops[0].get(item, "—"), overflow="ellipsis"),
+                             Text(tops[1].get(item, "—"), overflow="ellipsis"), key=f"{change}:{item}")
+
+    def action_margin(self) -> None:
+        i = self.MARGINS.index(self.margin) if self.margin in self.MARGINS else -1
+        self.margin = self.MARGINS[(i + 1) % len(self.MARGINS)]
+        self.render_paired()
 
     def action_alpha(self, direction: int) -> None:
         new = round(min(ALPHA_MAX, max(ALPHA_MIN, self.alpha + direction * ALPHA_STEP)), 2)

@@ -20,9 +20,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
+from relgate_tui.core.text import one_line
 from relgate_tui.tui.itemsamples import ItemSamplesModal
 from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
+from relgate_tui.tui.widgets.safetext import clean, safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.session import ItemRow, ResultsView, Session
@@ -59,6 +61,17 @@ def _m(m: int | None) -> str:
     return "∞" if m is None else str(m)
 
 
+def _readouts_for(inp, alpha: float, confidence: float):
+    """SPEC §3.6 readouts at α: bootstrap intervals (B = 10,000, seeded) and 100-split stability (None when fewer
+    than 2 verified items). Cheap: the multinomial bootstrap shortcut and one vectorised partition."""
+    from relgate_tui.core.readouts import bootstrap_summary, split_stability, verified_scores
+
+    boot = bootstrap_summary(inp, alpha, confidence=confidence)
+    scores = verified_scores(inp)
+    stab = split_stability(scores, alpha=alpha) if scores.size >= 2 else None
+    return boot, stab
+
+
 def _prop_json(p: dict | None) -> str:
     if not p:
         return "—"
@@ -73,7 +86,8 @@ def judge_summary(judge: dict) -> Table:
     grid.add_column("frequency", no_wrap=True, min_width=9)
     grid.add_column("judge", no_wrap=True, min_width=9)
     grid.add_row("reliability", fmt_pct(f["reliability_level"]), fmt_pct(j["reliability_level"]))
-    grid.add_row("95% bound", fmt_pct(f["reliability_lower_bound"]), fmt_pct(j["reliability_lower_bound"]))
+    grid.add_row(f"{f.get('confidence', 0.95):.0%} bound", fmt_pct(f["reliability_lower_bound"]),
+                 fmt_pct(j["reliability_lower_bound"]))
     grid.add_row(f"M* (α={judge['alpha']:.2f})", _m(f["m_star"]), _m(j["m_star"]))
     grid.add_row("coverage", "—" if not f["coverage"] else f"{f['coverage']['estimate']:.1%}",
                  "—" if not j["coverage"] else f"{j['coverage']['estimate']:.1%}")
@@ -82,7 +96,7 @@ def judge_summary(judge: dict) -> Table:
     c, b = judge["cycles"], judge["position_bias"]
     notes = Text()
     if judge.get("judge"):
-        notes.append(f"judge {judge['judge']['model']}, {judge['judge']['reps']} reps × 2 orders per pair\n",
+        notes.append(f"judge {clean(judge['judge']['model'])}, {judge['judge']['reps']} reps × 2 orders per pair\n",
                      style="bold")
     notes.append(f"{c['n_items_with_cycle']}", style="bold red" if c["n_items_with_cycle"] else "bold")
     notes.append(f" of {c['n_items_with_triples']} items with ≥ 3 compared answers have a preference cycle")
@@ -112,13 +126,13 @@ def judge_cells(it: dict) -> tuple:
     freq_top = it["compared"][0] if it["compared"] else "—"
     judge_top = it["judge_order"][0] if it["judge_order"] else "—"
     return (
-        it["id"],
+        safe_line(it["id"]),
         str(len(it["compared"])),
         Text(f"{it['rho']:.2f}", style="bold red" if it["rho"] > 0 else "dim"),
         str(it["n_cycles"]),
         str(it["mfas_cost"]),
-        Text(freq_top[:14], overflow="ellipsis"),
-        Text(judge_top[:14], style="bold yellow" if judge_top != freq_top else "", overflow="ellipsis"),
+        safe_line(freq_top, 14, overflow="ellipsis"),
+        safe_line(judge_top, 14, style="bold yellow" if judge_top != freq_top else "", overflow="ellipsis"),
         score(it["frequency_score"]),
         score(it["judge_score"]),
     )
@@ -135,18 +149,19 @@ def cycle_view(it: dict) -> Text:
         return f"{tx}–{ty}  (x first {xx}–{xy}, y first {yx}–{yy})"
 
     t = Text()
-    t.append(f"{it['id']}", style="bold")
+    t.append(one_line(str(it["id"])), style="bold")
     t.append(f"  ρ = {it['rho']:.2f}, {it['n_cycles']} cyclic triple(s)\n", style="bold red" if it["rho"] else "")
     t.append("frequency order  ", style="dim")
-    t.append(" > ".join(it["compared"]) + "\n")
+    t.append(one_line(" > ".join(it["compared"])) + "\n")
     t.append("judge order      ", style="dim")
-    t.append(" > ".join(it["judge_order"]), style="bold")
+    t.append(one_line(" > ".join(it["judge_order"])), style="bold")
     t.append(f"  (MFAS cost {it['mfas_cost']})\n")
     for tri in it["cyclic_triples"][:6]:
         a, b, c = tri
-        t.append(f"\n{a} → {b} → {c} → {a}\n", style="bold yellow")
+        ca, cb, cc = (one_line(str(x)) for x in tri)  # shown without controls; verdicts keyed by the raw names
+        t.append(f"\n{ca} → {cb} → {cc} → {ca}\n", style="bold yellow")
         for x, y in ((a, b), (b, c), (c, a)):
-            t.append(f"  x={x} beats y={y}: ", style="dim")
+            t.append(f"  x={one_line(str(x))} beats y={one_line(str(y))}: ", style="dim")
             t.append(behind(x, y) + "\n")
     if len(it["cyclic_triples"]) > 6:
         t.append(f"… and {len(it['cyclic_triples']) - 6} more\n", style="dim")
@@ -155,7 +170,7 @@ def cycle_view(it: dict) -> Text:
         for p in it["pairs"][:6]:
             if p["winner"]:
                 loser = p["b"] if p["winner"] == p["a"] else p["a"]
-                t.append(f"  x={p['winner']} beats y={loser}: ", style="dim")
+                t.append(f"  x={one_line(str(p['winner']))} beats y={one_line(str(loser))}: ", style="dim")
                 t.append(behind(p["winner"], loser) + "\n")
     return t
 
@@ -250,7 +265,7 @@ class ResultsScreen(Screen[str]):
         self.view = self.session.results(
             self.alpha,
             gate=self.gate,
-            gate_basis=getattr(settings, "gate_basis", "level"),
+            gate_basis=getattr(settings, "gate_basis", "lower_bound"),
             confidence=getattr(settings, "confidence", 0.95),
             curve_alphas=CURVE_ALPHAS,
         )
@@ -258,6 +273,41 @@ class ResultsScreen(Screen[str]):
         self._render_table()
         self._render_plots()
         self._render_judge(settings)
+
+    def _readouts(self, r):
+        try:
+            return _readouts_for(self.session.analysis().input, r.alpha, r.confidence)
+        except (ValueError, AttributeError):
+            return None, None
+
+    def _extra_lines(self, r) -> list[Text]:
+        """Below the validation grid: the worst-case level with skips, SPEC §3.6's bootstrap intervals, §3.4's
+        adaptive sets and the split stability (issue 11 §4)."""
+        lines = []
+        if r.n_skipped:
+            lines.append(Text(f"worst case, {r.n_skipped} skipped item(s) counted as misses: level "
+                              f"{r.worst_case_level:.3f} (≥ {r.worst_case_lower_bound:.3f} with {r.confidence:.0%} "
+                              "confidence)", style="yellow"))
+        boot, stab = self._readouts(r)
+        parts = []
+        if boot is not None and boot.set_size is not None:
+            b = boot.set_size
+            parts.append(f"set size {b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}]")
+        if boot is not None and boot.samples_used is not None:
+            b = boot.samples_used
+            parts.append(f"samples/item {b.estimate:.2f} [{b.lower:.2f}, {b.upper:.2f}]")
+        if parts:
+            lines.append(Text(" · ".join(parts) + f" (bootstrap, B = {boot.n_boot:,})", style="dim"))
+        if r.adaptive is not None:
+            a = r.adaptive
+            cov = "" if a.coverage is None else f", coverage {fmt_prop(a.coverage)}"
+            lines.append(Text(f"adaptive sets (eq. 6.7): q̂ = {'∞' if math.isinf(a.threshold) else f'{a.threshold:.3f}'}, "
+                              f"avg size {a.average_set_size:.2f}{cov}", style="dim"))
+        if stab is not None:
+            m_mean = "∞" if math.isinf(stab.m_star_mean) else f"{stab.m_star_mean:.2f} ± {stab.m_star_sd:.2f}"
+            lines.append(Text(f"{stab.n_splits} random splits ({stab.n_cal}/{stab.n_test}): M* {m_mean}, coverage "
+                              f"{stab.coverage_mean:.1%} ± {stab.coverage_sd:.1%}", style="dim"))
+        return lines
 
     def _render_summary(self) -> None:
         v = self.view
@@ -278,8 +328,8 @@ class ResultsScreen(Screen[str]):
         else:
             verdict.append(" PASS " if r.passed else " FAIL ", style="bold reverse green" if r.passed else
                            "bold reverse red")
-            basis = "level" if r.gate_basis == "level" else "lower bound"
-            verdict.append(f"  {basis} {'≥' if r.passed else '<'} gate {r.gate:.2f}")
+            d = r.gate_decision
+            verdict.append("  " + d.summary().split(": ", 1)[1])
         self.query_one("#verdict", Static).update(verdict)
 
         info = Text()
@@ -288,6 +338,8 @@ class ResultsScreen(Screen[str]):
         info.append("M* = ", style="bold")
         info.append(fmt_m_star(r.m_star), style="bold cyan")
         info.append(f"   k = {r.k} of n = {r.n}\n")
+        if r.no_guarantee:
+            info.append("displayed sets: no coverage guarantee\n", style="bold yellow")
         info.append(f"skipped {r.n_skipped} · pending {r.n_pending}", style="dim")
         if v.n_unsampled:
             info.append(f" · not sampled {v.n_unsampled}", style="dim")
@@ -307,7 +359,8 @@ class ResultsScreen(Screen[str]):
                 ("1-sample accuracy", fmt_prop(r.single_sample_accuracy)),
                 ("avg set size", f"{size} ({r.n_deployment} items)"),
             ]
-            title = f"Validation on {r.n_with_reference} deployment items with references (95% Wilson intervals)"
+            title = (f"Validation on {r.n_with_reference} deployment items with references "
+                     f"({r.confidence:.0%} Wilson intervals; 1-sample = first samples)")
         else:
             cells = [("avg set size", f"{size} ({r.n_deployment} items)"), ("coverage", "— (no references)"),
                      ("", "")]
@@ -319,6 +372,8 @@ class ResultsScreen(Screen[str]):
         outer = Table.grid(expand=True)
         outer.add_row(Text(title, style="bold"))
         outer.add_row(val)
+        for line in self._extra_lines(r):
+            outer.add_row(line)
         val = outer
         self.query_one("#validation", Static).update(val)
 
@@ -363,10 +418,10 @@ class ResultsScreen(Screen[str]):
             r.covered if r.covered is not None else -1, Text("·", style="dim")
         )
         return (
-            r.item_id,
+            safe_line(r.item_id),
             r.role[:3],
-            Text(r.leader or "—", overflow="ellipsis"),
-            Text("{" + ", ".join(r.prediction_set) + "}", overflow="ellipsis"),
+            safe_line(r.leader or "—", overflow="ellipsis"),
+            safe_line("{" + ", ".join(r.prediction_set) + "}", overflow="ellipsis"),
             str(len(r.prediction_set)),
             str(r.samples),
             fmt_score(r.score),

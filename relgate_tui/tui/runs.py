@@ -17,7 +17,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Static
 from textual.worker import Worker, WorkerState
 
+from relgate_tui.core.redact import public_url
+from relgate_tui.core.text import one_line
 from relgate_tui.engine.runstore import RunSummary, list_runs
+from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.judging import AuditSummary
@@ -78,7 +81,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
             ("gate", "gate"),
         ):
             table.add_column(label, key=key)
-        self.query_one("#runs-title", Label).update(f"Loading runs from {self.runs_dir} …")
+        self.query_one("#runs-title", Label).update(safe_line(f"Loading runs from {self.runs_dir} …"))
         self._load()
 
     # judge audits (issue 9) are listed beside the runs: "audit" in the kind column; Enter reopens one offline
@@ -112,7 +115,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
             self._fill(event.worker.result or [])
             self._load_audits()
         elif event.state == WorkerState.ERROR:
-            self.query_one("#runs-title", Label).update(f"[b red]{event.worker.error}[/]")
+            self.query_one("#runs-title", Label).update(safe_line(event.worker.error, style="bold red"))
 
     def _fill(self, summaries: list[RunSummary]) -> None:
         table = self.query_one("#runs", DataTable)
@@ -124,9 +127,9 @@ class RunsScreen(Screen["RunsChoice | None"]):
                 "",
                 "run",
                 s.created.replace("T", " ")[5:16],
-                Text(s.model, overflow="ellipsis"),
-                Text(s.task[:26], overflow="ellipsis"),
-                Text(s.status, style="red" if s.status.startswith("unreadable") else ""),
+                safe_line(s.model, overflow="ellipsis"),
+                safe_line(s.task, 26, overflow="ellipsis"),
+                safe_line(s.status, style="red" if s.status.startswith("unreadable") else ""),
                 str(s.n_items),
                 str(s.n_samples),
                 str(s.n_labels),
@@ -136,10 +139,10 @@ class RunsScreen(Screen["RunsChoice | None"]):
                 key=s.run_id,
             )
         n = len(summaries)
-        self.query_one("#runs-title", Label).update(
-            f"[b]{n}[/] run{'s' if n != 1 else ''} in {self.runs_dir}" if n else
+        self.query_one("#runs-title", Label).update(safe_line(
+            f"{n} run{'s' if n != 1 else ''} in {self.runs_dir}" if n else
             f"No runs yet in {self.runs_dir} — start one from Home → New run."
-        )
+        ))
         self._hint()
         table.focus()
 
@@ -148,8 +151,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
         current = self._current()
         t = Text()
         if current is not None:
-            t.append(f"{current.run_id}  ", style="bold")
-            t.append(f"{current.endpoint}\n", style="dim")
+            t.append(one_line(f"{current.run_id}  "), style="bold")
+            t.append(one_line(public_url(str(current.endpoint))) + "\n", style="dim")
         t.append(
             f"{marked} marked for comparison — c compares them" if marked else
             "Enter/o open · r resume · Space mark runs, then c to compare them side by side",

@@ -22,8 +22,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
+from relgate_tui.core.gate import sequential_gate
+from relgate_tui.core.text import one_line
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.itemsamples import ItemSamplesModal
+from relgate_tui.tui.widgets.safetext import clean, safe
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.session import ItemView, Session, SpotProgress
@@ -119,22 +122,24 @@ class SpotCheckScreen(Screen[str]):
         if v is None:
             return
         prog = self.session.spot_progress()
-        tag = "  [reverse] AUDIT [/]" if v.audit else ""
-        self.query_one("#item-title", Label).update(
-            f"[b]Item {prog.done + 1} of {prog.total}[/]  [dim]id {v.item_id}[/]{tag}"
-        )
-        q = Text(v.question)
+        title = Text()
+        title.append(f"Item {prog.done + 1} of {prog.total}", style="bold")
+        title.append("  ").append("id " + one_line(v.item_id), style="dim")  # untrusted: never markup
+        if v.audit:
+            title.append("  ").append(" AUDIT ", style="reverse")
+        self.query_one("#item-title", Label).update(title)
+        q = safe(v.question)
         if v.choices:
             q.append("\n")
             for i, choice in enumerate(v.choices):
                 q.append(f"\n{chr(65 + i)}. ", style="bold")
-                q.append(choice)
+                q.append(clean(choice))
         if v.references and not v.audit:
             q.append("\n\nReference from the task file: ", style="dim")
-            q.append(" | ".join(v.references), style="italic")
+            q.append(clean(" | ".join(v.references)), style="italic")
         if v.audit and v.references:
             q.append("\n\nReference: ", style="dim")
-            q.append(" | ".join(v.references), style="italic")
+            q.append(clean(" | ".join(v.references)), style="italic")
             auto = v.auto_score
             verdict = (
                 "no candidate matches it (score ∞)"
@@ -161,7 +166,7 @@ class SpotCheckScreen(Screen[str]):
             table.add_row(
                 "▶" if here else ("✗" if rejected else ""),
                 str(c.rank),
-                Text(c.answer, style=style),
+                safe(c.answer, style=style),
                 f"{c.count}/{v.n_samples}",
                 Text(bar, style="cyan"),
             )
@@ -181,7 +186,7 @@ class SpotCheckScreen(Screen[str]):
         if v.candidates and self.cursor < len(v.candidates):
             c = v.candidates[self.cursor]
             t.append("Is ", style="bold")
-            t.append(f"candidate {c.rank}  {c.answer!s}", style="bold reverse")
+            t.append(f"candidate {c.rank}  {clean(c.answer)}", style="bold reverse")
             t.append(" an acceptable answer?   ", style="bold")
             t.append("y", style="bold green")
             t.append(" yes   ")
@@ -200,7 +205,8 @@ class SpotCheckScreen(Screen[str]):
         return t
 
     def _render_progress(self) -> None:
-        p: SpotProgress = self.session.spot_progress()
+        settings = getattr(self.app, "settings", None)
+        p: SpotProgress = self.session.spot_progress(confidence=getattr(settings, "confidence", 0.95))
         t = Text()
         t.append(f"{p.done}", style="bold")
         t.append(f" of {p.total} verified here")
@@ -209,8 +215,16 @@ class SpotCheckScreen(Screen[str]):
         t.append("\n\nReliability so far\n", style="dim")
         t.append(_pct(p.reliability_level), style="bold")
         t.append(f"  (n = {p.n})\n")
-        t.append(f"≥ {_pct(p.reliability_lower_bound)}", style="bold")
-        t.append(f" with {p.confidence:.0%} confidence\n")
+        # the live bound is a confidence sequence: safe to stop labelling the moment it clears the gate
+        successes = 0 if p.reliability_level is None else round(p.reliability_level * (p.n + 1))
+        live = sequential_gate(successes, p.n, getattr(settings, "gate", None) or 0.0, p.confidence)
+        t.append(f"≥ {_pct(live.lower if p.n else None)}", style="bold")
+        t.append(f" with {p.confidence:.0%} confidence, at any stopping point\n")
+        gate = getattr(settings, "gate", None)
+        if gate is not None:
+            t.append(f"gate {gate:.0%}: ", style="dim")
+            style = {"PASS": "bold green", "FAIL": "bold red"}.get(live.decided or "", "yellow")
+            t.append(live.summary() + "\n", style=style)
         if p.audited:
             t.append(f"\nAudit: {p.audited} checked, ", style="dim")
             t.append(f"{p.disagreements} disagreement{'s' if p.disagreements != 1 else ''}",

@@ -105,7 +105,8 @@ def synthetic_run():
     dep = simulate_agent(agent, 400, 10, rng)
     cal_recs = [item_record(f"c{i}", cal.ranked_item(i), acceptable={"correct"}) for i in range(cal.n_items)]
     dep_ranked = [dep.ranked_item(i) for i in range(dep.n_items)]
-    dep_recs = [item_record(f"d{i}", r, acceptable={"correct"}) for i, r in enumerate(dep_ranked)]
+    first = [str(rng.choice(r.classes, p=np.array(r.counts) / sum(r.counts))) if r.counts else None for r in dep_ranked]
+    dep_recs = [item_record(f"d{i}", r, acceptable={"correct"}, first_sample=first[i]) for i, r in enumerate(dep_ranked)]
     return cal_recs, dep_recs, dep_ranked
 
 
@@ -129,7 +130,8 @@ def test_results_match_a_direct_item_by_item_computation(synthetic_run, alpha):
     assert res.conditional_coverage.estimate == pytest.approx(sum(covered) / n_solv)
     assert res.capability_gap.estimate == pytest.approx(1 - n_solv / len(dep_recs))
     assert res.mode_accuracy.estimate == pytest.approx(np.mean([r.leader == "correct" for r in dep_ranked]))
-    assert res.single_sample_accuracy.estimate == pytest.approx(np.mean([r.count_of("correct") / r.n_samples for r in dep_ranked]))
+    known = [r.first_sample_acceptable for r in dep_recs if r.first_sample_acceptable is not None]
+    assert res.single_sample_accuracy.estimate == pytest.approx(np.mean(known))
     x = sum(s <= 1 for s in cal_scores)
     assert res.reliability_level == x / (len(cal_scores) + 1)
     # SPEC §3.5 default: the reliability level uses every verified item (calibration + referenced deployment)
@@ -152,8 +154,8 @@ def test_covered_requires_an_observed_acceptable_answer_even_when_m_star_is_infi
 
 def test_gate_and_calls_saved():
     inp = CertificationInput.from_arrays(WORKED, k_max=20, samples_used=[5] * 25 + [20] * 25)
-    assert compute_results(inp, 0.1, gate=0.88).passed is True  # 0.8824 ≥ 0.88
-    assert compute_results(inp, 0.1, gate=0.89).passed is False
+    assert compute_results(inp, 0.1, gate=0.88, gate_basis="level").passed is True  # 0.8824 ≥ 0.88
+    assert compute_results(inp, 0.1, gate=0.89, gate_basis="level").passed is False
     assert compute_results(inp, 0.1, gate=0.85, gate_basis="lower_bound").passed is False  # 0.8012 < 0.85
     assert compute_results(inp, 0.1).passed is None
     res = compute_results(inp, 0.1)
@@ -274,3 +276,137 @@ def test_split_stability_with_infinite_m_star_and_bad_input():
         split_stability(np.ones(10), item_ids=["a"] * 10)
     with pytest.raises(ValueError):
         split_stability([1.0, math.nan, 2.0])
+
+
+# ------------------------------------------------------------------------------------------- issue 11 §4: honest gates
+def test_gate_defaults_to_the_lower_bound_and_reports_both():
+    inp = CertificationInput.from_arrays(WORKED, k_max=20)
+    res = compute_results(inp, 0.1, gate=0.85)  # level 0.8824 ≥ 0.85 but the 95% bound 0.8012 < 0.85
+    assert res.passed is False and res.gate_on == "bound"
+    d = res.gate_decision
+    assert d.gate_on == "bound" and d.value == res.reliability_lower_bound and d.level == res.reliability_level
+    assert d.summary().startswith("FAIL: 95% lower bound 80.1% < gate 85.0% (level 88.2%)")
+    assert compute_results(inp, 0.1, gate=0.85, gate_basis="level").gate_decision.passed is True
+    assert compute_results(inp, 0.1, gate=0.85, gate_basis="bound").gate_on == "bound"
+    d90 = compute_results(inp, 0.1, gate=0.7, confidence=0.9).gate_decision
+    assert d90.basis_label == "90% lower bound" and d90.passed
+    with pytest.raises(ValueError):
+        compute_results(inp, 0.1, gate=0.8, gate_basis="median")
+
+
+def _pass_probability(n: int, p: float, gate: float, gate_basis: str) -> float:
+    """Exact P(pass) when each of n verified items is top-covered with probability p: a sum over the binomial count,
+    each count decided by compute_results itself."""
+    from scipy import stats
+
+    total = 0.0
+    for x in range(n + 1):
+        inp = CertificationInput.from_arrays([1.0] * x + [math.inf] * (n - x), k_max=5)
+        if compute_results(inp, 0.1, gate=gate, gate_basis=gate_basis).passed:
+            total += stats.binom.pmf(x, n, p)
+    return total
+
+
+@pytest.mark.parametrize("n", [20, 50, 200])
+def test_bound_gate_passes_a_model_at_the_threshold_at_most_one_minus_confidence(n):
+    """True coverage exactly at the gate (0.90): the bound gate passes it with probability <= 5% (exact sum over
+    the binomial), while the level gate passes it about half the time (issue 11 §4: 43-48% at n = 50)."""
+    assert _pass_probability(n, 0.90, 0.90, "lower_bound") <= 0.05
+    assert _pass_probability(n, 0.88, 0.90, "lower_bound") <= 0.05
+    if n == 50:
+        assert _pass_probability(n, 0.90, 0.90, "level") > 0.3
+    # and the same by simulation, seeded
+    rng = np.random.default_rng(n)
+    xs = rng.binomial(n, 0.90, size=4000)
+    passes = sum(
+        compute_results(CertificationInput.from_arrays([1.0] * x + [math.inf] * (n - x), k_max=5), 0.1, gate=0.9).passed
+        for x in xs[:400]
+    )
+    assert passes / 400 <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 400)
+
+
+def test_calls_saved_counts_only_samples_the_rule_did_not_draw():
+    """Rule `none` with two failed items (3 and 0 samples of K_max = 10): nothing was saved by stopping."""
+    ranked_full = RankedClasses(("a",), (10,), 10, 0)
+    failed = RankedClasses(("a",), (3,), 3, 0)
+    empty = RankedClasses((), (), 0, 0)
+    recs = [item_record(f"i{i}", ranked_full, score=1, stopped_early=False) for i in range(2)]
+    recs += [item_record("f1", failed, score=1, stopped_early=False), item_record("f2", empty, stopped_early=False)]
+    res = compute_results(build_input(recs, [], k_max=10), 0.1)
+    assert res.samples_used == 23 and res.calls_saved == 0.0
+    stopped = [item_record("s", RankedClasses(("a",), (6,), 6, 0), score=1, stopped_early=True)]
+    res = compute_results(build_input(recs + stopped, [], k_max=10), 0.1)
+    assert res.calls_saved == pytest.approx(4 / 50)
+
+
+def _stopped_sampling(probs_by_item: np.ndarray, k_max: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(samples matrix, samples used) under the anytime rule: class 0 is the correct one."""
+    from relgate_tui.core.stopping import get_stopping_rule
+
+    rule = get_stopping_rule("anytime")
+    n, c = probs_by_item.shape
+    cum = probs_by_item.cumsum(axis=1)
+    samples = (rng.random((n, k_max, 1)) > cum[:, None, :]).sum(axis=2)
+    used = np.full(n, k_max)
+    counts = np.zeros((n, c), dtype=np.int64)
+    active = np.ones(n, dtype=bool)
+    for k in range(1, k_max):
+        counts[np.arange(n), samples[:, k - 1]] += 1
+        top = -np.sort(-counts, axis=1)
+        stop = active & rule.should_stop_batch(top[:, 0], top[:, 1], (counts > 0).sum(axis=1), k)
+        used[stop] = k
+        active &= ~stop
+    return samples, used
+
+
+def test_single_sample_accuracy_is_unbiased_under_optional_stopping():
+    """SPEC §8's reference workload under the anytime rule: the mean acceptable fraction of the *used* samples
+    overstates the single-sample accuracy; the first-sample estimator does not."""
+    rng = np.random.default_rng(77)
+    workload = [(0.60, (0.97, 0.02, 0.01, 0.0)), (0.25, (0.75, 0.15, 0.10, 0.0)), (0.15, (0.45, 0.30, 0.15, 0.10))]
+    n = 12_000
+    sizes = [int(share * n) for share, _ in workload]
+    probs = np.concatenate([np.tile(p, (m, 1)) for (_, p), m in zip(workload, sizes)])
+    truth = float(np.mean(probs[:, 0]))
+    samples, used = _stopped_sampling(probs, 20, rng)
+    dep = []
+    for i in range(probs.shape[0]):
+        seq = [str(x) for x in samples[i, : used[i]]]
+        classes = sorted(set(seq), key=lambda x: -seq.count(x))
+        ranked = RankedClasses(tuple(classes), tuple(seq.count(x) for x in classes), len(seq), 0)
+        dep.append(item_record(f"d{i}", ranked, acceptable={"0"}, first_sample=seq[0]))
+    res = compute_results(build_input([], dep, k_max=20), 0.1)
+    se = math.sqrt(truth * (1 - truth) / len(dep))
+    assert abs(res.single_sample_accuracy.estimate - truth) < 4 * se
+    biased = float(np.mean([r.acceptable_fraction for r in dep]))
+    assert biased - truth > 0.01  # the estimator used before issue 11
+
+
+def test_worst_case_level_counts_skips_as_misses_and_m_star_infinity_is_flagged():
+    inp = CertificationInput.from_arrays(WORKED, k_max=20, n_skipped=5)
+    res = compute_results(inp, 0.1)
+    assert res.reliability_level == 45 / 51 and res.worst_case_level == 45 / 56
+    assert res.worst_case_lower_bound < res.reliability_lower_bound
+    assert not res.no_guarantee
+    assert compute_results(CertificationInput.from_arrays([1.0] * 5, k_max=20), 0.1).no_guarantee
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.10, 0.30])
+def test_adaptive_sets_match_the_conformal_module(synthetic_run, alpha):
+    """SPEC §3.4 adaptive sets (eq. 6.7) in the results: q̂, set sizes and coverage equal core/conformal.py's."""
+    from relgate_tui.core.conformal import adaptive_prediction_set, adaptive_threshold
+    from relgate_tui.core.scores import cumulative_score
+
+    cal_recs, dep_recs, dep_ranked = synthetic_run
+    res = compute_results(build_input(cal_recs, dep_recs, k_max=10), alpha)
+    q = adaptive_threshold([r.cp_score for r in cal_recs], alpha)
+    assert res.adaptive.threshold == q
+    sets = [adaptive_prediction_set(r, q) for r in dep_ranked]
+    assert res.adaptive.average_set_size == pytest.approx(np.mean([len(s) for s in sets]))
+    covered = [("correct" in s) for s in sets]
+    assert res.adaptive.coverage.estimate == pytest.approx(np.mean(covered))
+    assert [r.cp_score for r in dep_recs] == [cumulative_score(r, {"correct"}) for r in dep_ranked]
+
+
+def test_adaptive_sets_are_absent_without_class_shares():
+    assert compute_results(CertificationInput.from_arrays(WORKED, k_max=20), 0.1).adaptive is None

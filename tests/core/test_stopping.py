@@ -17,8 +17,11 @@ from relgate_tui.core.stopping import (
     StoppingRule,
     TrustGateRule,
     anytime_log_evidence,
+    anytime_weight,
     get_stopping_rule,
+    leader_order,
     simulate_stopping,
+    unanimous_floor,
 )
 
 DELTA = 0.05
@@ -179,18 +182,47 @@ def test_trustgate_stops_unanimous_at_8():
 # ---------------------------------------------------------------------------------------------------------- anytime
 
 
-def test_anytime_unanimous_stops_at_7():
+def test_anytime_unanimous_stops_at_6():
     rule = get_stopping_rule("anytime", DELTA)
-    assert first_unanimous_stop(rule) == 7
-    # INVALID samples are ignored by the rule: it waits for 7 valid answers
-    assert first_unanimous_stop(rule, invalid_every=3) == 10
+    assert first_unanimous_stop(rule) == 6
+    # INVALID samples are ignored by the rule: it waits for 6 valid answers
+    assert first_unanimous_stop(rule, invalid_every=3) == 8
+
+
+def test_unanimous_floor_is_met_and_is_a_real_floor():
+    """No label-symmetric rule valid at delta can stop a unanimous item before unanimous_floor(delta) (6 at 5%):
+    under an exact two-class tie it would stop wrongly with probability 2^(1-k) > delta. The anytime rule meets the
+    floor exactly at 5% and stays within one sample of it elsewhere."""
+    assert unanimous_floor(0.05) == 6
+    for delta in (0.01, 0.02, 0.05, 0.1, 0.2, 0.3):
+        floor = unanimous_floor(delta)
+        assert 2.0 ** (1 - floor) <= delta < 2.0 ** (2 - floor)  # the tie argument, at the floor and one before
+        k = first_unanimous_stop(get_stopping_rule("anytime", delta))
+        assert floor <= k <= floor + 1
+    # the argument is exact: stopping a unanimous item at k = floor - 1 is invalid on the tie (all stops wrong)
+    assert exact_two_class(UnanimousAt(5), 0.5, 20)[1] == pytest.approx(2.0**-4) and 2.0**-4 > DELTA
 
 
 def test_anytime_log_evidence_matches_numerical_integral():
-    norm = integrate.quad(lambda t: t**7, 0.5, 1.0)[0]
+    norm = integrate.quad(lambda t: t**15, 0.5, 1.0)[0]
     for a, b in [(0, 0), (1, 0), (6, 0), (12, 1), (15, 2), (3, 3), (30, 12), (5, 9)]:
-        value = integrate.quad(lambda t: (2 * t) ** a * (2 * (1 - t)) ** b * t**7, 0.5, 1.0, epsabs=0)[0] / norm
+        value = integrate.quad(lambda t: (2 * t) ** a * (2 * (1 - t)) ** b * t**15, 0.5, 1.0, epsabs=0)[0] / norm
         assert anytime_log_evidence(a, b) == pytest.approx(math.log(value), rel=1e-9, abs=1e-9)
+
+
+def test_anytime_weights_sum_to_one_and_decrease():
+    r = np.arange(1, 2_000_001)
+    w = anytime_weight(r)
+    assert w[0] == 0.9 and np.all(np.diff(w) < 0)
+    assert w.sum() + 0.1 * 6 / math.pi**2 / 2_000_000 == pytest.approx(1.0, abs=1e-9)  # tail of sum 1/r^2 ~ 1/R
+
+
+def test_leader_order_reads_first_appearance():
+    assert leader_order([5]) == 1
+    assert leader_order([1, 5]) == 2
+    assert leader_order([0, 1, 0, 5, 2]) == 2  # zeros are not classes seen
+    assert leader_order([2, 0, 1, 5]) == 3
+    assert leader_order([]) == 1 and leader_order([0, 0]) == 1
 
 
 def test_anytime_log_evidence_is_monotone():
@@ -203,13 +235,14 @@ def test_anytime_log_evidence_is_monotone():
 
 def test_anytime_rule_is_the_documented_threshold():
     rule = get_stopping_rule("anytime", DELTA)
-    for a, b, extra in itertools.product(range(1, 40), range(0, 15), range(0, 4)):
-        counts = [a, b] + [1] * extra
-        n_seen = sum(c > 0 for c in counts)
-        if b > a or (extra and b < 1):
+    for a, b, extra, position in itertools.product(range(1, 40), range(0, 15), range(0, 4), range(0, 3)):
+        others = [b] + [1] * extra if b else []
+        if b > a or (extra and b < 1) or position > len(others):
             continue
-        level = DELTA * 6 / (math.pi**2 * n_seen**2)
-        expected = a > b and anytime_log_evidence(a - 1, b) >= -math.log(level)
+        counts = others[:position] + [a] + others[position:]  # the leader appeared (position + 1)-th
+        r = 1 + position
+        weight = 0.9 if r == 1 else 0.1 * 6 / (math.pi**2 * (r - 1) ** 2)
+        expected = a > b and anytime_log_evidence(a - 1, b) >= -math.log(DELTA * weight)
         assert rule.should_stop(counts, sum(counts) + 2) == expected
 
 
@@ -220,60 +253,131 @@ def test_anytime_never_stops_on_tied_top_counts():
         assert not rule.should_stop([a, a, 1], 2 * a + 1)
 
 
-def test_decisions_ignore_order_and_zero_counts():
+def test_decisions_ignore_zero_counts_and_only_anytime_reads_the_order():
     rng = np.random.default_rng(3)
-    for name in (*STOPPING_RULES, "trustgate"):
+    for name in (*STOPPING_RULES, "trustgate", "anytime-v1"):
         rule = get_stopping_rule(name)
         for _ in range(200):
-            counts = list(rng.integers(0, 30, size=rng.integers(1, 6)))
+            counts = [int(c) for c in rng.integers(0, 30, size=rng.integers(1, 6))]
             n = sum(counts) + int(rng.integers(0, 5))
-            shuffled = list(rng.permutation(counts)) + [0, 0]
-            assert rule.should_stop(counts, n) == rule.should_stop(shuffled, n)
+            padded = [0] + [v for c in counts for v in (c, 0)]
+            assert rule.should_stop(counts, n) == rule.should_stop(padded, n)
+            shuffled = [int(c) for c in rng.permutation(counts)]
+            if name != "anytime":
+                assert rule.should_stop(counts, n) == rule.should_stop(shuffled, n)
+            else:  # a leader listed first is tested at the largest weight: it stops whenever it would later
+                top = int(np.argmax(shuffled))
+                first = [shuffled[top]] + shuffled[:top] + shuffled[top + 1:]
+                assert rule.should_stop(first, n) >= rule.should_stop(shuffled, n)
+    anytime = get_stopping_rule("anytime")
+    assert anytime.should_stop([10, 1], 11) and not anytime.should_stop([1, 10], 11)
 
 
 def test_batch_decisions_equal_scalar_decisions():
     rng = np.random.default_rng(4)
-    triples = [(0, 0, 0)]
+    rows = [(0, 0, 0, 1)]
     for _ in range(800):
         leader = int(rng.integers(1, 80))
         n_seen = int(rng.integers(1, 6))
         runner_up = 0 if n_seen == 1 else int(rng.integers(1, leader + 1))
-        triples.append((leader, runner_up, n_seen))
-    leader, runner_up, n_seen = (np.array(column) for column in zip(*triples))
-    for name in (*STOPPING_RULES, "trustgate"):
+        rows.append((leader, runner_up, n_seen, int(rng.integers(1, n_seen + 1))))
+    leader, runner_up, n_seen, order = (np.array(column) for column in zip(*rows))
+    for name in (*STOPPING_RULES, "trustgate", "anytime-v1"):
         rule = get_stopping_rule(name)
         for n_samples in (200, 250):
-            batch = rule.should_stop_batch(leader, runner_up, n_seen, n_samples)
-            for i, (a, b, c) in enumerate(triples):
-                counts = ([a] if c >= 1 else []) + ([b] if c >= 2 else []) + [1] * max(0, c - 2)
+            batch = rule.should_stop_batch(leader, runner_up, n_seen, n_samples, leader_order=order)
+            for i, (a, b, c, r) in enumerate(rows):
+                others = ([b] if c >= 2 else []) + [1] * max(0, c - 2)
+                counts = others[: r - 1] + ([a] if c >= 1 else []) + others[r - 1:]
                 assert bool(batch[i]) == rule.should_stop(counts, n_samples)
+    # without the order the rule uses the number of classes seen (w_C <= w_r: never stops more often)
+    anytime = get_stopping_rule("anytime")
+    assert np.all(anytime.should_stop_batch(leader, runner_up, n_seen, 200)
+                  <= anytime.should_stop_batch(leader, runner_up, n_seen, 200, leader_order=order))
 
 
 # ---------------------------------------------------------------------------------------------------------- simulation
 
 
-def exact_two_class(rule: StoppingRule, p: float, k_max: int) -> float:
-    """Exact E[samples] for classes (p, 1 - p) by dynamic programming over the count of the first class."""
-    alive = np.zeros(k_max + 1)
-    alive[0] = 1.0
-    expected = 0.0
-    for k in range(1, k_max):
-        nxt = np.zeros(k_max + 1)
-        nxt[1:] += alive[:-1] * p
-        nxt += alive * (1 - p)
-        for first in range(k + 1):
-            if nxt[first] and rule.should_stop([first, k - first], k):
-                expected += k * nxt[first]
-                nxt[first] = 0.0
-        alive = nxt
-    return expected + k_max * alive.sum()
+class UnanimousAt:
+    """A label-symmetric rule that stops a unanimous item at k (and nothing else): the floor's counterexample."""
+
+    name, delta = "unanimous-at", DELTA
+
+    def __init__(self, k: int):
+        self.k = k
+
+    def should_stop(self, counts, n_samples):
+        return n_samples == self.k and sorted(counts, reverse=True)[:2] in ([self.k], [self.k, 0])
+
+
+def _decide(rule: StoppingRule, x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
+    """The rule on counts [x, y] (first-appearing class first), vectorised through ``should_stop_batch``."""
+    batch = getattr(rule, "should_stop_batch", None)
+    if batch is not None:
+        return batch(np.maximum(x, y), np.minimum(x, y), (x > 0).astype(int) + (y > 0), k,
+                     leader_order=np.where(x > y, 1, 2))
+    return np.array([rule.should_stop([a, b], k) for a, b in zip(x, y)], dtype=bool)
+
+
+def exact_two_class(rule: StoppingRule, p: float, k_max: int, invalid: float = 0.0) -> tuple[float, float]:
+    """Exact (E[samples], P(wrong early stop)) for classes (p, 1 - p - invalid) plus INVALID, by dynamic
+    programming over the counts (x, y) of the class that appeared first and of the other one; the rule sees the
+    counts in first-appearance order, as the engine passes them. No sampling error: validity checked exactly."""
+    expected = wrong = 0.0
+    q = 1.0 - p - invalid
+    for p_first, p_other in ((p, q), (q, p)):
+        if p_first == 0:
+            continue
+        first_is_wrong, other_is_wrong = p_first <= p_other, p_other <= p_first
+        alive = np.zeros((k_max + 2, k_max + 2))
+        alive[0, 0] = 1.0  # before the first valid sample (this branch: the first one is "first")
+        for k in range(1, k_max + 1):
+            nxt = invalid * alive
+            nxt[1:, :] += p_first * alive[:-1, :]
+            nxt[1:, 1:] += p_other * alive[1:, :-1]  # the other class only after the first one appeared
+            alive = nxt
+            if k == k_max:
+                break
+            xs, ys = np.nonzero(alive)
+            keep = xs >= 1
+            xs, ys = xs[keep], ys[keep]
+            stop = _decide(rule, xs, ys, k)
+            if stop.any():
+                mass = alive[xs[stop], ys[stop]]
+                expected += k * mass.sum()
+                wrong += float((mass * np.where(xs[stop] > ys[stop], first_is_wrong, other_is_wrong)).sum())
+                alive[xs[stop], ys[stop]] = 0.0
+        expected += k_max * alive.sum()
+    return expected, wrong
+
+
+def exact_two_class_long(rule: StoppingRule, p: float, k_max: int) -> float:
+    """P(wrong early stop) as :func:`exact_two_class` without INVALID, in O(k) memory per step (K_max = 1,000)."""
+    wrong = 0.0
+    for p_first in (p, 1 - p):
+        if p_first == 0:
+            continue
+        alive = np.zeros(k_max + 2)
+        alive[1] = p_first  # after sample 1: the first class has x = 1
+        for k in range(1, k_max):
+            x = np.arange(1, k + 1)
+            y = k - x
+            mass = alive[1 : k + 1] * _decide(rule, x, y, k)
+            wrong += float((mass * np.where(x > y, p_first <= 0.5, 1 - p_first <= 0.5)).sum())
+            alive[1 : k + 1] -= mass
+            nxt = np.zeros(k_max + 2)
+            nxt[2 : k + 2] += alive[1 : k + 1] * p_first
+            nxt[1 : k + 1] += alive[1 : k + 1] * (1 - p_first)
+            alive = nxt
+    return wrong
 
 
 @pytest.mark.parametrize("name", ["anytime", "trustgate"])
 def test_simulation_matches_exact_expectation(name):
     rule = get_stopping_rule(name)
     for p in (0.9, 0.75):
-        exact = exact_two_class(rule, p, 20)
+        exact, _ = exact_two_class(rule, p, 20)
         sim = simulate_stopping(rule, [p, 1 - p], 20, 20_000, np.random.default_rng(5))
         assert abs(sim.mean_samples - exact) < 0.1  # ~ 4-5 standard errors
 
@@ -307,14 +411,9 @@ def test_stats_fields_are_consistent():
 # ---------------------------------------------------------------------------------------------------------- validity
 
 ADVERSARIAL = [
-    pytest.param((0.5, 0.5), 0.0, id="tie-0.5-0.5"),
-    pytest.param((0.55, 0.45), 0.0, id="0.55-0.45"),
-    pytest.param((0.52, 0.48), 0.0, id="0.52-0.48"),
     pytest.param((0.4, 0.35, 0.25), 0.0, id="0.4-0.35-0.25"),
     pytest.param((0.45,) + (0.05,) * 11, 0.0, id="0.45+11x0.05"),
     pytest.param((1 / 3, 1 / 3, 1 / 3), 0.0, id="tie-3-way"),
-    pytest.param((0.45, 0.45), 0.1, id="tie+invalid"),
-    pytest.param((0.4, 0.35), 0.25, id="0.4-0.35+invalid"),
 ]
 VALIDITY_TRIALS = 10_000
 VALIDITY_K_MAX = 200
@@ -323,12 +422,52 @@ VALIDITY_K_MAX = 200
 @pytest.mark.parametrize("name", ["anytime", "paper"])
 @pytest.mark.parametrize(("probs", "invalid"), ADVERSARIAL)
 def test_wrong_stop_rate_is_below_delta(name, probs, invalid):
-    """P(stopped early with a leader that is not the unique true mode) <= delta, at a budget large enough (200)
-    that the rule gets many chances to stop wrongly. With exact ties every stop is wrong. The assertion is on the
-    one-sided 99.9 % Clopper-Pearson upper bound, so it certifies the rate is below delta (the anytime rule's
-    worst case here, the exact tie, is ~0.02, giving an upper bound of ~0.024)."""
+    """Three or more classes (near-ties, exact ties, many small classes): P(stopped early with a leader that is not
+    the unique true mode) <= delta at a budget large enough (200) that the rule gets many chances to stop wrongly;
+    with exact ties every stop is wrong. Asserted on the one-sided 99.9 % Clopper-Pearson upper bound. (Two-class
+    distributions, where the worst case lives, are checked exactly below.)"""
     rule = get_stopping_rule(name, DELTA)
     s = simulate_stopping(rule, probs, VALIDITY_K_MAX, VALIDITY_TRIALS, np.random.default_rng(2024), invalid)
+    assert cp_upper(s.wrong_stops, s.n_trials) < DELTA
+
+
+@pytest.mark.parametrize("name", ["anytime", "paper"])
+@pytest.mark.parametrize(("p", "invalid"), [(0.5, 0.0), (0.45, 0.1), (0.52, 0.0), (0.55, 0.0), (0.4, 0.25),
+                                            (0.3, 0.4), (0.6, 0.0)])
+def test_exact_wrong_stop_probability_two_classes(name, p, invalid):
+    """Exact P(wrong stop) (dynamic programming, no sampling error) for (p, 1 - p - invalid) plus INVALID at
+    K_max = 200: at most delta; the exact tie is the anytime rule's worst case (4.02%)."""
+    _, wrong = exact_two_class(get_stopping_rule(name, DELTA), p, 200, invalid)
+    assert wrong <= DELTA
+    if name == "anytime" and p == 0.5:
+        assert wrong == pytest.approx(0.0402, abs=0.0005)  # the figure quoted in the docstring and the issue
+
+
+@pytest.mark.parametrize("p", [0.5, 0.51, 0.55, 0.7])
+def test_anytime_exact_wrong_stop_probability_at_k_max_1000(p):
+    wrong = exact_two_class_long(get_stopping_rule("anytime", DELTA), p, 1000)
+    assert wrong <= DELTA
+
+
+def test_exact_dynamic_programs_agree_with_the_simulation():
+    rule = get_stopping_rule("anytime", DELTA)
+    assert exact_two_class(rule, 0.5, 60)[1] == pytest.approx(exact_two_class_long(rule, 0.5, 60), abs=1e-12)
+    for p, invalid in ((0.5, 0.0), (0.45, 0.1)):
+        _, wrong = exact_two_class(rule, p, 60, invalid)
+        s = simulate_stopping(rule, (p, 1 - p - invalid), 60, 20_000, np.random.default_rng(31), invalid)
+        assert abs(s.wrong_stop_rate - wrong) < 4.5 * math.sqrt(wrong * (1 - wrong) / 20_000)
+
+
+@pytest.mark.parametrize(("probs", "invalid", "k_max"), [
+    pytest.param((0.3, 0.3) + (0.01,) * 40, 0.0, 200, id="tie+40-small"),
+    pytest.param((0.05,) * 20, 0.0, 200, id="20-way-tie"),
+    pytest.param((0.12,) + (0.02,) * 44, 0.0, 200, id="0.12+44x0.02"),
+    pytest.param((0.02,) * 50, 0.0, 1000, id="50-way-tie-k1000"),
+    pytest.param((0.3, 0.3, 0.2), 0.2, 1000, id="tie+invalid-k1000"),
+])
+def test_anytime_many_small_classes_and_long_budgets(probs, invalid, k_max):
+    """Many small classes (each new class is tested at a smaller weight) and K_max = 1,000, simulated."""
+    s = simulate_stopping(get_stopping_rule("anytime"), probs, k_max, 2000, np.random.default_rng(12), invalid)
     assert cp_upper(s.wrong_stops, s.n_trials) < DELTA
 
 
@@ -337,11 +476,6 @@ def test_validity_check_detects_an_unsound_rule():
     s = simulate_stopping(get_stopping_rule("trustgate"), (0.5, 0.5), VALIDITY_K_MAX, VALIDITY_TRIALS,
                           np.random.default_rng(2024))
     assert cp_lower(s.wrong_stops, s.n_trials) > DELTA
-
-
-def test_anytime_stays_valid_on_a_long_run():
-    s = simulate_stopping(get_stopping_rule("anytime"), (0.5, 0.5), 1500, 2500, np.random.default_rng(11))
-    assert cp_upper(s.wrong_stops, s.n_trials) < DELTA
 
 
 # ---------------------------------------------------------------------------------------------------------- frugality
@@ -361,3 +495,22 @@ def test_anytime_is_at_least_as_frugal_as_trustgate_on_the_reference_workload():
                 for i, (share, probs) in enumerate(REFERENCE_WORKLOAD)
             )
         assert means["anytime"] <= means["trustgate"]
+
+
+def test_retuned_anytime_saves_more_than_the_previous_tuning():
+    """Issue 11 §3: first-appearance weights and the Beta(16, 1) prior save ~43.6% at K_max = 20 (previous tuning
+    ~37.0%) and ~21.8% at K_max = 10 (~15.6%) on the reference workload (exact per component: two-class DP is not
+    enough here, so 6,000 simulated items per component with common random numbers)."""
+    expected = {20: (0.436, 0.370), 10: (0.218, 0.156)}
+    for k_max, (new_saved, old_saved) in expected.items():
+        saved = {}
+        for name in ("anytime", "anytime-v1"):
+            rule = get_stopping_rule(name)
+            mean = sum(
+                share * simulate_stopping(rule, probs, k_max, 6000, np.random.default_rng(200 + i)).mean_samples
+                for i, (share, probs) in enumerate(REFERENCE_WORKLOAD)
+            )
+            saved[name] = 1 - mean / k_max
+        assert saved["anytime"] == pytest.approx(new_saved, abs=0.01)
+        assert saved["anytime-v1"] == pytest.approx(old_saved, abs=0.01)
+        assert saved["anytime"] > saved["anytime-v1"] + 0.05

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from relgate_tui.cli import main
-from relgate_tui.engine.demo_server import DemoServer, FaultPlan
+from relgate_tui.demo import DemoServer, FaultPlan
 from relgate_tui.engine.runstore import open_run
 
 TASK = "bigbench-3digit-addition"
@@ -118,10 +118,28 @@ def test_exit_codes_for_the_gate(demo, first_run, monkeypatch, capsys) -> None:
     base = [a for a in first_run["args"] if a not in ("--json",) and not a.endswith(".json")]
     level = first_run["doc"]["reliability_level"]
     before = len(demo.requests)
-    assert main([*base, "--min-reliability", f"{level - 0.01:.4f}", "--quiet"]) == 0
-    assert main([*base, "--min-reliability", f"{min(1.0, level + 0.01):.4f}", "--json", "-", "--quiet"]) == 1
+    bound = first_run["doc"]["reliability_lower_bound"]
+    assert main([*base, "--min-reliability", f"{level - 0.01:.4f}", "--gate-on", "level", "--quiet"]) == 0
+    assert main([*base, "--min-reliability", f"{min(1.0, level + 0.01):.4f}", "--gate-on", "level", "--json", "-",
+                 "--quiet"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["passed"] is False and doc["min_reliability"] == pytest.approx(min(1.0, level + 0.01), abs=1e-4)
+    assert doc["gate_on"] == "level"
+    # issue 11 §4: the default gate is the lower confidence bound; a threshold between bound and level fails
+    between = (bound + level) / 2
+    assert main([*base, "--min-reliability", f"{between:.4f}", "--json", "-", "--quiet"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["gate_on"] == "bound" and doc["gate"]["value"] == doc["reliability_lower_bound"]
+    assert doc["gate"]["level"] == doc["reliability_level"] and doc["gate"]["summary"].startswith("FAIL: 95% lower")
+    assert main([*base, "--min-reliability", f"{bound - 0.01:.4f}", "--quiet"]) == 0
+    assert main([*base, "--min-reliability", f"{between:.4f}", "--confidence", "0.8", "--json", "-", "--quiet"]) in (0, 1)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["confidence"] == 0.8 and doc["gate"]["summary"].split(":")[1].strip().startswith("80% lower bound")
+    for key in ("worst_case", "prediction_sets", "bootstrap", "split_stability"):
+        assert key in doc
+    assert doc["bootstrap"]["samples_used"]["lower"] <= doc["bootstrap"]["samples_used"]["estimate"]
+    assert doc["split_stability"]["n_splits"] == 100
+    assert doc["adaptive_sets"]["average_set_size"] >= 1
     assert len(demo.requests) == before  # the gate reuses the stored samples
 
 
@@ -298,3 +316,32 @@ def test_failed_requests_are_counted_visible_and_retried_on_rerun(tmp_path, monk
         doc2 = json.loads(capsys.readouterr().out)
         assert doc2["n_incomplete"] == 0 and doc2["calls"]["failed"] == 0
         assert doc2["calls"]["made"] == len(chat_200(server)) - before > 0
+
+
+def test_calls_saved_ignores_failed_items_under_rule_none(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 11 §4: with `--stopping none` nothing is ever saved by stopping; two items cut short by non-retryable
+    failures used fewer samples but must not be reported as savings (was 46%)."""
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path))
+    with DemoServer(faults=FaultPlan(script=["400", "400"])) as server:
+        args = ["certify", "--task", "gsm8k", "--limit", "4", "--endpoint", server.base_url, "--model", "sim-strong",
+                "--k-max", "5", "--stopping", "none", "--concurrency", "1", "--json", "-", "--quiet"]
+        assert main(args) == 0
+        doc = json.loads(capsys.readouterr().out)
+    assert doc["calls"]["failed"] == 2 and doc["n_incomplete"] == 2
+    assert doc["samples_used"] < 4 * 5
+    assert doc["calls"]["saved_vs_kmax"] == 0.0
+
+
+def test_markdown_report_shows_gate_basis_and_section_3_6_readouts(first_run) -> None:
+    """Issue 11 §4: the report states the gate decision with both numbers, the bootstrap intervals and the split
+    stability from the document."""
+    from relgate_tui.engine.report import render_report
+
+    doc = {**first_run["doc"], "min_reliability": 0.5, "passed": True, "n_skipped": 2,
+           "gate": {"summary": "PASS: 95% lower bound 80.0% ≥ gate 50.0% (level 90.0%)"},
+           "worst_case": {"level": 0.8, "lower_bound": 0.7, "n_skipped": 2}}
+    md = render_report(doc, "md")
+    assert "95% lower bound 80.0% ≥ gate 50.0% (level 90.0%)" in md
+    assert "Worst case, skipped items counted as misses: level 80.0%" in md
+    assert "Samples used per item:" in md and "percentile bootstrap, B = 10000" in md
+    assert "Stability over 100 random splits" in md and "Adaptive sets (eq. 6.7): q̂ = " in md

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from relgate_tui.demo import DemoServer
 from relgate_tui.engine.certify import CRASH_AFTER_LABELS_ENV
-from relgate_tui.engine.demo_server import DemoServer
 from relgate_tui.engine.endpoints import sample_seed
 from relgate_tui.engine.runstore import open_run, read_jsonl
 

@@ -14,8 +14,8 @@ from relgate_tui.cli import main
 from relgate_tui.core import judge as cj
 from relgate_tui.core.ranking import RankedClasses
 from relgate_tui.core.types import INVALID
+from relgate_tui.demo import DemoServer, JudgeKnobs
 from relgate_tui.engine.certify import CertifyConfig, CertifyError
-from relgate_tui.engine.demo_server import DemoServer
 from relgate_tui.engine.judge_certify import (
     acceptable_from_verdict,
     judge_calls_needed,
@@ -23,7 +23,6 @@ from relgate_tui.engine.judge_certify import (
     judge_rank_score,
     judge_requests,
 )
-from relgate_tui.engine.simulation import JudgeKnobs
 from relgate_tui.engine.tasks import TaskItem
 
 TASK = "bigbench-3digit-addition"

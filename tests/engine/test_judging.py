@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.core import judge as cj
+from relgate_tui.demo import DemoServer
 from relgate_tui.engine.cache import SampleCache
-from relgate_tui.engine.demo_server import DemoServer
 from relgate_tui.engine.endpoints import sample_seed
 from relgate_tui.engine.judge_audit import JudgeAuditConfig, audit_result
 from relgate_tui.engine.judge_prompts import direct_prompt, pairwise_prompt

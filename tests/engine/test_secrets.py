@@ -16,7 +16,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from relgate_tui.engine.demo_server import DemoServer
+from relgate_tui.demo import DemoServer
 
 CLI = [sys.executable, "-m", "relgate_tui.cli"]
 

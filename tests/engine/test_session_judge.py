@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from relgate_tui.engine.demo_server import DemoServer
+from relgate_tui.demo import DemoServer
 from relgate_tui.engine.session import RunSetup, Session
 
 TASK = "bigbench-3digit-addition"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from relgate_tui.engine.demo_server import DemoServer
+from relgate_tui.demo import DemoServer
 from relgate_tui.engine.judge_audit import JudgeAuditConfig, audit_result
 from relgate_tui.engine.judging import Judge, PromptVariant
 from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE

@@ -140,3 +140,24 @@ async def test_gate_pass_and_fail(services, labelled_run):
 def test_labels_fixture_is_what_the_screen_reads(labelled_run):
     labels = RunStore(labelled_run).current_labels()
     assert len(labels) == 20 and all(isinstance(v, Label) and v.source == "human" for v in labels.values())
+
+
+async def test_gate_readouts_show_both_numbers_confidence_and_section_3_6(services, labelled_run):
+    """Issue 11 §4: the verdict names the gate's basis and shows both numbers, labels use the confidence the user
+    set, and the bootstrap intervals and 100-split stability appear."""
+    app = make_app(services)
+    async with app.run_test(size=(140, 50)) as pilot:
+        app.settings = type(app.settings)(**{**app.settings.__dict__, "confidence": 0.9})
+        session = await _open_results(app, pilot, labelled_run, [], gate=0.5)
+        r = app.screen.view.result
+        assert r.gate_on == "bound" and r.confidence == 0.9
+        verdict = str(app.screen.query_one("#verdict").content)
+        assert "90% lower bound" in verdict and "level" in verdict
+        assert "with 90% confidence" in str(app.screen.query_one("#bound").content)
+        validation = app.screen.query_one("#validation")
+        lines = [str(line) for line in app.screen._extra_lines(r)]
+        assert any("samples/item" in x and "bootstrap, B = 10,000" in x for x in lines)
+        assert any(x.startswith("100 random splits") for x in lines)
+        assert any(x.startswith("adaptive sets (eq. 6.7): q̂ = ") for x in lines) and r.adaptive is not None
+        assert validation.size.height >= 3 + len(lines)  # title, two rows of metrics, then these lines
+        session.close()

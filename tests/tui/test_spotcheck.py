@@ -176,3 +176,23 @@ async def test_audit_mode_counts_disagreements(services):
         assert session.audit_counts() == (1, 1)
         assert "disagree" in screen.last_message or "≠" in screen.last_message
         session.close()
+
+
+async def test_live_gate_is_anytime_valid_and_says_when_it_is_decided(services, run_path):
+    """Issue 11 §4: the live bound is the confidence sequence (not the fixed-n Clopper-Pearson bound), at the
+    confidence the user set, and the screen says whether the gate is decided or how many more labels it needs."""
+    from relgate_tui.core.gate import sequential_gate
+
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.settings = type(app.settings)(**{**app.settings.__dict__, "confidence": 0.9, "gate": 0.5})
+        session = await _open_spotcheck(app, pilot, run_path, [])
+        for _ in range(6):
+            await pilot.press("y")
+        text = str(app.screen.query_one("#progress").render())
+        p = session.spot_progress(confidence=0.9)
+        live = sequential_gate(round(p.reliability_level * (p.n + 1)), p.n, 0.5, 0.9)
+        assert f"≥ {100 * live.lower:.1f}%" in text and "with 90% confidence, at any stopping point" in text
+        assert live.lower < p.reliability_lower_bound  # anytime validity is paid for in width
+        assert "gate 50%: " + live.summary() in text
+        assert ("decided: PASS after" in text) == (live.decided == "PASS")

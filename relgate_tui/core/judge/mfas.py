@@ -177,7 +177,7 @@ def mfas_exact(tournament: Tournament, time_limit_s: float = 10.0, num_workers: 
     hint_rank = {v: r for r, v in enumerate(hint)}
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
-    g.add_edges_from(zip(*np.nonzero(w)))
+    g.add_edges_from(zip(*np.nonzero(w), strict=True))
     cond = nx.condensation(g)
     members = {c: sorted(cond.nodes[c]["members"], key=lambda v: hint_rank[v]) for c in cond.nodes}
     comp_order = nx.lexicographical_topological_sort(cond, key=lambda c: hint_rank[members[c][0]])

@@ -48,7 +48,7 @@ class Ranking:
     order: tuple[str, ...]
 
     def score_of(self) -> dict[str, float]:
-        return dict(zip(self.candidates, self.scores))
+        return dict(zip(self.candidates, self.scores, strict=True))
 
 
 def ranking_from_scores(method: str, candidates: Sequence[str], scores: ArrayLike) -> Ranking:

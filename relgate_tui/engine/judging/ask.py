@@ -261,6 +261,8 @@ async def check_reachable(judge: Judge, attempts: int = 3) -> None:
 
     import httpx
 
+    from relgate_tui.core.redact import public_url
+    from relgate_tui.engine.httpread import status_of
     from relgate_tui.errors import EndpointError
 
     endpoint = judge.endpoint_config()
@@ -269,7 +271,7 @@ async def check_reachable(judge: Judge, attempts: int = 3) -> None:
     async with httpx.AsyncClient(trust_env=False, timeout=min(10.0, endpoint.timeout_s)) as client:
         for attempt in range(attempts):
             try:
-                await client.get(url, headers=endpoint.headers())
+                await status_of(client, url, endpoint.headers(), min(10.0, endpoint.timeout_s))  # body never read
                 return
             except httpx.TimeoutException:
                 last = "timed out"
@@ -277,4 +279,4 @@ async def check_reachable(judge: Judge, attempts: int = 3) -> None:
                 last = type(exc).__name__
             if attempt + 1 < attempts:
                 await asyncio.sleep(0.25 * 2**attempt)
-    raise EndpointError(f"{endpoint.base_url} ({last} after {attempts} attempts); is the server running?")
+    raise EndpointError(f"{public_url(endpoint.base_url)} ({last} after {attempts} attempts); is the server running?")

@@ -18,6 +18,7 @@ from typing import Any
 
 from relgate_tui import __version__
 from relgate_tui.core.jsonsafe import dumps, jsonable
+from relgate_tui.core.redact import public_url
 from relgate_tui.engine.judging import direct, pairwise
 
 
@@ -75,7 +76,7 @@ class AuditResult:
         first, judge = self.cells[0], self.judges[0]
         doc: dict[str, Any] = {
             "relgate_version": __version__, "data": self.data, "criterion": self.criterion,
-            "endpoint": judge.get("endpoint"), "model": judge.get("model"), "protocol": self.protocol,
+            "endpoint": public_url(str(judge["endpoint"])) if judge.get("endpoint") else None, "model": judge.get("model"), "protocol": self.protocol,
             "reps": self.reps, "seed": self.seed, "alpha": self.alpha, "n_inputs": self.n_inputs,
             "candidates_per_input": list(self.candidates_per_input),
         }
@@ -83,7 +84,8 @@ class AuditResult:
         doc["calls"] = self.total_calls
         doc["wall_seconds"] = round(self.wall_seconds, 3)
         if len(self.cells) > 1:
-            doc["judges"] = [{**j, "calls": dict(self.calls.get(str(j.get("name")), {}))} for j in self.judges]
+            doc["judges"] = [{**j, "endpoint": public_url(str(j["endpoint"])) if j.get("endpoint") else None,
+                              "calls": dict(self.calls.get(str(j.get("name")), {}))} for j in self.judges]
             doc["variants"] = self.variants
             doc["studies"] = [c.to_json() for c in self.cells]
         return jsonable(doc)

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, ProgressBar, RichLog, Static
 
-from relgate_tui.tui.forms import first_line
+from relgate_tui.core.text import one_line
 
 
 class ProgressPanel(Vertical):
@@ -82,7 +82,7 @@ class ProgressPanel(Vertical):
 
     def note(self, message: str) -> None:
         """Log ``message`` once (untrusted text: never markup)."""
-        message = first_line(message)
+        message = one_line(message)  # server and id text: never markup, no controls
         if message not in self._seen:
             self._seen.add(message)
             self.query_one("#errors", RichLog).write(Text(message))

@@ -16,9 +16,9 @@ import time
 import httpx
 import pytest
 
+from relgate_tui import demo as sim
 from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
-from relgate_tui.engine import simulation as sim
-from relgate_tui.engine.demo_server import FAULT_KINDS, DemoServer, DemoServerProcess, FaultPlan, RequestRecord, main
+from relgate_tui.demo import FAULT_KINDS, DemoServer, DemoServerProcess, FaultPlan, RequestRecord, main
 from relgate_tui.engine.judge_prompts import (
     correctness_pairwise_prompt,
     direct_prompt,
@@ -55,11 +55,14 @@ def test_base_url_and_models(server, client) -> None:
     assert server.base_url == f"http://127.0.0.1:{server.port}/v1" and server.port > 0
     listing = client.get("/models").json()
     assert listing["object"] == "list"
-    assert [m["id"] for m in listing["data"]] == ["sim-strong", "sim-mid", "sim-weak", "sim-judge"]
+    assert [m["id"] for m in listing["data"]] == [
+        "sim-strong", "sim-mid", "sim-weak", "sim-judge", "sim-judge-long", "sim-judge-short", "sim-judge-numbers",
+        "sim-judge-hedges", "sim-judge-sensitive", "sim-paraphraser", "sim-embed",
+    ]
     assert all(m["owned_by"] == "relgate-simulated" and "SIMULATED" in m["description"] for m in listing["data"])
     assert client.get("/models/sim-judge").json()["id"] == "sim-judge"
     assert client.get("/models/gpt-4").status_code == 404
-    assert client.get("http://127.0.0.1:%d/health" % server.port).json()["simulated"] is True
+    assert client.get(f"http://127.0.0.1:{server.port}/health").json()["simulated"] is True
 
 
 def test_chat_completion_shape_and_usage(client) -> None:
@@ -355,6 +358,44 @@ def test_fault_reset_closes_without_response() -> None:
     assert (records[0].status, records[0].fault) == (0, "reset") and records[1].status == 200
 
 
+def _read_until_reset(sock: socket.socket) -> bytes:
+    """Read until the peer closes; raises ConnectionResetError on a TCP RST."""
+    sock.settimeout(10)
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+def test_fault_reset_reads_the_request_then_sends_a_tcp_rst() -> None:
+    """Issue 10 §2: the server reads the whole request (the record has its body hash), then resets (ECONNRESET,
+    not an orderly FIN, no response bytes)."""
+    body = json.dumps(_chat(seed=1, padding="x" * 200_000)).encode()  # larger than one socket buffer
+    with DemoServer(faults=FaultPlan(script=["reset"])) as running:
+        with socket.create_connection(("127.0.0.1", running.port)) as sock:
+            sock.sendall(_raw_request(body))
+            with pytest.raises(ConnectionResetError):
+                _read_until_reset(sock)
+        (record,) = running.chat_requests
+    assert (record.status, record.fault) == (0, "reset")
+    assert record.body_sha256 == hashlib.sha256(body).hexdigest()  # the request was read in full first
+
+
+def test_fault_kinds_option_reaches_the_server_process() -> None:
+    """``relgate demo-server --fault-rate 1 --fault-kinds reset`` (via DemoServerProcess): every request resets."""
+    server = DemoServerProcess(fault_rate=1.0, fault_kinds=("reset",)).start()
+    try:
+        port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+        for seed in range(3):
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.sendall(_raw_request(json.dumps(_chat(seed=seed)).encode()))
+                with pytest.raises(ConnectionResetError):
+                    _read_until_reset(sock)
+        assert httpx.get(server.base_url + "/models", timeout=5).status_code == 200  # only model requests fail
+    finally:
+        assert server.stop() == 0
+
+
 def test_fault_slow_times_out_a_short_client_timeout() -> None:
     with DemoServer(faults=FaultPlan(script=["slow", "slow"], slow_ms=600)) as running:
         with pytest.raises(httpx.ReadTimeout):
@@ -461,7 +502,7 @@ def test_bad_constructor_arguments(kwargs) -> None:
 
 # ------------------------------------------------------------------------------------------------ main()
 
-_MAIN = "from relgate_tui.engine.demo_server import main; raise SystemExit(main({argv!r}))"
+_MAIN = "from relgate_tui.demo import main; raise SystemExit(main({argv!r}))"
 
 
 def test_main_prints_url_serves_and_exits_on_sigterm() -> None:
@@ -509,6 +550,7 @@ def test_main_sigint_exits_zero() -> None:
         (["--port", "99999"], "--port must be 0-65535"),
         (["--latency-ms", "-1"], "--latency-ms must be non-negative"),
         (["--fault-rate", "2"], "fault rate must be between 0 and 1"),
+        (["--fault-kinds", "reset,bogus"], "unknown fault kind 'bogus'"),
         (["--bogus"], "unrecognized arguments"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Simulated models and judge (engine/simulation.py): known p*, exact distributions, surface forms, judge knobs."""
+"""Simulated models and judge (relgate_tui/demo): known p*, exact distributions, surface forms, judge knobs."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from random import Random
 
 import pytest
 
+from relgate_tui import demo as sim
 from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
 from relgate_tui.core.judge.cycles import cycle_report
 from relgate_tui.core.judge.tournament import PairwiseVerdict, build_tournament
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine import simulation as sim
 from relgate_tui.engine.judge_data import load_audit_set
 from relgate_tui.engine.judge_prompts import (
     correctness_pairwise_prompt,

@@ -1,0 +1,99 @@
+"""``relgate import {lm-eval,inspect,samples} PATH``: certify a run another tool already made (zero model calls).
+
+Writes the same JSON document as ``certify`` (``calls.made`` = 0) plus ``imported_from``; exit 0 = passed (or no
+gate), 1 = below ``--min-reliability``, 2 = error (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+NAME = "import"
+
+
+_INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn"}
+
+
+def safe(text: object, limit: int = 300) -> str:
+    """Untrusted text (file names, model names, notes from a log) for one terminal line: control, format and bidi
+    characters dropped, length bounded."""
+    import unicodedata
+
+    s = "".join(ch if unicodedata.category(ch) not in _INVISIBLE else " " for ch in str(text))
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        NAME, help="certify an lm-eval / Inspect / samples log (no model calls; exit 0 pass / 1 below gate / 2 error)",
+        description="Import the repeated answers of an lm-evaluation-harness --log_samples file, an Inspect log "
+                    "(.json or .eval) or a samples JSONL into a run, and certify it with zero model calls.")
+    p.add_argument("source", choices=("lm-eval", "inspect", "samples"), help="the tool that wrote the log")
+    p.add_argument("path", metavar="PATH", help="the log file (lm-eval: a samples file or its output directory)")
+    p.add_argument("--task", metavar="NAME", help="task to import from an lm-eval directory; the run's task name")
+    p.add_argument("--canon", metavar="SPEC", help="numeric | mcq | text | regex:PATTERN (default: suggested)")
+    p.add_argument("--alpha", type=float, default=0.10, help="conformal miscoverage level (default 0.10)")
+    p.add_argument("--n-cal", type=int, metavar="N", help="calibration items (default: half)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the calibration split and tie-breaks")
+    p.add_argument("--labels", metavar="FILE", help="JSONL verdicts, as for certify")
+    p.add_argument("--min-reliability", type=float, metavar="R", help="gate: exit 1 below this reliability level")
+    p.add_argument("--json", metavar="PATH", dest="json_path", help="write the result document to PATH ('-' = stdout)")
+    p.add_argument("--run-dir", metavar="DIR", help="directory holding runs (default: the data dir's runs/)")
+    p.add_argument("--quiet", action="store_true", help="no summary on stderr")
+
+
+def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    imp = doc["imported_from"]
+    con = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def pct(x: Any) -> str:
+        return "—" if x is None else f"{100 * x:.1f}%"
+
+    con.print(Text(f"imported {doc['task']['items']} items × up to K = {imp['k']} answers from {imp['tool']} "
+                   f"{safe(imp['version'] or '')} ({safe(imp['model'])}); 0 model calls" + ("; run already existed, results "
+                                                                                 "recomputed" if reused else "")))
+    m = doc["m_star"]
+    verdict = {None: "", True: "  PASS", False: "  FAIL"}[doc["passed"]]
+    con.print(Text(f"reliability level {pct(doc['reliability_level'])} (≥ {pct(doc['reliability_lower_bound'])} "
+                   f"with {doc['confidence']:.0%} confidence, n = {doc['reliability_n']}); M* = "
+                   f"{'∞' if m is None else m} at α = {doc['alpha']}{verdict}"))
+    if imp["n_flagged"]:
+        con.print(Text(f"{imp['n_flagged']} of {doc['task']['items']} items flagged: no self-consistency signal",
+                       style="yellow"))
+        for flag, n in imp["flags"].items():
+            con.print(Text(f"  {flag}: {n} item(s) — {imp['flag_reasons'][flag]}", style="yellow"))
+    if doc.get("n_incomplete"):
+        con.print(Text(f"{doc['n_incomplete']} item(s) have fewer than K = {imp['k']} answers (unfinished log or "
+                       "errored samples): their answers are used as they are", style="yellow"))
+    for note in imp["notes"]:
+        con.print(Text(f"note: {safe(note)}"))
+    con.print(Text(f"run {safe(doc['run_id'])} ({safe(run_path)})"))
+
+
+def run(args: argparse.Namespace) -> int:
+    from relgate_tui.engine.importers import load_log
+    from relgate_tui.engine.importers.run import ImportOptions, import_log
+
+    log = load_log(args.source, args.path, args.task)
+    opts = ImportOptions(canon=args.canon, alpha=args.alpha, n_cal=args.n_cal, seed=args.seed, labels=args.labels,
+                         min_reliability=args.min_reliability, run_dir=args.run_dir)
+    outcome = import_log(log, opts)
+    doc = outcome.document
+    if args.json_path:
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        if args.json_path == "-":
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            from relgate_tui.engine.report import write_report
+
+            write_report(doc, "json", args.json_path)
+    if not args.quiet:
+        _summary(doc, outcome.run_path, outcome.reused)
+    return outcome.exit_code

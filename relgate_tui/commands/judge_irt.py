@@ -1,0 +1,126 @@
+"""``relgate judge-irt``: paper 002's IRT diagnostics of a judge from a judge scores file (zero model calls).
+
+::
+
+    relgate judge-irt --ratings FILE [--judge NAME] [--criterion NAME] [--prior mml|map] [--original VARIANT]
+                      [--json PATH] [--markdown PATH] [--quiet]
+
+The file is a judge scores file in long format: one row per sample × prompt variant (``id``, ``variant``, ``score``,
+optional ``judge``, ``criterion``, ``human``/``humans``). Exit 0 when the study ran (whatever it found), 2 on an error
+(one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+NAME = "judge-irt"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(NAME, help="IRT diagnostics of a judge under prompt perturbations (paper 002; zero calls)",
+                       description="Fit a graded response model to a judge's ratings under several prompt variants "
+                                   "and report prompt consistency C_V, marginal reliability ρ, θ_ratio and D_W.")
+    p.add_argument("--ratings", required=True, metavar="FILE", help="judge scores file (JSONL or CSV), long format")
+    p.add_argument("--judge", metavar="NAME", help="the judge to study (default: every judge in the file)")
+    p.add_argument("--criterion", metavar="NAME", help="the criterion (required when the file has several)")
+    p.add_argument("--prior", choices=("mml", "map"), default="mml",
+                   help="mml: marginal maximum likelihood (default); map: with the paper's priors")
+    p.add_argument("--original", default="original", metavar="VARIANT", help="the unperturbed prompt's variant name")
+    p.add_argument("--json", dest="json_path", metavar="PATH", help="write the JSON document ('-' = stdout)")
+    p.add_argument("--markdown", metavar="PATH", help="write a Markdown report")
+    p.add_argument("--quiet", action="store_true", help="no table on stdout")
+
+
+def _printable(text: str, limit: int = 60) -> str:
+    """Untrusted names as plain printable text (no control, bidi or escape characters), bounded."""
+    out = "".join(ch for ch in str(text) if ch.isprintable() and not (0x202A <= ord(ch) <= 0x202E)
+                  and not (0x2066 <= ord(ch) <= 0x2069))
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: str, original: str) -> Any:
+    """The IRT study of a scores table (raises a one-line ``UserError``/``DataError``)."""
+    from relgate_tui.core.irt.study import run_irt_study
+    from relgate_tui.errors import UserError
+
+    criteria = table.criteria()
+    if criterion is None:
+        if len(criteria) > 1:
+            raise UserError(f"{table.path}: several criteria ({', '.join(map(_printable, criteria))}): "
+                            "pick one with --criterion")
+        criterion = criteria[0]
+    elif criterion not in criteria:
+        raise UserError(f"{table.path}: no rows for criterion {_printable(criterion)!r}")
+    rows = table.select(criterion=criterion)
+    judges = rows.judges()
+    if judge is not None:
+        if judge not in judges:
+            raise UserError(f"{table.path}: no rows for judge {_printable(judge)!r} under {_printable(criterion)!r}")
+        judges = [judge]
+    per_judge: dict[str, dict[str, dict[str, float]]] = {}
+    human: dict[str, float] = {}
+    raters: dict[str, tuple[float, ...]] = {}
+    for r in rows.rows:
+        if r.judge in judges and r.score is not None:
+            per_judge.setdefault(r.judge, {}).setdefault(r.id, {})[r.variant] = r.score
+        if r.human is not None:
+            human.setdefault(r.id, r.human)
+        if r.humans:
+            raters.setdefault(r.id, r.humans)
+    missing = [j for j in judges if j not in per_judge]
+    if missing:
+        raise UserError(f"{table.path}: judge {_printable(missing[0])!r} has no scores (the IRT study needs parsed "
+                        "scores)")
+    return run_irt_study(criterion, per_judge, human=human or None, raters=raters or None, prior=prior,
+                         original=original)
+
+
+def document(study: Any, path: str) -> dict[str, Any]:
+    """The JSON document: one judge's fields at the top level, or ``judges`` keyed by name when there are several."""
+    from relgate_tui import __version__
+
+    head = {"relgate_version": __version__, "ratings_file": path, "criterion": study.criterion}
+    if len(study.judges) == 1:
+        return head | study.judges[0].to_json()
+    return head | {"judges": {j.judge: j.to_json() for j in study.judges}}
+
+
+def _table(study: Any) -> str:
+    def f(x: float | None) -> str:
+        return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else f"{x:.2f}"
+
+    lines = [f"IRT diagnostics — criterion {_printable(study.criterion)}",
+             f"{'judge':<28}{'n':>6}{'C_V':>7}{'ρ':>7}  {'Phase 1':<8}{'θ_ratio':>8}{'D_W':>7}"]
+    for j in study.judges:
+        p1 = {True: "pass", False: "fail", None: "—"}[j.phase1_pass]
+        lines.append(f"{_printable(j.judge, 27):<28}{len(j.ids):>6}{f(j.c_v):>7}{f(j.rho):>7}  {p1:<8}"
+                     f"{f(j.theta_ratio):>8}{f(j.d_w):>7}")
+    for j in study.judges:
+        lines.append(f"- {_printable(j.judge)}: {j.phase1_sentence}"
+                     + (f"; {j.phase2_sentence}" if j.phase2_sentence else "")
+                     + (f" [{j.reason}]" if j.reason else ""))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from relgate_tui.core.jsonsafe import dumps
+    from relgate_tui.engine.scores_file import load_scores
+
+    table = load_scores(args.ratings)
+    study = build_study(table, judge=args.judge, criterion=args.criterion, prior=args.prior, original=args.original)
+    if not args.quiet and args.json_path != "-":
+        print(_table(study))
+    if args.json_path:
+        text = dumps(document(study, str(args.ratings)))
+        if args.json_path == "-":
+            sys.stdout.write(text)
+        else:
+            with open(args.json_path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(study.to_markdown())
+    return 0

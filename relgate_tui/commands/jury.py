@@ -1,0 +1,173 @@
+"""``relgate jury``: paper 003's jury-on-demand on a judge scores file with several judges (zero judge calls).
+
+::
+
+    relgate jury --scores FILE [--criterion NAME] [--splits 10] [--seed 0] [--search 3]
+                 [--embeddings-endpoint URL --embeddings-model NAME [--embeddings-api-key-env VAR]]
+                 [--json PATH] [--markdown PATH] [--quiet]
+
+Exit 0 when the study ran (whatever it found), 2 on an error (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+NAME = "jury"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(NAME, help="jury-on-demand: per-item judge selection and weighting (paper 003; zero calls)",
+                       description="Learn per judge when it agrees with humans from the item's texts, then score each "
+                                   "item with the K judges predicted most reliable; compare with static juries.")
+    p.add_argument("--scores", required=True, metavar="FILE", help="judge scores file with several judges per item")
+    p.add_argument("--criterion", metavar="NAME", help="the criterion (required when the file has several)")
+    p.add_argument("--splits", type=int, default=10, help="random 60/20/20 splits (default 10)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--search", type=int, default=3, metavar="N", help="random-search configurations per predictor")
+    p.add_argument("--embeddings-endpoint", metavar="URL", help="OpenAI-compatible base URL serving /v1/embeddings")
+    p.add_argument("--embeddings-model", metavar="NAME", help="the embeddings model")
+    p.add_argument("--embeddings-api-key-env", metavar="VAR", help="NAME of the variable holding its API key")
+    p.add_argument("--json", dest="json_path", metavar="PATH", help="write the JSON document ('-' = stdout)")
+    p.add_argument("--markdown", metavar="PATH", help="write a Markdown report")
+    p.add_argument("--quiet", action="store_true", help="no table on stdout")
+
+
+def _printable(text: str, limit: int = 60) -> str:
+    out = "".join(ch for ch in str(text) if ch.isprintable() and not (0x202A <= ord(ch) <= 0x202E)
+                  and not (0x2066 <= ord(ch) <= 0x2069))
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def _entropy(logprobs: Any) -> float:
+    """Entropy (nats) of the judge's score distribution, softmax of its score-token log-probabilities."""
+    vals = [v for v in logprobs.values() if math.isfinite(v)]
+    if not vals:
+        return float("nan")
+    top = max(vals)
+    ps = [math.exp(v - top) for v in vals]
+    z = sum(ps)
+    return -sum(p / z * math.log(p / z) for p in ps if p > 0)
+
+
+def build_data(table: Any, criterion: str | None) -> tuple[Any, dict[str, list[str | None]]]:
+    """The pool's :class:`JuryData` and texts from a scores table (raises a one-line ``UserError``)."""
+    import numpy as np
+
+    from relgate_tui.core.jury.features import item_feature_matrix
+    from relgate_tui.core.jury.protocol import JuryData
+    from relgate_tui.errors import UserError
+
+    criteria = table.criteria()
+    if criterion is None:
+        if len(criteria) > 1:
+            raise UserError(f"{table.path}: several criteria ({', '.join(map(_printable, criteria))}): pick one "
+                            "with --criterion")
+        criterion = criteria[0]
+    elif criterion not in criteria:
+        raise UserError(f"{table.path}: no rows for criterion {_printable(criterion)!r}")
+    rows = [r for r in table.select(criterion=criterion).rows if r.variant == "original" or
+            len(table.variants()) == 1]
+    ids = list(dict.fromkeys(r.id for r in rows))
+    judges = list(dict.fromkeys(r.judge for r in rows))
+    pos, col = {i: k for k, i in enumerate(ids)}, {j: k for k, j in enumerate(judges)}
+    scores = np.full((len(ids), len(judges)), np.nan)
+    human = np.full(len(ids), np.nan)
+    entropy = np.full((len(ids), len(judges), 1), np.nan)
+    inputs: list[str | None] = [None] * len(ids)
+    outputs: list[str | None] = [None] * len(ids)
+    sources: list[str] = ["all"] * len(ids)
+    any_lp = False
+    for r in rows:
+        k, c = pos[r.id], col[r.judge]
+        if r.score is not None:
+            scores[k, c] = r.score
+        if r.human is not None:
+            human[k] = r.human
+        if r.logprobs:
+            entropy[k, c, 0] = _entropy(r.logprobs)
+            any_lp = True
+        inputs[k] = inputs[k] or r.input
+        outputs[k] = outputs[k] or r.output
+        if r.source:
+            sources[k] = r.source
+    if not any(outputs):
+        raise UserError(f"{table.path}: no 'output' texts: the reliability predictors need the judged texts")
+    missing_h = int(np.sum(np.isnan(human)))
+    keep = ~np.isnan(human)
+    x, names = item_feature_matrix(inputs, outputs)
+    data = JuryData(ids=tuple(i for i, k in zip(ids, keep, strict=True) if k), judges=tuple(judges),
+                    scores=scores[keep], human=human[keep], features=x[keep], feature_names=tuple(names),
+                    sources=tuple(s for s, k in zip(sources, keep, strict=True) if k) if len(set(sources)) > 1
+                    else None,
+                    judge_features=np.nan_to_num(entropy[keep], nan=-1.0) if any_lp else None,
+                    judge_feature_names=("logprob_entropy",) if any_lp else ())
+    texts = {"input": [t for t, k in zip(inputs, keep, strict=True) if k],
+             "output": [t for t, k in zip(outputs, keep, strict=True) if k]}
+    if missing_h and not keep.any():
+        raise UserError(f"{table.path}: no human scores: the study needs them")
+    return data, texts
+
+
+def _table(study: Any) -> str:
+    comp = {c.baseline: c for c in study.comparisons}
+    lines = [f"{'method':<34}{'Kendall τ':>11}{'sd':>7}{'p':>8}{'δ':>7}"]
+    for name, m in sorted(study.methods.items(), key=lambda kv: -kv[1].tau_mean):
+        c = comp.get(name)
+        extra = f"{c.p_value:>8.3f}{c.cliffs_delta:>+7.2f}" if c else f"{'':>8}{'':>7}"
+        mark = " *" if c and c.p_value < study.claim_alpha else ""
+        lines.append(f"{_printable(name, 33):<34}{m.tau_mean:>11.3f}{m.tau_sd:>7.3f}{extra}{mark}")
+    verdict = "claims" if study.claims_improvement else "does not claim"
+    lines.append(f"jury-on-demand {verdict} an improvement (one-sided exact Wilcoxon over {study.splits} splits; "
+                 f"* p < {study.claim_alpha}); K per split {list(study.k_per_split)}; features: "
+                 f"{', '.join(study.feature_groups)}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from relgate_tui import __version__
+    from relgate_tui.core.jsonsafe import dumps
+    from relgate_tui.core.jury.study import run_jury_study
+    from relgate_tui.engine.scores_file import load_scores
+    from relgate_tui.errors import UserError
+
+    if args.splits < 2:
+        raise UserError("--splits must be at least 2 (the Wilcoxon test compares splits)")
+    table = load_scores(args.scores)
+    data, texts = build_data(table, args.criterion)
+    embeddings = None
+    if args.embeddings_endpoint or args.embeddings_model:
+        if not (args.embeddings_endpoint and args.embeddings_model):
+            raise UserError("--embeddings-endpoint and --embeddings-model go together")
+        from relgate_tui.core.jury.features import TOPICS
+        from relgate_tui.engine.embeddings import embed_texts
+
+        embeddings = {}
+        for comp, tx in texts.items():
+            if any(tx):
+                emb = embed_texts(args.embeddings_endpoint, args.embeddings_model, [t or "" for t in tx],
+                                  api_key_env=args.embeddings_api_key_env)
+                anchors = embed_texts(args.embeddings_endpoint, args.embeddings_model, list(TOPICS),
+                                      api_key_env=args.embeddings_api_key_env)
+                embeddings[comp] = (emb, anchors)
+    study = run_jury_study(data, texts=texts, embeddings=embeddings, splits=args.splits, seed=args.seed,
+                           n_search=args.search)
+    if not args.quiet and args.json_path != "-":
+        print(_table(study))
+    if args.json_path:
+        doc = {"relgate_version": __version__, "scores_file": str(args.scores),
+               "criterion": args.criterion or table.criteria()[0],
+               "embeddings": "endpoint" if embeddings else "tf-idf + truncated SVD (text-only fallback)"}
+        text = dumps(doc | study.to_json())
+        if args.json_path == "-":
+            sys.stdout.write(text)
+        else:
+            with open(args.json_path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(study.to_markdown())
+    return 0

@@ -1,0 +1,112 @@
+"""Canonicalizers by name (SPEC §3.1): ``numeric``, ``mcq``, ``text``, ``math`` (optional) and ``regex:<pattern>``;
+reference answers through the same canonicalizer; a suggestion from a task's reference answers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from relgate_tui.core.canon.clean import clean
+from relgate_tui.core.canon.freetext import text_class
+from relgate_tui.core.canon.mcq import mcq_class
+from relgate_tui.core.canon.numbers import parse_number
+from relgate_tui.core.canon.numeric import numeric_class
+from relgate_tui.core.types import INVALID
+from relgate_tui.errors import UserError
+
+__all__ = [
+    "CANONICALIZER_NAMES",
+    "Canonicalizer",
+    "canonicalize_references",
+    "get_canonicalizer",
+    "suggest_canonicalizer",
+]
+
+CANONICALIZER_NAMES: tuple[str, ...] = ("numeric", "mcq", "text", "math", "regex:<pattern>")
+_SIMPLE = ("numeric", "mcq", "text", "math")
+_CHOICES = "use numeric, mcq, text, math or regex:<pattern>"
+
+
+@dataclass(frozen=True)
+class Canonicalizer:
+    """A named canonicalizer. Call it on a raw answer (and the item's choices, for MCQ) to get its class."""
+
+    spec: str
+    _pattern: re.Pattern[str] | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.spec.split(":", 1)[0]
+
+    def __call__(self, answer: str, choices: Sequence[str] = ()) -> str:
+        if not isinstance(answer, str):
+            return INVALID
+        kind = self.kind
+        if kind == "numeric":
+            return numeric_class(answer) or INVALID
+        if kind == "mcq":
+            return mcq_class(answer, tuple(choices or ())) or INVALID
+        if kind == "text":
+            return text_class(answer) or INVALID
+        if kind == "math":
+            from relgate_tui.core.canon.mathequiv import math_class
+
+            return math_class(answer) or INVALID
+        assert self._pattern is not None
+        m = self._pattern.search(clean(answer))
+        if m is None:
+            return INVALID
+        captured = next((g for g in m.groups() if g is not None), None) if m.groups() else m.group(0)
+        return text_class(captured or "") or INVALID
+
+
+def get_canonicalizer(spec: str) -> Canonicalizer:
+    """The canonicalizer named by ``spec``: ``numeric``, ``mcq``, ``text``, ``math`` or ``regex:<pattern>``.
+    Raises :class:`~relgate_tui.errors.UserError` (a ValueError) with a one-line message for a bad spec, and for
+    ``math`` when math-verify is not installed."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise UserError(f"empty canonicalizer: {_CHOICES}")
+    spec = spec.strip()
+    if spec in _SIMPLE:
+        if spec == "math":
+            from relgate_tui.core.canon.mathequiv import INSTALL_HINT, math_available
+
+            if not math_available():
+                raise UserError(INSTALL_HINT)
+        return Canonicalizer(spec)
+    if spec.startswith("regex:"):
+        pattern = spec[len("regex:") :]
+        if not pattern:
+            raise UserError("invalid regex canonicalizer: the pattern after 'regex:' is empty")
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise UserError(f"invalid regex canonicalizer pattern {pattern!r}: {exc}") from None
+        return Canonicalizer(spec, compiled)
+    raise UserError(f"unknown canonicalizer {spec!r}: {_CHOICES}")
+
+
+def canonicalize_references(
+    canon: Callable[[str, Sequence[str]], str], answers: Sequence[str], choices: Sequence[str] = ()
+) -> frozenset[str]:
+    """The acceptable classes of an item: its reference answers through the same canonicalizer (INVALID dropped)."""
+    out = {canon(str(a), choices) for a in answers}
+    out.discard(INVALID)
+    return frozenset(out)
+
+
+_LETTER_REFERENCE = re.compile(r"\s*[(\[]?\s*[A-J]\s*[)\].]?\s*")
+
+
+def suggest_canonicalizer(answers: Sequence[str], has_choices: bool) -> str:
+    """``mcq`` when the items have choices or every reference answer is an option letter (A–J), ``numeric`` when
+    every reference answer is a number, else ``text``."""
+    if has_choices:
+        return "mcq"
+    refs = [str(a) for a in answers if str(a).strip()]
+    if refs and all(_LETTER_REFERENCE.fullmatch(a) for a in refs):
+        return "mcq"
+    if refs and all(parse_number(a) is not None for a in refs):
+        return "numeric"
+    return "text"

@@ -1,0 +1,180 @@
+"""Judge-independent item features for reliability prediction (paper 003, §3.2 and App. A, Table 3).
+
+Each text component (``input``: the source/context; ``output``: the judged text) gets the same features, prefixed
+with its name; the compression ratios compare output to input. Groups (the JSON says which were used):
+
+- ``size`` — COUNT_WORD, COUNT_CHAR, COUNT_SENTENCE, COUNT_PARAGRAPH, NUM_WORD_SENTENCE, NUM_CHAR_WORD, and
+  CHAR_COMPRESSION / WORD_COMPRESSION (output over input).
+- ``special`` — DIFFICULT_WORD (> 2 syllables), STOP_WORDS, MODALITY (modal verbs), HEDGES, NUMBER_COUNT,
+  NAMED_ENTITY (capitalised words not starting a sentence: a tagger-free proxy), FACTUAL_DENSITY (entities and numbers
+  per word), NGRAM_COUNT (distinct 3-grams), NEGATION_SENTENCE, COUNT_QUESTION.
+- ``complexity`` — TOKEN_ENTROPY (Shannon entropy of the word distribution, bits), LEXICAL_DIVERSITY (type–token
+  ratio), READING_INDEX (Flesch reading ease, syllables by a vowel-group heuristic), NGRAM_REPETITION (share of
+  repeated 3-grams), COREFERENCE_CHAIN (pronouns per sentence), COREFERENCE_AMBIGUOUS (sentences with more than one
+  pronoun), RHETORICAL_STRUCTURE (sentences with discourse markers).
+- ``embedding`` — top-10 PCA components of each text's embedding and its cosine similarity to topic anchors; from an
+  embeddings endpoint when the user gives one, else the documented text-only fallback: TF-IDF (word 1–2-grams) reduced
+  by truncated SVD, fitted on the training split only.
+
+Not computed (the paper uses NLTK/WordNet taggers and sentiment tools that relgate does not ship; no data downloads at
+run time): SYNTACTIC_AMBIGUITY, SEMANTIC_AMBIGUITY, SYNTACTIC_ANOMALY, POLARITY, SUBJECTIVITY.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+(?:[.,]\d+)*")
+SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)|\n+")
+STOP = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being it its this
+that these those i you he she we they me him her us them my your his our their not no so than then there here what which
+who whom whose when where why how all any both each few more most other some such only own same too very can will just
+do does did have has had""".split())
+MODAL = frozenset("can could may might must shall should will would ought".split())
+HEDGE = frozenset("""maybe perhaps possibly probably likely unlikely apparently seemingly somewhat arguably roughly
+approximately about around suggest suggests suggested seem seems seemed appear appears appeared believe believes
+think thinks guess""".split())
+NEGATION = frozenset("no not never none nothing nobody neither nor cannot without n't don't doesn't didn't isn't "
+                     "wasn't aren't weren't won't wouldn't can't couldn't shouldn't".split())
+PRONOUN = frozenset("he she it they him her them his hers its their theirs this that these those".split())
+MARKERS = frozenset("""however therefore moreover furthermore thus instead hence consequently nevertheless nonetheless
+although though whereas meanwhile besides additionally""".split())
+TOPICS = ("market", "bank", "business", "tech", "education", "politics", "legal", "sports", "media", "science")
+
+SIZE = ("COUNT_WORD", "COUNT_CHAR", "COUNT_SENTENCE", "COUNT_PARAGRAPH", "NUM_WORD_SENTENCE", "NUM_CHAR_WORD")
+SPECIAL = ("DIFFICULT_WORD", "STOP_WORDS", "MODALITY", "HEDGES", "NUMBER_COUNT", "NAMED_ENTITY", "FACTUAL_DENSITY",
+           "NGRAM_COUNT", "NEGATION_SENTENCE", "COUNT_QUESTION")
+COMPLEXITY = ("TOKEN_ENTROPY", "LEXICAL_DIVERSITY", "READING_INDEX", "NGRAM_REPETITION", "COREFERENCE_CHAIN",
+              "COREFERENCE_AMBIGUOUS", "RHETORICAL_STRUCTURE")
+GROUPS = ("size", "special", "complexity", "embedding", "logprob")
+
+
+def syllables(word: str) -> int:
+    """Vowel groups, minus a silent final 'e', at least one (the usual Flesch heuristic)."""
+    w = word.lower()
+    groups = len(re.findall(r"[aeiouy]+", w))
+    if w.endswith("e") and not w.endswith(("le", "ee")) and groups > 1:
+        groups -= 1
+    return max(1, groups)
+
+
+def _sentences(text: str) -> list[str]:
+    parts = [s.strip() for s in SENTENCE_END.split(text)]
+    return [s for s in parts if s] or ([text.strip()] if text.strip() else [])
+
+
+def text_features(text: str) -> dict[str, float]:
+    """The ``size``, ``special`` and ``complexity`` features of one text (see the module docstring)."""
+    text = text or ""
+    tokens = WORD.findall(text)
+    words = [t for t in tokens if t[0].isalpha()]
+    lower = [w.lower() for w in words]
+    sents = _sentences(text)
+    n_w, n_s = len(words), max(1, len(sents))
+    syl = [syllables(w) for w in words]
+    trigrams = list(zip(lower, lower[1:], lower[2:], strict=False))
+    counts = Counter(lower)
+    entropy = -sum(c / n_w * math.log2(c / n_w) for c in counts.values()) if n_w else 0.0
+    entities = sum(1 for s in sents for w in WORD.findall(s)[1:] if w[0].isupper() and w.lower() not in STOP)
+    numbers = sum(1 for t in tokens if t[0].isdigit())
+    sent_words = [[w.lower() for w in WORD.findall(s)] for s in sents]
+    pronouns = [sum(1 for w in sw if w in PRONOUN) for sw in sent_words]
+    flesch = (206.835 - 1.015 * (n_w / n_s) - 84.6 * (sum(syl) / n_w)) if n_w else 0.0
+    return {
+        "COUNT_WORD": float(n_w), "COUNT_CHAR": float(len(text)), "COUNT_SENTENCE": float(len(sents)),
+        "COUNT_PARAGRAPH": float(len([p for p in re.split(r"\n\s*\n", text) if p.strip()])),
+        "NUM_WORD_SENTENCE": n_w / n_s, "NUM_CHAR_WORD": (sum(map(len, words)) / n_w) if n_w else 0.0,
+        "DIFFICULT_WORD": float(sum(1 for s in syl if s > 2)), "STOP_WORDS": float(sum(w in STOP for w in lower)),
+        "MODALITY": float(sum(w in MODAL for w in lower)), "HEDGES": float(sum(w in HEDGE for w in lower)),
+        "NUMBER_COUNT": float(numbers), "NAMED_ENTITY": float(entities),
+        "FACTUAL_DENSITY": (entities + numbers) / n_w if n_w else 0.0, "NGRAM_COUNT": float(len(set(trigrams))),
+        "NEGATION_SENTENCE": float(sum(any(w in NEGATION for w in sw) for sw in sent_words)),
+        "COUNT_QUESTION": float(text.count("?")),
+        "TOKEN_ENTROPY": entropy, "LEXICAL_DIVERSITY": len(counts) / n_w if n_w else 0.0, "READING_INDEX": flesch,
+        "NGRAM_REPETITION": (1 - len(set(trigrams)) / len(trigrams)) if trigrams else 0.0,
+        "COREFERENCE_CHAIN": sum(pronouns) / n_s, "COREFERENCE_AMBIGUOUS": float(sum(p > 1 for p in pronouns)),
+        "RHETORICAL_STRUCTURE": float(sum(any(w in MARKERS for w in sw) for sw in sent_words)),
+    }
+
+
+def item_feature_matrix(inputs: Sequence[str | None], outputs: Sequence[str | None]) -> tuple[np.ndarray, list[str]]:
+    """The text-feature matrix of the items (rows) and the column names, ``input_…``/``output_…`` prefixed, plus the
+    compression ratios. A missing text contributes zeros (and a missing input gives compression ratios of 0)."""
+    names: list[str] = []
+    rows = []
+    has_input = any(t for t in inputs)
+    for src, out in zip(inputs, outputs, strict=True):
+        fo = text_features(out or "")
+        row = [fo[k] for k in SIZE + SPECIAL + COMPLEXITY]
+        if has_input:
+            fi = text_features(src or "")
+            row += [fi[k] for k in SIZE + SPECIAL + COMPLEXITY]
+            row += [fo["COUNT_CHAR"] / fi["COUNT_CHAR"] if fi["COUNT_CHAR"] else 0.0,
+                    fo["COUNT_WORD"] / fi["COUNT_WORD"] if fi["COUNT_WORD"] else 0.0]
+        rows.append(row)
+    names = [f"output_{k}" for k in SIZE + SPECIAL + COMPLEXITY]
+    if has_input:
+        names += [f"input_{k}" for k in SIZE + SPECIAL + COMPLEXITY] + ["CHAR_COMPRESSION", "WORD_COMPRESSION"]
+    return np.asarray(rows, dtype=float).reshape(len(outputs), len(names)), names
+
+
+def group_of(name: str) -> str:
+    """The feature group a column belongs to."""
+    base = name.split("_", 1)[1] if name.startswith(("input_", "output_")) else name
+    if base in SPECIAL:
+        return "special"
+    if base in COMPLEXITY:
+        return "complexity"
+    if base.startswith(("pca_", "topic_")):
+        return "embedding"
+    if base.startswith("logprob_"):
+        return "logprob"
+    return "size"
+
+
+class EmbeddingFeatures:
+    """Top-10 PCA components of text embeddings and cosine similarity to topic anchors, fitted on training rows.
+
+    ``embeddings`` (items × dims) come from an embeddings endpoint, or — the text-only fallback — from TF-IDF (word 1–2
+    grams, sublinear tf) reduced to 64 dims by truncated SVD; ``anchors`` (topics × dims) are the embeddings of the topic
+    words (for the fallback: the topic words through the same TF-IDF/SVD)."""
+
+    def __init__(self, n_components: int = 10) -> None:
+        self.n_components = n_components
+
+    def fit_transform(self, embeddings: np.ndarray, anchors: np.ndarray | None, train: np.ndarray,
+                      prefix: str) -> tuple[np.ndarray, list[str]]:
+        from sklearn.decomposition import PCA
+
+        k = int(min(self.n_components, embeddings.shape[1], max(1, train.size - 1)))
+        pca = PCA(n_components=k, random_state=0).fit(embeddings[train])
+        cols = [pca.transform(embeddings)]
+        names = [f"{prefix}_pca_{i + 1}" for i in range(k)]
+        if anchors is not None and anchors.size:
+            e = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
+            a = anchors / np.maximum(np.linalg.norm(anchors, axis=1, keepdims=True), 1e-12)
+            cols.append(e @ a.T)
+            names += [f"{prefix}_topic_{t}" for t in TOPICS[: anchors.shape[0]]]
+        return np.hstack(cols), names
+
+
+def tfidf_embeddings(texts: Sequence[str], train: np.ndarray, dims: int = 64,
+                     extra: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """The text-only fallback: TF-IDF fitted on the training texts, truncated SVD to ``dims``; returns the embeddings
+    of ``texts`` and of ``extra`` (the topic anchors)."""
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_features=20_000)
+    fitted = vec.fit([texts[i] or "" for i in train])
+    x = fitted.transform([t or "" for t in texts])
+    k = int(min(dims, x.shape[1] - 1, max(1, train.size - 1)))
+    if k < 1:
+        return np.zeros((len(texts), 1)), np.zeros((len(extra), 1))
+    svd = TruncatedSVD(n_components=k, random_state=0).fit(x[train])
+    return svd.transform(x), (svd.transform(fitted.transform(list(extra))) if extra else np.zeros((0, k)))

@@ -1,0 +1,249 @@
+'''The simulated judge "sim-judge" (pairwise / Likert / certification), and the reply machinery every simulated
+judge shares: sampled replies in realistic surface forms with exact token log-probabilities.
+
+Latent quality q(text) on the 1–5 scale: the bundled human mean score for that exact text and criterion when
+``judge_data`` provides it (HANNA), else a hash-derived value U[1.5, 4.5]. Knobs (:class:`JudgeKnobs`):
+
+Defaults: position_bias 0.15, noise_sd 0.5, pair_sd 0.3, direct_item_sd 0.5, direct_sd 0.4, correct_margin 1.5,
+invalid_rate 0.01 (with hash qualities ~17% of 6-candidate inputs show a 3-cycle at k = 3 in both orders; on HANNA
+human means ~1/3 of 5-story inputs do).
+
+* pairwise (``pairwise_prompt``): utility(first) = q_A + ``position_bias`` + g(A, B) + ``noise_sd``·ε₁,
+  utility(second) = q_B + ``noise_sd``·ε₂; verdict = the larger. g is a persistent antisymmetric pair effect
+  (``pair_sd``·z for the unordered pair, same on every call) so near-equal candidates form stable cycles. So
+  P(A) = Φ((q_A − q_B + position_bias + g) / (noise_sd·√2)).
+* direct (``direct_prompt``): round(q + ``direct_item_sd``·z(text) + ``direct_sd``·ε) clipped to 1..5
+  (z(text) persistent per text and criterion, ε per call). So P(score = k) = Φ((k + ½ − μ)/σ) − Φ((k − ½ − μ)/σ)
+  with μ = q + direct_item_sd·z(text), σ = direct_sd, the end categories taking the tails.
+* certification (``correctness_pairwise_prompt``): q = ``correct_margin`` if the answer's canonical class
+  (``core.canon.get_canonicalizer(task.canon)``) is a reference class of the bundled item, else 0, plus a persistent
+  U[0, 0.3] per answer; then as pairwise. Unknown question: hash quality.
+* ``invalid_rate``: share of unparseable judge replies. Surface forms: mostly "A"/"B"/"4", sometimes "A.",
+  "**A**", "Response A", "Score: 4", "4/5".
+
+Log-probabilities: a reply is one of finitely many token sequences (each surface form × each verdict or score, and
+the unparseable sentences), whose probabilities follow from the formulas above; the server reports each token's
+log-prob and alternatives from that distribution (:func:`relgate_tui.demo.tokens.token_choices`). The verdict or
+score token the judge sampled is therefore drawn from exactly the distribution whose log-probs it reports: "4" in
+"4", " 4" in "Score: 4" (with " 1" … " 5" as alternatives), "4" in "**4**" and "4/5".
+'''
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from random import Random
+
+from relgate_tui.demo.catalogue import ItemCatalogue, bundled_catalogue, human_quality_index
+from relgate_tui.demo.forms import cumulative, pick
+from relgate_tui.demo.hashing import gauss, unit
+from relgate_tui.demo.items import LETTERS, SimItem, mcq_index, plain_number
+from relgate_tui.demo.tokens import SimCompletion, split_tokens, token_choices
+from relgate_tui.engine import judge_prompts
+
+__all__ = [
+    "INVALID_SCORES",
+    "INVALID_VERDICTS",
+    "JUDGE_MODEL",
+    "JudgeKnobs",
+    "judge_completion",
+    "judge_reply",
+    "latent_quality",
+    "pair_effect",
+    "score_completion",
+    "score_probabilities",
+    "verdict_completion",
+]
+
+JUDGE_MODEL = "sim-judge"
+
+
+@dataclass(frozen=True)
+class JudgeKnobs:
+    """Knobs of the simulated judge (module docstring gives the model)."""
+
+    position_bias: float = 0.15
+    noise_sd: float = 0.5
+    pair_sd: float = 0.3
+    direct_item_sd: float = 0.5
+    direct_sd: float = 0.4
+    correct_margin: float = 1.5
+    invalid_rate: float = 0.01
+
+
+def latent_quality(text: str, criterion: str, human: dict[tuple[str, str], float] | None = None) -> float:
+    """The judge's latent 1–5 quality of ``text``: the human mean if known, else U[1.5, 4.5] from a hash."""
+    index = human_quality_index() if human is None else human
+    found = index.get((criterion.casefold(), text))
+    if found is not None:
+        return found
+    return 1.5 + 3.0 * unit("quality", criterion.casefold(), text)
+
+
+def pair_effect(text_a: str, text_b: str, scope: str, knobs: JudgeKnobs) -> float:
+    """Persistent antisymmetric pair effect g(A, B) = −g(B, A) ~ N(0, pair_sd²)."""
+    if text_a == text_b or knobs.pair_sd == 0.0:
+        return 0.0
+    low, high = sorted((text_a, text_b))
+    effect = knobs.pair_sd * gauss("pair", scope, low, high)
+    return effect if text_a == low else -effect
+
+
+VERDICT_FORMS: tuple[tuple[str, int], ...] = (
+    ("{v}", 85), ("{v}.", 5), ("**{v}**", 4), ("{noun} {v}", 3), ("Answer: {v}", 3),
+)
+SCORE_FORMS: tuple[tuple[str, int], ...] = (("{s}", 85), ("Score: {s}", 6), ("{s}/{k}", 5), ("**{s}**", 4))
+_VERDICT_TABLE = cumulative(VERDICT_FORMS)
+_SCORE_TABLE = cumulative(SCORE_FORMS)
+INVALID_VERDICTS = ("Both responses are equally good.", "I cannot decide between them.")
+INVALID_SCORES = ("It is decent overall.", "Somewhere between fair and good.")
+
+
+# ----------------------------------------------------------------------------------------------- replies + log-probs
+
+
+def _phi(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def score_probabilities(mu: float, sd: float, scale: int = 5) -> tuple[float, ...]:
+    """P(clip(round(mu + sd·ε), 1, scale) = k) for k = 1..scale, ε ~ N(0, 1) (sd = 0: a point mass)."""
+    if sd <= 0.0:
+        hit = min(scale, max(1, round(mu)))
+        return tuple(1.0 if k == hit else 0.0 for k in range(1, scale + 1))
+    probs = []
+    for k in range(1, scale + 1):
+        upper = 1.0 if k == scale else _phi((k + 0.5 - mu) / sd)
+        lower = 0.0 if k == 1 else _phi((k - 0.5 - mu) / sd)
+        probs.append(max(0.0, upper - lower))
+    return tuple(probs)
+
+
+def _completion(text: str, replies: list[tuple[str, float]]) -> SimCompletion:
+    tokens = token_choices([(split_tokens(t), p) for t, p in replies], split_tokens(text))
+    return SimCompletion(text, None, False, sum(t.logprob for t in tokens), tokens)
+
+
+def _form_weights(forms: Sequence[tuple[str, int]]) -> list[tuple[str, float]]:
+    total = float(sum(w for _, w in forms))
+    return [(f, w / total) for f, w in forms]
+
+
+def score_completion(rng: Random, mu: float, sd: float, invalid_rate: float, scale: int = 5) -> SimCompletion:
+    """A direct-scoring reply: unparseable with probability ``invalid_rate``, else
+    ``clip(round(mu + sd·ε), 1, scale)`` in a surface form, with its exact token log-probs.
+
+    Draw order (kept so that seeded answers never change): invalid?, [which invalid sentence], ε, surface form."""
+    probs = score_probabilities(mu, sd, scale)
+    replies = [(t, invalid_rate / len(INVALID_SCORES)) for t in INVALID_SCORES]
+    replies += [
+        (form.format(s=k, k=scale), (1.0 - invalid_rate) * w * p)
+        for form, w in _form_weights(SCORE_FORMS)
+        for k, p in zip(range(1, scale + 1), probs, strict=True)
+    ]
+    if rng.random() < invalid_rate:
+        return _completion(INVALID_SCORES[int(rng.random() * len(INVALID_SCORES))], replies)
+    score = round(mu + sd * rng.gauss(0.0, 1.0))
+    text = pick(_SCORE_TABLE, rng).format(s=min(scale, max(1, score)), k=scale)
+    return _completion(text, replies)
+
+
+def verdict_completion(utility_a: float, utility_b: float, rng: Random, knobs: JudgeKnobs, noun: str) -> SimCompletion:
+    """A pairwise reply: "A" when q_A + bias + noise·ε₁ ≥ q_B + noise·ε₂, in a surface form, with its log-probs."""
+    margin = utility_a + knobs.position_bias - utility_b
+    if knobs.noise_sd > 0.0:
+        p_a = _phi(margin / (knobs.noise_sd * math.sqrt(2.0)))
+    else:
+        p_a = 1.0 if margin >= 0.0 else 0.0
+    invalid_rate = knobs.invalid_rate
+    replies = [(t, invalid_rate / len(INVALID_VERDICTS)) for t in INVALID_VERDICTS]
+    replies += [
+        (form.format(v=v, noun=noun), (1.0 - invalid_rate) * w * p)
+        for form, w in _form_weights(VERDICT_FORMS)
+        for v, p in (("A", p_a), ("B", 1.0 - p_a))
+    ]
+    if rng.random() < invalid_rate:
+        return _completion(INVALID_VERDICTS[int(rng.random() * len(INVALID_VERDICTS))], replies)
+    first = utility_a + knobs.position_bias + knobs.noise_sd * rng.gauss(0.0, 1.0)
+    second = utility_b + knobs.noise_sd * rng.gauss(0.0, 1.0)
+    text = pick(_VERDICT_TABLE, rng).format(v="A" if first >= second else "B", noun=noun)
+    return _completion(text, replies)
+
+
+# ----------------------------------------------------------------------------------------------- sim-judge
+
+
+def _canonical_classes(task: object, task_item: object, answer_a: str, answer_b: str) -> tuple[bool, bool] | None:
+    """Whether each answer's canonical class is a reference class (None if the canonicalizer is unavailable)."""
+    try:
+        from relgate_tui.core.canon import get_canonicalizer
+        from relgate_tui.core.types import INVALID
+    except ImportError:
+        return None
+    canon = get_canonicalizer(getattr(task, "canon", "") or "text")
+    choices = tuple(getattr(task_item, "choices", ()) or ())
+    references = {canon(a, choices) for a in getattr(task_item, "answers", ())} - {INVALID}
+    return canon(answer_a, choices) in references, canon(answer_b, choices) in references
+
+
+def _plain_match(sim_item: SimItem, answer: str) -> bool:
+    """Fallback correctness check (when ``core.canon`` is unavailable) with the simulator's own normalisation."""
+    if sim_item.kind == "mcq":
+        index = mcq_index(answer, sim_item.choices)
+        return index is not None and LETTERS[index] == sim_item.answer
+    if sim_item.kind == "numeric":  # the last number in the text
+        numbers = re.findall(r"-?\d[\d,]*(?:\.\d+)?", answer.replace("\u2212", "-"))
+        return bool(numbers) and plain_number(numbers[-1]) == sim_item.answer
+    return answer.strip().casefold() == sim_item.answer.casefold()
+
+
+def correctness_completion(
+    prompt: judge_prompts.CorrectnessPrompt, rng: Random, knobs: JudgeKnobs, catalogue: ItemCatalogue | None
+) -> SimCompletion:
+    """The reply to a certification prompt ("which answer is correct?"; module docstring)."""
+    a, b = prompt.answer_a, prompt.answer_b
+    found = (catalogue or bundled_catalogue()).by_question.get(prompt.question)
+    if found is None:
+        q_a = latent_quality(a, "correctness:" + prompt.question, {})
+        q_b = latent_quality(b, "correctness:" + prompt.question, {})
+    else:
+        sim_item, task, task_item = found
+        verdicts = _canonical_classes(task, task_item, a, b)
+        if verdicts is None:
+            verdicts = (_plain_match(sim_item, a), _plain_match(sim_item, b))
+        q_a = knobs.correct_margin * verdicts[0] + 0.3 * unit("answer-quality", prompt.question, a)
+        q_b = knobs.correct_margin * verdicts[1] + 0.3 * unit("answer-quality", prompt.question, b)
+    g = pair_effect(a, b, "correctness:" + prompt.question, knobs)
+    return verdict_completion(q_a + g, q_b, rng, knobs, "Answer")
+
+
+UNRECOGNISED = "I am a simulated judge: send me a prompt built by relgate_tui.engine.judge_prompts."
+
+
+def judge_completion(
+    messages: object, rng: Random, knobs: JudgeKnobs, catalogue: ItemCatalogue | None = None
+) -> SimCompletion:
+    """The simulated judge's reply to a judge prompt built by :mod:`judge_prompts`, with token log-probs."""
+    pairwise = judge_prompts.parse_pairwise_prompt(messages)
+    if pairwise is not None:
+        scope = pairwise.criterion.casefold()
+        q_a = latent_quality(pairwise.text_a, pairwise.criterion)
+        q_b = latent_quality(pairwise.text_b, pairwise.criterion)
+        g = pair_effect(pairwise.text_a, pairwise.text_b, scope, knobs)
+        return verdict_completion(q_a + g, q_b, rng, knobs, "Response")
+    direct = judge_prompts.parse_direct_prompt(messages)
+    if direct is not None:
+        quality = latent_quality(direct.text, direct.criterion)
+        persistent = knobs.direct_item_sd * gauss("direct", direct.criterion.casefold(), direct.text)
+        return score_completion(rng, quality + persistent, knobs.direct_sd, knobs.invalid_rate)
+    correctness = judge_prompts.parse_correctness_prompt(messages)
+    if correctness is not None:
+        return correctness_completion(correctness, rng, knobs, catalogue)
+    return SimCompletion(UNRECOGNISED, None, False, -0.05)
+
+
+def judge_reply(messages: object, rng: Random, knobs: JudgeKnobs, catalogue: ItemCatalogue | None = None) -> str:
+    """The simulated judge's reply text (:func:`judge_completion` without the log-probs)."""
+    return judge_completion(messages, rng, knobs, catalogue).text

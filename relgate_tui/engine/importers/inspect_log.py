@@ -1,0 +1,245 @@
+"""Inspect AI logs (``.json`` and ``.eval``) → :class:`~relgate_tui.engine.importers.model.ImportedLog`.
+
+* ``.json``: one object ``{"version", "status", "eval", "plan", "results", "samples": [...]}``.
+* ``.eval``: a ZIP archive with ``header.json`` (the same header), ``samples/<id>_epoch_<n>.json`` (one sample
+  each), ``_journal/start.json`` (written first) and summaries. Members are zstd-compressed (ZIP method 93) since
+  Inspect 0.3.206 and deflated before; Python 3.11's ``zipfile`` reads the directory but cannot inflate zstd, so
+  zstd members are read from their local header and decompressed with ``zstandard`` (multi-frame streams
+  included). A member name that appears twice (Inspect appends rewritten members): the last one wins, as for every
+  ZIP reader. An unfinished log (no ``header.json``) imports what it holds, with the header of
+  ``_journal/start.json``; a truncated archive (no central directory) is an error.
+
+Epochs of a sample are separate records with the same ``id``; they become the item's K answers in epoch order.
+The answer is ``output.completion``; when it is empty the text parts of ``output.choices[0].message.content``
+(a string or a list of ``{"type": "text", "text"}`` / reasoning / … parts) are joined. The reference is ``target``
+(a string or a list of acceptable strings; a letter for multiple choice, with the options in ``choices``).
+Temperature and seed: ``eval.model_generate_config``, else ``plan.config``. Errored samples are skipped (counted in
+the notes); a sample without output counts as an empty (invalid) answer.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_size, file_sha256
+from relgate_tui.errors import DataError, data_error
+
+__all__ = ["load_inspect", "read_eval_members"]
+
+KNOWN_VERSIONS = (1, 2)
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
+MAX_TOTAL_BYTES = 2 * 1024**3
+ZIP_ZSTD = 93
+
+
+def _decompress_zstd(path: Path, name: str, data: bytes, size: int) -> bytes:
+    import zstandard
+
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
+        out = reader.read(size + 1)
+    except zstandard.ZstdError as exc:
+        raise data_error(path, f"corrupt zstd data ({exc})", field=name) from None
+    if len(out) != size:
+        raise data_error(path, f"zstd member is {len(out)} bytes, the directory says {size}", field=name)
+    return bytes(out)
+
+
+def _read_member(path: Path, zf: zipfile.ZipFile, raw: io.BufferedReader, info: zipfile.ZipInfo) -> bytes:
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise data_error(path, f"member too large ({info.file_size} bytes)", field=info.filename)
+    try:
+        if info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            with zf.open(info) as member:
+                return member.read()
+        if info.compress_type != ZIP_ZSTD:
+            raise data_error(path, f"unsupported ZIP compression method {info.compress_type}", field=info.filename)
+        raw.seek(info.header_offset)
+        header = raw.read(30)
+        if len(header) != 30 or header[:4] != b"PK\x03\x04":
+            raise data_error(path, "truncated archive (bad local header)", field=info.filename)
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        raw.seek(info.header_offset + 30 + name_len + extra_len)
+        data = raw.read(info.compress_size)
+        if len(data) != info.compress_size:
+            raise data_error(path, "truncated archive (member data cut short)", field=info.filename)
+        return _decompress_zstd(path, info.filename, data, info.file_size)
+    except DataError:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+        raise data_error(path, f"unreadable member ({exc})", field=info.filename) from None
+
+
+def read_eval_members(path: Path) -> dict[str, bytes]:
+    """Every member of an ``.eval`` archive (decompressed; a duplicated name keeps the last member)."""
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise data_error(path, "truncated or not a ZIP archive (no central directory)", field="zip") from None
+    except OSError as exc:
+        raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+    with zf, open(path, "rb") as raw:
+        last: dict[str, zipfile.ZipInfo] = {}
+        for info in zf.infolist():
+            last[info.filename] = info  # later entries win
+        total = sum(i.file_size for i in last.values())
+        if total > MAX_TOTAL_BYTES:
+            raise data_error(path, f"archive expands to {total / 1e9:.1f} GB (at most {MAX_TOTAL_BYTES / 1e9:.1f} GB)",
+                             field="zip")
+        return {name: _read_member(path, zf, raw, info) for name, info in last.items()}
+
+
+def _json(path: Path, data: bytes, what: str) -> Any:
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise data_error(path, f"not JSON ({exc.__class__.__name__})", field=what) from None
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message content: a string, or the ``text`` parts of a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+def _answer(sample: Mapping[str, Any]) -> str:
+    output = sample.get("output")
+    if not isinstance(output, Mapping):
+        return ""
+    completion = output.get("completion")
+    if isinstance(completion, str) and completion:
+        return completion
+    choices = output.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+        message = choices[0].get("message")
+        if isinstance(message, Mapping):
+            return _text_of(message.get("content"))
+    return ""
+
+
+def _question(inp: Any) -> str:
+    if isinstance(inp, str):
+        return inp
+    if isinstance(inp, list):
+        for m in reversed(inp):
+            if isinstance(m, Mapping) and m.get("role") == "user":
+                return _text_of(m.get("content"))
+    return ""
+
+
+def _targets(target: Any) -> tuple[str, ...]:
+    if isinstance(target, str):
+        return (target,) if target.strip() else ()
+    if isinstance(target, list):
+        return tuple(dict.fromkeys(str(t) for t in target if isinstance(t, (str, int, float)) and str(t).strip()))
+    return ()
+
+
+def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[Any], list[str]]:
+    notes: list[str] = []
+    if path.suffix.lower() == ".eval":
+        members = read_eval_members(path)
+        if "header.json" in members:
+            header = _json(path, members["header.json"], "header.json")
+        elif "_journal/start.json" in members:
+            header = _json(path, members["_journal/start.json"], "_journal/start.json")
+            notes.append("unfinished log (no header.json): imported the samples it holds")
+        else:
+            raise data_error(path, "not an Inspect log (no header.json or _journal/start.json)", field="header.json")
+        names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
+        return header if isinstance(header, dict) else {}, [_json(path, members[n], n) for n in names], notes
+    if path.exists():
+        check_size(path)
+    try:
+        doc = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise data_error(path, f"not JSON ({exc.__class__.__name__})") from None
+    if not isinstance(doc, dict) or "eval" not in doc:
+        raise data_error(path, "not an Inspect log (no 'eval' header)", field="eval")
+    samples = doc.get("samples")
+    if samples is None:
+        raise data_error(path, "the log holds no samples (was it written with log_samples=False?)", field="samples")
+    if not isinstance(samples, list):
+        raise data_error(path, "expected a list", field="samples")
+    if doc.get("status") not in (None, "success"):
+        notes.append(f"log status {doc.get('status')!r}: imported the samples it holds")
+    return doc, samples, notes
+
+
+def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
+    """Read an Inspect ``.json`` or ``.eval`` log. Raises :class:`~relgate_tui.errors.DataError` (one line naming
+    file and field) for a log it cannot read."""
+    p = Path(path)
+    if not p.is_file():
+        raise data_error(p, "no such file")
+    header, samples, notes = _header_and_samples(p)
+    version = header.get("version")
+    if isinstance(version, bool) or version not in KNOWN_VERSIONS:
+        raise data_error(p, f"unknown Inspect log version {version!r} (relgate reads versions 1 and 2)",
+                         field="version")
+    spec: Mapping[str, Any] = header["eval"] if isinstance(header.get("eval"), Mapping) else {}
+    plan: Mapping[str, Any] = header["plan"] if isinstance(header.get("plan"), Mapping) else {}
+    gen = dict(plan.get("config") or {}) if isinstance(plan.get("config"), Mapping) else {}
+    if isinstance(spec.get("model_generate_config"), Mapping):
+        gen.update({k: v for k, v in spec["model_generate_config"].items() if v is not None})
+    by_id: dict[str, list[tuple[int, str]]] = {}
+    meta: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+    errored = 0
+    for pos, s in enumerate(samples):
+        if not isinstance(s, Mapping):
+            raise data_error(p, f"sample {pos}: expected an object", field="samples")
+        sid = s.get("id")
+        if isinstance(sid, bool) or not isinstance(sid, (str, int)) or str(sid) == "":
+            raise data_error(p, f"sample {pos}: missing or not a string/integer", field="id")
+        epoch = s.get("epoch", 1)
+        if isinstance(epoch, bool) or not isinstance(epoch, int):
+            raise data_error(p, f"sample {sid!r}: epoch must be an integer", field="epoch")
+        if s.get("error"):
+            errored += 1
+            continue
+        key = str(sid)
+        by_id.setdefault(key, []).append((epoch, _answer(s)))
+        if key not in meta:
+            choices = s.get("choices")
+            ch = tuple(str(c) for c in choices) if isinstance(choices, list) else ()
+            meta[key] = (_question(s.get("input")), _targets(s.get("target")), ch)
+    if errored:
+        notes.append(f"{errored} errored sample(s) skipped")
+    items = []
+    for key, answers in by_id.items():
+        answers.sort(key=lambda e: e[0])
+        question, targets, choices = meta[key]
+        items.append(ImportedItem(key, question, tuple(a for _, a in answers), targets, choices[:10]))
+    if not items:
+        raise data_error(p, "no completed samples in the log", field="samples")
+    config: Mapping[str, Any] = spec["config"] if isinstance(spec.get("config"), Mapping) else {}
+    packages: Mapping[str, Any] = spec["packages"] if isinstance(spec.get("packages"), Mapping) else {}
+    seed = gen.get("seed")
+    temperature = gen.get("temperature")
+    base_url = spec.get("model_base_url")
+    return ImportedLog(
+        tool="inspect",
+        version=str(packages.get("inspect_ai")) if packages.get("inspect_ai") else f"log format {version}",
+        task=task or str(spec.get("task") or p.stem),
+        model=str(spec.get("model") or "unknown"),
+        files=(SourceFile(str(p), file_sha256(p)),),
+        items=tuple(items),
+        endpoint=base_url if isinstance(base_url, str) and base_url.startswith(("http://", "https://")) else None,
+        temperature=float(temperature) if isinstance(temperature, (int, float)) and not isinstance(
+            temperature, bool) else None,
+        seed=int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        notes=tuple(notes),
+        extra={"epochs": config.get("epochs"), "status": header.get("status")},
+    )

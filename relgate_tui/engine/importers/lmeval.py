@@ -1,0 +1,377 @@
+"""lm-evaluation-harness ``--log_samples`` files → :class:`~relgate_tui.engine.importers.model.ImportedLog`.
+
+Formats (detected from the first non-blank character):
+
+* **JSONL** (lm-eval ≥ 0.4.3): ``samples_<task>_<date>.jsonl``, one object per (document, filter) with ``doc_id``,
+  ``doc``, ``target`` (``str(target)``: a Python-repr list means several acceptable answers), ``arguments``
+  (``{"gen_args_0": {"arg_0": prompt, "arg_1": generation kwargs}}``), ``resps``, ``filtered_resps``, ``filter``,
+  ``doc_hash``, ``prompt_hash``, ``target_hash``.
+* **JSON array** (0.4.0–0.4.2): the same objects in one indented array (``arguments`` as a list of argument lists,
+  ``target`` unconverted, no ``filter``/hash fields).
+
+One row per document: the first filter seen is kept and rows are de-duplicated on ``doc_id`` (the raw ``resps`` are
+the same under every filter). The K answers of a generation task are **all of** ``resps[0]`` — never
+``filtered_resps``, which may already be a majority vote. For log-likelihood multiple choice (``resps[i]`` holds
+``[log-likelihood, is_greedy]`` per repeat for option i) the answer of repeat r is the letter of the arg-max option.
+
+K, temperature, ``do_sample`` and the request seed come from the generation kwargs logged with each request
+(``arg_1``), else from the results JSON beside the samples (``results_<date>.json``: ``configs.<task>``,
+``config.gen_kwargs``, ``config.model``/``model_args``, ``config.use_cache``, ``lm_eval_version``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_size, file_sha256
+from relgate_tui.errors import data_error
+
+__all__ = ["load_lm_eval", "samples_files"]
+
+LETTERS = "ABCDEFGHIJ"
+_API_MODELS = ("local-completions", "local-chat-completions", "openai-completions", "openai-chat-completions",
+               "azure-openai-chat-completions")
+DEFAULT_API_SEED = 1234  # lm_eval/models/api_models.py: TemplateAPI(seed=1234), sent with every request
+
+
+def samples_files(directory: Path) -> dict[str, list[Path]]:
+    """``task → samples files`` under an lm-eval output directory (``samples_<task>_<date>.jsonl``, newest last)."""
+    out: dict[str, list[Path]] = {}
+    for p in sorted(directory.rglob("samples_*.jsonl")):
+        m = re.match(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$", p.name)
+        task = m.group(1) if m else p.stem[len("samples_"):]
+        out.setdefault(task, []).append(p)
+    return out
+
+
+def _resolve(path: Path, task: str | None) -> tuple[Path, str | None, list[str]]:
+    notes: list[str] = []
+    if not path.exists():
+        raise data_error(path, "no such file or directory")
+    if not path.is_dir():
+        return path, task, notes
+    found = samples_files(path)
+    if not found:
+        raise data_error(path, "no lm-eval samples file (samples_<task>_<date>.jsonl) in this directory")
+    if task is None:
+        if len(found) > 1:
+            raise data_error(path, f"several tasks logged ({', '.join(sorted(found))}): choose one with --task")
+        task = next(iter(found))
+    if task not in found:
+        raise data_error(path, f"no samples file for task {task!r} (found: {', '.join(sorted(found))})")
+    files = found[task]
+    if len(files) > 1:
+        notes.append(f"{len(files)} samples files for {task}: imported the newest, {files[-1].name}")
+    return files[-1], task, notes
+
+
+def _read_rows(path: Path) -> tuple[list[tuple[int, Any]], bool]:
+    """``[(line or position, row)]`` and whether the file is the 0.4.0–0.4.2 array form."""
+    if path.exists():
+        check_size(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise data_error(path, f"not UTF-8 text (byte {exc.start})") from None
+    head = text.lstrip()[:1]
+    if head == "[":
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise data_error(path, f"bad JSON array: {exc.msg}", line=exc.lineno) from None
+        return [(i + 1, r) for i, r in enumerate(rows)], True
+    if head != "{":
+        raise data_error(path, "not an lm-eval samples file (expected JSON lines or a JSON array)")
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict) and "resps" not in whole:
+        if "results" in whole or "configs" in whole:
+            raise data_error(path, "this is an lm-eval results file, not a samples file: import the "
+                                   "samples_<task>_<date>.jsonl written beside it (run lm-eval with --log_samples)",
+                             field="resps")
+        raise data_error(path, "not an lm-eval samples row", line=1, field="resps")
+    rows = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((lineno, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise data_error(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
+    return rows, False
+
+
+def _results_json(samples_path: Path, task: str) -> tuple[Path | None, dict[str, Any]]:
+    """The results JSON written with ``samples_path`` (same date stamp), else the newest one in the same directory
+    whose ``configs`` has ``task``; ``(None, {})`` when there is none."""
+    m = re.match(r"^samples_.+_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$", samples_path.name)
+    candidates = []
+    if m:
+        candidates.append(samples_path.with_name(f"results_{m.group(1)}.json"))
+    candidates += sorted(samples_path.parent.glob("results*.json"), reverse=True)
+    for c in candidates:
+        if not c.is_file():
+            continue
+        try:
+            doc = json.loads(c.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("configs"), dict) and task in doc["configs"]:
+            return c, doc
+    return None, {}
+
+
+def _parse_kv(text: str) -> dict[str, Any]:
+    """lm-eval's ``a=1,b=x`` argument strings."""
+    out: dict[str, Any] = {}
+    for part in text.split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, str):
+        return _parse_kv(value)
+    return {}
+
+
+def _bool(v: Any) -> bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "false"):
+        return v.strip().lower() == "true"
+    return None
+
+
+def _float(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _version_tuple(v: str) -> tuple[int, ...] | None:
+    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", v.strip())
+    return tuple(int(x) for x in m.groups() if x is not None) if m else None
+
+
+def _request_args(row: Mapping[str, Any]) -> list[list[Any]]:
+    """The per-request argument lists of a row, in both the dict (≥ 0.4.3) and list (0.4.0–0.4.2) forms."""
+    args = row.get("arguments")
+    if isinstance(args, Mapping):
+        out = []
+        for key in sorted(args, key=lambda k: int(re.sub(r"\D", "", k) or 0)):
+            a = args[key]
+            if isinstance(a, Mapping):
+                out.append([a[k] for k in sorted(a, key=lambda k: int(re.sub(r"\D", "", k) or 0))])
+        return out
+    if isinstance(args, list):
+        return [list(a) if isinstance(a, (list, tuple)) else [a] for a in args]
+    return []
+
+
+def _prompt_text(prompt: Any) -> str:
+    """The question shown for an item: the prompt, or the last user message of a chat prompt."""
+    if isinstance(prompt, list) and len(prompt) == 1:
+        prompt = prompt[0]
+    if isinstance(prompt, str):
+        s = prompt.strip()
+        if s.startswith("[{"):
+            try:
+                msgs = json.loads(s)
+            except json.JSONDecodeError:
+                return s
+            if isinstance(msgs, list):
+                for m in reversed(msgs):
+                    if isinstance(m, Mapping) and m.get("role") == "user" and isinstance(m.get("content"), str):
+                        return m["content"]
+        return s
+    return json.dumps(prompt, ensure_ascii=False) if prompt is not None else ""
+
+
+def _targets(target: Any) -> list[str]:
+    """Acceptable answers: a Python-repr (or JSON) list means several; None/empty means no reference."""
+    if target is None:
+        return []
+    if isinstance(target, list):
+        return [str(t) for t in target if t is not None and str(t).strip()]
+    text = str(target)
+    s = text.strip()
+    if s.startswith("[") and s.endswith("]"):
+        try:
+            value = ast.literal_eval(s)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, list):
+            return [str(t) for t in value if t is not None and str(t).strip()]
+    return [text] if s else []
+
+
+def _is_loglikelihood(resps: list[Any]) -> bool:
+    first = resps[0] if resps else None
+    return bool(isinstance(first, list) and first and isinstance(first[0], (list, tuple)))
+
+
+def _mc_item(path: Path, line: int, row: Mapping[str, Any], item_id: str) -> ImportedItem:
+    resps = row["resps"]
+    args = _request_args(row)
+    if len(resps) > len(LETTERS):
+        raise data_error(path, f"{len(resps)} options: relgate reads at most {len(LETTERS)} (A-J)", line=line,
+                         field="resps")
+    choices = tuple(str(a[1]).strip() if len(a) > 1 else f"option {i + 1}" for i, a in enumerate(args))
+    if len(choices) != len(resps):
+        choices = tuple(f"option {i + 1}" for i in range(len(resps)))
+    k = min(len(r) for r in resps)
+    samples = []
+    for r in range(k):
+        try:
+            lls = [float(resps[i][r][0]) for i in range(len(resps))]
+        except (TypeError, ValueError, IndexError):
+            raise data_error(path, "expected [log-likelihood, is_greedy] per option and repeat", line=line,
+                             field="resps") from None
+        samples.append(LETTERS[max(range(len(lls)), key=lambda i: (lls[i], -i))])
+    answers = []
+    for t in _targets(row.get("target")):
+        t = t.strip()
+        if t.isdigit() and int(t) < len(choices):
+            answers.append(LETTERS[int(t)])
+        elif t in choices:
+            answers.append(LETTERS[choices.index(t)])
+        elif len(t) == 1 and t.upper() in LETTERS[: len(choices)]:
+            answers.append(t.upper())
+    question = _prompt_text(args[0][0]) if args and args[0] else ""
+    return ImportedItem(item_id, question, tuple(samples), tuple(dict.fromkeys(answers)), choices,
+                        _opt_str(row.get("doc_hash")))
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
+    """Read an lm-eval samples file (or an lm-eval output directory; ``task`` picks the task). Raises
+    :class:`~relgate_tui.errors.DataError` (one line naming file, line and field) for anything it cannot read."""
+    samples_path, task, notes = _resolve(Path(path), task)
+    if task is None:
+        m = re.match(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$", samples_path.name)
+        task = m.group(1) if m else samples_path.stem
+    rows, array_form = _read_rows(samples_path)
+    if not rows:
+        raise data_error(samples_path, "no rows (empty samples file)")
+    results_path, results = _results_json(samples_path, task)
+    config = results.get("configs", {}).get(task, {}) if results else {}
+    run_config = results.get("config", {}) if isinstance(results.get("config"), Mapping) else {}
+    version = results.get("lm_eval_version") if isinstance(results.get("lm_eval_version"), str) else None
+    if version is not None:
+        vt = _version_tuple(version)
+        if vt is None or vt < (0, 4):
+            raise data_error(results_path, f"unknown lm-eval version {version!r}: relgate reads 0.4.x logs",
+                             field="lm_eval_version")
+        if vt >= (0, 5):
+            notes.append(f"lm-eval {version} is newer than the formats relgate knows (0.4.x)")
+    elif array_form:
+        version = "0.4.0-0.4.2 (array form)"
+
+    chosen_filter: str | None = None
+    seen: set[str] = set()
+    items: list[ImportedItem] = []
+    gen_kwargs: dict[str, Any] = {}
+    loglik = False
+    for line, row in rows:
+        if not isinstance(row, Mapping):
+            raise data_error(samples_path, f"expected a JSON object, got {type(row).__name__}", line=line)
+        if "resps" not in row:
+            field = "resps"
+            if "results" in row or "configs" in row:
+                raise data_error(samples_path, "this is an lm-eval results file, not a samples file", field=field)
+            raise data_error(samples_path, "missing (not an lm-eval --log_samples row?)", line=line, field=field)
+        flt = row.get("filter")
+        if chosen_filter is None and isinstance(flt, str):
+            chosen_filter = flt
+        if flt is not None and flt != chosen_filter:
+            continue
+        doc_id = row.get("doc_id")
+        if isinstance(doc_id, bool) or not isinstance(doc_id, (int, str)) or str(doc_id) == "":
+            raise data_error(samples_path, "missing or not an integer/string", line=line, field="doc_id")
+        item_id = str(doc_id)
+        if item_id in seen:
+            continue
+        seen.add(item_id)
+        resps = row["resps"]
+        if not isinstance(resps, list) or not resps:
+            raise data_error(samples_path, "expected a non-empty list of per-request responses", line=line,
+                             field="resps")
+        if _is_loglikelihood(resps):
+            loglik = True
+            items.append(_mc_item(samples_path, line, row, item_id))
+            continue
+        answers_raw = resps[0]
+        if not isinstance(answers_raw, list):
+            raise data_error(samples_path, "expected resps[0] to be the list of the K generated answers",
+                             line=line, field="resps")
+        samples = tuple("" if a is None else (a if isinstance(a, str) else str(a)) for a in answers_raw)
+        args = _request_args(row)
+        if args and len(args[0]) > 1 and isinstance(args[0][1], Mapping) and not gen_kwargs:
+            gen_kwargs = dict(args[0][1])
+        question = _prompt_text(args[0][0]) if args and args[0] else ""
+        if not question and isinstance(row.get("doc"), Mapping):
+            doc = row["doc"]
+            question = str(doc.get("question") or doc.get("problem") or doc.get("input") or "")
+        items.append(ImportedItem(item_id, question, samples, tuple(dict.fromkeys(_targets(row.get("target")))),
+                                  (), _opt_str(row.get("doc_hash"))))
+
+    if not gen_kwargs:
+        gen_kwargs = _as_dict(config.get("generation_kwargs"))
+        gen_kwargs.update(_as_dict(run_config.get("gen_kwargs")))
+    model_type = str(run_config.get("model", "")) if run_config else ""
+    model_args = _as_dict(run_config.get("model_args"))
+    temperature = _float(gen_kwargs.get("temperature"))
+    do_sample = _bool(gen_kwargs.get("do_sample"))
+    if not loglik and temperature is None and do_sample is None and (gen_kwargs or config):
+        temperature, do_sample = 0.0, False
+        notes.append("the requests set neither temperature nor do_sample: lm-eval decodes greedily by default")
+    seed: int | None = None
+    if "seed" in gen_kwargs:
+        seed = int(gen_kwargs["seed"]) if _float(gen_kwargs["seed"]) is not None else None
+    elif model_type in _API_MODELS:
+        seed = int(_float(model_args.get("seed")) or DEFAULT_API_SEED)
+        notes.append(f"lm-eval sent seed {seed} with every request (the task did not set seed: null)")
+    if not results:
+        notes.append("no results JSON beside the samples file: K and the decoding settings come from the samples")
+    repeats = config.get("repeats")
+    k = max((len(it.samples) for it in items), default=0)
+    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats != k:
+        notes.append(f"the results JSON says repeats {repeats}, the samples hold up to {k} answers per item")
+    if chosen_filter is not None:
+        notes.append(f"filter {chosen_filter!r} rows used (resps are the same under every filter)")
+    base_url = model_args.get("base_url")
+    endpoint = None
+    if isinstance(base_url, str) and re.match(r"^https?://", base_url):
+        endpoint = re.sub(r"/(chat/)?completions/?$", "", base_url.rstrip("/"))
+    model = str(model_args.get("model") or model_args.get("pretrained") or results.get("model_name") or "unknown")
+    files = [SourceFile(str(samples_path), file_sha256(samples_path))]
+    if results_path is not None:
+        files.append(SourceFile(str(results_path), file_sha256(results_path)))
+    return ImportedLog(
+        tool="lm-eval", version=version, task=task, model=model, files=tuple(files), items=tuple(items),
+        endpoint=endpoint, temperature=temperature, do_sample=do_sample, seed=seed,
+        cache=run_config.get("use_cache") not in (None, "", False), loglikelihood=loglik, filter=chosen_filter,
+        notes=tuple(notes), extra={"repeats": config.get("repeats"), "output_type": config.get("output_type")},
+    )

@@ -1,0 +1,162 @@
+"""What every importer produces: an :class:`ImportedLog` of :class:`ImportedItem` (issue 15 §1), and the flags.
+
+An item carries its K raw answers in sample order (``samples``), its reference answers, its options (multiple
+choice) and, for lm-eval, the tool's document hash (used by ``relgate compare`` to pair items across runs).
+
+**Flags** — items whose repeats carry no self-consistency signal are flagged, never silently certified. The
+certification itself stays valid for them (a rank score is a valid conformal score whatever produced the samples),
+but their prediction sets cannot reflect uncertainty, so the summary says how many items are affected and why:
+
+``loglikelihood_mc``
+    log-likelihood multiple choice: the answer is the arg-max of the options' log-likelihoods, one deterministic
+    answer however many repeats were asked for.
+``temperature_0``
+    the requests were sent with temperature 0 or ``do_sample: false`` (greedy decoding; lm-eval's default when a
+    generation task sets neither).
+``fixed_seed``
+    every repeat was sent with one fixed ``seed`` (lm-eval sends ``seed: 1234`` with every API request unless the
+    task sets ``seed: null``; Inspect sends ``GenerateConfig.seed`` when set) *and* this item's repeats are
+    byte-identical — a server that honours the seed returned the same answer K times.
+``identical_repeats``
+    the item's repeats are byte-identical and the log shows a response cache (lm-eval ``use_cache``), or every item
+    of the log with two or more repeats is byte-identical although neither greedy decoding nor a fixed seed
+    explains it (a cache replaying one answer). lm-eval 0.4.13 caches only deterministic requests (``do_sample:
+    false``), so with it this flag comes together with ``temperature_0``; older versions and other tools cache
+    sampled requests too.
+``single_sample``
+    only one answer for the item: no repeat to compare.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MAX_LOG_BYTES",
+    "check_size",
+    "FLAG_REASONS",
+    "ImportedItem",
+    "ImportedLog",
+    "SourceFile",
+    "assign_flags",
+    "file_sha256",
+]
+
+FLAG_REASONS: dict[str, str] = {
+    "loglikelihood_mc": "log-likelihood multiple choice: one deterministic answer, repeats add nothing",
+    "temperature_0": "sampled at temperature 0 / do_sample false: greedy decoding repeats itself",
+    "fixed_seed": "every repeat sent with one fixed seed and the server returned identical answers",
+    "identical_repeats": "identical repeats replayed from a response cache",
+    "single_sample": "only one answer: no repeats to compare",
+}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file the import read, with the SHA-256 of its bytes."""
+
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ImportedItem:
+    """One question of an imported log: its raw answers in sample order and its reference(s)."""
+
+    id: str
+    question: str
+    samples: tuple[str, ...]
+    answers: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    doc_hash: str | None = None
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportedLog:
+    """A whole imported log. ``temperature`` / ``do_sample`` / ``seed`` describe how the repeats were requested
+    (None = the log does not say; ``seed`` is the fixed request seed, None when there was none or it is unknown);
+    ``cache`` is True when the log shows a response cache. ``notes`` are one-line remarks for the summary."""
+
+    tool: str
+    version: str | None
+    task: str
+    model: str
+    files: tuple[SourceFile, ...]
+    items: tuple[ImportedItem, ...]
+    endpoint: str | None = None
+    temperature: float | None = None
+    do_sample: bool | None = None
+    seed: int | None = None
+    cache: bool = False
+    loglikelihood: bool = False
+    filter: str | None = None
+    notes: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def k(self) -> int:
+        """The most answers any item has (the run's K_max)."""
+        return max((len(it.samples) for it in self.items), default=0)
+
+
+MAX_LOG_BYTES = 2 * 1024**3  # a log read whole into memory: 2 GiB at most
+
+
+def check_size(path: Path) -> None:
+    """One-line error for a file too large to read into memory (sizes of untrusted input are bounded)."""
+    from relgate_tui.errors import data_error
+
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+    if size > MAX_LOG_BYTES:
+        raise data_error(path, f"file too large ({size / 1e9:.1f} GB; at most {MAX_LOG_BYTES / 1e9:.1f} GB)")
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _identical(samples: Sequence[str]) -> bool:
+    return len(samples) >= 2 and all(s == samples[0] for s in samples)
+
+
+def assign_flags(log: ImportedLog) -> ImportedLog:
+    """The log with every item's flags set (see the module docstring for each rule)."""
+    greedy = log.do_sample is False or (log.temperature is not None and log.temperature == 0)
+    multi = [it for it in log.items if len(it.samples) >= 2]
+    all_identical = bool(multi) and all(_identical(it.samples) for it in multi)
+    cache_evident = log.cache or (all_identical and not greedy and log.seed is None and not log.loglikelihood)
+    items = []
+    for it in log.items:
+        flags: list[str] = []
+        same = _identical(it.samples)
+        if log.loglikelihood:
+            flags.append("loglikelihood_mc")
+        if greedy:
+            flags.append("temperature_0")
+        if same and log.seed is not None and not log.loglikelihood:
+            flags.append("fixed_seed")
+        if same and cache_evident and "fixed_seed" not in flags:
+            flags.append("identical_repeats")
+        if len(it.samples) == 1:
+            flags.append("single_sample")
+        items.append(replace(it, flags=tuple(flags)))
+    return replace(log, items=tuple(items))
+
+
+def flag_counts(items: Sequence[ImportedItem]) -> dict[str, int]:
+    """How many items carry each flag (flags in :data:`FLAG_REASONS` order)."""
+    c = Counter(f for it in items for f in it.flags)
+    return {f: c[f] for f in FLAG_REASONS if c[f]}

@@ -1,0 +1,268 @@
+"""An imported log → a run in the run store, certified with zero model calls (issue 15 §1).
+
+The run is a run like any other (``relgate runs`` lists it, the TUI opens it offline, spot-check, export): it is
+made through the pipeline's public phases — :func:`~relgate_tui.engine.certify.prepare` (so the run id, manifest
+and configuration are exactly those that ``Session.open`` recomputes), then the K answers of every item are
+appended as the run's samples, labels (``--labels``) are applied, and :func:`~relgate_tui.engine.certify.analyse`
+(on the samples just written, held in memory) / :func:`~relgate_tui.engine.certify.results_document` compute the
+same document ``certify`` writes (``calls.made`` = 0) plus ``imported_from``.
+
+The run's task file ``task/<task>.jsonl`` (inside the run directory) holds each item's question, references and
+options, plus an ``import`` field (tool, document hash, flags, and the SHA-256 of all imported answers — so two
+different logs never share a run id, and importing the same log again reopens the same run, keeping its labels).
+Stopping rule ``none`` and K_max = the log's largest K: every imported answer is used.
+
+**Nothing half-written stays in the run store**: a new run is built in a hidden temporary directory under the runs
+directory (not listed by ``relgate runs``) and renamed into place only when complete; on any error the temporary
+directory is removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from relgate_tui.engine.importers.model import FLAG_REASONS, ImportedLog, assign_flags, flag_counts
+from relgate_tui.errors import DataError, UserError
+
+__all__ = ["ImportOptions", "ImportOutcome", "import_log", "imported_task_lines", "task_filename", "PLACEHOLDER_ENDPOINT"]
+
+TASK_DIR = "task"  # the run's task file lives in <run>/task/<task>.jsonl (never clashes with run-store files)
+# The run's endpoint: an RFC 2606 reserved name that never resolves, so nothing can ever send a request with an
+# imported run's configuration (the endpoint the tool used, when the log says, is in imported_from.endpoint).
+PLACEHOLDER_ENDPOINT = "http://imported.invalid/v1"
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    canon: str | None = None
+    alpha: float = 0.10
+    n_cal: int | None = None
+    seed: int = 0
+    labels: str | None = None
+    min_reliability: float | None = None
+    run_dir: str | None = None
+    confidence: float = 0.95
+
+
+@dataclass
+class ImportOutcome:
+    document: dict[str, Any]
+    exit_code: int
+    run_path: Path
+    reused: bool
+
+
+def task_filename(task: str) -> str:
+    """The run's task file name: the task's name made file-safe (the task loader names a task after its file)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", task).strip("-.")[:80] or "imported"
+    return f"{safe}.jsonl"
+
+
+def _samples_digest(log: ImportedLog) -> str:
+    h = hashlib.sha256()
+    for it in log.items:
+        h.update(json.dumps([it.id, list(it.samples)], ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def imported_task_lines(log: ImportedLog) -> bytes:
+    """The run's task file: one JSON line per item (the task-file format plus an ``import`` field)."""
+    digest = _samples_digest(log)[:16]
+    lines = []
+    for it in log.items:
+        row: dict[str, Any] = {"id": it.id, "question": it.question.strip() or f"(item {it.id}: no question text in "
+                                                                              "the log)"}
+        if it.answers:
+            row["acceptable_answers"] = list(it.answers)
+        if it.choices:
+            row["choices"] = list(it.choices)
+        imp: dict[str, Any] = {"tool": log.tool, "answers_sha256": digest}
+        if it.doc_hash:
+            imp["doc_hash"] = it.doc_hash
+        if it.flags:
+            imp["flags"] = list(it.flags)
+        row["import"] = imp
+        lines.append(json.dumps(row, ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _imported_from(log: ImportedLog) -> dict[str, Any]:
+    counts = flag_counts(log.items)
+    return {
+        "tool": log.tool,
+        "version": log.version,
+        "files": [{"path": f.path, "sha256": f.sha256} for f in log.files],
+        "task": log.task,
+        "model": log.model,
+        "endpoint": log.endpoint,
+        "k": log.k,
+        "temperature": log.temperature,
+        "do_sample": log.do_sample,
+        "seed": log.seed,
+        "filter": log.filter,
+        "flags": counts,
+        "flag_reasons": {f: FLAG_REASONS[f] for f in counts},
+        "n_flagged": sum(1 for it in log.items if it.flags),
+        "notes": list(log.notes),
+    }
+
+
+def _canonicalize_all(prepared: Any, log: ImportedLog) -> list[Any]:
+    """StoredSample records for every imported answer (canonical classes memoised per (answer, options))."""
+    from relgate_tui.engine.runstore import StoredSample
+
+    canon = prepared.canonicalizer
+    fingerprint = f"import:{log.tool}"
+    memos: dict[tuple[str, ...], dict[str, str]] = {}
+    out: list[StoredSample] = []
+    append = out.append
+    no_usage: dict[str, int] = {}
+    for it in log.items:
+        memo = memos.setdefault(it.choices, {})
+        for i, text in enumerate(it.samples):
+            c = memo.get(text)
+            if c is None:
+                c = memo[text] = canon(text, it.choices)
+            append(StoredSample(it.id, i, text, c, no_usage, fingerprint))
+    return out
+
+
+class _NeverStop:
+    """Stopping rule "none" (every stored answer is used) without per-sample argument checks: the import replays
+    no sequential decision, and :class:`~relgate_tui.core.stopping.NoStopping` validates its counts on every call,
+    which is most of the analysis time at 200,000 answers. Same decisions, so the TUI's later analysis (with the
+    run's configured rule "none") gives the same results."""
+
+    name = "none"
+
+    def should_stop(self, counts: Any, n_samples: int) -> bool:
+        return False
+
+
+def _analyse(prepared: Any, samples_by_item: Mapping[str, list[Any]]) -> Any:
+    """The pipeline's analysis on the samples just written (kept in memory: no re-read of samples.jsonl)."""
+    from relgate_tui.engine.certify import analyse, reference_classes
+
+    cfg = prepared.config
+    return analyse(replace(prepared.task, items=prepared.items), prepared.roles, samples_by_item,
+                   prepared.store.current_labels(), canonicalize_refs=reference_classes(prepared), rule=_NeverStop(),
+                   k_max=cfg.k_max, seed=cfg.seed)
+
+
+def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[str, Any],
+            samples_by_item: Mapping[str, list[Any]]) -> dict[str, Any]:
+    """Labels, analysis and the result document of a run whose samples are stored; writes results.json."""
+    from relgate_tui.engine.certify import CallCounts, apply_labels, check_label_ranks, results_document
+
+    analysis = _analyse(prepared, samples_by_item)
+    if prepared.file_labels:
+        check_label_ranks(prepared.file_labels, {a.item_id: a.ranked.n_classes for a in analysis.items},
+                          str(opts.labels))
+        if apply_labels(prepared.store, prepared.file_labels):
+            analysis = _analyse(prepared, samples_by_item)
+    cfg = prepared.config
+    doc = results_document(analysis, alpha=cfg.alpha, header=prepared.header, calls=CallCounts(0, 0, 0),
+                           delta=cfg.delta, stopping=cfg.stopping, confidence=cfg.confidence,
+                           gate=cfg.min_reliability)
+    by_id = {it.id: it for it in log.items}
+    for entry in doc.get("items", []):
+        it = by_id.get(entry.get("id"))
+        if it is None:
+            continue
+        if it.flags:
+            entry["flags"] = list(it.flags)
+        if it.doc_hash:
+            entry["doc_hash"] = it.doc_hash
+    doc["imported_from"] = dict(info)
+    prepared.store.write_results(doc)
+    prepared.store.set_status("complete")
+    return doc
+
+
+def import_log(log: ImportedLog, opts: ImportOptions,
+               on_phase: Callable[[str], None] | None = None) -> ImportOutcome:
+    """Create (or reopen) the run of ``log`` and certify it. See the module docstring."""
+    from relgate_tui.engine.certify import CertifyConfig, prepare
+    from relgate_tui.engine.paths import runs_dir
+
+    if not log.items:
+        raise DataError(f"{log.files[0].path if log.files else log.task}: no items to import")
+    if log.k > 1000:
+        raise UserError(f"an item has {log.k} answers: relgate runs take at most 1000 per item")
+    log = assign_flags(log)
+    info = _imported_from(log)
+    root = runs_dir(opts.run_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    temperature = log.temperature if log.temperature is not None and 0.0 <= log.temperature <= 2.0 else 0.0
+    tmp = Path(tempfile.mkdtemp(prefix=".import-", dir=root))
+    prepared = None
+    try:
+        task_bytes = imported_task_lines(log)
+        (tmp / TASK_DIR).mkdir()
+        tmp_task = tmp / TASK_DIR / task_filename(log.task)
+        tmp_task.write_bytes(task_bytes)
+        cfg = CertifyConfig(task=str(tmp_task), endpoint=PLACEHOLDER_ENDPOINT, model=log.model,
+                            canon=opts.canon, temperature=temperature, k_max=max(log.k, 1), stopping="none",
+                            alpha=opts.alpha, n_cal=opts.n_cal, seed=opts.seed, labels=opts.labels,
+                            min_reliability=opts.min_reliability, run_dir=str(tmp), confidence=opts.confidence)
+        prepared = prepare(cfg)
+        run_id = prepared.store.run_id
+        final = root / run_id
+        final_task = final / TASK_DIR / tmp_task.name
+        public = {**cfg.public_dict(), "task": str(final_task), "run_dir": None}
+        task_info = {"name": prepared.task.name, "path": str(final_task), "sha256": prepared.task.sha256,
+                     "items": len(prepared.items)}
+        if final.exists():
+            # the same log imported again: reopen that run (its labels are kept) and recompute its results
+            prepared.close()
+            prepared = None
+            shutil.rmtree(tmp, ignore_errors=True)
+            prepared = prepare(replace(cfg, task=str(final_task), run_dir=str(root)))
+            stored = sum(len(v) for v in prepared.store.samples_by_item().values())
+            expected = sum(len(it.samples) for it in log.items)
+            if stored != expected:
+                raise DataError(f"{final}: the run holds {stored} samples, the log {expected}; remove the run "
+                                "directory and import again")
+            prepared.store.update_manifest(imported_from=info)
+            doc = _finish(prepared, log, opts, info, prepared.store.samples_by_item())
+            return ImportOutcome(doc, 1 if doc["passed"] is False else 0, final, True)
+        if on_phase:
+            on_phase("canonicalizing")
+        store = prepared.store
+        (store.path / TASK_DIR).mkdir()
+        shutil.copyfile(tmp_task, store.path / TASK_DIR / tmp_task.name)
+        store.update_manifest(config=public, task=task_info, imported_from=info)
+        samples = _canonicalize_all(prepared, log)
+        store.append_samples(samples, sync=True)
+        store.set_status("sampled")
+        if on_phase:
+            on_phase("certifying")
+        by_item: dict[str, list[Any]] = {}
+        for sample in samples:
+            by_item.setdefault(sample.item, []).append(sample)
+        doc = _finish(prepared, log, opts, info, by_item)
+        prepared.close()
+        prepared = None
+        os.rename(store.path, final)
+        with contextlib.suppress(OSError):
+            fd = os.open(root, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        return ImportOutcome(doc, 1 if doc["passed"] is False else 0, final, False)
+    finally:
+        if prepared is not None:
+            prepared.close()
+        shutil.rmtree(tmp, ignore_errors=True)

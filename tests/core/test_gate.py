@@ -1,0 +1,116 @@
+"""Issue 11 §4: the gate decision and the spot-check's anytime-valid live gate (core/gate.py, the confidence
+sequence of core/intervals.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from relgate_tui.core.gate import decide_gate, sequential_gate
+from relgate_tui.core.intervals import clopper_pearson_lower, confidence_sequence, confidence_sequence_end
+
+
+def _lower_table(n_max: int, bound) -> np.ndarray:
+    """table[n, s] = the bound after s successes of n (nan where s > n)."""
+    n = np.arange(n_max + 1)[:, None] * np.ones((1, n_max + 1))
+    s = np.arange(n_max + 1)[None, :] * np.ones((n_max + 1, 1))
+    ok = s <= n
+    out = np.full(n.shape, np.nan)
+    out[ok] = bound(s[ok], n[ok])
+    return out
+
+
+def _pass_probability(table: np.ndarray, p: float, gate: float) -> float:
+    """Exact P(the bound reaches the gate at some n <= N) for i.i.d. Bernoulli(p) labels: a labeller who stops the
+    moment it does. Dynamic programming over the success count; mass that passes is removed."""
+    n_max = table.shape[0] - 1
+    alive = np.zeros(n_max + 1)
+    alive[0] = 1.0
+    passed = 0.0
+    for n in range(1, n_max + 1):
+        nxt = np.zeros_like(alive)
+        nxt[1:] += alive[:-1] * p
+        nxt += alive * (1 - p)
+        hit = np.nan_to_num(table[n] >= gate)
+        passed += float((nxt * hit).sum())
+        alive = nxt * (1 - hit)
+    return passed
+
+
+CP_LOWER = np.vectorize(lambda s, n: clopper_pearson_lower(int(s), int(n)) if n > 0 else 0.0)
+
+
+def test_stopping_when_the_confidence_sequence_clears_the_gate_is_safe():
+    """A labeller who watches the live bound after every label (up to 400) and stops as soon as it clears 0.90
+    passes a model whose true coverage is exactly 0.90 at most 5% of the time (exact); watching the fixed-n
+    Clopper-Pearson bound instead passes it far more often (issue 11 measured 11.5%)."""
+    n_max = 400
+    cs = _lower_table(n_max, lambda s, n: confidence_sequence_end(s, n, 0.95, end="lower"))
+    assert _pass_probability(cs, 0.90, 0.90) <= 0.05
+    assert _pass_probability(cs, 0.88, 0.90) <= 0.05
+    cp = _lower_table(n_max, CP_LOWER)
+    assert _pass_probability(cp, 0.90, 0.90) > 0.08  # the fixed-n bound is not safe to watch
+
+
+def test_simulated_labellers_who_stop_at_the_gate():
+    rng = np.random.default_rng(11)
+    n_max, trials = 300, 3000
+    labels = rng.random((trials, n_max)) < 0.90
+    successes = labels.cumsum(axis=1)
+    table = _lower_table(n_max, lambda s, n: confidence_sequence_end(s, n, 0.95, end="lower"))
+    lower = table[np.arange(1, n_max + 1)[None, :], successes]
+    passed = (lower >= 0.90).any(axis=1).mean()
+    assert passed <= 0.05
+
+
+def test_confidence_sequence_matches_its_definition():
+    """The ends solve M_n(p) = 1/(1 - confidence) for the beta-binomial mixture (checked by numerical integration)."""
+    a, b = 18.0, 2.0
+    for s, n in ((97, 100), (45, 50), (3, 10), (180, 200)):
+        lower, upper = confidence_sequence(s, n, 0.95)
+        for p in (lower, upper):
+            mix = integrate.quad(lambda t: t**s * (1 - t) ** (n - s) * stats.beta.pdf(t, a, b), 0, 1, epsabs=0,
+                                 limit=200)[0]
+            assert mix / (p**s * (1 - p) ** (n - s)) == pytest.approx(20.0, rel=1e-6)
+        assert lower < s / n < upper
+        assert lower <= clopper_pearson_lower(s, n)  # anytime validity costs width
+    assert confidence_sequence(0, 10) [0] == 0.0 and confidence_sequence(10, 10)[1] == 1.0
+    assert confidence_sequence(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        confidence_sequence(5, 4)
+    with pytest.raises(ValueError):
+        confidence_sequence(1, 4, confidence=1.0)
+
+
+def test_sequential_gate_says_decided_or_how_many_more():
+    g = sequential_gate(200, 200, 0.90)
+    assert g.decided == "PASS" and g.summary() == "decided: PASS after 200 labels"
+    g = sequential_gate(100, 200, 0.90)
+    assert g.decided == "FAIL" and g.summary() == "decided: FAIL after 200 labels"
+    g = sequential_gate(48, 50, 0.90)
+    assert g.decided is None and g.more_labels is not None and g.summary().startswith("≈ ")
+    # the estimate is right: at the same success rate (rounded down), that many more labels decide it, fewer not
+    m = g.more_labels
+    assert sequential_gate(math.floor(48 + 0.96 * m + 1e-9), 50 + m, 0.90).decided == "PASS"
+    for fewer in range(1, m, 7):
+        assert sequential_gate(math.floor(48 + 0.96 * fewer + 1e-9), 50 + fewer, 0.90).decided is None
+    f = sequential_gate(40, 50, 0.90)
+    assert f.more_labels is not None and sequential_gate(math.ceil(40 + 0.8 * f.more_labels - 1e-9),
+                                                         50 + f.more_labels, 0.90).decided == "FAIL"
+    assert sequential_gate(45, 50, 0.90).more_labels is None  # at the gate's own rate it never decides
+    assert sequential_gate(0, 0, 0.90).summary() == "undecided: more labels needed"
+    assert sequential_gate(95, 100, 0.9, confidence=0.8).lower > sequential_gate(95, 100, 0.9).lower
+
+
+def test_decide_gate_guards_its_inputs():
+    d = decide_gate(0.9, 0.93, 0.88, 0.95)
+    assert d.gate_on == "bound" and not d.passed and d.value == 0.88
+    assert decide_gate(0.9, 0.93, 0.88, 0.95, "level").passed
+    with pytest.raises(ValueError):
+        decide_gate(1.5, 0.9, 0.9, 0.95)
+    with pytest.raises(ValueError):
+        decide_gate(0.9, 0.9, 0.9, 0.95, "mean")
+    assert math.isclose(decide_gate(0.5, 0.6, 0.55, 0.9).lower_bound, 0.55)
