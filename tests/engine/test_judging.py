@@ -185,27 +185,33 @@ ORIGINAL_DIRECT_STRICT = __import__("relgate_tui.engine.judging.variants", froml
 def test_three_judges_and_two_variants_from_the_cli_reopen_offline_unchanged(demo: DemoServer, tmp_path: Path) -> None:
     variant = _variant_file(tmp_path)
     r = _cli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
-             "--model", "sim-judge", "--judge", "model=sim-judge,name=cool,temperature=0.2",
-             "--judge", "model=sim-judge,name=warm,temperature=1.0,top_logprobs=2", "--variant", f"strict={variant}",
+             "--model", "sim-judge", "--judge", "model=sim-judge-long",
+             "--judge", "model=sim-judge-short,name=short,top_logprobs=3", "--variant", f"strict={variant}",
              "--protocol", "both", "--reps", "1", "--inputs", "3", "--candidates", "3", "--json", "out.json",
              "--markdown", "out.md")
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "out.json").read_text())
-    assert [j["name"] for j in doc["judges"]] == ["sim-judge", "cool", "warm"] and doc["variants"] == ["original", "strict"]
-    assert [(s["judge"], s["variant"]) for s in doc["studies"]] == [
-        (j, v) for j in ("sim-judge", "cool", "warm") for v in ("original", "strict")]
+    judges = ("sim-judge", "sim-judge-long", "short")
+    assert [j["name"] for j in doc["judges"]] == list(judges) and doc["variants"] == ["original", "strict"]
+    assert [(s["judge"], s["variant"]) for s in doc["studies"]] == [(j, v) for j in judges for v in ("original", "strict")]
     per_judge = 2 * (3 * 3 * 2 + 3 * 3)  # variants × (pairwise 3 pairs × 2 orders + direct 3) per input × 3 inputs
     assert all(s["pairwise"]["verdicts"]["total"] == 3 * 3 * 2 for s in doc["studies"])
     assert doc["pairwise"] == doc["studies"][0]["pairwise"]  # the top level is the first judge, original prompt
     # the variant really changed the prompts: different answers were asked for
     assert doc["studies"][0]["direct"]["scores"] != doc["studies"][1]["direct"]["scores"] or \
            doc["studies"][0]["pairwise"]["inputs"] != doc["studies"][1]["pairwise"]["inputs"]
-    assert "# Judge warm, prompt variant strict" in (tmp_path / "out.md").read_text()
+    assert "# Judge short, prompt variant strict" in (tmp_path / "out.md").read_text()
+    # different simulated judges give different verdicts
+    assert doc["studies"][0]["pairwise"]["inputs"] != doc["studies"][2]["pairwise"]["inputs"]
+    # the demo judge's log-probs reach the document: per repetition, the scale values' log-probs
+    rows = doc["studies"][4]["direct"]["scores"]
+    assert all(r["score_logprobs"] and r["score_logprobs"][0] for r in rows)
+    assert all(str(r["judge_scores"][0]) in r["score_logprobs"][0] for r in rows if r["judge_scores"])
     (audit,) = list_audits(tmp_path / "audits")
     assert audit.finished and audit.answers == 3 * per_judge and audit.planned == 3 * per_judge
     # the judge asking for log-probs stored them; the others did not
     lines = [json.loads(x) for x in (Path(audit.path) / "answers.jsonl").read_text().splitlines()]
-    assert {ln["judge"] for ln in lines if ln["logprobs"]} == {"warm"}
+    assert {ln["judge"] for ln in lines if ln["logprobs"]} == {"short"}
     # reopened offline (no server): every number unchanged
     stored = json.loads((Path(audit.path) / "results.json").read_text())
     assert stored == doc

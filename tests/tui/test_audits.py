@@ -26,7 +26,7 @@ async def test_an_audit_is_listed_in_runs_and_reopens_offline(services, tmp_path
         cfg = JudgeAuditConfig(data="hanna", criterion="Coherence", endpoint=demo.base_url, model="sim-judge",
                                protocol="both", reps=1, inputs=4, candidates=4, cache_dir=str(tmp_path / "c"),
                                store=True, store_dir=str(audits),
-                               more_judges=(Judge(demo.base_url, "sim-judge", temperature=0.2, name="cool"),),
+                               more_judges=(Judge(demo.base_url, "sim-judge-long"),),
                                variants=(PromptVariant("strict", direct=DIRECT_TEMPLATE.replace(
                                    "{{definition}}", "Definition of {{criterion}}: {{description}} Be strict.\n")),))
         await asyncio.to_thread(audit_result, cfg)
@@ -54,7 +54,7 @@ async def test_an_audit_is_listed_in_runs_and_reopens_offline(services, tmp_path
         # several judges × variants: n steps through them; each view shows that study's own numbers
         studies = expected["studies"]
         assert [(c["judge"], c["variant"]) for c in studies] == [
-            ("sim-judge", "original"), ("sim-judge", "strict"), ("cool", "original"), ("cool", "strict")]
+            ("sim-judge", "original"), ("sim-judge", "strict"), ("sim-judge-long", "original"), ("sim-judge-long", "strict")]
         for i in range(1, 5):
             await pilot.press("n")
             await pilot.pause()
