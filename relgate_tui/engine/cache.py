@@ -1,6 +1,7 @@
 """The request cache (SPEC §4.4): completed samples by request fingerprint, on disk (diskcache).
 
-Only what an answer is made of is stored — its text, token usage and finish reason — never headers or keys.
+Only what an answer is made of is stored — its text, token usage, finish reason and per-token log-probabilities
+(when the server sent them) — never headers or keys.
 A corrupt or unreadable entry counts as a miss. A damaged database (``cache.db`` not readable by SQLite) is moved
 aside to ``<dir>.damaged-<time>`` and an empty cache is built in its place: the run store still holds every sample,
 so only cached answers of other runs are lost (and the damaged copy is kept for inspection). Re-running an identical
@@ -20,6 +21,7 @@ from typing import Any
 
 import diskcache
 
+from relgate_tui.engine import logprobs as lp
 from relgate_tui.engine.endpoints import MAX_ANSWER_CHARS, Completion
 
 
@@ -51,6 +53,7 @@ class SampleCache:
             _count(value.get("prompt_tokens")),
             _count(value.get("completion_tokens")),
             finish if _storable(finish) else None,
+            lp.from_json(value.get("logprobs")),
         )
 
     def put(self, fingerprint: str, completion: Completion) -> None:
@@ -62,6 +65,8 @@ class SampleCache:
             "completion_tokens": completion.completion_tokens,
             "finish_reason": completion.finish_reason,
         }
+        if completion.logprobs is not None:
+            record["logprobs"] = lp.to_json(completion.logprobs)
         try:
             self._cache.set(fingerprint, record)
         except Exception:  # noqa: BLE001 - a full disk must not abort sampling: the run store holds the sample

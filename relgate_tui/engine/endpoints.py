@@ -31,6 +31,7 @@ from relgate_tui.core.redact import public_url, redact
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.http11 import MAX_RESPONSE_BYTES, LeanHTTPTransport, ResponseTooLarge
 from relgate_tui.engine.httpread import BodyTooLarge, inflate
+from relgate_tui.engine.logprobs import TokenLogprob, parse_logprobs
 
 EndpointKind = Literal["openai", "http"]
 
@@ -102,13 +103,14 @@ class EndpointConfig:
 
 @dataclass(frozen=True)
 class Completion:
-    """One answer: its text, the token usage of the request it came from (split evenly over ``n`` choices) and the
-    finish reason."""
+    """One answer: its text, the token usage of the request it came from (split evenly over ``n`` choices), the
+    finish reason and, when the server returned them, the per-token log-probabilities (engine/logprobs.py)."""
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 class RequestFailed(Exception):
@@ -339,7 +341,8 @@ def parse_response(cfg: EndpointConfig, status: int, headers: Any, content: byte
             raise RequestFailed("malformed", "a choice has no message content", None, status)
         finish = choice.get("finish_reason")
         finish = finish[:40] if isinstance(finish, str) and _encodable(finish) else None
-        out.append(Completion(_storable(text, status), prompt if not out else 0, completion // len(choices), finish))
+        out.append(Completion(_storable(text, status), prompt if not out else 0, completion // len(choices), finish,
+                              parse_logprobs(choice.get("logprobs"))))
     return out
 
 

@@ -28,8 +28,9 @@ Conformal validity of the judge ranking needs only that the judge's order of an 
 question and its samples) and not on its label — true here — so calibration and deployment items are exchangeable
 as for the frequency score (paper 004 §6).
 
-Requests go through the sampler (cache: a rerun costs zero calls; retries; bounded concurrency; endpoint-down
-pause) with a per-sample seed derived from the run seed, the item, the two classes and their order.
+Requests go through the judging platform's :func:`~relgate_tui.engine.judging.ask` (the sampler underneath: cache —
+a rerun costs zero calls —, retries, bounded concurrency, endpoint-down pause), keyed ``("correct", item, first,
+second)``, with a per-answer seed derived from the run seed, that key and the repetition.
 
 Entry points for the pipeline and the TUI:
 
@@ -64,27 +65,10 @@ from relgate_tui.engine.judge_prompts import correctness_pairwise_prompt, parse_
 from relgate_tui.engine.tasks import TaskItem
 
 __all__ = [
-    "MAX_JUDGE_CLASSES",
-    "JudgeCertifyError",
-    "PairwiseJudgeConfig",
-    "JudgeProgress",
-    "JudgeCalls",
-    "ItemJudgement",
-    "judge_question",
-    "compared_classes",
-    "judge_requests",
-    "judge_calls_needed",
-    "item_verdicts",
-    "judge_item",
-    "judge_rank_score",
-    "acceptable_from_verdict",
-    "ask_pairwise_judge_async",
-    "ask_pairwise_judge",
-    "judge_items",
-    "judgement_section",
-    "judge_prepared_run",
-    "verdicts_document",
-    "verdicts_from_document",
+    "MAX_JUDGE_CLASSES", "JudgeCertifyError", "PairwiseJudgeConfig", "JudgeProgress", "JudgeCalls", "ItemJudgement",
+    "judge_question", "compared_classes", "judge_requests", "judge_calls_needed", "item_verdicts", "judge_item",
+    "judge_rank_score", "acceptable_from_verdict", "ask_pairwise_judge_async", "ask_pairwise_judge", "judge_items",
+    "judgement_section", "judge_prepared_run", "verdicts_document", "verdicts_from_document",
 ]
 
 MAX_JUDGE_CLASSES = 6
@@ -188,21 +172,22 @@ def compared_classes(ranked: RankedClasses, max_classes: int = MAX_JUDGE_CLASSES
     return tuple(ranked.classes[:max_classes])
 
 
-def _request_id(item_id: str, first: str, second: str) -> str:
-    import json
-
-    return f"{_REQUEST_KIND} {json.dumps([item_id, first, second], ensure_ascii=False)}"
+def _request_key(item_id: str, first: str, second: str) -> tuple[str, str, str, str]:
+    return (_REQUEST_KIND, item_id, first, second)
 
 
-def judge_requests(item: TaskItem, ranked: RankedClasses, max_classes: int = MAX_JUDGE_CLASSES) -> list[TaskItem]:
-    """One sampler item per ordered pair of the compared classes: for each pair {a, b} (frequency order) the prompt
-    with a shown first, then with b shown first. None when fewer than two classes were observed."""
+def judge_requests(item: TaskItem, ranked: RankedClasses, max_classes: int = MAX_JUDGE_CLASSES) -> list[Any]:
+    """One :class:`~relgate_tui.engine.judging.Request` per ordered pair of the compared classes, keyed
+    ``("correct", item_id, first, second)``: for each pair {a, b} (frequency order) the prompt with a shown first,
+    then with b shown first. None when fewer than two classes were observed."""
+    from relgate_tui.engine.judging import Request
+
     question = judge_question(item)
     out = []
     for a, b in combinations(compared_classes(ranked, max_classes), 2):
         for first, second in ((a, b), (b, a)):
-            out.append(TaskItem(_request_id(item.id, first, second), f"{item.id}: {first} vs {second}",
-                                messages=tuple(correctness_pairwise_prompt(question, first, second))))
+            out.append(Request(_request_key(item.id, first, second),
+                               tuple(correctness_pairwise_prompt(question, first, second))))
     return out
 
 
@@ -212,13 +197,13 @@ def judge_calls_needed(ranked_by_item: Mapping[str, RankedClasses], max_classes:
     return sum(2 * math.comb(min(r.n_classes, max_classes), 2) * reps for r in ranked_by_item.values())
 
 
-def item_verdicts(item_id: str, compared: Sequence[str], answers: Mapping[str, Sequence[str]]
+def item_verdicts(item_id: str, compared: Sequence[str], answers: Mapping[tuple[str, ...], Sequence[str]]
                   ) -> list[cj.PairwiseVerdict]:
     """The verdicts collected for one item: parsed answers "A" (first shown is correct), "B" or INVALID."""
     verdicts = []
     for a, b in combinations(compared, 2):
         for first, second in ((a, b), (b, a)):
-            for v in answers.get(_request_id(item_id, first, second), ()):
+            for v in answers.get(_request_key(item_id, first, second), ()):
                 winner = first if v == "A" else second if v == "B" else INVALID
                 verdicts.append(cj.PairwiseVerdict(first, second, winner))
     return verdicts
@@ -325,42 +310,6 @@ def _verdict_class(text: str, choices: Sequence[str] = ()) -> str:
     return parse_pairwise_verdict(text) or INVALID
 
 
-def _uncached(endpoint: Any, requests: Sequence[TaskItem], reps: int, seed: int, cache: Any) -> bool:
-    from relgate_tui.engine.endpoints import request_fingerprint, sample_seed
-    from relgate_tui.engine.prompts import item_messages
-
-    for item in requests:
-        messages = item_messages(item)
-        for index in range(reps):
-            if cache is None or cache.get(request_fingerprint(endpoint, messages, index,
-                                                              sample_seed(seed, item.id, index))) is None:
-                return True
-    return False
-
-
-async def _check_reachable(endpoint: Any, attempts: int = 3) -> None:
-    import httpx
-
-    from relgate_tui.engine.httpread import status_of
-
-    url = endpoint.base_url.rstrip("/") + "/models"
-    last = ""
-    async with httpx.AsyncClient(trust_env=False, timeout=min(10.0, endpoint.timeout_s)) as client:
-        for attempt in range(attempts):
-            try:
-                await status_of(client, url, endpoint.headers(), min(10.0, endpoint.timeout_s))  # body never read
-                return
-            except httpx.TimeoutException:
-                last = "timed out"
-            except httpx.HTTPError as exc:
-                last = type(exc).__name__
-            if attempt + 1 < attempts:
-                await asyncio.sleep(0.25 * 2**attempt)
-    raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {public_url(endpoint.base_url)} ({last} after "
-                            f"{attempts} "
-                            "attempts); is the server running?")
-
-
 def _open_cache(cfg: PairwiseJudgeConfig) -> Any:
     from pathlib import Path
 
@@ -387,21 +336,15 @@ async def ask_pairwise_judge_async(
     ``cfg.reps``) through the sampler; returns the verdicts per item id and the call counts. The API-key variable
     and the endpoint are checked first when some answer is not cached. ``on_sampler`` receives the sampler (pause /
     resume from the TUI). Raises :class:`JudgeCertifyError` (one line) when the judge cannot be reached."""
-    from relgate_tui.core.stopping import get_stopping_rule
-    from relgate_tui.engine.sampler import (
-        EndpointDown,
-        EndpointUnreachable,
-        EndpointUp,
-        SampleDone,
-        SampleFailed,
-        Sampler,
-        SamplingJob,
-    )
+    from relgate_tui.engine.judging import Answer, AskCalls, AskFailed, EndpointState, Judge, ask
+    from relgate_tui.engine.judging.ask import check_reachable, uncached
+    from relgate_tui.errors import EndpointError
 
     cfg.validate()
-    endpoint = cfg.endpoint_config()
+    judge = Judge(cfg.endpoint, cfg.model, cfg.api_key_env, float(cfg.temperature), cfg.max_tokens,
+                  timeout_s=float(cfg.timeout_s))
     compared: dict[str, tuple[str, ...]] = {}
-    requests: list[TaskItem] = []
+    requests: list[Any] = []
     for item in items:
         ranked = ranked_by_item.get(item.id)
         if ranked is None or ranked.n_classes < 2:
@@ -414,43 +357,53 @@ async def ask_pairwise_judge_async(
     if own_cache:
         cache = _open_cache(cfg)
     try:
-        if _uncached(endpoint, requests, cfg.reps, cfg.seed, cache):
+        if uncached(judge, requests, cfg.reps, cfg.seed, cache):
             if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
                 raise JudgeCertifyError(f"the judge's API key variable {cfg.api_key_env} is not set (or empty)")
-            await _check_reachable(endpoint)
-        sampler = Sampler(endpoint, concurrency=cfg.concurrency, cache=cache, max_down_s=cfg.max_down_s)
-        if on_sampler is not None:
-            on_sampler(sampler)
-        job = SamplingJob(requests, _verdict_class, get_stopping_rule("none"), cfg.reps, seed=cfg.seed)
-        indexed: dict[str, list[tuple[int, str]]] = {r.id: [] for r in requests}
+            try:
+                await check_reachable(judge)
+            except EndpointError as exc:
+                raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {exc}") from None  # URL public
+        indexed: dict[tuple[str, ...], list[tuple[int, str]]] = {r.key: [] for r in requests}
         total, done = len(requests) * cfg.reps, 0
+        sampler: list[Any] = []
+        calls = AskCalls()
+
+        def keep(s: Any) -> None:
+            sampler.append(s)
+            if on_sampler is not None:
+                on_sampler(s)
+
         try:
-            async for event in sampler.run(job):
+            async for event in ask(judge, requests, reps=cfg.reps, seed=cfg.seed, cache=cache,
+                                   concurrency=cfg.concurrency, max_down_s=cfg.max_down_s, calls=calls,
+                                   on_sampler=keep):
                 message = None
-                if isinstance(event, SampleDone):
-                    indexed[event.item_id].append((event.index, event.canonical))
+                if isinstance(event, Answer):
+                    indexed[event.key].append((event.rep, _verdict_class(event.text)))
                     done += 1
-                elif isinstance(event, SampleFailed) and event.final:
-                    done += cfg.reps - len(indexed[event.item_id])  # this prompt gets no further answer
-                    message = f"judge {event.item_id} answer {event.index + 1}: {event.error_kind}: {event.message}"
-                elif isinstance(event, EndpointDown):
-                    message = f"pairwise judge: {event.message}"
-                elif isinstance(event, EndpointUp):
-                    message = f"pairwise judge back after {event.down_seconds:.1f} s; resumed"
+                elif isinstance(event, AskFailed) and event.final:
+                    done += cfg.reps - len(indexed[event.key])  # this prompt gets no further answer
+                    message = (f"judge {event.key[1]}: {event.key[2]} vs {event.key[3]} answer {event.rep + 1}: "
+                               f"{event.kind}: {event.message}")
+                elif isinstance(event, EndpointState):
+                    message = (f"pairwise judge: {event.message}" if event.down
+                               else f"pairwise judge {event.message}")
                 else:
                     continue
                 if on_progress is not None:
-                    t = sampler.totals
+                    t = sampler[0].totals
                     on_progress(JudgeProgress(min(done, total), total, t.made, t.cached, t.failed, message))
-        except EndpointUnreachable as exc:
-            raise JudgeCertifyError(f"pairwise judge: {exc}") from None
-        t = sampler.totals
-        calls = JudgeCalls(t.made, t.cached, t.failed, t.retries, t.prompt_tokens, t.completion_tokens)
+        except EndpointError as exc:
+            raise JudgeCertifyError(f"pairwise judge: {str(exc).split(': ', 1)[-1]}") from None
+        judge_calls = JudgeCalls(calls.made, calls.cached, calls.failed, calls.retries, calls.prompt_tokens,
+                                 calls.completion_tokens)
     finally:
         if own_cache:
             cache.close()
     answers = {k: [c for _, c in sorted(v)] for k, v in indexed.items()}
-    return {item_id: item_verdicts(item_id, classes, answers) for item_id, classes in compared.items()}, calls
+    return ({item_id: item_verdicts(item_id, classes, answers) for item_id, classes in compared.items()},
+            judge_calls)
 
 
 def ask_pairwise_judge(

@@ -22,9 +22,10 @@ from pathlib import Path
 
 from relgate_tui.engine.assets import assets_dir
 from relgate_tui.engine.tasks import jsonl_objects
+from relgate_tui.errors import DataError
 
 
-class AuditDataError(ValueError):
+class AuditDataError(DataError):
     """A judge-audit data file cannot be used (one line: ``file:line: field: problem``)."""
 
 

@@ -51,6 +51,7 @@ from relgate_tui.engine.endpoints import (
 )
 from relgate_tui.engine.http11 import LeanHTTPTransport
 from relgate_tui.engine.httpread import status_of
+from relgate_tui.engine.logprobs import TokenLogprob
 from relgate_tui.engine.prompts import item_messages
 from relgate_tui.engine.runstore import StoredSample
 
@@ -64,6 +65,7 @@ class SampleDone:
     canonical: str
     cached: bool
     usage: dict[str, int] = field(default_factory=dict)
+    logprobs: tuple[TokenLogprob, ...] | None = None  # per-token log-probs when the server sent them
 
 
 @dataclass(frozen=True)
@@ -323,7 +325,7 @@ class Sampler:
                 if self.persist is not None:
                     self.persist(sample)
                 canonicals.append(canonical)
-                self._emit(SampleDone(item.id, index + i, completion.text, canonical, cached, usage))
+                self._emit(SampleDone(item.id, index + i, completion.text, canonical, cached, usage, completion.logprobs))
         counts = class_counts(canonicals)
         stopped_early = len(canonicals) < job.k_max and not failed
         self.totals.samples_used += len(canonicals)

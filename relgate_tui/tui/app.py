@@ -314,6 +314,11 @@ class RelgateApp(App[None]):
         action, paths = choice
         from relgate_tui.engine.session import Session
 
+        if action == "audit":  # a stored judge audit, reopened offline (issue 9)
+            from relgate_tui.tui.judge import JudgeScreen
+
+            self.push_screen(JudgeScreen(self._last_judge_audit, reopen=paths[0]), callback=lambda _: self.show_runs())
+            return
         if action == "compare":
             from relgate_tui.tui.compare import CompareScreen
 

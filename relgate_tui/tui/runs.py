@@ -1,5 +1,5 @@
-"""Runs: every stored run (model, task, date, reliability, status). Open one fully offline, resume an unfinished
-one, or mark two or more and compare them side by side.
+"""Runs: every stored run (model, task, date, reliability, status) and judge audit (kind "audit"). Open one fully
+offline, resume an unfinished run, or mark two or more runs and compare them side by side.
 
 Dismisses with ``(action, [run paths])`` where action is "open", "resume" or "compare", or None (Escape).
 """
@@ -7,6 +7,7 @@ Dismisses with ``(action, [run paths])`` where action is "open", "resume" or "co
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -20,6 +21,9 @@ from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.runlist import RunSummary, list_runs
 from relgate_tui.tui.widgets.safetext import safe_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.judging import AuditSummary
 
 RunsChoice = tuple[str, list[Path]]
 
@@ -49,6 +53,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
         super().__init__()
         self.runs_dir = Path(runs_dir)
         self.summaries: dict[str, RunSummary] = {}
+        self.audits: dict[str, AuditSummary] = {}
         self.marked: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -63,6 +68,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
         table = self.query_one("#runs", DataTable)
         for key, label in (
             ("mark", " "),
+            ("kind", "kind"),
             ("created", "created"),
             ("model", "model"),
             ("task", "task"),
@@ -78,16 +84,36 @@ class RunsScreen(Screen["RunsChoice | None"]):
         self.query_one("#runs-title", Label).update(safe_line(f"Loading runs from {self.runs_dir} …"))
         self._load()
 
+    # judge audits (issue 9) are listed beside the runs: "audit" in the kind column; Enter reopens one offline
+    @work(thread=True, exclusive=True, group="audits-load", exit_on_error=False)
+    def _load_audits(self) -> list[AuditSummary]:
+        from relgate_tui.engine.judging import list_audits
+
+        return list_audits(self.runs_dir.parent / "audits")
+
+    def _add_audits(self, audits: list[AuditSummary]) -> None:
+        table = self.query_one("#runs", DataTable)
+        self.audits = {a.id: a for a in audits}
+        for a in audits:
+            table.add_row("", "audit", a.created.replace("T", " ")[5:16],
+                          Text(", ".join(a.judges)[:40], overflow="ellipsis"),
+                          Text(f"{a.data} / {a.criterion}"[:26], overflow="ellipsis"),
+                          "finished" if a.finished else "unfinished", "—", f"{a.answers}/{a.planned}", "—", "—", "—",
+                          "—", key=a.id)
+
     @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
     def _load(self) -> list[RunSummary]:
         return list_runs(self.runs_dir)
 
     @on(Worker.StateChanged)
     def _loaded(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "audits-load" and event.state == WorkerState.SUCCESS:
+            self._add_audits(event.worker.result or [])
         if event.worker.group != "runs-load":
             return
         if event.state == WorkerState.SUCCESS:
             self._fill(event.worker.result or [])
+            self._load_audits()
         elif event.state == WorkerState.ERROR:
             self.query_one("#runs-title", Label).update(safe_line(event.worker.error, style="bold red"))
 
@@ -100,6 +126,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
             gate = "—" if s.passed is None else ("PASS" if s.passed else "FAIL")
             table.add_row(
                 "",
+                "run",
                 s.created.replace("T", " ")[5:16],
                 safe_line(s.model, overflow="ellipsis"),
                 safe_line(s.task, 26, overflow="ellipsis"),
@@ -146,6 +173,11 @@ class RunsScreen(Screen["RunsChoice | None"]):
         return self.summaries.get(str(key))
 
     def action_open(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        if table.row_count and (audit := self.audits.get(
+                str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))) is not None:
+            self.dismiss(("audit", [Path(audit.path)]))
+            return
         s = self._current()
         if s is not None:
             self.dismiss(("open", [s.path]))

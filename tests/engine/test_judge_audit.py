@@ -7,27 +7,36 @@ import math
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from relgate_tui.demo import DemoServer
 from relgate_tui.engine.judge_audit import (
-    AuditCancelled,
     JudgeAuditConfig,
+    audit_events,
+    audit_result,
     export_audit,
-    export_name,
     run_judge_audit,
     select,
 )
 from relgate_tui.engine.judge_data import load_audit_set
+from relgate_tui.engine.judging import JudgeProgress, export_name
 
 
 @pytest.fixture(scope="module")
 def server():
     with DemoServer() as srv:
         yield srv
+
+
+def _wait_until_idle(server: DemoServer, limit_s: float = 30.0) -> None:
+    """Until the server has no open connection (a synchronisation point, not a timing assumption: the limit only
+    turns a hang into a failure)."""
+    deadline = time.monotonic() + limit_s
+    while server._writers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not server._writers, "the server still has open connections"
 
 
 def audit(server: DemoServer, tmp_path: Path, **kw) -> dict:
@@ -48,7 +57,7 @@ def test_pairwise_audit_document(server: DemoServer, tmp_path: Path) -> None:
         assert 0.0 <= inp["rho"] <= 1.0 and inp["n_cycles"] == len(inp["cyclic_triples"])
         assert inp["rho"] == pytest.approx(inp["n_cycles"] / math.comb(5, 3))
         for triple in inp["cyclic_triples"]:  # each listed triple really is a directed cycle of the edges
-            edges = {(w, l) for w, l, _ in inp["edges"]}
+            edges = {(w, lo) for w, lo, _ in inp["edges"]}
             a, b, c = triple
             assert {(a, b), (b, c), (c, a)} <= edges
         assert set(inp["rankings"]) == {"win_rate", "bradley_terry", "schulze", "copeland", "mfas_exact", "mfas_copeland"}
@@ -131,7 +140,7 @@ def test_pairs_give_the_verdicts_behind_each_edge_per_presentation_order(server:
         cands = inp["candidates"]
         pairs = inp["pairs"]
         assert [(p["a"], p["b"]) for p in pairs] == [(a, b) for i, a in enumerate(cands) for b in cands[i + 1:]]
-        edges = {frozenset((w, l)): (w, m) for w, l, m in inp["edges"]}
+        edges = {frozenset((w, lo)): (w, m) for w, lo, m in inp["edges"]}
         for p in pairs:
             # every repetition of both orders is counted once: [a won, b won, no verdict]
             assert sum(p["a_first"]) == reps and sum(p["b_first"]) == reps
@@ -157,58 +166,51 @@ def test_progress_counts_every_planned_answer_and_the_calls(server: DemoServer, 
     seen = []
     cfg = JudgeAuditConfig(data="hanna", criterion="Coherence", endpoint=server.base_url, model="sim-judge",
                            protocol="both", reps=2, inputs=3, candidates=4, cache_dir=str(tmp_path / "c"))
-    doc = run_judge_audit(cfg, on_progress=seen.append)
+    doc = run_judge_audit(cfg, on_event=lambda e: seen.append(e) if isinstance(e, JudgeProgress) else None)
     total = 3 * 6 * 2 * 2 + 3 * 4 * 2
-    assert all(p.answers_total == total for p in seen)
-    assert [p.phase for p in seen][0] == "pairwise" and seen[-1].phase == "done"
-    assert {p.phase for p in seen} == {"pairwise", "direct", "analysis", "done"}
-    assert seen[-1].answers_done == total
-    assert [p.answers_done for p in seen] == sorted(p.answers_done for p in seen)
+    assert all(p.total == total for p in seen)
+    assert seen[0].done == 0 and seen[-1].done == total
+    assert [p.done for p in seen] == sorted(p.done for p in seen)
     last = seen[-1]
     calls = doc["calls"]
-    assert (last.calls_made, last.calls_cached, last.calls_failed) == (calls["made"], calls["cached"], calls["failed"])
+    assert (last.made, last.cached, last.failed) == (calls["made"], calls["cached"], calls["failed"])
 
 
-def _wait_until_idle(server: DemoServer, limit_s: float = 30.0) -> None:
-    """Until the server has no open connection (a synchronisation point, not a timing assumption: the limit only
-    turns a hang into a failure)."""
-    deadline = time.monotonic() + limit_s
-    while server._writers and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not server._writers, "the server still has open connections"
+def test_cancelling_the_audit_task_stops_it(tmp_path: Path) -> None:
+    """No polled flag: the caller cancels the task iterating the audit (as the TUI's worker does); requests in
+    flight are cancelled and nothing more is sent."""
+    import asyncio
 
-
-def test_should_stop_cancels_a_running_audit(tmp_path: Path) -> None:
-    # a fast endpoint and many requests in flight: cancellations race with responses that have just arrived
     with DemoServer(latency_ms=2) as fast:
         cfg = JudgeAuditConfig(data="hanna", criterion="Coherence", endpoint=fast.base_url, model="sim-judge",
                                protocol="pairwise", reps=3, inputs=40, candidates=11, concurrency=8,
                                cache_dir=str(tmp_path / "c"))
         done = []
-        with pytest.raises(AuditCancelled):
-            run_judge_audit(cfg, on_progress=lambda p: done.append(p.answers_done),
-                            should_stop=lambda: max(done, default=0) >= 300)
-        assert 300 <= max(done) < 40 * 55 * 2 * 3
-        # No timing: the audit has returned, so every connection it opened is closed; once the server has seen all
-        # of them close, every request it sent has been recorded (a request is recorded before its answer is sent).
-        # Counting right after the return raced with requests still in the server (141 != 140 on a loaded CI).
+
+        async def main() -> None:
+            reached = asyncio.Event()
+
+            async def consume() -> None:
+                async for event in audit_events(cfg):
+                    if isinstance(event, JudgeProgress):
+                        done.append(event.done)
+                        if event.done >= 300:
+                            reached.set()
+
+            task = asyncio.ensure_future(consume())
+            await reached.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(main())
+        # no timing: once the server has seen every connection close, every request sent has been recorded
         _wait_until_idle(fast)
+        assert 300 <= max(done) < 40 * 55 * 2 * 3
         n = len(fast.chat_requests)
         assert n < 40 * 55 * 2 / 4  # stopped early: no worker went on through the queue
         _wait_until_idle(fast)
         assert len(fast.chat_requests) == n  # nothing more is sent once it stopped
-    with pytest.raises(AuditCancelled):  # already asked to stop: nothing is sampled
-        run_judge_audit(replace(cfg, endpoint="http://127.0.0.1:9/v1"), should_stop=lambda: True)
-
-
-def test_should_stop_is_honoured_during_the_analysis(server: DemoServer, tmp_path: Path) -> None:
-    phases = []
-    with pytest.raises(AuditCancelled):
-        run_judge_audit(JudgeAuditConfig(data="hanna", criterion="Coherence", endpoint=server.base_url,
-                                         model="sim-judge", protocol="pairwise", reps=1, inputs=3, candidates=3,
-                                         cache_dir=str(tmp_path / "c")),
-                        on_progress=lambda p: phases.append(p.phase), should_stop=lambda: phases[-1:] == ["analysis"])
-    assert phases[-1] == "analysis"
 
 
 def test_width_vs_error_points_come_from_the_first_conformal_split(server: DemoServer, tmp_path: Path) -> None:
@@ -241,15 +243,18 @@ def test_width_vs_error_points_come_from_the_first_conformal_split(server: DemoS
 
 
 def test_exports_json_and_markdown(server: DemoServer, tmp_path: Path) -> None:
-    doc = audit(server, tmp_path, protocol="both", reps=1)
+    cfg = JudgeAuditConfig(data="hanna", criterion="coherence", endpoint=server.base_url, model="sim-judge",
+                           inputs=6, candidates=5, cache_dir=str(tmp_path / "cache"), protocol="both", reps=1)
+    result = audit_result(cfg)
+    doc = result.to_json()
     out = tmp_path / "exports"
-    path = export_audit(doc, "json", out)
-    assert json.loads(path.read_text()) == doc and path.name == export_name(doc, "json")
+    path = export_audit(result, "json", out)
+    assert json.loads(path.read_text()) == doc and path.name == export_name(result, "json")
     assert path.name == "judge-audit-sim-judge-hanna-Coherence-both-k1-n6x5-seed0.json"
-    md = export_audit(doc, "md", out).read_text()
+    md = export_audit(result, "md", out).read_text()
     assert md.startswith("# Judge audit: sim-judge on hanna / Coherence")
     assert f"{doc['pairwise']['cycles']['mean_rho']:.3f}" in md and "Likert conformal sets" in md
     for method in doc["pairwise"]["rankings"]:
         assert f"| {method} |" in md
     with pytest.raises(ValueError):
-        export_audit(doc, "csv", out)
+        export_audit(result, "csv", out)

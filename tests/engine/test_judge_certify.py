@@ -109,7 +109,7 @@ def test_a_single_class_item_is_not_judged():
 def test_requests_cover_every_pair_in_both_orders_and_the_call_count_formula():
     item = TaskItem("q1", "What is 2+2?")
     reqs = judge_requests(item, ranked("4", "5", "22"), max_classes=6)
-    assert len(reqs) == 6 and len({r.id for r in reqs}) == 6
+    assert len(reqs) == 6 and len({r.key for r in reqs}) == 6
     contents = [r.messages[-1]["content"] for r in reqs]
     assert all("What is 2+2?" in c for c in contents)
     assert judge_calls_needed({"a": ranked("1", "2", "3"), "b": ranked("1"), "c": ranked(*"abcdefgh")}, 6, 3) == (

@@ -15,14 +15,13 @@ from relgate_tui.engine.judge_audit import run_judge_audit
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.home import HomeScreen
-from relgate_tui.tui.judge import JudgeScreen
-from relgate_tui.tui.judge_results import CycleViewerModal
+from relgate_tui.tui.judge import CycleViewerModal, JudgeScreen
 from tests.tui.test_flow import wait_until
 
 SIZE = (120, 40)
-# 8 inputs × 6 candidates, k = 2, both protocols: 480 pairwise verdicts + 96 direct scores; with seed 0 the
+# 8 inputs × 6 candidates, k = 2, both protocols: 480 pairwise verdicts + 96 direct scores; with seed 1 the
 # simulated judge makes preference cycles on some inputs.
-SMALL = {"n-inputs": "8", "n-candidates": "6", "reps": "2", "alpha": "0.1", "seed": "0"}
+SMALL = {"n-inputs": "8", "n-candidates": "6", "reps": "2", "alpha": "0.1", "seed": "1"}
 
 
 async def open_judge(app, pilot) -> JudgeScreen:
@@ -182,8 +181,7 @@ async def test_escape_mid_run_asks_then_stops_the_audit(services):
         await fill(screen, pilot, "pairwise", **{"n-inputs": "40", "n-candidates": "6", "reps": "1"})
         await pilot.press("ctrl+s")
         assert screen.query_one("#judge-parts", ContentSwitcher).current == "judge-run"
-        await wait_until(pilot, lambda: screen._progress is not None and screen._progress.answers_done >= 8,
-                         what="the first answers")
+        await wait_until(pilot, lambda: screen.answers[0] >= 8, what="the first answers")
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal)
@@ -196,8 +194,8 @@ async def test_escape_mid_run_asks_then_stops_the_audit(services):
         await pilot.press("y")
         await wait_until(pilot, lambda: screen.state == "setup", timeout=10, what="the audit to stop")
         assert "cancelled" in text_of(screen, "#judge-error")
-        progress = screen._progress
-        assert progress.answers_done < progress.answers_total == 40 * 15 * 2
+        done, total = screen.answers
+        assert done < total == 40 * 15 * 2
         assert screen.doc is None
         sent = len(app.demo.chat_requests)
         await pilot.pause(0.3)
@@ -248,7 +246,8 @@ async def test_bad_data_and_bad_fields_are_one_line_errors(services, tmp_path):
         assert len(app.demo.chat_requests) == 0
 
 
-async def test_custom_endpoint_takes_a_key_variable_name_never_a_key(services):
+async def test_custom_endpoint_takes_a_key_variable_name_never_a_key(services, monkeypatch):
+    monkeypatch.setenv("RELGATE_TEST_KEY", "not-a-real-key")  # an audit that must pay checks the variable is set
     app = make_app(services)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_judge(app, pilot)
@@ -280,7 +279,7 @@ async def test_failed_requests_are_counted_and_listed(services):
         assert sum("400" in e for e in errors) == 2 and any("retrying" in e for e in errors)
         assert screen.doc["calls"]["failed"] == 2 and screen.doc["pairwise"]["verdicts"]["total"] == 3 * 3 * 2 - 2
         assert "failed 2" in text_of(screen, "#res-heading")
-        assert screen._progress.answers_done == screen._progress.answers_total  # given-up answers count as done
+        assert screen.answers[0] == screen.answers[1]  # given-up answers count as done
 
 
 def test_results_view_snapshot(services, snap_compare):

@@ -102,16 +102,20 @@ RANKING_METHODS: tuple[str, ...] = (
 )
 
 
-def all_rankings(tournament: Tournament, mfas_time_limit_s: float = 10.0, *,
-                 tie_seed: TieSeed = 0) -> dict[str, Ranking]:
+def all_rankings(tournament: Tournament, mfas_time_limit_s: float = 10.0, *, tie_seed: TieSeed = 0,
+                 mfas: MfasResult | None = None) -> dict[str, Ranking]:
     """Every ranking method of paper Table 2, keyed by :data:`RANKING_METHODS` names. Ties are broken by the seeded
-    random order of ``tie_seed`` (pass ``(seed, input_id)``), never by the candidates' file order (issue 11 §2)."""
+    random order of ``tie_seed`` (pass ``(seed, input_id)``), never by the candidates' file order (issue 11 §2).
+    ``mfas``: the exact MFAS of ``tournament`` (with the same ``tie_seed``) when the caller has already solved it (it
+    is then not solved a second time)."""
+    if mfas is None:
+        mfas = mfas_exact(tournament, time_limit_s=mfas_time_limit_s, tie_seed=tie_seed)
     return {
         "win_rate": win_rate_ranking(tournament, tie_seed=tie_seed),
         "bradley_terry": bradley_terry_ranking(tournament, tie_seed=tie_seed),
         "schulze": schulze_ranking(tournament, tie_seed=tie_seed),
         "copeland": copeland_ranking(tournament, tie_seed=tie_seed),
-        "mfas_exact": mfas_exact(tournament, time_limit_s=mfas_time_limit_s, tie_seed=tie_seed).ranking,
+        "mfas_exact": mfas.ranking,
         "mfas_copeland": mfas_copeland(tournament, tie_seed=tie_seed).ranking,
     }
 

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.coordinate import Coordinate
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
@@ -47,9 +48,9 @@ def heading(doc: dict[str, Any], endpoint_label: str) -> Text:
     """What was audited (the endpoint by its label: a URL's port may change from one start to the next)."""
     sizes = sorted(set(doc["candidates_per_input"]))
     t = Text()
-    t.append(one_line(str(doc["model"])), style="bold")
+    t.append(one_line(str(doc.get("study") or doc["model"])), style="bold")
     t.append(f" judging {doc['data']} / ")
-    t.append(doc["criterion"], style="bold")
+    t.append(one_line(str(doc["criterion"])), style="bold")
     t.append(f" · {doc['protocol']}, k = {doc['reps']} · {doc['n_inputs']} inputs × "
              f"{'/'.join(map(str, sizes))} candidates · α = {doc['alpha']:.2f} · seed {doc['seed']}\n")
     t.append(one_line(endpoint_label), style="dim")
@@ -154,9 +155,9 @@ class AuditResultsView(Vertical):
     def on_mount(self) -> None:
         for key, label, width in (("method", "ranking method", 14), ("tau", "mean τ-b", 8), ("n", "inputs", 6)):
             self.query_one("#rankings", DataTable).add_column(label, key=key, width=width)
-        for key, label in zip(INPUT_COLUMNS, ("input", "cands", "ρ", "cycles", "MFAS cost", "τ-b", "top (MFAS)")):
+        for key, label in zip(INPUT_COLUMNS, ("input", "cands", "ρ", "cycles", "MFAS cost", "τ-b", "top (MFAS)"), strict=True):
             self.query_one("#inputs", DataTable).add_column(label, key=key)
-        for key, label in zip(LIKERT_COLUMNS, ("α", "target", "coverage", "width", "r_s(w,err)", "q̂")):
+        for key, label in zip(LIKERT_COLUMNS, ("α", "target", "coverage", "width", "r_s(w,err)", "q̂"), strict=True):
             self.query_one("#likert", DataTable).add_column(label, key=key)
 
     def show(self, doc: dict[str, Any], endpoint_label: str) -> None:
@@ -204,7 +205,7 @@ class AuditResultsView(Vertical):
         table = self.query_one("#inputs", DataTable)
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         return next((i for i in pw["inputs"] if i["id"] == key), None)
 
 
@@ -248,7 +249,7 @@ def cycle_text(inp: dict[str, Any]) -> Text:
 class CycleViewerModal(ModalScreen[None]):
     """One input's cyclic triples with the verdicts behind each edge. Escape / v / q closes it."""
 
-    CSS_PATH = "judge_results.tcss"
+    CSS_PATH = "views.tcss"
     BINDINGS = [
         Binding("escape,v,q", "close", "Close", id="cycles.close", tooltip="Back to the audit results"),
         Binding("question_mark,f1", "app.help", "Help", key_display="?", id="cycles.help", tooltip="Show every key"),

@@ -1,0 +1,57 @@
+"""``relgate audits``: list the stored judge audits, or reopen one offline and export it (issue 9 item 4).
+
+``relgate audits`` prints one line per audit (id, data / criterion, judges, variants, answers stored of planned,
+finished or not). ``relgate audits ID`` recomputes that audit's result from its stored answers with no endpoint
+(``--json FILE|-``, ``--markdown FILE``; default: the summary lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+NAME = "audits"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(NAME, help="list stored judge audits, or reopen one offline and export it",
+                              description="List stored judge audits (<data dir>/audits), or reopen one offline.")
+    p.add_argument("audit", nargs="?", default=None, help="an audit id (or its directory) to reopen")
+    p.add_argument("--json", default=None, help="write the reopened audit's JSON here ('-' = stdout)")
+    p.add_argument("--markdown", default=None, help="write the reopened audit's Markdown report here")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from relgate_tui.engine.judging import audit_json, list_audits, markdown_report, reopen_result, summary_lines
+    from relgate_tui.engine.judging.store import audits_dir
+    from relgate_tui.errors import RelgateError
+
+    if args.audit is None:
+        rows = list_audits()
+        if not rows:
+            print(f"no stored audits in {audits_dir()}")
+            return 0
+        for s in rows:
+            state = "finished" if s.finished else "unfinished"
+            print(f"{s.id}  {s.data} / {s.criterion}  {s.protocol}  judges {', '.join(s.judges)}  "
+                  f"variants {', '.join(s.variants)}  answers {s.answers}/{s.planned}  {state}  {s.created}")
+        return 0
+    path = Path(args.audit)
+    if not path.is_dir():
+        path = audits_dir() / args.audit
+    try:
+        result = reopen_result(path)
+    except RelgateError as exc:
+        print(f"relgate: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    if args.json == "-":
+        print(audit_json(result), end="")
+    elif args.json:
+        Path(args.json).write_text(audit_json(result), encoding="utf-8")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown_report(result), encoding="utf-8")
+    if args.json != "-":
+        print("\n".join(summary_lines(result)))
+    return 0

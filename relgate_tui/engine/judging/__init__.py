@@ -1,0 +1,50 @@
+"""The judging platform (issue 9): one way to ask judges, studies with typed results, stored audits.
+
+Public API (what papers 001–003 build on):
+
+* asking — :class:`Judge`, :class:`Request` (keyed by a tuple), :class:`Answer` (text + per-token log-probs),
+  :func:`ask` (async; faults, retries, endpoint-down pause and the cache as in sampling; cancel to stop);
+* prompt variants — :class:`PromptVariant`, :data:`ORIGINAL`, :func:`load_variant`;
+* studies — :mod:`.pairwise` (tournaments, cycles, exact MFAS, rankings) and :mod:`.direct` (Likert scores,
+  conformal sets, score-token log-probs), each ``requests(...)`` → ``analyse(...)`` → a frozen result with
+  ``to_json()``;
+* audits — :class:`AuditSpec`, :func:`plan_audit`, :func:`run_audit` (async events, per judge),
+  :class:`AuditResult` (``to_json()``, :func:`markdown_report`, :func:`export_result`);
+* stored audits — :class:`AuditStore`, :func:`reopen_result` (offline), :func:`list_audits`;
+* judge scores files — :func:`audit_from_scores` (an audit's answers from a file, zero model calls).
+"""
+
+from relgate_tui.engine.judging.ask import Answer, AskCalls, AskFailed, EndpointState, Judge, Key, Request, ask
+from relgate_tui.engine.judging.audit import (
+    AuditEvent,
+    AuditFinished,
+    AuditNote,
+    AuditPlan,
+    AuditSpec,
+    JudgeProgress,
+    analyse,
+    plan_audit,
+    planned_answers,
+    run_audit,
+    select,
+)
+from relgate_tui.engine.judging.imported import audit_from_scores
+from relgate_tui.engine.judging.results import (
+    AuditResult,
+    StudyCell,
+    audit_json,
+    export_name,
+    export_result,
+    markdown_report,
+    summary_lines,
+)
+from relgate_tui.engine.judging.store import AuditStore, AuditSummary, audit_id, list_audits, reopen_result
+from relgate_tui.engine.judging.variants import ORIGINAL, PromptVariant, load_variant
+
+__all__ = [
+    "ORIGINAL", "Answer", "AskCalls", "AskFailed", "AuditEvent", "AuditFinished", "AuditNote", "AuditPlan",
+    "AuditResult", "AuditSpec", "AuditStore", "AuditSummary", "EndpointState", "Judge", "JudgeProgress", "Key",
+    "PromptVariant", "Request", "StudyCell", "analyse", "ask", "audit_from_scores", "audit_id", "audit_json",
+    "export_name", "export_result", "list_audits", "load_variant", "markdown_report", "plan_audit",
+    "planned_answers", "reopen_result", "run_audit", "select", "summary_lines",
+]

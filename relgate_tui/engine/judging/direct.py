@@ -1,0 +1,183 @@
+"""The direct Likert study (paper 000 §3.4): each candidate scored 1–5 ``reps`` times; split conformal sets.
+
+Requests: one per candidate, keyed ``("direct", variant, input_id, candidate_id)``. The judge's prediction for a
+candidate is the mean of its valid scores (ŷ; NaN when none is valid); the conformal table evaluates split
+conformal Likert sets (nonconformity |ŷ − y*|, y* the rounded human mean; paper eq. 5–6) over seeded splits at each α
+(:func:`relgate_tui.core.judge.likert_conformal_table`), and ``width_vs_error`` the first split at the audit's α.
+
+When the judge returned log-probabilities, each score answer also yields the log-probability of every scale value's
+token at the rating position (:func:`score_logprobs`, paper 001's input): the first generated token that is a scale
+value is the rating position; its own log-prob and those of its top alternatives that are scale values are kept.
+They appear in the candidate's row as ``score_logprobs`` (one object per repetition), only when present.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from relgate_tui.core import judge as cj
+from relgate_tui.core.jsonsafe import finite_or_none
+from relgate_tui.engine.judge_data import AuditInput
+from relgate_tui.engine.judge_prompts import parse_direct_score
+from relgate_tui.engine.judging.ask import Key, Request
+from relgate_tui.engine.judging.variants import PromptVariant
+from relgate_tui.engine.logprobs import TokenLogprob
+
+KIND = "direct"
+SCALE = tuple(cj.LIKERT_SCALE)
+
+
+def requests(inputs: Sequence[AuditInput], criterion: str, description: str, variant: PromptVariant) -> list[Request]:
+    return [Request((KIND, variant.name, inp.id, c.id),
+                    tuple(variant.direct_messages(inp.input, c.text, criterion, description)))
+            for inp in inputs for c in inp.candidates]
+
+
+def parse(text: str) -> float | None:
+    """The 1–5 score, or None for an unparseable reply."""
+    score = parse_direct_score(text)
+    return float(score) if score is not None else None
+
+
+def score_logprobs(tokens: Sequence[TokenLogprob] | None, scale: Sequence[int] = SCALE) -> dict[int, float] | None:
+    """Scale value → log-prob of its token at the rating position (the first generated token that is a scale value;
+    leading/trailing spaces ignored). None without log-probs or without such a token."""
+    if not tokens:
+        return None
+    names = {str(v): v for v in scale}
+    for t in tokens:
+        value = names.get(t.token.strip())
+        if value is None:
+            continue
+        out = {value: t.logprob}
+        for alt, lp in t.top:
+            v = names.get(alt.strip())
+            if v is not None and v not in out:
+                out[v] = lp
+        return dict(sorted(out.items()))
+    return None
+
+
+@dataclass(frozen=True)
+class ScoredCandidate:
+    input: str
+    candidate: str
+    scores: tuple[float, ...]
+    human: float | None
+    logprobs: tuple[Mapping[int, float] | None, ...] = ()
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.scores)) if self.scores else math.nan
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"input": self.input, "candidate": self.candidate,
+                             "judge_scores": [int(s) if float(s).is_integer() else s for s in self.scores],
+                             "judge_mean": finite_or_none(self.mean), "human": self.human}
+        if any(lp is not None for lp in self.logprobs):
+            d["score_logprobs"] = [None if lp is None else {str(k): v for k, v in lp.items()} for lp in self.logprobs]
+        return d
+
+
+@dataclass(frozen=True)
+class WidthVsError:
+    """Set width against |ŷ − y*| on the test half of the first seeded split at ``alpha``."""
+
+    alpha: float
+    q_hat: float
+    errors: tuple[float, ...]
+    widths: tuple[int, ...]
+    n_unscored: int
+    spearman: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        errors, widths = np.array(self.errors), np.array(self.widths)
+        levels = np.round(errors, 6)
+        return {
+            "alpha": self.alpha, "split": 0, "q_hat": finite_or_none(self.q_hat),
+            "points": [[float(e), int(w)] for e, w in zip(errors, widths, strict=True)],
+            "mean_width_by_error": [[float(e), float(widths[levels == e].mean()), int((levels == e).sum())]
+                                    for e in np.unique(levels)],
+            "n_unscored": self.n_unscored,
+            "spearman": finite_or_none(self.spearman),
+        }
+
+
+@dataclass(frozen=True)
+class DirectResult:
+    """The direct study of one judge under one prompt variant."""
+
+    scores: tuple[ScoredCandidate, ...]
+    table: tuple[cj.LikertConformalRow, ...]
+    n_scored: int
+    width_vs_error: WidthVsError | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scores": [s.to_json() for s in self.scores],
+            "likert_conformal": [{
+                "alpha": r.alpha, "target_coverage": r.target_coverage, "coverage": finite_or_none(r.coverage),
+                "coverage_sd": finite_or_none(r.coverage_sd), "mean_width": finite_or_none(r.mean_width),
+                "mean_q_hat": finite_or_none(r.mean_q_hat), "spearman_width_error": finite_or_none(r.spearman_width_error),
+                "n_cal": r.n_cal, "n_test": r.n_test, "n_infinite_q": r.n_infinite_q} for r in self.table],
+            "n_scored": self.n_scored,
+            "width_vs_error": None if self.width_vs_error is None else self.width_vs_error.to_json(),
+        }
+
+
+def candidates_of(inputs: Sequence[AuditInput], variant: str, scores: Mapping[Key, Sequence[float | None]],
+                  criterion: str, logprobs: Mapping[Key, Sequence[Mapping[int, float] | None]] | None = None
+                  ) -> list[ScoredCandidate]:
+    out = []
+    for inp in inputs:
+        for c in inp.candidates:
+            key = (KIND, variant, inp.id, c.id)
+            valid = tuple(s for s in scores.get(key, ()) if s is not None)
+            out.append(ScoredCandidate(inp.id, c.id, valid, c.human.get(criterion),
+                                       tuple((logprobs or {}).get(key, ()))))
+    return out
+
+
+def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int) -> DirectResult:
+    """Conformal table and width-vs-error over the rows that have a human score (ŷ NaN = unscored: infinite error,
+    the full scale)."""
+    human_rows = [r for r in rows if r.human is not None]
+    preds = np.array([r.mean for r in human_rows], dtype=float)
+    human = np.array([r.human for r in human_rows], dtype=float)
+    alphas = sorted(set(cj.DEFAULT_ALPHAS) | {alpha})
+    table: tuple[cj.LikertConformalRow, ...] = ()
+    wve = None
+    if len(preds) >= 4:
+        table = tuple(cj.likert_conformal_table(preds, human, alphas, seed=seed))
+        wve = _width_vs_error(preds, human, alpha, seed)
+    return DirectResult(tuple(rows), table, len(preds), wve)
+
+
+def _width_vs_error(preds: np.ndarray, human: np.ndarray, alpha: float, seed: int) -> WidthVsError:
+    cal, test = cj.seeded_splits(len(preds), cj.DEFAULT_SPLITS, seed)[0]
+    targets = cj.round_human_mean(human)
+    res = cj.split_conformal_likert(preds[cal], targets[cal], preds[test], targets[test], alpha)
+    finite = np.isfinite(res.errors)
+    errors, widths = res.errors[finite], res.widths[finite]
+    spearman = cj.spearman_or_nan(widths, errors) if finite.sum() >= 2 else None
+    return WidthVsError(alpha, float(res.q_hat), tuple(float(e) for e in errors), tuple(int(w) for w in widths),
+                        int((~finite).sum()), spearman)
+
+
+def _fmt(x: float | None, spec: str = ".3f") -> str:
+    return "—" if x is None or not math.isfinite(x) else format(x, spec)
+
+
+def markdown(r: DirectResult) -> list[str]:
+    lines = ["", f"## Likert conformal sets (direct scores, {r.n_scored} scored candidates)", ""]
+    if not r.table:
+        return lines + ["Too few scored candidates with human scores for conformal sets (need 4)."]
+    lines += ["| α | target | coverage | mean width | Spearman(width, error) |", "|---|---|---|---|---|"]
+    lines += [f"| {t.alpha:.2f} | {t.target_coverage:.2f} | {_fmt(t.coverage)} | "
+              f"{_fmt(t.mean_width, '.2f')} | {_fmt(t.spearman_width_error, '+.3f')} |" for t in r.table]
+    return lines
