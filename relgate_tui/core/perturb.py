@@ -77,7 +77,7 @@ def newline_variant(template: str, seed: int = 42, n_breaks: int = 3) -> PromptV
     """The newline variant: up to ``n_breaks`` extra line breaks at seeded sentence/line boundaries."""
     rng = random.Random(f"newline:{seed}")
     spans = [m.span() for m in PLACEHOLDER.finditer(template)]
-    boundaries = [m.end() for m in re.finditer(r"[.!?:](?=\s)|\n", template) if not _inside(m.start(), m.end(), spans)]
+    boundaries = [m.end() for m in re.finditer(r"[.!?](?=\s)|\n", template) if not _inside(m.start(), m.end(), spans)]
     chosen = sorted(rng.sample(boundaries, min(n_breaks, len(boundaries))))
     out, last = [], 0
     for b in chosen:

@@ -33,6 +33,7 @@ from relgate_tui.engine.judging import (
     export_result,
     load_variant,
     markdown_report,
+    perturbed_variants,
     plan_audit,
     planned_answers,
     run_audit,
@@ -178,6 +179,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(repeatable)")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=FILE",
                         help="a prompt variant template (text or JSON {pairwise, direct}); repeatable")
+    parser.add_argument("--perturb", default="", metavar="KINDS",
+                        help="add paper 002's seeded prompt perturbations as variants: typo,newline (seed: --seed)")
     parser.add_argument("--protocol", default="pairwise", choices=PROTOCOLS)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--inputs", type=int, default=None)
@@ -214,7 +217,8 @@ def _config(args: argparse.Namespace) -> JudgeAuditConfig:
         protocol=args.protocol, reps=args.reps, inputs=args.inputs, candidates=args.candidates, alpha=args.alpha,
         seed=args.seed, concurrency=args.concurrency, temperature=args.temperature, max_tokens=args.max_tokens,
         top_logprobs=args.top_logprobs, more_judges=tuple(more),
-        variants=tuple(load_variant(v) for v in args.variant), store=not args.no_store, use_cache=not args.no_cache,
+        variants=(*perturbed_variants(args.perturb, seed=args.seed, criterion=args.criterion or ""),
+                  *(load_variant(v) for v in args.variant)), store=not args.no_store, use_cache=not args.no_cache,
     )
 
 

@@ -39,12 +39,13 @@ from relgate_tui.engine.judging.results import (
     summary_lines,
 )
 from relgate_tui.engine.judging.store import AuditStore, AuditSummary, audit_id, list_audits, reopen_result
-from relgate_tui.engine.judging.variants import ORIGINAL, PromptVariant, load_variant
+from relgate_tui.engine.judging.variants import ORIGINAL, PromptVariant, load_variant, perturbed_variants
 
 __all__ = [
     "ORIGINAL", "Answer", "AskCalls", "AskFailed", "AuditEvent", "AuditFinished", "AuditNote", "AuditPlan",
     "AuditResult", "AuditSpec", "AuditStore", "AuditSummary", "EndpointState", "Judge", "JudgeProgress", "Key",
     "PromptVariant", "Request", "StudyCell", "analyse", "ask", "audit_from_scores", "audit_id", "audit_json",
-    "export_name", "export_result", "list_audits", "load_variant", "markdown_report", "plan_audit",
+    "export_name", "export_result", "list_audits", "load_variant",
+    "perturbed_variants", "markdown_report", "plan_audit",
     "planned_answers", "reopen_result", "run_audit", "select", "summary_lines",
 ]

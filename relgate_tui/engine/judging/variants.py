@@ -129,3 +129,30 @@ def load_variant(spec: str) -> PromptVariant:
     if "{{response}}" in text:
         return PromptVariant(name, direct=text)
     raise data_error(path, "a template needs {{response}} (direct) or {{response_a}} and {{response_b}} (pairwise)")
+
+
+PERTURBATIONS = ("typo", "newline")
+
+
+def perturbed_variants(kinds: str | list[str], *, seed: int = 42, criterion: str = "") -> list[PromptVariant]:
+    """Paper 002's prompt perturbations of :data:`ORIGINAL` (both protocols' templates), reproducible from ``seed``:
+    ``typo`` and ``newline`` (:mod:`relgate_tui.core.perturb`; the criterion's name and the rating instructions are
+    never edited). The paraphrase needs a model: give it as a ``--variant`` file. Raises :class:`UserError`."""
+    from relgate_tui.core import perturb
+
+    names = [k.strip() for k in (kinds.split(",") if isinstance(kinds, str) else kinds) if k.strip()]
+    out = []
+    protected = set(perturb.DEFAULT_PROTECTED) | {w for w in criterion.casefold().split() if w}
+    for kind in names:
+        if kind == "typo":
+            pw = perturb.typo_variant(PAIRWISE_TEMPLATE, seed, protected=protected).template
+            di = perturb.typo_variant(DIRECT_TEMPLATE, seed, protected=protected).template
+        elif kind == "newline":
+            pw = perturb.newline_variant(PAIRWISE_TEMPLATE, seed).template
+            di = perturb.newline_variant(DIRECT_TEMPLATE, seed).template
+        else:
+            raise UserError(f"unknown perturbation {kind!r} (choose from {', '.join(PERTURBATIONS)}; a paraphrase is "
+                            "given as --variant paraphrase=FILE)")
+        out.append(PromptVariant(kind, pairwise=pw, direct=di))
+    return out
+
