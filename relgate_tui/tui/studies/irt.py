@@ -77,9 +77,11 @@ class IRTView(StudyView):
     def on_mount(self) -> None:
         self.sub_title = "IRT diagnostics (paper 002)"
         study = self.result
-        self.query_one("#irt-title", Label).update(Text.assemble(
-            ("IRT diagnostics", "bold"), " · ", safe(self.title_text, 100), " · criterion ",
-            safe(study.criterion, 40, "bold"), f" · {len(study.judges)} judge{'s' if len(study.judges) != 1 else ''}"))
+        title = Text.assemble(("IRT diagnostics", "bold"), " · ", safe(self.title_text, 100))
+        if plain(study.criterion, 40) not in self.title_text:
+            title.append_text(Text.assemble(" · criterion ", safe(study.criterion, 40, "bold")))
+        title.append(f" · {len(study.judges)} judge{'s' if len(study.judges) != 1 else ''} · ✓/✗ = Phase 1 marks")
+        self.query_one("#irt-title", Label).update(title)
         self._fill_table()
         self._fill_diagnosis()
         self._draw_curves()
