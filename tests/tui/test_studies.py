@@ -268,6 +268,12 @@ async def test_jury_view_keys(services, tmp_path: Path) -> None:
         for member in item["jury"]:
             assert member["judge"] in detail
         assert detail.count("not on jury") == len(study.judges) - len(item["jury"])
+        view.set_focus(None)  # Enter outside the items table shows the item under its cursor
+        await pilot.press("enter")
+        assert view.selected is item and view.focused is None
+        view.query_one("#jury-items", DataTable).move_cursor(row=0)
+        await pilot.press("enter")
+        assert view.selected is study.example_items[0]
         await pilot.press("j", "m")
         doc = json.loads(view.exported[0].read_text(encoding="utf-8"))
         assert doc["scores_file"] == "pool.jsonl" and doc["methods"]["jury"]["k_per_split"] == list(study.k_per_split)
@@ -280,3 +286,15 @@ async def test_jury_view_keys(services, tmp_path: Path) -> None:
 def test_open_study_view_refuses_other_results() -> None:
     with pytest.raises(TypeError):
         open_study_view(object(), "x")
+
+
+async def test_export_failure_is_reported_not_raised(services, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x", encoding="utf-8")
+    app = make_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        view = open_study_view(irt_study(), "sim", export_dir=blocker / "sub")
+        app.push_screen(view)
+        await pilot.pause()
+        await pilot.press("j", "m")
+        assert view.exported == [] and isinstance(app.screen, IRTView)

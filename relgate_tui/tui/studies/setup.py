@@ -115,6 +115,7 @@ class StudiesScreen(Screen[None]):
     def _loaded(self, path: str, table: Any) -> None:
         self.table, self.loaded_path = table, path
         self._error("#path-error", "")
+        self._error("#run-error", "")
         criteria = table.criteria()
         select = self.query_one("#criterion", Select)
         select.set_options([(safe(c, 40), c) for c in criteria])
@@ -159,6 +160,7 @@ class StudiesScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="study", exit_on_error=False)
     def _run_study(self, study: str, criterion: str, splits: int) -> tuple[str, str, Any, Any]:
+        # The IRT fits are not interruptible: a cancelled IRT study runs to its end and its result is dropped.
         worker = get_current_worker()
         table = self.table
         if study == "irt":
