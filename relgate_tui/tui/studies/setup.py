@@ -29,7 +29,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from relgate_tui.tui.studies.common import StudyCancelled, plain, safe
 
-STUDIES = (("IRT diagnostics of each judge (paper 002)", "irt"), ("Jury-on-demand over the judges (paper 003)", "jury"))
+STUDIES = (("IRT diagnostics (paper 002)", "irt"), ("Jury-on-demand (paper 003)", "jury"))
 
 
 def run_jury(data: Any, texts: Any, splits: int, n_search: int, progress: Callable[[int, int], None]) -> Any:
