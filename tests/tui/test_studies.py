@@ -192,8 +192,11 @@ async def test_escape_asks_then_cancels_the_jury(services, tmp_path: Path, monke
         await _settle(pilot)
         screen.query_one("#study", Select).value = "jury"
         await pilot.press("ctrl+s")
-        while not started.is_set():
+        for _ in range(2400):  # a bound, not a timing assumption: the study reaches its first report
+            if started.is_set() or screen.state != "running":
+                break
             await pilot.pause(0.05)
+        assert started.is_set(), str(screen.query_one("#run-error", Label).render())
         assert screen.state == "running"
         await pilot.press("escape")
         await pilot.pause()
