@@ -1,65 +1,190 @@
-"""Sampling throughput against the demo endpoint on loopback (SPEC §8, issue 5 item 8).
+"""Sampling throughput against a fast loopback stub, relgate beside a minimal raw-socket reference client (issue 10
+§6; SPEC §8).
 
-The demo server runs in a child process with a fixed latency (20 ms); the sampler (one httpx.AsyncClient, bounded
-concurrency) asks for ``CALLS`` samples with the ``none`` stopping rule and no cache, one sample per request (the
-server ignores ``n``, so every sample is one call). Reported per concurrency: achieved calls/s, that rate as a
-fraction of the ideal concurrency / latency, and the client's CPU time per call. Target: ≥ 85 % of ideal at 16.
+A stub chat-completions server runs in a child process: raw asyncio streams, keep-alive, every request answered with
+the same small JSON completion after a fixed latency (20 ms). In *this* process, for each concurrency (16 and 64),
+two clients ask it for the same number of calls, alternately, ``--repeats`` times:
 
-Run: ``python bench/throughput.py [--calls 2000] [--latency-ms 20]``.
+* the **reference**: ``concurrency`` asyncio tasks, each with one keep-alive connection, writing a pre-built request
+  and reading the ``Content-Length`` response — the least a client can do (no JSON, no bookkeeping);
+* **relgate**: the :class:`~relgate_tui.engine.sampler.Sampler` with the ``none`` stopping rule and no cache, one
+  sample per request (the stub ignores ``n``), timed from building the sampler to its last event (start-up
+  included): request building, JSON parsing, canonicalization, stopping rule, events.
+
+Reported per concurrency: the median calls/s of each, their ratio (median of the per-repeat ratios: each relgate run
+is paired with the reference run just before it), each rate as a share of the ideal ``concurrency / latency``, and
+client CPU per call. Target: relgate ≥ 90 % of the reference at 16 and at 64.
+
+Run: ``python bench/throughput.py [--calls 3000] [--latency-ms 20] [--repeats 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
+import subprocess
 import sys
 import time
 
-from relgate_tui.core.canon import get_canonicalizer
-from relgate_tui.core.stopping import get_stopping_rule
-from relgate_tui.demo.process import DemoServerProcess
-from relgate_tui.engine.endpoints import EndpointConfig
-from relgate_tui.engine.sampler import Sampler, SamplingJob, run_sampling
-from relgate_tui.engine.tasks import load_task
+CHAT_RESPONSE = (b'{"id":"x","object":"chat.completion","model":"stub","choices":[{"index":0,"message":{"role":'
+                 b'"assistant","content":"The answer is 579."},"finish_reason":"stop"}],'
+                 b'"usage":{"prompt_tokens":20,"completion_tokens":6,"total_tokens":26}}')
+TARGET = 0.90
 
 
-def measure(base_url: str, concurrency: int, calls: int, k: int) -> tuple[float, float, int]:
+# ------------------------------------------------------------------------------------------------ the stub server
+async def _stub(latency_s: float) -> None:
+    response = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(CHAT_RESPONSE)) + CHAT_RESPONSE
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line[:15].lower() == b"content-length:":
+                        length = int(line[15:])
+                await reader.readexactly(length)
+                await asyncio.sleep(latency_s)
+                writer.write(response)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+def serve_stub(latency_s: float) -> None:
+    try:
+        asyncio.run(_stub(latency_s))
+    except KeyboardInterrupt:
+        pass
+
+
+class StubProcess:
+    def __init__(self, latency_s: float) -> None:
+        self.process = subprocess.Popen([sys.executable, __file__, "--serve-stub", repr(latency_s)],
+                                        stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        self.port = int(self.process.stdout.readline())
+
+    def __enter__(self) -> StubProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+# ------------------------------------------------------------------------------------------------ the two clients
+async def _reference(port: int, concurrency: int, calls: int, body: bytes) -> int:
+    request = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+               b"Content-Length: %d\r\n\r\n" % (port, len(body))) + body
+    per_worker = [calls // concurrency + (i < calls % concurrency) for i in range(concurrency)]
+
+    async def worker(n: int) -> int:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for _ in range(n):
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            start = head.lower().index(b"content-length:") + 15
+            await reader.readexactly(int(head[start:head.index(b"\r\n", start)]))
+        writer.close()
+        return n
+
+    return sum(await asyncio.gather(*(worker(n) for n in per_worker)))
+
+
+def measure_reference(port: int, concurrency: int, calls: int, body: bytes) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    made = asyncio.run(_reference(port, concurrency, calls, body))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return made / wall, cpu / made * 1000
+
+
+def relgate_job(calls: int, k: int):
+    from relgate_tui.core.canon import get_canonicalizer
+    from relgate_tui.core.stopping import get_stopping_rule
+    from relgate_tui.engine.sampler import SamplingJob
+    from relgate_tui.engine.tasks import load_task
+
     items = load_task("bigbench-3digit-addition").items
     n_items = max(1, calls // k)
     items = (items * (n_items // len(items) + 1))[:n_items]
     items = [type(it)(f"{it.id}-{j}", it.question, it.answers) for j, it in enumerate(items)]
-    job = SamplingJob(items, get_canonicalizer("numeric"), get_stopping_rule("none"), k)
-    sampler = Sampler(EndpointConfig(base_url, "sim-strong", send_seed=True), concurrency=concurrency)
+    return SamplingJob(items, get_canonicalizer("numeric"), get_stopping_rule("none"), k)
+
+
+def measure_relgate(port: int, concurrency: int, calls: int, k: int = 10) -> tuple[float, float]:
+    from relgate_tui.engine.endpoints import EndpointConfig
+    from relgate_tui.engine.sampler import Sampler, run_sampling
+
+    job = relgate_job(calls, k)
     wall, cpu = time.perf_counter(), time.process_time()
+    sampler = Sampler(EndpointConfig(f"http://127.0.0.1:{port}/v1", "stub", send_seed=True), concurrency=concurrency)
     totals = run_sampling(sampler, job)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return totals.made / wall, cpu / totals.made * 1000, totals.made
+    assert totals.failed == 0 and totals.made == len(job.items) * k, totals
+    return totals.made / wall, cpu / totals.made * 1000
 
 
+def request_body() -> bytes:
+    """The body relgate sends for the first item (so both clients send requests of the same size)."""
+    import json
+
+    from relgate_tui.engine.endpoints import EndpointConfig
+    from relgate_tui.engine.endpoints import request_body as build
+    from relgate_tui.engine.prompts import item_messages
+
+    item = relgate_job(10, 10).items[0]
+    return json.dumps(build(EndpointConfig("http://127.0.0.1:1/v1", "stub"), item_messages(item), 1)).encode()
+
+
+# ------------------------------------------------------------------------------------------------ main
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--serve-stub"]:
+        serve_stub(float(argv[1]))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     latency = args.latency_ms / 1000
-    print(f"demo endpoint in a child process, latency {args.latency_ms:g} ms, {args.calls} calls per run, "
-          f"median of {args.repeats} runs, stopping 'none', no cache\n")
-    print(f"{'concurrency':>11}  {'calls/s':>8}  {'ideal':>7}  {'of ideal':>8}  {'client CPU ms/call':>18}")
+    body = request_body()
+    print(f"stub chat endpoint in a child process, latency {args.latency_ms:g} ms; {args.calls} calls per run; "
+          f"relgate and the raw-socket reference alternately, median of {args.repeats} runs each "
+          f"(relgate: stopping 'none', no cache, start-up included)\n")
+    header = (f"{'concurrency':>11}  {'reference/s':>11}  {'relgate/s':>9}  {'ratio':>6}  {'target':>6}  "
+              f"{'ideal/s':>7}  {'ref of ideal':>12}  {'relgate of ideal':>16}  {'CPU ms/call ref · relgate':>25}")
+    print(header)
     ok = True
-    with DemoServerProcess(latency_ms=args.latency_ms, honour_n=False) as server:
-        measure(server.base_url, 4, 100, 10)  # warm up imports and connections
-        for concurrency in (1, 8, 16, 32):
-            calls = args.calls if concurrency > 1 else max(100, args.calls // 10)
-            runs = [measure(server.base_url, concurrency, calls, 10) for _ in range(args.repeats)]
-            rate = statistics.median(r[0] for r in runs)
-            cpu = statistics.median(r[1] for r in runs)
+    with StubProcess(latency) as stub:
+        measure_reference(stub.port, 4, 200, body)  # warm up: imports, connections, the stub's first accepts
+        measure_relgate(stub.port, 4, 200)
+        for concurrency in (16, 64):
+            ref_runs, rel_runs, ratios = [], [], []
+            for _ in range(args.repeats):
+                ref_runs.append(measure_reference(stub.port, concurrency, args.calls, body))
+                rel_runs.append(measure_relgate(stub.port, concurrency, args.calls))
+                ratios.append(rel_runs[-1][0] / ref_runs[-1][0])
+            ref = statistics.median(r[0] for r in ref_runs)
+            rel = statistics.median(r[0] for r in rel_runs)
+            ratio = statistics.median(ratios)
             ideal = concurrency / latency
-            share = rate / ideal
-            print(f"{concurrency:>11}  {rate:8.0f}  {ideal:7.0f}  {share:8.1%}  {cpu:18.2f}")
-            if concurrency == 16:
-                ok = share >= 0.85
-    print(f"\ntarget: >= 85% of ideal at concurrency 16 -> {'PASS' if ok else 'FAIL'}")
+            ref_cpu = statistics.median(r[1] for r in ref_runs)
+            rel_cpu = statistics.median(r[1] for r in rel_runs)
+            ok = ok and ratio >= TARGET
+            print(f"{concurrency:>11}  {ref:11.0f}  {rel:9.0f}  {ratio:6.1%}  {'≥ 90%':>6}  {ideal:7.0f}  "
+                  f"{ref / ideal:12.1%}  {rel / ideal:16.1%}  {f'{ref_cpu:.2f} · {rel_cpu:.2f}':>25}")
+    print(f"\ntarget: relgate >= {TARGET:.0%} of the reference client's rate at concurrency 16 and 64 -> "
+          f"{'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 
 

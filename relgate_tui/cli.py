@@ -4,14 +4,16 @@
 
     relgate                                  the terminal UI
     relgate certify --task T --endpoint URL --model M [options]   headless certification (exit 0 / 1 / 2)
-    relgate runs [--run-dir DIR]             list runs
+    relgate runs [--run-dir DIR] [--repair RUN]   list runs (or quarantine a run's corrupt lines)
     relgate report RUN [--format md|json|csv] [--output PATH]
     relgate tasks                            bundled tasks
     relgate demo-server [--port N] [--latency-ms X] [--fault-rate R]
     relgate judge-audit --data hanna --criterion Coherence --endpoint URL --model NAME [...]
 
-Exit codes: 0 done (and passed, or no gate), 1 below ``--min-reliability``, 2 error. Every user error is one line on
-stderr ("relgate: error: …"), never a traceback. ``relgate certify`` never imports Textual.
+Exit codes: 0 done (and passed, or no gate), 1 below ``--min-reliability``, 2 error, 3 sampling incomplete (some
+items were not sampled to their stop because requests failed: no PASS/FAIL is decided on partial data; rerun the same
+command to retry them). Every user error is one line on stderr ("relgate: error: …"), never a traceback.
+``relgate certify`` never imports Textual.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import sys
 import time
 from typing import Any, NoReturn
 
-EXIT_OK, EXIT_BELOW_GATE, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_BELOW_GATE, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -35,7 +37,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(message: str) -> None:
-    text = " ".join(str(message).split()) or "unknown error"
+    from relgate_tui.core.text import one_line
+
+    text = " ".join(one_line(str(message)).split()) or "unknown error"
     print(f"relgate: error: {text}", file=sys.stderr, flush=True)
 
 
@@ -47,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"relgate {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
-    c = sub.add_parser("certify", help="certify a model on a task (headless; exit 0 pass / 1 below gate / 2 error)",
+    c = sub.add_parser("certify", help="certify a model on a task (headless; exit 0 pass / 1 below gate / 2 error / "
+                                       "3 sampling incomplete)",
                        description="Sample, verify, calibrate and report a model's reliability on a task.")
     c.add_argument("--task", required=True, metavar="NAME_OR_PATH", help="bundled task name or .jsonl/.csv file")
     c.add_argument("--endpoint", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
@@ -89,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("runs", help="list runs", description="List the runs in the data dir (or --run-dir).")
     r.add_argument("--run-dir", metavar="DIR")
     r.add_argument("--json", action="store_true", dest="as_json", help="print the list as JSON")
+    r.add_argument("--repair", metavar="RUN", help="move the corrupt lines of a run's samples/labels to *.quarantine")
 
     p = sub.add_parser("report", help="export a run's results", description="Print or write a run's results.")
     p.add_argument("run", metavar="RUN", help="run id (or unique prefix) or run directory")
@@ -148,6 +154,7 @@ class _Progress:
         if self.quiet:
             return
         if self._bar is not None:
+            assert self._task is not None
             self._bar.update(self._task, completed=done_items, calls=self._calls_text())
         else:
             now = time.monotonic()
@@ -157,9 +164,11 @@ class _Progress:
 
     def message(self, text: str) -> None:
         if not self.quiet:
-            from rich.markup import escape
+            from rich.text import Text
 
-            self.console.print(escape(text))
+            from relgate_tui.core.text import one_line
+
+            self.console.print(Text(one_line(text)))
 
     def close(self) -> None:
         if self._bar is not None:
@@ -169,7 +178,7 @@ class _Progress:
 
 # ---------------------------------------------------------------------------------------------------------- commands
 def _cmd_certify(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.certify import CertifyConfig, run_certify
+    from relgate_tui.engine.certify import CertifyConfig
 
     cfg = CertifyConfig(
         task=args.task,
@@ -201,35 +210,54 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         pairwise_judge_api_key_env=args.pairwise_judge_api_key_env,
         pairwise_judge_reps=args.pairwise_judge_reps,
     ).validate()
+    from relgate_tui.engine.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
+
+    if args.json_path and args.json_path != "-":
+        from relgate_tui.engine.report import check_output_path
+
+        check_output_path(args.json_path, inputs=(args.task, args.labels))
     progress: _Progress | None = None
-
-    def on_progress(update: Any) -> None:
-        nonlocal progress
-        if progress is None:
-            progress = _Progress(update.total_items, cfg.k_max, args.quiet)
-        if getattr(update, "message", None):
-            progress.message(update.message)
-        progress.update(done_items=update.done_items, made=update.made, cached=update.cached, failed=update.failed)
-
     judge_state = {"last": 0.0}
 
-    def on_judge_progress(update: Any) -> None:
+    def on_event(event: Any) -> None:
+        nonlocal progress
+        if isinstance(event, Judging):
+            on_judge_progress(event)
+            return
+        if isinstance(event, Done):
+            return
+        if isinstance(event, (EndpointDown, EndpointUp)):
+            if progress is not None:
+                progress.message(event.message)
+            return
+        assert isinstance(event, Sampling)
+        if progress is None:
+            progress = _Progress(event.total_items, cfg.k_max, args.quiet)
+        if event.message:
+            progress.message(event.message)
+        c = event.calls
+        progress.update(done_items=event.done_items, made=c.made, cached=c.cached, failed=c.failed)
+
+    def on_judge_progress(update: Judging) -> None:
         if args.quiet:
             return
         from rich.console import Console
-        from rich.markup import escape
+        from rich.text import Text
+
+        from relgate_tui.core.text import one_line
 
         con = Console(stderr=True, highlight=False, soft_wrap=True)
         if update.message:
-            con.print(escape(update.message))
+            con.print(Text(one_line(update.message)))
         now = time.monotonic()
         if now - judge_state["last"] >= 2.0 or update.done == update.total:
             judge_state["last"] = now
-            con.print(f"pairwise judge: {update.done}/{update.total} verdicts, calls made {update.made} · "
-                      f"cached {update.cached} · failed {update.failed}")
+            c = update.calls
+            con.print(f"pairwise judge: {update.done}/{update.total} verdicts, calls made {c.made} · "
+                      f"cached {c.cached} · failed {c.failed}")
 
     try:
-        outcome = run_certify(cfg, on_progress, on_judge_progress)
+        outcome = run_certify(cfg, on_event)
     finally:
         if progress is not None:
             progress.close()
@@ -245,7 +273,9 @@ def _cmd_certify(args: argparse.Namespace) -> int:
             write_report(doc, "json", args.json_path)
     if not args.quiet:
         _print_summary(doc, outcome.run_path)
-    return outcome.exit_code
+    if not doc.get("sampling_complete", True):
+        return EXIT_INCOMPLETE
+    return EXIT_BELOW_GATE if doc["passed"] is False else EXIT_OK
 
 
 def _fmt_pct(x: Any) -> str:
@@ -281,8 +311,9 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
     )
     if doc.get("n_incomplete"):
         con.print(
-            f"[yellow]{doc['n_incomplete']} item(s) have incomplete sampling (requests failed; their samples are "
-            "used as they are): rerun the same command to retry them[/]"
+            f"[yellow]sampling incomplete: {doc['n_incomplete']} item(s) not sampled to their stop, "
+            f"{doc.get('n_not_sampled', 0)} of them not sampled at all (requests failed) — no PASS/FAIL on partial "
+            "data (exit 3); rerun the same command to retry them[/]"
         )
     if doc.get("calibration_message"):
         con.print(f"[yellow]{escape(doc['calibration_message'])}[/]")
@@ -306,9 +337,22 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
 
 def _cmd_runs(args: argparse.Namespace) -> int:
     from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.runstore import list_runs
+    from relgate_tui.engine.runlist import list_runs
 
     root = runs_dir(args.run_dir)
+    if args.repair:
+        from relgate_tui.engine.runlist import open_run, repair_run
+
+        store = open_run(args.repair, root)
+        try:
+            moved = repair_run(store)
+        finally:
+            store.close()
+        total = sum(moved.values())
+        detail = ", ".join(f"{n} from {name}" for name, n in moved.items() if n)
+        print(f"run {store.run_id}: " + (f"moved {total} corrupt line(s) to *.quarantine ({detail})" if total
+                                         else "no corrupt line"), file=sys.stderr)
+        return EXIT_OK
     rows = list_runs(root)
     if args.as_json:
         out = [
@@ -329,7 +373,11 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     columns = ["run", "task", "model", "created", "status", "samples", "labels", "reliability", "bound", "M*", "gate"]
     if console.width < 150:  # narrow terminal: the run id already names the task and model
         columns = ["run", "status", "samples", "reliability", "bound", "M*", "gate"]
-    table = Table(title=f"runs in {root}", title_justify="left")
+    from rich.text import Text
+
+    from relgate_tui.core.text import one_line
+
+    table = Table(title=Text(f"runs in {one_line(str(root))}"), title_justify="left")
     for col in columns:
         if col == "run":
             table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=max(20, console.width - 62))
@@ -343,7 +391,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             "M*": "" if r.reliability_level is None else ("∞" if r.m_star is None else str(r.m_star)),
             "gate": {None: "", True: "PASS", False: "FAIL"}[r.passed],
         }
-        table.add_row(*(cells[c] for c in columns))
+        table.add_row(*(Text(one_line(str(cells[c]))) for c in columns))  # ids and names are untrusted text
     console.print(table)
     return EXIT_OK
 
@@ -351,7 +399,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from relgate_tui.engine.paths import runs_dir
     from relgate_tui.engine.report import render_report, write_report
-    from relgate_tui.engine.runstore import open_run
+    from relgate_tui.engine.runlist import open_run
 
     store = open_run(args.run, runs_dir(args.run_dir))
     doc = store.read_results()
@@ -360,6 +408,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
             f"run {store.run_id} has no results yet (status: {store.status}); rerun its certify command to finish it"
         )
     if args.output:
+        from relgate_tui.engine.report import check_output_path
+
+        check_output_path(args.output)
         path = write_report(doc, args.format, args.output)
         print(f"wrote {path}", file=sys.stderr)
     else:

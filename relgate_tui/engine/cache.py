@@ -1,18 +1,26 @@
 """The request cache (SPEC §4.4): completed samples by request fingerprint, on disk (diskcache).
 
 Only what an answer is made of is stored — its text, token usage and finish reason — never headers or keys.
-A corrupt or unreadable entry counts as a miss. Re-running an identical request configuration costs zero calls.
+A corrupt or unreadable entry counts as a miss. A damaged database (``cache.db`` not readable by SQLite) is moved
+aside to ``<dir>.damaged-<time>`` and an empty cache is built in its place: the run store still holds every sample,
+so only cached answers of other runs are lost (and the damaged copy is kept for inspection). Re-running an identical
+request configuration costs zero calls.
+Nothing unpersistable enters it and nothing unpersistable comes out: an answer that is not valid Unicode (a lone
+surrogate) or over :data:`~relgate_tui.engine.endpoints.MAX_ANSWER_CHARS` is refused by :meth:`SampleCache.put` and
+read back as a miss (an entry written by an older version), so one bad answer can never abort every rerun.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 import diskcache
 
-from relgate_tui.engine.endpoints import Completion
+from relgate_tui.engine.endpoints import MAX_ANSWER_CHARS, Completion
 
 
 class SampleCache:
@@ -21,23 +29,33 @@ class SampleCache:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._cache = diskcache.Cache(str(self.path), size_limit=2**32)
+        self.moved_aside: Path | None = None
+        try:
+            self._cache = diskcache.Cache(str(self.path), size_limit=2**32)
+        except sqlite3.DatabaseError:
+            self.moved_aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
+            os.replace(self.path, self.moved_aside)
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._cache = diskcache.Cache(str(self.path), size_limit=2**32)
 
     def get(self, fingerprint: str) -> Completion | None:
         try:
             value: Any = self._cache.get(fingerprint)
-        except Exception:  # a damaged entry or database is a miss, never an error
+        except Exception:  # noqa: BLE001 - a damaged entry or database is a miss, never an error
             return None
-        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+        if not isinstance(value, dict) or not _storable(value.get("text")):
             return None
+        finish = value.get("finish_reason")
         return Completion(
             value["text"],
-            int(value.get("prompt_tokens") or 0),
-            int(value.get("completion_tokens") or 0),
-            value.get("finish_reason") if isinstance(value.get("finish_reason"), str) else None,
+            _count(value.get("prompt_tokens")),
+            _count(value.get("completion_tokens")),
+            finish if _storable(finish) else None,
         )
 
     def put(self, fingerprint: str, completion: Completion) -> None:
+        if not _storable(completion.text):
+            return
         record = {
             "text": completion.text,
             "prompt_tokens": completion.prompt_tokens,
@@ -46,7 +64,7 @@ class SampleCache:
         }
         try:
             self._cache.set(fingerprint, record)
-        except Exception:  # a full disk must not abort sampling: the run store still holds the sample
+        except Exception:  # noqa: BLE001 - a full disk must not abort sampling: the run store holds the sample
             pass
 
     def __len__(self) -> int:
@@ -60,3 +78,18 @@ class SampleCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _storable(text: object) -> bool:
+    """A string that can be written to any file: valid Unicode, within the stored-answer cap."""
+    if not isinstance(text, str) or len(text) > MAX_ANSWER_CHARS:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15 else 0

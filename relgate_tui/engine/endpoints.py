@@ -20,19 +20,26 @@ import math
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
 
 from relgate_tui import __version__
-from relgate_tui.engine.http11 import LeanHTTPTransport
+from relgate_tui.core.redact import public_url, redact
+from relgate_tui.core.text import one_line
+from relgate_tui.engine.http11 import MAX_RESPONSE_BYTES, LeanHTTPTransport, ResponseTooLarge
+from relgate_tui.engine.httpread import BodyTooLarge, inflate
 
 EndpointKind = Literal["openai", "http"]
 
 RETRYABLE_KINDS = frozenset({"timeout", "connection", "429", "5xx", "malformed", "empty"})
-"""Failure kinds worth retrying. ``4xx`` (other than 429) is the request's own fault and is not retried."""
+"""Failure kinds worth retrying. ``4xx`` (other than 429) is the request's own fault and ``3xx`` (a redirect, or any
+other non-2xx status) a wrong URL: neither is retried."""
+
+MAX_ANSWER_CHARS = 1_000_000
+"""Longest answer stored (run directory and cache); a longer one is a ``malformed`` failure, never truncated."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,8 @@ class EndpointConfig:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
     def headers(self) -> dict[str, str]:
+        if self.api_key_env:
+            _KEY_VARIABLES.add(self.api_key_env)  # so that errors and answers can be redacted of its value
         key = self.api_key()
         return {"Authorization": f"Bearer {key}"} if key else {}
 
@@ -103,11 +112,12 @@ class Completion:
 
 
 class RequestFailed(Exception):
-    """A request that did not produce a usable answer. ``kind``: timeout, connection, 429, 5xx, 4xx, malformed,
-    empty. ``retry_after``: seconds the server asked us to wait (429/503), if any."""
+    """A request that did not produce a usable answer. ``kind``: timeout, connection, 429, 5xx, 4xx, 3xx, malformed,
+    empty. ``retry_after``: seconds the server asked us to wait (429/503), if any. The message is redacted (no API key,
+    bearer token or authorization header value) and one line."""
 
     def __init__(self, kind: str, message: str, retry_after: float | None = None, status: int | None = None):
-        super().__init__(message)
+        super().__init__(one_line(redact(message, _known_secrets()), 300))
         self.kind = kind
         self.retry_after = retry_after
         self.status = status
@@ -146,7 +156,61 @@ def request_body(cfg: EndpointConfig, messages: Sequence[dict], seed: int | None
 
 def request_fingerprint(cfg: EndpointConfig, messages: Sequence[dict], sample_index: int, seed: int | None = None) -> str:
     """SHA-256 of the canonical request for sample ``sample_index`` (never the API key)."""
-    material = {
+    canonical = json.dumps(_material(cfg, messages, sample_index, seed), sort_keys=True, ensure_ascii=False,
+                           separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+_INDEX_MARK, _SEED_MARK = -918273645546372819, -192837465564738291
+
+
+def fingerprinter(cfg: EndpointConfig, messages: Sequence[dict]) -> Callable[[int, int | None], str]:
+    """``(sample_index, seed) -> request_fingerprint(cfg, messages, sample_index, seed)``, with the canonical JSON
+    of everything else built once: the same digests, without re-serialising the messages for every sample (a sixth
+    of the client's CPU per call on loopback, ``bench/throughput.py``)."""
+    canonical = json.dumps(_material(cfg, messages, _INDEX_MARK, _SEED_MARK), sort_keys=True, ensure_ascii=False,
+                           separators=(",", ":"))
+    index_mark, seed_mark = f":{_INDEX_MARK},", f":{_SEED_MARK},"
+    if canonical.count(str(_INDEX_MARK)) != 1 or canonical.count(str(_SEED_MARK)) != 1 or \
+            canonical.count(index_mark) != 1 or canonical.count(seed_mark) != 1 or \
+            canonical.index(index_mark) > canonical.index(seed_mark):  # the marks must be the two fields: else slow
+        return lambda index, seed: request_fingerprint(cfg, messages, index, seed)
+    head, rest = canonical.split(index_mark)
+    middle, tail = rest.split(seed_mark)
+
+    def fingerprint(index: int, seed: int | None) -> str:
+        text = f"{head}:{int(index)},{middle}:{'null' if seed is None else int(seed)},{tail}"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    return fingerprint
+
+
+def body_encoder(cfg: EndpointConfig, messages: Sequence[dict]) -> Callable[[int | None, int], bytes]:
+    """``(seed, n) -> `` the UTF-8 JSON body :func:`complete` sends, with the JSON of everything but the seed built
+    once (the same bytes as encoding :func:`request_body` each time)."""
+
+    def full(seed: int | None, n: int) -> bytes:
+        body = request_body(cfg, messages, seed, n)
+        return body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
+
+    if cfg.kind != "openai" or not cfg.send_seed:
+        return full
+    text = json.dumps(request_body(cfg, messages, _SEED_MARK, 1))
+    mark = f'"seed": {_SEED_MARK}'
+    if text.count(str(_SEED_MARK)) != 1 or text.count(mark) != 1:
+        return full
+    head, tail = (part.encode("utf-8") for part in text.split(mark))
+
+    def encode(seed: int | None, n: int) -> bytes:
+        if n != 1 or seed is None:
+            return full(seed, n)
+        return b'%s"seed": %d%s' % (head, int(seed), tail)
+
+    return encode
+
+
+def _material(cfg: EndpointConfig, messages: Sequence[dict], sample_index: int, seed: int | None) -> dict[str, Any]:
+    return {
         "v": 1,
         "kind": cfg.kind,
         "url": cfg.url,
@@ -163,8 +227,6 @@ def request_fingerprint(cfg: EndpointConfig, messages: Sequence[dict], sample_in
         "extra": cfg.extra,
         "sample_index": sample_index,
     }
-    canonical = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 _USER_AGENT = f"relgate/{__version__}"
@@ -178,58 +240,96 @@ def _parsed_url(url: str) -> httpx.URL:
 
 async def complete(
     client: httpx.AsyncClient, cfg: EndpointConfig, messages: Sequence[dict], *, seed: int | None = None, n: int = 1,
-    lean: LeanHTTPTransport | None = None,
+    lean: LeanHTTPTransport | None = None, payload: bytes | None = None,
 ) -> list[Completion]:
     """Send one request; return its completions (≥ 1) or raise :class:`RequestFailed`. With ``lean`` (the client's
-    own transport), plain-http requests skip httpx's Request/Response layer (bench/throughput.py)."""
-    body = request_body(cfg, messages, seed, n)
+    own transport), plain-http requests skip httpx's Request/Response layer (bench/throughput.py). ``payload``: the
+    body already encoded (:func:`body_encoder`), else it is built here."""
     headers = cfg.headers()
     url = _parsed_url(cfg.url)
+    if payload is None:
+        body = request_body(cfg, messages, seed, n)
+        payload = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
+    response_headers: Any
     try:
         if lean is not None and url.scheme == "http":
-            payload = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
             headers.update({"Content-Type": "application/json", "Accept": "application/json",
                             "User-Agent": _USER_AGENT, "Connection": "keep-alive"})
             status, response_headers, content = await lean.post(url, payload, headers, cfg.timeout_s)
-            return parse_response(cfg, status, response_headers, content, n)
-        if isinstance(body, str):
-            headers["Content-Type"] = "application/json"
-            response = await client.post(url, content=body.encode("utf-8"), headers=headers, timeout=cfg.timeout_s)
         else:
-            response = await client.post(url, json=body, headers=headers, timeout=cfg.timeout_s)
+            headers["Content-Type"] = "application/json"
+            status, response_headers, content = await _post_bounded(client, url, payload, headers, cfg.timeout_s)
     except httpx.TimeoutException:
         raise RequestFailed("timeout", f"no answer within {cfg.timeout_s:g} s") from None
+    except (ResponseTooLarge, BodyTooLarge) as exc:
+        raise RequestFailed("malformed", str(exc)) from None
+    except httpx.DecodingError as exc:
+        raise RequestFailed("malformed", f"undecodable response body: {exc}") from None
     except httpx.TransportError as exc:
-        raise RequestFailed("connection", f"connection failed: {type(exc).__name__}") from None
-    return parse_response(cfg, response.status_code, response.headers, response.content, n)
+        raise RequestFailed("connection", f"connection failed: {type(exc).__name__}{_reason(exc)}") from None
+    return parse_response(cfg, status, response_headers, content, n)
+
+
+async def _post_bounded(client: httpx.AsyncClient, url: httpx.URL, content: bytes, headers: dict[str, str],
+                        timeout_s: float) -> tuple[int, httpx.Headers, bytes]:
+    """POST through httpx (https, or an injected transport), reading at most :data:`MAX_RESPONSE_BYTES` raw and
+    inflated (a gzip bomb or an endless body is a ``malformed`` failure, not a full memory)."""
+    headers = {**headers, "Accept-Encoding": "gzip, deflate"}
+    async with client.stream("POST", url, content=content, headers=headers, timeout=timeout_s) as response:
+        parts, total = [], 0
+        async for chunk in response.aiter_raw():
+            total += len(chunk)
+            if total > MAX_RESPONSE_BYTES:
+                raise BodyTooLarge(f"response body over the {MAX_RESPONSE_BYTES:,}-byte cap")
+            parts.append(chunk)
+        raw = b"".join(parts)
+        body = inflate(raw, response.headers.get("content-encoding", ""), MAX_RESPONSE_BYTES)
+        return response.status_code, response.headers, body
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc)
+    return f" ({text})" if text else ""
 
 
 def parse_response(cfg: EndpointConfig, status: int, headers: Any, content: bytes, n: int = 1) -> list[Completion]:
-    """Classify an HTTP response: completions, or :class:`RequestFailed`."""
+    """Classify an HTTP response: completions, or :class:`RequestFailed`. Only a 2xx status is an answer; every
+    malformed body (invalid or too deeply nested JSON, an integer of thousands of digits, a lone surrogate, an answer
+    over :data:`MAX_ANSWER_CHARS`) is a ``malformed`` failure, so nothing unpersistable reaches the cache or the run."""
     if status == 429:
         raise RequestFailed("429", "rate limited (HTTP 429)", parse_retry_after(headers.get("retry-after")), status)
     if status >= 500:
         raise RequestFailed("5xx", f"server error (HTTP {status})", parse_retry_after(headers.get("retry-after")), status)
     if status >= 400:
         raise RequestFailed("4xx", f"request rejected (HTTP {status}): {_error_message(content)}", None, status)
+    if not 200 <= status < 300:
+        where = headers.get("location")
+        to = f" to {public_url(where)[:120]}" if isinstance(where, str) and where else ""
+        raise RequestFailed("3xx", f"HTTP {status}{to} is not an answer (check the endpoint URL)", None, status)
     try:
         data = json.loads(content)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # invalid JSON or UTF-8, 4,300+ digit integers, nesting deeper than ~1000
         raise RequestFailed("malformed", "the response is not valid JSON", None, status) from None
     if cfg.kind == "http":
         text = _at_path(data, cfg.response_path or "")
         if text is None:
             raise RequestFailed("malformed", f"nothing at response path {cfg.response_path!r}", None, status)
-        return [Completion(text if isinstance(text, str) else json.dumps(text))]
+        if not isinstance(text, str):
+            try:
+                text = json.dumps(text)
+            except (ValueError, RecursionError):
+                raise RequestFailed("malformed", "the answer is not serialisable", None, status) from None
+        return [Completion(_storable(text, status))]
     if not isinstance(data, dict):
         raise RequestFailed("malformed", "the response is not a JSON object", None, status)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise RequestFailed("empty", "the response has no choices", None, status)
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     prompt = _int(usage.get("prompt_tokens"))
     completion = _int(usage.get("completion_tokens"))
-    out = []
+    out: list[Completion] = []
     for choice in choices:
         message = choice.get("message") if isinstance(choice, dict) else None
         text = message.get("content") if isinstance(message, dict) else None
@@ -237,8 +337,42 @@ def parse_response(cfg: EndpointConfig, status: int, headers: Any, content: byte
             text = choice["text"]  # legacy completions shape
         if not isinstance(text, str):
             raise RequestFailed("malformed", "a choice has no message content", None, status)
-        out.append(Completion(text, prompt if not out else 0, completion // len(choices), choice.get("finish_reason")))
+        finish = choice.get("finish_reason")
+        finish = finish[:40] if isinstance(finish, str) and _encodable(finish) else None
+        out.append(Completion(_storable(text, status), prompt if not out else 0, completion // len(choices), finish))
     return out
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800" in the JSON): cannot be written to any file
+        return False
+    return True
+
+
+def _storable(text: str, status: int) -> str:
+    """``text`` if it can be stored (valid Unicode, at most :data:`MAX_ANSWER_CHARS`), redacted; else ``malformed``."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise RequestFailed("malformed", f"an answer of {len(text):,} characters is over the "
+                            f"{MAX_ANSWER_CHARS:,}-character cap", None, status)
+    if not _encodable(text):
+        raise RequestFailed("malformed", "the answer contains a lone surrogate (invalid Unicode)", None, status)
+    secrets = _known_secrets()
+    return redact(text, secrets) if _may_hold_secret(text, secrets) else text
+
+
+def _may_hold_secret(text: str, secrets: tuple[str | None, ...]) -> bool:
+    lowered = text.lower()
+    return "bearer" in lowered or "author" in lowered or "key" in lowered or any(s and s in text for s in secrets)
+
+
+def _known_secrets() -> tuple[str | None, ...]:
+    """The values of the API-key variables in use this process (registered by :meth:`EndpointConfig.headers`)."""
+    return tuple(os.environ.get(name) for name in _KEY_VARIABLES)
+
+
+_KEY_VARIABLES: set[str] = set()
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -247,7 +381,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         return None
     value = value.strip()
     try:
-        seconds = float(value)
+        seconds = float(value[:40])
         return max(0.0, seconds) if math.isfinite(seconds) else None
     except ValueError:
         pass
@@ -290,7 +424,13 @@ def _at_path(data: Any, path: str) -> Any:
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
+    """A token count: absent (or not a number) is 0; a number that cannot be a count (1e999, negative, 10^15 or
+    more) makes the response ``malformed``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if not (math.isfinite(value) and 0 <= value < 10**15):
+        raise RequestFailed("malformed", f"usage token count {str(value)[:20]} is not a count")
+    return int(value)
 
 
 def _error_message(content: bytes) -> str:

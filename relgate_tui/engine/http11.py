@@ -17,18 +17,26 @@ closed the idle connection: the usual keep-alive race).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterable
 
 import httpx
 
 _MAX_HEAD = 64 * 1024
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""Default cap on a response body, enforced while reading (a never-ending chunked body cannot fill the memory)."""
+_DIGITS = re.compile(rb"[0-9]+")
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
 _Conn = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 
 class LeanHTTPTransport(httpx.AsyncBaseTransport):
     """Keep-alive HTTP/1.1 over asyncio streams for ``http://``; ``https://`` goes to :class:`httpx.AsyncHTTPTransport`."""
 
-    def __init__(self, max_idle_per_origin: int = 4, fallback: httpx.AsyncBaseTransport | None = None):
+    def __init__(self, max_idle_per_origin: int = 4, fallback: httpx.AsyncBaseTransport | None = None,
+                 max_body: int = MAX_RESPONSE_BYTES):
+        self.max_body = max_body
+        self._heads: dict[tuple[httpx.URL, tuple[tuple[str, str], ...]], tuple[bytes, tuple[str, int]]] = {}
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
         self._max_idle = max_idle_per_origin
         self._fallback = fallback
@@ -48,17 +56,24 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
                               extensions={"http_version": b"HTTP/1.1"})
 
     async def post(self, url: httpx.URL, body: bytes, headers: dict[str, str],
-                   timeout: float | None) -> tuple[int, dict[str, str], bytes]:
+                   timeout_s: float | None) -> tuple[int, dict[str, str], bytes]:
         """POST ``body`` to a plain-http ``url`` without building httpx Request/Response objects (most of the client's
         CPU per call on loopback); returns (status, headers with lower-case names, body). Same connections, timeouts
         and httpx exception types as :meth:`handle_async_request`; no content decoding (no Accept-Encoding is sent)."""
-        if url.scheme != "http":
-            raise ValueError("LeanHTTPTransport.post speaks plain http only")
-        lines = [f"POST {url.raw_path.decode('ascii')} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}",
-                 *(f"{name}: {value}" for name, value in headers.items()), f"Content-Length: {len(body)}"]
-        payload = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-        timeouts = {"connect": timeout, "read": timeout, "write": timeout}
-        status, raw, content = await self._roundtrip((url.host, url.port or 80), payload, timeouts, "POST", None)
+        key = (url, tuple(headers.items()))
+        prepared = self._heads.get(key)
+        if prepared is None:  # the request line and headers of an endpoint are the same for every call: built once
+            if url.scheme != "http":
+                raise ValueError("LeanHTTPTransport.post speaks plain http only")
+            lines = [f"POST {url.raw_path.decode('ascii')} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}",
+                     *(f"{name}: {value}" for name, value in headers.items()), "Content-Length: "]
+            if len(self._heads) >= 64:
+                self._heads.clear()
+            prepared = self._heads[key] = ("\r\n".join(lines).encode("latin-1"), (url.host, url.port or 80))
+        head, origin = prepared
+        payload = b"%s%d\r\n\r\n%s" % (head, len(body), body)
+        timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s}
+        status, raw, content = await self._roundtrip(origin, payload, timeouts, "POST", None)
         return status, {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}, content
 
     async def _roundtrip(self, origin: tuple[str, int], payload: bytes, timeouts: dict, method: str,
@@ -84,7 +99,7 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
             return status, headers, content
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _connection(self, origin: tuple[str, int], timeout: float | None) -> tuple[_Conn, bool]:
+    async def _connection(self, origin: tuple[str, int], timeout_s: float | None) -> tuple[_Conn, bool]:
         idle = self._idle.get(origin, [])
         while idle:
             reader, writer = idle.pop()
@@ -92,7 +107,7 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
                 return (reader, writer), True
             _close((reader, writer))
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(timeout_s):
                 conn = await asyncio.open_connection(*origin)
         except TimeoutError:
             raise httpx.ConnectTimeout(f"connecting to {origin[0]}:{origin[1]} timed out") from None
@@ -106,8 +121,9 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         reader, writer = conn
         try:
             writer.write(payload)
-            async with asyncio.timeout(timeouts.get("write")):
-                await writer.drain()
+            if writer.transport.get_write_buffer_size():  # not all sent at once: wait (a lost connection shows
+                async with asyncio.timeout(timeouts.get("write")):  # up in the read below otherwise)
+                    await writer.drain()
         except TimeoutError:
             raise httpx.WriteTimeout("sending the request timed out", request=request) from None
         except (ConnectionError, OSError):
@@ -115,7 +131,7 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         read_timeout = timeouts.get("read")
         try:
             async with asyncio.timeout(read_timeout):
-                return await _read_response(reader, method, request)
+                return await _read_response(reader, method, request, self.max_body)
         except TimeoutError:
             raise httpx.ReadTimeout("no response within the read timeout", request=request) from None
 
@@ -129,6 +145,10 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
             await self._fallback.aclose()
 
 
+class ResponseTooLarge(httpx.RemoteProtocolError):
+    """The response body is over the transport's cap (``max_body``); the connection is dropped."""
+
+
 class _StaleConnection(Exception):
     """The connection died before any byte of a response arrived."""
 
@@ -136,7 +156,7 @@ class _StaleConnection(Exception):
 def _close(conn: _Conn) -> None:
     try:
         conn[1].close()
-    except Exception:  # already closed / loop gone
+    except (OSError, RuntimeError):  # already closed / loop gone
         pass
 
 
@@ -158,7 +178,7 @@ def _request_head(request: httpx.Request, length: int) -> bytes:
 
 
 async def _read_response(
-    reader: asyncio.StreamReader, method: str, request: httpx.Request | None
+    reader: asyncio.StreamReader, method: str, request: httpx.Request | None, max_body: int = MAX_RESPONSE_BYTES
 ) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
@@ -174,7 +194,7 @@ async def _read_response(
         raise httpx.RemoteProtocolError("response head too large", request=request)
     status_line, *header_lines = head[:-4].split(b"\r\n")
     parts = status_line.split(b" ", 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not _DIGITS.fullmatch(parts[1]):
         raise httpx.RemoteProtocolError(f"bad status line {status_line[:40]!r}", request=request)
     version, status = parts[0], int(parts[1])
     headers = list(_parse_headers(header_lines, request))
@@ -184,17 +204,22 @@ async def _read_response(
         if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
             body = b""
         elif b"chunked" in fields.get(b"transfer-encoding", b"").lower():
-            body = await _read_chunked(reader, request)
+            body = await _read_chunked(reader, request, max_body)
         elif b"content-length" in fields:
-            try:
-                length = int(fields[b"content-length"])
-            except ValueError:
-                raise httpx.RemoteProtocolError("bad Content-Length", request=request) from None
+            value = fields[b"content-length"]
+            if not _DIGITS.fullmatch(value) or len(value) > 18:  # no sign, no "1_0", no 5,000 digits
+                raise httpx.RemoteProtocolError(f"bad Content-Length {value[:20]!r}", request=request)
+            length = int(value)
+            if length > max_body:
+                raise ResponseTooLarge(f"response body of {length:,} bytes is over the {max_body:,}-byte cap",
+                                       request=request)
             body = await reader.readexactly(length)
         else:
-            body, keep = await reader.read(), False
+            body, keep = await _read_to_close(reader, request, max_body), False
     except asyncio.IncompleteReadError:
         raise httpx.RemoteProtocolError("the server closed the connection mid-body", request=request) from None
+    except asyncio.LimitOverrunError:
+        raise httpx.RemoteProtocolError("a chunk-size line is too long", request=request) from None
     except (ConnectionError, OSError) as exc:
         raise httpx.ReadError(f"connection lost while reading the response: {exc}", request=request) from None
     return status, headers, body, keep
@@ -208,17 +233,36 @@ def _parse_headers(lines: Iterable[bytes], request: httpx.Request | None) -> Ite
         yield name.strip(), value.strip()
 
 
-async def _read_chunked(reader: asyncio.StreamReader, request: httpx.Request | None) -> bytes:
-    chunks = []
+async def _read_to_close(reader: asyncio.StreamReader, request: httpx.Request | None, max_body: int) -> bytes:
+    parts: list[bytes] = []
+    total = 0
+    while chunk := await reader.read(65536):
+        total += len(chunk)
+        if total > max_body:
+            raise ResponseTooLarge(f"response body over the {max_body:,}-byte cap", request=request)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def _read_chunked(reader: asyncio.StreamReader, request: httpx.Request | None, max_body: int) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
     while True:
         size_line = await reader.readuntil(b"\r\n")
-        try:
-            size = int(size_line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise httpx.RemoteProtocolError("bad chunk size", request=request) from None
+        size_text = size_line.split(b";", 1)[0].strip()
+        if not _HEX.fullmatch(size_text) or len(size_text) > 15:  # no sign, no "0x", no absurd length
+            raise httpx.RemoteProtocolError(f"bad chunk size {size_text[:20]!r}", request=request)
+        size = int(size_text, 16)
+        total += size
+        if total > max_body:
+            raise ResponseTooLarge(f"response body over the {max_body:,}-byte cap", request=request)
         if size == 0:
-            while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
-                pass
+            trailers = 0
+            while (await reader.readuntil(b"\r\n")) != b"\r\n":
+                trailers += 1
+                if trailers > 100:
+                    raise httpx.RemoteProtocolError("too many trailer lines", request=request)
             return b"".join(chunks)
         chunks.append(await reader.readexactly(size))
-        await reader.readexactly(2)
+        if await reader.readexactly(2) != b"\r\n":
+            raise httpx.RemoteProtocolError("a chunk does not end with CRLF", request=request)

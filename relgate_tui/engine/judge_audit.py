@@ -29,6 +29,7 @@ import numpy as np
 
 from relgate_tui import __version__
 from relgate_tui.core import judge as cj
+from relgate_tui.core.redact import public_url
 from relgate_tui.core.stopping import get_stopping_rule
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.judge_data import AuditDataError, AuditInput, AuditSet, load_audit_set
@@ -363,7 +364,7 @@ def run_judge_audit(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | Non
     tracker = _ProgressTracker(sum(planned_answers(inputs, cfg.protocol, cfg.reps).values()), cfg.reps, on_progress)
     started = time.perf_counter()
     doc: dict[str, Any] = {
-        "relgate_version": __version__, "data": audit.name, "criterion": criterion, "endpoint": cfg.endpoint,
+        "relgate_version": __version__, "data": audit.name, "criterion": criterion, "endpoint": public_url(cfg.endpoint),
         "model": cfg.model, "protocol": cfg.protocol, "reps": cfg.reps, "seed": cfg.seed, "alpha": cfg.alpha,
         "n_inputs": len(inputs), "candidates_per_input": [len(i.candidates) for i in inputs],
     }

@@ -57,6 +57,7 @@ import numpy as np
 from relgate_tui.core import certify as core_certify
 from relgate_tui.core import judge as cj
 from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.redact import public_url
 from relgate_tui.core.scores import validate_rank_score
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.judge_prompts import correctness_pairwise_prompt, parse_pairwise_verdict
@@ -157,7 +158,8 @@ class PairwiseJudgeConfig:
                               timeout_s=float(self.timeout_s))
 
     def public_dict(self) -> dict[str, Any]:
-        return {"endpoint": self.endpoint, "model": self.model, "api_key_env": self.api_key_env, "reps": self.reps,
+        return {"endpoint": public_url(self.endpoint), "model": self.model, "api_key_env": self.api_key_env,
+                "reps": self.reps,
                 "max_classes": self.max_classes, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
@@ -339,12 +341,14 @@ def _uncached(endpoint: Any, requests: Sequence[TaskItem], reps: int, seed: int,
 async def _check_reachable(endpoint: Any, attempts: int = 3) -> None:
     import httpx
 
+    from relgate_tui.engine.httpread import status_of
+
     url = endpoint.base_url.rstrip("/") + "/models"
     last = ""
     async with httpx.AsyncClient(trust_env=False, timeout=min(10.0, endpoint.timeout_s)) as client:
         for attempt in range(attempts):
             try:
-                await client.get(url, headers=endpoint.headers())
+                await status_of(client, url, endpoint.headers(), min(10.0, endpoint.timeout_s))  # body never read
                 return
             except httpx.TimeoutException:
                 last = "timed out"
@@ -352,7 +356,8 @@ async def _check_reachable(endpoint: Any, attempts: int = 3) -> None:
                 last = type(exc).__name__
             if attempt + 1 < attempts:
                 await asyncio.sleep(0.25 * 2**attempt)
-    raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {endpoint.base_url} ({last} after {attempts} "
+    raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {public_url(endpoint.base_url)} ({last} after "
+                            f"{attempts} "
                             "attempts); is the server running?")
 
 
@@ -612,7 +617,7 @@ def verdicts_document(cfg: PairwiseJudgeConfig, verdicts_by_item: Mapping[str, S
 
 
 def _judge_identity(cfg: PairwiseJudgeConfig) -> dict[str, Any]:
-    return {"endpoint": cfg.endpoint.rstrip("/"), "model": cfg.model, "reps": cfg.reps,
+    return {"endpoint": public_url(cfg.endpoint.rstrip("/")), "model": cfg.model, "reps": cfg.reps,
             "max_classes": cfg.max_classes, "temperature": cfg.temperature, "seed": cfg.seed}
 
 

@@ -107,7 +107,7 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
                  runs_root: str | None = None) -> dict[str, Any]:
     """Open two runs (path, id or unique id prefix) and compare their stored results."""
     from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.runstore import open_run
+    from relgate_tui.engine.runlist import open_run
 
     docs = []
     for run in (run_a, run_b):

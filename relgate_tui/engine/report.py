@@ -5,7 +5,8 @@ run's ``results.json``). Formats:
 
 * ``json`` — the document itself, pretty-printed;
 * ``csv`` — one row per item (pandas): id, role, samples, invalid, classes, top answer, score ("inf" = no acceptable
-  class), verified_by, prediction set and its size;
+  class), verified_by, prediction set and its size; text cells have control characters stripped and a cell starting
+  with ``= + - @`` gets a leading apostrophe (a spreadsheet would run it as a formula, :func:`core.text.csv_cell`);
 * ``md`` — a readable Markdown report: the verdict, reliability with its bound, M*, validation metrics, calls, and
   the per-item table.
 """
@@ -16,12 +17,16 @@ import io
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from relgate_tui.core.redact import public_url
+from relgate_tui.core.text import csv_cell, one_line, strip_controls
+from relgate_tui.errors import UserError
+
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
-           "write_report"]
+           "write_report", "check_output_path"]
 
 FORMATS = ("md", "json", "csv")
 
@@ -64,9 +69,15 @@ def report_json(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+_TEXT_COLUMNS = ("id", "role", "top_answer", "classes", "verified_by", "prediction_set")
+
+
 def report_csv(doc: Mapping[str, Any]) -> str:
+    frame = items_dataframe(doc)
+    for column in _TEXT_COLUMNS:
+        frame[column] = frame[column].map(lambda v: csv_cell(strip_controls(v)) if isinstance(v, str) else v)
     buf = io.StringIO()
-    items_dataframe(doc).to_csv(buf, index=False)
+    frame.to_csv(buf, index=False)
     return buf.getvalue()
 
 
@@ -75,7 +86,7 @@ def _pct(x: Any) -> str:
 
 
 def _md_cell(x: Any) -> str:
-    return str(x).replace("|", "\\|").replace("\n", " ")
+    return one_line(str(x)).replace("|", "\\|")
 
 
 def report_markdown(doc: Mapping[str, Any]) -> str:
@@ -88,11 +99,11 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
     gate = doc.get("min_reliability")
     calls = doc.get("calls", {})
     lines = [
-        f"# relgate certification — {task.get('name', '?')} on {doc.get('model', '?')}",
+        f"# relgate certification — {_md_cell(task.get('name', '?'))} on {_md_cell(doc.get('model', '?'))}",
         "",
-        f"- Run: `{doc.get('run_id', '?')}` (relgate {doc.get('relgate_version', '?')})",
-        f"- Endpoint: {doc.get('endpoint', '?')}",
-        f"- Task: {task.get('name', '?')} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
+        f"- Run: `{_md_cell(doc.get('run_id', '?'))}` (relgate {doc.get('relgate_version', '?')})",
+        f"- Endpoint: {_md_cell(public_url(str(doc.get('endpoint', '?'))))}",
+        f"- Task: {_md_cell(task.get('name', '?'))} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
         "",
         "## Verdict",
         "",
@@ -205,6 +216,37 @@ def render_report(doc: Mapping[str, Any], fmt: str) -> str:
     if fmt == "md":
         return report_markdown(doc)
     raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def check_output_path(path: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None] = ()) -> Path:
+    """Refuse (:class:`~relgate_tui.errors.UserError`, one line) an output path that is one of ``inputs`` (a task
+    or labels file) or lies inside a run directory (a folder holding a run's ``manifest.json``) other than its
+    ``exports/`` folder — writing there would destroy the run or its inputs. Returns the path."""
+    p = Path(path).expanduser()
+    target = p.resolve()
+    for inp in inputs:
+        if inp is None:
+            continue
+        q = Path(inp).expanduser()
+        if q.exists() and target.exists() and os.path.samefile(q, target) or q.resolve() == target:
+            raise UserError(f"{p}: refusing to write over an input file ({inp})")
+    for parent in target.parents:
+        if _is_run_dir(parent):
+            inside = target.relative_to(parent).parts
+            if inside[:1] == ("exports",) and len(inside) > 1:
+                break
+            raise UserError(f"{p}: refusing to write inside the run directory {parent} (write to its exports/ "
+                            "folder or elsewhere)")
+    return p
+
+
+def _is_run_dir(path: Path) -> bool:
+    try:
+        with (path / "manifest.json").open("rb") as f:
+            manifest = json.loads(f.read(1 << 20))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "run_id" in manifest and "identity" in manifest
 
 
 def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str]) -> Path:

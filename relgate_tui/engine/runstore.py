@@ -11,7 +11,17 @@ Layout of ``<runs dir>/<run_id>/``::
                       {"event": "undo", "ts"}
     results.json    the last computed result document (rewritten atomically)
     judge_verdicts.json  the optional pairwise judge's verdicts per item (rewritten atomically)
+    items.jsonl     a copy of the items the run uses (a task file), written once: the run opens after its task
+                    file moved or changed
     run.lock        advisory lock held by the one process writing the run
+    *.quarantine    lines `relgate runs --repair` (runlist.repair_run) moved out of samples.jsonl / labels.jsonl
+
+**Status.** :class:`RunStatus`, stored in the manifest: created → sampling → sampled (→ judging) → labelling →
+complete, or incomplete (a pass ended with items not sampled to their stop: rerun to retry them).
+
+**Listing.** ``manifest.json`` also holds ``counts`` — the samples and labels in effect and the byte sizes of their
+files when they were counted (written on close by the process that wrote the run) — so ``relgate runs`` reads no
+sample; when a file's size differs from the stored one, its lines are counted (bytes only, no JSON parse).
 
 **run_id.** ``<slug>-<12 hex>`` where the hex digits are the SHA-256 of the canonical JSON of the run's *identity*:
 the task file hash, endpoint, model and every parameter that changes which requests are sent or when sampling
@@ -33,39 +43,53 @@ only change the analysis, so changing them also reuses the run (the slug is only
 * Readers only accept ``\\n``-terminated lines, so a line torn by a kill mid-write is ignored; the next writer
   truncates such a torn tail before appending. A bad line anywhere else is reported as corruption (one line).
 * ``manifest.json`` and ``results.json`` are replaced atomically (write temp, fsync, rename, fsync dir).
+* Reading a run (:class:`RunStore` without a write) takes no lock and writes nothing: viewing never changes a run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
+import gc
 import json
-import math
 import os
-import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from relgate_tui import __version__
+from relgate_tui.engine.runfiles import (
+    _HEADLINE,
+    REPAIR_HINT,
+    RunStoreError,
+    _atomic_write_json,
+    _count_lines,
+    _now_iso,
+    _obj,
+    _open_append,
+    _read_json,
+    _size,
+    _write_all,
+    canonical_json,
+    make_run_id,
+    read_jsonl,
+)
+from relgate_tui.engine.runrecords import LABEL_SOURCES, Label, StoredSample, replay_labels
 
 __all__ = [
+    "RunStatus",
     "RunStoreError",
     "StoredSample",
     "Label",
     "LABEL_SOURCES",
-    "RunSummary",
     "RunStore",
     "make_run_id",
     "canonical_json",
-    "list_runs",
-    "open_run",
     "read_jsonl",
     "replay_labels",
+    "json_object",
 ]
 
 MANIFEST = "manifest.json"
@@ -73,275 +97,44 @@ SAMPLES = "samples.jsonl"
 LABELS = "labels.jsonl"
 RESULTS = "results.json"
 JUDGE_VERDICTS = "judge_verdicts.json"
+ITEMS = "items.jsonl"
 LOCK = "run.lock"
 FORMAT = 1
 
-LABEL_SOURCES = ("human", "reference", "file")
 
 
-class RunStoreError(ValueError):
-    """A run directory that cannot be used (missing, corrupt, locked, or a different run). One-line message."""
+class RunStatus(StrEnum):
+    """The phase of a run, as stored in its manifest (the one list; the pipeline and the TUI set it)."""
 
-
-# ------------------------------------------------------------------------------------------------------------ records
-@dataclass(frozen=True)
-class StoredSample:
-    """One completed sample: the ``index``-th answer (0-based) of item ``item``, its raw ``text``, its canonical
-    class (``canonical``; the INVALID marker for parse failures), token ``usage`` and the request ``fingerprint``."""
-
-    item: str
-    index: int
-    text: str
-    canonical: str
-    usage: Mapping[str, int] = field(default_factory=dict)
-    fingerprint: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "item": self.item,
-            "index": self.index,
-            "text": self.text,
-            "canonical": self.canonical,
-            "usage": dict(self.usage),
-            "fingerprint": self.fingerprint,
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> StoredSample:
-        item, index = d.get("item"), d.get("index")
-        if not isinstance(item, str) or isinstance(index, bool) or not isinstance(index, int) or index < 0:
-            raise ValueError("a sample needs a string 'item' and a non-negative integer 'index'")
-        text, canonical = d.get("text", ""), d.get("canonical", "")
-        if not isinstance(text, str) or not isinstance(canonical, str):
-            raise ValueError("a sample's 'text' and 'canonical' must be strings")
-        usage = d.get("usage") or {}
-        if not isinstance(usage, Mapping):
-            raise ValueError("a sample's 'usage' must be an object")
-        return cls(item, index, text, canonical, dict(usage), str(d.get("fingerprint", "")))
-
-
-@dataclass(frozen=True)
-class Label:
-    """A verification verdict for one item: the accepted ``rank`` (1 = the top candidate), ``none`` (no candidate is
-    acceptable: score ∞, always counted) or ``skip`` (excluded from n, counted in n_skipped). ``source`` says who
-    decided: "human" (spot-check), "reference" (automatic, from the task's answers) or "file" (``--labels``)."""
-
-    item: str
-    rank: int | None = None
-    none: bool = False
-    skip: bool = False
-    source: str = "human"
-    ts: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.item, str) or not self.item:
-            raise ValueError("a label needs a non-empty item id")
-        chosen = (self.rank is not None) + bool(self.none) + bool(self.skip)
-        if chosen != 1:
-            raise ValueError(f"label for item {self.item!r}: give exactly one of rank, none, skip")
-        if self.rank is not None and (isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1):
-            raise ValueError(f"label for item {self.item!r}: rank must be an integer >= 1, got {self.rank!r}")
-        if self.source not in LABEL_SOURCES:
-            raise ValueError(f"label source must be one of {', '.join(LABEL_SOURCES)}, got {self.source!r}")
+    CREATED = "created"
+    SAMPLING = "sampling"
+    SAMPLED = "sampled"  # a sampling pass finished every item (to its stop or K_max)
+    INCOMPLETE = "incomplete"  # a pass ended with items not sampled to their stop (failed requests): rerun
+    JUDGING = "judging"
+    LABELLING = "labelling"  # sampled; calibration items still wait for a human verdict
+    COMPLETE = "complete"
 
     @property
-    def kind(self) -> str:
-        """"rank", "none" or "skip"."""
-        return "rank" if self.rank is not None else ("none" if self.none else "skip")
-
-    @property
-    def score(self) -> float | None:
-        """The rank score this verdict gives (eq. 10.1): the rank, +∞ for "none", None for "skip"."""
-        if self.rank is not None:
-            return float(self.rank)
-        return math.inf if self.none else None
-
-    def same_verdict(self, other: Label) -> bool:
-        """True when both labels say the same thing about the same item (source and time ignored)."""
-        return (self.item, self.rank, self.none, self.skip) == (other.item, other.rank, other.none, other.skip)
-
-    def to_event(self) -> dict[str, Any]:
-        ev: dict[str, Any] = {"event": "label", "item": self.item}
-        if self.rank is not None:
-            ev["rank"] = self.rank
-        elif self.none:
-            ev["none"] = True
-        else:
-            ev["skip"] = True
-        ev["source"] = self.source
-        ev["ts"] = self.ts
-        return ev
+    def sampling_done(self) -> bool:
+        """True once sampling (and the judge pass) finished every item."""
+        return self in (RunStatus.SAMPLED, RunStatus.LABELLING, RunStatus.COMPLETE)
 
     @classmethod
-    def from_event(cls, ev: Mapping[str, Any]) -> Label:
-        ts = ev.get("ts", 0.0)
-        return cls(
-            item=ev.get("item"),  # type: ignore[arg-type]
-            rank=ev.get("rank"),
-            none=ev.get("none") is True,
-            skip=ev.get("skip") is True,
-            source=ev.get("source", "human"),
-            ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else 0.0,
-        )
-
-
-def replay_labels(events: Iterable[Mapping[str, Any] | Label | None]) -> dict[str, Label]:
-    """Current verdict per item after replaying label events in order. An undo (``{"event": "undo"}`` or ``None``)
-    cancels the most recent label event that is not already cancelled (so repeated undos walk back through history;
-    an undo with nothing left to cancel does nothing). For each item the latest surviving label wins."""
-    stack: list[Label] = []
-    for ev in events:
-        if ev is None or (isinstance(ev, Mapping) and ev.get("event") == "undo"):
-            if stack:
-                stack.pop()
-        elif isinstance(ev, Label):
-            stack.append(ev)
-        else:
-            stack.append(Label.from_event(ev))
-    current: dict[str, Label] = {}
-    for lab in stack:
-        current[lab.item] = lab
-    return current
-
-
-# ------------------------------------------------------------------------------------------------------ file helpers
-def canonical_json(obj: Any) -> str:
-    """Sorted-key, compact, ASCII JSON (a stable input for hashing)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-
-
-def _slug(text: str, limit: int = 40) -> str:
-    s = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
-    return (s[:limit].strip("-") or "run")
-
-
-def make_run_id(identity: Mapping[str, Any], label: str = "run") -> str:
-    """``<slug(label)>-<first 12 hex of SHA-256(canonical JSON of identity)>`` — deterministic (see module doc)."""
-    digest = hashlib.sha256(canonical_json(dict(identity)).encode("ascii")).hexdigest()
-    return f"{_slug(label)}-{digest[:12]}"
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Objects of a JSONL file written by this module. A missing file is empty; an unterminated last line (torn by a
-    kill mid-write) is ignored; any other unreadable line raises :class:`RunStoreError` naming file and line."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise RunStoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    end = data.rfind(b"\n")
-    if end < 0:
-        return []
-    out: list[dict[str, Any]] = []
-    for lineno, raw in enumerate(data[: end + 1].split(b"\n")[:-1], start=1):
-        if not raw.strip():
-            continue
+    def parse(cls, value: object) -> RunStatus | None:
+        """The status named by ``value``, or None for an unknown one (a newer relgate, a hand edit)."""
         try:
-            obj = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise RunStoreError(f"{path}: line {lineno} is corrupt (not JSON); the run cannot be read") from None
-        if not isinstance(obj, dict):
-            raise RunStoreError(f"{path}: line {lineno} is corrupt (not a JSON object)")
-        out.append(obj)
-    return out
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _atomic_write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    data = (json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunStoreError(f"{path}: unreadable ({exc.__class__.__name__})") from None
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-def _open_append(path: Path) -> int:
-    """Open ``path`` for appending after truncating a torn (unterminated) last line, if any."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size:
-            tail_start = max(0, size - 65536)
-            while True:
-                chunk = os.pread(fd, size - tail_start, tail_start)
-                nl = chunk.rfind(b"\n")
-                if nl >= 0:
-                    keep = tail_start + nl + 1
-                    break
-                if tail_start == 0:
-                    keep = 0
-                    break
-                tail_start = max(0, tail_start - 65536)
-            if keep != size:
-                os.ftruncate(fd, keep)
-                os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat()
-
-
-# ------------------------------------------------------------------------------------------------------------ summary
-@dataclass(frozen=True)
-class RunSummary:
-    """One row of ``relgate runs`` / the Runs screen."""
-
-    run_id: str
-    path: Path
-    task: str
-    model: str
-    endpoint: str
-    created: str
-    status: str
-    n_items: int
-    n_samples: int
-    n_labels: int
-    reliability_level: float | None = None
-    reliability_lower_bound: float | None = None
-    m_star: int | None = None
-    passed: bool | None = None
+            return cls(str(value))
+        except ValueError:
+            return None
 
 
 # -------------------------------------------------------------------------------------------------------------- store
 class RunStore:
-    """A run directory. Create or reopen with :meth:`create_or_open`, open an existing one with :func:`open_run`.
+    """A run directory. Create or reopen with :meth:`create_or_open`, open an existing one with :func:`relgate_tui.engine.runlist.open_run`.
 
     Reading never needs the lock; the first write takes an exclusive advisory lock on ``run.lock`` (released by the
-    kernel if the process dies), so two relgate processes can never interleave writes into one run.
+    kernel if the process dies), so two relgate processes can never interleave writes into one run. Listing, finding
+    and repairing runs: :mod:`relgate_tui.engine.runlist`.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync_interval: float = 0.5) -> None:
@@ -354,6 +147,8 @@ class RunStore:
         self._labels_fd: int | None = None
         self._last_sample_sync = time.monotonic()
         self._samples_unsynced = False
+        self._counts_stale = False
+        self._samples_cache: tuple[tuple[int, ...], dict[str, list[StoredSample]]] | None = None
         self._manifest: dict[str, Any] = self._load_manifest()
 
     # ---------------------------------------------------------------------------------------------- create / open
@@ -446,7 +241,18 @@ class RunStore:
 
     @property
     def status(self) -> str:
+        """The stored status as written (see :attr:`run_status` for the typed one)."""
         return str(self._manifest.get("status", ""))
+
+    @property
+    def run_status(self) -> RunStatus | None:
+        """The stored status, or None when it names no :class:`RunStatus`."""
+        return RunStatus.parse(self._manifest.get("status"))
+
+    def lock(self) -> None:
+        """Take the run's write lock now (every write takes it anyway); :class:`RunStoreError` when another
+        relgate process holds it."""
+        self._ensure_lock()
 
     def update_manifest(self, **fields: Any) -> None:
         """Merge ``fields`` into the manifest (atomic replace). ``run_id``, ``identity``, ``created`` are fixed."""
@@ -457,22 +263,26 @@ class RunStore:
         _atomic_write_json(self.path / MANIFEST, manifest)
         self._manifest = manifest
 
-    def set_status(self, status: str) -> None:
-        """Record the run's phase (e.g. "sampling", "sampled", "complete", "cancelled")."""
-        self.update_manifest(status=status)
+    def set_status(self, status: RunStatus) -> None:
+        """Record the run's phase (a :class:`RunStatus`)."""
+        self.update_manifest(status=RunStatus(status).value)
 
     # --------------------------------------------------------------------------------------------------- samples
     def append_samples(self, samples: Iterable[StoredSample], *, sync: bool = False) -> int:
         """Append completed samples (one ``os.write`` for the batch, whole lines). ``fsync`` when ``sync`` is true
         or ``fsync_interval`` seconds have passed since the last one. Returns the number written."""
-        lines = [json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n" for s in samples]
+        batch = list(samples)
+        lines = [json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n" for s in batch]
         if not lines:
             return 0
         self._ensure_lock()
         if self._samples_fd is None:
             self._samples_fd = _open_append(self.path / SAMPLES)
+        before = self._samples_version()
         _write_all(self._samples_fd, "".join(lines).encode("utf-8"))
+        self._extend_samples_cache(before, batch)
         self._samples_unsynced = True
+        self._counts_stale = True
         if sync or time.monotonic() - self._last_sample_sync >= self.fsync_interval:
             self.sync_samples()
         return len(lines)
@@ -489,25 +299,93 @@ class RunStore:
         out: list[StoredSample] = []
         seen: set[tuple[str, int]] = set()
         path = self.path / SAMPLES
-        for lineno, obj in enumerate(read_jsonl(path), start=1):
-            try:
-                s = StoredSample.from_json(obj)
-            except ValueError as exc:
-                raise RunStoreError(f"{path}: record {lineno}: {exc}") from None
-            key = (s.item, s.index)
-            if key not in seen:
-                seen.add(key)
-                out.append(s)
+        objs = read_jsonl(path)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # see read_jsonl
+        try:
+            for lineno, obj in enumerate(objs, start=1):
+                try:
+                    s = StoredSample.from_json(obj)
+                except ValueError as exc:
+                    raise RunStoreError(f"{path}: record {lineno}: {exc}; {REPAIR_HINT}") from None
+                key = (s.item, s.index)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(s)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         return out
 
-    def samples_by_item(self) -> dict[str, list[StoredSample]]:
-        """Stored samples grouped by item id, each list sorted by sample index."""
+    def _group_samples(self) -> dict[str, list[StoredSample]]:
+        """:meth:`samples` grouped by item in one pass: lines are normally in index order per item (the sampler
+        stores a sample before asking for the next), so only an item whose indices go back is de-duplicated (first
+        occurrence wins, as in :meth:`samples`) and sorted."""
+        path = self.path / SAMPLES
+        objs = read_jsonl(path)
         grouped: dict[str, list[StoredSample]] = {}
-        for s in self.samples():
-            grouped.setdefault(s.item, []).append(s)
-        for lst in grouped.values():
-            lst.sort(key=lambda s: s.index)
+        disordered: set[str] = set()
+        from_json, get = StoredSample.from_json, grouped.get
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # see read_jsonl
+        try:
+            for lineno, obj in enumerate(objs, start=1):
+                try:
+                    s = from_json(obj)
+                except ValueError as exc:
+                    raise RunStoreError(f"{path}: record {lineno}: {exc}; {REPAIR_HINT}") from None
+                lst = get(s.item)
+                if lst is None:
+                    grouped[s.item] = [s]
+                else:
+                    if s.index <= lst[-1].index:
+                        disordered.add(s.item)
+                    lst.append(s)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        for item in disordered:
+            first: dict[int, StoredSample] = {}
+            for s in grouped[item]:
+                first.setdefault(s.index, s)
+            grouped[item] = [first[i] for i in sorted(first)]
         return grouped
+
+    def _samples_version(self) -> tuple[int, ...] | None:
+        try:
+            st = os.stat(self.path / SAMPLES)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _extend_samples_cache(self, before: tuple[int, ...] | None, batch: list[StoredSample]) -> None:
+        """After this process appended ``batch``: when the parsed samples were current just before the write and
+        every new sample comes after its item's last one, add them (new lists: the old ones may be held by a
+        caller) instead of parsing the file again; otherwise the next read parses it."""
+        cache = self._samples_cache
+        if cache is None or before is None or cache[0] != before:
+            self._samples_cache = None
+            return
+        grouped = dict(cache[1])
+        for s in batch:
+            lst = grouped.get(s.item)
+            if lst and s.index <= lst[-1].index:
+                self._samples_cache = None
+                return
+            grouped[s.item] = [*(lst or ()), s]
+        after = self._samples_version()
+        self._samples_cache = (after, grouped) if after is not None else None
+
+    def samples_by_item(self) -> dict[str, list[StoredSample]]:
+        """Stored samples grouped by item id, each list sorted by sample index (read-only: the lists are shared
+        between calls). Parsed once per version of the file (its inode, size and modification time): reading the
+        same unchanged file again costs no parse, nor do this process's own appends."""
+        version = self._samples_version()
+        if version is None or self._samples_cache is None or self._samples_cache[0] != version:
+            grouped = self._group_samples()
+            self._samples_cache = (version, grouped) if version is not None else None
+            return dict(grouped)
+        return dict(self._samples_cache[1])  # the per-item lists are shared: callers never modify them
 
     # ---------------------------------------------------------------------------------------------------- labels
     def _append_event(self, event: Mapping[str, Any]) -> None:
@@ -516,6 +394,7 @@ class RunStore:
             self._labels_fd = _open_append(self.path / LABELS)
         _write_all(self._labels_fd, (json.dumps(dict(event), ensure_ascii=False) + "\n").encode("utf-8"))
         os.fsync(self._labels_fd)
+        self._counts_stale = True
 
     def append_label(self, label: Label) -> Label:
         """Persist one verdict (write + fsync) before returning it. A zero ``ts`` is replaced by the current time."""
@@ -542,10 +421,10 @@ class RunStore:
             if kind == "label":
                 try:
                     Label.from_event(ev)
-                except ValueError as exc:
-                    raise RunStoreError(f"{path}: event {lineno}: {exc}") from None
+                except (ValueError, TypeError) as exc:
+                    raise RunStoreError(f"{path}: event {lineno}: {exc}; {REPAIR_HINT}") from None
             elif kind != "undo":
-                raise RunStoreError(f"{path}: event {lineno}: unknown event {kind!r}")
+                raise RunStoreError(f"{path}: event {lineno}: unknown event {kind!r}; {REPAIR_HINT}")
         return events
 
     def _label_stack(self) -> list[Label]:
@@ -564,9 +443,14 @@ class RunStore:
 
     # --------------------------------------------------------------------------------------------------- results
     def write_results(self, results: Mapping[str, Any]) -> None:
-        """Replace ``results.json`` atomically."""
+        """Replace ``results.json`` atomically; its headline figures also go into the manifest (``result``) and the
+        sample/label counts are refreshed, so listing runs never parses a results document or a sample."""
         self._ensure_lock()
-        _atomic_write_json(self.path / RESULTS, dict(results))
+        # one line: the C encoder (an indented dump of a 10,000-item document takes seconds); `relgate report
+        # --format json` prints it indented
+        _atomic_write_json(self.path / RESULTS, dict(results), indent=None)
+        self.update_manifest(result={k: results.get(k) for k in _HEADLINE}, counts=self.count_files())
+        self._counts_stale = False
 
     def read_results(self) -> dict[str, Any] | None:
         """The last written results document, or None."""
@@ -590,32 +474,54 @@ class RunStore:
             return None
         return doc if isinstance(doc, dict) else None
 
-    def summary(self) -> RunSummary:
-        """A :class:`RunSummary` for listings."""
-        m = self._manifest
-        task = m.get("task") if isinstance(m.get("task"), dict) else {}
-        res = self.read_results() or {}
-        m_star = res.get("m_star")
-        return RunSummary(
-            run_id=self.run_id,
-            path=self.path,
-            task=str(task.get("name", "")),
-            model=str(m.get("model", "")),
-            endpoint=str(m.get("endpoint", "")),
-            created=str(m.get("created", "")),
-            status=self.status,
-            n_items=int(task.get("items", 0) or 0),
-            n_samples=len(self.samples()),
-            n_labels=len(self.current_labels()),
-            reliability_level=_opt_float(res.get("reliability_level")),
-            reliability_lower_bound=_opt_float(res.get("reliability_lower_bound")),
-            m_star=m_star if isinstance(m_star, int) and not isinstance(m_star, bool) else None,
-            passed=res.get("passed") if isinstance(res.get("passed"), bool) else None,
-        )
+    # ---------------------------------------------------------------------------------------------------- counts
+    def count_files(self) -> dict[str, int]:
+        """Sample lines and labels in effect now, with the byte sizes of their files (see the module doc)."""
+        samples, labels = self.path / SAMPLES, self.path / LABELS
+        return {"samples": _count_lines(samples), "samples_bytes": _size(samples),
+                "labels": len(self.current_labels()), "labels_bytes": _size(labels)}
+
+    # ---------------------------------------------------------------------------------------------- items copy
+    def write_items_copy(self, data: bytes) -> None:
+        """Keep a copy of the run's items (``items.jsonl``, a task file) unless the run has one already."""
+        if (self.path / ITEMS).is_file():
+            return
+        self._ensure_lock()
+        tmp = self.path / f".{ITEMS}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path / ITEMS)
+
+    def items_copy_path(self) -> Path | None:
+        """The run's copy of its items, or None (a run made before runs kept one)."""
+        p = self.path / ITEMS
+        return p if p.is_file() else None
 
     # ---------------------------------------------------------------------------------------------------- closing
+    def release_files(self) -> None:
+        """Close the append descriptors (fsync-ing pending samples); the next write reopens them."""
+        if self._samples_fd is not None:
+            with contextlib.suppress(OSError):
+                self.sync_samples()
+            os.close(self._samples_fd)
+            self._samples_fd = None
+        if self._labels_fd is not None:
+            os.close(self._labels_fd)
+            self._labels_fd = None
+
     def close(self) -> None:
-        """Flush and fsync pending samples, release the files and the lock. Idempotent."""
+        """Flush and fsync pending samples, refresh the manifest's counts when this process wrote samples or
+        labels, release the files and the lock. Idempotent."""
+        if self._counts_stale and self._lock_fd is not None:
+            self._counts_stale = False
+            with contextlib.suppress(OSError, RunStoreError, ValueError):
+                if self._samples_fd is not None:
+                    self.sync_samples()
+                self.update_manifest(counts=self.count_files())
         if self._samples_fd is not None:
             with contextlib.suppress(OSError):
                 self.sync_samples()
@@ -639,53 +545,4 @@ class RunStore:
             self.close()
 
 
-def _opt_float(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-
-# -------------------------------------------------------------------------------------------------- finding runs
-def _run_dirs(runs_root: Path) -> Iterator[Path]:
-    try:
-        entries = sorted(runs_root.iterdir())
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise RunStoreError(f"cannot list runs in {runs_root}: {exc.strerror or exc}") from None
-    for p in entries:
-        if p.is_dir() and (p / MANIFEST).is_file():
-            yield p
-
-
-def list_runs(runs_root: str | os.PathLike[str]) -> list[RunSummary]:
-    """Summaries of every run under ``runs_root``, newest first. A run that cannot be read is listed with status
-    "unreadable: …" instead of breaking the listing."""
-    out: list[RunSummary] = []
-    for p in _run_dirs(Path(runs_root)):
-        try:
-            out.append(RunStore(p).summary())
-        except RunStoreError as exc:
-            out.append(RunSummary(p.name, p, "", "", "", "", f"unreadable: {exc}", 0, 0, 0))
-    out.sort(key=lambda s: (s.created, s.run_id), reverse=True)
-    return out
-
-
-def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | None = None) -> RunStore:
-    """Open an existing run by path, by id under ``runs_root`` (default: the data dir's runs), or by a unique id
-    prefix. Opening takes no lock; the first write does."""
-    candidate = Path(run).expanduser()
-    if (candidate / MANIFEST).is_file():
-        return RunStore(candidate)
-    if runs_root is None:
-        from relgate_tui.engine.paths import runs_dir
-
-        runs_root = runs_dir()
-    root = Path(runs_root)
-    name = str(run)
-    if (root / name / MANIFEST).is_file():
-        return RunStore(root / name)
-    matches = [p for p in _run_dirs(root) if p.name.startswith(name)] if name and "/" not in name else []
-    if len(matches) == 1:
-        return RunStore(matches[0])
-    if len(matches) > 1:
-        raise RunStoreError(f"run {name!r} is ambiguous: {', '.join(p.name for p in matches[:5])}")
-    raise RunStoreError(f"no run {name!r} (looked in {root}; `relgate runs` lists them)")
+json_object = _obj

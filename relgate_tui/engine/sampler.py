@@ -37,17 +37,20 @@ from typing import Any
 
 import httpx
 
+from relgate_tui.core.redact import public_url
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.cache import SampleCache
 from relgate_tui.engine.endpoints import (
     Completion,
     EndpointConfig,
     RequestFailed,
+    body_encoder,
     complete,
-    request_fingerprint,
+    fingerprinter,
     sample_seed,
 )
 from relgate_tui.engine.http11 import LeanHTTPTransport
+from relgate_tui.engine.httpread import status_of
 from relgate_tui.engine.prompts import item_messages
 from relgate_tui.engine.runstore import StoredSample
 
@@ -73,6 +76,7 @@ class SampleFailed:
     message: str
     final: bool
     attempt: int = 1
+    wait_s: float = 0.0  # how long the retry waits (a server's Retry-After, capped, or the backoff)
 
 
 @dataclass(frozen=True)
@@ -114,12 +118,23 @@ class RetryPolicy:
     max_attempts: int = 5
     base_delay_s: float = 0.5
     max_delay_s: float = 20.0
-    max_retry_after_s: float = 120.0
+    max_retry_after_s: float = 30.0
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_retry_after_s)
         return rng.uniform(0.0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+
+    def wait_note(self, wait: float, retry_after: float | None) -> str:
+        """What a retry waits for, said in the failure's message when it is a server's ``Retry-After`` or long."""
+        if retry_after is not None:
+            capped = " (capped)" if retry_after > self.max_retry_after_s else ""
+            return f"; the server asked to retry after {retry_after:g} s: waiting {_seconds(wait)} s{capped}"
+        return f"; retrying in {_seconds(wait)} s" if wait >= 5 else ""
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
 
 
 @dataclass
@@ -206,6 +221,8 @@ class Sampler:
         self._down_since: float | None = None
         self._queue: asyncio.Queue[SamplerEvent] | None = None
         self._prober: asyncio.Task[None] | None = None
+        self._fingerprinters: dict[str, tuple[list[dict], Callable[[int, int | None], str],
+                                              Callable[[int | None, int], bytes]]] = {}
 
     # -- user pause --------------------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -250,7 +267,7 @@ class Sampler:
                 channels.append(_Channel(client, lean))
             workers = [asyncio.create_task(self._worker(channel, job, todo)) for channel in channels]
             done = asyncio.gather(*workers)
-            done.add_done_callback(lambda _: queue.put_nowait(_FINISHED))
+            done.add_done_callback(functools.partial(_finished, queue))
             try:
                 while True:
                     event = await queue.get()
@@ -312,10 +329,22 @@ class Sampler:
         self.totals.samples_used += len(canonicals)
         self.totals.items_stopped_early += stopped_early
         self.totals.items_failed += failed
+        self._fingerprinters.pop(item.id, None)
         self._emit(ItemDone(item.id, len(canonicals), stopped_early, counts, failed, resumed))
 
     def _fingerprint(self, job: SamplingJob, item: Any, messages: list[dict], index: int) -> str:
-        return request_fingerprint(self.endpoint, messages, index, sample_seed(job.seed, item.id, index))
+        """:func:`request_fingerprint` of sample ``index``, through a per-item :func:`fingerprinter` (kept while the
+        item is sampled: the same ``messages`` object)."""
+        return self._encoders(item.id, messages)[1](index, sample_seed(job.seed, item.id, index))
+
+    def _encoders(self, item_id: str, messages: list[dict]) -> tuple[list[dict], Callable[[int, int | None], str],
+                                                                       Callable[[int | None, int], bytes]]:
+        """The item's (messages, fingerprinter, body encoder), built once per item (the same ``messages`` object)."""
+        memo = self._fingerprinters.get(item_id)
+        if memo is None or memo[0] is not messages:
+            memo = self._fingerprinters[item_id] = (messages, fingerprinter(self.endpoint, messages),
+                                                    body_encoder(self.endpoint, messages))
+        return memo
 
     async def _get_samples(
         self, channel: _Channel, job: SamplingJob, item: Any, messages: list[dict], index: int, want: int
@@ -353,7 +382,9 @@ class Sampler:
             await self._wait_until_up()
             attempt += 1
             try:
-                completions = await complete(channel.client, self.endpoint, messages, seed=seed, n=n, lean=channel.lean)
+                payload = self._encoders(item_id, messages)[2](seed, n)
+                completions = await complete(channel.client, self.endpoint, messages, seed=seed, n=n, lean=channel.lean,
+                                             payload=payload)
             except RequestFailed as exc:
                 endpoint_fault = exc.kind in ("timeout", "connection", "5xx")
                 if endpoint_fault:
@@ -364,13 +395,15 @@ class Sampler:
                 if self.endpoint_down and endpoint_fault and exc.retryable:
                     final = False  # while the endpoint is down, waiting is not this item's fault
                     attempt = min(attempt, self.retry.max_attempts - 1)
-                self._emit(SampleFailed(item_id, index, exc.kind, str(exc), final, attempt))
+                wait = 0.0 if final or self.endpoint_down else self.retry.delay(attempt, exc.retry_after, self._rng)
+                self._emit(SampleFailed(item_id, index, exc.kind, str(exc) + self.retry.wait_note(wait, exc.retry_after),
+                                        final, attempt, wait))
                 if final:
                     self.totals.failed += 1
                     return None
                 self.totals.retries += 1
-                if not self.endpoint_down:
-                    await asyncio.sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+                if wait > 0:
+                    await asyncio.sleep(wait)
                 continue
             self._consecutive_failures = 0
             self.totals.made += 1
@@ -399,7 +432,7 @@ class Sampler:
             await asyncio.wait_for(self._up.wait(), timeout=max(0.0, remaining))
         except TimeoutError:
             raise EndpointUnreachable(
-                f"endpoint {self.endpoint.base_url} unreachable for {self.max_down_s:g} s; stopped "
+                f"endpoint {public_url(self.endpoint.base_url)} unreachable for {self.max_down_s:g} s; stopped "
                 "(completed samples are kept: rerun the same command to resume)"
             ) from None
 
@@ -418,6 +451,14 @@ class Sampler:
                 delay = min(delay * 2, 10.0)
 
 
+def _finished(queue: asyncio.Queue[Any], gathered: asyncio.Future[Any]) -> None:
+    """End of the workers: mark the event queue, and retrieve the outcome now, so that workers cancelled by Ctrl-C
+    do not log "exception was never retrieved" tracebacks (the run's own exception is re-raised by ``result()``)."""
+    if not gathered.cancelled():
+        gathered.exception()
+    queue.put_nowait(_FINISHED)
+
+
 @functools.lru_cache(maxsize=1)
 def _ssl_context() -> ssl.SSLContext:
     """One verified TLS context for every client (loading the CA bundle costs ~30 ms each time)."""
@@ -425,13 +466,14 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 async def _answers(client: httpx.AsyncClient, endpoint: EndpointConfig) -> bool:
-    """Does the endpoint answer HTTP at all (any status below 500)? Cheap: ``GET /models`` or the base URL."""
+    """Does the endpoint answer HTTP at all (any status below 500)? Cheap: ``GET /models`` or the base URL, status
+    line only (the body is never read: a gzip bomb or an endless body costs nothing)."""
     url = endpoint.base_url.rstrip("/") + "/models" if endpoint.kind == "openai" else endpoint.base_url
     try:
-        response = await client.get(url, headers=endpoint.headers(), timeout=min(5.0, endpoint.timeout_s))
+        status = await status_of(client, url, endpoint.headers(), min(5.0, endpoint.timeout_s))
     except httpx.HTTPError:
         return False
-    return response.status_code < 500
+    return status < 500
 
 
 # ------------------------------------------------------------------------------------------------------ helpers

@@ -23,6 +23,8 @@ import csv
 import hashlib
 import io
 import json
+import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,22 +98,48 @@ def format_task_table() -> str:
 # ---------------------------------------------------------------------------------------------- loading
 
 
-def load_task(name_or_path: str) -> Task:
-    """Load a bundled task by name, or a ``.jsonl`` / ``.csv`` file by path."""
+def load_task(name_or_path: str, limit: int | None = None, *, suggest: bool = True) -> Task:
+    """Load a bundled task by name, or a ``.jsonl`` / ``.csv`` file by path. With ``limit``, only the first
+    ``limit`` items are parsed (the rest of the file is hashed in 1 MiB chunks but neither kept nor validated), so a
+    huge task file costs constant memory. The path must be a regular file (a device or a FIFO is refused).
+    ``suggest`` False skips suggesting a canonicalizer for a file (``canon`` stays "text"): for a caller that
+    already knows it (a stored run, an explicit ``--canon``)."""
     for entry in bundled_tasks():
         if name_or_path == entry.name:
             path = assets_dir() / entry.file
-            items, digest = _load_file(path, display=entry.name)
+            items, digest = _load_file(path, display=entry.name, limit=limit)
             return Task(entry.name, str(path), digest, items, entry.canon, entry.description,
                         {"licence": entry.licence, "bundled": True})
     path = Path(name_or_path).expanduser()
-    if not path.exists():
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
         names = ", ".join(bundled_task_names())
-        raise TaskError(f"{name_or_path}: no such task file or bundled task (bundled: {names})")
-    if path.is_dir():
+        raise TaskError(f"{name_or_path}: no such task file or bundled task (bundled: {names})") from None
+    except OSError as exc:
+        raise TaskError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
         raise TaskError(f"{path}: is a directory, not a task file")
-    items, digest = _load_file(path, display=str(path))
-    return Task(path.stem, str(path), digest, items, _suggest(items), "", {"bundled": False})
+    if not stat.S_ISREG(mode):
+        raise TaskError(f"{path}: not a regular file (a device, FIFO or socket cannot be a task file)")
+    items, digest = _load_file(path, display=str(path), limit=limit)
+    return Task(path.stem, str(path), digest, items, _suggest(items) if suggest else "text", "", {"bundled": False})
+
+
+def dump_items(items: tuple[TaskItem, ...] | list[TaskItem]) -> bytes:
+    """The items as a task file (JSONL) that :func:`load_task` reads back to equal items — the copy a run keeps of
+    the items it uses, so it opens after its task file moved."""
+    lines = []
+    for it in items:
+        row: dict[str, Any] = {"id": it.id, "question": it.question}
+        if it.answers:
+            row["acceptable_answers"] = list(it.answers)
+        if it.choices:
+            row["choices"] = list(it.choices)
+        if it.messages:
+            row["messages"] = [dict(m) for m in it.messages]
+        lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+    return "".join(lines).encode("utf-8")
 
 
 def _suggest(items: tuple[TaskItem, ...]) -> str:
@@ -120,10 +148,23 @@ def _suggest(items: tuple[TaskItem, ...]) -> str:
     return suggest_canonicalizer([a for it in items for a in it.answers], any(it.choices for it in items))
 
 
-def _load_file(path: Path, display: str) -> tuple[tuple[TaskItem, ...], str]:
+def _file_sha256(path: Path, display: str) -> str:
+    h = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+    except OSError as exc:
+        raise TaskError(f"{display}: cannot read: {exc.strerror or exc}") from None
+    return h.hexdigest()
+
+
+def _load_file(path: Path, display: str, limit: int | None = None) -> tuple[tuple[TaskItem, ...], str]:
     suffix = path.suffix.lower()
     if suffix not in (".jsonl", ".csv"):
         raise TaskError(f"{display}: unknown task file type {path.suffix or '(none)'!r}: use .jsonl or .csv")
+    if limit is not None:
+        return _load_prefix(path, display, suffix, limit), _file_sha256(path, display)
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -135,6 +176,10 @@ def _load_file(path: Path, display: str) -> tuple[tuple[TaskItem, ...], str]:
         line = raw[: exc.start].count(b"\n") + 1
         raise TaskError(f"{display}:{line}: not UTF-8 text (byte {exc.start})") from None
     rows = _csv_rows(text, display) if suffix == ".csv" else jsonl_objects(text, display)
+    return _items_of(rows, display), digest
+
+
+def _items_of(rows: Iterable[tuple[int, dict]], display: str, limit: int | None = None) -> tuple[TaskItem, ...]:
     items: list[TaskItem] = []
     seen: dict[str, int] = {}
     for line, row in rows:
@@ -143,16 +188,43 @@ def _load_file(path: Path, display: str) -> tuple[tuple[TaskItem, ...], str]:
             raise TaskError(f"{display}:{line}: id: duplicate id {item.id!r} (first on line {seen[item.id]})")
         seen[item.id] = line
         items.append(item)
+        if limit is not None and len(items) >= limit:
+            break
     if not items:
         raise TaskError(f"{display}: empty task file (no items)")
-    return tuple(items), digest
+    return tuple(items)
 
 
-def jsonl_objects(text: str, display: str, error: type[ValueError] = TaskError) -> list[tuple[int, dict]]:
+def _load_prefix(path: Path, display: str, suffix: str, limit: int) -> tuple[TaskItem, ...]:
+    """The first ``limit`` items, reading the file as a stream (line by line) and stopping there."""
+    try:
+        with path.open("rb") as f:
+            if suffix == ".csv":
+                text = io.TextIOWrapper(f, encoding="utf-8-sig", newline="")
+                try:
+                    return _items_of(_csv_rows(text, display), display, limit)
+                except UnicodeDecodeError:
+                    raise TaskError(f"{display}: not UTF-8 text") from None
+            return _items_of(_jsonl_stream(f, display), display, limit)
+    except OSError as exc:
+        raise TaskError(f"{display}: cannot read: {exc.strerror or exc}") from None
+
+
+def _jsonl_stream(f: Any, display: str) -> Iterator[tuple[int, dict]]:
+    for line_no, raw in enumerate(f, start=1):
+        try:
+            line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise TaskError(f"{display}:{line_no}: not UTF-8 text (byte {exc.start} of the line)") from None
+        yield from jsonl_objects(line.rstrip("\n"), display, first_line=line_no)
+
+
+def jsonl_objects(text: str, display: str, error: type[ValueError] = TaskError,
+                  first_line: int = 1) -> list[tuple[int, dict]]:
     """``(line number, object)`` for each non-blank line of a JSONL text; ``error`` (one line) on a bad line.
     Lines are split on ``\\n`` only: JSON strings may hold U+2028 and other characters ``splitlines`` breaks on."""
     rows = []
-    for line_no, line in enumerate(text.split("\n"), start=1):
+    for line_no, line in enumerate(text.split("\n"), start=first_line):
         if not line.strip():
             continue
         try:
@@ -165,8 +237,8 @@ def jsonl_objects(text: str, display: str, error: type[ValueError] = TaskError) 
     return rows
 
 
-def _csv_rows(text: str, display: str) -> list[tuple[int, dict]]:
-    reader = csv.DictReader(io.StringIO(text))
+def _csv_rows(text: str | io.TextIOBase, display: str) -> Iterator[tuple[int, dict]]:
+    reader = csv.DictReader(io.StringIO(text) if isinstance(text, str) else text)
     if not reader.fieldnames:
         raise TaskError(f"{display}: empty task file (no header row)")
     header = [h.strip() for h in reader.fieldnames]
@@ -174,7 +246,6 @@ def _csv_rows(text: str, display: str) -> list[tuple[int, dict]]:
         raise TaskError(f"{display}:1: id: missing column 'id' in the header")
     if "question" not in header:
         raise TaskError(f"{display}:1: question: missing column 'question' in the header")
-    rows = []
     try:
         for row in reader:
             row = {(k or "").strip(): v for k, v in row.items()}
@@ -186,10 +257,9 @@ def _csv_rows(text: str, display: str) -> list[tuple[int, dict]]:
             for key in ("acceptable_answers", "choices"):
                 if key in cleaned:
                     cleaned[key] = _csv_list(cleaned[key], display, reader.line_num, key)
-            rows.append((reader.line_num, cleaned))
+            yield reader.line_num, cleaned
     except csv.Error as exc:
         raise TaskError(f"{display}:{reader.line_num}: bad CSV: {exc}") from None
-    return rows
 
 
 def _csv_list(value: str, display: str, line: int, key: str) -> list[str]:

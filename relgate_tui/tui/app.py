@@ -38,7 +38,8 @@ from relgate_tui.tui.home import HomeChoice, HomeScreen
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.judge_audit import JudgeAuditConfig
-    from relgate_tui.engine.session import RunSetup, Session, UISettings
+    from relgate_tui.engine.session import RunSetup, Session
+    from relgate_tui.tui.settings_file import UISettings
 
 __all__ = ["AppServices", "RelgateApp", "make_app", "run"]
 
@@ -107,6 +108,16 @@ class RelgateApp(App[None]):
         self._return_to_runs = False
         self.history: list[tuple[str, Any]] = []  # (screen, dismissed value), in order — the flow as it happened
 
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Every notification is plain text: messages carry item ids, paths and server or exception text, which is
+        never parsed as markup (``[@click=…]`` would be an action link) and never reaches the terminal with
+        controls (:mod:`relgate_tui.core.text`). ``markup`` is accepted for Textual's callers and ignored."""
+        from relgate_tui.core.text import strip_controls
+
+        super().notify(strip_controls(str(message)), title=strip_controls(str(title)), severity=severity,
+                       timeout=timeout, markup=False)
+
     # ------------------------------------------------------------------------------------------------- lifecycle
     def on_mount(self) -> None:
         self.settings = self._load_settings()
@@ -125,7 +136,7 @@ class RelgateApp(App[None]):
         self.stop_demo()
 
     def _load_settings(self) -> UISettings:
-        from relgate_tui.engine.session import UISettings, load_ui_settings
+        from relgate_tui.tui.settings_file import UISettings, load_ui_settings
 
         try:
             return load_ui_settings(self.services.resolved_settings_path())
@@ -201,7 +212,7 @@ class RelgateApp(App[None]):
     def _after_settings(self, settings: UISettings | None) -> None:
         self.history.append(("settings", settings))
         if settings is not None:
-            from relgate_tui.engine.session import save_ui_settings
+            from relgate_tui.tui.settings_file import save_ui_settings
 
             self.settings = settings
             if settings.theme in self.available_themes:

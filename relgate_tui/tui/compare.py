@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label
 
 from relgate_tui.tui.results import ALPHA_MAX, ALPHA_MIN, ALPHA_STEP, fmt_m_star, fmt_prop
+from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.session import ResultsView, Session
@@ -106,9 +107,9 @@ class CompareScreen(Screen[None]):
             return Text(f"{r.reliability_level:.3f}", style=style)
 
         rows: list[tuple[str, object]] = [
-            ("model", lambda v, s: s.model),
-            ("task", lambda v, s: s.task_name),
-            ("endpoint", lambda v, s: Text(s.endpoint_label, overflow="ellipsis")),
+            ("model", lambda v, s: safe_line(s.model)),  # untrusted names: plain Text, never markup
+            ("task", lambda v, s: safe_line(s.task_name)),
+            ("endpoint", lambda v, s: safe_line(s.endpoint_label, overflow="ellipsis")),
             ("reliability 1−α*", lambda v, s: level(v)),
             ("lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
             ("verified n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
@@ -125,7 +126,7 @@ class CompareScreen(Screen[None]):
             ("gate", lambda v, s: "—" if v.result.passed is None else
              Text("PASS" if v.result.passed else "FAIL", style="bold green" if v.result.passed else "bold red")),
             ("K_max · stopping", lambda v, s: f"{s.k_max} · {s.stopping}"),
-            ("run", lambda v, s: Text(s.run_id, style="dim")),
+            ("run", lambda v, s: safe_line(s.run_id, style="dim")),
         ]
         for name, get in rows:
             table.add_row(Text(name, style="bold"),

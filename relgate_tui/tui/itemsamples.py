@@ -13,7 +13,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from relgate_tui.core.text import one_line
 from relgate_tui.core.types import INVALID
+from relgate_tui.tui.widgets.safetext import clean, safe, safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.session import ItemView
@@ -36,14 +38,16 @@ class ItemSamplesModal(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         v = self.view
         with VerticalScroll(id="samples-panel"):
-            yield Label(f"[b]{v.item_id}[/]  [dim]{v.role} · {v.n_samples} samples · {v.n_invalid} invalid[/]",
-                        id="samples-title")
-            q = Text(v.question)
+            title = Text()
+            title.append(one_line(v.item_id), style="bold")
+            title.append("  ").append(f"{v.role} · {v.n_samples} samples · {v.n_invalid} invalid", style="dim")
+            yield Label(title, id="samples-title")
+            q = safe(v.question)
             for i, choice in enumerate(v.choices):
-                q.append(f"\n{chr(65 + i)}. {choice}")
+                q.append(f"\n{chr(65 + i)}. {clean(choice)}")
             if v.references:
                 q.append("\nreference: ", style="dim")
-                q.append(" | ".join(v.references), style="italic")
+                q.append(clean(" | ".join(v.references)), style="italic")
             yield Static(q, id="samples-question")
             yield Static(self._classes_table(), id="samples-classes")
             yield Static(self._samples_table(), id="samples-list")
@@ -55,7 +59,7 @@ class ItemSamplesModal(ModalScreen[None]):
         t.add_column("answer", ratio=1, overflow="fold")
         t.add_column("count", justify="right")
         for c in self.view.candidates:
-            t.add_row(str(c.rank), c.answer, str(c.count))
+            t.add_row(str(c.rank), safe(c.answer), str(c.count))
         return t
 
     def _samples_table(self) -> Table:
@@ -64,8 +68,8 @@ class ItemSamplesModal(ModalScreen[None]):
         t.add_column("class", width=14, overflow="ellipsis", no_wrap=True)
         t.add_column("raw answer", ratio=1, overflow="fold")
         for i, (text, canonical) in enumerate(self.view.samples, start=1):
-            cls = Text("INVALID", style="red") if canonical == INVALID else Text(canonical)
-            t.add_row(str(i), cls, text.strip())
+            cls = Text("INVALID", style="red") if canonical == INVALID else safe_line(canonical)
+            t.add_row(str(i), cls, safe(text.strip()))
         return t
 
     def action_close(self) -> None:

@@ -43,6 +43,7 @@ from textual.widgets import (
 )
 from textual.worker import Worker, WorkerState
 
+from relgate_tui.core.text import one_line
 from relgate_tui.tui.forms import check_custom_endpoint, first_line, parse_number
 from relgate_tui.tui.judge_results import AuditResultsView, CycleViewerModal
 
@@ -521,7 +522,7 @@ class JudgeScreen(Screen["JudgeAuditConfig | None"]):
             message = self._messages.popleft()
             if message not in self._errors_seen:
                 self._errors_seen.add(message)
-                log.write(message)
+                log.write(Text(one_line(message)))  # server and id text: never markup, no controls
 
     @staticmethod
     def _counters(p: AuditProgress) -> Text:

@@ -19,8 +19,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
+from relgate_tui.core.text import one_line
 from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.plots import Plot, Series, xy_chart
+from relgate_tui.tui.widgets.safetext import safe_line
 
 INPUT_COLUMNS = ("id", "n", "rho", "cycles", "cost", "tau", "top")
 RANKING_COLUMNS = ("method", "tau", "n")
@@ -45,12 +47,12 @@ def heading(doc: dict[str, Any], endpoint_label: str) -> Text:
     """What was audited (the endpoint by its label: a URL's port may change from one start to the next)."""
     sizes = sorted(set(doc["candidates_per_input"]))
     t = Text()
-    t.append(f"{doc['model']}", style="bold")
+    t.append(one_line(str(doc["model"])), style="bold")
     t.append(f" judging {doc['data']} / ")
     t.append(doc["criterion"], style="bold")
     t.append(f" · {doc['protocol']}, k = {doc['reps']} · {doc['n_inputs']} inputs × "
              f"{'/'.join(map(str, sizes))} candidates · α = {doc['alpha']:.2f} · seed {doc['seed']}\n")
-    t.append(endpoint_label, style="dim")
+    t.append(one_line(endpoint_label), style="dim")
     c = doc["calls"]
     t.append(f"  ·  calls made {c['made']:,}, cached {c['cached']:,}, ", style="dim")
     t.append(f"failed {c['failed']}", style="bold red" if c["failed"] else "dim")
@@ -97,13 +99,13 @@ def input_cells(inp: dict[str, Any]) -> tuple:
     mfas = inp["rankings"].get("mfas_exact", {})
     order = mfas.get("order") or []
     return (
-        inp["id"],
+        safe_line(inp["id"]),
         str(len(inp["candidates"])),
         Text(f"{inp['rho']:.3f}", style="bold red" if inp["rho"] > 0 else "dim"),
         str(inp["n_cycles"]),
         str(inp["mfas"]["cost"]),
         fmt(mfas.get("kendall_tau"), "+.2f"),
-        Text(order[0] if order else "—", overflow="ellipsis"),
+        safe_line(order[0] if order else "—", overflow="ellipsis"),
     )
 
 
@@ -218,7 +220,7 @@ def _verdicts_behind(inp: dict[str, Any], x: str, y: str) -> str:
 
 def cycle_text(inp: dict[str, Any]) -> Text:
     t = Text()
-    t.append(f"{inp['id']}", style="bold")
+    t.append(one_line(str(inp["id"])), style="bold")
     t.append(f"   ρ = {inp['rho']:.3f} · {inp['n_cycles']} cyclic triple(s) · MFAS cost {inp['mfas']['cost']}\n",
              style="bold red" if inp["n_cycles"] else "")
     human = inp.get("human") or {}

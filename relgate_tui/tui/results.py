@@ -20,9 +20,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
+from relgate_tui.core.text import one_line
 from relgate_tui.tui.itemsamples import ItemSamplesModal
 from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
+from relgate_tui.tui.widgets.safetext import clean, safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.session import ItemRow, ResultsView, Session
@@ -94,7 +96,7 @@ def judge_summary(judge: dict) -> Table:
     c, b = judge["cycles"], judge["position_bias"]
     notes = Text()
     if judge.get("judge"):
-        notes.append(f"judge {judge['judge']['model']}, {judge['judge']['reps']} reps × 2 orders per pair\n",
+        notes.append(f"judge {clean(judge['judge']['model'])}, {judge['judge']['reps']} reps × 2 orders per pair\n",
                      style="bold")
     notes.append(f"{c['n_items_with_cycle']}", style="bold red" if c["n_items_with_cycle"] else "bold")
     notes.append(f" of {c['n_items_with_triples']} items with ≥ 3 compared answers have a preference cycle")
@@ -124,13 +126,13 @@ def judge_cells(it: dict) -> tuple:
     freq_top = it["compared"][0] if it["compared"] else "—"
     judge_top = it["judge_order"][0] if it["judge_order"] else "—"
     return (
-        it["id"],
+        safe_line(it["id"]),
         str(len(it["compared"])),
         Text(f"{it['rho']:.2f}", style="bold red" if it["rho"] > 0 else "dim"),
         str(it["n_cycles"]),
         str(it["mfas_cost"]),
-        Text(freq_top[:14], overflow="ellipsis"),
-        Text(judge_top[:14], style="bold yellow" if judge_top != freq_top else "", overflow="ellipsis"),
+        safe_line(freq_top, 14, overflow="ellipsis"),
+        safe_line(judge_top, 14, style="bold yellow" if judge_top != freq_top else "", overflow="ellipsis"),
         score(it["frequency_score"]),
         score(it["judge_score"]),
     )
@@ -147,18 +149,19 @@ def cycle_view(it: dict) -> Text:
         return f"{tx}–{ty}  (x first {xx}–{xy}, y first {yx}–{yy})"
 
     t = Text()
-    t.append(f"{it['id']}", style="bold")
+    t.append(one_line(str(it["id"])), style="bold")
     t.append(f"  ρ = {it['rho']:.2f}, {it['n_cycles']} cyclic triple(s)\n", style="bold red" if it["rho"] else "")
     t.append("frequency order  ", style="dim")
-    t.append(" > ".join(it["compared"]) + "\n")
+    t.append(one_line(" > ".join(it["compared"])) + "\n")
     t.append("judge order      ", style="dim")
-    t.append(" > ".join(it["judge_order"]), style="bold")
+    t.append(one_line(" > ".join(it["judge_order"])), style="bold")
     t.append(f"  (MFAS cost {it['mfas_cost']})\n")
     for tri in it["cyclic_triples"][:6]:
         a, b, c = tri
-        t.append(f"\n{a} → {b} → {c} → {a}\n", style="bold yellow")
+        ca, cb, cc = (one_line(str(x)) for x in tri)  # shown without controls; verdicts keyed by the raw names
+        t.append(f"\n{ca} → {cb} → {cc} → {ca}\n", style="bold yellow")
         for x, y in ((a, b), (b, c), (c, a)):
-            t.append(f"  x={x} beats y={y}: ", style="dim")
+            t.append(f"  x={one_line(str(x))} beats y={one_line(str(y))}: ", style="dim")
             t.append(behind(x, y) + "\n")
     if len(it["cyclic_triples"]) > 6:
         t.append(f"… and {len(it['cyclic_triples']) - 6} more\n", style="dim")
@@ -167,7 +170,7 @@ def cycle_view(it: dict) -> Text:
         for p in it["pairs"][:6]:
             if p["winner"]:
                 loser = p["b"] if p["winner"] == p["a"] else p["a"]
-                t.append(f"  x={p['winner']} beats y={loser}: ", style="dim")
+                t.append(f"  x={one_line(str(p['winner']))} beats y={one_line(str(loser))}: ", style="dim")
                 t.append(behind(p["winner"], loser) + "\n")
     return t
 
@@ -415,10 +418,10 @@ class ResultsScreen(Screen[str]):
             r.covered if r.covered is not None else -1, Text("·", style="dim")
         )
         return (
-            r.item_id,
+            safe_line(r.item_id),
             r.role[:3],
-            Text(r.leader or "—", overflow="ellipsis"),
-            Text("{" + ", ".join(r.prediction_set) + "}", overflow="ellipsis"),
+            safe_line(r.leader or "—", overflow="ellipsis"),
+            safe_line("{" + ", ".join(r.prediction_set) + "}", overflow="ellipsis"),
             str(len(r.prediction_set)),
             str(r.samples),
             fmt_score(r.score),

@@ -16,7 +16,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Static
 from textual.worker import Worker, WorkerState
 
-from relgate_tui.engine.runstore import RunSummary, list_runs
+from relgate_tui.core.redact import public_url
+from relgate_tui.core.text import one_line
+from relgate_tui.engine.runlist import RunSummary, list_runs
+from relgate_tui.tui.widgets.safetext import safe_line
 
 RunsChoice = tuple[str, list[Path]]
 
@@ -72,7 +75,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
             ("gate", "gate"),
         ):
             table.add_column(label, key=key)
-        self.query_one("#runs-title", Label).update(f"Loading runs from {self.runs_dir} …")
+        self.query_one("#runs-title", Label).update(safe_line(f"Loading runs from {self.runs_dir} …"))
         self._load()
 
     @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
@@ -86,33 +89,34 @@ class RunsScreen(Screen["RunsChoice | None"]):
         if event.state == WorkerState.SUCCESS:
             self._fill(event.worker.result or [])
         elif event.state == WorkerState.ERROR:
-            self.query_one("#runs-title", Label).update(f"[b red]{event.worker.error}[/]")
+            self.query_one("#runs-title", Label).update(safe_line(event.worker.error, style="bold red"))
 
     def _fill(self, summaries: list[RunSummary]) -> None:
         table = self.query_one("#runs", DataTable)
         table.clear()
-        self.summaries = {s.run_id: s for s in summaries}
+        # keyed by directory: a backup copy of a run holds the same run id (issue 10 §5)
+        self.summaries = {str(s.path): s for s in summaries}
         for s in summaries:
             gate = "—" if s.passed is None else ("PASS" if s.passed else "FAIL")
             table.add_row(
                 "",
                 s.created.replace("T", " ")[5:16],
-                Text(s.model, overflow="ellipsis"),
-                Text(s.task[:26], overflow="ellipsis"),
-                Text(s.status, style="red" if s.status.startswith("unreadable") else ""),
+                safe_line(s.model, overflow="ellipsis"),
+                safe_line(s.task, 26, overflow="ellipsis"),
+                safe_line(s.status, style="red" if s.status.startswith("unreadable") else ""),
                 str(s.n_items),
                 str(s.n_samples),
                 str(s.n_labels),
                 _fmt_level(s),
                 "—" if s.m_star is None else str(s.m_star),
                 Text(gate, style="green" if s.passed else ("red" if s.passed is False else "dim")),
-                key=s.run_id,
+                key=str(s.path),
             )
         n = len(summaries)
-        self.query_one("#runs-title", Label).update(
-            f"[b]{n}[/] run{'s' if n != 1 else ''} in {self.runs_dir}" if n else
+        self.query_one("#runs-title", Label).update(safe_line(
+            f"{n} run{'s' if n != 1 else ''} in {self.runs_dir}" if n else
             f"No runs yet in {self.runs_dir} — start one from Home → New run."
-        )
+        ))
         self._hint()
         table.focus()
 
@@ -121,8 +125,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
         current = self._current()
         t = Text()
         if current is not None:
-            t.append(f"{current.run_id}  ", style="bold")
-            t.append(f"{current.endpoint}\n", style="dim")
+            t.append(one_line(f"{current.run_id}  "), style="bold")
+            t.append(one_line(f"{public_url(str(current.endpoint))}  {current.path}") + "\n", style="dim")
         t.append(
             f"{marked} marked for comparison — c compares them" if marked else
             "Enter/o open · r resume · Space mark runs, then c to compare them side by side",
@@ -160,12 +164,13 @@ class RunsScreen(Screen["RunsChoice | None"]):
         if s is None:
             return
         table = self.query_one("#runs", DataTable)
-        if s.run_id in self.marked:
-            self.marked.remove(s.run_id)
-            table.update_cell(s.run_id, "mark", "")
+        key = str(s.path)
+        if key in self.marked:
+            self.marked.remove(key)
+            table.update_cell(key, "mark", "")
         else:
-            self.marked.append(s.run_id)
-            table.update_cell(s.run_id, "mark", Text("●", style="bold yellow"))
+            self.marked.append(key)
+            table.update_cell(key, "mark", Text("●", style="bold yellow"))
         self._hint()
 
     def action_compare(self) -> None:

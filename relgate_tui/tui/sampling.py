@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, Header, Label, ProgressBar, RichL
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.tui.confirm import ConfirmModal
+from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.session import ItemProgress, SamplingUpdate, Session
@@ -134,7 +135,7 @@ class SamplingScreen(Screen[str]):
             for item_id, row in self._pending.items():
                 cells = self._cells(row)
                 if item_id in self._rows:
-                    for key, value in zip(("id", "role", "samples", "leader", "consensus", "stopped"), cells):
+                    for key, value in zip(("id", "role", "samples", "leader", "consensus", "stopped"), cells, strict=True):
                         table.update_cell(item_id, key, value)
                 else:
                     table.add_row(*cells, key=item_id)
@@ -158,7 +159,7 @@ class SamplingScreen(Screen[str]):
                 self._shown_pause = update.paused
                 if update.paused:
                     self.query_one("#state", Static).update(
-                        Text(f"⏸ waiting: {update.paused} — retrying; Escape stops", style="bold yellow")
+                        safe_line(f"⏸ waiting: {update.paused} — retrying; Escape stops", style="bold yellow")
                     )
                 elif self.state == "running":
                     self._set_state("running")
@@ -166,7 +167,7 @@ class SamplingScreen(Screen[str]):
     @staticmethod
     def _cells(row: ItemProgress) -> tuple:
         if row.error:
-            stopped = Text("✗ " + row.error[:18], style="red")
+            stopped = safe_line("✗ " + row.error[:18], style="red")
         elif row.stopped:
             stopped = Text("✓ early", style="green")
         elif row.done:
@@ -174,10 +175,10 @@ class SamplingScreen(Screen[str]):
         else:
             stopped = Text("…", style="dim")
         return (
-            row.item_id,
+            safe_line(row.item_id),
             row.role[:3],
             f"{row.n_samples}/{row.k_max}",
-            Text((row.leader or "—")[:14]),
+            safe_line(row.leader or "—", 14),
             f"{row.consensus:.0%}" if row.n_samples else "—",
             stopped,
         )
@@ -201,7 +202,7 @@ class SamplingScreen(Screen[str]):
     def _log_error(self, message: str) -> None:
         if message not in self._errors_seen:
             self._errors_seen.add(message)
-            self.query_one("#errors", RichLog).write(message)
+            self.query_one("#errors", RichLog).write(safe_line(message))
 
     def _set_state(self, state: str) -> None:
         self.state = state

@@ -1,10 +1,11 @@
 """Settings: gate threshold and basis, confidence, audit fraction, theme. Dismisses with the new
-:class:`~relgate_tui.engine.session.UISettings` (Ctrl+S / Save) or None (Escape)."""
+:class:`~relgate_tui.tui.settings_file.UISettings` (Ctrl+S / Save) or None (Escape)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,7 +14,8 @@ from textual.screen import Screen
 from textual.validation import Number
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
-from relgate_tui.engine.session import UISettings
+from relgate_tui.core.text import one_line
+from relgate_tui.tui.settings_file import UISettings
 
 
 class SettingsScreen(Screen["UISettings | None"]):
@@ -79,7 +81,7 @@ class SettingsScreen(Screen["UISettings | None"]):
         try:
             settings = self._collect()
         except ValueError as exc:
-            self.query_one("#error", Static).update(f"[b red]{exc}[/]")
+            self.query_one("#error", Static).update(Text(one_line(str(exc)), style="bold red"))  # never markup
             return
         self.dismiss(settings)
 

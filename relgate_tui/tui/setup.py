@@ -34,6 +34,7 @@ from relgate_tui.engine.session import (
     endpoint_choices,
 )
 from relgate_tui.tui.forms import check_custom_endpoint, parse_number
+from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.tui.app import RelgateApp
@@ -247,8 +248,9 @@ class SetupScreen(Screen["RunSetup | None"]):
     def _set_endpoints(self, endpoints: list[EndpointChoice]) -> None:
         self.endpoints = endpoints
         select = self.query_one("#endpoint", Select)
-        options = [(self._endpoint_label(e), f"ep{i}") for i, e in enumerate(endpoints)]
-        options.append(("Custom URL (OpenAI-compatible)…", CUSTOM))
+        options: list[tuple[Text, str]] = [(safe_line(self._endpoint_label(e)), f"ep{i}")
+                                           for i, e in enumerate(endpoints)]
+        options.append((Text("Custom URL (OpenAI-compatible)…"), CUSTOM))
         select.set_options(options)
         select.prompt = "choose an endpoint"
         value = self._initial_endpoint_value()
@@ -274,7 +276,7 @@ class SetupScreen(Screen["RunSetup | None"]):
 
     def _set_models(self, models: tuple[str, ...]) -> None:
         select = self.query_one("#model", Select)
-        select.set_options([(m, m) for m in models])
+        select.set_options([(safe_line(m), m) for m in models])  # server-listed names: never markup
         if not models:
             select.prompt = "no models listed"
             return

@@ -23,8 +23,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
 from relgate_tui.core.gate import sequential_gate
+from relgate_tui.core.text import one_line
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.itemsamples import ItemSamplesModal
+from relgate_tui.tui.widgets.safetext import clean, safe
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.session import ItemView, Session, SpotProgress
@@ -120,22 +122,24 @@ class SpotCheckScreen(Screen[str]):
         if v is None:
             return
         prog = self.session.spot_progress()
-        tag = "  [reverse] AUDIT [/]" if v.audit else ""
-        self.query_one("#item-title", Label).update(
-            f"[b]Item {prog.done + 1} of {prog.total}[/]  [dim]id {v.item_id}[/]{tag}"
-        )
-        q = Text(v.question)
+        title = Text()
+        title.append(f"Item {prog.done + 1} of {prog.total}", style="bold")
+        title.append("  ").append("id " + one_line(v.item_id), style="dim")  # untrusted: never markup
+        if v.audit:
+            title.append("  ").append(" AUDIT ", style="reverse")
+        self.query_one("#item-title", Label).update(title)
+        q = safe(v.question)
         if v.choices:
             q.append("\n")
             for i, choice in enumerate(v.choices):
                 q.append(f"\n{chr(65 + i)}. ", style="bold")
-                q.append(choice)
+                q.append(clean(choice))
         if v.references and not v.audit:
             q.append("\n\nReference from the task file: ", style="dim")
-            q.append(" | ".join(v.references), style="italic")
+            q.append(clean(" | ".join(v.references)), style="italic")
         if v.audit and v.references:
             q.append("\n\nReference: ", style="dim")
-            q.append(" | ".join(v.references), style="italic")
+            q.append(clean(" | ".join(v.references)), style="italic")
             auto = v.auto_score
             verdict = (
                 "no candidate matches it (score ∞)"
@@ -162,7 +166,7 @@ class SpotCheckScreen(Screen[str]):
             table.add_row(
                 "▶" if here else ("✗" if rejected else ""),
                 str(c.rank),
-                Text(c.answer, style=style),
+                safe(c.answer, style=style),
                 f"{c.count}/{v.n_samples}",
                 Text(bar, style="cyan"),
             )
@@ -182,7 +186,7 @@ class SpotCheckScreen(Screen[str]):
         if v.candidates and self.cursor < len(v.candidates):
             c = v.candidates[self.cursor]
             t.append("Is ", style="bold")
-            t.append(f"candidate {c.rank}  {c.answer!s}", style="bold reverse")
+            t.append(f"candidate {c.rank}  {clean(c.answer)}", style="bold reverse")
             t.append(" an acceptable answer?   ", style="bold")
             t.append("y", style="bold green")
             t.append(" yes   ")

@@ -14,7 +14,7 @@ import pytest
 
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer, FaultPlan
-from relgate_tui.engine.runstore import open_run
+from relgate_tui.engine.runlist import open_run
 
 TASK = "bigbench-3digit-addition"
 RUNNER = (
@@ -297,20 +297,22 @@ def test_no_arguments_launch_the_tui(monkeypatch, capsys) -> None:
 
 
 def test_failed_requests_are_counted_visible_and_retried_on_rerun(tmp_path, monkeypatch, capsys) -> None:
-    """A non-retryable 400 ends one item's sampling: the run completes, the failure is counted and the item is
-    marked incomplete; the same command later retries exactly what is missing."""
+    """A non-retryable 400 ends one item's sampling: the run ends with exit 3 (sampling incomplete: no PASS/FAIL on
+    partial data), the failure is counted and the item is marked incomplete; the same command later retries exactly
+    what is missing."""
     monkeypatch.setenv("RELGATE_HOME", str(tmp_path))
     with DemoServer(faults=FaultPlan(script=["400", "500"])) as server:
         args = ["certify", "--task", "gsm8k", "--limit", "10", "--endpoint", server.base_url, "--model", "sim-strong",
                 "--k-max", "5", "--json", "-"]
-        assert main(args) == 0
+        assert main(args) == 3
         captured = capsys.readouterr()
         doc = json.loads(captured.out)
+        assert doc["sampling_complete"] is False and doc["passed"] is None
         assert doc["calls"]["failed"] == 1  # the 400; the 500 was retried and succeeded
         assert doc["n_incomplete"] == 1
         bad = [it for it in doc["items"] if it.get("incomplete")]
         assert len(bad) == 1 and bad[0]["samples"] < 5
-        assert "4xx" in captured.err and "incomplete sampling" in captured.err
+        assert "4xx" in captured.err and "sampling incomplete" in captured.err
         before = len(chat_200(server))
         assert main(args) == 0
         doc2 = json.loads(capsys.readouterr().out)

@@ -16,7 +16,8 @@ import pytest
 from relgate_tui.demo import DemoServer
 from relgate_tui.engine.certify import CRASH_AFTER_LABELS_ENV
 from relgate_tui.engine.endpoints import sample_seed
-from relgate_tui.engine.runstore import open_run, read_jsonl
+from relgate_tui.engine.runlist import open_run
+from relgate_tui.engine.runstore import read_jsonl
 
 CLI = [sys.executable, "-m", "relgate_tui.cli"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -14,24 +13,21 @@ from relgate_tui.core.canon import get_canonicalizer
 from relgate_tui.core.intervals import clopper_pearson_lower
 from relgate_tui.core.ranking import rank_classes
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.certify import CertifyConfig, item_rng, run_certify, split_items
+from relgate_tui.engine.analysis import item_rng, split_items
+from relgate_tui.engine.certify import CertifyConfig
 from relgate_tui.engine.importers import load_log
 from relgate_tui.engine.importers.run import ImportOptions, import_log
-from relgate_tui.engine.runstore import list_runs, open_run
+from relgate_tui.engine.pipeline import run_certify
+from relgate_tui.engine.runlist import list_runs, open_run
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 LM_ADDITION = next((FIX / "lm_eval" / "addition").glob("samples_*.jsonl"))
 
 
 def _demo_server_class() -> type:
-    """DemoServer wherever it lives (engine/demo_server.py today; a relgate_tui.demo package is planned)."""
-    for name in ("relgate_tui.engine.demo_server", "relgate_tui.demo.server", "relgate_tui.demo.demo_server",
-                 "relgate_tui.demo"):
-        try:
-            return importlib.import_module(name).DemoServer
-        except (ImportError, AttributeError):
-            continue
-    raise ImportError("DemoServer not found")
+    from relgate_tui.demo import DemoServer
+
+    return DemoServer
 
 
 def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

@@ -13,19 +13,9 @@ import pytest
 
 from relgate_tui.core.stopping import get_stopping_rule
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.certify import (
-    CallCounts,
-    CertifyConfig,
-    CertifyError,
-    analyse,
-    apply_labels,
-    check_label_ranks,
-    item_rng,
-    parse_labels_file,
-    results_document,
-    split_items,
-    used_sample_count,
-)
+from relgate_tui.engine.analysis import CallCounts, CertifyError, analyse, item_rng, split_items, used_sample_count
+from relgate_tui.engine.certify import CertifyConfig, results_document
+from relgate_tui.engine.labels_file import apply_labels, check_label_ranks, parse_labels_file
 from relgate_tui.engine.report import items_dataframe, render_report
 from relgate_tui.engine.runstore import Label, RunStore, StoredSample
 from relgate_tui.engine.tasks import Task, TaskItem
@@ -221,7 +211,8 @@ def test_analysis_scores_and_json_document() -> None:
     assert doc["reliability_level"] == pytest.approx(2 / 6)
     assert doc["reliability_n"] == 5
     assert 0 <= doc["reliability_lower_bound"] <= doc["reliability_level"]
-    assert doc["passed"] is False and doc["min_reliability"] == 0.5
+    # incomplete sampling: no PASS/FAIL on partial data, although the level is below the gate
+    assert doc["passed"] is None and doc["sampling_complete"] is False and doc["min_reliability"] == 0.5
     assert doc["coverage"] == 1.0 and doc["capability_gap"] == 0.0  # d1: finite score <= M* = inf
     # rule "none" never stops: the items short of K_max failed, which saves nothing (issue 11 §4; was 32%)
     assert doc["calls"] == {"made": 3, "cached": 4, "failed": 1, "saved_vs_kmax": 0.0}
@@ -259,3 +250,52 @@ def test_report_formats() -> None:
     with pytest.raises(ValueError):
         render_report(doc, "xml")
     assert math.isfinite(doc["reliability_level"])
+
+
+# ------------------------------------------------------------------------------------------ batched stopping replay
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from relgate_tui.engine.analysis import used_sample_counts  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    items=st.lists(st.lists(st.sampled_from(["a", "b", "c", "d", INVALID]), max_size=25), max_size=12),
+    k_max=st.integers(1, 22),
+    rule_name=st.sampled_from(["anytime", "paper", "none"]),
+    delta=st.sampled_from([0.05, 0.3]),
+)
+def test_batched_replay_equals_the_per_item_replay(items, k_max, rule_name, delta) -> None:
+    """used_sample_counts (one vectorised call for every prefix of every item) makes exactly the decisions of
+    used_sample_count, and an item is complete iff it reached K_max or the rule stops at its used count."""
+    from collections import Counter
+
+    rule = get_stopping_rule(rule_name, delta)
+    batched = used_sample_counts(items, rule, k_max)
+    for canon, (used, complete) in zip(items, batched, strict=True):
+        assert used == used_sample_count(canon, rule, k_max)
+        counts = list(Counter(c for c in canon[:used] if c != INVALID).values())
+        assert complete == (used >= k_max or (used > 0 and rule.should_stop(counts, used)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(indices=st.lists(st.integers(0, 8), max_size=14), data=st.data())
+def test_analysis_uses_the_contiguous_prefix_whatever_the_sample_order(indices, data) -> None:
+    """Stored samples in any order, with gaps and repeats: the item is ranked over the samples of indices 0, 1, …
+    up to the first gap (sorted by index), as if they had come in order."""
+    texts = data.draw(st.lists(st.sampled_from("xyz"), min_size=len(indices), max_size=len(indices)))
+    samples = [StoredSample("q", i, t, t, {"prompt_tokens": 1}) for i, t in zip(indices, texts, strict=True)]
+    prefix = []
+    for s in sorted(samples, key=lambda s: s.index):
+        if s.index != len(prefix):
+            break
+        prefix.append(s.canonical)
+    task = Task("t", "t.jsonl", "0" * 64, (TaskItem("q", "Q?"),))
+    rule = get_stopping_rule("none", 0.05)
+    a = analyse(task, {"q": "calibration"}, {"q": samples}, {}, canonicalize_refs=lambda it: None, rule=rule,
+                k_max=20, seed=0)
+    [item] = a.items
+    assert item.ranked.n_samples == len(prefix) and item.samples_stored == len(samples)
+    assert sorted(item.ranked.classes) == sorted(set(prefix) - {INVALID})
+    assert a.usage["prompt_tokens"] == len(samples)

@@ -15,14 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from relgate_tui.engine.runlist import list_runs, open_run
 from relgate_tui.engine.runstore import (
     Label,
     RunStore,
     RunStoreError,
     StoredSample,
-    list_runs,
     make_run_id,
-    open_run,
     read_jsonl,
     replay_labels,
 )

@@ -13,12 +13,10 @@ from relgate_tui.engine.session import (
     RunSetup,
     Session,
     TaskChoice,
-    UISettings,
     expected_samples_per_item,
-    load_ui_settings,
     preflight,
-    save_ui_settings,
 )
+from relgate_tui.tui.settings_file import UISettings, load_ui_settings, save_ui_settings
 from tests.tui.runfixtures import UNREACHABLE, stored_run
 
 
@@ -114,7 +112,7 @@ def test_incremental_analysis_matches_a_full_recompute(tmp_path):
     session.close()
 
 
-def test_open_refuses_a_changed_task_file_and_non_runs(tmp_path):
+def test_a_run_opens_from_its_own_items_after_its_task_file_changed_and_refuses_non_runs(tmp_path):
     task = tmp_path / "items.jsonl"
     task.write_text("".join(f'{{"id": "q{i}", "question": "What is {i} + 1?", "answer": "{i + 1}"}}\n'
                             for i in range(12)))
@@ -123,20 +121,25 @@ def test_open_refuses_a_changed_task_file_and_non_runs(tmp_path):
     path = session.path
     session.close()
     task.write_text(task.read_text() + '{"id": "q99", "question": "What is 1 + 1?", "answer": "2"}\n')
-    with pytest.raises(ValueError, match="changed since"):
-        Session.open(path)
+    reopened = Session.open(path)  # from the run's items.jsonl: the 12 items it was made with
+    assert reopened.n_items == 12 and reopened.path == path and reopened.prepared.task.sha256 != ""
+    reopened.close()
+    task.unlink()  # moved away: still opens
+    assert Session.open(path).n_items == 12
     with pytest.raises(ValueError, match="not a relgate run"):
         Session.open(tmp_path)
 
 
 def test_export_formats_land_in_the_run_folder(tmp_path):
     session = Session.open(stored_run(tmp_path / "runs", verification="auto"))
+    before_results, before_status = RunStore(session.path).read_results(), RunStore(session.path).status
     paths = {fmt: session.export(fmt, alpha=0.2, gate=0.5) for fmt in ("json", "csv", "md")}
     assert all(p.parent == session.path / "exports" and p.is_file() for p in paths.values())
     doc = json.loads(paths["json"].read_text())
     assert doc["alpha"] == 0.2 and doc["min_reliability"] == 0.5
-    assert RunStore(session.path).read_results()["alpha"] == 0.2
-    assert RunStore(session.path).status == "complete"
+    # the session only viewed the run: its results.json and status are untouched
+    assert RunStore(session.path).read_results() == before_results
+    assert RunStore(session.path).status == before_status
     with pytest.raises(ValueError, match="format"):
         session.export("xlsx")
     session.close()

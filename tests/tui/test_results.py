@@ -105,8 +105,8 @@ async def test_filters_enter_and_export(services, labelled_run):
         assert doc["reliability_level"] == pytest.approx(screen.view.result.reliability_level)
         assert open(paths["csv"]).read().count("\n") == 41
         assert "Reliability" in open(paths["md"]).read() or "reliability" in open(paths["md"]).read()
-        # results.json (what the Runs list shows) was refreshed
-        assert RunStore(labelled_run).read_results()["reliability_level"] == pytest.approx(doc["reliability_level"])
+        # the run was only viewed (its verdicts came from an earlier session): results.json is not rewritten
+        assert RunStore(labelled_run).read_results() is None
         session.close()
 
 

@@ -135,3 +135,55 @@ async def test_unreadable_run_is_listed_not_fatal(services):
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert isinstance(app.screen, RunsScreen)
+
+
+async def test_backup_copy_wrong_typed_manifest_and_renamed_run(services):
+    """Issue 10 §5: a backup copy of a run (same run id) is its own row, not a DuplicateKey crash; a manifest with a
+    wrong-typed field is one "unreadable" row; a renamed run opens as itself (no new empty run is created)."""
+    import json
+    import shutil
+
+    original = stored_run(services.runs_dir, model="good")
+    shutil.copytree(original, services.runs_dir / "backup-of-run")
+    renamed = services.runs_dir / "renamed-run"
+    shutil.copytree(original, renamed)
+    typed = services.runs_dir / "typed-run"
+    shutil.copytree(original, typed)
+    manifest = json.loads((typed / "manifest.json").read_text())
+    manifest["task"]["items"] = "forty"
+    (typed / "manifest.json").write_text(json.dumps(manifest))
+    app = make_app(services)
+    async with app.run_test(size=(140, 40)) as pilot:
+        runs = await _runs_screen(app, pilot)
+        table = runs.query_one("#runs", DataTable)
+        assert table.row_count == 4 and len(runs.summaries) == 4
+        unreadable = [s for s in runs.summaries.values() if s.status.startswith("unreadable")]
+        assert len(unreadable) == 1 and unreadable[0].path == typed and "items" in unreadable[0].status
+        assert sum(s.run_id == runs.summaries[str(original)].run_id for s in runs.summaries.values()) == 3
+        table.move_cursor(row=table.get_row_index(str(renamed)))
+        await pilot.press("o")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, ResultsScreen)
+        assert app.session is not None and app.session.path == renamed
+    assert sorted(p.name for p in services.runs_dir.iterdir()) == sorted(
+        [original.name, "backup-of-run", "renamed-run", "typed-run"])  # nothing new was created
+
+
+async def test_a_corrupt_sample_line_is_one_line_and_the_app_stays_on_runs(services):
+    path = stored_run(services.runs_dir)
+    lines = (path / "samples.jsonl").read_bytes().split(b"\n")
+    lines[5] = b'{"item": "broken'
+    (path / "samples.jsonl").write_bytes(b"\n".join(lines))
+    app = make_app(services)
+    notes: list[str] = []
+    app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _runs_screen(app, pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+    assert any("samples.jsonl: line 6 is corrupt" in n and "--repair" in n and "\n" not in n for n in notes)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from relgate_tui.core.text import strip_controls
+
 __all__ = ["MAX_INPUT_CHARS", "clean"]
 
 MAX_INPUT_CHARS = 20_000  # answers are truncated to their last characters beyond this (the answer is at the end)
@@ -21,13 +23,11 @@ _THIN_GROUP = re.compile(r"(?<=\d)[\u2009\u202f\u00a0](?=\d{3}\b)")
 
 
 def clean(text: str) -> str:
-    """Unicode hygiene shared by all canonicalizers: size bounded (the last characters kept), control, zero-width
-    and bidi characters removed, thin-space digit groups joined, exotic spaces made plain, minus signs unified."""
+    """Unicode hygiene shared by all canonicalizers: size bounded (the last characters kept), terminal escape
+    sequences, control, zero-width and bidi characters removed, thin-space digit groups joined, exotic spaces made plain, minus signs unified."""
     if len(text) > MAX_INPUT_CHARS:
         text = text[-MAX_INPUT_CHARS:]
-    text = text.translate(_INVISIBLE)
-    if any((ch < " " and ch not in "\n\t") or "\x7f" <= ch <= "\x9f" for ch in text):
-        text = "".join(" " if (ch < " " and ch not in "\n\t") or "\x7f" <= ch <= "\x9f" else ch for ch in text)
+    text = strip_controls(text).translate(_INVISIBLE)  # escape sequences whole, C0/C1/bidi (core/text.py)
     text = _THIN_GROUP.sub("", text)
     text = text.translate(_SPACE_CHARS).translate(_MINUS_CHARS)
     return _DASH_SIGN.sub("-", text)

@@ -1,0 +1,152 @@
+"""``relgate judge-intervals``: conformal prediction intervals for a judge's scores from a judge scores file (issue 12).
+
+Zero model calls: reads a judge scores file (``engine/scores_file.py``: JSONL or CSV with per-item human ratings and
+the judge's score-token log-probabilities), runs the paper-001 comparison (``core/judge_intervals``) and prints the
+Markdown report; ``--json PATH`` writes the result document ('-' = stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+NAME = "judge-intervals"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        NAME, help="conformal intervals for judge scores from score-token log-probs (paper 001; zero model calls)",
+        description="Prediction intervals with a coverage guarantee for the human rating of each item, from a judge "
+                    "scores file with log-probabilities; the nine methods of paper 001, before and after boundary "
+                    "adjustment, over seeded 50/50 calibration/test splits.")
+    p.add_argument("--scores", required=True, metavar="FILE", help="judge scores file (.jsonl or .csv)")
+    p.add_argument("--judge", metavar="NAME", help="the judge to study (needed when the file has several)")
+    p.add_argument("--criterion", metavar="NAME", help="the criterion to study (needed when the file has several)")
+    p.add_argument("--variant", metavar="NAME", help="prompt variant (default: 'original' when present)")
+    p.add_argument("--methods", default="all", metavar="all|LIST",
+                   help="comma-separated: cqr, asym-cqr, chr, lvd, boosted-cqr, boosted-lcp, r2ccp, ordinal-aps, "
+                        "ordinal-rc (default all)")
+    p.add_argument("--alpha", type=float, default=0.1, help="miscoverage level (default 0.1: 90%% coverage)")
+    p.add_argument("--seeds", type=int, default=30, metavar="N", help="splits with seeds 1..N (default 30)")
+    p.add_argument("--adjust", default="full", metavar="none|full|λ",
+                   help="boundary adjustment: none, full (half the grid step), or a threshold λ (default full)")
+    p.add_argument("--grid", default="auto", metavar="auto|integer|thirds|LIST",
+                   help="admissible labels: detected, integers, thirds (3-rater means) or a comma-separated list")
+    p.add_argument("--shift-scores", metavar="FILE",
+                   help="also calibrate on all of --scores and test on all of this file (distribution shift)")
+    p.add_argument("--workers", type=int, default=1, metavar="N", help="processes for the seeds (default 1)")
+    p.add_argument("--json", metavar="PATH", dest="json_path", help="write the JSON document to PATH ('-' = stdout)")
+    p.add_argument("--markdown", metavar="PATH", help="write the Markdown report to PATH")
+
+
+def _lambda(spec: str) -> float | None:
+    from relgate_tui.errors import UserError
+
+    s = spec.strip().lower()
+    if s == "none":
+        return 0.0
+    if s == "full":
+        return None
+    try:
+        v = float(s)
+    except ValueError:
+        raise UserError(f"--adjust: expected none, full or a number, got {spec!r}") from None
+    if not 0.0 <= v <= 10.0:
+        raise UserError(f"--adjust: λ must be between 0 and 10, got {v:g}")
+    return v
+
+
+def _grid(spec: str) -> str | list[float]:
+    from relgate_tui.errors import UserError
+
+    s = spec.strip().lower()
+    if s in ("auto", "integer", "thirds"):
+        return s
+    try:
+        vals = [float(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--grid: expected auto, integer, thirds or a comma-separated list, got {spec!r}") from None
+    if len(vals) < 2:
+        raise UserError("--grid: a list needs at least two labels")
+    return vals
+
+
+def _pick(table: Any, what: str, given: str | None, values: list[str], default: str | None = None) -> str:
+    from relgate_tui.errors import UserError
+
+    if given is not None:
+        if given not in values:
+            raise UserError(f"--{what} {given!r} is not in the file (it has: {', '.join(values[:10])})")
+        return given
+    if len(values) == 1:
+        return values[0]
+    if default is not None and default in values:
+        return default
+    raise UserError(f"the file has {len(values)} {what}s ({', '.join(values[:10])}): choose one with --{what}")
+
+
+def load_input(path: str, *, judge: str | None, criterion: str | None, variant: str | None, grid: Any,
+               alpha: float) -> tuple[Any, dict[str, str]]:
+    """(StudyInput, labels) for one judge × criterion × variant of a scores file; one-line errors."""
+    from relgate_tui.core.judge_intervals.study import prepare
+    from relgate_tui.engine.scores_file import load_scores
+
+    table = load_scores(path)
+    if not table.rows:
+        from relgate_tui.errors import DataError
+
+        raise DataError(f"{path}: no rows")
+    j = _pick(table, "judge", judge, table.judges())
+    c = _pick(table, "criterion", criterion, table.select(judge=j).criteria())
+    v = _pick(table, "variant", variant, table.select(judge=j, criterion=c).variants(), default="original")
+    sub = table.select(judge=j, criterion=c, variant=v)
+    rows = sub.rows
+    inp = prepare([r.id for r in rows], [r.logprobs for r in rows], [r.human for r in rows], [r.score for r in rows],
+                  grid=grid, alpha=alpha, where=str(path))
+    return inp, {"judge": j, "criterion": c, "variant": v, "scores_file": str(path)}
+
+
+def run(args: argparse.Namespace) -> int:
+    from relgate_tui.core import jsonsafe
+    from relgate_tui.core.judge_intervals.methods import parse_methods
+    from relgate_tui.core.judge_intervals.report import render_markdown
+    from relgate_tui.core.judge_intervals.study import run_study, shift_study
+    from relgate_tui.errors import UserError
+
+    if not 0.0 < args.alpha < 1.0:
+        raise UserError(f"--alpha must be in (0, 1), got {args.alpha:g}")
+    if not 1 <= args.seeds <= 1000:
+        raise UserError(f"--seeds must be 1..1000, got {args.seeds}")
+    if not 1 <= args.workers <= 64:
+        raise UserError(f"--workers must be 1..64, got {args.workers}")
+    try:
+        methods = parse_methods(args.methods)
+    except ValueError as exc:
+        raise UserError(f"--methods: {exc}") from None
+    lam = _lambda(args.adjust)
+    grid = _grid(args.grid)
+    inp, labels = load_input(args.scores, judge=args.judge, criterion=args.criterion, variant=args.variant,
+                             grid=grid, alpha=args.alpha)
+    seeds = range(1, args.seeds + 1)
+    study = run_study(inp, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam, labels=labels,
+                      workers=args.workers)
+    if args.shift_scores:
+        import dataclasses
+
+        inp_b, lab_b = load_input(args.shift_scores, judge=labels["judge"], criterion=labels["criterion"],
+                                  variant=None, grid=grid, alpha=args.alpha)
+        shift = shift_study(inp, inp_b, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam)
+        study = dataclasses.replace(study, shift=shift, labels={**labels, "shift_scores_file": lab_b["scores_file"]})
+    md = render_markdown(study)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(md)
+    if args.json_path == "-":
+        sys.stdout.write(jsonsafe.dumps(study))
+    else:
+        sys.stdout.write(md)
+        if args.json_path:
+            with open(args.json_path, "w", encoding="utf-8") as fh:
+                fh.write(jsonsafe.dumps(study))
+    return 0

@@ -1,0 +1,172 @@
+"""The feature vector z of paper 001 (§3.2): log-probabilities of the K rating tokens at the rating position.
+
+Pure functions, no IO:
+
+- :func:`rating_value` maps one token's text to a scale value (``" 4"``, ``"4"``, ``"four"``, ``"**4"`` → 4) or
+  ``None``.
+- :func:`locate_rating` finds, in a list of ``(token, logprob, top_logprobs)`` triples, the token that carries the
+  judge's *final parsed score*: the number after the last cue such as ``Score:`` / ``Rating:`` / ``Final score``,
+  else the last in-scale number of the answer. The paper locates the token "at the most frequent position of the
+  rating"; reading the final parsed score instead is robust to answers that quote the scale ("1 to 5") or change
+  their mind. When no rating token is found the result carries a one-line reason for that item.
+- :func:`feature_vector` merges equivalent surface forms in probability space (log-sum-exp) and floors absent tokens.
+- :func:`softmax_rows` and :func:`weighted_average` give the ordinal methods' inputs and the G-Eval baseline
+  Σ_k v_k · softmax(z)_k (§3.4; the notes' worked logits give 4.6394 and 4.3716).
+
+**Floor for absent tokens.** An API returns only the top-k alternatives, so a scale token that is absent has a
+log-probability below every listed one. It is set to ``min(FLOOR_LOGPROB, smallest listed − 1)`` with
+``FLOOR_LOGPROB = −20`` (e^−20 ≈ 2·10⁻⁹): far below any listed token, finite so that regression methods can use it,
+and never above a token that was listed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+FLOOR_LOGPROB = -20.0
+
+_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10,
+}
+_STRIP = " \t\r\n*_`'\"()[]{}<>:.,;!#|-"
+_CUE = re.compile(r"(?:final\s+score|overall\s+score|score|rating|grade|evaluation)\s*(?:is|of|=|:)?\s*[*_`\s]*"
+                  r"(?P<num>\d+(?:\.\d+)?)", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
+
+
+def rating_value(token: str) -> int | None:
+    """The integer rating a token denotes (digits or an English number word, spaces and markup stripped), else None."""
+    t = str(token).strip(_STRIP).lower()
+    if not t:
+        return None
+    if t.isascii() and t.isdigit() and len(t) <= 3:
+        return int(t)
+    return _WORDS.get(t)
+
+
+def merge_logprobs(candidates: Mapping[str, float] | Iterable[tuple[str, float]],
+                   scale: Sequence[int]) -> dict[int, float]:
+    """Scale value → log of the summed probability of every token that denotes it (equivalent tokens merged)."""
+    pairs = candidates.items() if isinstance(candidates, Mapping) else candidates
+    acc: dict[int, list[float]] = {}
+    wanted = set(int(v) for v in scale)
+    for tok, lp in pairs:
+        v = rating_value(tok)
+        try:
+            lpf = float(lp)
+        except (TypeError, ValueError):
+            continue
+        if v is None or v not in wanted or not math.isfinite(lpf):
+            continue
+        acc.setdefault(v, []).append(lpf)
+    return {v: float(np.logaddexp.reduce(np.array(lps))) for v, lps in acc.items()}
+
+
+def feature_vector(logprobs: Mapping[int, float], scale: Sequence[int], *,
+                   floor: float = FLOOR_LOGPROB) -> np.ndarray:
+    """z ∈ R^K over ``scale``: the merged log-probabilities, absent values at ``min(floor, smallest listed − 1)``."""
+    present = [float(v) for v in logprobs.values() if v is not None and math.isfinite(float(v))]
+    fill = min(floor, min(present) - 1.0) if present else floor
+    z = np.full(len(scale), fill, dtype=float)
+    for j, s in enumerate(scale):
+        v = logprobs.get(int(s))
+        if v is not None and math.isfinite(float(v)):
+            z[j] = float(v)
+    return z
+
+
+def softmax_rows(z: np.ndarray) -> np.ndarray:
+    """Row-wise softmax(z) (renormalised over the K rating tokens)."""
+    z = np.asarray(z, dtype=float)
+    m = z.max(axis=-1, keepdims=True)
+    e = np.exp(z - m)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def weighted_average(z: np.ndarray, scale: Sequence[float]) -> np.ndarray:
+    """G-Eval's probability-weighted score Σ_k v_k · softmax(z)_k (paper §3.4 baseline)."""
+    return softmax_rows(z) @ np.asarray(scale, dtype=float)
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where the rating token is: its index, the parsed score, its merged log-probs — or why none was found."""
+
+    index: int | None
+    score: int | None
+    logprobs: Mapping[int, float] | None
+    reason: str | None
+
+
+Token = tuple[str, float, "Mapping[str, float] | Sequence[tuple[str, float]] | None"]
+
+
+def locate_rating(tokens: Sequence[Token], scale: Sequence[int]) -> Located:
+    """Find the token carrying the final parsed score and return its merged top log-probabilities over ``scale``.
+
+    The answer text is the concatenation of the tokens. The score is the number after the *last* cue ("Score:",
+    "Rating:", "Final score is", …); without a cue, the last number in the answer that lies on the scale. The rating
+    token is the one holding that number's first character; it must denote the whole number (a two-digit "10" split
+    into "1" + "0" is refused, as its log-probs would mix 1 and 10). The chosen token's own log-prob is included
+    among the candidates in case ``top_logprobs`` omits it.
+    """
+    if not tokens:
+        return Located(None, None, None, "no tokens in the answer (log-probabilities were not returned)")
+    starts: list[int] = []
+    parts: list[str] = []
+    pos = 0
+    for tok in tokens:
+        text = str(tok[0]) if tok and tok[0] is not None else ""
+        starts.append(pos)
+        parts.append(text)
+        pos += len(text)
+    text = "".join(parts)
+    lo, hi = min(scale), max(scale)
+    cues = list(_CUE.finditer(text))
+    match_start: int | None = None
+    number: str | None = None
+    if cues:
+        m = cues[-1]
+        match_start, number = m.start("num"), m.group("num")
+    else:
+        for m in reversed(list(_NUMBER.finditer(text))):
+            try:
+                val = float(m.group(0))
+            except ValueError:
+                continue
+            if lo <= val <= hi:
+                match_start, number = m.start(), m.group(0)
+                break
+    if match_start is None or number is None:
+        return Located(None, None, None, "no rating found in the answer")
+    if "." in number and float(number) != int(float(number)):
+        return Located(None, None, None, f"the rating {number} is not an integer on the scale")
+    score = int(float(number))
+    if score < lo or score > hi:
+        return Located(None, score, None, f"the rating {score} is outside the scale {lo}-{hi}")
+    idx = int(np.searchsorted(np.array(starts), match_start, side="right") - 1)
+    while idx > 0 and parts[idx] == "":
+        idx -= 1
+    tok_val = rating_value(parts[idx])
+    if tok_val != score:
+        return Located(idx, score, None, f"the rating {score} spans several tokens ({parts[idx]!r} …)")
+    top = tokens[idx][2] if len(tokens[idx]) > 2 else None
+    if not top:
+        return Located(idx, score, None, "the rating token has no top log-probabilities")
+    try:
+        cands: list[tuple[str, float]] = [(str(t), lp) for t, lp in (top.items() if isinstance(top, Mapping) else top)]
+    except (TypeError, ValueError):
+        return Located(idx, score, None, "the rating token's top log-probabilities are malformed")
+    own = tokens[idx][1] if len(tokens[idx]) > 1 else None
+    if isinstance(own, (int, float)) and not any(str(t) == parts[idx] for t, _ in cands):
+        cands.append((parts[idx], float(own)))
+    merged = merge_logprobs(cands, scale)
+    if not merged:
+        return Located(idx, score, None, "no scale token among the rating token's top log-probabilities")
+    return Located(idx, score, merged, None)

@@ -1,0 +1,57 @@
+"""Untrusted text made safe to show and to store (issue 10 §3): model answers, item ids, model names, file contents and
+server error bodies may carry terminal control sequences, bidirectional-override characters or spreadsheet formulas.
+
+* :func:`strip_controls` removes ANSI/VT escape sequences whole (CSI ``ESC [ … final``, OSC ``ESC ] … BEL|ST``, DCS /
+  SOS / PM / APC strings, two-byte ``ESC x``), then every remaining C0 control except tab and newline (carriage return
+  too: it rewrites the line), DEL, every C1 control (U+0080–U+009F, among them the one-byte CSI U+009B and OSC U+009D)
+  and the bidi embedding / override / isolate / mark characters (U+061C, U+200E–U+200F, U+202A–U+202E,
+  U+2066–U+2069), which can make displayed text read differently from what it is ("Trojan Source"). Used by the
+  canonicalizers (so no class carries them) and before display.
+* :func:`one_line` additionally folds tabs and newlines to spaces (table cells, status lines).
+* :func:`csv_cell` neutralises spreadsheet formulas: a cell starting with ``= + - @`` (or tab / carriage return,
+  OWASP "CSV injection") is prefixed with an apostrophe.
+
+Pure functions; no Rich or Textual here — widgets wrap the result in ``rich.text.Text`` so it is never parsed as
+markup.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPE_SEQUENCE = re.compile(
+    r"""
+      \x1b\[[0-?]*[ -/]*[@-~]?              # CSI: parameters, intermediates, final byte (maybe cut off)
+    | \x1b[\]PX^_].*?(?:\x07|\x1b\\|\x9c|$)  # OSC / DCS / SOS / PM / APC string up to BEL or ST (or the end)
+    | [\x9d\x90\x98\x9e\x9f].*?(?:\x07|\x1b\\|\x9c|$)  # the same strings opened by their one-byte C1 forms
+    | \x9b[0-?]*[ -/]*[@-~]?                # one-byte CSI
+    | \x1b[ -/]*[0-~]?                      # any other escape (ESC c, ESC ( B, …)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_WHITESPACE_RUN = re.compile(r"[\t\n]+")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without escape sequences, C0 (but tab and newline), DEL, C1 and bidi control characters."""
+    if not _CONTROLS.search(text):  # the common case costs one scan
+        return text
+    return _CONTROLS.sub("", _ESCAPE_SEQUENCE.sub("", text))
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """:func:`strip_controls`, tabs and newlines folded to one space, cut to ``limit`` characters (with "…")."""
+    text = _WHITESPACE_RUN.sub(" ", strip_controls(text))
+    if limit is not None and len(text) > limit:
+        return text[: max(0, limit - 1)] + "…"
+    return text
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell that a spreadsheet will not run as a formula: text starting with ``= + - @`` (tab, CR) gets a
+    leading apostrophe; numbers and None pass through (a negative number is data, not a formula)."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

@@ -1,0 +1,69 @@
+"""The TUI's own preferences file (gate threshold and basis, confidence, audit fraction, theme): a small JSON file
+read by :func:`load_ui_settings` and written atomically by :func:`save_ui_settings`. TUI-only: the engine never
+reads it."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["GateBasis", "UISettings", "load_ui_settings", "save_ui_settings"]
+
+GateBasis = Literal["level", "lower_bound"]
+
+
+@dataclass(frozen=True)
+class UISettings:
+    """Preferences of the TUI.
+
+    ``gate``: the reliability threshold for PASS/FAIL on the results screen (None = no gate); ``gate_basis``:
+    compare the reliability level ("level", the paper's gate) or its lower confidence bound ("lower_bound");
+    ``confidence``: level of the one-sided Clopper–Pearson bound; ``audit_fraction``: share of automatically
+    verified calibration items shown for human confirmation in audit mode; ``theme``: Textual theme name.
+    """
+
+    gate: float | None = 0.90
+    gate_basis: GateBasis = "lower_bound"  # issue 11 §4: gate on the confidence bound by default
+    confidence: float = 0.95
+    audit_fraction: float = 0.20
+    theme: str = "textual-dark"
+
+    def __post_init__(self) -> None:
+        if self.gate is not None and not (isinstance(self.gate, (int, float)) and 0.0 <= self.gate <= 1.0):
+            raise ValueError(f"settings: the gate threshold must be in [0, 1], got {self.gate!r}")
+        if self.gate_basis not in ("level", "lower_bound"):
+            raise ValueError(f"settings: gate_basis must be 'level' or 'lower_bound', got {self.gate_basis!r}")
+        if not (isinstance(self.confidence, (int, float)) and 0.5 <= self.confidence < 1.0):
+            raise ValueError(f"settings: confidence must be in [0.5, 1), got {self.confidence!r}")
+        if not (isinstance(self.audit_fraction, (int, float)) and 0.0 < self.audit_fraction <= 1.0):
+            raise ValueError(f"settings: the audit fraction must be in (0, 1], got {self.audit_fraction!r}")
+        if not isinstance(self.theme, str):
+            raise ValueError("settings: theme must be a string")
+
+
+def load_ui_settings(path: str | os.PathLike[str]) -> UISettings:
+    """Read the settings file; a missing file gives the defaults, a bad one raises ValueError (one line)."""
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return UISettings()
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{p}: unreadable settings file ({exc.__class__.__name__}); using the defaults") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{p}: the settings file must hold a JSON object; using the defaults")
+    known = {f.name for f in fields(UISettings)}
+    return UISettings(**{k: v for k, v in raw.items() if k in known})
+
+
+def save_ui_settings(path: str | os.PathLike[str], settings: UISettings) -> None:
+    """Write the settings atomically (temp file + rename)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(asdict(settings), indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, p)
+

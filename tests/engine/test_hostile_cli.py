@@ -1,0 +1,90 @@
+"""The CLI against the hostile server (issue 10 §2, §4): a 401 that echoes the ``Authorization`` header, answers that
+repeat it and an endpoint URL with credentials leave no secret in the output, the run directory or the cache; Ctrl-C
+prints one line and no CancelledError traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from relgate_tui.core.redact import public_url, redact
+
+from .hostile import ECHO_AUTH, HANG, HostileServer, chat
+
+CLI = [sys.executable, "-m", "relgate_tui.cli"]
+
+
+def _env(tmp_path: Path, key: str) -> dict[str, str]:
+    return {**os.environ, "RELGATE_HOME": str(tmp_path / "home"), "RELGATE_TEST_KEY": key,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+
+def _hits(root: Path, needle: bytes) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def _echo_in_answer(head: bytes) -> bytes:
+    auth = next((line.split(b":", 1)[1].strip().decode("latin-1") for line in head.split(b"\r\n")
+                 if line.lower().startswith(b"authorization:")), "")
+    return chat(f"you sent Authorization: {auth} -- the answer is 42")
+
+
+def test_an_echoed_api_key_is_never_printed_or_stored(tmp_path: Path) -> None:
+    key = f"sk-canary-{uuid.uuid4().hex}"
+    env = _env(tmp_path, key)
+    outputs = []
+    with HostileServer(default=ECHO_AUTH) as server:
+        proc = subprocess.run([*CLI, "certify", "--task", "bigbench-3digit-addition", "--limit", "3", "--k-max", "2",
+                               "--endpoint", server.base_url, "--model", "m", "--api-key-env", "RELGATE_TEST_KEY",
+                               "--seed", "1"], capture_output=True, text=True, env=env, timeout=120)
+        outputs += [proc.stdout, proc.stderr]
+        assert any(key in h.decode("latin-1") for h in server.heads)  # the key really was sent (and echoed)
+    assert "request rejected (HTTP 401)" in proc.stderr and "[redacted]" in proc.stderr
+    with HostileServer(default=_echo_in_answer) as server:
+        userinfo_url = server.base_url.replace("http://", "http://alice:hunter2pw@")
+        proc = subprocess.run([*CLI, "certify", "--task", "bigbench-3digit-addition", "--limit", "3", "--k-max", "2",
+                               "--endpoint", userinfo_url, "--model", "m", "--api-key-env", "RELGATE_TEST_KEY",
+                               "--seed", "2", "--json", str(tmp_path / "out.json")],
+                              capture_output=True, text=True, env=env, timeout=120)
+        outputs += [proc.stdout, proc.stderr]
+    assert proc.returncode in (0, 1), proc.stderr
+    assert not any(key in text or "hunter2pw" in text for text in outputs)
+    assert _hits(tmp_path, key.encode()) == [] and _hits(tmp_path, b"hunter2pw") == []
+    samples = "".join(p.read_text() for p in (tmp_path / "home").rglob("samples.jsonl"))
+    assert "the answer is 42" in samples and "[redacted]" in samples  # stored, redacted
+    manifests = [json.loads(p.read_text()) for p in (tmp_path / "home").rglob("manifest.json")]
+    assert server.base_url in [m["endpoint"] for m in manifests]  # the URL kept, without its userinfo
+    assert json.loads((tmp_path / "out.json").read_text())["endpoint"] == server.base_url
+
+
+def test_url_and_text_redaction_rules() -> None:
+    assert public_url("https://u:p@api.example:8443/v1?api_key=S1&model=x&sig=S2#f") == \
+        "https://api.example:8443/v1?api_key=[redacted]&model=x&sig=[redacted]"
+    assert public_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"
+    assert redact('{"Authorization": "Bearer sk-abc12345"}') == '{"Authorization": "[redacted]"}'
+    assert redact("x-api-key: abcd1234, next") == "x-api-key: [redacted], next"
+    assert redact("token bearer bonds are a basic key idea") == "token bearer bonds are a basic key idea"
+    assert redact("the key is sk-zz-99", ("sk-zz-99",)) == "the key is [redacted]"
+
+
+def test_ctrl_c_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
+    with HostileServer(script=[b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"], default=HANG) as server:
+        proc = subprocess.Popen([*CLI, "certify", "--task", "bigbench-3digit-addition", "--limit", "8",
+                                 "--endpoint", server.base_url, "--model", "m", "--concurrency", "4"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path, "k"),
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.monotonic() + 60
+        while server.requests < 5 and time.monotonic() < deadline:  # the reachability probe, then 4 samples
+            time.sleep(0.05)
+        assert server.requests >= 5
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "interrupted" in stderr
+    assert "Traceback" not in stderr and "CancelledError" not in stderr and "never retrieved" not in stderr
