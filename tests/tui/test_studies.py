@@ -43,7 +43,8 @@ def test_category_curves_are_probabilities() -> None:
 
 
 def test_plain_strips_control_and_bidi() -> None:
-    assert plain(EVIL) == "[bold red]evil[/]judge[2J"
+    assert plain(EVIL) == "[bold red]evil[/]judge"  # the escape sequence goes whole
+    assert plain("a\u200bb\nc\td") == "ab c d"
     assert plain("x" * 100, 10) == "x" * 9 + "…"
 
 
@@ -228,7 +229,7 @@ async def test_irt_view_keys_and_untrusted_names(services, tmp_path: Path) -> No
         assert isinstance(view, IRTView)
         table = view.query_one("#irt-table", DataTable)
         labels = [str(c.label) for c in table.columns.values()]
-        assert labels[1:] == ["steady-judge", "[bold red]evil[/]judge[…"]  # no markup parsed; bounded to 24
+        assert labels[1:] == ["steady-judge", "[bold red]evil[/]judge"]  # no markup parsed, no controls
         diagnosis = str(view.query_one("#irt-diagnosis", Static).render())
         assert "[bold red]evil[/]judge" in diagnosis and "\u202e" not in diagnosis and "\x1b" not in diagnosis
         assert str(table.get_cell("samples", "j1")) == "150"

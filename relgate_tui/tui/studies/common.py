@@ -13,8 +13,9 @@ from pathlib import Path
 
 from rich.text import Text
 
-_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e"
-                       "\u2066\u2067\u2068\u2069")
+from relgate_tui.core.text import one_line
+
+_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 
 
 class StudyCancelled(Exception):
@@ -22,9 +23,9 @@ class StudyCancelled(Exception):
 
 
 def plain(text: object, limit: int = 60) -> str:
-    """``text`` as one printable line: control/bidi/zero-width characters dropped, at most ``limit`` characters."""
-    out = "".join(ch for ch in str(text) if ch.isprintable() and ch not in _INVISIBLE)
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    """``text`` as one line (:func:`relgate_tui.core.text.one_line`: escape sequences, control and bidi characters
+    removed, newlines folded) without zero-width characters, at most ``limit`` characters."""
+    return one_line(_ZERO_WIDTH.sub("", str(text)), limit)
 
 
 def safe(text: object, limit: int = 60, style: str = "") -> Text:
