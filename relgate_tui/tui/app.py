@@ -4,7 +4,7 @@ Flow::
 
     Home ─new──▶ Setup ──RunSetup──▶ Sampling ──▶ Spot-check (when items need a human) ──▶ Results ──▶ Home
          ─runs─▶ Runs ──open/resume/compare──▶ Results / Sampling / Compare ──▶ Runs
-         ─judge▶ Judge audit          ─settings▶ Settings
+         ─judge▶ Judge audit          ─settings▶ Settings          ─studies▶ Judge studies (IRT, jury)
 
 Every screen is pushed on top of Home's slot and dismissed when done, so the stack stays shallow; modals (help,
 confirm, item samples) are pushed on top of the current screen.
@@ -191,6 +191,10 @@ class RelgateApp(App[None]):
             from relgate_tui.tui.judge import JudgeScreen
 
             self.push_screen(JudgeScreen(self._last_judge_audit), callback=self._after_judge)
+        elif choice == "studies":
+            from relgate_tui.tui.studies.setup import StudiesScreen
+
+            self.push_screen(StudiesScreen(), callback=lambda _: self.show_home())
         elif choice == "settings":
             from relgate_tui.tui.settings import SettingsScreen
 

@@ -12,12 +12,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-HomeChoice = Literal["new", "runs", "judge", "settings", "quit"]
+HomeChoice = Literal["new", "runs", "judge", "studies", "settings", "quit"]
 
 CHOICES: tuple[tuple[HomeChoice, str, str], ...] = (
     ("new", "New run", "choose a model and a task, sample, spot-check, certify"),
     ("runs", "Open run", "review, resume or compare earlier runs — works offline"),
     ("judge", "Judge audit", "how reliable is an LLM judge? (cycles, MFAS repair, Likert sets)"),
+    ("studies", "Studies", "IRT diagnostics and jury-on-demand from judge scores files"),
     ("settings", "Settings", "gate threshold, confidence, audit fraction, theme"),
     ("quit", "Quit", ""),
 )
@@ -37,6 +38,7 @@ class HomeScreen(Screen[HomeChoice]):
         Binding("n", "choose('new')", "New run", id="home.new"),
         Binding("o", "choose('runs')", "Open run", id="home.runs"),
         Binding("j", "choose('judge')", "Judge audit", id="home.judge"),
+        Binding("t", "choose('studies')", "Studies", id="home.studies"),
         Binding("s", "choose('settings')", "Settings", id="home.settings"),
         Binding("q", "choose('quit')", "Quit", id="home.quit"),
     ]
@@ -61,7 +63,7 @@ class HomeScreen(Screen[HomeChoice]):
 
     @staticmethod
     def _label(key: str, title: str, desc: str) -> str:
-        letter = {"new": "n", "runs": "o", "judge": "j", "settings": "s", "quit": "q"}[key]
+        letter = {"new": "n", "runs": "o", "judge": "j", "studies": "t", "settings": "s", "quit": "q"}[key]
         tail = f"  [dim]{desc}[/]" if desc else ""
         return f"[b]{title:<12}[/] [dim]({letter})[/]{tail}"
 

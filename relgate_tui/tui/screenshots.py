@@ -187,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     paths = asyncio.run(render_all(Path(args.out)))
+    from relgate_tui.tui.studies.screenshots import render_all as render_studies
+
+    paths += render_studies(Path(args.out))  # irt.svg, jury.svg (judge studies, papers 002/003)
     print(f"wrote {len(paths)} screenshots to {args.out}/ in {time.perf_counter() - started:.1f} s")
     return 0
 
