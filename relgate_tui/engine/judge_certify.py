@@ -34,8 +34,6 @@ second)``, with a per-answer seed derived from the run seed, that key and the re
 
 Entry points for the pipeline and the TUI:
 
-* :func:`judge_prepared_run` — one call after the analysis: ask, judge, and return the ``pairwise_judge`` section of
-  the results document;
 * :func:`ask_pairwise_judge` / :func:`ask_pairwise_judge_async` — ask only (needs the ranked classes, not the
   labels; the TUI can run it right after sampling); :func:`judge_item` — the per-item tournament, cycles and judge
   ranking; :func:`judgement_section` — combine judgements with the labels at any α;
@@ -68,7 +66,7 @@ __all__ = [
     "MAX_JUDGE_CLASSES", "JudgeCertifyError", "PairwiseJudgeConfig", "JudgeProgress", "JudgeCalls", "ItemJudgement",
     "judge_question", "compared_classes", "judge_requests", "judge_calls_needed", "item_verdicts", "judge_item",
     "judge_rank_score", "acceptable_from_verdict", "ask_pairwise_judge_async", "ask_pairwise_judge", "judge_items",
-    "judgement_section", "judge_prepared_run", "verdicts_document", "verdicts_from_document",
+    "judgement_section", "verdicts_document", "verdicts_from_document",
 ]
 
 MAX_JUDGE_CLASSES = 6
@@ -590,29 +588,3 @@ def verdicts_from_document(doc: Mapping[str, Any] | None, cfg: PairwiseJudgeConf
             return None
         out[str(item_id)] = [cj.PairwiseVerdict(*r) for r in rows]
     return out
-
-
-def judge_prepared_run(
-    prepared: Any,
-    analysis: Any,
-    cfg: PairwiseJudgeConfig,
-    *,
-    alpha: float,
-    confidence: float = 0.95,
-    gate: float | None = None,
-    cache: Any = None,
-    on_progress: Callable[[JudgeProgress], None] | None = None,
-) -> dict[str, Any]:
-    """Everything the certification pipeline needs in one call, after its analysis: ask the judge about every item
-    of the run (:class:`~relgate_tui.engine.certify.Prepared`), judge each item, and return the ``pairwise_judge``
-    section (:func:`judgement_section`). Blocking; raises :class:`JudgeCertifyError` (one line)."""
-    from relgate_tui.engine.certify import reference_classes
-
-    ranked = {a.item_id: a.ranked for a in analysis.items}
-    verdicts, calls = ask_pairwise_judge(prepared.items, ranked, cfg, cache=cache, on_progress=on_progress)
-    prepared.store.write_judge_verdicts(verdicts_document(cfg, verdicts))
-    judgements = judge_items(ranked, verdicts, cfg.max_classes)
-    refs = reference_classes(prepared)
-    by_id = {item.id: item for item in prepared.items}
-    return judgement_section(analysis, judgements, lambda item_id: refs(by_id[item_id]), alpha=alpha,
-                             confidence=confidence, gate=gate, calls=calls, judge=cfg)
