@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real local judges for papers 001-003 (issues 12-14): one llama.cpp server per model, OpenAI-compatible, loopback only.
 #
-#   bash bench/real_judges.sh                      # assemble the models if needed, start the servers, wait for Ctrl-C
+#   bash bench/real_judges.sh                      # assemble the models if needed, start the servers, wait for Ctrl-C/TERM
 #   bash bench/real_judges.sh CMD [ARGS...]        # ... run CMD while the servers are up, then stop them
 #   bash bench/real_judges.sh python bench/real_judges_check.py        # the smoke check (log-probs, embeddings)
 #
@@ -118,5 +118,5 @@ if (( $# )); then
     set +e; "$@"; rc=$?; set -e
     exit "$rc"
 fi
-say "Ctrl-C stops the servers"
+say "Ctrl-C (or kill -TERM $$) stops the servers"
 while true; do sleep 3600 & wait $!; done
