@@ -158,6 +158,9 @@ def run(args: argparse.Namespace) -> int:
     grid = _grid(args.grid)
     table, audit = source_table(args)
     if audit is not None:
+        if not any(r.logprobs for r in table.rows if args.judge in (None, r.judge)):
+            raise UserError(f"audit {audit.audit_id}: no score-token log-probabilities stored (paper 001 needs "
+                            "them): run the audit with --top-logprobs 5 (or a judge's top_logprobs=5)")
         inp, labels = load_input(f"audit {audit.audit_id}", judge=args.judge, criterion=args.criterion,
                                  variant=args.variant, grid=grid, alpha=args.alpha, table=table)
         labels = {k: v for k, v in labels.items() if k != "scores_file"} | {"audit": audit.audit_id}

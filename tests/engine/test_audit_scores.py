@@ -177,3 +177,19 @@ def test_exactly_one_source_or_a_one_line_error(argv: tuple[str, ...], audit_dir
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = _run(capsys, *argv)
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "exactly one of" in err
+
+
+def test_judge_intervals_on_an_audit_without_log_probs_says_how_to_get_them(
+        audit_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "no_lp"
+    shutil.copytree(audit_dir, copy)
+    lines = [a | {"logprobs": None} for a in _stored(copy)]  # as stored by judges asked without top_logprobs
+    (copy / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in lines))
+    assert audit_scores(copy).without_logprobs == len(audit_scores(copy).table) > 0
+    rc, out, err = _run(capsys, "judge-intervals", "--audit", str(copy), "--judge", "sim-judge-long")
+    assert rc == 2 and out == "" and "--top-logprobs" in err and "error" in err.splitlines()[-1]
+    # judge-irt needs parsed scores only: the same audit still runs
+    rc, out, err = _run(capsys, "judge-irt", "--audit", str(copy), "--judge", "sim-judge-long", "--quiet",
+                        "--json", "-")
+    assert rc == 0, err
+    assert json.loads(out)["n_samples"] >= 55
