@@ -1,8 +1,9 @@
 """``relgate judge-intervals``: conformal prediction intervals for a judge's scores from a judge scores file (issue 12).
 
 Zero model calls: reads a judge scores file (``engine/scores_file.py``: JSONL or CSV with per-item human ratings and
-the judge's score-token log-probabilities), runs the paper-001 comparison (``core/judge_intervals``) and prints the
-Markdown report; ``--json PATH`` writes the result document ('-' = stdout).
+the judge's score-token log-probabilities) or a stored judge audit (``--audit ID_OR_PATH``,
+``engine/judging/as_scores.py``: repetition 0 of each direct answer), runs the paper-001 comparison
+(``core/judge_intervals``) and prints the Markdown report; ``--json PATH`` writes the result document ('-' = stdout).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ def register(subparsers: Any) -> None:
         description="Prediction intervals with a coverage guarantee for the human rating of each item, from a judge "
                     "scores file with log-probabilities; the nine methods of paper 001, before and after boundary "
                     "adjustment, over seeded 50/50 calibration/test splits.")
-    p.add_argument("--scores", required=True, metavar="FILE", help="judge scores file (.jsonl or .csv)")
+    p.add_argument("--scores", metavar="FILE", help="judge scores file (.jsonl or .csv)")
+    p.add_argument("--audit", metavar="ID_OR_PATH",
+                   help="instead of --scores: a stored judge audit (its id or directory; direct protocol)")
     p.add_argument("--judge", metavar="NAME", help="the judge to study (needed when the file has several)")
     p.add_argument("--criterion", metavar="NAME", help="the criterion to study (needed when the file has several)")
     p.add_argument("--variant", metavar="NAME", help="prompt variant (default: 'original' when present)")
@@ -87,12 +90,14 @@ def _pick(table: Any, what: str, given: str | None, values: list[str], default: 
 
 
 def load_input(path: str, *, judge: str | None, criterion: str | None, variant: str | None, grid: Any,
-               alpha: float) -> tuple[Any, dict[str, str]]:
-    """(StudyInput, labels) for one judge × criterion × variant of a scores file; one-line errors."""
+               alpha: float, table: Any = None) -> tuple[Any, dict[str, str]]:
+    """(StudyInput, labels) for one judge × criterion × variant of a scores file (or of ``table`` when given, e.g. a
+    stored audit's, with ``path`` its label); one-line errors."""
     from relgate_tui.core.judge_intervals.study import prepare
     from relgate_tui.engine.scores_file import load_scores
 
-    table = load_scores(path)
+    if table is None:
+        table = load_scores(path)
     if not table.rows:
         from relgate_tui.errors import DataError
 
@@ -105,6 +110,31 @@ def load_input(path: str, *, judge: str | None, criterion: str | None, variant: 
     inp = prepare([r.id for r in rows], [r.logprobs for r in rows], [r.human for r in rows], [r.score for r in rows],
                   grid=grid, alpha=alpha, where=str(path))
     return inp, {"judge": j, "criterion": c, "variant": v, "scores_file": str(path)}
+
+
+def source_table(args: argparse.Namespace, file_option: str = "scores") -> tuple[Any, Any]:
+    """``(ScoresTable or None, AuditScores or None)`` from exactly one of ``--<file_option>`` and ``--audit``: the
+    file is loaded by the caller; a stored audit is read here (zero model calls) and its one-line summary goes to
+    stderr. Shared by ``judge-intervals``, ``judge-irt`` and ``jury``."""
+    from relgate_tui.errors import UserError
+
+    given = getattr(args, file_option.replace("-", "_"))
+    if (given is None) == (args.audit is None):
+        raise UserError(f"give exactly one of --{file_option} FILE and --audit ID_OR_PATH")
+    if args.audit is None:
+        return None, None
+    from relgate_tui.engine.judging.as_scores import audit_scores
+
+    audit = audit_scores(args.audit)
+    print(_printable(audit.summary(), 400), file=sys.stderr)
+    return audit.table, audit
+
+
+def _printable(text: str, limit: int = 60) -> str:
+    """Untrusted names as plain printable text (no control, bidi or escape characters), bounded."""
+    out = "".join(ch for ch in str(text) if ch.isprintable() and not (0x202A <= ord(ch) <= 0x202E)
+                  and not (0x2066 <= ord(ch) <= 0x2069))
+    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -126,8 +156,17 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--methods: {exc}") from None
     lam = _lambda(args.adjust)
     grid = _grid(args.grid)
-    inp, labels = load_input(args.scores, judge=args.judge, criterion=args.criterion, variant=args.variant,
-                             grid=grid, alpha=args.alpha)
+    table, audit = source_table(args)
+    if audit is not None:
+        if not any(r.logprobs for r in table.rows if args.judge in (None, r.judge)):
+            raise UserError(f"audit {audit.audit_id}: no score-token log-probabilities stored (paper 001 needs "
+                            "them): run the audit with --top-logprobs 5 (or a judge's top_logprobs=5)")
+        inp, labels = load_input(f"audit {audit.audit_id}", judge=args.judge, criterion=args.criterion,
+                                 variant=args.variant, grid=grid, alpha=args.alpha, table=table)
+        labels = {k: v for k, v in labels.items() if k != "scores_file"} | {"audit": audit.audit_id}
+    else:
+        inp, labels = load_input(args.scores, judge=args.judge, criterion=args.criterion, variant=args.variant,
+                                 grid=grid, alpha=args.alpha)
     seeds = range(1, args.seeds + 1)
     study = run_study(inp, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam, labels=labels,
                       workers=args.workers)
@@ -139,14 +178,17 @@ def run(args: argparse.Namespace) -> int:
         shift = shift_study(inp, inp_b, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam)
         study = dataclasses.replace(study, shift=shift, labels={**labels, "shift_scores_file": lab_b["scores_file"]})
     md = render_markdown(study)
+    if audit is not None:
+        md = md.rstrip("\n") + f"\n\n{_printable(audit.summary(), 400)}\n"
+    doc = jsonsafe.jsonable(study) | ({"audit": audit.to_json()} if audit is not None else {})
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(md)
     if args.json_path == "-":
-        sys.stdout.write(jsonsafe.dumps(study))
+        sys.stdout.write(jsonsafe.dumps(doc))
     else:
         sys.stdout.write(md)
         if args.json_path:
             with open(args.json_path, "w", encoding="utf-8") as fh:
-                fh.write(jsonsafe.dumps(study))
+                fh.write(jsonsafe.dumps(doc))
     return 0

@@ -2,11 +2,12 @@
 
 ::
 
-    relgate judge-irt --ratings FILE [--judge NAME] [--criterion NAME] [--prior mml|map] [--original VARIANT]
+    relgate judge-irt (--ratings FILE | --audit ID_OR_PATH) [--judge NAME] [--criterion NAME] [--prior mml|map] [--original VARIANT]
                       [--json PATH] [--markdown PATH] [--quiet]
 
 The file is a judge scores file in long format: one row per sample × prompt variant (``id``, ``variant``, ``score``,
-optional ``judge``, ``criterion``, ``human``/``humans``). Exit 0 when the study ran (whatever it found), 2 on an error
+optional ``judge``, ``criterion``, ``human``/``humans``). ``--audit`` reads a stored judge audit instead (its direct
+answers, repetition 0, one variant per prompt variant: ``engine/judging/as_scores.py``). Exit 0 when the study ran (whatever it found), 2 on an error
 (one line).
 """
 
@@ -23,7 +24,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser(NAME, help="IRT diagnostics of a judge under prompt perturbations (paper 002; zero calls)",
                        description="Fit a graded response model to a judge's ratings under several prompt variants "
                                    "and report prompt consistency C_V, marginal reliability ρ, θ_ratio and D_W.")
-    p.add_argument("--ratings", required=True, metavar="FILE", help="judge scores file (JSONL or CSV), long format")
+    p.add_argument("--ratings", metavar="FILE", help="judge scores file (JSONL or CSV), long format")
+    p.add_argument("--audit", metavar="ID_OR_PATH",
+                   help="instead of --ratings: a stored judge audit (its id or directory; direct protocol, prompt "
+                        "variants)")
     p.add_argument("--judge", metavar="NAME", help="the judge to study (default: every judge in the file)")
     p.add_argument("--criterion", metavar="NAME", help="the criterion (required when the file has several)")
     p.add_argument("--prior", choices=("mml", "map"), default="mml",
@@ -78,11 +82,13 @@ def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: 
                          original=original)
 
 
-def document(study: Any, path: str) -> dict[str, Any]:
-    """The JSON document: one judge's fields at the top level, or ``judges`` keyed by name when there are several."""
+def document(study: Any, path: str | None, audit: Any = None) -> dict[str, Any]:
+    """The JSON document: one judge's fields at the top level, or ``judges`` keyed by name when there are several.
+    From a stored audit, ``audit`` (its id and counts) replaces ``ratings_file``."""
     from relgate_tui import __version__
 
-    head = {"relgate_version": __version__, "ratings_file": path, "criterion": study.criterion}
+    source = {"audit": audit.to_json()} if audit is not None else {"ratings_file": path}
+    head = {"relgate_version": __version__, **source, "criterion": study.criterion}
     if len(study.judges) == 1:
         return head | study.judges[0].to_json()
     return head | {"judges": {j.judge: j.to_json() for j in study.judges}}
@@ -106,15 +112,18 @@ def _table(study: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from relgate_tui.commands.judge_intervals import source_table
     from relgate_tui.core.jsonsafe import dumps
     from relgate_tui.engine.scores_file import load_scores
 
-    table = load_scores(args.ratings)
+    table, audit = source_table(args, "ratings")
+    if table is None:
+        table = load_scores(args.ratings)
     study = build_study(table, judge=args.judge, criterion=args.criterion, prior=args.prior, original=args.original)
     if not args.quiet and args.json_path != "-":
         print(_table(study))
     if args.json_path:
-        text = dumps(document(study, str(args.ratings)))
+        text = dumps(document(study, None if audit else str(args.ratings), audit))
         if args.json_path == "-":
             sys.stdout.write(text)
         else:

@@ -2,11 +2,12 @@
 
 ::
 
-    relgate jury --scores FILE [--criterion NAME] [--splits 10] [--seed 0] [--search 3]
+    relgate jury (--scores FILE | --audit ID_OR_PATH) [--criterion NAME] [--splits 10] [--seed 0] [--search 3]
                  [--embeddings-endpoint URL --embeddings-model NAME [--embeddings-api-key-env VAR]]
                  [--json PATH] [--markdown PATH] [--quiet]
 
-Exit 0 when the study ran (whatever it found), 2 on an error (one line).
+``--audit`` reads a stored judge audit with several judges instead (its direct answers, repetition 0, with the
+input and candidate texts of its data set: ``engine/judging/as_scores.py``). Exit 0 when the study ran (whatever it found), 2 on an error (one line).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser(NAME, help="jury-on-demand: per-item judge selection and weighting (paper 003; zero calls)",
                        description="Learn per judge when it agrees with humans from the item's texts, then score each "
                                    "item with the K judges predicted most reliable; compare with static juries.")
-    p.add_argument("--scores", required=True, metavar="FILE", help="judge scores file with several judges per item")
+    p.add_argument("--scores", metavar="FILE", help="judge scores file with several judges per item")
+    p.add_argument("--audit", metavar="ID_OR_PATH",
+                   help="instead of --scores: a stored judge audit with several judges (its id or directory)")
     p.add_argument("--criterion", metavar="NAME", help="the criterion (required when the file has several)")
     p.add_argument("--splits", type=int, default=10, help="random 60/20/20 splits (default 10)")
     p.add_argument("--seed", type=int, default=0)
@@ -69,8 +72,9 @@ def build_data(table: Any, criterion: str | None) -> tuple[Any, dict[str, list[s
         criterion = criteria[0]
     elif criterion not in criteria:
         raise UserError(f"{table.path}: no rows for criterion {_printable(criterion)!r}")
-    rows = [r for r in table.select(criterion=criterion).rows if r.variant == "original" or
-            len(table.variants()) == 1]
+    variants = table.select(criterion=criterion).variants()
+    variant = "original" if "original" in variants else variants[0]  # one prompt variant: the original if present
+    rows = list(table.select(criterion=criterion, variant=variant).rows)
     ids = list(dict.fromkeys(r.id for r in rows))
     judges = list(dict.fromkeys(r.judge for r in rows))
     pos, col = {i: k for k, i in enumerate(ids)}, {j: k for k, j in enumerate(judges)}
@@ -129,6 +133,7 @@ def _table(study: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from relgate_tui import __version__
+    from relgate_tui.commands.judge_intervals import source_table
     from relgate_tui.core.jsonsafe import dumps
     from relgate_tui.core.jury.study import run_jury_study
     from relgate_tui.engine.scores_file import load_scores
@@ -136,7 +141,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.splits < 2:
         raise UserError("--splits must be at least 2 (the Wilcoxon test compares splits)")
-    table = load_scores(args.scores)
+    table, audit = source_table(args)
+    if table is None:
+        table = load_scores(args.scores)
     data, texts = build_data(table, args.criterion)
     embeddings = None
     if args.embeddings_endpoint or args.embeddings_model:
@@ -158,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet and args.json_path != "-":
         print(_table(study))
     if args.json_path:
-        doc = {"relgate_version": __version__, "scores_file": str(args.scores),
+        source = {"audit": audit.to_json()} if audit is not None else {"scores_file": str(args.scores)}
+        doc = {"relgate_version": __version__, **source,
                "criterion": args.criterion or table.criteria()[0],
                "embeddings": "endpoint" if embeddings else "tf-idf + truncated SVD (text-only fallback)"}
         text = dumps(doc | study.to_json())

@@ -1,0 +1,157 @@
+"""A stored audit as a judge scores table: papers 001–003 on a live or stored audit, zero model calls (issues 12–14).
+
+:func:`audit_scores` reads a stored audit (:mod:`.store`: its directory, or its id under ``<data dir>/audits``) and
+returns a :class:`~relgate_tui.engine.scores_file.ScoresTable` with one row per (candidate, judge, criterion, prompt
+variant) of its direct study, built from the stored answers only (no endpoint is contacted):
+
+* ``id`` — ``"<input id>/<candidate id>"`` (e.g. ``P13/S7``);
+* ``score`` — the parsed 1–5 score of **repetition 0** (:func:`.direct.parse`). Papers 001 and 002 model one judge
+  run per item, so the first repetition is used, never the mean of several (which would be a different, smoother
+  predictor than the papers study); further repetitions are ignored;
+* ``logprobs`` — the scale values' log-probabilities at the rating position of that same answer
+  (:func:`.direct.score_logprobs`), when the judge returned log-probs;
+* ``human`` — the data set's human score of the candidate under the audit's criterion; ``input`` / ``output`` — the
+  input (prompt / source) and the candidate's text; ``source`` — the data set's name.
+
+An unparseable answer has no ``score``; if it has no log-probs either it gives no row at all. Both are counted in
+:class:`AuditScores` (``unparseable``, ``dropped``), as are planned answers that are not stored (``missing``: an
+unfinished audit, or requests that failed for good). A pairwise-only audit has no scores: a one-line error.
+
+The candidate texts and human scores come from the audit's data set, which must be unchanged since the audit (its
+SHA-256 is in the manifest): otherwise the texts could belong to other answers, and that is refused in one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from relgate_tui.engine.judging import direct
+from relgate_tui.engine.judging.ask import Answer, Key
+from relgate_tui.engine.judging.store import AuditStore, audits_dir
+from relgate_tui.engine.scores_file import MAX_TEXT_CHARS, ScoresTable, table_from_records
+from relgate_tui.errors import DataError
+
+
+@dataclass(frozen=True)
+class AuditScores:
+    """The scores table of a stored audit and what was left out of it."""
+
+    audit_id: str
+    path: str
+    table: ScoresTable
+    answers: int       # stored repetition-0 direct answers read (of the planned judges × variants × candidates)
+    unparseable: int   # of those, answers with no parseable score (no ``score`` in their row)
+    dropped: int       # of the unparseable, those without log-probs either: no row
+    missing: int       # planned repetition-0 direct answers not stored
+    without_logprobs: int  # rows with no log-probs (paper 001 drops them)
+
+    def summary(self) -> str:
+        """One line for the user: rows, and every answer that did not become a full row."""
+        return (f"audit {self.audit_id}: {len(self.table)} rows from {self.answers} stored answers (repetition 0); "
+                f"{self.unparseable} unparseable ({self.dropped} of them without log-probs, no row); "
+                f"{self.missing} planned answers not stored; {self.without_logprobs} rows without log-probs")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.audit_id, "path": self.path, "rows": len(self.table), "answers": self.answers,
+                "unparseable": self.unparseable, "dropped": self.dropped, "missing": self.missing,
+                "rows_without_logprobs": self.without_logprobs}
+
+
+def resolve_audit(id_or_path: str | os.PathLike[str]) -> Path:
+    """An audit directory given as a path, or as an id under ``<data dir>/audits`` (one-line error otherwise)."""
+    path = Path(id_or_path)
+    if path.is_dir():
+        return path
+    text = str(id_or_path)
+    if text and "/" not in text and os.sep not in text and text not in (".", ".."):
+        candidate = audits_dir() / text
+        if candidate.is_dir():
+            return candidate
+    raise DataError(f"{text[:200]}: no such stored audit (neither a directory nor an id in {audits_dir()}; "
+                    "`relgate audits` lists them)")
+
+
+def _sha256(path: str) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _clean_logprobs(lps: Mapping[int, float] | None) -> dict[str, float] | None:
+    """Keep only valid log-probabilities (≤ 0 or −∞; tiny positive rounding clamped to 0)."""
+    if not lps:
+        return None
+    out = {str(k): min(float(v), 0.0) for k, v in lps.items() if not math.isnan(v) and v <= 1e-6}
+    return out or None
+
+
+def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
+    """The stored audit's direct answers as a :class:`ScoresTable` (see the module docstring). Zero model calls."""
+    from relgate_tui.engine.judging.audit import plan_audit
+
+    path = resolve_audit(id_or_path)
+    store = AuditStore.open(path)
+    spec = store.spec()
+    plan = plan_audit(spec)
+    if spec.protocol not in ("direct", "both"):
+        raise DataError(f"{path}: audit protocol is {spec.protocol}: the studies need direct (Likert) scores; run the "
+                        "audit with --protocol direct or both")
+    stored_sha = (store.manifest.get("data") or {}).get("sha256")
+    if stored_sha and stored_sha != _sha256(plan.audit_set.path):
+        raise DataError(f"{path}: the audit's data file {plan.audit_set.path} has changed since the audit; its texts "
+                        "and human scores no longer match the stored answers")
+    first: dict[tuple[str, Key], Answer] = {}
+    labels = {j.label for j in spec.judges}
+    for a in store.answers():
+        if a.rep == 0 and a.key[:1] == (direct.KIND,) and a.judge in labels:
+            first[(a.judge, a.key)] = a
+    items = {(inp.id, c.id): (inp, c) for inp in plan.inputs for c in inp.candidates}
+    records: list[dict[str, Any]] = []
+    answers = unparseable = dropped = missing = no_lp = 0
+    for judge in spec.judges:
+        for req in plan.requests:
+            if req.key[0] != direct.KIND:
+                continue
+            answer = first.get((judge.label, req.key))
+            if answer is None:
+                missing += 1
+                continue
+            answers += 1
+            _, variant, input_id, cand_id = req.key
+            inp, cand = items[(input_id, cand_id)]
+            score = direct.parse(answer.text)
+            lps = _clean_logprobs(direct.score_logprobs(answer.logprobs))
+            if score is None:
+                unparseable += 1
+                if lps is None:
+                    dropped += 1
+                    continue
+            if lps is None:
+                no_lp += 1
+            rec: dict[str, Any] = {"id": f"{input_id}/{cand_id}", "judge": judge.label, "criterion": plan.criterion,
+                                   "variant": variant, "input": inp.input[:MAX_TEXT_CHARS],
+                                   "output": cand.text[:MAX_TEXT_CHARS], "source": plan.audit_set.name}
+            if score is not None:
+                rec["score"] = score
+            if lps is not None:
+                rec["logprobs"] = lps
+            human = cand.human.get(plan.criterion)
+            if human is not None:
+                rec["human"] = human
+            records.append(rec)
+    if not records:
+        raise DataError(f"{path}: no scored answers stored ({answers} answers, {unparseable} unparseable, "
+                        f"{missing} planned answers missing)")
+    table = table_from_records(records, f"audit {store.id}")
+    return AuditScores(store.id, str(path), table, answers, unparseable, dropped, missing, no_lp)
