@@ -77,6 +77,7 @@ class JudgeAuditConfig:
     variants: tuple[PromptVariant, ...] = ()
     store: bool = False
     store_dir: str | None = None
+    likert_protocol: str = "single"
 
     def judges(self) -> tuple[Judge, ...]:
         first = Judge(self.endpoint, self.model, self.api_key_env, self.temperature, self.max_tokens,
@@ -85,7 +86,8 @@ class JudgeAuditConfig:
 
     def to_spec(self) -> AuditSpec:
         return AuditSpec(self.data, self.criterion, self.judges(), (ORIGINAL, *self.variants), self.protocol,
-                         self.reps, self.inputs, self.candidates, self.alpha, self.seed, self.concurrency).validate()
+                         self.reps, self.inputs, self.candidates, self.alpha, self.seed, self.concurrency,
+                         likert_protocol=self.likert_protocol).validate()
 
     def validate(self) -> None:
         self.to_spec()
@@ -182,7 +184,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--perturb", default="", metavar="KINDS",
                         help="add paper 002's seeded prompt perturbations as variants: typo,newline (seed: --seed)")
     parser.add_argument("--protocol", default="pairwise", choices=PROTOCOLS)
-    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=3,
+                        help="k: verdicts per pair (must be odd: 1, 3, 5 …; paper 000 uses 3), each in a seeded "
+                             "random presentation order; also scores per candidate for direct")
+    parser.add_argument("--likert-protocol", default="single", choices=("single", "mean"),
+                        help="direct scores: ŷ = one score per candidate (single, paper 000; default) or the "
+                             "mean of the k scores (mean)")
     parser.add_argument("--inputs", type=int, default=None)
     parser.add_argument("--candidates", type=int, default=None)
     parser.add_argument("--alpha", type=float, default=0.10)
@@ -219,6 +226,7 @@ def _config(args: argparse.Namespace) -> JudgeAuditConfig:
         top_logprobs=args.top_logprobs, more_judges=tuple(more),
         variants=(*perturbed_variants(args.perturb, seed=args.seed, criterion=args.criterion or ""),
                   *(load_variant(v) for v in args.variant)), store=not args.no_store, use_cache=not args.no_cache,
+        likert_protocol=getattr(args, "likert_protocol", "single"),
     )
 
 

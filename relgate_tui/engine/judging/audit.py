@@ -40,11 +40,14 @@ from relgate_tui.engine.judging.variants import ORIGINAL, PromptVariant
 from relgate_tui.errors import DataError, EndpointError, UserError
 
 PROTOCOLS = ("pairwise", "direct", "both")
+LIKERT_PROTOCOLS = ("single", "mean")
 
 
 @dataclass(frozen=True)
 class AuditSpec:
-    """Every setting of an audit. ``inputs`` / ``candidates``: how many to use (a seeded choice; None = all)."""
+    """Every setting of an audit. ``inputs`` / ``candidates``: how many to use (a seeded choice; None = all).
+    ``reps``: verdicts per pair (odd, paper 000's k) and scores per candidate; ``likert_protocol``: ŷ of the direct
+    study ("single" = the paper's one score, "mean" = mean of the reps scores)."""
 
     data: str
     criterion: str
@@ -58,6 +61,7 @@ class AuditSpec:
     seed: int = 0
     concurrency: int = 8
     max_down_s: float = 120.0
+    likert_protocol: str = "single"
 
     def validate(self) -> AuditSpec:
         if not self.judges:
@@ -72,6 +76,12 @@ class AuditSpec:
             raise UserError(f"--protocol must be one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
         if not (isinstance(self.reps, int) and 1 <= self.reps <= 50):
             raise UserError(f"--reps must be an integer in [1, 50], got {self.reps!r}")
+        if self.protocol in ("pairwise", "both") and self.reps % 2 == 0:
+            raise UserError(f"--reps must be odd for pairwise judging (k verdicts per pair, majority wins; "
+                            f"paper 000 uses 3), got {self.reps}")
+        if self.likert_protocol not in LIKERT_PROTOCOLS:
+            raise UserError(f"--likert-protocol must be one of {', '.join(LIKERT_PROTOCOLS)}, "
+                            f"got {self.likert_protocol!r}")
         for name, value in (("--inputs", self.inputs), ("--candidates", self.candidates)):
             low = 2 if name == "--candidates" else 1
             if value is not None and not (isinstance(value, int) and value >= low):
@@ -86,7 +96,8 @@ class AuditSpec:
         return {"data": self.data, "criterion": self.criterion, "judges": [j.to_json() for j in self.judges],
                 "variants": [v.to_json() for v in self.variants], "protocol": self.protocol, "reps": self.reps,
                 "inputs": self.inputs, "candidates": self.candidates, "alpha": self.alpha, "seed": self.seed,
-                "concurrency": self.concurrency, "max_down_s": self.max_down_s}
+                "concurrency": self.concurrency, "max_down_s": self.max_down_s,
+                "likert_protocol": self.likert_protocol}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> AuditSpec:
@@ -94,7 +105,7 @@ class AuditSpec:
                    variants=tuple(PromptVariant(v["name"], v.get("pairwise"), v.get("direct")) for v in d["variants"]),
                    protocol=d["protocol"], reps=d["reps"], inputs=d.get("inputs"), candidates=d.get("candidates"),
                    alpha=d["alpha"], seed=d["seed"], concurrency=d.get("concurrency", 8),
-                   max_down_s=d.get("max_down_s", 120.0))
+                   max_down_s=d.get("max_down_s", 120.0), likert_protocol=d.get("likert_protocol", "single"))
 
 
 def select(audit: AuditSet, n_inputs: int | None, n_candidates: int | None, seed: int) -> list[AuditInput]:
@@ -125,17 +136,21 @@ class AuditPlan:
     inputs: tuple[AuditInput, ...]
     requests: tuple[Request, ...]
 
+    def reps_of(self, request: Request) -> int:
+        """Answers per request: 1 per pairwise verdict (each is its own request), ``reps`` per direct score."""
+        return 1 if request.key[0] == pairwise.KIND else self.spec.reps
+
     @property
     def answers_per_judge(self) -> int:
-        return len(self.requests) * self.spec.reps
+        return sum(self.reps_of(r) for r in self.requests)
 
 
 def planned_answers(inputs: Sequence[AuditInput], protocol: str, reps: int, n_variants: int = 1) -> dict[str, int]:
-    """Answers per judge, per protocol: pairwise = C(m, 2) pairs × 2 orders × reps per input of m candidates;
-    direct = m × reps (times the number of prompt variants)."""
+    """Answers per judge, per protocol: pairwise = C(m, 2) pairs × reps verdicts (odd k, seeded random orders) per
+    input of m candidates; direct = m × reps (times the number of prompt variants)."""
     out = {}
     if protocol in ("pairwise", "both"):
-        out["pairwise"] = sum(math.comb(len(i.candidates), 2) * 2 * reps for i in inputs) * n_variants
+        out["pairwise"] = sum(math.comb(len(i.candidates), 2) * reps for i in inputs) * n_variants
     if protocol in ("direct", "both"):
         out["direct"] = sum(len(i.candidates) * reps for i in inputs) * n_variants
     return out
@@ -153,7 +168,7 @@ def plan_audit(spec: AuditSpec) -> AuditPlan:
     reqs: list[Request] = []
     for variant in spec.variants:
         if spec.protocol in ("pairwise", "both"):
-            reqs += pairwise.requests(inputs, criterion, description, variant)
+            reqs += pairwise.requests(inputs, criterion, description, variant, k=spec.reps, seed=spec.seed)
         if spec.protocol in ("direct", "both"):
             reqs += direct.requests(inputs, criterion, description, variant)
     return AuditPlan(spec, audit_set, criterion, description, inputs, tuple(reqs))
@@ -224,42 +239,46 @@ async def run_audit(spec: AuditSpec, *, store: Any = None, cache: Any = None,
         name = judge.label
         held = got.held(name)
         calls = got.calls.setdefault(name, AskCalls())
-        done = sum(min(m, spec.reps) for m in held.values())
+        done = sum(min(held.get(r.key, 0), plan.reps_of(r)) for r in plan.requests)
         yield JudgeProgress(name, done, total, calls.made, calls.cached, calls.failed)
-        missing = [r for r in plan.requests if held.get(r.key, 0) < spec.reps]
-        if missing and uncached(judge, missing, spec.reps, spec.seed, cache):  # about to pay: fail fast, one line
+        groups: dict[int, list[Request]] = {}  # answers per request -> its requests (pairwise 1, direct reps)
+        for r in plan.requests:
+            groups.setdefault(plan.reps_of(r), []).append(r)
+        missing = {n: [r for r in rs if held.get(r.key, 0) < n] for n, rs in groups.items()}
+        if any(ms and uncached(judge, ms, n, spec.seed, cache) for n, ms in missing.items()):  # about to pay
             if judge.api_key_env and not os.environ.get(judge.api_key_env):
                 raise UserError(f"judge {name}: the API key variable {judge.api_key_env} is not set (or empty)")
             try:
                 await check_reachable(judge)
             except EndpointError as exc:
                 raise EndpointError(f"judge {name}: cannot reach {exc}") from None
-        live = AskCalls()
-        sampler: list[Any] = []
+        live = AskCalls()  # the calls of this judge's finished ask passes (ask() adds each pass when it ends)
         try:
-            async for event in ask(judge, plan.requests, reps=spec.reps, seed=spec.seed, cache=cache,
-                                   concurrency=spec.concurrency, max_down_s=spec.max_down_s, held=held, calls=live,
-                                   transport=transport, on_sampler=sampler.append):
-                if isinstance(event, Answer):
-                    if store is not None:
-                        store.append(event)
-                    got.add(event)
-                    done += 1
-                elif isinstance(event, AskFailed):
-                    retry = "" if event.final else f" (attempt {event.attempt}, retrying)"
-                    yield AuditNote(name, f"{'/'.join(event.key[2:])} answer {event.rep + 1}: {event.kind}: "
-                                          f"{event.message}{retry}")
-                    if not event.final:
+            for reps, group in groups.items():
+                sampler: list[Any] = []
+                async for event in ask(judge, group, reps=reps, seed=spec.seed, cache=cache,
+                                       concurrency=spec.concurrency, max_down_s=spec.max_down_s, held=held,
+                                       calls=live, transport=transport, on_sampler=sampler.append):
+                    if isinstance(event, Answer):
+                        if store is not None:
+                            store.append(event)
+                        got.add(event)
+                        done += 1
+                    elif isinstance(event, AskFailed):
+                        retry = "" if event.final else f" (attempt {event.attempt}, retrying)"
+                        yield AuditNote(name, f"{'/'.join(event.key[2:])} answer {event.rep + 1}: {event.kind}: "
+                                              f"{event.message}{retry}")
+                        if not event.final:
+                            continue
+                        done += reps - event.rep
+                    elif isinstance(event, EndpointState):
+                        yield AuditNote(name, event.message)
                         continue
-                    done += spec.reps - event.rep
-                elif isinstance(event, EndpointState):
-                    yield AuditNote(name, event.message)
-                    continue
-                else:
-                    continue
-                t = sampler[0].totals
-                yield JudgeProgress(name, min(done, total), total, calls.made + t.made,
-                                    calls.cached + t.cached, calls.failed + t.failed)
+                    else:
+                        continue
+                    t = sampler[0].totals
+                    yield JudgeProgress(name, min(done, total), total, calls.made + live.made + t.made,
+                                        calls.cached + live.cached + t.cached, calls.failed + live.failed + t.failed)
         finally:
             calls.add(live)
     ordered = {j: {k: [reps[r] for r in sorted(reps)] for k, reps in by_key.items()} for j, by_key in got.answers.items()}
@@ -283,13 +302,13 @@ def analyse(plan: AuditPlan, answers: Mapping[str, Mapping[Key, Sequence[Answer]
             pw = di = None
             if spec.protocol in ("pairwise", "both"):
                 parsed = {k: [pairwise.parse(a.text) for a in v] for k, v in by_key.items() if k[0] == pairwise.KIND}
-                pw = pairwise.analyse(plan.inputs, variant.name, parsed, plan.criterion)
+                pw = pairwise.analyse(plan.inputs, variant.name, parsed, plan.criterion, k=spec.reps, seed=spec.seed)
             if spec.protocol in ("direct", "both"):
                 keys = [k for k in by_key if k[0] == direct.KIND]
                 scores = {k: [direct.parse(a.text) for a in by_key[k]] for k in keys}
                 lps = {k: [direct.score_logprobs(a.logprobs) for a in by_key[k]] for k in keys}
                 rows = direct.candidates_of(plan.inputs, variant.name, scores, plan.criterion, lps)
-                di = direct.analyse(rows, spec.alpha, spec.seed)
+                di = direct.analyse(rows, spec.alpha, spec.seed, spec.likert_protocol)
             cells.append(StudyCell(judge.label, variant.name, pw, di))
     c = calls or {}
     return AuditResult(

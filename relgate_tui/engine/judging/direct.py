@@ -1,9 +1,12 @@
 """The direct Likert study (paper 000 §3.4): each candidate scored 1–5 ``reps`` times; split conformal sets.
 
-Requests: one per candidate, keyed ``("direct", variant, input_id, candidate_id)``. The judge's prediction for a
-candidate is the mean of its valid scores (ŷ; NaN when none is valid); the conformal table evaluates split
-conformal Likert sets (nonconformity |ŷ − y*|, y* the rounded human mean; paper eq. 5–6) over seeded splits at each α
-(:func:`relgate_tui.core.judge.likert_conformal_table`), and ``width_vs_error`` the first split at the audit's α.
+Requests: one per candidate, keyed ``("direct", variant, input_id, candidate_id)``. The judge's prediction ŷ for a
+candidate follows the Likert protocol (:func:`relgate_tui.core.judge.likert_point_predictions`): ``"single"`` (the
+default, paper §3.2: one integer score — the first valid answer, a later one standing in for an unparseable first
+answer as a re-ask would) or ``"mean"`` (the mean of the valid scores of the k repetitions); NaN when none is valid.
+The conformal table evaluates split conformal Likert sets (nonconformity |ŷ − y*|, y* the rounded human mean; paper
+eqs. 2–3) over seeded splits at each α (:func:`relgate_tui.core.judge.likert_conformal_analysis`), and
+``width_vs_error`` the first split at the audit's α. The JSON names the protocol used (``likert_protocol``).
 
 When the judge returned log-probabilities, each score answer also yields the log-probability of every scale value's
 token at the rating position (:func:`score_logprobs`, paper 001's input): the first generated token that is a scale
@@ -70,6 +73,7 @@ class ScoredCandidate:
     scores: tuple[float, ...]
     human: float | None
     logprobs: tuple[Mapping[int, float] | None, ...] = ()
+    answers: tuple[float | None, ...] | None = None  # every answer in the order asked (None = unparseable)
 
     @property
     def mean(self) -> float:
@@ -116,9 +120,15 @@ class DirectResult:
     table: tuple[cj.LikertConformalRow, ...]
     n_scored: int
     width_vs_error: WidthVsError | None
+    likert_protocol: str = "single"
+    n_first_score_replaced: int = 0
+    n_without_valid_score: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "likert_protocol": self.likert_protocol,
+            "n_first_score_replaced": self.n_first_score_replaced,
+            "n_without_valid_score": self.n_without_valid_score,
             "scores": [s.to_json() for s in self.scores],
             "likert_conformal": [{
                 "alpha": r.alpha, "target_coverage": r.target_coverage, "coverage": finite_or_none(r.coverage),
@@ -137,25 +147,29 @@ def candidates_of(inputs: Sequence[AuditInput], variant: str, scores: Mapping[Ke
     for inp in inputs:
         for c in inp.candidates:
             key = (KIND, variant, inp.id, c.id)
-            valid = tuple(s for s in scores.get(key, ()) if s is not None)
+            raw = tuple(scores.get(key, ()))
+            valid = tuple(s for s in raw if s is not None)
             out.append(ScoredCandidate(inp.id, c.id, valid, c.human.get(criterion),
-                                       tuple((logprobs or {}).get(key, ()))))
+                                       tuple((logprobs or {}).get(key, ())), raw))
     return out
 
 
-def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int) -> DirectResult:
-    """Conformal table and width-vs-error over the rows that have a human score (ŷ NaN = unscored: infinite error,
-    the full scale)."""
+def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int, protocol: str = "single") -> DirectResult:
+    """Conformal table and width-vs-error over the rows that have a human score, ŷ by the Likert ``protocol``
+    (module docstring; ŷ NaN = unscored: infinite error, the full scale)."""
+    if protocol not in cj.LIKERT_PROTOCOLS:
+        raise ValueError(f"unknown Likert protocol {protocol!r} (choose one of {', '.join(cj.LIKERT_PROTOCOLS)})")
     human_rows = [r for r in rows if r.human is not None]
-    preds = np.array([r.mean for r in human_rows], dtype=float)
+    answers = [r.answers if r.answers is not None else r.scores for r in human_rows]
+    preds, replaced, none = cj.likert_point_predictions(answers, protocol)
     human = np.array([r.human for r in human_rows], dtype=float)
     alphas = sorted(set(cj.DEFAULT_ALPHAS) | {alpha})
     table: tuple[cj.LikertConformalRow, ...] = ()
     wve = None
     if len(preds) >= 4:
-        table = tuple(cj.likert_conformal_table(preds, human, alphas, seed=seed))
+        table = tuple(cj.likert_conformal_analysis(answers, human, protocol=protocol, alphas=alphas, seed=seed).rows)
         wve = _width_vs_error(preds, human, alpha, seed)
-    return DirectResult(tuple(rows), table, len(preds), wve)
+    return DirectResult(tuple(rows), table, len(preds), wve, protocol, replaced, none)
 
 
 def _width_vs_error(preds: np.ndarray, human: np.ndarray, alpha: float, seed: int) -> WidthVsError:
@@ -174,7 +188,9 @@ def _fmt(x: float | None, spec: str = ".3f") -> str:
 
 
 def markdown(r: DirectResult) -> list[str]:
-    lines = ["", f"## Likert conformal sets (direct scores, {r.n_scored} scored candidates)", ""]
+    lines = ["", f"## Likert conformal sets (direct scores, {r.n_scored} scored candidates, ŷ = "
+                 f"{'one score per candidate' if r.likert_protocol == 'single' else 'mean of the k scores'}, "
+                 f"protocol {r.likert_protocol})", ""]
     if not r.table:
         return lines + ["Too few scored candidates with human scores for conformal sets (need 4)."]
     lines += ["| α | target | coverage | mean width | Spearman(width, error) |", "|---|---|---|---|---|"]

@@ -1,5 +1,6 @@
 """The results part of the judge audit screen: the audit document (``run_judge_audit``) shown as it is — cycle
-statistics, position bias, the ranking methods side by side with their mean Kendall τ-b against the human ranking,
+statistics (mean ρ, the cycle share, the random baseline 0.25; paper 000 Table 1), position consistency (with the
+``position_only`` flag of a judge that follows the presentation order), the ranking methods side by side with their mean Kendall τ-b against the human ranking,
 the inputs sorted by ρ, and, when direct scores were asked, the Likert conformal table with a width-vs-error chart.
 Enter (or ``v``) on an input opens the :class:`CycleViewerModal`: each cyclic triple with the verdicts behind each
 of its edges, per presentation order.
@@ -62,23 +63,43 @@ def heading(doc: dict[str, Any], endpoint_label: str) -> Text:
 
 def cycle_stats(pw: dict[str, Any]) -> Text:
     c, v = pw["cycles"], pw["verdicts"]
+    k = (pw.get("protocol") or {}).get("k")
     t = Text()
     t.append("Preference cycles", style="bold")
-    t.append(f"  ({c['n_inputs']} inputs)\n")
+    t.append(f" ({c['n_inputs']} inputs" + (f", k = {k})\n" if k else ")\n"))
+    baseline = c.get("random_baseline")
     for name, value in (("mean ρ", fmt(c["mean_rho"])),
-                        ("inputs with ≥ 1 cycle", fmt(c["share_inputs_with_cycle"], ".0%")),
+                        ("random baseline", fmt(baseline, ".3f") if baseline is not None else ""),
+                        ("cycle share", fmt(c.get("cycle_share", c["share_inputs_with_cycle"]), ".0%")),
                         ("max ρ", fmt(c["max_rho"])), ("median ρ", fmt(c["median_rho"]))):
-        t.append(f"{name:<22}", style="dim")
-        t.append(value + "\n", style="bold red" if name == "mean ρ" and (c["mean_rho"] or 0) > 0 else "bold")
-    t.append(f"{'verdicts (invalid)':<22}", style="dim")
+        if not value:
+            continue
+        t.append(f"{name:<20}", style="dim")
+        t.append(value + "\n", style="bold red" if name == "mean ρ" and (c["mean_rho"] or 0) > 0
+                 else "dim" if name == "random baseline" else "bold")
+    t.append(f"{'verdicts (invalid)':<20}", style="dim")
     t.append(f"{v['total']:,} ({v['invalid']:,})")
+    if c.get("n_unresolved_pairs"):
+        t.append(f"\n{'unresolved pairs':<20}", style="dim")
+        t.append(f"{c['n_unresolved_pairs']:,}", style="yellow")
     return t
 
 
+FLAG_TEXT = {
+    "position_only": ("POSITION-ONLY judge: it picks by slot, not content", "bold red"),
+    "position_biased": ("position-biased", "bold yellow"),
+    "no_bias_detected": ("no position bias detected", "green"),
+    "insufficient": ("too few verdicts to test", "dim"),
+}
+
+
 def bias_stats(pw: dict[str, Any]) -> Text:
-    b = pw["position_bias"]
+    b, pc = pw["position_bias"], pw.get("position_consistency")
     t = Text()
-    t.append("Position bias\n", style="bold")
+    t.append("Position consistency\n", style="bold")
+    if pc is not None:
+        label, style = FLAG_TEXT.get(pc["flag"], (str(pc["flag"]), "bold"))
+        t.append(label + "\n", style=style)
     t.append(f"{'first shown wins':<18}", style="dim")
     t.append(fmt(b["first_shown_share"], ".1%"), style="bold")
     t.append(f" of {b['n_valid_verdicts']:,}\n")
@@ -86,7 +107,8 @@ def bias_stats(pw: dict[str, Any]) -> Text:
     t.append(fmt(b["first_shown_pvalue"], ".3g") + "\n")
     t.append(f"{'flip share':<18}", style="dim")
     t.append(fmt(b["flip_share"], ".1%"), style="bold")
-    t.append(f"  {b['pairs_flipped_by_order']:,} of {b['n_pairs']:,} pairs\n")
+    decisive = pc["n_pairs_decisive_both_orders"] if pc is not None else b["n_pairs"]
+    t.append(f"  {b['pairs_flipped_by_order']:,} of {decisive:,} pairs\n")
     t.append("(pairs whose winner changes with the order)", style="dim")
     return t
 
@@ -102,7 +124,7 @@ def input_cells(inp: dict[str, Any]) -> tuple:
     return (
         safe_line(inp["id"]),
         str(len(inp["candidates"])),
-        Text(f"{inp['rho']:.3f}", style="bold red" if inp["rho"] > 0 else "dim"),
+        Text(fmt(inp["rho"]), style="bold red" if (inp["rho"] or 0) > 0 else "dim"),
         str(inp["n_cycles"]),
         str(inp["mfas"]["cost"]),
         fmt(mfas.get("kendall_tau"), "+.2f"),
@@ -194,7 +216,8 @@ class AuditResultsView(Vertical):
         for row in likert_rows(direct):
             table.add_row(*row)
         table.display = bool(direct["likert_conformal"])
-        note = Text(f"{direct['n_scored']} candidates scored · means over 20 seeded 50/50 splits", style="dim")
+        protocol_used = "mean of k" if direct.get("likert_protocol") == "mean" else "single"
+        note = Text(f"{direct['n_scored']} scored · ŷ = {protocol_used} score · 20 seeded 50/50 splits", style="dim")
         if not direct["likert_conformal"]:
             note = Text("too few scored candidates with human scores for conformal sets (need 4)", style="yellow")
         self.query_one("#likert-note", Static).update(note)
@@ -222,7 +245,7 @@ def _verdicts_behind(inp: dict[str, Any], x: str, y: str) -> str:
 def cycle_text(inp: dict[str, Any]) -> Text:
     t = Text()
     t.append(one_line(str(inp["id"])), style="bold")
-    t.append(f"   ρ = {inp['rho']:.3f} · {inp['n_cycles']} cyclic triple(s) · MFAS cost {inp['mfas']['cost']}\n",
+    t.append(f"   ρ = {fmt(inp['rho'])} · {inp['n_cycles']} cyclic triple(s) · MFAS cost {inp['mfas']['cost']}\n",
              style="bold red" if inp["n_cycles"] else "")
     human = inp.get("human") or {}
     for name, key in (("MFAS order", "mfas_exact"), ("win-rate order", "win_rate")):
