@@ -147,7 +147,7 @@ def weighted_json(wc: WeightedConformal | None) -> dict[str, Any] | None:
         "share_infinite": wc.share_infinite,
         "average_set_size": wc.average_set_size,
         "coverage": None if cov is None else {"estimate": cov.estimate, "lower": cov.lower, "upper": cov.upper,
-                                              "successes": cov.successes, "n": cov.n, "confidence": wc.confidence},
+                                              "successes": int(cov.successes), "n": cov.n, "confidence": wc.confidence},
         "m_star_frequencies": {("inf" if math.isinf(k) else str(int(k))): v for k, v in wc.m_star_frequencies.items()},
     })
 

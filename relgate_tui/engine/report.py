@@ -180,7 +180,7 @@ def _weighted_markdown(wc: Mapping[str, Any] | None, m_star: Any) -> list[str]:
         "2019): coverage ≥ 1 − α under the shifted distribution when the weights are the true ratios.",
         "",
         f"- Unweighted M* = {'∞' if m_star is None else m_star}; M*_w per deployment item: {freq or '—'}",
-        f"- M*_w = ∞ (no guarantee-bearing finite set) for {_pct(wc.get('share_infinite'))} of "
+        f"- M*_w = ∞ (the set is every observed answer: no coverage guarantee) for {_pct(wc.get('share_infinite'))} of "
         f"{wc.get('n_deployment')} deployment items",
         f"- Average weighted set size: {'—' if size is None else f'{size:.2f}'}",
         f"- Calibration: {wc.get('n_cal')} scored items, effective size {wc.get('effective_n_cal') or 0:.1f} "

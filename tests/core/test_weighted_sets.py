@@ -79,7 +79,7 @@ def test_exact_small_example():
     assert wc.m_star_frequencies == {3.0: 3, math.inf: 1}
     doc = weighted_json(wc)
     assert doc is not None and doc["m_star_frequencies"] == {"3": 3, "inf": 1} and doc["n_deployment"] == 4
-    assert doc["coverage"]["n"] == 3 and "NaN" not in dumps(doc)
+    assert doc["coverage"]["n"] == 3 and doc["coverage"]["successes"] == 2 and "NaN" not in dumps(doc)
     assert weighted_json(None) is None
     line = weighted_summary(wc)
     assert "{3: 3, ∞: 1}" in line and "∞ for 25%" in line and "coverage 66.7%" in line
