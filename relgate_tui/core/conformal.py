@@ -5,7 +5,8 @@ The order statistic itself (k = ⌈(n+1)(1−α)⌉, +∞ when k > n, never clam
 
 * :func:`m_star` — M* of the rank score (Def. 6.6, eq. 6.3) and :func:`prediction_set` — the top-M* set (eq. 6.4);
 * :func:`adaptive_threshold` / :func:`adaptive_prediction_set` — the cumulative-score sets of eq. 6.7;
-* :func:`weighted_m_star` — the weighted quantile of eq. 10.2 (covariate shift);
+* :func:`weighted_m_star` — the weighted quantile of eq. 10.2 (covariate shift), and :func:`weighted_m_stars` — the
+  same at many test weights at once;
 * :func:`lac_prediction_set`, :func:`aps_prediction_set` — the comparison scores of §11.8;
 * :func:`calibration_message` — the user-facing reason when M* is infinite.
 
@@ -28,6 +29,7 @@ __all__ = [
     "adaptive_threshold",
     "adaptive_prediction_set",
     "weighted_m_star",
+    "weighted_m_stars",
     "lac_prediction_set",
     "aps_prediction_set",
     "calibration_message",
@@ -102,21 +104,57 @@ def weighted_m_star(
         raise ValueError("test_weight must be finite and non-negative")
     if not 0.0 < alpha < 1.0:
         raise ValueError("alpha must be in (0, 1)")
-    total = float(w.sum()) + test_weight
-    if total <= 0:
+    if float(w.sum()) + test_weight <= 0:
         raise ValueError("the weights must not all be zero")
-    if s.size == 0:
-        return math.inf
-    # Rescale so the total mass is n + 1: equal weights become exactly 1.0, and the threshold below is then the
-    # same expression (and the same 1e-9 guard) as conformal_rank's k = ⌈(n+1)(1−α) − 1e-9⌉.
-    scale = (s.size + 1) / total
+    return float(weighted_m_stars(s, w, alpha, [test_weight])[0])
+
+
+def weighted_m_stars(scores: ArrayLike, weights: ArrayLike, alpha: float, test_weights: ArrayLike) -> np.ndarray:
+    """:func:`weighted_m_star` (eq. 10.2) at each of ``test_weights`` — one M*_w per deployment item, each at its
+    own w_{n+1} — sorting the calibration scores once. +∞ where the calibration mass never reaches 1 − α, and
+    where every weight (calibration and that test weight) is zero (no calibration information: no finite set).
+
+    The weighted quantile is invariant to rescaling all weights, so they are first divided by the largest one (no
+    overflow, whatever finite weights are given; equal weights become exactly 1.0), then rescaled so the total mass
+    is n + 1: with equal weights and an equal test weight every mass is exactly 1.0 and the threshold below is the
+    same expression (and the same 1e-9 guard) as conformal_rank's k = ⌈(n+1)(1−α) − 1e-9⌉, so M*_w = M* exactly.
+    """
+    s = _scores_array(scores)
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    t = np.asarray(test_weights, dtype=np.float64).ravel()
+    if w.shape != s.shape:
+        raise ValueError(f"weights must have one entry per score ({s.size}), got {w.size}")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise ValueError("weights must be finite and non-negative")
+    if not (np.all(np.isfinite(t)) and np.all(t >= 0)):
+        raise ValueError("test weights must be finite and non-negative")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError("alpha must be in (0, 1)")
+    out = np.full(t.size, math.inf)
+    n = s.size
+    if n == 0 or t.size == 0:
+        return out
     order = np.argsort(s, kind="stable")
-    cum = np.cumsum(w[order] * scale)
-    needed = (s.size + 1) * (1.0 - alpha) - 1e-9
-    j = int(np.searchsorted(cum, needed, side="left"))
-    if j >= s.size:
-        return math.inf
-    return float(s[order[j]])
+    ss = s[order]
+    top = max(float(w.max()), float(t.max()))
+    if top <= 0:
+        return out
+    ws = w[order] / top
+    w_sum = float(ws.sum())
+    unique, inverse = np.unique(t / top, return_inverse=True)
+    needed = (n + 1) * (1.0 - alpha) - 1e-9
+    found = np.full(unique.size, n, dtype=np.int64)  # index of M*_w in ss; n = +∞
+    rows = max(1, (1 << 20) // n)  # bound the temporary (rows × n) matrix
+    for start in range(0, unique.size, rows):
+        total = w_sum + unique[start:start + rows]
+        ok = total > 0
+        scale = np.where(ok, (n + 1) / np.where(ok, total, 1.0), 0.0)
+        cum = np.cumsum(ws[None, :] * scale[:, None], axis=1)
+        found[start:start + rows] = np.where(ok, (cum < needed).sum(axis=1), n)  # cum is non-decreasing
+    idx = found[inverse]
+    finite = idx < n
+    out[finite] = ss[idx[finite]]
+    return out
 
 
 def lac_prediction_set(ranked: RankedClasses, tau: float) -> tuple[str, ...]:

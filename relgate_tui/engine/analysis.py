@@ -27,6 +27,7 @@ from relgate_tui.core import certify as core_certify
 from relgate_tui.core.ranking import RankedClasses, rank_classes
 from relgate_tui.core.scores import acceptable_fraction, rank_score
 from relgate_tui.core.types import INVALID
+from relgate_tui.core.weighted_sets import WeightedConformal, WeightedDeploymentItem, weighted_conformal
 from relgate_tui.engine.runstore import Label, StoredSample
 from relgate_tui.errors import UserError
 
@@ -189,6 +190,7 @@ class ItemAnalysis:
     complete: bool = True  # False: fewer than K_max samples and no stop (requests failed); rerun to retry
     stopped_early: bool = False  # the stopping rule ended sampling before K_max (only these save calls)
     first_sample_acceptable: bool | None = None  # unbiased single-sample accuracy (core/certify.py)
+    weight: float | None = None  # the task file's likelihood ratio p_test(x)/p_cal(x) (weighted conformal)
 
     @property
     def sampled(self) -> bool:
@@ -224,6 +226,30 @@ class Analysis:
     def results(self, alpha: float, confidence: float = 0.95, gate: float | None = None, gate_on: str = "bound"
                 ) -> core_certify.CertificationResult:
         return core_certify.compute_results(self.input, alpha, confidence, gate, gate_basis=gate_on)  # type: ignore[arg-type]
+
+    @property
+    def has_weights(self) -> bool:
+        """True when the task gave every item a ``weight`` (the loader allows all or none)."""
+        return bool(self.items) and all(a.weight is not None for a in self.items)
+
+    def weighted(self, alpha: float, confidence: float = 0.95) -> WeightedConformal | None:
+        """Weighted conformal sets (eq. 10.2, :mod:`relgate_tui.core.weighted_sets`) at α, None without weights:
+        the scored calibration items' scores with their weights (skipped, pending and unsampled ones are left out,
+        as from M*), and every sampled deployment item at its own test weight (a skipped one is unverified)."""
+        if not self.has_weights:
+            return None
+        scores: list[float] = []
+        weights: list[float] = []
+        dep: list[WeightedDeploymentItem] = []
+        for a in self.items:
+            if not a.sampled or a.weight is None:
+                continue
+            if a.role == "calibration" and not a.skipped and a.score is not None:
+                scores.append(a.score)
+                weights.append(a.weight)
+            elif a.role == "deployment":
+                dep.append(WeightedDeploymentItem(a.item_id, a.ranked, a.weight, None if a.skipped else a.score))
+        return weighted_conformal(scores, weights, dep, alpha, confidence)
 
     @property
     def n_not_sampled(self) -> int:
@@ -301,7 +327,8 @@ def analyse(
         analysed.append(
             ItemAnalysis(item.id, role, ranked, n_stored, score, verified_by, skipped, frac,
                          acceptable is not None, ref_score, complete, complete and 0 < used < k_max,
-                         (canon[0] in acceptable) if acceptable is not None and canon else None)
+                         (canon[0] in acceptable) if acceptable is not None and canon else None,
+                         getattr(item, "weight", None))
         )
     return Analysis(tuple(analysed), core_input(analysed, k_max), k_max, usage)
 

@@ -40,6 +40,7 @@ from relgate_tui.core.canon import Canonicalizer
 from relgate_tui.core.conformal import prediction_set
 from relgate_tui.core.readouts import readout_json
 from relgate_tui.core.redact import public_url
+from relgate_tui.core.weighted_sets import weighted_json
 from relgate_tui.engine.analysis import (
     Analysis,
     CallCounts,
@@ -279,6 +280,8 @@ def results_document(
     ``run_id``, ``endpoint``, ``model`` and ``task`` ({name, sha256, items})."""
     res = analysis.results(alpha, confidence, gate, gate_on)
     m_star = res.m_star
+    weighted = analysis.weighted(alpha, res.confidence)  # eq. 10.2, None unless the task gives weights
+    weighted_items = {} if weighted is None else {w.item_id: w for w in weighted.items}
     items_json = []
     for a in analysis.items:
         entry: dict[str, Any] = {
@@ -300,6 +303,11 @@ def results_document(
             entry["incomplete"] = True
         if not a.sampled:
             entry["not_sampled"] = True
+        if a.weight is not None:
+            entry["weight"] = a.weight
+        if (w := weighted_items.get(a.item_id)) is not None:
+            entry["weighted_m_star"] = _score_json(w.m_star)
+            entry["weighted_prediction_set"] = list(w.prediction_set)
         items_json.append(entry)
     has_ref = res.n_with_reference > 0
     usage = dict(analysis.usage)
@@ -354,6 +362,7 @@ def results_document(
         "gate_on": res.gate_on,
         "passed": res.passed if analysis.sampling_complete else None,  # never decided on partial data
         **_readouts(analysis, res, alpha),
+        "weighted_conformal": weighted_json(weighted),
         "items": items_json,
     }
 

@@ -135,6 +135,7 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         ]
     elif doc.get("avg_set_size") is not None:
         lines += [f"- Average prediction-set size on deployment items: {doc['avg_set_size']:.2f}", ""]
+    lines += _weighted_markdown(doc.get("weighted_conformal"), doc.get("m_star"))
     lines += [
         "## Sampling",
         "",
@@ -163,6 +164,33 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
             f"{_md_cell(top)} | {_score_text(it)} | {_md_cell(pset)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _weighted_markdown(wc: Mapping[str, Any] | None, m_star: Any) -> list[str]:
+    """The ``weighted_conformal`` block (eq. 10.2; only when the task file gives weights)."""
+    if not wc:
+        return []
+    freq = ", ".join(f"{'∞' if k == 'inf' else k}: {v}" for k, v in (wc.get("m_star_frequencies") or {}).items())
+    size = wc.get("average_set_size")
+    out = [
+        "## Weighted conformal (covariate shift, eq. 10.2)",
+        "",
+        "Each deployment item's threshold M*_w is the weighted (1 − α) quantile of the calibration scores, weighted by "
+        "the task file's likelihood ratios p_test(x)/p_cal(x), with the item's own weight on +∞ (Tibshirani et al. "
+        "2019): coverage ≥ 1 − α under the shifted distribution when the weights are the true ratios.",
+        "",
+        f"- Unweighted M* = {'∞' if m_star is None else m_star}; M*_w per deployment item: {freq or '—'}",
+        f"- M*_w = ∞ (the set is every observed answer: no coverage guarantee) for {_pct(wc.get('share_infinite'))} of "
+        f"{wc.get('n_deployment')} deployment items",
+        f"- Average weighted set size: {'—' if size is None else f'{size:.2f}'}",
+        f"- Calibration: {wc.get('n_cal')} scored items, effective size {wc.get('effective_n_cal') or 0:.1f} "
+        "(Kish, (Σw)²/Σw²)",
+    ]
+    cov = wc.get("coverage")
+    if cov:
+        out.append(f"- Coverage of the weighted sets: {_pct(cov['estimate'])} [{_pct(cov['lower'])}, "
+                   f"{_pct(cov['upper'])}] on {cov['n']} deployment items with references")
+    return out + [""]
 
 
 def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:

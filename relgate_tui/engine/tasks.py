@@ -10,6 +10,10 @@ Fields of an item:
     optional reference answer(s): a string or number, or a list of them. Both may be given; they are merged.
 ``choices``
     optional list of option texts (multiple choice); the reference may then be a letter or an option's text.
+``weight``
+    optional likelihood ratio p_test(x)/p_cal(x) of the item's question (a finite number ≥ 0), for weighted conformal
+    sets under covariate shift (:mod:`relgate_tui.core.weighted_sets`): a calibration item's weight weights its
+    score, a deployment item's weight is its test weight w_{n+1}. Give every item a weight, or none.
 
 CSV files have a header row with these column names. In CSV, ``acceptable_answers`` and ``choices`` are a JSON list
 (``["Paris", "paris, france"]``) or ``|``-separated text (``London|Paris|Berlin``).
@@ -23,6 +27,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -45,6 +50,7 @@ class TaskItem:
     answers: tuple[str, ...] = ()
     choices: tuple[str, ...] = ()
     messages: tuple[dict, ...] = ()  # chat messages ({"role", "content"}); empty = build from ``question``
+    weight: float | None = None  # likelihood ratio p_test(x)/p_cal(x) (weighted conformal); None = not given
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,8 @@ def dump_items(items: tuple[TaskItem, ...] | list[TaskItem]) -> bytes:
             row["choices"] = list(it.choices)
         if it.messages:
             row["messages"] = [dict(m) for m in it.messages]
+        if it.weight is not None:
+            row["weight"] = it.weight
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
     return "".join(lines).encode("utf-8")
 
@@ -182,11 +190,20 @@ def _load_file(path: Path, display: str, limit: int | None = None) -> tuple[tupl
 def _items_of(rows: Iterable[tuple[int, dict]], display: str, limit: int | None = None) -> tuple[TaskItem, ...]:
     items: list[TaskItem] = []
     seen: dict[str, int] = {}
+    weighted: dict[bool, int] = {}  # with / without a weight → first line
     for line, row in rows:
         item = _item(row, display, line)
         if item.id in seen:
             raise TaskError(f"{display}:{line}: id: duplicate id {item.id!r} (first on line {seen[item.id]})")
         seen[item.id] = line
+        has = item.weight is not None
+        weighted.setdefault(has, line)
+        if not has and True in weighted:
+            raise TaskError(f"{display}:{line}: weight: missing (line {weighted[True]} has a weight: give every "
+                            "item a weight, or none)")
+        if has and False in weighted:
+            raise TaskError(f"{display}:{line}: weight: given, but line {weighted[False]} has none (give every item "
+                            "a weight, or none)")
         items.append(item)
         if limit is not None and len(items) >= limit:
             break
@@ -327,4 +344,28 @@ def _item(row: dict, display: str, line: int) -> TaskItem:
         if len(value) > 10:
             raise TaskError(f"{display}:{line}: choices: at most 10 options (A-J), got {len(value)}")
         choices = tuple(value)
-    return TaskItem(item_id, question, tuple(dict.fromkeys(answers)), choices, messages)
+    weight = _weight(row.get("weight"), display, line)
+    return TaskItem(item_id, question, tuple(dict.fromkeys(answers)), choices, messages, weight)
+
+
+def _weight(value: Any, display: str, line: int) -> float | None:
+    """The ``weight`` field: a finite number ≥ 0 (a JSON number, or CSV text), or None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = float(text)
+        except ValueError:
+            raise TaskError(f"{display}:{line}: weight: expected a number, got {text[:40]!r}") from None
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TaskError(f"{display}:{line}: weight: expected a number, got {type(value).__name__}")
+    try:
+        w = float(value)
+    except OverflowError:  # a huge JSON integer
+        raise TaskError(f"{display}:{line}: weight: must be finite") from None
+    if not math.isfinite(w):
+        raise TaskError(f"{display}:{line}: weight: must be finite, got {w}")
+    if w < 0:
+        raise TaskError(f"{display}:{line}: weight: must be ≥ 0 (a likelihood ratio), got {w:g}")
+    return w

@@ -280,6 +280,13 @@ class ResultsScreen(Screen[str]):
         except (ValueError, AttributeError):
             return None, None
 
+    def _weighted(self, r):
+        """Weighted conformal sets (eq. 10.2) when the task file gives weights, else None."""
+        try:
+            return self.session.analysis().weighted(r.alpha, r.confidence)
+        except (ValueError, AttributeError):
+            return None
+
     def _extra_lines(self, r) -> list[Text]:
         """Below the validation grid: the worst-case level with skips, SPEC §3.6's bootstrap intervals, §3.4's
         adaptive sets and the split stability (issue 11 §4)."""
@@ -303,6 +310,11 @@ class ResultsScreen(Screen[str]):
             cov = "" if a.coverage is None else f", coverage {fmt_prop(a.coverage)}"
             lines.append(Text(f"adaptive sets (eq. 6.7): q̂ = {'∞' if math.isinf(a.threshold) else f'{a.threshold:.3f}'}, "
                               f"avg size {a.average_set_size:.2f}{cov}", style="dim"))
+        weighted = self._weighted(r)
+        if weighted is not None:
+            from relgate_tui.core.weighted_sets import weighted_summary
+
+            lines.append(Text(weighted_summary(weighted), style="dim"))
         if stab is not None:
             m_mean = "∞" if math.isinf(stab.m_star_mean) else f"{stab.m_star_mean:.2f} ± {stab.m_star_sd:.2f}"
             lines.append(Text(f"{stab.n_splits} random splits ({stab.n_cal}/{stab.n_test}): M* {m_mean}, coverage "
