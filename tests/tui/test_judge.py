@@ -72,7 +72,7 @@ async def test_demo_is_preselected_with_its_simulated_judge(services):
         endpoint = screen.endpoints[0]
         assert endpoint.simulated and "simulated" in endpoint.label
         assert screen.query_one("#endpoint", Select).value == "ep0"
-        assert screen.query_one("#model", Select).value == "sim-judge"
+        assert screen._ticked_models() == ["sim-judge"]  # of the demo's simulated judges, sim-judge is ticked
         assert screen.query_one("#data", Select).value == "hanna"
         assert screen.query_one("#reps", Input).value == "3" and screen.query_one("#alpha", Input).value == "0.1"
         criteria = [value for _, value in screen.query_one("#criterion", Select)._options if value != Select.NULL]
@@ -256,7 +256,7 @@ async def test_custom_endpoint_takes_a_key_variable_name_never_a_key(services, m
         screen = await open_judge(app, pilot)
         screen.query_one("#endpoint", Select).value = "custom"
         await pilot.pause()
-        assert screen.query_one("#url", Input).display and screen.query_one("#model", Select).disabled
+        assert screen.query_one("#url", Input).display and not screen.query_one("#judges").display
         screen.query_one("#url", Input).value = app.demo.base_url
         screen.query_one("#model-name", Input).value = "sim-judge"
         screen.query_one("#api-key-env", Input).value = "sk-abc123 secret"
@@ -347,7 +347,7 @@ async def test_the_next_visit_starts_from_the_last_audits_settings(services):
                                                                            "seed")}
         assert values == {"n-inputs": "3", "n-candidates": "4", "reps": "5", "alpha": "0.2", "seed": "7"}
         assert again.query_one("#protocol", Select).value == "pairwise"
-        assert again.query_one("#model", Select).value == "sim-judge"
+        assert again._ticked_models() == ["sim-judge"]
         assert again.endpoints[int(str(again.query_one("#endpoint", Select).value)[2:])].base_url == ran.endpoint
         cfg, _ = again.collect()
         assert cfg == ran  # the same audit again: every answer comes from the cache

@@ -2,8 +2,9 @@
 
 One screen in three parts (a ``ContentSwitcher``):
 
-* **setup** — :class:`~relgate_tui.tui.judge.setup.JudgeSetup` (endpoint, judge model, data set, criterion, protocol,
-  repetitions k, inputs, candidates per input, α, seed). ``ctrl+s`` starts.
+* **setup** — :class:`~relgate_tui.tui.judge.setup.JudgeSetup` (endpoint, judge models, prompt variants, data set,
+  criterion, protocol, repetitions k, inputs, candidates per input, α, seed). ``ctrl+s`` starts (after reading a
+  template file typed but not read yet).
 * **progress** — the engine's async audit (:func:`~relgate_tui.engine.judge_audit.audit_events`) is iterated in an
   ``@work`` async worker, as the Sampling screen does: each event updates the
   :class:`~relgate_tui.tui.judge.run.ProgressPanel` (answers per judge, calls made / cached / failed, an errors log).
@@ -71,6 +72,8 @@ class JudgeScreen(JudgeSetup):
         self.endpoints: list[EndpointChoice] = []
         self.audit_set = None
         self.data_error = ""
+        self.file_variant, self.variant_read, self.variant_error, self.start_when_read = None, "", "", False
+        self.pending_judges = {j.model for j in previous.judges()} if previous is not None else set()
         self.config: JudgeAuditConfig | None = None
         self.endpoint_label = ""
         self.result: AuditResult | None = None
@@ -101,6 +104,7 @@ class JudgeScreen(JudgeSetup):
         self.set_interval(0.25, self._refresh_progress, name="judge-refresh")
         self._discover()
         self._set_data_sets()
+        self._variant_file_entered()  # the last audit's template file, read again
 
     @work(thread=True, exclusive=True, group="reopen", exit_on_error=False)
     def _reopen(self, path: Path) -> AuditResult:
@@ -139,7 +143,9 @@ class JudgeScreen(JudgeSetup):
         if group == "discover":
             self._set_endpoints(result if ok else [])
         elif group == "models" and ok:
-            self._set_models(result)
+            self._listed(result)
+        elif group == "variant":
+            self._variant_read_done(ok, result, event.worker.error)
         elif group == "data":
             self.audit_set, self.data_error = (result, "") if ok else (None, first_line(event.worker.error or "unreadable audit"))
             self._set_criteria()
@@ -149,6 +155,11 @@ class JudgeScreen(JudgeSetup):
     # ------------------------------------------------------------------------------------------- running
     def action_start(self) -> None:
         if self.state != "setup":
+            return
+        text = self._value("variant-file")
+        if text and text != self.variant_read:  # typed but not read yet: read it, then start
+            self.start_when_read = True
+            self._read_variant(text)
             return
         try:
             cfg, label = self.collect()
@@ -163,8 +174,10 @@ class JudgeScreen(JudgeSetup):
     def _start_progress_view(self, cfg: JudgeAuditConfig, label: str) -> None:
         self.progress = {}
         names = ", ".join(j.label for j in cfg.judges())
+        variants = ", ".join(v.name for v in cfg.to_spec().variants)
         self.query_one(ProgressPanel).reset(Text(
             f"{names} judging {Path(cfg.data).name} / {cfg.criterion} · {cfg.protocol}, k = {cfg.reps} · "
+            f"prompts: {variants} · "
             f"{self._audit_size(cfg)} · seed {cfg.seed}\n{label}", style="dim"))
         self._set_state("running")
         self.query_one("#judge-parts", ContentSwitcher).current = "judge-run"

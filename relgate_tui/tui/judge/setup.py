@@ -1,34 +1,62 @@
-"""The setup part of the judge audit screen: endpoint, judge model, data set, criterion, protocol, size.
+"""The setup part of the judge audit screen: endpoint, judge models, prompt variants, data set, criterion,
+protocol, size.
 
 :class:`JudgeSetup` is the base of :class:`~relgate_tui.tui.judge.screen.JudgeScreen`: it composes the form, fills
-its choices from worker threads (discovered endpoints, listed models, the data set's loader — each a blocking call),
-and turns the form into a :class:`~relgate_tui.engine.judge_audit.JudgeAuditConfig` (:meth:`collect`). The side
-panel shows the data set and the plan (judge answers per protocol, asked of the engine).
+its choices from worker threads (discovered endpoints, listed models, the data set's loader, a prompt template file
+— each a blocking call), and turns the form into a :class:`FormAuditConfig` (:meth:`collect`). Several judges: every
+model ticked in the judge list, all on the chosen endpoint with the same settings (on the demo its simulated judge pool
+``sim-judge*`` is offered). Prompt variants: the original prompt always, plus paper 002's seeded ``typo`` /
+``newline`` perturbations (:func:`~relgate_tui.engine.judging.perturbed_variants`, seeded by the audit's seed as
+``relgate judge-audit --perturb`` does) and an optional template file (``[NAME=]FILE``, read by
+:func:`~relgate_tui.engine.judging.load_variant`). The side panel shows the data set and the plan (judge answers per
+protocol × judges × variants, asked of the engine).
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Grid, Vertical, VerticalScroll
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Input, Label, Select, Static
+from textual.widgets import Checkbox, Input, Label, Select, SelectionList, Static
 
+from relgate_tui.engine.judge_audit import JudgeAuditConfig
 from relgate_tui.tui.forms import check_custom_endpoint, first_line, parse_number
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.judge_audit import JudgeAuditConfig
     from relgate_tui.engine.judge_data import AuditSet
+    from relgate_tui.engine.judging import PromptVariant
     from relgate_tui.engine.session import EndpointChoice
 
 CUSTOM = "custom"
 DATA_FILE = "__file__"
 PROTOCOLS = (("pairwise + direct scores", "both"), ("pairwise (both orders)", "pairwise"),
              ("direct 1–5 scores", "direct"))
+PERTURBATIONS = ("typo", "newline")  # the checkboxes: relgate_tui.engine.judging.variants.PERTURBATIONS
+
+
+@dataclass(frozen=True)
+class FormAuditConfig(JudgeAuditConfig):
+    """The engine's options plus what the form read them from (``variant_file``: the template field's text,
+    ``[NAME=]FILE``), so the next visit restores the form exactly."""
+
+    variant_file: str = ""
+
+
+def variant_spec(text: str) -> str:
+    """The template field as ``load_variant``'s ``NAME=FILE``: a bare path is named after its file (stem)."""
+    name, sep, path = text.partition("=")
+    if sep and re.fullmatch(r"[A-Za-z0-9_.-]+", name.strip()):
+        return f"{name.strip()}={str(Path(path.strip()).expanduser())}"
+    path = str(Path(text.strip()).expanduser())
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(path).stem).strip("-")[:40]
+    return f"{stem or 'template'}={path}"
 
 
 class JudgeSetup(Screen["JudgeAuditConfig | None"]):
@@ -38,6 +66,11 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
     endpoints: list[EndpointChoice]
     audit_set: AuditSet | None
     data_error: str
+    file_variant: PromptVariant | None  # the template file's variant, read from the field's text ``variant_read``
+    variant_read: str
+    variant_error: str
+    start_when_read: bool
+    pending_judges: set[str]  # the last audit's judges not offered yet (ticked when they are)
 
     def _initial(self, field: str, default: str) -> str:
         """A field's starting text: the last audit's value, else ``default`` (None, e.g. "all inputs", is empty)."""
@@ -59,14 +92,14 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             with Grid(classes="fields"):
                 yield Label("endpoint")
                 yield Select([], prompt="looking for local model servers…", id="endpoint", compact=True)
-                yield Label("judge model")
-                yield Select([], prompt="choose an endpoint first", id="model", compact=True)
+                yield Label("judge models", classes="listed")
+                yield SelectionList[str](id="judges", compact=True, classes="listed")
                 yield Label("URL", classes="custom")
                 yield Input(self._initial("endpoint", ""), placeholder="http://host:port/v1", id="url", compact=True,
                             classes="custom")
-                yield Label("model name", classes="custom")
-                yield Input(self._initial("model", ""), placeholder="model id", id="model-name", compact=True,
-                            classes="custom")
+                yield Label("model names", classes="custom")
+                yield Input(self._initial_models(), placeholder="model id (several: comma-separated)",
+                            id="model-name", compact=True, classes="custom")
                 yield Label("API key env var", classes="custom")
                 yield Input(self._initial("api_key_env", ""), placeholder="e.g. OPENAI_API_KEY (the name, not the key)",
                             id="api-key-env",
@@ -83,6 +116,19 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
                 yield Label("protocol")
                 yield Select(list(PROTOCOLS), value=self._initial("protocol", "both"), allow_blank=False, id="protocol",
                              compact=True)
+                yield Label("prompt variants")
+                with Horizontal(id="variants"):
+                    yield Label("original", id="original")
+                    kept = {v.name for v in self.previous.variants} if self.previous is not None else set()
+                    for kind in PERTURBATIONS:
+                        yield Checkbox(kind, kind in kept, id=f"var-{kind}", compact=True,
+                                       tooltip=f"paper 002's seeded {kind} perturbation of the prompts (seed: the "
+                                               "audit's seed)")
+                yield Label("template file")
+                yield Input(getattr(self.previous, "variant_file", ""), id="variant-file", compact=True,
+                            placeholder="optional: [NAME=]path/to/template.txt or .json")
+                yield Label("")
+                yield Static("", id="variant-error")
             yield Label("Size and statistics", classes="section")
             with Grid(classes="fields numbers"):
                 yield Label("repetitions k")
@@ -124,6 +170,17 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
 
         return load_audit_set(name_or_path)
 
+    @work(thread=True, exclusive=True, group="variant", exit_on_error=False)
+    def _read_variant(self, text: str) -> tuple[str, PromptVariant | None, str]:
+        """(the field's text, its variant or None, the one-line error): a file is read here, never on the loop."""
+        from relgate_tui.engine.judging import load_variant
+        from relgate_tui.errors import RelgateError
+
+        try:
+            return text, load_variant(variant_spec(text)), ""
+        except RelgateError as exc:
+            return text, None, first_line(exc)
+
 
     # ---------------------------------------------------------------------------------- setup: populating
     def _set_endpoints(self, endpoints: list[EndpointChoice]) -> None:
@@ -146,13 +203,35 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             return self.endpoints[int(value[2:])]
         return None
 
+    def _initial_models(self) -> str:
+        return ", ".join(j.model for j in self.previous.judges()) if self.previous is not None else ""
+
     def _set_models(self, models: tuple[str, ...]) -> None:
-        select = self.query_one("#model", Select)
-        select.set_options([(m, m) for m in models])
-        select.prompt = "choose the judge model" if models else "no models listed"
-        if models:
-            last = self.previous.model if self.previous is not None else None
-            select.value = last if last in models else "sim-judge" if "sim-judge" in models else models[0]
+        """Offer ``models`` as judges; keep the ticks still offered and tick the last audit's judges when first
+        offered (the demo's pool is listed after its first judge); with none ticked, ``sim-judge`` (or the first)."""
+        judges = self.query_one("#judges", SelectionList)
+        ticked = (set(judges.selected) | self.pending_judges) & set(models)
+        self.pending_judges -= set(models)
+        if not ticked and models:
+            ticked = {"sim-judge" if "sim-judge" in models else models[0]}
+        judges.clear_options().add_options([(m, m, m in ticked) for m in models])
+
+    def _listed(self, listed: tuple[str, ...]) -> None:
+        """Models listed by the endpoint: on a simulated endpoint only its judges (``sim-judge``, ``sim-judge-*``)."""
+        endpoint = self._chosen_endpoint()
+        if endpoint is None or not endpoint.simulated:
+            self._set_models(listed)
+            return
+        judges = endpoint.judge_models or ("sim-judge",)
+        pool = [m for m in listed if m not in judges and m.startswith(tuple(f"{j}-" for j in judges))]
+        self._set_models((*judges, *pool))
+
+    def _ticked_models(self) -> list[str]:
+        """The ticked judges in list order (the first is the config's ``model``)."""
+        judges = self.query_one("#judges", SelectionList)
+        ticked = set(judges.selected)
+        return [str(judges.get_option_at_index(i).value) for i in range(judges.option_count)
+                if judges.get_option_at_index(i).value in ticked]
 
     def _set_data_sets(self) -> None:
         from relgate_tui.engine.judge_data import bundled_audit_sets
@@ -185,8 +264,8 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         endpoint = self._chosen_endpoint()
         if endpoint is not None:
             self._set_models(endpoint.judge_models or endpoint.models)
-            if not endpoint.models and endpoint.base_url and not endpoint.error:
-                self._list_models(endpoint.base_url, None)
+            if (endpoint.simulated or not endpoint.models) and endpoint.base_url and not endpoint.error:
+                self._list_models(endpoint.base_url, None)  # the demo lists its simulated judge pool
         self._update_plan()
 
     @on(Select.Changed, "#data")
@@ -217,16 +296,40 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         if self.query_one("#endpoint", Select).value == CUSTOM and url.startswith(("http://", "https://")):
             self._list_models(url, self.query_one("#api-key-env", Input).value.strip() or None)
 
+    @on(Input.Submitted, "#variant-file")
+    @on(Input.Blurred, "#variant-file")
+    def _variant_file_entered(self) -> None:
+        text = self._value("variant-file")
+        if text and text != self.variant_read:
+            self._read_variant(text)
+
+    def _variant_read_done(self, ok: bool, result: Any, error: BaseException | None) -> None:
+        """The template file's worker ended: keep its variant or show its one-line error under the field."""
+        text, variant, message = result if ok else (self._value("variant-file"), None, first_line(error or "unreadable"))
+        start, self.start_when_read = self.start_when_read, False
+        if text != self._value("variant-file"):
+            return  # the field changed meanwhile: this read is stale
+        self.file_variant, self.variant_read, self.variant_error = variant, text, message
+        self.query_one("#variant-error", Static).update(Text(message, style="bold red"))
+        self._update_plan()
+        if start and not message:
+            self.action_start()  # type: ignore[attr-defined]
+
     @on(Input.Changed)
-    @on(Select.Changed, "#criterion, #protocol, #model")
-    def _form_changed(self) -> None:
+    @on(Select.Changed, "#criterion, #protocol")
+    @on(SelectionList.SelectedChanged, "#judges")
+    @on(Checkbox.Changed)
+    def _form_changed(self, event: Any) -> None:
+        if isinstance(event, Input.Changed) and event.input.id == "variant-file":
+            self.query_one("#variant-error", Static).update("")
         self._update_plan()
 
     def _toggle_rows(self) -> None:
         custom = self.query_one("#endpoint", Select).value == CUSTOM
         for w in self.query(".custom"):
             w.display = custom
-        self.query_one("#model", Select).disabled = custom
+        for w in self.query(".listed"):
+            w.display = not custom
         file_data = self.query_one("#data", Select).value == DATA_FILE
         for w in self.query(".datafile"):
             w.display = file_data
@@ -238,22 +341,40 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
     def _number(self, wid: str, name: str, kind: type, **limits: Any) -> Any:
         return parse_number(self._value(wid), name, kind, **limits)
 
-    def _endpoint_fields(self) -> tuple[str, str, str | None, str]:
-        """(base URL, model, API-key variable name, label shown for the endpoint)."""
+    def _endpoint_fields(self) -> tuple[str, list[str], str | None, str]:
+        """(base URL, judge models, API-key variable name, label shown for the endpoint)."""
         if self.query_one("#endpoint", Select).value == CUSTOM:
             url, model, env = check_custom_endpoint(self._value("url"), self._value("model-name"),
                                                     self._value("api-key-env"),
                                                     model_question="which model should judge?")
-            return url, model, env, url
+            models = [m.strip() for m in model.split(",") if m.strip()]
+            if not models:
+                raise ValueError("model names: which model should judge?")
+            return url, models, env, url
         endpoint = self._chosen_endpoint()
         if endpoint is None:
             raise ValueError("endpoint: choose an endpoint (still looking? wait a second)")
         if endpoint.error or not endpoint.base_url:
             raise ValueError(f"endpoint: {endpoint.label} is not usable ({endpoint.error or 'no URL'})")
-        chosen = self.query_one("#model", Select).value
-        if not isinstance(chosen, str):
-            raise ValueError("judge model: choose a model")
+        chosen = self._ticked_models()
+        if not chosen:
+            raise ValueError("judge models: tick at least one model (space toggles)")
         return endpoint.base_url, chosen, None, endpoint.label
+
+    def _variants(self, criterion: str, seed: int) -> tuple[PromptVariant, ...]:
+        """The variants after the original: the ticked perturbations, then the template file's."""
+        from relgate_tui.engine.judging import perturbed_variants
+
+        kinds = [k for k in PERTURBATIONS if self.query_one(f"#var-{k}", Checkbox).value]
+        out = tuple(perturbed_variants(kinds, seed=seed, criterion=criterion)) if kinds else ()
+        text = self._value("variant-file")
+        if not text:
+            return out
+        if text != self.variant_read:
+            raise ValueError("template file: press Enter to read it")
+        if self.file_variant is None:
+            raise ValueError(f"template file: {self.variant_error}")
+        return (*out, self.file_variant)
 
     def _data_name(self) -> str:
         value = self.query_one("#data", Select).value
@@ -270,26 +391,27 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             raise ValueError(self.data_error)
         return value
 
-    def collect(self) -> tuple[JudgeAuditConfig, str]:
-        """The form as a :class:`JudgeAuditConfig` and the endpoint's label; ValueError (one line) otherwise."""
-        from relgate_tui.engine.judge_audit import JudgeAuditConfig
-
-        url, model, env, label = self._endpoint_fields()
+    def collect(self) -> tuple[FormAuditConfig, str]:
+        """The form as a :class:`FormAuditConfig` and the endpoint's label; ValueError (one line) otherwise."""
+        url, models, env, label = self._endpoint_fields()
         data = self._data_name()
         criterion = self.query_one("#criterion", Select).value
         if not isinstance(criterion, str):
             raise ValueError("criterion: choose a criterion (the data set is still loading?)")
-        cfg = JudgeAuditConfig(
-            data=data, criterion=criterion, endpoint=url, model=model, api_key_env=env,
+        seed = self._number("seed", "seed", int, lo=0)
+        cfg = FormAuditConfig(
+            data=data, criterion=criterion, endpoint=url, model=models[0], api_key_env=env,
             protocol=str(self.query_one("#protocol", Select).value),
             reps=self._number("reps", "repetitions k", int, lo=1, hi=50),
             inputs=self._number("n-inputs", "inputs", int, lo=1, optional=True),
             candidates=self._number("n-candidates", "candidates / input", int, lo=2, optional=True),
             alpha=self._number("alpha", "α", float, lo=0, hi=1, lo_open=True, hi_open=True),
-            seed=self._number("seed", "seed", int, lo=0),
+            seed=seed, variants=self._variants(criterion, seed), variant_file=self._value("variant-file"),
             cache_dir=str(self.app.services.resolved_cache_dir() / "samples"),  # type: ignore[attr-defined]
             store=True, store_dir=str(self.app.services.resolved_runs_dir().parent / "audits"),  # type: ignore[attr-defined]
         )
+        first = cfg.judges()[0]  # every judge on the chosen endpoint with the same settings
+        cfg = replace(cfg, more_judges=tuple(replace(first, model=m) for m in models[1:]))
         cfg.validate()
         return cfg, label
 
@@ -325,13 +447,18 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             plan.update(Text("loading the data set…", style="dim"))
             return
         inputs = select(self.audit_set, cfg.inputs, cfg.candidates, cfg.seed)
-        answers = planned_answers(inputs, cfg.protocol, cfg.reps)
+        spec = cfg.to_spec()
+        n_judges, n_variants = len(spec.judges), len(spec.variants)
+        answers = planned_answers(inputs, cfg.protocol, cfg.reps, n_variants)
         t = Text()
         t.append(f"{len(inputs)} inputs", style="bold")
         t.append(f" · {cfg.reps} repetitions each\n")
+        t.append(f"{n_judges} judge{'s' * (n_judges != 1)} × {n_variants} prompt variant{'s' * (n_variants != 1)}",
+                 style="bold")
+        t.append(f" ({', '.join(v.name for v in spec.variants)})\n", style="dim")
         for name, n in answers.items():
             t.append(f"{name:<10}", style="dim")
-            t.append(f"{n:,} judge answers\n", style="bold")
+            t.append(f"{n * n_judges:,} judge answers\n", style="bold")
         t.append("answers already stored or in the request cache cost no call", style="dim italic")
         plan.update(t)
 
