@@ -120,6 +120,7 @@ def test_audits_that_cannot_give_scores_are_one_line_errors(audit_dir: Path, tmp
     with pytest.raises(DataError, match="has changed since the audit"):
         audit_scores(changed)
     manifest["spec"]["protocol"] = "pairwise"
+    manifest["spec"]["reps"] = 3  # pairwise audits ask an odd number of verdicts per pair (paper 000)
     (changed / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(DataError, match="need direct"):
         audit_scores(changed)
