@@ -263,14 +263,9 @@ def _cmd_certify(args: argparse.Namespace) -> int:
             progress.close()
     doc = outcome.document
     if args.json_path:
-        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-        if args.json_path == "-":
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        else:
-            from relgate_tui.engine.report import write_report
+        from relgate_tui.engine.report import emit_json
 
-            write_report(doc, "json", args.json_path)
+        emit_json(doc, args.json_path)
     if not args.quiet:
         _print_summary(doc, outcome.run_path)
     if not doc.get("sampling_complete", True):

@@ -7,8 +7,6 @@ many more items would decide it), 2 = error. Exact tests: see :mod:`relgate_tui.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
 NAME = "compare"
@@ -73,13 +71,9 @@ def run(args: argparse.Namespace) -> int:
     doc = compare_runs(args.run_a, args.run_b, margin=args.margin, confidence=args.confidence,
                        runs_root=args.run_dir)
     if args.json_path:
-        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-        if args.json_path == "-":
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        else:
-            with open(args.json_path, "w", encoding="utf-8") as f:
-                f.write(text)
+        from relgate_tui.engine.report import emit_json
+
+        emit_json(doc, args.json_path)
     if not args.quiet:
         _summary(doc)
     return EXIT_CODES[doc["decision"]]

@@ -7,8 +7,6 @@ gate), 1 = below ``--min-reliability``, 2 = error (one line on stderr).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
 NAME = "import"
@@ -86,14 +84,9 @@ def run(args: argparse.Namespace) -> int:
     outcome = import_log(log, opts)
     doc = outcome.document
     if args.json_path:
-        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-        if args.json_path == "-":
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        else:
-            from relgate_tui.engine.report import write_report
+        from relgate_tui.engine.report import emit_json
 
-            write_report(doc, "json", args.json_path)
+        emit_json(doc, args.json_path)
     if not args.quiet:
         _summary(doc, outcome.run_path, outcome.reused)
     return outcome.exit_code

@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from relgate_tui.core.text import one_line
+
 NAME = "judge-intervals"
 
 
@@ -130,11 +132,10 @@ def source_table(args: argparse.Namespace, file_option: str = "scores") -> tuple
     return audit.table, audit
 
 
+
 def _printable(text: str, limit: int = 60) -> str:
-    """Untrusted names as plain printable text (no control, bidi or escape characters), bounded."""
-    out = "".join(ch for ch in str(text) if ch.isprintable() and not (0x202A <= ord(ch) <= 0x202E)
-                  and not (0x2066 <= ord(ch) <= 0x2069))
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    """Untrusted names as one plain line: no control, bidi or escape characters (core/text.py), bounded."""
+    return one_line(str(text), limit)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     from relgate_tui.core.judge_intervals.methods import parse_methods
     from relgate_tui.core.judge_intervals.report import render_markdown
     from relgate_tui.core.judge_intervals.study import run_study, shift_study
+    from relgate_tui.engine.report import emit_json
     from relgate_tui.errors import UserError
 
     if not 0.0 < args.alpha < 1.0:
@@ -184,11 +186,8 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(md)
-    if args.json_path == "-":
-        sys.stdout.write(jsonsafe.dumps(doc))
-    else:
+    if args.json_path != "-":
         sys.stdout.write(md)
-        if args.json_path:
-            with open(args.json_path, "w", encoding="utf-8") as fh:
-                fh.write(jsonsafe.dumps(doc))
+    if args.json_path:
+        emit_json(doc, args.json_path)
     return 0

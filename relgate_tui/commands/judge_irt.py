@@ -14,8 +14,9 @@ answers, repetition 0, one variant per prompt variant: ``engine/judging/as_score
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from relgate_tui.core.text import one_line
 
 NAME = "judge-irt"
 
@@ -38,11 +39,10 @@ def register(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no table on stdout")
 
 
+
 def _printable(text: str, limit: int = 60) -> str:
-    """Untrusted names as plain printable text (no control, bidi or escape characters), bounded."""
-    out = "".join(ch for ch in str(text) if ch.isprintable() and not (0x202A <= ord(ch) <= 0x202E)
-                  and not (0x2066 <= ord(ch) <= 0x2069))
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    """Untrusted names as one plain line: no control, bidi or escape characters (core/text.py), bounded."""
+    return one_line(str(text), limit)
 
 
 def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: str, original: str) -> Any:
@@ -113,7 +113,7 @@ def _table(study: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from relgate_tui.commands.judge_intervals import source_table
-    from relgate_tui.core.jsonsafe import dumps
+    from relgate_tui.engine.report import emit_json
     from relgate_tui.engine.scores_file import load_scores
 
     table, audit = source_table(args, "ratings")
@@ -123,12 +123,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet and args.json_path != "-":
         print(_table(study))
     if args.json_path:
-        text = dumps(document(study, None if audit else str(args.ratings), audit))
-        if args.json_path == "-":
-            sys.stdout.write(text)
-        else:
-            with open(args.json_path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        emit_json(document(study, None if audit else str(args.ratings), audit), args.json_path)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(study.to_markdown())

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from typing import Any
+
+from relgate_tui.core.text import one_line
 
 NAME = "jury"
 
@@ -39,10 +40,10 @@ def register(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no table on stdout")
 
 
+
 def _printable(text: str, limit: int = 60) -> str:
-    out = "".join(ch for ch in str(text) if ch.isprintable() and not (0x202A <= ord(ch) <= 0x202E)
-                  and not (0x2066 <= ord(ch) <= 0x2069))
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    """Untrusted names as one plain line: no control, bidi or escape characters (core/text.py), bounded."""
+    return one_line(str(text), limit)
 
 
 def _entropy(logprobs: Any) -> float:
@@ -134,8 +135,9 @@ def _table(study: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     from relgate_tui import __version__
     from relgate_tui.commands.judge_intervals import source_table
-    from relgate_tui.core.jsonsafe import dumps
+    from relgate_tui.core.jsonsafe import jsonable
     from relgate_tui.core.jury.study import run_jury_study
+    from relgate_tui.engine.report import emit_json
     from relgate_tui.engine.scores_file import load_scores
     from relgate_tui.errors import UserError
 
@@ -169,12 +171,7 @@ def run(args: argparse.Namespace) -> int:
         doc = {"relgate_version": __version__, **source,
                "criterion": args.criterion or table.criteria()[0],
                "embeddings": "endpoint" if embeddings else "tf-idf + truncated SVD (text-only fallback)"}
-        text = dumps(doc | study.to_json())
-        if args.json_path == "-":
-            sys.stdout.write(text)
-        else:
-            with open(args.json_path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        emit_json(jsonable(doc | study.to_json()), args.json_path)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(study.to_markdown())

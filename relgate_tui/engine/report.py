@@ -17,10 +17,12 @@ import io
 import json
 import math
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from relgate_tui.core import jsonsafe
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import csv_cell, one_line, strip_controls
 from relgate_tui.errors import UserError
@@ -66,7 +68,18 @@ def items_dataframe(doc: Mapping[str, Any]):
 
 
 def report_json(doc: Mapping[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    """The JSON text of a result document, through the one JSON policy (NaN/±∞ → null, :mod:`core.jsonsafe`)."""
+    return jsonsafe.dumps(doc)
+
+
+def emit_json(doc: Mapping[str, Any], json_path: str) -> None:
+    """Every command's ``--json PATH``: ``-`` writes the document to stdout, anything else is written atomically
+    (:func:`write_report`)."""
+    if json_path == "-":
+        sys.stdout.write(report_json(doc))
+        sys.stdout.flush()
+    else:
+        write_report(doc, "json", json_path)
 
 
 _TEXT_COLUMNS = ("id", "role", "top_answer", "classes", "verified_by", "prediction_set")

@@ -23,7 +23,6 @@ SHA-256 is in the manifest): otherwise the texts could belong to other answers, 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from collections.abc import Mapping
@@ -33,7 +32,7 @@ from typing import Any
 
 from relgate_tui.engine.judging import direct
 from relgate_tui.engine.judging.ask import Answer, Key
-from relgate_tui.engine.judging.store import AuditStore, audits_dir
+from relgate_tui.engine.judging.store import AuditStore, audits_dir, file_sha256
 from relgate_tui.engine.scores_file import MAX_TEXT_CHARS, ScoresTable, table_from_records
 from relgate_tui.errors import DataError
 
@@ -77,15 +76,6 @@ def resolve_audit(id_or_path: str | os.PathLike[str]) -> Path:
                     "`relgate audits` lists them)")
 
 
-def _sha256(path: str) -> str | None:
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError:
-        return None
-    return h.hexdigest()
 
 
 def _clean_logprobs(lps: Mapping[int, float] | None) -> dict[str, float] | None:
@@ -108,7 +98,7 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
         raise DataError(f"{path}: audit protocol is {spec.protocol}: the studies need direct (Likert) scores; run the "
                         "audit with --protocol direct or both")
     stored_sha = (store.manifest.get("data") or {}).get("sha256")
-    if stored_sha and stored_sha != _sha256(plan.audit_set.path):
+    if stored_sha and stored_sha != file_sha256(plan.audit_set.path):
         raise DataError(f"{path}: the audit's data file {plan.audit_set.path} has changed since the audit; its texts "
                         "and human scores no longer match the stored answers")
     first: dict[tuple[str, Key], Answer] = {}

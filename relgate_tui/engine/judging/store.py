@@ -58,7 +58,7 @@ def audit_id(spec: Any) -> str:
     return f"audit-{slug}-{digest}"
 
 
-def _sha256(path: str) -> str | None:
+def file_sha256(path: str) -> str | None:
     h = hashlib.sha256()
     try:
         with open(path, "rb") as f:
@@ -101,7 +101,7 @@ class AuditStore:
         path = (root or audits_dir()) / audit_id(spec)
         if (path / MANIFEST).is_file():
             store = cls.open(path)
-            if store.manifest.get("data", {}).get("sha256") != _sha256(plan.audit_set.path):
+            if store.manifest.get("data", {}).get("sha256") != file_sha256(plan.audit_set.path):
                 raise DataError(f"{path}: the audit's data file {plan.audit_set.path} has changed since the audit "
                                 "started; start a new audit (move this directory away)")
             return store
@@ -110,7 +110,7 @@ class AuditStore:
             "format": FORMAT, "kind": "audit", "id": path.name,
             "created": datetime.now(UTC).replace(microsecond=0).isoformat(), "relgate_version": __version__,
             "spec": spec.to_json(),
-            "data": {"name": plan.audit_set.name, "path": plan.audit_set.path, "sha256": _sha256(plan.audit_set.path)},
+            "data": {"name": plan.audit_set.name, "path": plan.audit_set.path, "sha256": file_sha256(plan.audit_set.path)},
             "criterion": plan.criterion, "inputs": [i.id for i in plan.inputs],
             "answers_per_judge": plan.answers_per_judge,
         }
