@@ -96,8 +96,7 @@ def judge_summary(judge: dict) -> Table:
     c, b = judge["cycles"], judge["position_bias"]
     notes = Text()
     if judge.get("judge"):
-        notes.append(f"judge {clean(judge['judge']['model'])}, {judge['judge']['reps']} verdicts/pair, random orders\n",
-                     style="bold")
+        notes.append(f"judge {clean(judge['judge']['model'])}, {judge['judge']['reps']} verdicts/pair, random order\n", "bold")
     notes.append(f"{c['n_items_with_cycle']}", style="bold red" if c["n_items_with_cycle"] else "bold")
     notes.append(f" of {c['n_items_with_triples']} items with ≥ 3 compared answers have a preference cycle")
     if c["mean_rho"] is not None:

@@ -65,7 +65,7 @@ async def test_judge_chosen_in_setup_is_asked_and_shown_in_results(services):
         assert shown == ["—" if r is None else f"{r:.2f}" for r in rhos]
         console = Console(width=240, record=True, file=io.StringIO())
         console.print(judge_summary(judge))
-        assert "1 verdicts/pair, random orders" in console.export_text()
+        assert "1 verdicts/pair, random order" in console.export_text()
         # the cycle viewer follows the cursor and lists the item's orders and verdicts
         await pilot.press("down")
         await pilot.pause()
