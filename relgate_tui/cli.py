@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--pairwise-judge-model", metavar="NAME", help="the judge model")
     j.add_argument("--pairwise-judge-api-key-env", metavar="VAR", help="NAME of the variable holding the judge's key")
     j.add_argument("--pairwise-judge-reps", type=int, default=3, metavar="K",
-                   help="repetitions per presentation order (default 3)")
+                   help="odd number of verdicts per pair, random orders (default 3)")
 
     r = sub.add_parser("runs", help="list runs", description="List the runs in the data dir (or --run-dir).")
     r.add_argument("--run-dir", metavar="DIR")

@@ -2,11 +2,18 @@
 
 For every item with at least two observed answer classes, the judge is shown the item's question and two of its top
 candidate classes (the ``max_classes`` ≤ 6 most frequent, in frequency order) and asked "which answer is correct?"
-(:func:`~relgate_tui.engine.judge_prompts.correctness_pairwise_prompt`), in **both presentation orders**, ``reps``
-times each (default 3, paper 000 §3.1 "k = 3"). Per item:
+(:func:`~relgate_tui.engine.judge_prompts.correctness_pairwise_prompt`) under paper 000's protocol
+(:mod:`relgate_tui.core.judge.protocol`, issue 11 §2): every pair gets an **odd** number k = ``reps`` of verdicts
+(default 3, paper 000 §3.1 "k = 3"), each with its presentation order drawn by a fair seeded coin
+(:func:`~relgate_tui.core.judge.plan_pairwise` from the run seed and the item id). Per item:
 
-* the majority tournament of the verdicts (:func:`relgate_tui.core.judge.build_tournament`; an even split is no
-  edge), its directed 3-cycles and ρ(x) = #cycles / C(n, 3) (paper eq. 1);
+* the majority tournament of the verdicts (:func:`relgate_tui.core.judge.build_tournament`): k odd, so every pair
+  with k valid verdicts has a winner; a pair left without a strict majority by unparseable replies has no edge
+  (it is not re-asked here), its directed 3-cycles and ρ(x) = #cycles / #decided triples
+  (:func:`~relgate_tui.core.judge.transitivity_report`; = paper eq. 1's #cycles / C(n, 3) when every pair is
+  decided). A judge that always picks the first-shown answer therefore gets a uniformly random majority per pair
+  and ρ ≈ 1/4 (the random baseline) instead of looking perfectly transitive; it is caught by
+  :func:`~relgate_tui.core.judge.position_consistency` (flag ``position_only``);
 * the **judge ranking**: the exact weighted-MFAS order of the compared classes (CP-SAT, minimising the total margin
   of reversed verdicts; among orders of equal cost the frequency order decides — MFAS ``priority``), followed by
   the classes beyond the top ``max_classes`` in frequency order;
@@ -29,8 +36,9 @@ question and its samples) and not on its label — true here — so calibration 
 as for the frequency score (paper 004 §6).
 
 Requests go through the judging platform's :func:`~relgate_tui.engine.judging.ask` (the sampler underneath: cache —
-a rerun costs zero calls —, retries, bounded concurrency, endpoint-down pause), keyed ``("correct", item, first,
-second)``, with a per-answer seed derived from the run seed, that key and the repetition.
+a rerun costs zero calls —, retries, bounded concurrency, endpoint-down pause), one request per verdict keyed
+``("correct", item, first, second, index)`` (index = the verdict's number within its pair), asked once, with a
+per-answer seed derived from the run seed and that key.
 
 Entry points for the pipeline and the TUI:
 
@@ -48,7 +56,6 @@ import os
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -64,9 +71,9 @@ from relgate_tui.engine.tasks import TaskItem
 
 __all__ = [
     "MAX_JUDGE_CLASSES", "JudgeCertifyError", "PairwiseJudgeConfig", "JudgeProgress", "JudgeCalls", "ItemJudgement",
-    "judge_question", "compared_classes", "judge_requests", "judge_calls_needed", "item_verdicts", "judge_item",
-    "judge_rank_score", "acceptable_from_verdict", "ask_pairwise_judge_async", "ask_pairwise_judge", "judge_items",
-    "judgement_section", "verdicts_document", "verdicts_from_document",
+    "judge_question", "compared_classes", "judge_plan", "judge_requests", "judge_calls_needed", "item_verdicts",
+    "judge_item", "judge_rank_score", "acceptable_from_verdict", "ask_pairwise_judge_async", "ask_pairwise_judge", "judge_items",
+    "transitivity_sections", "judgement_section", "verdicts_document", "verdicts_from_document",
 ]
 
 MAX_JUDGE_CLASSES = 6
@@ -84,7 +91,7 @@ class JudgeCertifyError(ValueError):
 @dataclass(frozen=True)
 class PairwiseJudgeConfig:
     """The pairwise judge of a certification run (``--pairwise-judge-endpoint/--pairwise-judge-model``). ``reps``:
-    repetitions per presentation order; ``max_classes``: top classes compared per item (2..6); ``seed``: the run
+    k, the odd number of verdicts per pair (paper 000 protocol, each with a seeded random presentation order); ``max_classes``: top classes compared per item (2..6); ``seed``: the run
     seed (per-request seeds derive from it); ``cache_dir`` None = ``<cache dir>/samples`` (certification's cache).
     ``api_key_env`` is the NAME of an environment variable, never the key."""
 
@@ -116,6 +123,8 @@ class PairwiseJudgeConfig:
             bad("the judge's API key option takes the NAME of an environment variable, not the key itself")
         if not (_is_int(self.reps) and 1 <= self.reps <= 50):
             bad(f"judge repetitions must be an integer in [1, 50], got {self.reps!r}")
+        if self.reps % 2 == 0:
+            bad(f"--pairwise-judge-reps must be odd (paper 000: every pair needs a majority winner), got {self.reps}")
         if not (_is_int(self.max_classes) and 2 <= self.max_classes <= MAX_JUDGE_CLASSES):
             bad(f"judge classes per item must be an integer in [2, {MAX_JUDGE_CLASSES}], got {self.max_classes!r}")
         if not (_is_number(self.temperature) and 0.0 <= self.temperature <= 2.0):
@@ -170,40 +179,46 @@ def compared_classes(ranked: RankedClasses, max_classes: int = MAX_JUDGE_CLASSES
     return tuple(ranked.classes[:max_classes])
 
 
-def _request_key(item_id: str, first: str, second: str) -> tuple[str, str, str, str]:
-    return (_REQUEST_KIND, item_id, first, second)
+def _request_key(item_id: str, ask: cj.PlannedAsk) -> tuple[str, ...]:
+    return (_REQUEST_KIND, item_id, ask.first, ask.second, str(ask.index))
 
 
-def judge_requests(item: TaskItem, ranked: RankedClasses, max_classes: int = MAX_JUDGE_CLASSES) -> list[Any]:
-    """One :class:`~relgate_tui.engine.judging.Request` per ordered pair of the compared classes, keyed
-    ``("correct", item_id, first, second)``: for each pair {a, b} (frequency order) the prompt with a shown first,
-    then with b shown first. None when fewer than two classes were observed."""
+def judge_plan(item_id: str, compared: Sequence[str], reps: int = 3, seed: int = 0) -> cj.PairwisePlan:
+    """The protocol's asks for one item: every pair of ``compared`` × ``reps`` (odd) verdicts, each with its seeded
+    random presentation order (:func:`relgate_tui.core.judge.plan_pairwise` with the run seed and the item id)."""
+    return cj.plan_pairwise(compared, k=reps, seed=seed, input_id=item_id)
+
+
+def judge_requests(item: TaskItem, ranked: RankedClasses, max_classes: int = MAX_JUDGE_CLASSES, reps: int = 3,
+                   seed: int = 0) -> list[Any]:
+    """One :class:`~relgate_tui.engine.judging.Request` per planned verdict (asked once), keyed
+    ``("correct", item_id, first, second, index)``: C(m, 2) · ``reps`` requests for m compared classes. Empty when
+    fewer than two classes were observed."""
     from relgate_tui.engine.judging import Request
 
+    compared = compared_classes(ranked, max_classes)
+    if len(compared) < 2:
+        return []
     question = judge_question(item)
-    out = []
-    for a, b in combinations(compared_classes(ranked, max_classes), 2):
-        for first, second in ((a, b), (b, a)):
-            out.append(Request(_request_key(item.id, first, second),
-                               tuple(correctness_pairwise_prompt(question, first, second))))
-    return out
+    return [Request(_request_key(item.id, a), tuple(correctness_pairwise_prompt(question, a.first, a.second)))
+            for a in judge_plan(item.id, compared, reps, seed).asks]
 
 
 def judge_calls_needed(ranked_by_item: Mapping[str, RankedClasses], max_classes: int = MAX_JUDGE_CLASSES,
                        reps: int = 3) -> int:
-    """Judge answers a run needs (cached or not): Σ over items of 2 · C(min(m, max_classes), 2) · reps."""
-    return sum(2 * math.comb(min(r.n_classes, max_classes), 2) * reps for r in ranked_by_item.values())
+    """Judge answers a run needs (cached or not): Σ over items of C(min(m, max_classes), 2) · reps."""
+    return sum(math.comb(min(r.n_classes, max_classes), 2) * reps for r in ranked_by_item.values())
 
 
-def item_verdicts(item_id: str, compared: Sequence[str], answers: Mapping[tuple[str, ...], Sequence[str]]
-                  ) -> list[cj.PairwiseVerdict]:
-    """The verdicts collected for one item: parsed answers "A" (first shown is correct), "B" or INVALID."""
+def item_verdicts(item_id: str, compared: Sequence[str], answers: Mapping[tuple[str, ...], Sequence[str]],
+                  reps: int = 3, seed: int = 0) -> list[cj.PairwiseVerdict]:
+    """The verdicts collected for one item under its plan: parsed answers "A" (first shown is correct), "B" or
+    INVALID; a planned verdict that got no answer (a failed request) is simply absent."""
     verdicts = []
-    for a, b in combinations(compared, 2):
-        for first, second in ((a, b), (b, a)):
-            for v in answers.get(_request_key(item_id, first, second), ()):
-                winner = first if v == "A" else second if v == "B" else INVALID
-                verdicts.append(cj.PairwiseVerdict(first, second, winner))
+    for a in judge_plan(item_id, compared, reps, seed).asks:
+        for v in answers.get(_request_key(item_id, a), ()):
+            winner = a.first if v == "A" else a.second if v == "B" else INVALID
+            verdicts.append(cj.PairwiseVerdict(a.first, a.second, winner))
     return verdicts
 
 
@@ -219,7 +234,7 @@ class ItemJudgement:
     compared: tuple[str, ...]
     verdicts: tuple[cj.PairwiseVerdict, ...]
     tournament: cj.Tournament
-    cycles: cj.CycleReport
+    cycles: cj.TransitivityReport
     mfas: cj.MfasResult | None
     order: tuple[str, ...]
 
@@ -250,12 +265,14 @@ def judge_rank_score(order: Sequence[str], acceptable: Collection[str]) -> float
 
 def judge_item(item_id: str, ranked: RankedClasses, verdicts: Sequence[cj.PairwiseVerdict],
                max_classes: int = MAX_JUDGE_CLASSES, mfas_time_limit_s: float = 10.0) -> ItemJudgement:
-    """Tournament, 3-cycles and MFAS-repaired judge ranking of one item (pure). The compared classes enter the
-    tournament in frequency order, so every tie (an even split, or a pair the judge never answered validly) is
-    resolved in favour of the more frequent class."""
+    """Tournament, 3-cycles (ρ over decided triples, :func:`~relgate_tui.core.judge.transitivity_report`) and
+    MFAS-repaired judge ranking of one item (pure). The compared classes enter the tournament in frequency order
+    and the MFAS ``priority`` is that order, so orders of equal cost — including those differing only across an
+    unresolved pair (no valid majority) — keep the more frequent class first (the documented certification
+    choice, deterministic, instead of the audit's seeded random tie-break)."""
     compared = compared_classes(ranked, max_classes)
     tournament = cj.build_tournament(verdicts, compared)
-    cycles = cj.cycle_report(tournament)
+    cycles = cj.transitivity_report(tournament)
     if len(compared) >= 2:
         # ties between orders of equal cost keep the frequency order (the tournament's nodes are in that order)
         mfas = cj.mfas_exact(tournament, time_limit_s=mfas_time_limit_s, priority=range(len(compared)))
@@ -330,8 +347,8 @@ async def ask_pairwise_judge_async(
     on_progress: Callable[[JudgeProgress], None] | None = None,
     on_sampler: Callable[[Any], None] | None = None,
 ) -> tuple[dict[str, list[cj.PairwiseVerdict]], JudgeCalls]:
-    """Ask the judge about every item of ``items`` that has ≥ 2 ranked classes in ``ranked_by_item`` (both orders ×
-    ``cfg.reps``) through the sampler; returns the verdicts per item id and the call counts. The API-key variable
+    """Ask the judge about every item of ``items`` that has ≥ 2 ranked classes in ``ranked_by_item`` (paper 000's
+    protocol: every pair × ``cfg.reps`` verdicts with seeded random orders, each asked once) through the sampler; returns the verdicts per item id and the call counts. The API-key variable
     and the endpoint are checked first when some answer is not cached. ``on_sampler`` receives the sampler (pause /
     resume from the TUI). Raises :class:`JudgeCertifyError` (one line) when the judge cannot be reached."""
     from relgate_tui.engine.judging import Answer, AskCalls, AskFailed, EndpointState, Judge, ask
@@ -348,14 +365,14 @@ async def ask_pairwise_judge_async(
         if ranked is None or ranked.n_classes < 2:
             continue
         compared[item.id] = compared_classes(ranked, cfg.max_classes)
-        requests += judge_requests(item, ranked, cfg.max_classes)
+        requests += judge_requests(item, ranked, cfg.max_classes, cfg.reps, cfg.seed)
     if not requests:
         return {item_id: [] for item_id in compared}, JudgeCalls()
     own_cache = cache is None
     if own_cache:
         cache = _open_cache(cfg)
     try:
-        if uncached(judge, requests, cfg.reps, cfg.seed, cache):
+        if uncached(judge, requests, 1, cfg.seed, cache):
             if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
                 raise JudgeCertifyError(f"the judge's API key variable {cfg.api_key_env} is not set (or empty)")
             try:
@@ -363,7 +380,7 @@ async def ask_pairwise_judge_async(
             except EndpointError as exc:
                 raise JudgeCertifyError(f"cannot reach the pairwise judge endpoint {exc}") from None  # URL public
         indexed: dict[tuple[str, ...], list[tuple[int, str]]] = {r.key: [] for r in requests}
-        total, done = len(requests) * cfg.reps, 0
+        total, done = len(requests), 0
         sampler: list[Any] = []
         calls = AskCalls()
 
@@ -373,7 +390,7 @@ async def ask_pairwise_judge_async(
                 on_sampler(s)
 
         try:
-            async for event in ask(judge, requests, reps=cfg.reps, seed=cfg.seed, cache=cache,
+            async for event in ask(judge, requests, reps=1, seed=cfg.seed, cache=cache,
                                    concurrency=cfg.concurrency, max_down_s=cfg.max_down_s, calls=calls,
                                    on_sampler=keep):
                 message = None
@@ -381,8 +398,9 @@ async def ask_pairwise_judge_async(
                     indexed[event.key].append((event.rep, _verdict_class(event.text)))
                     done += 1
                 elif isinstance(event, AskFailed) and event.final:
-                    done += cfg.reps - len(indexed[event.key])  # this prompt gets no further answer
-                    message = (f"judge {event.key[1]}: {event.key[2]} vs {event.key[3]} answer {event.rep + 1}: "
+                    done += 1 - len(indexed[event.key])  # this verdict gets no answer
+                    message = (f"judge {event.key[1]}: {event.key[2]} vs {event.key[3]} verdict "
+                               f"{int(event.key[4]) + 1}: "
                                f"{event.kind}: {event.message}")
                 elif isinstance(event, EndpointState):
                     message = (f"pairwise judge: {event.message}" if event.down
@@ -400,7 +418,8 @@ async def ask_pairwise_judge_async(
         if own_cache:
             cache.close()
     answers = {k: [c for _, c in sorted(v)] for k, v in indexed.items()}
-    return ({item_id: item_verdicts(item_id, classes, answers) for item_id, classes in compared.items()},
+    return ({item_id: item_verdicts(item_id, classes, answers, cfg.reps, cfg.seed)
+             for item_id, classes in compared.items()},
             judge_calls)
 
 
@@ -456,6 +475,38 @@ def _ranking_results(res: core_certify.CertificationResult) -> dict[str, Any]:
     }
 
 
+def transitivity_sections(judged: Sequence[ItemJudgement]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``cycles`` and ``position_bias`` parts of the judge section over the judged items: paper 000 Table 1
+    (:func:`~relgate_tui.core.judge.summarize_transitivity` of the items' ρ over decided triples — a coin-flip judge
+    gets mean ρ ≈ 1/4, the ``random_baseline``) and :func:`~relgate_tui.core.judge.position_consistency` of every
+    verdict (flag ``position_only`` for a judge that follows the presentation order)."""
+    reports = [j.cycles for j in judged]
+    summary = cj.summarize_transitivity(reports)
+    pc = cj.position_consistency([j.verdicts for j in judged])
+    bias = pc.bias
+    cycles = {
+        "n_items_with_triples": summary.n_inputs_used,
+        "n_items_with_cycle": sum(1 for r in reports if r.n_cycles > 0),
+        "share_items_with_cycle": _num(summary.cycle_share),
+        "cycle_share": _num(summary.cycle_share),
+        "mean_rho": _num(summary.mean_rho),
+        "max_rho": _num(summary.max_rho),
+        "median_rho": _num(summary.median_rho),
+        "pooled_rho": _num(summary.pooled_rho),
+        "random_baseline": summary.random_baseline,
+        "n_unresolved_pairs": summary.n_unresolved_pairs,
+        "items_with_cycle": [j.item_id for j in judged if j.cycles.n_cycles > 0],
+    }
+    position = {
+        "first_shown_share": _num(bias.first_share), "first_shown_pvalue": _num(bias.first_share_pvalue),
+        "n_valid_verdicts": bias.n_valid, "pairs_flipped_by_order": bias.n_pairs_flipped,
+        "pairs_decisive_both_orders": bias.n_pairs_decisive_both_orders, "flip_share": _num(bias.flip_share),
+        "consistency": _num(pc.consistency), "position_share": _num(pc.position_share),
+        "favoured": pc.favoured, "flag": pc.flag, "position_only": pc.flag == "position_only",
+    }
+    return cycles, position
+
+
 def judgement_section(
     analysis: Any,
     judgements: Mapping[str, ItemJudgement],
@@ -473,8 +524,11 @@ def judgement_section(
 
     * ``rankings.frequency`` / ``rankings.judge``: reliability level, 95% bound, M*, coverage, mode accuracy and
       average set size of each ranking, from the same labels (the judge's via s_J);
-    * ``cycles``: over the judged items (≥ 3 compared classes can cycle), paper Table 1 figures and the items with
-      cycles; ``position_bias`` over every verdict;
+    * ``cycles``: over the judged items with ≥ 1 decided triple, paper Table 1 figures
+      (:func:`~relgate_tui.core.judge.summarize_transitivity`: mean/max/median ρ, cycle share, pooled ρ, the random
+      baseline 1/4) and the items with cycles; ``position_bias``: :func:`~relgate_tui.core.judge.position_consistency`
+      over every verdict (the coin-flip orders keep the first-shown share unbiased) with its ``flag`` and
+      ``position_only``;
     * ``items``: per judged item, the compared classes, the verdicts per pair and order, the tournament edges, ρ and
       cyclic triples, the MFAS cost, the judge order, both scores and the judge's prediction set at its M*."""
     freq_records_cal, freq_records_dep, judge_cal, judge_dep = [], [], [], []
@@ -505,9 +559,7 @@ def judgement_section(
     judge_res = core_certify.compute_results(core_certify.build_input(judge_cal, judge_dep, k_max),
                                              alpha, confidence, gate)
     judged = [judgements[a.item_id] for a in analysis.items if a.item_id in judgements and judgements[a.item_id].judged]
-    reports = [j.cycles for j in judged]
-    summary = cj.summarize_cycles(reports)
-    bias = cj.position_bias([j.verdicts for j in judged])
+    cycles, position = transitivity_sections(judged)
     freq_score = {a.item_id: a.score for a in analysis.items}
     role = {a.item_id: a.role for a in analysis.items}
     items_json = []
@@ -520,7 +572,9 @@ def judgement_section(
             "edges": [[e.winner, e.loser, e.margin] for e in j.tournament.edges],
             "tied_pairs": [list(p) for p in j.tournament.tied_pairs],
             "n_cycles": j.cycles.n_cycles,
-            "rho": j.cycles.rho,
+            "rho": _num(j.cycles.rho),
+            "n_decided_triples": j.cycles.n_decided_triples,
+            "n_unresolved_pairs": j.cycles.n_unresolved_pairs,
             "cyclic_triples": [list(c) for c in j.cycles.cycles],
             "mfas_cost": j.mfas.cost if j.mfas else 0,
             "mfas_optimal": j.mfas.optimal if j.mfas else True,
@@ -539,20 +593,8 @@ def judgement_section(
         "n_items_judged": len(judged),
         "n_items_reordered": sum(1 for j in judged if j.order != j.frequency_order),
         "n_top_changed": sum(1 for j in judged if j.order[0] != j.frequency_order[0]),
-        "cycles": {
-            "n_items_with_triples": summary.n_inputs_with_triples,
-            "n_items_with_cycle": sum(1 for r in reports if r.n_cycles > 0),
-            "share_items_with_cycle": _num(summary.share_inputs_with_cycle),
-            "mean_rho": _num(summary.mean_rho),
-            "max_rho": _num(summary.max_rho),
-            "median_rho": _num(summary.median_rho),
-            "items_with_cycle": [j.item_id for j in judged if j.cycles.n_cycles > 0],
-        },
-        "position_bias": {
-            "first_shown_share": _num(bias.first_share), "first_shown_pvalue": _num(bias.first_share_pvalue),
-            "n_valid_verdicts": bias.n_valid, "pairs_flipped_by_order": bias.n_pairs_flipped,
-            "pairs_decisive_both_orders": bias.n_pairs_decisive_both_orders, "flip_share": _num(bias.flip_share),
-        },
+        "cycles": cycles,
+        "position_bias": position,
         "verdicts": {"total": n_verdicts, "valid": n_valid, "invalid": n_verdicts - n_valid},
         "calls": None if calls is None else {"made": calls.made, "cached": calls.cached, "failed": calls.failed},
         "items": items_json,
@@ -568,7 +610,9 @@ def verdicts_document(cfg: PairwiseJudgeConfig, verdicts_by_item: Mapping[str, S
 
 
 def _judge_identity(cfg: PairwiseJudgeConfig) -> dict[str, Any]:
-    return {"endpoint": public_url(cfg.endpoint.rstrip("/")), "model": cfg.model, "reps": cfg.reps,
+    # "protocol": verdicts stored by the earlier both-orders design are not reused (asked again, cache permitting)
+    return {"protocol": "paper000", "endpoint": public_url(cfg.endpoint.rstrip("/")), "model": cfg.model,
+            "reps": cfg.reps,
             "max_classes": cfg.max_classes, "temperature": cfg.temperature, "seed": cfg.seed}
 
 

@@ -96,18 +96,18 @@ def judge_summary(judge: dict) -> Table:
     c, b = judge["cycles"], judge["position_bias"]
     notes = Text()
     if judge.get("judge"):
-        notes.append(f"judge {clean(judge['judge']['model'])}, {judge['judge']['reps']} reps × 2 orders per pair\n",
-                     style="bold")
+        notes.append(f"judge {clean(judge['judge']['model'])}, {judge['judge']['reps']} verdicts/pair, random order\n", "bold")
     notes.append(f"{c['n_items_with_cycle']}", style="bold red" if c["n_items_with_cycle"] else "bold")
     notes.append(f" of {c['n_items_with_triples']} items with ≥ 3 compared answers have a preference cycle")
     if c["mean_rho"] is not None:
-        notes.append(f" (mean ρ {c['mean_rho']:.3f}, max {c['max_rho']:.3f})")
+        notes.append(f" (mean ρ {c['mean_rho']:.3f}, max {c['max_rho']:.3f}; a coin-flip judge: 0.25)")
     notes.append(f"\njudge reordered {judge['n_items_reordered']} of {judge['n_items_judged']} judged items, "
                  f"changed the top answer on {judge['n_top_changed']}")
     if b["first_shown_share"] is not None:
         notes.append(f"\nfirst-shown answer wins {b['first_shown_share']:.1%} of {b['n_valid_verdicts']} valid "
                      f"verdicts; {b['pairs_flipped_by_order']} of {b['pairs_decisive_both_orders']} pairs flip "
                      "with the order")
+        notes.append("\nposition-only judge (verdicts follow the order)" if b.get("position_only") else "", "bold red")
     v = judge["verdicts"]
     notes.append(f"\nverdicts {v['valid']} valid of {v['total']}", style="dim")
     if judge.get("calls"):
@@ -128,7 +128,7 @@ def judge_cells(it: dict) -> tuple:
     return (
         safe_line(it["id"]),
         str(len(it["compared"])),
-        Text(f"{it['rho']:.2f}", style="bold red" if it["rho"] > 0 else "dim"),
+        Text("—" if it["rho"] is None else f"{it['rho']:.2f}", style="bold red" if it["rho"] else "dim"),
         str(it["n_cycles"]),
         str(it["mfas_cost"]),
         safe_line(freq_top, 14, overflow="ellipsis"),
@@ -150,7 +150,8 @@ def cycle_view(it: dict) -> Text:
 
     t = Text()
     t.append(one_line(str(it["id"])), style="bold")
-    t.append(f"  ρ = {it['rho']:.2f}, {it['n_cycles']} cyclic triple(s)\n", style="bold red" if it["rho"] else "")
+    rho = "—" if it["rho"] is None else f"{it['rho']:.2f}"
+    t.append(f"  ρ = {rho}, {it['n_cycles']} cyclic triple(s)\n", style="bold red" if it["rho"] else "")
     t.append("frequency order  ", style="dim")
     t.append(one_line(" > ".join(it["compared"])) + "\n")
     t.append("judge order      ", style="dim")
@@ -533,7 +534,7 @@ class ResultsScreen(Screen[str]):
         self.query_one("#judge-body").display = True
         summary.update(judge_summary(self.judge))
         table = self.query_one("#judge-items", DataTable)
-        items = sorted(self.judge["items"], key=lambda it: (-it["rho"], -it["mfas_cost"], it["id"]))
+        items = sorted(self.judge["items"], key=lambda it: (-(it["rho"] or 0), -it["mfas_cost"], it["id"]))
         keys = [it["id"] for it in items]
         self._judge_items = {it["id"]: it for it in items}
         if keys != getattr(self, "_judge_keys", None):

@@ -20,8 +20,10 @@ from relgate_tui.engine.judge_certify import (
     acceptable_from_verdict,
     judge_calls_needed,
     judge_item,
+    judge_plan,
     judge_rank_score,
     judge_requests,
+    transitivity_sections,
 )
 from relgate_tui.engine.tasks import TaskItem
 
@@ -106,14 +108,55 @@ def test_a_single_class_item_is_not_judged():
     assert not j.judged and j.mfas is None and j.order == ("7",)
 
 
-def test_requests_cover_every_pair_in_both_orders_and_the_call_count_formula():
+def test_requests_follow_the_protocol_plan_and_the_call_count_formula():
     item = TaskItem("q1", "What is 2+2?")
-    reqs = judge_requests(item, ranked("4", "5", "22"), max_classes=6)
-    assert len(reqs) == 6 and len({r.key for r in reqs}) == 6
-    contents = [r.messages[-1]["content"] for r in reqs]
-    assert all("What is 2+2?" in c for c in contents)
+    reqs = judge_requests(item, ranked("4", "5", "22"), max_classes=6, reps=3, seed=7)
+    assert len(reqs) == 9 and len({r.key for r in reqs}) == 9  # C(3, 2) pairs × k = 3 verdicts, one request each
+    plan = cj.plan_pairwise(("4", "5", "22"), k=3, seed=7, input_id="q1")
+    assert [r.key for r in reqs] == [("correct", "q1", a.first, a.second, str(a.index)) for a in plan.asks]
+    assert judge_plan("q1", ("4", "5", "22"), 3, 7) == plan
+    for r, a in zip(reqs, plan.asks, strict=True):  # the first-shown class is "Answer A"
+        content = r.messages[-1]["content"]
+        assert "What is 2+2?" in content and f"Answer A: {a.first}\n" in content
+    # the orders are seeded coins: another seed gives another draw, the same seed the same one
+    assert judge_requests(item, ranked("4", "5", "22"), reps=3, seed=7) == reqs
+    assert [r.key for r in judge_requests(item, ranked("4", "5", "22"), reps=3, seed=8)] != [r.key for r in reqs]
+    assert judge_requests(item, ranked("4"), reps=3) == []
     assert judge_calls_needed({"a": ranked("1", "2", "3"), "b": ranked("1"), "c": ranked(*"abcdefgh")}, 6, 3) == (
-        2 * 3 * 3 + 0 + 2 * 15 * 3)
+        3 * 3 + 0 + 15 * 3)
+
+
+def _simulated_judgements(judge, n_items: int = 200, n_classes: int = 6, seed: int = 11):
+    """Judgements of ``n_items`` items whose every planned verdict is answered by ``judge(ask, rng)`` → winner."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n_items):
+        r = ranked(*(f"c{c}" for c in range(n_classes)))
+        plan = judge_plan(f"item{i}", r.classes, 3, seed)
+        vs = [cj.PairwiseVerdict(a.first, a.second, judge(a, rng)) for a in plan.asks]
+        out.append(judge_item(f"item{i}", r, vs))
+    return out
+
+
+def test_a_coin_flip_certification_judge_scores_the_random_baseline():
+    cycles, position = transitivity_sections(_simulated_judgements(
+        lambda a, rng: a.first if rng.random() < 0.5 else a.second))
+    # 200 items × C(6, 3) = 20 triples, each a 3-cycle with probability 1/4: sd of the mean ≈ 0.01
+    assert cycles["mean_rho"] == pytest.approx(0.25, abs=0.04)
+    assert cycles["random_baseline"] == 0.25 and cycles["n_unresolved_pairs"] == 0
+    assert 0.9 < cycles["cycle_share"] <= 1.0  # P(no cycle among 20 triples of a random 6-tournament) is small
+    assert cycles["share_items_with_cycle"] == cycles["cycle_share"]
+    assert not position["position_only"] and position["flag"] == "no_bias_detected"
+
+
+def test_an_always_first_certification_judge_is_flagged_position_only_not_transitive():
+    cycles, position = transitivity_sections(_simulated_judgements(lambda a, rng: a.first))
+    # random presentation orders make its majorities coin flips: it looks like a random judge, never transitive
+    assert cycles["mean_rho"] == pytest.approx(0.25, abs=0.04)
+    assert position["first_shown_share"] == 1.0 and position["favoured"] == "first"
+    assert position["flag"] == "position_only" and position["position_only"] is True
 
 
 # ------------------------------------------------------------------------------------------------------ config
@@ -122,6 +165,8 @@ def test_requests_cover_every_pair_in_both_orders_and_the_call_count_formula():
     ({"pairwise_judge_model": "j"}, "--pairwise-judge-endpoint"),
     ({"pairwise_judge_endpoint": "ftp://x", "pairwise_judge_model": "j"}, "http(s) URL"),
     ({"pairwise_judge_endpoint": "http://x/v1", "pairwise_judge_model": "j", "pairwise_judge_reps": 0}, "[1, 50]"),
+    ({"pairwise_judge_endpoint": "http://x/v1", "pairwise_judge_model": "j", "pairwise_judge_reps": 4},
+     "--pairwise-judge-reps must be odd"),
     ({"pairwise_judge_endpoint": "http://x/v1", "pairwise_judge_model": "j",
       "pairwise_judge_api_key_env": "sk-123 secret"}, "NAME of an environment variable"),
 ])
@@ -207,7 +252,11 @@ def test_per_item_cycles_are_real_cycles_of_the_listed_verdicts(judged_run):
         for a, b, c in it["cyclic_triples"]:
             assert {(a, b), (b, c), (c, a)} <= beats or {(a, c), (c, b), (b, a)} <= beats
         n = len(it["compared"])
-        assert it["rho"] == pytest.approx(it["n_cycles"] / math.comb(n, 3) if n >= 3 else 0.0)
+        if it["n_decided_triples"]:  # ρ over decided triples (= eq. 1 when every pair has a majority)
+            assert it["rho"] == pytest.approx(it["n_cycles"] / it["n_decided_triples"])
+        else:
+            assert it["rho"] is None and it["n_cycles"] == 0
+        assert it["n_decided_triples"] <= math.comb(n, 3)
         assert it["n_cycles"] == len(it["cyclic_triples"])
         if it["n_cycles"]:
             with_cycle.append(it["id"])
@@ -218,9 +267,15 @@ def test_per_item_cycles_are_real_cycles_of_the_listed_verdicts(judged_run):
             b_wins = pair["a_first"][1] + pair["b_first"][1]
             assert pair["winner"] == (pair["a"] if a_wins > b_wins else pair["b"] if b_wins > a_wins else None)
             assert pair["margin"] == abs(a_wins - b_wins)
+            assert a_wins + b_wins <= 3  # k = 3 verdicts per pair, randomly ordered (fewer valid if unparseable)
         # the judge order ranks exactly the observed classes, compared ones first
         assert set(it["judge_order"][: n]) == set(it["compared"])
     assert with_cycle == pj["cycles"]["items_with_cycle"]
+    c = pj["cycles"]
+    assert c["random_baseline"] == 0.25 and c["cycle_share"] == pytest.approx(len(with_cycle) / c["n_items_with_triples"])
+    assert pj["verdicts"]["total"] == sum(3 * math.comb(len(it["compared"]), 2) for it in pj["items"])
+    assert pj["position_bias"]["flag"] in {"no_bias_detected", "position_biased"}
+    assert pj["position_bias"]["position_only"] is False
 
 
 def test_rerun_asks_the_judge_nothing_and_gives_the_same_section(judged_run):

@@ -82,5 +82,9 @@ def test_a_changed_judge_configuration_is_asked_again(judged_session_path, tmp_p
     assert verdicts_from_document(stored, cfg) is not None
     assert verdicts_from_document(stored, PairwiseJudgeConfig(endpoint=cfg.endpoint, model="other", seed=5)) is None
     assert verdicts_from_document(stored, PairwiseJudgeConfig(endpoint=cfg.endpoint, model="sim-judge", seed=5,
-                                                              reps=2)) is None
+                                                              reps=5)) is None
+    # verdicts stored by the earlier both-orders design (no "protocol" in the identity) are asked again
+    old = {k: v for k, v in stored["judge"].items() if k != "protocol"}
+    assert stored["judge"]["protocol"] == "paper000"
+    assert verdicts_from_document({"judge": old, "items": stored["items"]}, cfg) is None
     assert verdicts_from_document({"judge": stored["judge"], "items": {"x": [["a", "b"]]}}, cfg) is None
