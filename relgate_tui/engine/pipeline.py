@@ -328,8 +328,8 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
 
 
 async def _judge_pass(prepared: Prepared, cache: Any, control: RunControl) -> AsyncIterator[Judging | CallCounts]:
-    """Ask the pairwise judge about every item with ≥ 2 answer classes (both orders × reps, through the sampler and
-    the cache), store the verdicts in the run; yields progress, then the judge's call counts."""
+    """Ask the pairwise judge about every item with ≥ 2 answer classes (k verdicts per pair in seeded random orders,
+    paper 000, through the sampler and the cache), store the verdicts in the run; yields progress, then the judge's call counts."""
     from relgate_tui.engine.judge_certify import (
         JudgeCertifyError,
         ask_pairwise_judge_async,

@@ -222,7 +222,7 @@ def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:
     c, b = judge["cycles"], judge["position_bias"]
     lines = [
         "",
-        f"## Pairwise judge ({who.get('model', '?')}, {who.get('reps', '?')} repetitions × both orders)",
+        f"## Pairwise judge ({who.get('model', '?')}, {who.get('reps', '?')} verdicts per pair in seeded random orders)",
         "",
         f"| ranking | reliability level | {f.get('confidence', 0.95):.0%} lower bound | M* | coverage |",
         "|---|---|---|---|---|",

@@ -565,10 +565,10 @@ class SetupScreen(Screen["RunSetup | None"]):
         if setup is not None and setup.pairwise_judge_model:
             from relgate_tui.engine.judge_certify import MAX_JUDGE_CLASSES
 
-            per_item = math.comb(MAX_JUDGE_CLASSES, 2) * 2 * setup.pairwise_judge_reps
+            per_item = math.comb(MAX_JUDGE_CLASSES, 2) * setup.pairwise_judge_reps
             t.append("judge       ", style="dim")
             t.append(f"≤ {pf.n_items * per_item:,} verdicts", style="bold")
-            t.append(f" (2 orders × {setup.pairwise_judge_reps} reps per pair of an item's top ≤ "
+            t.append(f" ({setup.pairwise_judge_reps} verdicts in random orders per pair of an item's top ≤ "
                      f"{MAX_JUDGE_CLASSES} answers; unanimous items need none)\n", style="dim")
         if pf.note:
             t.append(pf.note, style="dim italic")
