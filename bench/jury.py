@@ -22,10 +22,10 @@ def main() -> None:
     judges = int(sys.argv[2]) if len(sys.argv) > 2 else 9
     data, texts = simulate_pool(n, judges, seed=0)
     t0 = time.perf_counter()
-    study = run_jury_study(data, texts=texts, splits=10, seed=0, n_search=3)
+    study = run_jury_study(data, texts=texts, splits=10, seed=0, n_search=3, workers=2)
     wall = time.perf_counter() - t0
     print(f"{'protocol':<44}{'wall s':>8}{'target s':>10}  verdict")
-    label = f"{n:,} items × {judges} judges, 10 splits"
+    label = f"{n:,} items × {judges} judges, 10 splits, 2 processes"
     print(f"{label:<44}{wall:>8.1f}{TARGET_S:>10.0f}  {'PASS' if wall <= TARGET_S else 'FAIL'}")
     print()
     print(f"{'method':<26}{'Kendall τ':>10}{'sd':>7}{'p (jury >)':>12}")

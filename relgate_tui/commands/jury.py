@@ -32,6 +32,7 @@ def register(sub: Any) -> None:
     p.add_argument("--splits", type=int, default=10, help="random 60/20/20 splits (default 10)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--search", type=int, default=3, metavar="N", help="random-search configurations per predictor")
+    p.add_argument("--workers", type=int, default=1, metavar="N", help="run the splits on N processes (same result)")
     p.add_argument("--embeddings-endpoint", metavar="URL", help="OpenAI-compatible base URL serving /v1/embeddings")
     p.add_argument("--embeddings-model", metavar="NAME", help="the embeddings model")
     p.add_argument("--embeddings-api-key-env", metavar="VAR", help="NAME of the variable holding its API key")
@@ -163,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                                       api_key_env=args.embeddings_api_key_env)
                 embeddings[comp] = (emb, anchors)
     study = run_jury_study(data, texts=texts, embeddings=embeddings, splits=args.splits, seed=args.seed,
-                           n_search=args.search)
+                           n_search=args.search, workers=max(1, args.workers))
     if not args.quiet and args.json_path != "-":
         print(_table(study))
     if args.json_path:

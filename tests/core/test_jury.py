@@ -116,3 +116,10 @@ def test_bad_pools_are_one_line_errors(change, words):
     with pytest.raises(JuryInputError, match=words) as info:
         run_jury_study(JuryData(ids, judges, s, h, x, data.feature_names), splits=2)
     assert "\n" not in str(info.value)
+
+
+def test_splits_on_worker_processes_give_the_same_study():
+    data, texts = simulate_pool(160, 4, seed=9)
+    one = run_jury_study(data, texts=texts, splits=3, n_search=1, tolerances=(0.0,))
+    two = run_jury_study(data, texts=texts, splits=3, n_search=1, tolerances=(0.0,), workers=2)
+    assert one.to_json() == two.to_json()

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from relgate_tui.core.jury.features import TOPICS, EmbeddingFeatures, group_of, tfidf_embeddings
-from relgate_tui.core.jury.predictors import Predictor, fit_predictor, reliability_labels, roc_auc
+from relgate_tui.core.jury.predictors import fit_predictor, reliability_labels, roc_auc
 from relgate_tui.core.jury.protocol import (
     BASELINES,
     Comparison,
@@ -125,6 +127,7 @@ def run_jury_study(
     n_search: int = 3,
     claim_alpha: float = 0.05,
     progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
 ) -> JuryStudy:
     """Run the whole protocol. ``texts`` (component → texts) feeds the TF-IDF fallback embeddings when no
     ``embeddings`` (component → (item embeddings, topic anchor embeddings)) are given."""
@@ -132,13 +135,14 @@ def run_jury_study(
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):  # many small fits and SVDs: one thread each is fastest (see predictors)
-        return _run(data, texts, embeddings, splits, seed, tolerances, judge_scale, n_search, claim_alpha, progress)
+        return _run(data, texts, embeddings, splits, seed, tolerances, judge_scale, n_search, claim_alpha, progress,
+                    workers)
 
 
 def _run(data: JuryData, texts: Mapping[str, Sequence[str | None]] | None,
          embeddings: Mapping[str, tuple[np.ndarray, np.ndarray | None]] | None, splits: int, seed: int,
          tolerances: Sequence[float] | None, judge_scale: tuple[float, float] | None, n_search: int,
-         claim_alpha: float, progress: Callable[[int, int], None] | None) -> JuryStudy:
+         claim_alpha: float, progress: Callable[[int, int], None] | None, workers: int = 1) -> JuryStudy:
     n, nj = data.scores.shape
     lo, hi = judge_scale or (float(np.nanmin(data.scores)), float(np.nanmax(data.scores)))
     s_norm = normalise(data.scores, lo, hi)
@@ -162,42 +166,19 @@ def _run(data: JuryData, texts: Mapping[str, Sequence[str | None]] | None,
     tol_chosen: list[tuple[float, ...]] = []
     aucs: dict[str, list[float | None]] = {j: [] for j in data.judges}
     examples: list[dict] = []
-    for split_no, (tr, va, te) in enumerate(_splits(n, splits, seed)):
-        x = data.features
-        extra = _embedding_block(texts, embeddings, tr)
-        if extra is not None:
-            x = np.hstack([x, extra])
-        r_all = np.zeros((n, nj, len(tols)))
-        chosen_pred: dict[tuple[int, int], Predictor] = {}
-        for c in range(nj):
-            xc = x if data.judge_features is None else np.hstack([x, data.judge_features[:, c, :]])
-            for t_i, tol in enumerate(tols):
-                y = reliability_labels(s_norm[:, c], h_norm, tol)
-                pred = fit_predictor(c, tol, xc[tr], y[tr], xc[va], y[va], n_search=n_search,
-                                     seed=seed * 1000 + split_no * 97 + c * 7 + t_i)
-                r_all[:, c, t_i] = pred.predict(xc)
-                chosen_pred[(c, t_i)] = pred
-        k, assign, _ = _tune(r_all[va], s_norm[va], h_norm[va], ks, len(tols))
-        k_chosen.append(k)
-        tol_chosen.append(tuple(tols[a] for a in assign))
-        r = r_all[:, np.arange(nj), list(assign)]
-        for c in range(nj):
-            y = reliability_labels(s_norm[te, c], h_norm[te], tols[assign[c]])
-            aucs[data.judges[c]].append(roc_auc(y, r[te, c]))
-        preds = {"jury": jury_scores(r[te], s_norm[te], [k])[k]}
-        preds |= _baselines(s_norm, h_norm, tr, va, te)
-        for c, name in enumerate(data.judges):
-            preds[f"judge:{name}"] = s_norm[te, c]
-        for name, yhat in preds.items():
-            method_taus[name].append(kendall(yhat, h_norm[te]))
-            method_ns[name].append(int(np.sum(np.isfinite(yhat))))
-            for src in dict.fromkeys(sources[i] for i in te):
-                sel = np.array([sources[i] == src for i in te])
-                per_source[name].setdefault(src, []).append(kendall(yhat[sel], h_norm[te][sel]))
+    ctx = _SplitContext(data, texts, embeddings, s_norm, h_norm, tols, tuple(ks), tuple(sources), n_search, seed)
+    for split_no, out in enumerate(_outcomes(ctx, _splits(n, splits, seed), workers, progress)):
+        k_chosen.append(out["k"])
+        tol_chosen.append(out["tolerances"])
+        for name, auc in out["aucs"].items():
+            aucs[name].append(auc)
+        for name, tau in out["taus"].items():
+            method_taus[name].append(tau)
+            method_ns[name].append(out["ns"][name])
+            for src, t in out["per_source"][name].items():
+                per_source[name].setdefault(src, []).append(t)
         if split_no == 0:
-            examples = _examples(data, te[:200], r[te[:200]], s_norm[te[:200]], k)
-        if progress is not None:
-            progress(split_no + 1, splits)
+            examples = out["examples"]
     methods = {m: MethodResult(m, tuple(method_taus[m]), tuple(method_ns[m]),
                                {src: tuple(v) for src, v in per_source[m].items()} if len(per_source[m]) > 1 else {})
                for m in method_taus}
@@ -210,6 +191,97 @@ def _run(data: JuryData, texts: Mapping[str, Sequence[str | None]] | None,
                      k_per_split=tuple(k_chosen), tolerance_per_split=tuple(tol_chosen), auc_per_judge=auc_mean,
                      comparisons=comparisons, feature_groups=tuple(groups), example_items=tuple(examples),
                      claim_alpha=claim_alpha)
+
+
+@dataclass(frozen=True)
+class _SplitContext:
+    """Everything one split needs (picklable: splits may run in worker processes)."""
+
+    data: JuryData
+    texts: Mapping[str, Sequence[str | None]] | None
+    embeddings: Mapping[str, tuple[np.ndarray, np.ndarray | None]] | None
+    s_norm: np.ndarray
+    h_norm: np.ndarray
+    tols: tuple[float, ...]
+    ks: tuple[int, ...]
+    sources: tuple[str, ...]
+    n_search: int
+    seed: int
+
+
+def _outcomes(ctx: _SplitContext, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], workers: int,
+              progress: Callable[[int, int], None] | None) -> list[dict[str, Any]]:
+    """Every split's outcome, in split order: one after the other, or on ``workers`` processes (each split is seeded
+    on its own, so the result is the same). ``progress`` is called as splits finish; an exception it raises stops."""
+    if workers <= 1 or len(parts) < 2:
+        out = []
+        for i, part in enumerate(parts):
+            out.append(_one_split(ctx, i, *part))
+            if progress is not None:
+                progress(i + 1, len(parts))
+        return out
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    results: dict[int, dict[str, Any]] = {}
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(_one_split_limited, ctx, i, *part): i for i, part in enumerate(parts)}
+        try:
+            for done, fut in enumerate(as_completed(futures), start=1):
+                results[futures[fut]] = fut.result()
+                if progress is not None:
+                    progress(done, len(parts))
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+    return [results[i] for i in range(len(parts))]
+
+
+def _one_split_limited(ctx: _SplitContext, split_no: int, tr: np.ndarray, va: np.ndarray,
+                       te: np.ndarray) -> dict[str, Any]:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _one_split(ctx, split_no, tr, va, te)
+
+
+def _one_split(ctx: _SplitContext, split_no: int, tr: np.ndarray, va: np.ndarray, te: np.ndarray) -> dict[str, Any]:
+    """Train the predictors on ``tr``, tune K and the tolerances on ``va``, score every method on ``te``."""
+    data, s_norm, h_norm, tols, sources = ctx.data, ctx.s_norm, ctx.h_norm, ctx.tols, ctx.sources
+    n, nj = data.scores.shape
+    x = data.features
+    extra = _embedding_block(ctx.texts, ctx.embeddings, tr)
+    if extra is not None:
+        x = np.hstack([x, extra])
+    r_all = np.zeros((n, nj, len(tols)))
+    for c in range(nj):
+        xc = x if data.judge_features is None else np.hstack([x, data.judge_features[:, c, :]])
+        for t_i, tol in enumerate(tols):
+            y = reliability_labels(s_norm[:, c], h_norm, tol)
+            pred = fit_predictor(c, tol, xc[tr], y[tr], xc[va], y[va], n_search=ctx.n_search,
+                                 seed=ctx.seed * 1000 + split_no * 97 + c * 7 + t_i)
+            r_all[:, c, t_i] = pred.predict(xc)
+    k, assign, _ = _tune(r_all[va], s_norm[va], h_norm[va], list(ctx.ks), len(tols))
+    r = r_all[:, np.arange(nj), list(assign)]
+    aucs = {data.judges[c]: roc_auc(reliability_labels(s_norm[te, c], h_norm[te], tols[assign[c]]), r[te, c])
+            for c in range(nj)}
+    preds = {"jury": jury_scores(r[te], s_norm[te], [k])[k]}
+    preds |= _baselines(s_norm, h_norm, tr, va, te)
+    for c, name in enumerate(data.judges):
+        preds[f"judge:{name}"] = s_norm[te, c]
+    taus: dict[str, float] = {}
+    ns: dict[str, int] = {}
+    per_source: dict[str, dict[str, float]] = {}
+    for name, yhat in preds.items():
+        taus[name] = kendall(yhat, h_norm[te])
+        ns[name] = int(np.sum(np.isfinite(yhat)))
+        per_source[name] = {}
+        for src in dict.fromkeys(sources[i] for i in te):
+            sel = np.array([sources[i] == src for i in te])
+            per_source[name][src] = kendall(yhat[sel], h_norm[te][sel])
+    examples = _examples(data, te[:200], r[te[:200]], s_norm[te[:200]], k) if split_no == 0 else []
+    return {"k": k, "tolerances": tuple(tols[a] for a in assign), "aucs": aucs, "taus": taus, "ns": ns,
+            "per_source": per_source, "examples": examples}
 
 
 def _embedding_block(texts: Mapping[str, Sequence[str | None]] | None,
