@@ -545,7 +545,8 @@ def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confi
     """The ``pairwise_judge`` section from the judge verdicts stored in the run (None without a judge or before its
     pass): both rankings' reliability side by side and the cycle data (:mod:`relgate_tui.engine.judge_certify`).
     ``judgements``: the per-item judgements when the caller keeps them (the TUI), else computed here."""
-    from relgate_tui.engine.judge_certify import judge_items, judgement_section, verdicts_from_document  # cycle
+    from relgate_tui.engine.judge_certify import judge_items, verdicts_from_document
+    from relgate_tui.engine.judge_section import judgement_section
 
     cfg = prepared.config.pairwise_judge_config()
     if cfg is None:

@@ -8,7 +8,9 @@ run's ``results.json``). Formats:
   class), verified_by, prediction set and its size; text cells have control characters stripped and a cell starting
   with ``= + - @`` gets a leading apostrophe (a spreadsheet would run it as a formula, :func:`core.text.csv_cell`);
 * ``md`` — a readable Markdown report: the verdict, reliability with its bound, M*, validation metrics, calls, and
-  the per-item table.
+  the per-item table; a run imported from another tool's log (issue 15) also gets its ``imported_from`` block (tool,
+  version, model, files and hashes, K, temperature, seed) and its flags: why items carry no self-consistency signal,
+  and which items (the ``json`` export carries both in full).
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         f"not yet verified: {doc.get('n_pending', 0)}",
         *_readout_lines(doc),
         "",
+        *_import_markdown(doc),
     ]
     if doc.get("coverage") is not None:
         lines += [
@@ -204,6 +207,40 @@ def _weighted_markdown(wc: Mapping[str, Any] | None, m_star: Any) -> list[str]:
         out.append(f"- Coverage of the weighted sets: {_pct(cov['estimate'])} [{_pct(cov['lower'])}, "
                    f"{_pct(cov['upper'])}] on {cov['n']} deployment items with references")
     return out + [""]
+
+
+def _import_markdown(doc: Mapping[str, Any]) -> list[str]:
+    """The ``imported_from`` block of an imported run, with its flags and (at most 20 per flag) the flagged items."""
+    imp = doc.get("imported_from")
+    if not isinstance(imp, Mapping):
+        return []
+    lines = [
+        "## Imported from",
+        "",
+        f"- Tool: {_md_cell(imp.get('tool', '?'))} {_md_cell(imp.get('version') or '')}".rstrip()
+        + f"; model {_md_cell(imp.get('model', '?'))}"
+        + (f"; endpoint {_md_cell(public_url(str(imp['endpoint'])))}" if imp.get("endpoint") else ""),
+        f"- K = {imp.get('k', '?')}, temperature {imp.get('temperature', '—')}, do_sample {imp.get('do_sample', '—')}, "
+        f"seed {imp.get('seed', '—')}" + (f", filter {_md_cell(imp['filter'])}" if imp.get("filter") else ""),
+    ]
+    for f in imp.get("files") or []:
+        if isinstance(f, Mapping):
+            lines.append(f"- File: {_md_cell(f.get('path', '?'))} (sha256 `{_md_cell(str(f.get('sha256', ''))[:16])}…`)")
+    flags = imp.get("flags") or {}
+    n_items = (doc.get("task") or {}).get("items", "?")
+    if flags:
+        lines += ["", f"**{imp.get('n_flagged', '?')} of {n_items} items flagged: no self-consistency signal**", "",
+                  "| flag | items | why | flagged items |", "|---|---|---|---|"]
+        reasons = imp.get("flag_reasons") or {}
+        for flag, count in flags.items():
+            ids = [str(it.get("id")) for it in doc.get("items", []) if flag in (it.get("flags") or [])]
+            shown = ", ".join(ids[:20]) + (f" … and {len(ids) - 20} more" if len(ids) > 20 else "")
+            lines.append(f"| {_md_cell(flag)} | {count} | {_md_cell(reasons.get(flag, ''))} | {_md_cell(shown)} |")
+        lines.append("")
+    else:
+        lines.append("- No items flagged")
+    lines += [f"- Note: {_md_cell(n)}" for n in imp.get("notes") or []]
+    return [*lines, ""]
 
 
 def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:

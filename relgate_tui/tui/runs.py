@@ -1,5 +1,7 @@
 """Runs: every stored run (model, task, date, reliability, status) and judge audit (kind "audit"). Open one fully
-offline, resume an unfinished run, or mark two or more runs and compare them side by side.
+offline, resume an unfinished run, or mark two or more runs and compare them side by side. ``i`` imports another
+tool's log (lm-eval, Inspect, samples JSONL) as a new run (:mod:`relgate_tui.tui.importer`); the list then reloads
+with the new run selected and its import flags summarised below the table.
 
 Dismisses with ``(action, [run paths])`` where action is "open", "resume" or "compare", or None (Escape).
 """
@@ -24,6 +26,7 @@ from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.judging import AuditSummary
+    from relgate_tui.tui.importer import ImportDone
 
 RunsChoice = tuple[str, list[Path]]
 
@@ -44,6 +47,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
         Binding("r", "resume", "Resume", id="runs.resume", tooltip="Resume sampling / spot-check of the run"),
         Binding("space", "mark", "Mark", id="runs.mark", tooltip="Mark or unmark the run for comparison"),
         Binding("c", "compare", "Compare", id="runs.compare", tooltip="Compare the marked runs (two or more)"),
+        Binding("i", "import_log", "Import…", id="runs.import",
+                tooltip="Import an lm-eval / Inspect / samples log as a run (no model calls)"),
         Binding("escape", "back", "Back", id="runs.back", tooltip="Back to home"),
     ]
     HELP = "Runs are read from disk only: opening one makes no network call. Enter also opens."
@@ -55,6 +60,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
         self.summaries: dict[str, RunSummary] = {}
         self.audits: dict[str, AuditSummary] = {}
         self.marked: list[str] = []
+        self.imported: ImportDone | None = None  # the run the last Import… made: selected, flags in the hint
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -144,8 +150,18 @@ class RunsScreen(Screen["RunsChoice | None"]):
             f"{n} run{'s' if n != 1 else ''} in {self.runs_dir}" if n else
             f"No runs yet in {self.runs_dir} — start one from Home → New run."
         ))
+        self._select_imported(table)
         self._hint()
         table.focus()
+
+    def _select_imported(self, table: DataTable) -> None:
+        if self.imported is None:
+            return
+        want = self.imported.path.resolve()
+        for row, s in enumerate(self.summaries.values()):
+            if s.path.resolve() == want:
+                table.move_cursor(row=row)
+                return
 
     def _hint(self) -> None:
         marked = len(self.marked)
@@ -153,10 +169,13 @@ class RunsScreen(Screen["RunsChoice | None"]):
         t = Text()
         if current is not None:
             t.append(one_line(f"{current.run_id}  "), style="bold")
-            t.append(one_line(f"{public_url(str(current.endpoint))}  {current.path}") + "\n", style="dim")
+            if self.imported is not None and current.path.resolve() == self.imported.path.resolve():
+                t.append(one_line(self.imported.summary) + "\n", style="yellow")
+            else:
+                t.append(one_line(f"{public_url(str(current.endpoint))}  {current.path}") + "\n", style="dim")
         t.append(
             f"{marked} marked for comparison — c compares them" if marked else
-            "Enter/o open · r resume · Space mark runs, then c to compare them side by side",
+            "Enter/o open · r resume · i import a log · Space mark runs, then c to compare them side by side",
             style="dim",
         )
         self.query_one("#runs-hint", Static).update(t)
@@ -210,6 +229,19 @@ class RunsScreen(Screen["RunsChoice | None"]):
             self.notify("mark two or more runs with Space first", severity="warning")
             return
         self.dismiss(("compare", [self.summaries[r].path for r in self.marked]))
+
+    def action_import_log(self) -> None:
+        from relgate_tui.tui.importer import ImportScreen
+
+        self.app.push_screen(ImportScreen(self.runs_dir), callback=self._imported)
+
+    def _imported(self, done: ImportDone | None) -> None:
+        if done is None:
+            return
+        self.imported = done
+        self.marked.clear()
+        self.query_one("#runs-title", Label).update(safe_line(f"Imported run {done.run_id} — reloading …"))
+        self._load()
 
     def action_back(self) -> None:
         self.dismiss(None)

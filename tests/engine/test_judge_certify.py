@@ -23,8 +23,8 @@ from relgate_tui.engine.judge_certify import (
     judge_plan,
     judge_rank_score,
     judge_requests,
-    transitivity_sections,
 )
+from relgate_tui.engine.judge_section import transitivity_sections
 from relgate_tui.engine.tasks import TaskItem
 
 TASK = "bigbench-3digit-addition"
