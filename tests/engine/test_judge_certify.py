@@ -323,7 +323,7 @@ def test_markdown_report_has_the_judge_section(judged_run):
     doc = judged_run["doc"]
     md = report_markdown(doc)
     pj = doc["pairwise_judge"]
-    assert "## Pairwise judge (sim-judge, 3 repetitions × both orders)" in md
+    assert "## Pairwise judge (sim-judge, 3 verdicts per pair in seeded random orders)" in md
     assert f"Items with a preference cycle: {pj['cycles']['n_items_with_cycle']} of" in md
     for item_id in pj["cycles"]["items_with_cycle"]:
         assert f"| {item_id} |" in md.split("## Pairwise judge")[1].split("## Items")[0]
