@@ -71,34 +71,11 @@ from relgate_tui.engine.views import (
     build_results_view,
 )
 
-__all__ = [
-    "Session",
-    # re-exported from engine.setup and engine.views (screens import them from here)
-    "DEMO_PREFERRED_PORT",
-    "EndpointChoice",
-    "TaskChoice",
-    "RunSetup",
-    "Preflight",
-    "ItemProgress",
-    "SamplingUpdate",
-    "Candidate",
-    "ItemView",
-    "SpotProgress",
-    "ItemRow",
-    "ResultsView",
-    "LabelOutcome",
-    "GateBasis",
-    "start_demo",
-    "demo_endpoint",
-    "endpoint_choices",
-    "default_endpoint_index",
-    "discover_endpoints",
-    "list_models",
-    "task_choices",
-    "inspect_task",
-    "preflight",
-    "probe_latency",
-    "expected_samples_per_item",
+__all__ = [  # Session; the rest re-exported from engine.setup and engine.views (screens import them from here)
+    "Session", "DEMO_PREFERRED_PORT", "EndpointChoice", "TaskChoice", "RunSetup", "Preflight", "ItemProgress",
+    "SamplingUpdate", "Candidate", "ItemView", "SpotProgress", "ItemRow", "ResultsView", "LabelOutcome", "GateBasis",
+    "start_demo", "demo_endpoint", "endpoint_choices", "default_endpoint_index", "discover_endpoints", "list_models",
+    "task_choices", "inspect_task", "preflight", "probe_latency", "expected_samples_per_item",
 ]
 
 TUI_MANIFEST_KEY = "tui"
