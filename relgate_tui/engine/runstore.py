@@ -522,14 +522,7 @@ class RunStore:
                 if self._samples_fd is not None:
                     self.sync_samples()
                 self.update_manifest(counts=self.count_files())
-        if self._samples_fd is not None:
-            with contextlib.suppress(OSError):
-                self.sync_samples()
-            os.close(self._samples_fd)
-            self._samples_fd = None
-        if self._labels_fd is not None:
-            os.close(self._labels_fd)
-            self._labels_fd = None
+        self.release_files()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
