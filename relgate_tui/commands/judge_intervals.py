@@ -92,9 +92,10 @@ def _pick(table: Any, what: str, given: str | None, values: list[str], default: 
 
 
 def load_input(path: str, *, judge: str | None, criterion: str | None, variant: str | None, grid: Any,
-               alpha: float, table: Any = None) -> tuple[Any, dict[str, str]]:
+               alpha: float, table: Any = None, scale: Any = None) -> tuple[Any, dict[str, str]]:
     """(StudyInput, labels) for one judge × criterion × variant of a scores file (or of ``table`` when given, e.g. a
-    stored audit's, with ``path`` its label); one-line errors."""
+    stored audit's, with ``path`` its label); ``scale``: the judge's scale values (None = those the log-probs
+    name); one-line errors."""
     from relgate_tui.core.judge_intervals.study import prepare
     from relgate_tui.engine.scores_file import load_scores
 
@@ -110,7 +111,7 @@ def load_input(path: str, *, judge: str | None, criterion: str | None, variant: 
     sub = table.select(judge=j, criterion=c, variant=v)
     rows = sub.rows
     inp = prepare([r.id for r in rows], [r.logprobs for r in rows], [r.human for r in rows], [r.score for r in rows],
-                  grid=grid, alpha=alpha, where=str(path))
+                  grid=grid, alpha=alpha, scale=scale, where=str(path))
     return inp, {"judge": j, "criterion": c, "variant": v, "scores_file": str(path)}
 
 
@@ -164,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"audit {audit.audit_id}: no score-token log-probabilities stored (paper 001 needs "
                             "them): run the audit with --top-logprobs 5 (or a judge's top_logprobs=5)")
         inp, labels = load_input(f"audit {audit.audit_id}", judge=args.judge, criterion=args.criterion,
-                                 variant=args.variant, grid=grid, alpha=args.alpha, table=table)
+                                 variant=args.variant, grid=grid, alpha=args.alpha, table=table, scale=audit.scale)
         labels = {k: v for k, v in labels.items() if k != "scores_file"} | {"audit": audit.audit_id}
     else:
         inp, labels = load_input(args.scores, judge=args.judge, criterion=args.criterion, variant=args.variant,

@@ -14,7 +14,12 @@ human means ~1/3 of 5-story inputs do).
   P(A) = Φ((q_A − q_B + position_bias + g) / (noise_sd·√2)).
 * direct (``direct_prompt``): round(q + ``direct_item_sd``·z(text) + ``direct_sd``·ε) clipped to 1..5
   (z(text) persistent per text and criterion, ε per call). So P(score = k) = Φ((k + ½ − μ)/σ) − Φ((k − ½ − μ)/σ)
-  with μ = q + direct_item_sd·z(text), σ = direct_sd, the end categories taking the tails.
+  with μ = q + direct_item_sd·z(text), σ = direct_sd, the end categories taking the tails. The other built-in
+  direct prompts (:mod:`relgate_tui.engine.judging.geval`: score-only on 1–K, the G-Eval form) are answered on
+  their scale 1–K with μ and σ mapped linearly (μ_K = 1 + (μ − 1)(K − 1)/4, σ_K = σ(K − 1)/4). The G-Eval answer
+  is three reasoning lines that quote in-scale numbers ("Step 1", "3 main events"; fixed per text), then
+  "Score: k" (or "Score (1-K): k", "**Score:** k"): the log-probs of the final digit carry the score distribution,
+  the reasoning tokens are certain given the text.
 * certification (``correctness_pairwise_prompt``): q = ``correct_margin`` if the answer's canonical class
   (``core.canon.get_canonicalizer(task.canon)``) is a reference class of the bundled item, else 0, plus a persistent
   U[0, 0.3] per answer; then as pairwise. Unknown question: hash quality.
@@ -44,10 +49,12 @@ from relgate_tui.demo.tokens import SimCompletion, split_tokens, token_choices
 from relgate_tui.engine import judge_prompts
 
 __all__ = [
+    "INVALID_GEVAL",
     "INVALID_SCORES",
     "INVALID_VERDICTS",
     "JUDGE_MODEL",
     "JudgeKnobs",
+    "geval_completion",
     "judge_completion",
     "judge_reply",
     "latent_quality",
@@ -150,6 +157,34 @@ def score_completion(rng: Random, mu: float, sd: float, invalid_rate: float, sca
     return _completion(text, replies)
 
 
+GEVAL_FORMS: tuple[tuple[str, int], ...] = (("Score: {s}", 85), ("Score (1-{k}): {s}", 10), ("**Score:** {s}", 5))
+_GEVAL_TABLE = cumulative(GEVAL_FORMS)
+INVALID_GEVAL = "I cannot settle on a single score."
+_GEVAL_VERDICTS = ("loses the thread more than once", "is mostly easy to follow", "holds together well")
+
+
+def geval_reasoning(criterion: str, text: str, mu: float, scale: int) -> str:
+    """The fixed reasoning of a G-Eval answer: three steps quoting in-scale numbers (never the score's cue)."""
+    events = 2 + int(unit("geval-events", criterion.casefold(), text) * 3)
+    verdict = _GEVAL_VERDICTS[min(2, max(0, int(3 * (mu - 1) / max(1, scale - 1))))]
+    return (f"Step 1: The input sets the task; a good response must follow it.\n"
+            f"Step 2: The response has {events} main events and {verdict}.\n"
+            f"Step 3: Weighing step 2 against the {criterion} criterion.\n")
+
+
+def geval_completion(rng: Random, reasoning: str, mu: float, sd: float, invalid_rate: float,
+                     scale: int) -> SimCompletion:
+    """A G-Eval answer (module docstring); draw order: invalid?, ε, surface form."""
+    probs = score_probabilities(mu, sd, scale)
+    replies = [(reasoning + INVALID_GEVAL, invalid_rate)]
+    replies += [(reasoning + form.format(s=k, k=scale), (1.0 - invalid_rate) * w * p)
+                for form, w in _form_weights(GEVAL_FORMS) for k, p in zip(range(1, scale + 1), probs, strict=True)]
+    if rng.random() < invalid_rate:
+        return _completion(reasoning + INVALID_GEVAL, replies)
+    score = min(scale, max(1, round(mu + sd * rng.gauss(0.0, 1.0))))
+    return _completion(reasoning + pick(_GEVAL_TABLE, rng).format(s=score, k=scale), replies)
+
+
 def verdict_completion(utility_a: float, utility_b: float, rng: Random, knobs: JudgeKnobs, noun: str) -> SimCompletion:
     """A pairwise reply: "A" when q_A + bias + noise·ε₁ ≥ q_B + noise·ε₂, in a surface form, with its log-probs."""
     margin = utility_a + knobs.position_bias - utility_b
@@ -238,6 +273,18 @@ def judge_completion(
         quality = latent_quality(direct.text, direct.criterion)
         persistent = knobs.direct_item_sd * gauss("direct", direct.criterion.casefold(), direct.text)
         return score_completion(rng, quality + persistent, knobs.direct_sd, knobs.invalid_rate)
+    from relgate_tui.engine.judging import geval  # the other built-in direct prompts (G-Eval, scale 1–K)
+
+    builtin = geval.parse_prompt(messages)
+    if builtin is not None:
+        quality = latent_quality(builtin.text, builtin.criterion)
+        mu5 = quality + knobs.direct_item_sd * gauss("direct", builtin.criterion.casefold(), builtin.text)
+        stretch = (builtin.scale - 1) / 4.0
+        mu, sd = 1.0 + (mu5 - 1.0) * stretch, knobs.direct_sd * stretch
+        if builtin.prompt == geval.GEVAL:
+            reasoning = geval_reasoning(builtin.criterion, builtin.text, mu, builtin.scale)
+            return geval_completion(rng, reasoning, mu, sd, knobs.invalid_rate, builtin.scale)
+        return score_completion(rng, mu, sd, knobs.invalid_rate, builtin.scale)
     correctness = judge_prompts.parse_correctness_prompt(messages)
     if correctness is not None:
         return correctness_completion(correctness, rng, knobs, catalogue)

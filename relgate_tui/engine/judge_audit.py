@@ -78,6 +78,8 @@ class JudgeAuditConfig:
     store: bool = False
     store_dir: str | None = None
     likert_protocol: str = "single"
+    prompt: str = "score-only"  # the direct study's built-in prompt: score-only | geval (engine/judging/geval.py)
+    scale: int = 5  # the direct study's scale 1–K
 
     def judges(self) -> tuple[Judge, ...]:
         first = Judge(self.endpoint, self.model, self.api_key_env, self.temperature, self.max_tokens,
@@ -87,7 +89,7 @@ class JudgeAuditConfig:
     def to_spec(self) -> AuditSpec:
         return AuditSpec(self.data, self.criterion, self.judges(), (ORIGINAL, *self.variants), self.protocol,
                          self.reps, self.inputs, self.candidates, self.alpha, self.seed, self.concurrency,
-                         likert_protocol=self.likert_protocol).validate()
+                         likert_protocol=self.likert_protocol, prompt=self.prompt, scale=self.scale).validate()
 
     def validate(self) -> None:
         self.to_spec()
@@ -190,13 +192,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--likert-protocol", default="single", choices=("single", "mean"),
                         help="direct scores: ŷ = one score per candidate (single, paper 000; default) or the "
                              "mean of the k scores (mean)")
+    parser.add_argument("--prompt", default="score-only", choices=("score-only", "geval"),
+                        help="direct scores: paper 000's score-only prompt (default) or a G-Eval form (criterion, "
+                             "evaluation steps, reasoning, then 'Score: N'; paper 001)")
+    parser.add_argument("--scale", type=int, default=5, metavar="K",
+                        help="direct scores on 1..K (default 5; 2-10; paper 000's conformal sets need 5)")
     parser.add_argument("--inputs", type=int, default=None)
     parser.add_argument("--candidates", type=int, default=None)
     parser.add_argument("--alpha", type=float, default=0.10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="per answer (default 16; 400 with --prompt geval, which reasons before scoring)")
     parser.add_argument("--top-logprobs", type=int, default=0, help="ask for per-token log-probs (K alternatives)")
     parser.add_argument("--no-store", action="store_true", help="do not keep the audit in the data dir")
     parser.add_argument("--no-cache", action="store_true", help="do not use the request cache")
@@ -209,6 +217,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _config(args: argparse.Namespace) -> JudgeAuditConfig:
     if not args.data or not args.criterion:
         raise UserError("judge-audit needs --data and --criterion (or --scores FILE)")
+    from relgate_tui.engine.judging import geval
+
+    prompt, scale = getattr(args, "prompt", geval.DEFAULT_PROMPT), getattr(args, "scale", geval.DEFAULT_SCALE)
+    geval.check(prompt, scale)
+    if args.max_tokens is None:
+        args = argparse.Namespace(**{**vars(args), "max_tokens": 400 if prompt == geval.GEVAL else 16})
     more = [parse_judge(s, args.endpoint, args) for s in args.judge]
     endpoint, model = args.endpoint, args.model
     if not model:
@@ -224,9 +238,10 @@ def _config(args: argparse.Namespace) -> JudgeAuditConfig:
         protocol=args.protocol, reps=args.reps, inputs=args.inputs, candidates=args.candidates, alpha=args.alpha,
         seed=args.seed, concurrency=args.concurrency, temperature=args.temperature, max_tokens=args.max_tokens,
         top_logprobs=args.top_logprobs, more_judges=tuple(more),
-        variants=(*perturbed_variants(args.perturb, seed=args.seed, criterion=args.criterion or ""),
+        variants=(*perturbed_variants(args.perturb, seed=args.seed, criterion=args.criterion or "",
+                                      direct=geval.direct_template(prompt, scale)),
                   *(load_variant(v) for v in args.variant)), store=not args.no_store, use_cache=not args.no_cache,
-        likert_protocol=getattr(args, "likert_protocol", "single"),
+        likert_protocol=getattr(args, "likert_protocol", "single"), prompt=prompt, scale=scale,
     )
 
 

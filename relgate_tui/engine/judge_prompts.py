@@ -54,7 +54,8 @@ Accepted verdict lines: ``A``, ``(A)``, ``A.``, ``**A**``, ``Response A``, ``Ans
 ``A and B``, a sentence starting with the article "A ..." (``A story is better``), lowercase letters inside
 sentences. A later line that is itself a bare verdict for the *other* letter (``A`` then ``Actually, B``) makes the
 answer ``None``. Accepted score lines: ``4``, ``4.``, ``Score: 4``, ``Rating: 4/5``, ``4 out of 5``, ``**4**``;
-rejected: ``4.5``, ``0``, ``6``, ``3-4``, ``3 or 4``, ``45``.
+rejected: ``4.5``, ``0``, ``6``, ``3-4``, ``3 or 4``, ``45``, ``4/10`` (on a 1–10 scale, :func:`parse_direct_score`'s
+``scale_max``: ``10``, ``7/10``; ``07`` is rejected).
 """
 
 from __future__ import annotations
@@ -315,7 +316,8 @@ _INTERJECTION = re.compile(
     re.IGNORECASE,
 )
 _SCORE = re.compile(
-    r"(?:(?:final\s+)?(?:score|rating)\s*(?:is\s*:?|:)?\s*)?(?P<score>[1-5])(?:\s*/\s*5|\s+out\s+of\s+5)?\s*[.!]?",
+    r"(?:(?:final\s+)?(?:score|rating)\s*(?:is\s*:?|:)?\s*)?(?P<score>\d{1,2})(?:\s*/\s*(?P<of>\d{1,2})|\s+out\s+of\s+"
+    r"(?P<out_of>\d{1,2}))?\s*[.!]?",
     re.IGNORECASE,
 )
 
@@ -361,12 +363,17 @@ def parse_pairwise_verdict(text: object) -> str | None:
     return verdict
 
 
-def parse_direct_score(text: object) -> int | None:
-    """Strictly parse a direct-scoring judge output into an integer 1–5 or None (INVALID)."""
+def parse_direct_score(text: object, scale_max: int = 5) -> int | None:
+    """Strictly parse a direct-scoring judge output into an integer 1–``scale_max`` or None (INVALID). A
+    denominator ("4/5", "4 out of 5") must be ``scale_max``."""
     lines = _lines(text)
     if not lines:
         return None
     match = _SCORE.fullmatch(lines[0])
-    if match is None:
+    if match is None or match["score"].startswith("0"):
         return None
-    return int(match["score"])
+    denominator = match["of"] or match["out_of"]
+    if denominator is not None and int(denominator) != scale_max:
+        return None
+    score = int(match["score"])
+    return score if 1 <= score <= scale_max else None

@@ -1,6 +1,7 @@
 """Paper 001 features: rating tokens, merged log-probs, the rating-token locator, the weighted average."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from relgate_tui.core.judge_intervals.features import (
     FLOOR_LOGPROB,
     feature_vector,
+    find_rating,
     locate_rating,
     merge_logprobs,
     rating_value,
@@ -64,10 +66,16 @@ def test_locator_takes_the_final_score_after_the_cue_not_a_quoted_scale():
     assert set(loc.logprobs) == {3, 4, 5}
 
 
-def test_locator_falls_back_to_the_last_in_scale_number():
-    toks = _toks("I", " would", " give", " it", " 3", " out", " of", " 5", top={"5": -0.3, "4": -1.5})
+def test_locator_falls_back_to_the_last_in_scale_number_that_is_not_a_denominator_or_range_end():
+    # "3 out of 5" rates 3: the denominator is not the rating (the first version of this test expected 5)
+    toks = _toks("I", " would", " give", " it", " 3", " out", " of", " 5", top={"3": -0.1, "4": -1.5})
     loc = locate_rating(toks, SCALE)
-    assert loc.index == 7 and loc.score == 5 and loc.reason is None
+    assert loc.index == 4 and loc.score == 3 and loc.reason is None
+    toks = _toks("On", " a", " scale", " of", " 1", "-", "5", ",", " it", " is", " a", " 4", " (", "1", " to", " 5",
+                 ")", top={"4": -0.2})
+    assert locate_rating(toks, SCALE).index == 11
+    toks = _toks("4", "/", "5", top={"4": -0.2, "5": -2.0})
+    assert locate_rating(toks, SCALE).index == 0
 
 
 @pytest.mark.parametrize(("tokens", "reason"), [
@@ -95,3 +103,59 @@ def test_locator_refuses_a_rating_split_across_tokens():
 def test_locator_survives_malformed_top_logprobs(top):
     loc = locate_rating([("Score", -0.1, None), (":", -0.1, None), (" 4", None, top)], SCALE)
     assert loc.reason is None or "malformed" in loc.reason or "no scale token" in loc.reason
+
+
+# ---- token streams as real judges write them (bench/REAL_JUDGES.md) ----------------------------------------------
+QWEN_TOP = [("4", -0.93), ("5", -1.28), ("3", -1.45), ("2", -3.00), ("1", -3.22), ("6", -7.94)]
+SMOL_TOP = [("1", -1.55), ("No", -1.96), ("5", -2.30), ("4", -2.72), ("3", -2.72), ("2", -3.62), (" ", -4.0)]
+
+
+@pytest.mark.parametrize("first_line", [True, False])
+def test_qwen_answers_a_bare_digit_as_its_first_token(first_line):
+    loc = locate_rating([("4", -0.93, QWEN_TOP)], SCALE, first_line=first_line)
+    assert (loc.index, loc.score, loc.reason) == (0, 4, None)
+    assert loc.logprobs == {1: -3.22, 2: -3.00, 3: -1.45, 4: -0.93, 5: -1.28}  # "6" is off the scale
+
+
+@pytest.mark.parametrize(("tokens", "reason"), [
+    ([("1", -1.55, SMOL_TOP), (".", -0.4, None), (" Poor", -0.2, None), ("\n", -0.1, None)], "no rating found"),
+    ([("No", -1.96, SMOL_TOP), (",", -0.5, None), (" I", -0.3, None), ("'m", -0.2, None)], "no rating found"),
+    ([("1", -1.55, SMOL_TOP), (".", -0.4, None), (" Poor", -0.2, None), ("\n", -0.1, None), ("2", -0.1, None),
+      (".", -0.1, None), (" Fair", -0.1, None)], "no rating found"),
+])
+def test_smollm2_reciting_the_legend_or_refusing_has_no_rating_token(tokens, reason):
+    """"1. Poor" is the legend's first line, not a rating: a list marker is never the rating (a reason instead)."""
+    for first_line in (True, False):
+        loc = locate_rating(tokens, SCALE, first_line=first_line)
+        assert loc.logprobs is None and reason in loc.reason
+
+
+def test_geval_answer_the_final_score_not_a_digit_inside_the_reasoning():
+    text = ("Step 1: Read the input; it asks for 3 things.\nStep 2: The response covers 2 of them.\n"
+            "Step 3: Assign a score from 1 to 5.\nScore: 4")
+    pieces = re.findall(r"\s*(?:[^\W_]+|[^\w\s]+)|\s+", text)
+    toks = [(p, -0.01, {" 4": -0.3, " 3": -1.5, "4": -2.5} if i == len(pieces) - 1 else {p: -0.01})
+            for i, p in enumerate(pieces)]
+    loc = locate_rating(toks, SCALE)
+    assert loc.index == len(pieces) - 1 and loc.score == 4 and loc.reason is None
+    assert math.exp(loc.logprobs[4]) == pytest.approx(math.exp(-0.3) + math.exp(-2.5))
+    # the G-Eval form echoed with its range, and markdown around the cue
+    for form in ("Score (1-5): 4", "**Score:** 4", "Final score is 4", "Evaluation:\n1. Read it.\nScore: 4"):
+        found = find_rating("Step 1: fine.\nStep 2: 3 events.\n" + form, SCALE)
+        assert found.score == 4 and found.reason is None, form
+    # no cue and only step numbers: no rating (never "Step 3")
+    assert find_rating("Step 1: read.\nStep 2: compare.\nStep 3: done.", SCALE).reason == "no rating found in the answer"
+
+
+def test_first_line_reads_only_the_span_of_the_strict_score_only_parser():
+    assert find_rating("\n4\nThe story has 5 parts.", SCALE, first_line=True).score == 4
+    assert find_rating("4\nThe story has 5 parts.", SCALE).score == 5  # the whole answer: its last number
+    assert find_rating("Score: 4\nActually, Score: 2", SCALE, first_line=True).score == 4
+    assert find_rating("Rating: 7/10", tuple(range(1, 11)), first_line=True).score == 7
+
+
+def test_scale_1_to_10_locates_a_two_digit_token():
+    toks = [("Score", -0.1, None), (":", -0.1, None), (" 10", -0.2, {" 10": -0.2, " 9": -1.7, "10": -3.0, " 1": -6.0})]
+    loc = locate_rating(toks, tuple(range(1, 11)))
+    assert loc.score == 10 and set(loc.logprobs) == {1, 9, 10}
+    assert math.exp(loc.logprobs[10]) == pytest.approx(math.exp(-0.2) + math.exp(-3.0))

@@ -98,15 +98,22 @@ def test_unparseable_missing_and_changed_answers_are_counted(audit_dir: Path, tm
     lines = _stored(copy)
     rep0 = [i for i, a in enumerate(lines) if a["rep"] == 0 and direct.parse(a["text"]) is not None]
     lines[rep0[0]]["text"], lines[rep0[0]]["logprobs"] = "no idea", None  # unparseable, no log-probs: no row
-    lines[rep0[1]]["text"] = "hmm"  # unparseable but with log-probs: a row without a score
+    # unparseable although its log-probs spell a score: no parsed score, so no rating token either (one locator)
+    lines[rep0[1]]["text"] = "hmm"
     del lines[rep0[2]]  # never stored: missing
     (copy / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in lines))
     base, res = audit_scores(audit_dir), audit_scores(copy)  # by directory
-    assert res.unparseable == base.unparseable + 2 and res.dropped == base.dropped + 1
-    assert res.missing == 1 and res.answers == base.answers - 1 and len(res.table) == len(base.table) - 2
+    assert res.unparseable == base.unparseable + 2 and res.dropped == base.dropped + 2
+    assert res.missing == 1 and res.answers == base.answers - 1 and len(res.table) == len(base.table) - 3
     hmm = lines[rep0[1]]
-    row = res.table.get("/".join(hmm["key"][2:]), hmm["judge"], "Coherence", hmm["key"][1])
-    assert row is not None and row.score is None and row.logprobs
+    assert res.table.get("/".join(hmm["key"][2:]), hmm["judge"], "Coherence", hmm["key"][1]) is None
+    # every answer without a rating token is counted with its reason, and the summary names them
+    added = {r: res.no_rating_token[r] - base.no_rating_token.get(r, 0) for r in res.no_rating_token}
+    assert added == {"no log-probabilities returned": 1,
+                     "unparseable answer: the strict parser reads no score on its first line": 1}
+    total = sum(res.no_rating_token.values())
+    assert f"{total} items without a rating token: " in res.summary()
+    assert res.to_json()["no_rating_token"] == res.no_rating_token and res.to_json()["scale"] == [1, 5]
 
 
 def test_audits_that_cannot_give_scores_are_one_line_errors(audit_dir: Path, tmp_path: Path) -> None:

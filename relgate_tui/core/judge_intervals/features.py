@@ -4,11 +4,16 @@ Pure functions, no IO:
 
 - :func:`rating_value` maps one token's text to a scale value (``" 4"``, ``"4"``, ``"four"``, ``"**4"`` → 4) or
   ``None``.
-- :func:`locate_rating` finds, in a list of ``(token, logprob, top_logprobs)`` triples, the token that carries the
-  judge's *final parsed score*: the number after the last cue such as ``Score:`` / ``Rating:`` / ``Final score``,
-  else the last in-scale number of the answer. The paper locates the token "at the most frequent position of the
-  rating"; reading the final parsed score instead is robust to answers that quote the scale ("1 to 5") or change
-  their mind. When no rating token is found the result carries a one-line reason for that item.
+- :func:`find_rating` reads the judge's *final parsed score* from an answer's text: the number after the last cue
+  such as ``Score:`` / ``Score (1-5):`` / ``Rating:`` / ``Final score is``, else the last in-scale number of the
+  answer that is not a denominator ("4/5", "4 out of 5"), a range end ("1-5", "1 to 5", "between 1 and 5"), a step
+  number ("Step 3") or a list marker ("1. Read …"). ``first_line=True`` reads the first non-empty line only (the
+  span paper 000's strict score-only parser reads).
+- :func:`locate_rating` finds, in a list of ``(token, logprob, top_logprobs)`` triples, the token that carries that
+  score (:func:`find_rating` on the tokens' text). The paper locates the token "at the most frequent position of the
+  rating"; reading the final parsed score instead is robust to answers that quote the scale ("1 to 5"), reason
+  before scoring (G-Eval: "Step 1 … Score: 4") or change their mind. When no rating token is found the result
+  carries a one-line reason for that item.
 - :func:`feature_vector` merges equivalent surface forms in probability space (log-sum-exp) and floors absent tokens.
 - :func:`softmax_rows` and :func:`weighted_average` give the ordinal methods' inputs and the G-Eval baseline
   Σ_k v_k · softmax(z)_k (§3.4; the notes' worked logits give 4.6394 and 4.3716).
@@ -35,9 +40,17 @@ _WORDS = {
     "ten": 10,
 }
 _STRIP = " \t\r\n*_`'\"()[]{}<>:.,;!#|-"
-_CUE = re.compile(r"(?:final\s+score|overall\s+score|score|rating|grade|evaluation)\s*(?:is|of|=|:)?\s*[*_`\s]*"
+_CUE = re.compile(r"\b(?:final\s+score|overall\s+score|score|rating|grade|evaluation)[*_`]*"
+                  r"(?:\s*\(\s*\d+\s*(?:-|–|to)\s*\d+\s*\))?"  # "Score (1-5):" as the G-Eval form asks
+                  r"\s*(?:is|of|=|:)?\s*[*_`\s]*"
                   r"(?P<num>\d+(?:\.\d+)?)", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
+# numbers that are not the rating when no cue is present: denominators, range ends, step numbers, list markers
+_NOT_A_RATING_BEFORE = re.compile(r"(?:/\s*|\bout\s+of\s+|\bstep\s+|\d\s*(?:-|–|to)\s*|\bbetween\s+\d+\s+and\s+)$",
+                                  re.IGNORECASE)
+_NOT_A_RATING_AFTER = re.compile(r"^(?:\s*(?:-|–|to)\s*\d|\s+and\s+\d)", re.IGNORECASE)
+_LIST_MARKER = re.compile(r"^[ \t]*$")  # only blanks between the line start and the number …
+_LIST_TAIL = re.compile(r"^[.)][ \t]+[^\W\d_]")  # … then "." or ")" and a word: "1. Read the story"
 
 
 def rating_value(token: str) -> int | None:
@@ -65,7 +78,7 @@ def merge_logprobs(candidates: Mapping[str, float] | Iterable[tuple[str, float]]
         if v is None or v not in wanted or not math.isfinite(lpf):
             continue
         acc.setdefault(v, []).append(lpf)
-    return {v: float(np.logaddexp.reduce(np.array(lps))) for v, lps in acc.items()}
+    return {v: float(np.logaddexp.reduce(np.array(lps))) for v, lps in sorted(acc.items())}
 
 
 def feature_vector(logprobs: Mapping[int, float], scale: Sequence[int], *,
@@ -95,6 +108,63 @@ def weighted_average(z: np.ndarray, scale: Sequence[float]) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Rating:
+    """The final parsed score of an answer's text and where its number starts — or why there is none."""
+
+    score: int | None
+    start: int | None
+    reason: str | None
+
+
+def _excluded(text: str, m: re.Match[str]) -> bool:
+    """A number that, without a cue, is not the rating (see the module docstring)."""
+    before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 20]
+    if _NOT_A_RATING_BEFORE.search(before) or _NOT_A_RATING_AFTER.match(after):
+        return True
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    return bool(_LIST_MARKER.match(text[line_start:m.start()]) and _LIST_TAIL.match(after))
+
+
+def find_rating(text: str, scale: Sequence[int], *, first_line: bool = False) -> Rating:
+    """The final parsed score of ``text`` on ``scale`` (module docstring), with the offset of its number."""
+    lo, hi = min(scale), max(scale)
+    limit = len(text)
+    if first_line:
+        offset = 0
+        for line in text.splitlines(keepends=True):
+            if line.strip():
+                limit = offset + len(line)
+                break
+            offset += len(line)
+    span = text[:limit]
+    # the last cue whose number is not a list marker ("Evaluation:\n1. Read …")
+    cues = [m for m in _CUE.finditer(span) if not _LIST_TAIL.match(span[m.end():m.end() + 20])]
+    match_start: int | None = None
+    number: str | None = None
+    if cues:
+        m = cues[-1]
+        match_start, number = m.start("num"), m.group("num")
+    else:
+        for m in reversed(list(_NUMBER.finditer(span))):
+            try:
+                val = float(m.group(0))
+            except ValueError:
+                continue
+            if lo <= val <= hi and not _excluded(span, m):
+                match_start, number = m.start(), m.group(0)
+                break
+    if match_start is None or number is None:
+        where = "on the answer's first line" if first_line else "in the answer"
+        return Rating(None, None, f"no rating found {where}")
+    if "." in number and float(number) != int(float(number)):
+        return Rating(None, None, f"the rating {number} is not an integer on the scale")
+    score = int(float(number))
+    if score < lo or score > hi:
+        return Rating(score, None, f"the rating {score} is outside the scale {lo}-{hi}")
+    return Rating(score, match_start, None)
+
+
+@dataclass(frozen=True)
 class Located:
     """Where the rating token is: its index, the parsed score, its merged log-probs — or why none was found."""
 
@@ -107,14 +177,15 @@ class Located:
 Token = tuple[str, float, "Mapping[str, float] | Sequence[tuple[str, float]] | None"]
 
 
-def locate_rating(tokens: Sequence[Token], scale: Sequence[int]) -> Located:
+def locate_rating(tokens: Sequence[Token], scale: Sequence[int], *, first_line: bool = False) -> Located:
     """Find the token carrying the final parsed score and return its merged top log-probabilities over ``scale``.
 
-    The answer text is the concatenation of the tokens. The score is the number after the *last* cue ("Score:",
-    "Rating:", "Final score is", …); without a cue, the last number in the answer that lies on the scale. The rating
-    token is the one holding that number's first character; it must denote the whole number (a two-digit "10" split
-    into "1" + "0" is refused, as its log-probs would mix 1 and 10). The chosen token's own log-prob is included
-    among the candidates in case ``top_logprobs`` omits it.
+    The answer text is the concatenation of the tokens; the score and its position are :func:`find_rating`'s (the
+    number after the *last* cue, else the last in-scale number that is not a denominator, range end, step number or
+    list marker; ``first_line``: on the first non-empty line only). The rating token is the one holding that
+    number's first character; it must denote the whole number (a two-digit "10" split into "1" + "0" is refused, as
+    its log-probs would mix 1 and 10). The chosen token's own log-prob is included among the candidates in case
+    ``top_logprobs`` omits it.
     """
     if not tokens:
         return Located(None, None, None, "no tokens in the answer (log-probabilities were not returned)")
@@ -126,30 +197,10 @@ def locate_rating(tokens: Sequence[Token], scale: Sequence[int]) -> Located:
         starts.append(pos)
         parts.append(text)
         pos += len(text)
-    text = "".join(parts)
-    lo, hi = min(scale), max(scale)
-    cues = list(_CUE.finditer(text))
-    match_start: int | None = None
-    number: str | None = None
-    if cues:
-        m = cues[-1]
-        match_start, number = m.start("num"), m.group("num")
-    else:
-        for m in reversed(list(_NUMBER.finditer(text))):
-            try:
-                val = float(m.group(0))
-            except ValueError:
-                continue
-            if lo <= val <= hi:
-                match_start, number = m.start(), m.group(0)
-                break
-    if match_start is None or number is None:
-        return Located(None, None, None, "no rating found in the answer")
-    if "." in number and float(number) != int(float(number)):
-        return Located(None, None, None, f"the rating {number} is not an integer on the scale")
-    score = int(float(number))
-    if score < lo or score > hi:
-        return Located(None, score, None, f"the rating {score} is outside the scale {lo}-{hi}")
+    found = find_rating("".join(parts), scale, first_line=first_line)
+    if found.reason is not None or found.start is None or found.score is None:
+        return Located(None, found.score, None, found.reason)
+    score, match_start = found.score, found.start
     idx = int(np.searchsorted(np.array(starts), match_start, side="right") - 1)
     while idx > 0 and parts[idx] == "":
         idx -= 1

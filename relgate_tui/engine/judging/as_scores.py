@@ -5,17 +5,21 @@ returns a :class:`~relgate_tui.engine.scores_file.ScoresTable` with one row per 
 variant) of its direct study, built from the stored answers only (no endpoint is contacted):
 
 * ``id`` — ``"<input id>/<candidate id>"`` (e.g. ``P13/S7``);
-* ``score`` — the parsed 1–5 score of **repetition 0** (:func:`.direct.parse`). Papers 001 and 002 model one judge
+* ``score`` — the parsed 1–K score of **repetition 0** (:func:`.direct.parse`, by the audit's prompt and scale). Papers 001 and 002 model one judge
   run per item, so the first repetition is used, never the mean of several (which would be a different, smoother
   predictor than the papers study); further repetitions are ignored;
-* ``logprobs`` — the scale values' log-probabilities at the rating position of that same answer
-  (:func:`.direct.score_logprobs`), when the judge returned log-probs;
+* ``logprobs`` — the scale values' merged log-probabilities at the rating token of that same answer
+  (:func:`.direct.locate`: the core's locator, the token carrying the parsed score), when the judge returned
+  log-probs and the token was found;
 * ``human`` — the data set's human score of the candidate under the audit's criterion; ``input`` / ``output`` — the
   input (prompt / source) and the candidate's text; ``source`` — the data set's name.
 
-An unparseable answer has no ``score``; if it has no log-probs either it gives no row at all. Both are counted in
-:class:`AuditScores` (``unparseable``, ``dropped``), as are planned answers that are not stored (``missing``: an
-unfinished audit, or requests that failed for good). A pairwise-only audit has no scores: a one-line error.
+An unparseable answer has neither a ``score`` nor a rating token, so it gives no row at all. Both are counted in
+:class:`AuditScores` (``unparseable``, ``dropped`` — equal since the one locator reads the parsed score), as are
+planned answers that are not stored (``missing``: an unfinished audit, or requests that failed for good), and every
+answer without a rating token with its one-line reason (``no_rating_token``: reason → count; the summary line names
+the commonest). ``scale`` (1–K) and ``prompt`` are the audit's. A pairwise-only audit has no scores: a one-line
+error.
 
 The candidate texts and human scores come from the audit's data set, which must be unchanged since the audit (its
 SHA-256 is in the manifest): otherwise the texts could belong to other answers, and that is refused in one line.
@@ -25,12 +29,13 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.judging import direct
+from relgate_tui.engine.judging import direct, geval
 from relgate_tui.engine.judging.ask import Answer, Key
 from relgate_tui.engine.judging.store import AuditStore, audits_dir, file_sha256
 from relgate_tui.engine.scores_file import MAX_TEXT_CHARS, ScoresTable, table_from_records
@@ -49,17 +54,25 @@ class AuditScores:
     dropped: int       # of the unparseable, those without log-probs either: no row
     missing: int       # planned repetition-0 direct answers not stored
     without_logprobs: int  # rows with no log-probs (paper 001 drops them)
+    scale: tuple[int, ...] = direct.SCALE  # the audit's scale 1–K
+    prompt: str = geval.DEFAULT_PROMPT
+    no_rating_token: Mapping[str, int] = field(default_factory=dict)  # reason → answers without a rating token
 
     def summary(self) -> str:
         """One line for the user: rows, and every answer that did not become a full row."""
+        n = sum(self.no_rating_token.values())
+        top = sorted(self.no_rating_token.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        reasons = f": {'; '.join(f'{r} ({c})' for r, c in top)}" if top else ""
         return (f"audit {self.audit_id}: {len(self.table)} rows from {self.answers} stored answers (repetition 0); "
                 f"{self.unparseable} unparseable ({self.dropped} of them without log-probs, no row); "
-                f"{self.missing} planned answers not stored; {self.without_logprobs} rows without log-probs")
+                f"{self.missing} planned answers not stored; {self.without_logprobs} rows without log-probs; "
+                f"{n} items without a rating token{reasons}")
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.audit_id, "path": self.path, "rows": len(self.table), "answers": self.answers,
                 "unparseable": self.unparseable, "dropped": self.dropped, "missing": self.missing,
-                "rows_without_logprobs": self.without_logprobs}
+                "rows_without_logprobs": self.without_logprobs, "prompt": self.prompt,
+                "scale": [min(self.scale), max(self.scale)], "no_rating_token": dict(self.no_rating_token)}
 
 
 def resolve_audit(id_or_path: str | os.PathLike[str]) -> Path:
@@ -109,6 +122,7 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
     items = {(inp.id, c.id): (inp, c) for inp in plan.inputs for c in inp.candidates}
     records: list[dict[str, Any]] = []
     answers = unparseable = dropped = missing = no_lp = 0
+    reasons: Counter[str] = Counter()
     for judge in spec.judges:
         for req in plan.requests:
             if req.key[0] != direct.KIND:
@@ -120,8 +134,11 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
             answers += 1
             _, variant, input_id, cand_id = req.key
             inp, cand = items[(input_id, cand_id)]
-            score = direct.parse(answer.text)
-            lps = _clean_logprobs(direct.score_logprobs(answer.logprobs))
+            score = direct.parse(answer.text, spec.prompt, spec.scale)
+            found = direct.locate(answer.logprobs, answer.text, spec.prompt, spec.scale)
+            lps = _clean_logprobs(found.logprobs)
+            if lps is None:
+                reasons[found.reason or "no valid log-probabilities at the rating token"] += 1
             if score is None:
                 unparseable += 1
                 if lps is None:
@@ -144,4 +161,5 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
         raise DataError(f"{path}: no scored answers stored ({answers} answers, {unparseable} unparseable, "
                         f"{missing} planned answers missing)")
     table = table_from_records(records, f"audit {store.id}")
-    return AuditScores(store.id, str(path), table, answers, unparseable, dropped, missing, no_lp)
+    return AuditScores(store.id, str(path), table, answers, unparseable, dropped, missing, no_lp,
+                       geval.scale_values(spec.scale), spec.prompt, dict(reasons))

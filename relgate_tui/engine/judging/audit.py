@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from relgate_tui.engine.judge_data import AuditInput, AuditSet, load_audit_set
-from relgate_tui.engine.judging import direct, pairwise
+from relgate_tui.engine.judging import direct, geval, pairwise
 from relgate_tui.engine.judging.ask import (
     Answer,
     AskCalls,
@@ -62,6 +62,8 @@ class AuditSpec:
     concurrency: int = 8
     max_down_s: float = 120.0
     likert_protocol: str = "single"
+    prompt: str = geval.DEFAULT_PROMPT  # the direct study's built-in prompt (score-only | geval), scale 1–``scale``
+    scale: int = geval.DEFAULT_SCALE
 
     def validate(self) -> AuditSpec:
         if not self.judges:
@@ -82,6 +84,7 @@ class AuditSpec:
         if self.likert_protocol not in LIKERT_PROTOCOLS:
             raise UserError(f"--likert-protocol must be one of {', '.join(LIKERT_PROTOCOLS)}, "
                             f"got {self.likert_protocol!r}")
+        geval.check(self.prompt, self.scale)
         for name, value in (("--inputs", self.inputs), ("--candidates", self.candidates)):
             low = 2 if name == "--candidates" else 1
             if value is not None and not (isinstance(value, int) and value >= low):
@@ -97,7 +100,10 @@ class AuditSpec:
                 "variants": [v.to_json() for v in self.variants], "protocol": self.protocol, "reps": self.reps,
                 "inputs": self.inputs, "candidates": self.candidates, "alpha": self.alpha, "seed": self.seed,
                 "concurrency": self.concurrency, "max_down_s": self.max_down_s,
-                "likert_protocol": self.likert_protocol}
+                "likert_protocol": self.likert_protocol,
+                # only when not the default, so the ids of audits stored before these options stay the same
+                **({"prompt": self.prompt} if self.prompt != geval.DEFAULT_PROMPT else {}),
+                **({"scale": self.scale} if self.scale != geval.DEFAULT_SCALE else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> AuditSpec:
@@ -105,7 +111,8 @@ class AuditSpec:
                    variants=tuple(PromptVariant(v["name"], v.get("pairwise"), v.get("direct")) for v in d["variants"]),
                    protocol=d["protocol"], reps=d["reps"], inputs=d.get("inputs"), candidates=d.get("candidates"),
                    alpha=d["alpha"], seed=d["seed"], concurrency=d.get("concurrency", 8),
-                   max_down_s=d.get("max_down_s", 120.0), likert_protocol=d.get("likert_protocol", "single"))
+                   max_down_s=d.get("max_down_s", 120.0), likert_protocol=d.get("likert_protocol", "single"),
+                   prompt=d.get("prompt", geval.DEFAULT_PROMPT), scale=d.get("scale", geval.DEFAULT_SCALE))
 
 
 def select(audit: AuditSet, n_inputs: int | None, n_candidates: int | None, seed: int) -> list[AuditInput]:
@@ -170,7 +177,8 @@ def plan_audit(spec: AuditSpec) -> AuditPlan:
         if spec.protocol in ("pairwise", "both"):
             reqs += pairwise.requests(inputs, criterion, description, variant, k=spec.reps, seed=spec.seed)
         if spec.protocol in ("direct", "both"):
-            reqs += direct.requests(inputs, criterion, description, variant)
+            reqs += direct.requests(inputs, criterion, description, variant,
+                                    geval.direct_template(spec.prompt, spec.scale))
     return AuditPlan(spec, audit_set, criterion, description, inputs, tuple(reqs))
 
 
@@ -305,10 +313,11 @@ def analyse(plan: AuditPlan, answers: Mapping[str, Mapping[Key, Sequence[Answer]
                 pw = pairwise.analyse(plan.inputs, variant.name, parsed, plan.criterion, k=spec.reps, seed=spec.seed)
             if spec.protocol in ("direct", "both"):
                 keys = [k for k in by_key if k[0] == direct.KIND]
-                scores = {k: [direct.parse(a.text) for a in by_key[k]] for k in keys}
-                lps = {k: [direct.score_logprobs(a.logprobs) for a in by_key[k]] for k in keys}
+                scores = {k: [direct.parse(a.text, spec.prompt, spec.scale) for a in by_key[k]] for k in keys}
+                lps = {k: [direct.locate(a.logprobs, a.text, spec.prompt, spec.scale).logprobs for a in by_key[k]]
+                       for k in keys}
                 rows = direct.candidates_of(plan.inputs, variant.name, scores, plan.criterion, lps)
-                di = direct.analyse(rows, spec.alpha, spec.seed, spec.likert_protocol)
+                di = direct.analyse(rows, spec.alpha, spec.seed, spec.likert_protocol, spec.scale)
             cells.append(StudyCell(judge.label, variant.name, pw, di))
     c = calls or {}
     return AuditResult(

@@ -8,62 +8,90 @@ The conformal table evaluates split conformal Likert sets (nonconformity |ŷ −
 eqs. 2–3) over seeded splits at each α (:func:`relgate_tui.core.judge.likert_conformal_analysis`), and
 ``width_vs_error`` the first split at the audit's α. The JSON names the protocol used (``likert_protocol``).
 
-When the judge returned log-probabilities, each score answer also yields the log-probability of every scale value's
-token at the rating position (:func:`score_logprobs`, paper 001's input): the first generated token that is a scale
-value is the rating position; its own log-prob and those of its top alternatives that are scale values are kept.
-They appear in the candidate's row as ``score_logprobs`` (one object per repetition), only when present.
+The prompt is one of the built-in ones (:mod:`.geval`: paper 000's ``score-only`` or the ``geval`` form) on a 1–K
+scale (K = 5 by default), or a variant's own template; answers are parsed by the audit's prompt and scale
+(:func:`parse`). Paper 000's Likert conformal sets assume the 1–5 scale of its human means: for another K the study
+keeps the scores (and their log-probs, for paper 001) and gives no conformal table, with a one-line ``note``.
+
+When the judge returned log-probabilities, each score answer also yields the log-probability of every scale value at
+the rating position (:func:`locate`, paper 001's input), through the core's one locator
+(:func:`relgate_tui.core.judge_intervals.features.locate_rating`): the token that carries the *parsed* score — on the
+answer's first line for the score-only prompt (the span the strict parser reads), after the last cue ("Score: 4")
+for G-Eval — with the top alternatives that denote a scale value merged in probability space (" 4", "4", "four").
+An answer whose score cannot be parsed, or whose located token disagrees with the parsed score, has no log-probs,
+with a one-line reason. They appear in the candidate's row as ``score_logprobs`` (one object per repetition), only
+when present.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from relgate_tui.core import judge as cj
 from relgate_tui.core.jsonsafe import finite_or_none
+from relgate_tui.core.judge_intervals.features import Located, locate_rating
 from relgate_tui.engine.judge_data import AuditInput
-from relgate_tui.engine.judge_prompts import parse_direct_score
+from relgate_tui.engine.judging import geval
 from relgate_tui.engine.judging.ask import Key, Request
 from relgate_tui.engine.judging.variants import PromptVariant
 from relgate_tui.engine.logprobs import TokenLogprob
 
 KIND = "direct"
 SCALE = tuple(cj.LIKERT_SCALE)
+NO_LOGPROBS = "no log-probabilities returned"
 
 
-def requests(inputs: Sequence[AuditInput], criterion: str, description: str, variant: PromptVariant) -> list[Request]:
+def requests(inputs: Sequence[AuditInput], criterion: str, description: str, variant: PromptVariant,
+             base: str | None = None) -> list[Request]:
+    """One request per candidate; ``base``: the direct template of a variant that has none of its own (the audit's
+    built-in prompt, :func:`.geval.direct_template`; None = paper 000's)."""
+    if base is not None and variant.direct is None:
+        variant = replace(variant, direct=base)
     return [Request((KIND, variant.name, inp.id, c.id),
                     tuple(variant.direct_messages(inp.input, c.text, criterion, description)))
             for inp in inputs for c in inp.candidates]
 
 
-def parse(text: str) -> float | None:
-    """The 1–5 score, or None for an unparseable reply."""
-    score = parse_direct_score(text)
+def parse(text: str, prompt: str = geval.DEFAULT_PROMPT, scale: int = geval.DEFAULT_SCALE) -> float | None:
+    """The 1–``scale`` score of an answer to ``prompt`` (:func:`.geval.parse_score`), or None for an unparseable
+    reply."""
+    score = geval.parse_score(text, prompt, scale)
     return float(score) if score is not None else None
 
 
-def score_logprobs(tokens: Sequence[TokenLogprob] | None, scale: Sequence[int] = SCALE) -> dict[int, float] | None:
-    """Scale value → log-prob of its token at the rating position (the first generated token that is a scale value;
-    leading/trailing spaces ignored). None without log-probs or without such a token."""
+def locate(tokens: Sequence[TokenLogprob] | None, text: str, prompt: str = geval.DEFAULT_PROMPT,
+           scale: int = geval.DEFAULT_SCALE) -> Located:
+    """The rating token of an answer (module docstring): its merged log-probs over 1–``scale``, or the reason there
+    are none (no log-probs, no parseable score, no rating token, or a token that disagrees with the parsed score)."""
+    if not tokens:
+        return Located(None, None, None, NO_LOGPROBS)
+    parsed = geval.parse_score(text, prompt, scale)
+    found = locate_rating([(t.token, t.logprob, t.top) for t in tokens], geval.scale_values(scale),
+                          first_line=prompt == geval.SCORE_ONLY)
+    if parsed is None:
+        why = found.reason if found.reason is not None else "the strict parser reads no score on its first line"
+        return Located(found.index, None, None, f"unparseable answer: {why}")
+    if found.reason is None and found.score != parsed:
+        return Located(found.index, parsed, None,
+                       f"the rating token says {found.score} but the answer parses as {parsed}")
+    return found
+
+
+def score_logprobs(tokens: Sequence[TokenLogprob] | None, scale: Sequence[int] = SCALE, text: str | None = None,
+                   prompt: str = geval.DEFAULT_PROMPT) -> dict[int, float] | None:
+    """Scale value → merged log-prob at the rating position (:func:`locate`; ``text``: the answer, by default the
+    tokens' text). None without log-probs or without a rating token."""
     if not tokens:
         return None
-    names = {str(v): v for v in scale}
-    for t in tokens:
-        value = names.get(t.token.strip())
-        if value is None:
-            continue
-        out = {value: t.logprob}
-        for alt, lp in t.top:
-            v = names.get(alt.strip())
-            if v is not None and v not in out:
-                out[v] = lp
-        return dict(sorted(out.items()))
-    return None
+    if text is None:
+        text = "".join(t.token for t in tokens)
+    found = locate(tokens, text, prompt, max(scale))
+    return None if found.logprobs is None else dict(sorted(found.logprobs.items()))
 
 
 @dataclass(frozen=True)
@@ -123,10 +151,12 @@ class DirectResult:
     likert_protocol: str = "single"
     n_first_score_replaced: int = 0
     n_without_valid_score: int = 0
+    note: str | None = None  # why there is no conformal table (another scale than paper 000's 1–5)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "likert_protocol": self.likert_protocol,
+            **({"note": self.note} if self.note else {}),
             "n_first_score_replaced": self.n_first_score_replaced,
             "n_without_valid_score": self.n_without_valid_score,
             "scores": [s.to_json() for s in self.scores],
@@ -154,9 +184,11 @@ def candidates_of(inputs: Sequence[AuditInput], variant: str, scores: Mapping[Ke
     return out
 
 
-def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int, protocol: str = "single") -> DirectResult:
+def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int, protocol: str = "single",
+            scale: int = geval.DEFAULT_SCALE) -> DirectResult:
     """Conformal table and width-vs-error over the rows that have a human score, ŷ by the Likert ``protocol``
-    (module docstring; ŷ NaN = unscored: infinite error, the full scale)."""
+    (module docstring; ŷ NaN = unscored: infinite error, the full scale). Paper 000's sets are on the 1–5 scale:
+    another ``scale`` gives no table, with the reason in ``note``."""
     if protocol not in cj.LIKERT_PROTOCOLS:
         raise ValueError(f"unknown Likert protocol {protocol!r} (choose one of {', '.join(cj.LIKERT_PROTOCOLS)})")
     human_rows = [r for r in rows if r.human is not None]
@@ -166,6 +198,10 @@ def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int, protocol: 
     alphas = sorted(set(cj.DEFAULT_ALPHAS) | {alpha})
     table: tuple[cj.LikertConformalRow, ...] = ()
     wve = None
+    if scale != len(SCALE):
+        note = (f"paper 000's Likert conformal sets compare a 1-5 judge score with the rounded 1-5 human mean; this "
+                f"audit scored on 1-{scale}: no sets (its log-probs serve paper 001: relgate judge-intervals --audit)")
+        return DirectResult(tuple(rows), table, len(preds), wve, protocol, replaced, none, note)
     if len(preds) >= 4:
         table = tuple(cj.likert_conformal_analysis(answers, human, protocol=protocol, alphas=alphas, seed=seed).rows)
         wve = _width_vs_error(preds, human, alpha, seed)
@@ -191,6 +227,8 @@ def markdown(r: DirectResult) -> list[str]:
     lines = ["", f"## Likert conformal sets (direct scores, {r.n_scored} scored candidates, ŷ = "
                  f"{'one score per candidate' if r.likert_protocol == 'single' else 'mean of the k scores'}, "
                  f"protocol {r.likert_protocol})", ""]
+    if r.note:
+        return lines + [r.note[:1].upper() + r.note[1:] + "."]
     if not r.table:
         return lines + ["Too few scored candidates with human scores for conformal sets (need 4)."]
     lines += ["| α | target | coverage | mean width | Spearman(width, error) |", "|---|---|---|---|---|"]

@@ -134,7 +134,8 @@ def load_variant(spec: str) -> PromptVariant:
 PERTURBATIONS = ("typo", "newline")
 
 
-def perturbed_variants(kinds: str | list[str], *, seed: int = 42, criterion: str = "") -> list[PromptVariant]:
+def perturbed_variants(kinds: str | list[str], *, seed: int = 42, criterion: str = "",
+                       direct: str = DIRECT_TEMPLATE) -> list[PromptVariant]:
     """Paper 002's prompt perturbations of :data:`ORIGINAL` (both protocols' templates), reproducible from ``seed``:
     ``typo`` and ``newline`` (:mod:`relgate_tui.core.perturb`; the criterion's name and the rating instructions are
     never edited). The paraphrase needs a model: give it as a ``--variant`` file. Raises :class:`UserError`."""
@@ -146,10 +147,10 @@ def perturbed_variants(kinds: str | list[str], *, seed: int = 42, criterion: str
     for kind in names:
         if kind == "typo":
             pw = perturb.typo_variant(PAIRWISE_TEMPLATE, seed, protected=protected).template
-            di = perturb.typo_variant(DIRECT_TEMPLATE, seed, protected=protected).template
+            di = perturb.typo_variant(direct, seed, protected=protected).template
         elif kind == "newline":
             pw = perturb.newline_variant(PAIRWISE_TEMPLATE, seed).template
-            di = perturb.newline_variant(DIRECT_TEMPLATE, seed).template
+            di = perturb.newline_variant(direct, seed).template
         else:
             raise UserError(f"unknown perturbation {kind!r} (choose from {', '.join(PERTURBATIONS)}; a paraphrase is "
                             "given as --variant paraphrase=FILE)")
