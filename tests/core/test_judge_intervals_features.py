@@ -8,6 +8,7 @@ import pytest
 
 from relgate_tui.core.judge_intervals.features import (
     FLOOR_LOGPROB,
+    SPANS,
     feature_vector,
     find_rating,
     locate_rating,
@@ -110,9 +111,9 @@ QWEN_TOP = [("4", -0.93), ("5", -1.28), ("3", -1.45), ("2", -3.00), ("1", -3.22)
 SMOL_TOP = [("1", -1.55), ("No", -1.96), ("5", -2.30), ("4", -2.72), ("3", -2.72), ("2", -3.62), (" ", -4.0)]
 
 
-@pytest.mark.parametrize("first_line", [True, False])
-def test_qwen_answers_a_bare_digit_as_its_first_token(first_line):
-    loc = locate_rating([("4", -0.93, QWEN_TOP)], SCALE, first_line=first_line)
+@pytest.mark.parametrize("span", SPANS)
+def test_qwen_answers_a_bare_digit_as_its_first_token(span):
+    loc = locate_rating([("4", -0.93, QWEN_TOP)], SCALE, span=span)
     assert (loc.index, loc.score, loc.reason) == (0, 4, None)
     assert loc.logprobs == {1: -3.22, 2: -3.00, 3: -1.45, 4: -0.93, 5: -1.28}  # "6" is off the scale
 
@@ -125,8 +126,8 @@ def test_qwen_answers_a_bare_digit_as_its_first_token(first_line):
 ])
 def test_smollm2_reciting_the_legend_or_refusing_has_no_rating_token(tokens, reason):
     """"1. Poor" is the legend's first line, not a rating: a list marker is never the rating (a reason instead)."""
-    for first_line in (True, False):
-        loc = locate_rating(tokens, SCALE, first_line=first_line)
+    for span in SPANS:
+        loc = locate_rating(tokens, SCALE, span=span)
         assert loc.logprobs is None and reason in loc.reason
 
 
@@ -145,13 +146,22 @@ def test_geval_answer_the_final_score_not_a_digit_inside_the_reasoning():
         assert found.score == 4 and found.reason is None, form
     # no cue and only step numbers: no rating (never "Step 3")
     assert find_rating("Step 1: read.\nStep 2: compare.\nStep 3: done.", SCALE).reason == "no rating found in the answer"
+    # a form: without a cue the number must be on the last line (a digit inside the reasoning never is the score)
+    reasoning = "Step 1: it asks for 3 things.\nStep 2: it gives 2 of them.\n"
+    assert find_rating(reasoning + "I cannot settle on a score.", SCALE).score == 2
+    assert "no number on its last line" in find_rating(reasoning + "I cannot settle on a score.", SCALE,
+                                                       span="form").reason
+    assert find_rating(reasoning + "4", SCALE, span="form").score == 4
+    assert find_rating(reasoning + "Score: 4\nThat is all.", SCALE, span="form").score == 4
 
 
 def test_first_line_reads_only_the_span_of_the_strict_score_only_parser():
-    assert find_rating("\n4\nThe story has 5 parts.", SCALE, first_line=True).score == 4
+    assert find_rating("\n4\nThe story has 5 parts.", SCALE, span="first-line").score == 4
     assert find_rating("4\nThe story has 5 parts.", SCALE).score == 5  # the whole answer: its last number
-    assert find_rating("Score: 4\nActually, Score: 2", SCALE, first_line=True).score == 4
-    assert find_rating("Rating: 7/10", tuple(range(1, 11)), first_line=True).score == 7
+    assert find_rating("Score: 4\nActually, Score: 2", SCALE, span="first-line").score == 4
+    assert find_rating("Rating: 7/10", tuple(range(1, 11)), span="first-line").score == 7
+    with pytest.raises(ValueError):
+        find_rating("4", SCALE, span="everywhere")
 
 
 def test_scale_1_to_10_locates_a_two_digit_token():

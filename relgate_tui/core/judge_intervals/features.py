@@ -7,8 +7,10 @@ Pure functions, no IO:
 - :func:`find_rating` reads the judge's *final parsed score* from an answer's text: the number after the last cue
   such as ``Score:`` / ``Score (1-5):`` / ``Rating:`` / ``Final score is``, else the last in-scale number of the
   answer that is not a denominator ("4/5", "4 out of 5"), a range end ("1-5", "1 to 5", "between 1 and 5"), a step
-  number ("Step 3") or a list marker ("1. Read …"). ``first_line=True`` reads the first non-empty line only (the
-  span paper 000's strict score-only parser reads).
+  number ("Step 3") or a list marker ("1. Read …"). ``span`` narrows where it looks: ``"answer"`` (the default),
+  ``"first-line"`` (cue and number on the first non-empty line only: the span paper 000's strict score-only parser
+  reads) or ``"form"`` (a cue anywhere, else a number on the last non-empty line only: a form filled in after
+  reasoning, as G-Eval asks, so that a digit inside the reasoning is never the fallback).
 - :func:`locate_rating` finds, in a list of ``(token, logprob, top_logprobs)`` triples, the token that carries that
   score (:func:`find_rating` on the tokens' text). The paper locates the token "at the most frequent position of the
   rating"; reading the final parsed score instead is robust to answers that quote the scale ("1 to 5"), reason
@@ -125,36 +127,51 @@ def _excluded(text: str, m: re.Match[str]) -> bool:
     return bool(_LIST_MARKER.match(text[line_start:m.start()]) and _LIST_TAIL.match(after))
 
 
-def find_rating(text: str, scale: Sequence[int], *, first_line: bool = False) -> Rating:
-    """The final parsed score of ``text`` on ``scale`` (module docstring), with the offset of its number."""
-    lo, hi = min(scale), max(scale)
-    limit = len(text)
-    if first_line:
-        offset = 0
-        for line in text.splitlines(keepends=True):
-            if line.strip():
-                limit = offset + len(line)
+SPANS = ("answer", "first-line", "form")
+
+
+def _line_bounds(text: str, *, last: bool) -> tuple[int, int]:
+    """(start, end) of the first (or last) non-empty line of ``text``; (0, 0) when there is none."""
+    offset, found = 0, (0, 0)
+    for line in text.splitlines(keepends=True):
+        if line.strip():
+            found = (offset, offset + len(line))
+            if not last:
                 break
-            offset += len(line)
-    span = text[:limit]
+        offset += len(line)
+    return found
+
+
+def find_rating(text: str, scale: Sequence[int], *, span: str = "answer") -> Rating:
+    """The final parsed score of ``text`` on ``scale`` (module docstring), with the offset of its number."""
+    if span not in SPANS:
+        raise ValueError(f"span must be one of {SPANS}, got {span!r}")
+    lo, hi = min(scale), max(scale)
+    limit, fallback_from = len(text), 0
+    if span == "first-line":
+        limit = _line_bounds(text, last=False)[1]
+    elif span == "form":
+        fallback_from = _line_bounds(text, last=True)[0]
+    within = text[:limit]
     # the last cue whose number is not a list marker ("Evaluation:\n1. Read …")
-    cues = [m for m in _CUE.finditer(span) if not _LIST_TAIL.match(span[m.end():m.end() + 20])]
+    cues = [m for m in _CUE.finditer(within) if not _LIST_TAIL.match(within[m.end():m.end() + 20])]
     match_start: int | None = None
     number: str | None = None
     if cues:
         m = cues[-1]
         match_start, number = m.start("num"), m.group("num")
     else:
-        for m in reversed(list(_NUMBER.finditer(span))):
+        for m in reversed(list(_NUMBER.finditer(within, fallback_from))):
             try:
                 val = float(m.group(0))
             except ValueError:
                 continue
-            if lo <= val <= hi and not _excluded(span, m):
+            if lo <= val <= hi and not _excluded(within, m):
                 match_start, number = m.start(), m.group(0)
                 break
     if match_start is None or number is None:
-        where = "on the answer's first line" if first_line else "in the answer"
+        where = {"answer": "in the answer", "first-line": "on the answer's first line",
+                 "form": "in the answer (no cue such as 'Score:', no number on its last line)"}[span]
         return Rating(None, None, f"no rating found {where}")
     if "." in number and float(number) != int(float(number)):
         return Rating(None, None, f"the rating {number} is not an integer on the scale")
@@ -177,12 +194,12 @@ class Located:
 Token = tuple[str, float, "Mapping[str, float] | Sequence[tuple[str, float]] | None"]
 
 
-def locate_rating(tokens: Sequence[Token], scale: Sequence[int], *, first_line: bool = False) -> Located:
+def locate_rating(tokens: Sequence[Token], scale: Sequence[int], *, span: str = "answer") -> Located:
     """Find the token carrying the final parsed score and return its merged top log-probabilities over ``scale``.
 
     The answer text is the concatenation of the tokens; the score and its position are :func:`find_rating`'s (the
     number after the *last* cue, else the last in-scale number that is not a denominator, range end, step number or
-    list marker; ``first_line``: on the first non-empty line only). The rating token is the one holding that
+    list marker; ``span`` as there). The rating token is the one holding that
     number's first character; it must denote the whole number (a two-digit "10" split into "1" + "0" is refused, as
     its log-probs would mix 1 and 10). The chosen token's own log-prob is included among the candidates in case
     ``top_logprobs`` omits it.
@@ -197,7 +214,7 @@ def locate_rating(tokens: Sequence[Token], scale: Sequence[int], *, first_line: 
         starts.append(pos)
         parts.append(text)
         pos += len(text)
-    found = find_rating("".join(parts), scale, first_line=first_line)
+    found = find_rating("".join(parts), scale, span=span)
     if found.reason is not None or found.start is None or found.score is None:
         return Located(None, found.score, None, found.reason)
     score, match_start = found.score, found.start

@@ -16,8 +16,8 @@ keeps the scores (and their log-probs, for paper 001) and gives no conformal tab
 When the judge returned log-probabilities, each score answer also yields the log-probability of every scale value at
 the rating position (:func:`locate`, paper 001's input), through the core's one locator
 (:func:`relgate_tui.core.judge_intervals.features.locate_rating`): the token that carries the *parsed* score — on the
-answer's first line for the score-only prompt (the span the strict parser reads), after the last cue ("Score: 4")
-for G-Eval — with the top alternatives that denote a scale value merged in probability space (" 4", "4", "four").
+answer's first line for the score-only prompt (the span the strict parser reads), after the last cue ("Score: 4"),
+else on the last line, for G-Eval — with the top alternatives that denote a scale value merged in probability space (" 4", "4", "four").
 An answer whose score cannot be parsed, or whose located token disagrees with the parsed score, has no log-probs,
 with a one-line reason. They appear in the candidate's row as ``score_logprobs`` (one object per repetition), only
 when present.
@@ -72,7 +72,7 @@ def locate(tokens: Sequence[TokenLogprob] | None, text: str, prompt: str = geval
         return Located(None, None, None, NO_LOGPROBS)
     parsed = geval.parse_score(text, prompt, scale)
     found = locate_rating([(t.token, t.logprob, t.top) for t in tokens], geval.scale_values(scale),
-                          first_line=prompt == geval.SCORE_ONLY)
+                          span=geval.SPAN[prompt])
     if parsed is None:
         why = found.reason if found.reason is not None else "the strict parser reads no score on its first line"
         return Located(found.index, None, None, f"unparseable answer: {why}")
@@ -193,15 +193,18 @@ def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int, protocol: 
         raise ValueError(f"unknown Likert protocol {protocol!r} (choose one of {', '.join(cj.LIKERT_PROTOCOLS)})")
     human_rows = [r for r in rows if r.human is not None]
     answers = [r.answers if r.answers is not None else r.scores for r in human_rows]
+    table: tuple[cj.LikertConformalRow, ...] = ()
+    wve = None
+    if scale != len(SCALE):  # the core's validity rule is 1–5: count on this scale's parsed scores instead
+        none = sum(1 for a in answers if all(s is None for s in a))
+        replaced = sum(1 for a in answers if a and a[0] is None and any(s is not None for s in a)) \
+            if protocol == "single" else 0
+        note = (f"paper 000's Likert conformal sets compare a 1-5 judge score with the rounded 1-5 human mean; this "
+                f"audit scored on 1-{scale}: no sets (its log-probs serve paper 001: relgate judge-intervals --audit)")
+        return DirectResult(tuple(rows), table, len(answers), wve, protocol, replaced, none, note)
     preds, replaced, none = cj.likert_point_predictions(answers, protocol)
     human = np.array([r.human for r in human_rows], dtype=float)
     alphas = sorted(set(cj.DEFAULT_ALPHAS) | {alpha})
-    table: tuple[cj.LikertConformalRow, ...] = ()
-    wve = None
-    if scale != len(SCALE):
-        note = (f"paper 000's Likert conformal sets compare a 1-5 judge score with the rounded 1-5 human mean; this "
-                f"audit scored on 1-{scale}: no sets (its log-probs serve paper 001: relgate judge-intervals --audit)")
-        return DirectResult(tuple(rows), table, len(preds), wve, protocol, replaced, none, note)
     if len(preds) >= 4:
         table = tuple(cj.likert_conformal_analysis(answers, human, protocol=protocol, alphas=alphas, seed=seed).rows)
         wve = _width_vs_error(preds, human, alpha, seed)

@@ -32,9 +32,10 @@ built-in prompt for a scale 1–K (``2 ≤ K ≤ 10``):
 
 Answers are read with :func:`parse_score`: the score-only answer by paper 000's strict first-line parser
 (:func:`~relgate_tui.engine.judge_prompts.parse_direct_score`), the G-Eval answer — reasoning, then the filled
-form — by the score after the last cue ("Score: 4"; :func:`~relgate_tui.core.judge_intervals.features.find_rating`),
-so a digit inside the reasoning ("Step 1", "3 main events") is never taken for the score. The rating token whose
-log-probabilities become paper 001's features is located from the same span (``first_line`` for score-only).
+form — by the score after the last cue ("Score: 4"), else a number on the last line
+(:func:`~relgate_tui.core.judge_intervals.features.find_rating`, span ``"form"``), so a digit inside the reasoning
+("Step 1", "3 main events") is never taken for the score. The rating token whose log-probabilities become paper
+001's features is located from the same span (:data:`SPAN`).
 
 :func:`parse_prompt` is the inverse of the built-in templates (the simulated judge uses it to answer them).
 """
@@ -54,6 +55,7 @@ SCORE_ONLY, GEVAL = "score-only", "geval"
 PROMPTS = (SCORE_ONLY, GEVAL)
 DEFAULT_PROMPT = SCORE_ONLY
 DEFAULT_SCALE = 5
+SPAN = {SCORE_ONLY: "first-line", GEVAL: "form"}  # where the rating is read (core find_rating's ``span``)
 MIN_SCALE, MAX_SCALE = 2, 10
 
 
@@ -106,7 +108,7 @@ def parse_score(text: object, prompt: str = DEFAULT_PROMPT, scale: int = DEFAULT
         return parse_direct_score(text, scale)
     if not isinstance(text, str):
         return None
-    found = find_rating(text, scale_values(scale))
+    found = find_rating(text, scale_values(scale), span=SPAN[prompt])
     return found.score if found.reason is None else None
 
 
