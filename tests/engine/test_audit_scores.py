@@ -108,7 +108,8 @@ def test_unparseable_missing_and_changed_answers_are_counted(audit_dir: Path, tm
     hmm = lines[rep0[1]]
     assert res.table.get("/".join(hmm["key"][2:]), hmm["judge"], "Coherence", hmm["key"][1]) is None
     # every answer without a rating token is counted with its reason, and the summary names them
-    added = {r: res.no_rating_token[r] - base.no_rating_token.get(r, 0) for r in res.no_rating_token}
+    added = {r: n - base.no_rating_token.get(r, 0) for r, n in res.no_rating_token.items()}
+    added = {r: n for r, n in added.items() if n}
     assert added == {"no log-probabilities returned": 1,
                      "unparseable answer: the strict parser reads no score on its first line": 1}
     total = sum(res.no_rating_token.values())
