@@ -141,6 +141,8 @@ def summary_lines(result: AuditResult) -> list[str]:
                              if v["mean_kendall_tau"] is not None)
             lines.append(f"    Kendall tau vs human: {taus or 'n/a'}")
         if cell.direct is not None:
+            if cell.direct.note:
+                lines.append(f"    direct scores: {cell.direct.note}")
             for row in cell.direct.table:
                 lines.append(f"    Likert sets alpha {row.alpha:.2f}: coverage {row.coverage:.3f} "
                              f"(target {row.target_coverage:.2f}), mean width {row.mean_width:.2f}")

@@ -218,7 +218,9 @@ class AuditResultsView(Vertical):
         table.display = bool(direct["likert_conformal"])
         protocol_used = "mean of k" if direct.get("likert_protocol") == "mean" else "single"
         note = Text(f"{direct['n_scored']} scored · ŷ = {protocol_used} score · 20 seeded 50/50 splits", style="dim")
-        if not direct["likert_conformal"]:
+        if direct.get("note"):  # another scale than paper 000's 1–5: no sets, and why
+            note = Text(one_line(str(direct["note"]), 300), style="yellow")
+        elif not direct["likert_conformal"]:
             note = Text("too few scored candidates with human scores for conformal sets (need 4)", style="yellow")
         self.query_one("#likert-note", Static).update(note)
         self.query_one("#width-error", Plot).set_draw(lambda w, h: width_error_chart(direct, w, h))
