@@ -5,6 +5,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from relgate_tui.core.judge_intervals.features import (
     FLOOR_LOGPROB,
@@ -141,7 +143,8 @@ def test_geval_answer_the_final_score_not_a_digit_inside_the_reasoning():
     assert loc.index == len(pieces) - 1 and loc.score == 4 and loc.reason is None
     assert math.exp(loc.logprobs[4]) == pytest.approx(math.exp(-0.3) + math.exp(-2.5))
     # the G-Eval form echoed with its range, and markdown around the cue
-    for form in ("Score (1-5): 4", "**Score:** 4", "Final score is 4", "Evaluation:\n1. Read it.\nScore: 4"):
+    for form in ("Score (1-5): 4", "**Score:** 4", "Final score is 4", "Evaluation:\n1. Read it.\nScore: 4",
+                 "On a rating of 1 to 5, I'd say 4", "Score 1-5: 4"):
         found = find_rating("Step 1: fine.\nStep 2: 3 events.\n" + form, SCALE)
         assert found.score == 4 and found.reason is None, form
     # no cue and only step numbers: no rating (never "Step 3")
@@ -169,3 +172,29 @@ def test_scale_1_to_10_locates_a_two_digit_token():
     loc = locate_rating(toks, tuple(range(1, 11)))
     assert loc.score == 10 and set(loc.logprobs) == {1, 9, 10}
     assert math.exp(loc.logprobs[10]) == pytest.approx(math.exp(-0.2) + math.exp(-3.0))
+
+
+_WORDS_AND_DIGITS = st.lists(st.one_of(st.sampled_from(["Step", "the", "story", "has", "events", ".", ",", "\n", ":",
+                                                         "1.", "(", ")", "/", "-", "out of", "to"]),
+                                       st.integers(0, 12).map(str)), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_WORDS_AND_DIGITS, st.integers(1, 10), st.sampled_from(["Score: {}", "Score (1-10): {}", "**Score:** {}"]))
+def test_a_final_score_form_wins_over_any_reasoning_without_a_cue(words, k, form):
+    text = " ".join(words) + "\n" + form.format(k)
+    scale = tuple(range(1, 11))
+    for span in ("answer", "form"):
+        found = find_rating(text, scale, span=span)
+        assert found.score == k and found.reason is None
+        assert text[found.start:].startswith(str(k))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.sampled_from(SPANS))
+def test_find_rating_never_raises_and_points_at_its_number(text, span):
+    found = find_rating(text, SCALE, span=span)
+    assert (found.reason is None) == (found.start is not None)
+    if found.start is not None:
+        assert int(re.match(r"[0-9]+", text[found.start:]).group()) == found.score and found.score in SCALE
+    assert find_rating("Score: \u0664", SCALE).reason is not None  # an Arabic-Indic 4 is not read as a rating

@@ -45,8 +45,8 @@ _STRIP = " \t\r\n*_`'\"()[]{}<>:.,;!#|-"
 _CUE = re.compile(r"\b(?:final\s+score|overall\s+score|score|rating|grade|evaluation)[*_`]*"
                   r"(?:\s*\(\s*\d+\s*(?:-|–|to)\s*\d+\s*\))?"  # "Score (1-5):" as the G-Eval form asks
                   r"\s*(?:is|of|=|:)?\s*[*_`\s]*"
-                  r"(?P<num>\d+(?:\.\d+)?)", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
+                  r"(?P<num>\d+(?:\.\d+)?)", re.IGNORECASE | re.ASCII)
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])", re.ASCII)  # ASCII digits only: "٤" is no rating
 # numbers that are not the rating when no cue is present: denominators, range ends, step numbers, list markers
 _NOT_A_RATING_BEFORE = re.compile(r"(?:/\s*|\bout\s+of\s+|\bstep\s+|\d\s*(?:-|–|to)\s*|\bbetween\s+\d+\s+and\s+)$",
                                   re.IGNORECASE)
@@ -153,8 +153,10 @@ def find_rating(text: str, scale: Sequence[int], *, span: str = "answer") -> Rat
     elif span == "form":
         fallback_from = _line_bounds(text, last=True)[0]
     within = text[:limit]
-    # the last cue whose number is not a list marker ("Evaluation:\n1. Read …")
-    cues = [m for m in _CUE.finditer(within) if not _LIST_TAIL.match(within[m.end():m.end() + 20])]
+    # the last cue whose number is neither a list marker ("Evaluation:\n1. Read …") nor a range's start ("a rating
+    # of 1 to 5")
+    cues = [m for m in _CUE.finditer(within)
+            if not (_LIST_TAIL.match(within[m.end():m.end() + 20]) or _NOT_A_RATING_AFTER.match(within[m.end():]))]
     match_start: int | None = None
     number: str | None = None
     if cues:
