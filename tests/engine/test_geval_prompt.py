@@ -174,3 +174,15 @@ def test_judge_intervals_on_the_geval_audit_uses_the_scale_1_to_10(
     assert doc["scale"] == list(range(1, 11)) and doc["n_items"] == len(res.table)
     assert doc["audit"]["scale"] == [1, 10] and doc["audit"]["prompt"] == "geval"
     assert "items without a rating token" in err
+
+
+def test_a_scores_file_on_1_to_10_gives_paper_000s_note_not_wrong_sets() -> None:
+    from relgate_tui.engine.judging import audit_from_scores
+    from relgate_tui.engine.scores_file import table_from_records
+
+    records = [{"id": f"i{i}", "score": 1 + i % 10, "human": 1 + (i % 10) / 2.25} for i in range(40)]
+    doc = audit_from_scores(table_from_records(records, "ten.jsonl")).to_json()
+    assert "1-10" in doc["direct"]["note"] and doc["direct"]["likert_conformal"] == []
+    assert doc["direct"]["n_without_valid_score"] == 0  # 6–10 are valid scores on this scale
+    five = [r | {"score": 1 + r["score"] % 5} for r in records]
+    assert audit_from_scores(table_from_records(five, "five.jsonl")).to_json()["direct"]["likert_conformal"]

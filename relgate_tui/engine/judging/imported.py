@@ -11,6 +11,7 @@ log-probabilities; ``calls`` are all zero.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ def audit_from_scores(table: Any, *, criterion: str | None = None, alpha: float 
     criterion = match[0]
     rows_c = table.select(criterion=criterion)
     ids = rows_c.ids()
+    # the judge's scale: 1–5 unless its scores or log-probs go higher (paper 000's sets then give a note, no table)
+    scale = max((5, *rows_c.scale(), *(math.ceil(r.score) for r in rows_c.rows if r.score is not None)))
     cells = []
     judges = rows_c.judges()
     for judge in judges:
@@ -50,7 +53,7 @@ def audit_from_scores(table: Any, *, criterion: str | None = None, alpha: float 
             scored = [direct.ScoredCandidate(r.id, r.id, _score(r), r.human,
                                              (dict(r.logprobs),) if r.logprobs is not None else ())
                       for r in rows]
-            cells.append(StudyCell(judge, variant, None, direct.analyse(scored, alpha, seed)))
+            cells.append(StudyCell(judge, variant, None, direct.analyse(scored, alpha, seed, scale=scale)))
     if not cells:
         raise UserError(f"{table.path}: no rows to analyse")
     source = str(table.path)
