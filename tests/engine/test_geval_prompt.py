@@ -186,3 +186,19 @@ def test_a_scores_file_on_1_to_10_gives_paper_000s_note_not_wrong_sets() -> None
     assert doc["direct"]["n_without_valid_score"] == 0  # 6–10 are valid scores on this scale
     five = [r | {"score": 1 + r["score"] % 5} for r in records]
     assert audit_from_scores(table_from_records(five, "five.jsonl")).to_json()["direct"]["likert_conformal"]
+
+
+def test_the_live_study_counts_answers_without_a_rating_token_only_when_log_probs_were_asked() -> None:
+    top = (("4", -0.1), ("3", -2.4))
+    good = (TokenLogprob("4", -0.1, top),)
+    legend = (TokenLogprob("1", -1.5, (("1", -1.5),)), TokenLogprob(".", -0.1), TokenLogprob(" Poor", -0.1))
+    found = {("direct", "original", "P1", "S1"): [direct.locate(good, "4"), direct.locate(legend, "1. Poor")],
+             ("direct", "original", "P1", "S2"): [direct.locate(None, "4"), direct.locate(legend, "1. Poor")]}
+    reasons = direct.rating_reasons(found)
+    assert reasons == {"unparseable answer: no rating found on the answer's first line": 2,
+                       "no log-probabilities returned": 1}
+    assert direct.rating_reasons({("direct", "original", "P1", "S1"): [direct.locate(None, "4")]}) == {}
+    result = direct.analyse([], 0.1, 0, no_rating_token=reasons)
+    assert result.to_json()["no_rating_token"] == reasons
+    assert "3 answer(s) without a rating token" in "\n".join(direct.markdown(result))
+    assert "no_rating_token" not in direct.analyse([], 0.1, 0).to_json()  # documents without log-probs unchanged

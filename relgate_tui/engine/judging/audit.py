@@ -312,12 +312,14 @@ def analyse(plan: AuditPlan, answers: Mapping[str, Mapping[Key, Sequence[Answer]
                 parsed = {k: [pairwise.parse(a.text) for a in v] for k, v in by_key.items() if k[0] == pairwise.KIND}
                 pw = pairwise.analyse(plan.inputs, variant.name, parsed, plan.criterion, k=spec.reps, seed=spec.seed)
             if spec.protocol in ("direct", "both"):
-                keys = [k for k in by_key if k[0] == direct.KIND]
+                keys = [k for k in by_key if k[:2] == (direct.KIND, variant.name)]
                 scores = {k: [direct.parse(a.text, spec.prompt, spec.scale) for a in by_key[k]] for k in keys}
-                lps = {k: [direct.locate(a.logprobs, a.text, spec.prompt, spec.scale).logprobs for a in by_key[k]]
-                       for k in keys}
+                found = {k: [direct.locate(a.logprobs, a.text, spec.prompt, spec.scale) for a in by_key[k]]
+                         for k in keys}
+                lps = {k: [x.logprobs for x in v] for k, v in found.items()}
                 rows = direct.candidates_of(plan.inputs, variant.name, scores, plan.criterion, lps)
-                di = direct.analyse(rows, spec.alpha, spec.seed, spec.likert_protocol, spec.scale)
+                di = direct.analyse(rows, spec.alpha, spec.seed, spec.likert_protocol, spec.scale,
+                                    direct.rating_reasons(found))
             cells.append(StudyCell(judge.label, variant.name, pw, di))
     c = calls or {}
     return AuditResult(

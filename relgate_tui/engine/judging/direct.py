@@ -26,8 +26,9 @@ when present.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -152,11 +153,13 @@ class DirectResult:
     n_first_score_replaced: int = 0
     n_without_valid_score: int = 0
     note: str | None = None  # why there is no conformal table (another scale than paper 000's 1–5)
+    no_rating_token: Mapping[str, int] = field(default_factory=dict)  # reason → answers (when log-probs were asked)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "likert_protocol": self.likert_protocol,
             **({"note": self.note} if self.note else {}),
+            **({"no_rating_token": dict(self.no_rating_token)} if self.no_rating_token else {}),
             "n_first_score_replaced": self.n_first_score_replaced,
             "n_without_valid_score": self.n_without_valid_score,
             "scores": [s.to_json() for s in self.scores],
@@ -184,11 +187,20 @@ def candidates_of(inputs: Sequence[AuditInput], variant: str, scores: Mapping[Ke
     return out
 
 
+def rating_reasons(located: Mapping[Key, Sequence[Located]]) -> dict[str, int]:
+    """Reason → answers without a rating token, when the judge returned log-probs at all (``{}`` otherwise)."""
+    every = [x for v in located.values() for x in v]
+    if all(x.reason == NO_LOGPROBS for x in every):
+        return {}
+    return dict(sorted(Counter(x.reason for x in every if x.reason).items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int, protocol: str = "single",
-            scale: int = geval.DEFAULT_SCALE) -> DirectResult:
+            scale: int = geval.DEFAULT_SCALE, no_rating_token: Mapping[str, int] | None = None) -> DirectResult:
     """Conformal table and width-vs-error over the rows that have a human score, ŷ by the Likert ``protocol``
     (module docstring; ŷ NaN = unscored: infinite error, the full scale). Paper 000's sets are on the 1–5 scale:
-    another ``scale`` gives no table, with the reason in ``note``."""
+    another ``scale`` gives no table, with the reason in ``note``. ``no_rating_token``: :func:`rating_reasons`."""
+    reasons = dict(no_rating_token or {})
     if protocol not in cj.LIKERT_PROTOCOLS:
         raise ValueError(f"unknown Likert protocol {protocol!r} (choose one of {', '.join(cj.LIKERT_PROTOCOLS)})")
     human_rows = [r for r in rows if r.human is not None]
@@ -201,14 +213,14 @@ def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int, protocol: 
             if protocol == "single" else 0
         note = (f"paper 000's Likert conformal sets compare a 1-5 judge score with the rounded 1-5 human mean; this "
                 f"audit scored on 1-{scale}: no sets (its log-probs serve paper 001: relgate judge-intervals --audit)")
-        return DirectResult(tuple(rows), table, len(answers), wve, protocol, replaced, none, note)
+        return DirectResult(tuple(rows), table, len(answers), wve, protocol, replaced, none, note, reasons)
     preds, replaced, none = cj.likert_point_predictions(answers, protocol)
     human = np.array([r.human for r in human_rows], dtype=float)
     alphas = sorted(set(cj.DEFAULT_ALPHAS) | {alpha})
     if len(preds) >= 4:
         table = tuple(cj.likert_conformal_analysis(answers, human, protocol=protocol, alphas=alphas, seed=seed).rows)
         wve = _width_vs_error(preds, human, alpha, seed)
-    return DirectResult(tuple(rows), table, len(preds), wve, protocol, replaced, none)
+    return DirectResult(tuple(rows), table, len(preds), wve, protocol, replaced, none, None, reasons)
 
 
 def _width_vs_error(preds: np.ndarray, human: np.ndarray, alpha: float, seed: int) -> WidthVsError:
@@ -230,6 +242,10 @@ def markdown(r: DirectResult) -> list[str]:
     lines = ["", f"## Likert conformal sets (direct scores, {r.n_scored} scored candidates, ŷ = "
                  f"{'one score per candidate' if r.likert_protocol == 'single' else 'mean of the k scores'}, "
                  f"protocol {r.likert_protocol})", ""]
+    if r.no_rating_token:
+        n = sum(r.no_rating_token.values())
+        lines += [f"{n} answer(s) without a rating token (no paper-001 features): "
+                  + "; ".join(f"{why} ({c})" for why, c in list(r.no_rating_token.items())[:3]), ""]
     if r.note:
         return lines + [r.note[:1].upper() + r.note[1:] + "."]
     if not r.table:
