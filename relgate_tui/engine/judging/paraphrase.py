@@ -152,7 +152,8 @@ async def write_paraphrase(judge: Judge, *, protocol: str = "both", seed: int = 
     docstring). Raises :class:`UserError` (no usable paraphrase after ``attempts``) or
     :class:`~relgate_tui.errors.EndpointError` (a request failed for good, the endpoint is down or unreachable)."""
     kinds = kinds_of(protocol)
-    calls, rejected = AskCalls(), []
+    calls = AskCalls()
+    rejected: list[str] = []
     for attempt in range(attempts):
         asked = judge if attempt == 0 else replace(judge, temperature=max(judge.temperature, RETRY_TEMPERATURE))
         requests = [Request((NAME, kind), ({"role": "user", "content": paraphrase_instruction(TEMPLATES[kind])},))
