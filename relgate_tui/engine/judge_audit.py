@@ -300,8 +300,10 @@ def _variants(args: argparse.Namespace, first: Judge) -> tuple[tuple[PromptVaria
             if all(v.name != para.NAME for v in files):
                 judge = parse_paraphraser(getattr(args, "paraphraser", None), first)
                 out.append(para.pending(judge, args.seed))
-        else:
+        elif kind in ("typo", "newline"):
             out += perturbed_variants([kind], seed=args.seed, criterion=args.criterion or "")
+        else:
+            raise UserError(f"--perturb: unknown perturbation {kind!r} (choose from typo, newline, paraphrase)")
     if getattr(args, "paraphraser", None) and para.NAME not in kinds:
         raise UserError("--paraphraser needs --perturb …,paraphrase")
     if getattr(args, "paraphrase_out", None) and judge is None:

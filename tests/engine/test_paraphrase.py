@@ -65,6 +65,15 @@ def test_edited_variant_keeps_the_origin_marks_edits_and_refuses_a_broken_edit()
         para.edited_variant({"direct": DIRECT_TEMPLATE.replace("{{input}}", "the input")}, written)
 
 
+def test_the_printed_paraphrase_has_no_control_characters() -> None:
+    origin = VariantOrigin("m\x1b[2J", "http://h/v1", None, 0.0, 1, 1)
+    variant = PromptVariant("paraphrase", direct="Rate\u202e {{response}}\x1b]0;t\x07 now", origin=origin)
+    done = para.Paraphrased(variant, "stored", para.AskCalls())
+    lines = done.lines()
+    assert lines[0] == "paraphrase by m at http://h/v1, seed 2 (stored with the audit: not asked again):"
+    assert lines[1:] == ["  --- direct template ---", "  Rate {{response}} now"]
+
+
 def test_a_variant_without_origin_keeps_the_audit_id_it_had_before_origins() -> None:
     spec = AuditSpec("hanna", "Coherence", (Judge("http://127.0.0.1:9/v1", "m"),),
                      (PromptVariant("original"), PromptVariant("x", direct="R {{response}}")))
@@ -185,6 +194,9 @@ def test_cli_paraphrase_out_edit_and_pass_back(tmp_path: Path, monkeypatch, caps
                        "rating scale")
         assert main([*argv[:-1], "typo", "--paraphraser", "model=x"]) == 2
         assert "--paraphraser needs --perturb" in capsys.readouterr().err
+        assert main([*argv[:-1], "typo,synonyms"]) == 2
+        assert capsys.readouterr().err.strip() == ("relgate: error: --perturb: unknown perturbation 'synonyms' "
+                                                   "(choose from typo, newline, paraphrase)")
 
 
 def test_the_default_paraphraser_is_the_judge_and_a_judge_is_no_paraphraser(tmp_path: Path, monkeypatch,

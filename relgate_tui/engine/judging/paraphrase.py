@@ -34,7 +34,7 @@ from typing import Any
 
 from relgate_tui.core.perturb import check_paraphrase, paraphrase_instruction
 from relgate_tui.core.redact import public_url
-from relgate_tui.core.text import strip_controls
+from relgate_tui.core.text import one_line, strip_controls
 from relgate_tui.engine.judging.ask import Answer, AskCalls, AskFailed, Judge, Request, ask, check_reachable, uncached
 from relgate_tui.engine.judging.variants import (
     DIRECT_TEMPLATE,
@@ -131,9 +131,10 @@ class Paraphrased:
     rejected: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
-        """What the CLI prints (the texts are already cleaned of control characters)."""
+        """What the CLI prints, every line cleaned of control and bidi characters (a stored manifest may have been
+        edited by hand)."""
         o = self.variant.origin
-        who = f"{o.model} at {o.endpoint}, seed {o.seed + o.attempt}" if o is not None else "a file"
+        who = f"{one_line(o.model, 80)} at {one_line(o.endpoint, 200)}, seed {o.seed + o.attempt}" if o else "a file"
         how = ("stored with the audit: not asked again" if self.source == "stored"
                else f"{self.calls.made} call(s), {self.calls.cached} from the cache")
         out = [f"paraphrase by {who} ({how}):"]
@@ -142,7 +143,7 @@ class Paraphrased:
             text = getattr(self.variant, kind)
             if text is not None:
                 out.append(f"  --- {kind} template ---")
-                out += [f"  {line}" for line in text.split("\n")]
+                out += [f"  {line}" for line in strip_controls(text).split("\n")]
         return out
 
 
