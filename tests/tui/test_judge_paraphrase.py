@@ -129,3 +129,23 @@ async def test_the_paraphraser_field_and_a_failed_write(services):
         assert all(screen.query_one(f"#para-{k}", TextArea).display for k in ("pairwise", "direct"))
         assert isinstance(app.screen, JudgeScreen)
         assert "2 prompt variants (original, paraphrase)" in text_of(screen, "#plan")
+
+
+async def test_a_cancelled_audit_releases_its_write_lock_so_it_can_be_resumed(services):
+    """The stored audit's write lock is held by the running audit only: cancelling releases it (the engine closes the
+    store as the cancellation unwinds), so starting the same audit again resumes it instead of a lock error."""
+    app = make_app(services, demo_latency_ms=40.0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_judge(app, pilot)
+        await fill(screen, pilot, "pairwise", **{"n-inputs": "20", "n-candidates": "6", "reps": "1"})
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.answers[0] >= 8, what="the first answers")
+        screen._answer_stop(True)
+        await wait_until(pilot, lambda: screen.state == "setup", timeout=10, what="the audit to stop")
+        (stored,) = list((Path(services.runs_dir).parent / "audits").iterdir())
+        kept = len((stored / "answers.jsonl").read_text().splitlines())
+        assert 8 <= kept < 20 * 15
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: screen.state in ("results", "setup"), what="the resumed audit")
+        assert screen.state == "results", text_of(screen, "#judge-error")
+        assert len((stored / "answers.jsonl").read_text().splitlines()) == 20 * 15
