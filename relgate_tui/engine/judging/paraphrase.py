@@ -96,7 +96,7 @@ def problem(kind: str, text: str) -> str | None:
     """Why ``text`` (already :func:`clean`) cannot be the ``kind`` template's paraphrase, or None."""
     template = TEMPLATES[kind]
     if len(text) > max_chars(template):
-        return f"it is {len(text):,} characters long (at most {max_chars(template):,})"
+        return f"is {len(text):,} characters long (at most {max_chars(template):,})"
     why = check_paraphrase(template, text)
     if why:
         return why.removeprefix("the paraphrase ")
