@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from scipy.special import expit, logsumexp
 
-from relgate_tui.core.irt.grm import fit_grm, simulate_grm
+from relgate_tui.core.irt.grm import IRTInputError, _quadrature, fit_grm, simulate_grm
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "irt"
 DATA = Path(os.environ.get("RELGATE_SHARED_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -53,6 +53,21 @@ def _ltm() -> dict[str, dict[tuple[str, str], float]]:
         for row in csv.DictReader(fh):
             out[row["dataset"]][(row["item"], row["param"])] = float(row["value"])
     return out
+
+
+@pytest.mark.parametrize("rule", ["legendre", "hermite", "rectangle"])
+def test_each_quadrature_rule_integrates_the_standard_normal(rule):
+    nodes, weights = _quadrature(61, -6.0, 6.0, rule=rule)
+    assert weights.sum() == pytest.approx(1.0) and np.all(weights > 0)
+    assert weights @ nodes == pytest.approx(0.0, abs=1e-12)
+    # exact for Gauss–Hermite; the [−6, 6] rules lose only the tails beyond 6 SD (normalised: E θ⁴ = 3 − 3e-6)
+    assert weights @ nodes**2 == pytest.approx(1.0, abs=1e-6) and weights @ nodes**4 == pytest.approx(3.0, abs=1e-5)
+
+
+def test_an_unknown_rule_is_a_one_line_error():
+    y, _ = simulate_grm([1.0, 1.5], [[-0.5, 0.5], [0.0, 1.0]], 50, seed=1)
+    with pytest.raises(IRTInputError, match="unknown quadrature rule 'simpson'"):
+        fit_grm(y, rule="simpson")
 
 
 def test_fixture_data_are_the_published_tables():
