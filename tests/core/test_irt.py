@@ -154,6 +154,26 @@ def test_fitting_on_distinct_patterns_keeps_every_person_and_the_likelihood():
     assert np.allclose(post @ per_person.nodes, fit.theta, atol=1e-12)
 
 
+def test_concurrent_fits_restore_the_blas_thread_count():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import threading
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    y, _ = simulate_grm(A8[:4], B8[:4], 400, seed=6)
+    fits: list = []
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):  # so that a leaked limit of 1 would show
+        before = blas_threads()
+        workers = [threading.Thread(target=lambda: fits.append(fit_grm(y))) for _ in range(4)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert len(fits) == 4 and all(f.a == fits[0].a for f in fits)
+        assert blas_threads() == before and 2 in before
+
+
 def test_unused_categories_have_no_threshold():
     rng = np.random.default_rng(0)
     y = np.column_stack([rng.choice([3, 4, 5], 200), rng.choice([1, 2, 3, 4, 5], 200)]).astype(float)

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,15 +131,30 @@ def _encode(responses: np.ndarray, items: Sequence[str]) -> tuple[list[np.ndarra
     return onehots, cats
 
 
-def _one_blas_thread() -> Any:
-    """A context limiting BLAS to one thread during the fit. L-BFGS-B's tiny 20 × 20 BLAS/LAPACK calls otherwise wake
-    OpenBLAS's thread pool at every iteration, which on a busy 2-core machine costs milliseconds each (a 10× slowdown
-    of the whole fit, bench/irt.py). threadpoolctl comes with scikit-learn; without it the fit runs unchanged."""
+_BLAS_LOCK = threading.Lock()
+_blas_users: list[Any] = []  # the limiter in force while any fit runs (several fits may run in threads at once)
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Limit BLAS to one thread during the fit. L-BFGS-B's tiny 20 × 20 BLAS/LAPACK calls otherwise wake OpenBLAS's
+    thread pool at every iteration, which on a busy 2-core machine costs milliseconds each (a 10× slowdown of the
+    whole fit, bench/irt.py). The limit is process-wide, so it is set by the first of concurrent fits and restored by
+    the last. threadpoolctl comes with scikit-learn; without it the fit runs unchanged."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - scikit-learn (a dependency) brings it
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+        yield
+        return
+    with _BLAS_LOCK:
+        _blas_users.append(threadpool_limits(limits=1, user_api="blas") if not _blas_users else _blas_users[0])
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            limiter = _blas_users.pop()
+            if not _blas_users:
+                limiter.restore_original_limits()
 
 
 def _fmt(v: float) -> str:
