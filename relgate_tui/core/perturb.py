@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 PLACEHOLDER = re.compile(r"\{[^{}\n]*\}")
+_BRACED = re.compile(r"\{+[^{}\n]*\}+")
 WORD = re.compile(r"[A-Za-z]{4,}")
 RATING_LINE = re.compile(r"\b(score|scores|rating|rate|scale)\b|\d", re.IGNORECASE)
 DEFAULT_PROTECTED = frozenset({"json", "format", "score", "rating", "scale", "output", "answer", "only"})
@@ -99,8 +100,9 @@ def paraphrase_instruction(template: str, n_words: int = 5) -> str:
 
 def check_paraphrase(template: str, paraphrase: str) -> str | None:
     """Why ``paraphrase`` cannot stand in for ``template`` (a lost or added placeholder, changed rating
-    instructions), or ``None`` when it can."""
-    if sorted(PLACEHOLDER.findall(template)) != sorted(PLACEHOLDER.findall(paraphrase)):
+    instructions), or ``None`` when it can. Placeholders are compared with all their braces (``{{criterion}}`` is
+    not ``{criterion}``: a template filled by literal ``{{name}}`` replacement would leave the latter as text)."""
+    if sorted(_BRACED.findall(template)) != sorted(_BRACED.findall(paraphrase)):
         return "the paraphrase changed the placeholders"
     if re.findall(r"\d+", template) != re.findall(r"\d+", paraphrase):
         return "the paraphrase changed the numbers of the rating scale"

@@ -6,6 +6,13 @@ The audit itself — asking, the pairwise and direct studies, several judges and
 async audit with ``asyncio.run``) and the CLI entry point. Requests share certification's request cache
 (``<cache dir>/samples``): a rerun costs zero calls. By default the audit is also stored (``<data dir>/audits/<id>``)
 so a rerun of the same command after a kill resumes where it stopped.
+
+The paraphrase variant (``--perturb …,paraphrase``) is written by a paraphraser model before the audit
+(:mod:`relgate_tui.engine.judging.paraphrase`): ``--paraphraser model=NAME[,endpoint=URL,key_env=VAR]`` (default: the
+first judge's endpoint and model), printed to stderr, stored in the audit's manifest and read back from there when
+the audit is resumed (never asked again). ``--paraphrase-out FILE`` writes it to a file and stops, so it can be edited
+and passed back with ``--variant paraphrase=FILE`` (a file variant named ``paraphrase`` must keep the placeholders and
+the scale of the original, like a model-written one).
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from relgate_tui.engine.judging import (
     select,
     summary_lines,
 )
+from relgate_tui.engine.judging import paraphrase as para
 from relgate_tui.errors import RelgateError, UserError
 
 PROTOCOLS = ("pairwise", "direct", "both")
@@ -78,6 +86,7 @@ class JudgeAuditConfig:
     store: bool = False
     store_dir: str | None = None
     likert_protocol: str = "single"
+    paraphraser: Judge | None = None  # writes a pending "paraphrase" variant (paraphrase.pending) before the audit
     prompt: str = "score-only"  # the direct study's built-in prompt: score-only | geval (engine/judging/geval.py)
     scale: int = 5  # the direct study's scale 1–K
 
@@ -108,14 +117,30 @@ def open_cache(cfg: JudgeAuditConfig) -> Any:
         raise UserError(f"cannot open the request cache {path}: {exc.strerror or exc}") from None
 
 
+def audits_root(cfg: JudgeAuditConfig) -> Path | None:
+    """Where the audit is stored (None: not stored)."""
+    from relgate_tui.engine.judging.store import audits_dir
+
+    if not cfg.store:
+        return None
+    return Path(cfg.store_dir) if cfg.store_dir else audits_dir()
+
+
 async def audit_events(cfg: JudgeAuditConfig, *, transport: Any = None) -> Any:
     """The audit's events (:func:`~relgate_tui.engine.judging.run_audit`) with the config's cache and store opened
-    and closed around them. The TUI iterates this in its worker."""
+    and closed around them; first a :class:`~relgate_tui.engine.judging.paraphrase.Paraphrased` when the audit has
+    a model-written paraphrase (written now, or read back from the stored audit). The TUI iterates this in its
+    worker."""
     spec = cfg.to_spec()
     cache = open_cache(cfg)
-    root = Path(cfg.store_dir) if cfg.store_dir else None
-    store = AuditStore.create_or_open(plan_audit(spec), root) if cfg.store else None
+    store = None
     try:
+        root = audits_root(cfg)
+        spec, written = await para.resolve_paraphrase(spec, cfg.paraphraser, audits_root=root, cache=cache,
+                                                      transport=transport)
+        if written is not None:
+            yield written
+        store = AuditStore.create_or_open(plan_audit(spec), root) if root is not None else None
         async for event in run_audit(spec, store=store, cache=cache, transport=transport):
             yield event
     finally:
@@ -123,6 +148,28 @@ async def audit_events(cfg: JudgeAuditConfig, *, transport: Any = None) -> Any:
             store.close()
         if cache is not None:
             cache.close()
+
+
+def paraphrase_to_file(cfg: JudgeAuditConfig, path: str) -> para.Paraphrased:
+    """``--paraphrase-out FILE``: the audit's paraphrase (read back from its stored audit, else written by the
+    paraphraser) written to ``path`` (:func:`~relgate_tui.engine.judging.paraphrase.file_text`); no judge is asked."""
+
+    async def main() -> para.Paraphrased:
+        cache = open_cache(cfg)
+        try:
+            _, done = await para.resolve_paraphrase(cfg.to_spec(), cfg.paraphraser, audits_root=audits_root(cfg),
+                                                    cache=cache)
+        finally:
+            if cache is not None:
+                cache.close()
+        if done is None:
+            raise UserError("--paraphrase-out needs --perturb …,paraphrase (a model-written paraphrase)")
+        return done
+
+    done = asyncio.run(main())
+    text = para.file_text(done.variant, path)
+    Path(path).write_text(text, encoding="utf-8")
+    return done
 
 
 def audit_result(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | None = None) -> AuditResult:
@@ -184,7 +231,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=FILE",
                         help="a prompt variant template (text or JSON {pairwise, direct}); repeatable")
     parser.add_argument("--perturb", default="", metavar="KINDS",
-                        help="add paper 002's seeded prompt perturbations as variants: typo,newline (seed: --seed)")
+                        help="add paper 002's prompt perturbations as variants: typo,newline (seeded by --seed), "
+                             "paraphrase (written by --paraphraser)")
+    parser.add_argument("--paraphraser", default=None, metavar="SPEC",
+                        help="the model writing the paraphrase: model=NAME[,endpoint=URL,key_env=VAR,temperature=T] "
+                             "(default: the first judge's endpoint and model; temperature 0)")
+    parser.add_argument("--paraphrase-out", default=None, metavar="FILE",
+                        help="write the paraphrase to FILE (.json: both templates; else the one template as text) "
+                             "and stop; edit it and pass it back with --variant paraphrase=FILE")
     parser.add_argument("--protocol", default="pairwise", choices=PROTOCOLS)
     parser.add_argument("--reps", type=int, default=3,
                         help="k: verdicts per pair (must be odd: 1, 3, 5 …; paper 000 uses 3), each in a seeded "
@@ -214,6 +268,65 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", default=None, help="write a Markdown report here")
 
 
+def parse_paraphraser(spec: str | None, first: Judge) -> Judge:
+    """``--paraphraser model=NAME[,endpoint=URL][,key_env=VAR][,temperature=T]``; None = the first judge's endpoint,
+    model and key variable (at temperature 0)."""
+    if not spec:
+        return para.paraphraser(first.endpoint, first.model, first.api_key_env)
+    fields: dict[str, str] = {}
+    for part in spec.split(","):
+        key, sep, value = part.partition("=")
+        key = {"api_key_env": "key_env"}.get(key.strip(), key.strip())
+        if not sep or key not in ("model", "endpoint", "key_env", "temperature"):
+            raise UserError(f"--paraphraser: expected model=NAME[,endpoint=URL,key_env=VAR,temperature=T], got {spec!r}")
+        fields[key] = value.strip()
+    if not fields.get("model"):
+        raise UserError(f"--paraphraser {spec!r}: needs model=NAME")
+    try:
+        return para.paraphraser(fields.get("endpoint") or first.endpoint, fields["model"],
+                                fields.get("key_env") or None, float(fields.get("temperature", 0.0)))
+    except ValueError as exc:
+        raise UserError(f"--paraphraser {spec!r}: {exc}") from None
+
+
+def _variants(args: argparse.Namespace, first: Judge) -> tuple[tuple[PromptVariant, ...], Judge | None]:
+    """``--perturb`` (typo, newline, paraphrase: a pending one, written before the audit) then ``--variant`` files;
+    a ``--variant paraphrase=FILE`` replaces the model's paraphrase and is checked like one."""
+    kinds = [k.strip() for k in (args.perturb or "").split(",") if k.strip()]
+    files = [load_variant(v) for v in args.variant]
+    from relgate_tui.engine.judging import geval
+
+    prompt, scale = getattr(args, "prompt", geval.DEFAULT_PROMPT), getattr(args, "scale", geval.DEFAULT_SCALE)
+    if para.NAME in kinds and (prompt, scale) != (geval.DEFAULT_PROMPT, geval.DEFAULT_SCALE) \
+            and args.protocol != "pairwise":
+        raise UserError(f"--perturb paraphrase rewrites paper 000's score-only 1-5 prompt, not --prompt {prompt} "
+                        f"--scale {scale}: give your paraphrase of that prompt as --variant NAME=FILE")
+    for v in files:
+        if v.name == para.NAME:
+            for kind in ("pairwise", "direct"):
+                text = getattr(v, kind)
+                why = para.problem(kind, text) if text is not None else None
+                if why:
+                    raise UserError(f"--variant {para.NAME}: the {kind} paraphrase {why}")
+    judge = None
+    out: list[PromptVariant] = []
+    for kind in kinds:
+        if kind == para.NAME:
+            if all(v.name != para.NAME for v in files):
+                judge = parse_paraphraser(getattr(args, "paraphraser", None), first)
+                out.append(para.pending(judge, args.seed))
+        elif kind in ("typo", "newline"):  # of the audit's direct prompt (--prompt, --scale)
+            out += perturbed_variants([kind], seed=args.seed, criterion=args.criterion or "",
+                                      direct=geval.direct_template(prompt, scale))
+        else:
+            raise UserError(f"--perturb: unknown perturbation {kind!r} (choose from typo, newline, paraphrase)")
+    if getattr(args, "paraphraser", None) and para.NAME not in kinds:
+        raise UserError("--paraphraser needs --perturb …,paraphrase")
+    if getattr(args, "paraphrase_out", None) and judge is None:
+        raise UserError("--paraphrase-out needs --perturb …,paraphrase (and no --variant paraphrase=FILE)")
+    return (*out, *files), judge
+
+
 def _config(args: argparse.Namespace) -> JudgeAuditConfig:
     if not args.data or not args.criterion:
         raise UserError("judge-audit needs --data and --criterion (or --scores FILE)")
@@ -233,15 +346,15 @@ def _config(args: argparse.Namespace) -> JudgeAuditConfig:
     if not endpoint:
         raise UserError("judge-audit needs --endpoint URL")
     data = str(Path(args.data).resolve()) if Path(args.data).is_file() else args.data  # reopenable from anywhere
+    first = Judge(endpoint, model, args.api_key_env, args.temperature, args.max_tokens, args.top_logprobs)
+    variants, paraphraser = _variants(args, first)
     return JudgeAuditConfig(
         data=data, criterion=args.criterion, endpoint=endpoint, model=model, api_key_env=args.api_key_env,
         protocol=args.protocol, reps=args.reps, inputs=args.inputs, candidates=args.candidates, alpha=args.alpha,
         seed=args.seed, concurrency=args.concurrency, temperature=args.temperature, max_tokens=args.max_tokens,
-        top_logprobs=args.top_logprobs, more_judges=tuple(more),
-        variants=(*perturbed_variants(args.perturb, seed=args.seed, criterion=args.criterion or "",
-                                      direct=geval.direct_template(prompt, scale)),
-                  *(load_variant(v) for v in args.variant)), store=not args.no_store, use_cache=not args.no_cache,
-        likert_protocol=getattr(args, "likert_protocol", "single"), prompt=prompt, scale=scale,
+        top_logprobs=args.top_logprobs, more_judges=tuple(more), variants=variants, store=not args.no_store,
+        use_cache=not args.no_cache, likert_protocol=getattr(args, "likert_protocol", "single"),
+        paraphraser=paraphraser, prompt=prompt, scale=scale,
     )
 
 
@@ -257,6 +370,9 @@ def _progress_printer() -> Callable[[Any], None]:
         elif isinstance(event, AuditNote):
             print(f"relgate: {event.judge}: {event.message.splitlines()[0] if event.message else ''}",
                   file=sys.stderr, flush=True)
+        elif isinstance(event, para.Paraphrased):
+            for line in event.lines():
+                print(f"relgate: {line}", file=sys.stderr, flush=True)
 
     return progress
 
@@ -270,6 +386,13 @@ def judge_audit_main(args: argparse.Namespace) -> int:
 
             result = audit_from_scores(load_scores(args.scores), criterion=args.criterion, alpha=args.alpha,
                                        seed=args.seed)
+        elif getattr(args, "paraphrase_out", None):
+            done = paraphrase_to_file(_config(args), args.paraphrase_out)
+            printer = _progress_printer()
+            printer(done)
+            print(f"relgate: wrote the paraphrase to {args.paraphrase_out}; edit it and pass it back with "
+                  f"--variant paraphrase={args.paraphrase_out}", file=sys.stderr)
+            return 0
         else:
             result = audit_result(_config(args), _progress_printer())
     except RelgateError as exc:

@@ -49,7 +49,6 @@ only change the analysis, so changing them also reuses the run (the slug is only
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gc
 import json
 import os
@@ -217,13 +216,9 @@ class RunStore:
 
     @staticmethod
     def _acquire_lock(path: Path) -> int:
-        fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise RunStoreError(f"run {path.name} is in use by another relgate process") from None
-        return fd
+        from relgate_tui.engine.dirlock import write_lock
+
+        return write_lock(path / LOCK, f"run {path.name} is in use by another relgate process", RunStoreError)
 
     def _ensure_lock(self) -> None:
         if self._lock_fd is None:

@@ -202,3 +202,12 @@ def test_the_live_study_counts_answers_without_a_rating_token_only_when_log_prob
     assert result.to_json()["no_rating_token"] == reasons
     assert "3 answer(s) without a rating token" in "\n".join(direct.markdown(result))
     assert "no_rating_token" not in direct.analyse([], 0.1, 0).to_json()  # documents without log-probs unchanged
+
+
+def test_the_model_paraphrase_of_the_score_only_prompt_is_refused_for_another_prompt(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", "http://127.0.0.1:9/v1",
+               "--model", "m", "--protocol", "direct", "--prompt", "geval", "--perturb", "typo,paraphrase"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "--perturb paraphrase" in err and "--variant NAME=FILE" in err

@@ -12,13 +12,20 @@ With two categories this is the 2PL the paper uses for binary scales (one thresh
 
 Estimation. The paper samples the posterior with NUTS (minutes per cell). Here the item parameters maximise the
 marginal likelihood  Σ_j log ∫ Π_p P(Y_pj | θ) φ(θ) dθ,  with the integral on a fixed Gauss–Legendre grid (default
-61 nodes on [−6, 6]) — Bock & Aitkin's MML. Instead of alternating E and M steps, the marginal log-likelihood is
-maximised directly by L-BFGS: its exact gradient is the expected complete-data gradient under the current posterior
-weights (Fisher's identity), i.e. the EM gradient, so the fixed point is the same and it is reached in far fewer
-passes. ``prior="map"`` adds the paper's priors (App. A.1) as a penalty: α_p ~ LogNormal(0, 0.5) (σ = 0.5 on the log
-scale, PyMC's reading) and β_pk ~ N(0, 1) restricted to the ordered region (the mode is taken in the original
-parameter space, so no Jacobian term enters). θ̂_j is the posterior mean (EAP) and σ_j² the posterior variance, both
-over the same grid: these replace the paper's NUTS posterior mean and variance in the metrics (Eq. 4).
+61 nodes on [−6, 6]; the Gauss–Hermite and equally spaced rules of R's ltm and mirt are options) — Bock & Aitkin's
+MML. Instead of alternating E and M steps, the marginal log-likelihood is maximised directly by L-BFGS: its exact
+gradient is the expected complete-data gradient under the current posterior weights (Fisher's identity), i.e. the EM
+gradient, so the fixed point is the same and it is reached in far fewer passes. ``prior="map"`` adds the paper's
+priors (App. A.1) as a penalty: α_p ~ LogNormal(0, 0.5) (σ = 0.5 on the log scale, PyMC's reading) and β_pk ~ N(0, 1)
+restricted to the ordered region (the mode is taken in the original parameter space, so no Jacobian term enters).
+θ̂_j is the posterior mean (EAP) and σ_j² the posterior variance, both over the same grid: these replace the paper's
+NUTS posterior mean and variance in the metrics (Eq. 4).
+
+Reference checks (tests/core/test_irt_reference.py): on public GRM and 2PL data sets the estimates, log-likelihood
+and EAP abilities match R's ltm (an independent MML program: Gauss–Hermite quadrature, BFGS) to 3 decimals, mirt's
+published estimates to their printed digits, and an EM written in the test. girth's ``grm_mml`` is *not* an exact MML
+maximiser (it solves the thresholds from integral equations with prior-weighted proportions), so it agrees only to
+~0.02 and reaches a lower marginal likelihood; its ``twopl_mml`` agrees to 3 decimals.
 
 A fit that did not converge (optimiser failure, or a discrimination at its bound — ratings nearly deterministic in θ,
 where the MML estimate runs off to infinity) is returned with ``converged=False`` and the reason; the study refuses
@@ -27,13 +34,16 @@ to report metrics from it.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import optimize
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 from relgate_tui.errors import DataError
 
@@ -76,7 +86,25 @@ class GRMFit:
         return [lookup.get(float(v)) for v in list(scale)[1:]]
 
 
-def _quadrature(n: int, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+QUADRATURE_RULES = ("legendre", "hermite", "rectangle")
+
+
+def _quadrature(n: int, lo: float, hi: float, rule: str = "legendre") -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights (summing to 1) for ∫ f(θ) φ(θ) dθ.
+
+    ``legendre``: Gauss–Legendre on [lo, hi] times the N(0, 1) density (the default). ``hermite``: Gauss–Hermite for
+    the N(0, 1) weight (lo, hi unused) — the rule of R's ltm (21 nodes by default). ``rectangle``: n equally spaced
+    nodes on [lo, hi] weighted by the normalised density — the rule of R's mirt (61 nodes on [−6, 6]).
+    """
+    if rule == "hermite":
+        nodes, w = np.polynomial.hermite_e.hermegauss(n)
+        return nodes, w / w.sum()
+    if rule == "rectangle":
+        nodes = np.linspace(lo, hi, n)
+        weights = np.exp(-0.5 * nodes**2)
+        return nodes, weights / weights.sum()
+    if rule != "legendre":
+        raise IRTInputError(f"unknown quadrature rule {rule!r} ({', '.join(QUADRATURE_RULES)})")
     x, w = np.polynomial.legendre.leggauss(n)
     nodes = (hi - lo) / 2.0 * x + (hi + lo) / 2.0
     weights = w * (hi - lo) / 2.0 * np.exp(-0.5 * nodes**2) / math.sqrt(2 * math.pi)
@@ -103,21 +131,65 @@ def _encode(responses: np.ndarray, items: Sequence[str]) -> tuple[list[np.ndarra
     return onehots, cats
 
 
+_BLAS_LOCK = threading.Lock()
+_blas_users: list[Any] = []  # the limiter in force while any fit runs (several fits may run in threads at once)
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Limit BLAS to one thread during the fit. L-BFGS-B's tiny 20 × 20 BLAS/LAPACK calls otherwise wake OpenBLAS's
+    thread pool at every iteration, which on a busy 2-core machine costs milliseconds each (a 10× slowdown of the
+    whole fit, bench/irt.py). The limit is process-wide, so it is set by the first of concurrent fits and restored by
+    the last. threadpoolctl comes with scikit-learn; without it the fit runs unchanged."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn (a dependency) brings it
+        yield
+        return
+    with _BLAS_LOCK:
+        _blas_users.append(threadpool_limits(limits=1, user_api="blas") if not _blas_users else _blas_users[0])
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            limiter = _blas_users.pop()
+            if not _blas_users:
+                limiter.restore_original_limits()
+
+
 def _fmt(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
 class _Model:
     """The marginal log-likelihood and its gradient in the unconstrained parameters
-    (log α_p, β_p1, log(β_p2 − β_p1), …)."""
+    (log α_p, β_p1, log(β_p2 − β_p1), …), over persons (or distinct response patterns weighted by ``freq``).
 
-    def __init__(self, onehots: list[np.ndarray], nodes: np.ndarray, weights: np.ndarray, prior: str) -> None:
-        self.onehots = onehots
+    The one-hot matrices are only read here: the hot loop gathers log-probability rows by category code and sums the
+    posterior by category segments, so it makes no BLAS matrix products (whose thread pools spin and stall on a busy
+    2-core machine)."""
+
+    def __init__(self, onehots: list[np.ndarray], nodes: np.ndarray, weights: np.ndarray, prior: str,
+                 freq: np.ndarray | None = None) -> None:
         self.nodes = nodes
         self.log_w = np.log(weights)
         self.prior = prior
         self.sizes = [oh.shape[1] for oh in onehots]
         self.offsets = np.cumsum([0] + self.sizes)  # each item has K_p parameters: log a and K_p − 1 for β
+        self.n_rows = onehots[0].shape[0]
+        self.freq = np.ones(self.n_rows) if freq is None else np.asarray(freq, dtype=float)
+        # per item: category code per row (−1 = missing, which picks the zero row appended to the log-probabilities),
+        # and the rows sorted by code with the start of each category's segment
+        self.codes, self.orders, self.starts = [], [], []
+        for oh in onehots:
+            code = np.where(oh.any(axis=1), oh.argmax(axis=1), -1)
+            order = np.argsort(code, kind="stable")
+            starts = np.searchsorted(code[order], np.arange(oh.shape[1]))
+            if np.any(np.bincount(code[code >= 0], minlength=oh.shape[1]) == 0):
+                raise IRTInputError("an item has a category no sample used")  # _encode never builds one
+            self.codes.append(code)
+            self.orders.append(order)
+            self.starts.append(starts)
         self.last: tuple[np.ndarray, float] | None = None  # the last point evaluated and its objective
 
     def value_at(self, x: np.ndarray) -> float:
@@ -146,26 +218,34 @@ class _Model:
         return s, probs
 
     def posterior(self, x: np.ndarray) -> tuple[float, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """Σ_j freq_j log ∫ Π_p P(Y_pj | θ) φ(θ) dθ, the posterior weights over the nodes per row, and per item
+        (P(Y ≥ c_k), P(Y = c_k)) on the nodes."""
         a_s, b_s = self.unpack(x)
-        ll_nodes = np.zeros((self.onehots[0].shape[0], self.nodes.size))
+        ll_nodes = np.zeros((self.n_rows, self.nodes.size))
         cache = []
-        for oh, a, b in zip(self.onehots, a_s, b_s, strict=True):
+        for code, a, b in zip(self.codes, a_s, b_s, strict=True):
             s, probs = self._item_probs(a, b)
-            ll_nodes += oh @ np.log(probs).T
+            table = np.vstack([np.log(probs).T, np.zeros(self.nodes.size)])  # row −1: a missing rating
+            ll_nodes += table[code]
             cache.append((s, probs))
         joint = ll_nodes + self.log_w[None, :]
-        marg = logsumexp(joint, axis=1)
-        post = np.exp(joint - marg[:, None])
-        return float(marg.sum()), post, cache
+        top = joint.max(axis=1, keepdims=True)
+        post = np.exp(joint - top)
+        total = post.sum(axis=1, keepdims=True)
+        post /= total
+        marg = (top + np.log(total)).ravel()
+        return float(np.sum(self.freq * marg)), post, cache
 
     def objective(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         total, post, cache = self.posterior(x)
         a_s, b_s = self.unpack(x)
         grad = np.zeros_like(x)
         theta = self.nodes[:, None]
-        for p, (oh, (s, probs)) in enumerate(zip(self.onehots, cache, strict=True)):
+        wpost = post * self.freq[:, None]
+        for p, (s, probs) in enumerate(cache):
             a, b = a_s[p], b_s[p]
-            ratio = (post.T @ oh) / probs  # Q × K: expected count / probability
+            counts = np.add.reduceat(wpost[self.orders[p]], self.starts[p], axis=0).T  # Q × K expected counts
+            ratio = counts / probs  # Q × K: expected count / probability
             ds = s * (1.0 - s)  # Q × (K−1)
             d_a_star = ds * (theta - b[None, :])
             q = self.nodes.size
@@ -197,10 +277,10 @@ class _Model:
         return lp
 
 
-def _start(onehots: list[np.ndarray]) -> np.ndarray:
+def _start(onehots: list[np.ndarray], freq: np.ndarray) -> np.ndarray:
     parts = []
     for oh in onehots:
-        counts = oh.sum(axis=0) + 0.5
+        counts = freq @ oh + 0.5
         tail = np.cumsum(counts[::-1])[::-1] / counts.sum()  # P(Y ≥ c_k), k = 0 … K−1
         b = -np.log(tail[1:] / (1.0 - tail[1:])) * 1.7  # a logit on the N(0, 1) scale, roughly (a = 1)
         b = np.maximum.accumulate(b + np.arange(b.size) * 1e-3)
@@ -215,6 +295,7 @@ def fit_grm(
     *,
     prior: str = "mml",
     quadrature: tuple[int, float, float] = (61, -6.0, 6.0),
+    rule: str = "legendre",
     max_iter: int = 2000,
     gtol: float = 1e-6,
 ) -> GRMFit:
@@ -222,6 +303,9 @@ def fit_grm(
 
     Raises :class:`IRTInputError` (one line) for fewer than ``MIN_PERSONS`` persons, an item that used one category
     only, or a person with no rating at all. ``prior`` is ``"mml"`` (marginal maximum likelihood) or ``"map"``.
+    ``quadrature`` is (nodes, lo, hi) and ``rule`` one of :data:`QUADRATURE_RULES` (see :func:`_quadrature`); the
+    estimates are the maximiser of the marginal likelihood *under that rule*, so a comparison with another program
+    uses its rule (ltm: ``rule="hermite"``, 21 nodes; mirt: ``rule="rectangle"``, 61 nodes on [−6, 6]).
     """
     y = np.asarray(responses, dtype=float)
     if y.ndim != 2 or y.shape[1] == 0:
@@ -236,18 +320,24 @@ def fit_grm(
     empty = np.flatnonzero(np.all(np.isnan(y), axis=1))
     if empty.size:
         raise IRTInputError(f"sample #{int(empty[0])} has no rating under any variant")
-    onehots, cats = _encode(y, names)
-    nodes, weights = _quadrature(*quadrature)
-    model = _Model(onehots, nodes, weights, prior)
-    x0 = _start(onehots)
+    _, cats = _encode(y, names)  # validates every item
+    # the likelihood depends on a person only through the response pattern: fit on the distinct patterns, weighted
+    patterns, inverse, freq = np.unique(np.nan_to_num(y, nan=-np.inf), axis=0, return_inverse=True,
+                                        return_counts=True)
+    patterns[np.isneginf(patterns)] = np.nan
+    onehots, _ = _encode(patterns, names)
+    nodes, weights = _quadrature(*quadrature, rule=rule)
+    model = _Model(onehots, nodes, weights, prior, freq=freq.astype(float))
+    x0 = _start(onehots, model.freq)
     bounds: list[tuple[float | None, float | None]] = []
     for k in model.sizes:
         bounds.append(LOG_A_BOUNDS)
         bounds.extend([(-15.0, 15.0)] + [(-12.0, 4.0)] * (k - 2))
     trace: list[float] = []
-    res = optimize.minimize(model.objective, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                            callback=lambda xk: trace.append(-model.value_at(xk)),
-                            options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-12})
+    with _one_blas_thread():
+        res = optimize.minimize(model.objective, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                                callback=lambda xk: trace.append(-model.value_at(xk)),
+                                options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-12})
     a_s, b_s = model.unpack(res.x)
     converged, message = bool(res.success), str(res.message)
     at_bound = [names[p] for p in range(len(names)) if abs(res.x[model.offsets[p]] - LOG_A_BOUNDS[1]) < 1e-6]
@@ -261,8 +351,9 @@ def fit_grm(
     loglik, post, _ = model.posterior(res.x)
     if prior == "map":
         loglik += model._log_prior(a_s, b_s)
-    theta = post @ nodes
-    theta_var = np.maximum(post @ nodes**2 - theta**2, 0.0)
+    rows = inverse.reshape(-1)
+    theta = np.sum(post * nodes, axis=1)[rows]
+    theta_var = np.maximum(np.sum(post * nodes**2, axis=1)[rows] - theta**2, 0.0)
     return GRMFit(items=names, categories=tuple(cats), a=tuple(a_s), b=tuple(tuple(float(v) for v in b) for b in b_s),
                   theta=theta, theta_var=theta_var, loglik=float(loglik), trace=tuple(trace),
                   iterations=int(res.nit), converged=converged, message=message if not converged else "converged",

@@ -4,7 +4,8 @@ Public API (what papers 001–003 build on):
 
 * asking — :class:`Judge`, :class:`Request` (keyed by a tuple), :class:`Answer` (text + per-token log-probs),
   :func:`ask` (async; faults, retries, endpoint-down pause and the cache as in sampling; cancel to stop);
-* prompt variants — :class:`PromptVariant`, :data:`ORIGINAL`, :func:`load_variant`;
+* prompt variants — :class:`PromptVariant`, :data:`ORIGINAL`, :func:`load_variant`, :func:`perturbed_variants`; the
+  model-written paraphrase with its :class:`VariantOrigin`: :mod:`.paraphrase`;
 * studies — :mod:`.pairwise` (tournaments, cycles, exact MFAS, rankings) and :mod:`.direct` (Likert scores,
   conformal sets, score-token log-probs), each ``requests(...)`` → ``analyse(...)`` → a frozen result with
   ``to_json()``;
@@ -39,12 +40,18 @@ from relgate_tui.engine.judging.results import (
     summary_lines,
 )
 from relgate_tui.engine.judging.store import AuditStore, AuditSummary, audit_id, list_audits, reopen_result
-from relgate_tui.engine.judging.variants import ORIGINAL, PromptVariant, load_variant, perturbed_variants
+from relgate_tui.engine.judging.variants import (
+    ORIGINAL,
+    PromptVariant,
+    VariantOrigin,
+    load_variant,
+    perturbed_variants,
+)
 
 __all__ = [
     "ORIGINAL", "Answer", "AskCalls", "AskFailed", "AuditEvent", "AuditFinished", "AuditNote", "AuditPlan",
     "AuditResult", "AuditSpec", "AuditStore", "AuditSummary", "EndpointState", "Judge", "JudgeProgress", "Key",
-    "PromptVariant", "Request", "StudyCell", "analyse", "ask", "audit_from_scores", "audit_id", "audit_json",
+    "PromptVariant", "Request", "StudyCell", "VariantOrigin", "analyse", "ask", "audit_from_scores", "audit_id", "audit_json",
     "export_name", "export_result", "list_audits", "load_variant",
     "perturbed_variants", "markdown_report", "plan_audit",
     "planned_answers", "reopen_result", "run_audit", "select", "summary_lines",

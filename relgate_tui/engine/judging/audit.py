@@ -105,10 +105,20 @@ class AuditSpec:
                 **({"prompt": self.prompt} if self.prompt != geval.DEFAULT_PROMPT else {}),
                 **({"scale": self.scale} if self.scale != geval.DEFAULT_SCALE else {})}
 
+    def identity(self) -> dict[str, Any]:
+        """What a stored audit's id is derived from: :meth:`to_json` without the run-time knobs (concurrency,
+        max_down_s) and with each variant's :meth:`~.variants.PromptVariant.identity` (so an unedited model-written
+        paraphrase is identified by who wrote it, and the same command finds its audit before asking anything)."""
+        d = self.to_json()
+        d.pop("concurrency", None)
+        d.pop("max_down_s", None)
+        d["variants"] = [v.identity() for v in self.variants]
+        return d
+
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> AuditSpec:
         return cls(data=d["data"], criterion=d["criterion"], judges=tuple(Judge.from_json(j) for j in d["judges"]),
-                   variants=tuple(PromptVariant(v["name"], v.get("pairwise"), v.get("direct")) for v in d["variants"]),
+                   variants=tuple(PromptVariant.from_json(v) for v in d["variants"]),
                    protocol=d["protocol"], reps=d["reps"], inputs=d.get("inputs"), candidates=d.get("candidates"),
                    alpha=d["alpha"], seed=d["seed"], concurrency=d.get("concurrency", 8),
                    max_down_s=d.get("max_down_s", 120.0), likert_protocol=d.get("likert_protocol", "single"),
@@ -165,6 +175,10 @@ def planned_answers(inputs: Sequence[AuditInput], protocol: str, reps: int, n_va
 
 def plan_audit(spec: AuditSpec) -> AuditPlan:
     spec.validate()
+    for v in spec.variants:
+        if v.pending:
+            raise UserError(f"prompt variant {v.name}: its text has not been written yet (ask the paraphraser first: "
+                            "engine.judging.paraphrase.resolve_paraphrases)")
     try:
         audit_set = load_audit_set(spec.data)
         criterion = audit_set.criterion_name(spec.criterion)

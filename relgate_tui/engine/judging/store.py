@@ -11,7 +11,12 @@
        "logprobs": [["4", -0.12, [["4", -0.12], ["3", -2.3]]]], "usage": [52, 1]}
 
 * ``results.json`` — the audit's JSON document (:meth:`AuditResult.to_json`), written when the audit finishes, and
-  ``calls.json`` — the calls per judge and the wall time of the run that finished it.
+  ``calls.json`` — the calls per judge and the wall time of the run that finished it;
+* ``audit.lock`` — the write lock (:func:`~relgate_tui.engine.dirlock.write_lock`, the runs' mechanism): the one
+  process writing the audit holds it, so two processes resuming the same audit can never both append answers (the
+  second gets a one-line :class:`~relgate_tui.errors.DataError`). :meth:`AuditStore.create_or_open` takes it, every
+  write takes it; :meth:`AuditStore.open` and reading (answers, results, :func:`reopen_result`, :func:`list_audits`)
+  take none.
 
 The id is derived from the spec (data, criterion, judges, variants, protocol, reps, selection, seed, α), so running
 the same audit again reopens the same directory and asks only what is missing. :func:`reopen_result` recomputes the
@@ -39,6 +44,7 @@ from relgate_tui.errors import DataError
 
 FORMAT = 1
 MANIFEST, ANSWERS, RESULTS, CALLS = "manifest.json", "answers.jsonl", "results.json", "calls.json"
+LOCK = "audit.lock"
 
 
 def audits_dir() -> Path:
@@ -49,9 +55,7 @@ def audits_dir() -> Path:
 
 def audit_id(spec: Any) -> str:
     """``audit-<data>-<criterion>-<first model>-<12 hex of the spec's hash>``."""
-    d = spec.to_json()
-    d.pop("concurrency", None)
-    d.pop("max_down_s", None)
+    d = spec.identity()
     digest = hashlib.sha256(json.dumps(d, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
     words = [str(spec.data).rsplit("/", 1)[-1], spec.criterion, spec.judges[0].model if spec.judges else "judge"]
     slug = "-".join(re.sub(r"[^A-Za-z0-9._]+", "_", w).strip("_.")[:24] or "x" for w in words)
@@ -82,12 +86,14 @@ def _answer_json(a: Answer) -> str:
 
 
 class AuditStore:
-    """One audit directory. :meth:`create_or_open` for a spec; :meth:`open` for an existing directory."""
+    """One audit directory. :meth:`create_or_open` for a spec (takes the write lock); :meth:`open` for an existing
+    directory (reading: no lock; a write through it takes the lock first)."""
 
     def __init__(self, path: Path, manifest: dict[str, Any]) -> None:
         self.path = path
         self.manifest = manifest
         self._fd: int | None = None
+        self._lock_fd: int | None = None
 
     @property
     def id(self) -> str:
@@ -96,16 +102,32 @@ class AuditStore:
     @classmethod
     def create_or_open(cls, plan: Any, root: Path | None = None) -> AuditStore:
         """The directory of ``plan``'s spec under ``root`` (default ``<data dir>/audits``): reopened when it exists
-        (its manifest must match), else created with a manifest."""
+        (its manifest must match), else created with a manifest. Either way the store holds the audit's write lock
+        until :meth:`close`; :class:`DataError` when another process holds it."""
         spec = plan.spec
         path = (root or audits_dir()) / audit_id(spec)
-        if (path / MANIFEST).is_file():
-            store = cls.open(path)
-            if store.manifest.get("data", {}).get("sha256") != file_sha256(plan.audit_set.path):
-                raise DataError(f"{path}: the audit's data file {plan.audit_set.path} has changed since the audit "
-                                "started; start a new audit (move this directory away)")
-            return store
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DataError(f"cannot create the audit directory {path}: {exc.strerror or exc}") from None
+        lock = _lock(path)
+        try:
+            if (path / MANIFEST).is_file():  # looked at under the lock: a concurrent creator has finished
+                store = cls.open(path)
+                if store.manifest.get("data", {}).get("sha256") != file_sha256(plan.audit_set.path):
+                    raise DataError(f"{path}: the audit's data file {plan.audit_set.path} has changed since the "
+                                    "audit started; start a new audit (move this directory away)")
+            else:
+                store = cls(path, cls._new_manifest(path, plan))
+        except BaseException:
+            os.close(lock)
+            raise
+        store._lock_fd = lock
+        return store
+
+    @staticmethod
+    def _new_manifest(path: Path, plan: Any) -> dict[str, Any]:
+        spec = plan.spec
         manifest = {
             "format": FORMAT, "kind": "audit", "id": path.name,
             "created": datetime.now(UTC).replace(microsecond=0).isoformat(), "relgate_version": __version__,
@@ -115,7 +137,7 @@ class AuditStore:
             "answers_per_judge": plan.answers_per_judge,
         }
         _atomic_write(path / MANIFEST, dumps(manifest))
-        return cls(path, manifest)
+        return manifest
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> AuditStore:
@@ -161,7 +183,14 @@ class AuditStore:
             except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
                 raise DataError(f"{path}:{n}: a stored answer is corrupt") from None
 
+    def lock(self) -> None:
+        """Take the write lock now (every write takes it anyway); :class:`DataError` when another process holds
+        it."""
+        if self._lock_fd is None:
+            self._lock_fd = _lock(self.path)
+
     def append(self, answer: Answer) -> None:
+        self.lock()
         if self._fd is None:
             self._fd = _open_append(self.path / ANSWERS)
         data = (_answer_json(answer) + "\n").encode("utf-8")
@@ -171,6 +200,7 @@ class AuditStore:
 
     def write_results(self, result: Any) -> None:
         """``results.json`` and ``calls.json`` (per-judge calls and the wall time, so a reopened audit shows them)."""
+        self.lock()
         _atomic_write(self.path / CALLS, dumps({"calls": result.calls, "wall_seconds": result.wall_seconds}))
         _atomic_write(self.path / RESULTS, dumps(result.to_json()))
 
@@ -190,15 +220,26 @@ class AuditStore:
         return doc if isinstance(doc, dict) else None
 
     def close(self) -> None:
+        """Close the answers file and release the write lock. Idempotent."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def __enter__(self) -> AuditStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _lock(path: Path) -> int:
+    from relgate_tui.engine.dirlock import write_lock
+
+    return write_lock(path / LOCK, f"audit {path.name} is in use by another relgate process (it is being run or "
+                                   "resumed there); wait for it to finish or stop it")
 
 
 def _open_append(path: Path) -> int:

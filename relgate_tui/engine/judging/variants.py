@@ -12,13 +12,22 @@ A :class:`PromptVariant` is a name and a template per protocol. Templates are pl
 gives exactly ``pairwise_prompt(...)`` / ``direct_prompt(...)`` (a test checks). A variant without a template for a
 protocol uses the original one. Perturbation generators (typo, newline, paraphrase; paper 002) produce variants from
 :data:`ORIGINAL`'s template texts, so they plug in as more entries of the audit's variant list.
+
+A variant written by a model (the paraphrase, :mod:`~relgate_tui.engine.judging.paraphrase`) carries its
+:class:`VariantOrigin` (the paraphraser's model, its endpoint without credentials, the seed). Its *identity* — what
+a stored audit's id is derived from (:meth:`PromptVariant.identity`) — is that origin, not the text, unless the user
+edited the text: so the same command finds its stored audit (and its stored paraphrase) again before anything is
+asked. A *pending* variant (an origin and no template yet) stands for a paraphrase still to be written or read back
+from the stored audit; an audit is never planned with one.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from relgate_tui.engine.judge_prompts import LIKERT_LEGEND
 from relgate_tui.errors import DataError, UserError, data_error
@@ -46,12 +55,44 @@ MAX_TEMPLATE_CHARS = 20_000
 
 
 @dataclass(frozen=True)
+class VariantOrigin:
+    """Who wrote a variant: ``model`` at ``endpoint`` (credentials removed) asked with ``temperature`` and the audit's
+    ``seed``; ``attempt`` retries were needed (the accepted answer's seed is ``seed + attempt``); ``edited``: the
+    user changed the model's text before the audit (the text then identifies the variant)."""
+
+    model: str
+    endpoint: str
+    api_key_env: str | None = None
+    temperature: float = 0.0
+    seed: int = 0
+    attempt: int = 0
+    edited: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"by": "paraphraser", "model": self.model, "endpoint": self.endpoint, "api_key_env": self.api_key_env,
+                "temperature": self.temperature, "seed": self.seed, "attempt": self.attempt, "edited": self.edited}
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies the request that wrote the variant (known before asking: no ``attempt``)."""
+        d = self.to_json()
+        d.pop("attempt")
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> VariantOrigin:
+        return cls(str(d["model"]), str(d["endpoint"]), d.get("api_key_env"), float(d.get("temperature", 0.0)),
+                   int(d.get("seed", 0)), int(d.get("attempt", 0)), bool(d.get("edited", False)))
+
+
+@dataclass(frozen=True)
 class PromptVariant:
-    """A named wording of the judge prompts. ``pairwise`` / ``direct``: templates (None = the original's)."""
+    """A named wording of the judge prompts. ``pairwise`` / ``direct``: templates (None = the original's);
+    ``origin``: the model that wrote it (None: relgate's own or the user's)."""
 
     name: str
     pairwise: str | None = None
     direct: str | None = None
+    origin: VariantOrigin | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("-", "").replace("_", "").replace(".", "").isalnum():
@@ -69,8 +110,29 @@ class PromptVariant:
     def direct_messages(self, input_text: str, text: str, criterion: str, description: str = "") -> list[dict[str, str]]:
         return _fill(self.direct or DIRECT_TEMPLATE, criterion, description, input=input_text, response=text)
 
-    def to_json(self) -> dict[str, str | None]:
-        return {"name": self.name, "pairwise": self.pairwise, "direct": self.direct}
+    @property
+    def pending(self) -> bool:
+        """A model-written variant whose text is not known yet (see the module docstring)."""
+        return self.origin is not None and self.pairwise is None and self.direct is None
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "pairwise": self.pairwise, "direct": self.direct}
+        if self.origin is not None:
+            d["origin"] = self.origin.to_json()
+        return d
+
+    def identity(self) -> dict[str, Any]:
+        """The variant as a stored audit's id sees it: an unedited model-written text by its origin, else all of
+        :meth:`to_json` (a variant without an origin hashes exactly as before origins existed)."""
+        if self.origin is not None and not self.origin.edited:
+            return {"name": self.name, "origin": self.origin.identity()}
+        return self.to_json()
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PromptVariant:
+        origin = d.get("origin")
+        return cls(d["name"], d.get("pairwise"), d.get("direct"),
+                   VariantOrigin.from_json(origin) if isinstance(origin, Mapping) else None)
 
 
 ORIGINAL = PromptVariant("original")
@@ -138,7 +200,8 @@ def perturbed_variants(kinds: str | list[str], *, seed: int = 42, criterion: str
                        direct: str = DIRECT_TEMPLATE) -> list[PromptVariant]:
     """Paper 002's prompt perturbations of :data:`ORIGINAL` (both protocols' templates), reproducible from ``seed``:
     ``typo`` and ``newline`` (:mod:`relgate_tui.core.perturb`; the criterion's name and the rating instructions are
-    never edited). The paraphrase needs a model: give it as a ``--variant`` file. Raises :class:`UserError`."""
+    never edited). The paraphrase needs a model: :mod:`~relgate_tui.engine.judging.paraphrase` (or a ``--variant``
+    file). Raises :class:`UserError`."""
     from relgate_tui.core import perturb
 
     names = [k.strip() for k in (kinds.split(",") if isinstance(kinds, str) else kinds) if k.strip()]
@@ -152,8 +215,8 @@ def perturbed_variants(kinds: str | list[str], *, seed: int = 42, criterion: str
             pw = perturb.newline_variant(PAIRWISE_TEMPLATE, seed).template
             di = perturb.newline_variant(direct, seed).template
         else:
-            raise UserError(f"unknown perturbation {kind!r} (choose from {', '.join(PERTURBATIONS)}; a paraphrase is "
-                            "given as --variant paraphrase=FILE)")
+            raise UserError(f"unknown perturbation {kind!r} (choose from {', '.join(PERTURBATIONS)}; the paraphrase "
+                            "is written by a model: relgate judge-audit --perturb paraphrase)")
         out.append(PromptVariant(kind, pairwise=pw, direct=di))
     return out
 

@@ -7,7 +7,9 @@ its choices from worker threads (discovered endpoints, listed models, the data s
 model ticked in the judge list, all on the chosen endpoint with the same settings (on the demo its simulated judge pool
 ``sim-judge*`` is offered). Prompt variants: the original prompt always, plus paper 002's seeded ``typo`` /
 ``newline`` perturbations (:func:`~relgate_tui.engine.judging.perturbed_variants`, seeded by the audit's seed as
-``relgate judge-audit --perturb`` does) and an optional template file (``[NAME=]FILE``, read by
+``relgate judge-audit --perturb`` does), the model-written ``paraphrase`` (its tick opens
+:class:`~relgate_tui.tui.judge.paraphrase.ParaphrasePanel`: paraphraser model, "Write paraphrase", the editable
+text that is then asked and stored) and an optional template file (``[NAME=]FILE``, read by
 :func:`~relgate_tui.engine.judging.load_variant`). The side panel shows the data set and the plan (judge answers per
 protocol × judges × variants, asked of the engine).
 """
@@ -24,10 +26,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Checkbox, Input, Label, Select, SelectionList, Static
+from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
 
 from relgate_tui.engine.judge_audit import JudgeAuditConfig
 from relgate_tui.tui.forms import check_custom_endpoint, first_line, parse_number
+from relgate_tui.tui.judge.paraphrase import ParaphrasePanel
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.judge_data import AuditSet
@@ -44,9 +47,10 @@ PERTURBATIONS = ("typo", "newline")  # the checkboxes: relgate_tui.engine.judgin
 @dataclass(frozen=True)
 class FormAuditConfig(JudgeAuditConfig):
     """The engine's options plus what the form read them from (``variant_file``: the template field's text,
-    ``[NAME=]FILE``), so the next visit restores the form exactly."""
+    ``[NAME=]FILE``; ``paraphraser_model``: the paraphraser field), so the next visit restores the form exactly."""
 
     variant_file: str = ""
+    paraphraser_model: str = ""
 
 
 def variant_spec(text: str) -> str:
@@ -78,6 +82,10 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             return default
         value = getattr(self.previous, field)
         return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    def _previous_paraphrase(self) -> PromptVariant | None:
+        kept = [v for v in self.previous.variants if v.name == "paraphrase"] if self.previous is not None else []
+        return kept[0] if kept else None
 
     def _initial_data_path(self) -> str:
         from relgate_tui.engine.judge_data import bundled_audit_sets
@@ -124,11 +132,16 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
                         yield Checkbox(kind, kind in kept, id=f"var-{kind}", compact=True,
                                        tooltip=f"paper 002's seeded {kind} perturbation of the prompts (seed: the "
                                                "audit's seed)")
+                    yield Checkbox("paraphrase", "paraphrase" in kept, id="var-paraphrase", compact=True,
+                                   tooltip="paper 002's paraphrase, written by a paraphraser model; shown and "
+                                           "editable below before the audit starts")
                 yield Label("template file")
                 yield Input(getattr(self.previous, "variant_file", ""), id="variant-file", compact=True,
                             placeholder="optional: [NAME=]path/to/template.txt or .json")
                 yield Label("")
                 yield Static("", id="variant-error")
+            yield ParaphrasePanel(self._previous_paraphrase(), getattr(self.previous, "paraphraser_model", ""),
+                                  id="paraphrase-panel")
             yield Label("Size and statistics", classes="section")
             with Grid(classes="fields numbers"):
                 yield Label("repetitions k")
@@ -319,10 +332,41 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
     @on(Select.Changed, "#criterion, #protocol")
     @on(SelectionList.SelectedChanged, "#judges")
     @on(Checkbox.Changed)
+    @on(ParaphrasePanel.Changed)
     def _form_changed(self, event: Any) -> None:
         if isinstance(event, Input.Changed) and event.input.id == "variant-file":
             self.query_one("#variant-error", Static).update("")
+        self._toggle_paraphrase()
         self._update_plan()
+
+    def _toggle_paraphrase(self) -> None:
+        panel = self.query_one(ParaphrasePanel)
+        panel.display = self.query_one("#var-paraphrase", Checkbox).value
+        protocol = str(self.query_one("#protocol", Select).value)
+        if protocol != panel.protocol:
+            panel.set_protocol(protocol)
+
+    @on(Button.Pressed, "#para-generate")
+    def _write_paraphrase(self) -> None:
+        """Ask the paraphraser (the field's model, else the demo's ``sim-paraphraser`` on a simulated endpoint, else
+        the first judge) on the judges' endpoint, with the audit's seed and request cache."""
+        from relgate_tui.demo.paraphraser import PARAPHRASER_MODEL
+        from relgate_tui.engine.judging.paraphrase import paraphraser
+        from relgate_tui.errors import RelgateError
+
+        panel = self.query_one(ParaphrasePanel)
+        try:
+            url, models, env, _ = self._endpoint_fields()
+            seed = self._number("seed", "seed", int, lo=0)
+            endpoint = self._chosen_endpoint()
+            simulated = endpoint is not None and endpoint.simulated
+            model = panel.model() or (PARAPHRASER_MODEL if simulated else models[0])
+            judge = paraphraser(url, model, env)
+        except (ValueError, RelgateError) as exc:
+            self.query_one("#para-error", Static).update(Text(first_line(exc), style="bold red"))
+            return
+        cache = Path(self.app.services.resolved_cache_dir()) / "samples"  # type: ignore[attr-defined]
+        panel.write(judge, str(self.query_one("#protocol", Select).value), seed, cache)
 
     def _toggle_rows(self) -> None:
         custom = self.query_one("#endpoint", Select).value == CUSTOM
@@ -333,6 +377,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         file_data = self.query_one("#data", Select).value == DATA_FILE
         for w in self.query(".datafile"):
             w.display = file_data
+        self._toggle_paraphrase()
 
     # -------------------------------------------------------------------------------------- setup: collect
     def _value(self, wid: str) -> str:
@@ -362,11 +407,14 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         return endpoint.base_url, chosen, None, endpoint.label
 
     def _variants(self, criterion: str, seed: int) -> tuple[PromptVariant, ...]:
-        """The variants after the original: the ticked perturbations, then the template file's."""
+        """The variants after the original: the ticked perturbations, the paraphrase as edited, then the template
+        file's."""
         from relgate_tui.engine.judging import perturbed_variants
 
         kinds = [k for k in PERTURBATIONS if self.query_one(f"#var-{k}", Checkbox).value]
         out = tuple(perturbed_variants(kinds, seed=seed, criterion=criterion)) if kinds else ()
+        if self.query_one("#var-paraphrase", Checkbox).value:
+            out = (*out, self.query_one(ParaphrasePanel).variant())
         text = self._value("variant-file")
         if not text:
             return out
@@ -407,6 +455,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             candidates=self._number("n-candidates", "candidates / input", int, lo=2, optional=True),
             alpha=self._number("alpha", "α", float, lo=0, hi=1, lo_open=True, hi_open=True),
             seed=seed, variants=self._variants(criterion, seed), variant_file=self._value("variant-file"),
+            paraphraser_model=self.query_one(ParaphrasePanel).model(),
             cache_dir=str(self.app.services.resolved_cache_dir() / "samples"),  # type: ignore[attr-defined]
             store=True, store_dir=str(self.app.services.resolved_runs_dir().parent / "audits"),  # type: ignore[attr-defined]
         )
