@@ -19,6 +19,7 @@ import pytest
 from relgate_tui.cli import main
 from relgate_tui.commands.judge_intervals import audit_input
 from relgate_tui.commands.judge_irt import build_study, document
+from relgate_tui.core.judge_intervals import study as iv_study
 from relgate_tui.core.judge_intervals.study import run_study
 from relgate_tui.demo import DemoServer
 from relgate_tui.engine.judging import list_audits
@@ -62,6 +63,7 @@ async def _reopen(app, pilot, path: Path) -> JudgeScreen:
 
 async def test_i_and_r_open_the_studies_of_a_stored_audit(services, stored: Path, monkeypatch) -> None:
     monkeypatch.setattr(audit_studies, "SEEDS", 3)
+    monkeypatch.setattr(audit_studies, "METHODS", ("cqr", "r2ccp", "ordinal-aps"))  # fast ones, for the test's time
     audit = audit_scores(stored)
     services.embedded_demo = False
     app = make_app(services)
@@ -74,7 +76,8 @@ async def test_i_and_r_open_the_studies_of_a_stored_audit(services, stored: Path
         assert isinstance(view, IntervalsView) and view.audit is not None
         labels = view.result.labels
         assert (labels["judge"], labels["variant"], labels["audit"]) == ("sim-judge-long", "strict", audit.audit_id)
-        assert len(view.result.methods) == 9 and view.result.seeds == (1, 2, 3)
+        assert [m.name for m in view.result.methods] == ["cqr", "r2ccp", "ordinal-aps"]
+        assert view.result.seeds == (1, 2, 3)
         assert view.export_dir == screen.export_folder()
         # the same study as `relgate judge-intervals --audit … --judge sim-judge-long --variant strict`
         inp, lab = audit_input(audit, judge="sim-judge-long", criterion=None, variant="strict", grid="auto",
@@ -127,6 +130,14 @@ async def test_escape_cancels_the_audit_intervals_at_the_next_seed(services, sto
         return real(path, judge, variant, alpha, wrapped)
 
     monkeypatch.setattr(audit_studies, "intervals_of_audit", held)
+    seen_methods: list[int] = []
+    real_run = iv_study.run_study
+
+    def counting(inp, **kw):
+        seen_methods.append(len(kw["methods"]))
+        return real_run(inp, **kw)
+
+    monkeypatch.setattr(iv_study, "run_study", counting)
     services.embedded_demo = False
     app = make_app(services)
     async with app.run_test(size=SIZE) as pilot:
@@ -142,6 +153,7 @@ async def test_escape_cancels_the_audit_intervals_at_the_next_seed(services, sto
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert len(raised) == 1 and app.screen is screen and "view" not in screen.audit_study
+        assert seen_methods == [9]  # by default all nine methods (cancelled after the first seed)
         await pilot.press("escape")  # nothing runs now: Escape leaves the reopened audit
         await pilot.pause()
         assert app.screen is not screen

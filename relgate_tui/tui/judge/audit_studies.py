@@ -25,6 +25,7 @@ from relgate_tui.tui.studies.common import StudyCancelled, plain
 
 GROUP = "audit-study"
 SEEDS = 30
+METHODS: tuple[str, ...] | None = None  # None: all nine (core/judge_intervals/methods.METHOD_NAMES)
 
 
 def stored_audit(screen: Any) -> Path:
@@ -51,7 +52,7 @@ def intervals_of_audit(path: Path, judge: str, variant: str, alpha: float,
 
     audit = audit_scores(path)
     inp, labels = audit_input(audit, judge=judge, criterion=None, variant=variant, grid="auto", alpha=alpha)
-    study = run_study(inp, methods=METHOD_NAMES, alpha=alpha, seeds=range(1, SEEDS + 1), labels=labels,
+    study = run_study(inp, methods=METHODS or METHOD_NAMES, alpha=alpha, seeds=range(1, SEEDS + 1), labels=labels,
                       progress=progress)
     return study, inp, audit
 
