@@ -254,7 +254,7 @@ class StudiesScreen(Screen[None]):
             opts = options or {}
             inp, labels = load_input(self.loaded_path or "", judge=opts["judge"], criterion=criterion, variant=None,
                                      grid="auto", alpha=opts["alpha"], table=table)
-            self.app.call_from_thread(self._progress, 0, opts["seeds"])
+            self.app.call_from_thread(self._progress, 0, 2 * opts["seeds"])  # the seeds, then the curve's
             return study, criterion, run_intervals(inp, opts["methods"], opts["alpha"], opts["seeds"], labels,
                                                    progress), inp
         from relgate_tui.commands.jury import build_data
