@@ -115,6 +115,20 @@ def load_input(path: str, *, judge: str | None, criterion: str | None, variant: 
     return inp, {"judge": j, "criterion": c, "variant": v, "scores_file": str(path)}
 
 
+def audit_input(audit: Any, *, judge: str | None, criterion: str | None, variant: str | None, grid: Any,
+                alpha: float) -> tuple[Any, dict[str, str]]:
+    """(StudyInput, labels) of a stored audit (an ``AuditScores``), labelled with its id; a one-line
+    ``UserError`` when it stored no score-token log-probabilities. Shared by the command and the TUI."""
+    from relgate_tui.errors import UserError
+
+    if not any(r.logprobs for r in audit.table.rows if judge in (None, r.judge)):
+        raise UserError(f"audit {audit.audit_id}: no score-token log-probabilities stored (paper 001 needs "
+                        "them): run the audit with --top-logprobs 5 (or a judge's top_logprobs=5)")
+    inp, labels = load_input(f"audit {audit.audit_id}", judge=judge, criterion=criterion, variant=variant, grid=grid,
+                             alpha=alpha, table=audit.table, scale=audit.scale)
+    return inp, {k: v for k, v in labels.items() if k != "scores_file"} | {"audit": audit.audit_id}
+
+
 def source_table(args: argparse.Namespace, file_option: str = "scores") -> tuple[Any, Any]:
     """``(ScoresTable or None, AuditScores or None)`` from exactly one of ``--<file_option>`` and ``--audit``: the
     file is loaded by the caller; a stored audit is read here (zero model calls) and its one-line summary goes to
@@ -161,12 +175,8 @@ def run(args: argparse.Namespace) -> int:
     grid = _grid(args.grid)
     table, audit = source_table(args)
     if audit is not None:
-        if not any(r.logprobs for r in table.rows if args.judge in (None, r.judge)):
-            raise UserError(f"audit {audit.audit_id}: no score-token log-probabilities stored (paper 001 needs "
-                            "them): run the audit with --top-logprobs 5 (or a judge's top_logprobs=5)")
-        inp, labels = load_input(f"audit {audit.audit_id}", judge=args.judge, criterion=args.criterion,
-                                 variant=args.variant, grid=grid, alpha=args.alpha, table=table, scale=audit.scale)
-        labels = {k: v for k, v in labels.items() if k != "scores_file"} | {"audit": audit.audit_id}
+        inp, labels = audit_input(audit, judge=args.judge, criterion=args.criterion, variant=args.variant, grid=grid,
+                                  alpha=args.alpha)
     else:
         inp, labels = load_input(args.scores, judge=args.judge, criterion=args.criterion, variant=args.variant,
                                  grid=grid, alpha=args.alpha)

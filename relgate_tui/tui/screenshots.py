@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = asyncio.run(render_all(Path(args.out)))
     from relgate_tui.tui.studies.screenshots import render_all as render_studies
 
-    paths += render_studies(Path(args.out))  # irt.svg, jury.svg (judge studies, papers 002/003)
+    paths += render_studies(Path(args.out))  # intervals.svg, irt.svg, jury.svg (judge studies, papers 001–003)
     print(f"wrote {len(paths)} screenshots to {args.out}/ in {time.perf_counter() - started:.1f} s")
     return 0
 

@@ -69,3 +69,47 @@ def write_jury_file(path: Path) -> Path:
                                        "input": texts["input"][k], "output": texts["output"][k]}
                 fh.write(json.dumps(rec) + "\n")
     return path
+
+
+# ---- paper 001 (judge score intervals) -------------------------------------------------------------------------
+
+HOSTILE_IDS = ("[/]", "\x1b[31mred\x1b[0m", "=HYPERLINK(\"x\")", "[bold]b[/bold]\u202e")
+FAST_TEST_METHODS = ("cqr", "r2ccp", "ordinal-aps", "ordinal-rc")
+
+
+def intervals_records(n: int = 120, seed: int = 5, judge: str = "sim-judge") -> list[dict[str, Any]]:
+    """Simulated judge log-probs and 3-rater human means (core/judge_intervals/simulate.py: a test simulation, never
+    presented as real); the first ids are hostile (markup, an escape sequence, a formula, a bidi override)."""
+    from relgate_tui.core.judge_intervals.simulate import simulate
+
+    z, y, raw = simulate(n, seed=seed)
+    ids = [HOSTILE_IDS[i] if i < len(HOSTILE_IDS) else f"d{i}" for i in range(n)]
+    return [{"id": ids[i], "judge": judge, "criterion": "coherence", "human": round(float(y[i]), 4),
+             "score": float(raw[i]), "logprobs": {str(k + 1): float(v) for k, v in enumerate(z[i])}}
+            for i in range(n)]
+
+
+def write_intervals_file(path: Path, n: int = 120, judges: tuple[str, ...] = ("sim-judge",)) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        for k, judge in enumerate(judges):
+            for rec in intervals_records(n, seed=5 + k, judge=judge):
+                fh.write(json.dumps(rec) + "\n")
+    return path
+
+
+@cache
+def intervals_input() -> Any:
+    from relgate_tui.core.judge_intervals.study import prepare
+
+    recs = intervals_records()
+    return prepare([r["id"] for r in recs], [{int(k): v for k, v in r["logprobs"].items()} for r in recs],
+                   [r["human"] for r in recs], [r["score"] for r in recs])
+
+
+@cache
+def intervals_study() -> Any:
+    from relgate_tui.core.judge_intervals.study import run_study
+
+    return run_study(intervals_input(), methods=FAST_TEST_METHODS, seeds=range(1, 4),
+                     labels={"judge": "sim-judge", "criterion": "coherence", "variant": "original",
+                             "scores_file": "sim.jsonl"})

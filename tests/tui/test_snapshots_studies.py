@@ -30,3 +30,21 @@ def test_jury_view(services, snap_compare, tmp_path: Path):
         await pilot.press("down", "enter")
 
     assert snap_compare(make_app(services), run_before=run_before, terminal_size=SIZE)
+
+
+def test_intervals_view(services, snap_compare, tmp_path: Path):
+    """Seconds per run are wall-clock: fixed here so that the snapshot shows only deterministic numbers."""
+    import dataclasses
+
+    from tests.tui.studyfixtures import intervals_input, intervals_study
+
+    study = intervals_study()
+    study = dataclasses.replace(study, methods=tuple(dataclasses.replace(m, seconds_mean=0.01) for m in study.methods))
+
+    async def run_before(pilot):
+        pilot.app.push_screen(open_study_view(study, "simulated · coherence", source="sim.jsonl",
+                                              export_dir=tmp_path, data=intervals_input()))
+        await pilot.pause()
+        await pilot.press("n", "a")
+
+    assert snap_compare(make_app(services), run_before=run_before, terminal_size=SIZE)

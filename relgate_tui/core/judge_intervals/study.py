@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -307,27 +307,44 @@ def _one_seed_limited(args: tuple[Any, ...]) -> dict[str, Any]:
         return _one_seed(*args)
 
 
+Progress = Callable[[int, int], None]
+
+
 def run_study(inp: StudyInput, *, methods: Sequence[str], alpha: float = 0.1, seeds: Sequence[int] = range(1, 31),
               lam: float | None = None, curve_methods: Sequence[str] | None = None,
-              labels: Mapping[str, str] | None = None, workers: int = 1) -> IntervalStudy:
+              labels: Mapping[str, str] | None = None, workers: int = 1,
+              progress: Progress | None = None) -> IntervalStudy:
     """The whole comparison. ``lam`` = adjustment threshold (None = full, half the grid step; 0 = none).
 
     Seeds run in ``workers`` processes (1 = in this process); BLAS is limited to one thread per worker (the
     matrices are small, and oversubscribed BLAS threads made LVD ten times slower on a busy 2-core machine).
+    ``progress(done, total)`` is called after each seed of the comparison and then after each seed of the
+    calibration-size curve (``total`` = seeds, or twice the seeds with a curve); an exception it raises (e.g. a
+    cancelled TUI worker's) ends the study there.
     """
     lam_v = inp.grid.full_lambda if lam is None else float(lam)
     seeds = tuple(int(s) for s in seeds)
     methods = tuple(methods)
     if not seeds:
         raise ValueError("at least one seed is needed")
+    if curve_methods is None:
+        curve_methods = ("r2ccp",) if "r2ccp" in methods else tuple(methods[:1])
+    total = len(seeds) * (2 if curve_methods else 1)
     jobs = [(inp, methods, alpha, s, lam_v, k == 0) for k, s in enumerate(seeds)]
+    per_seed: list[dict[str, Any]] = []
     if workers > 1 and len(seeds) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            per_seed = list(pool.map(_one_seed_limited, jobs))
+            for rec in pool.map(_one_seed_limited, jobs):
+                per_seed.append(rec)
+                if progress is not None:
+                    progress(len(per_seed), total)
     else:
-        per_seed = [_one_seed_limited(j) for j in jobs]
+        for j in jobs:
+            per_seed.append(_one_seed_limited(j))
+            if progress is not None:
+                progress(len(per_seed), total)
     n_test = per_seed[0]["n_test"]
     results = []
     for m in methods:
@@ -340,34 +357,39 @@ def run_study(inp: StudyInput, *, methods: Sequence[str], alpha: float = 0.1, se
             all(r["never"] for r in rs), _mean_metrics([r["mid"] for r in rs]),
             _mean_metrics([r["amid"] for r in rs]), float(np.mean([r["sec"] for r in rs])), why, rs[0]["items"]))
     raw_pm = _mean_metrics([p["raw"] for p in per_seed]) if np.isfinite(inp.raw).sum() >= 2 else None
-    if curve_methods is None:
-        curve_methods = ("r2ccp",) if "r2ccp" in methods else tuple(methods[:1])
     curve: tuple[CurvePoint, ...] = ()
     if curve_methods:
+        step = None if progress is None else (lambda k, _n: progress(len(seeds) + k, total))
         with single_thread():
-            curve = calibration_curve(inp, methods=curve_methods, alpha=alpha, seeds=seeds)
+            curve = calibration_curve(inp, methods=curve_methods, alpha=alpha, seeds=seeds, progress=step)
     return IntervalStudy(inp.n, inp.dropped, alpha, seeds, inp.scale, inp.grid, lam_v, tuple(results), raw_pm,
                          _mean_metrics([p["weighted"] for p in per_seed]), curve, (), dict(labels or {}))
 
 
 def calibration_curve(inp: StudyInput, *, methods: Sequence[str], alpha: float, seeds: Sequence[int],
-                      fractions: Sequence[float] = CURVE_FRACTIONS) -> tuple[CurvePoint, ...]:
-    """Coverage and width (before adjustment) using the first ⌈f·m⌉ items of each split's calibration half."""
+                      fractions: Sequence[float] = CURVE_FRACTIONS,
+                      progress: Progress | None = None) -> tuple[CurvePoint, ...]:
+    """Coverage and width (before adjustment) using the first ⌈f·m⌉ items of each split's calibration half.
+
+    Seeds are the outer loop (each run depends only on its method, fraction and seed, so the order changes no
+    number): ``progress(k, len(seeds))`` is called after the k-th seed."""
+    cells: dict[tuple[str, float], tuple[list[float], list[float], list[int]]] = {
+        (m, float(f)): ([], [], []) for m in methods for f in fractions}
+    for k, seed in enumerate(seeds, 1):
+        test, cal = split_indices(inp.n, seed)
+        for (m, f), (cov, wid, n_cal) in cells.items():
+            sub = cal[: max(1, math.ceil(f * len(cal)))]
+            n_cal.append(len(sub))
+            b = run_method(m, split_data(inp, sub, inp.z[test]), alpha, seed)
+            lo, up = adjust(b.lower, b.upper, inp.grid, 0.0)
+            cov.append(float(_covered(inp.y[test], lo, up).mean()))
+            wid.append(float(np.mean(up - lo)))
+        if progress is not None:
+            progress(k, len(seeds))
     out = []
-    for m in methods:
-        for f in fractions:
-            cov, wid, n_cal = [], [], 0
-            for seed in seeds:
-                test, cal = split_indices(inp.n, seed)
-                sub = cal[: max(1, math.ceil(f * len(cal)))]
-                n_cal = len(sub)
-                b = run_method(m, split_data(inp, sub, inp.z[test]), alpha, seed)
-                lo, up = adjust(b.lower, b.upper, inp.grid, 0.0)
-                cov.append(float(_covered(inp.y[test], lo, up).mean()))
-                wid.append(float(np.mean(up - lo)))
-            c, w = np.array(cov), np.array(wid)
-            out.append(CurvePoint(m, float(f), n_cal, float(c.mean()), _sd(c),
-                                  float(w.mean()), _sd(w)))
+    for (m, f), (cov, wid, n_cal) in cells.items():
+        c, w = np.array(cov), np.array(wid)
+        out.append(CurvePoint(m, f, n_cal[-1] if n_cal else 0, float(c.mean()), _sd(c), float(w.mean()), _sd(w)))
     return tuple(out)
 
 

@@ -11,7 +11,8 @@ One screen in three parts (a ``ContentSwitcher``):
   Escape asks, then cancels the worker: the requests in flight are cancelled, nothing more is sent. The audit is
   stored (``<data dir>/audits``), so starting the same audit again asks only for what is missing.
 * **results** — :class:`~relgate_tui.tui.judge.views.AuditResultsView`; Enter on an input opens the cycle viewer,
-  ``j`` / ``m`` export the JSON document / a Markdown report into ``<data dir>/judge-audits/``.
+  ``j`` / ``m`` export the JSON document / a Markdown report into ``<data dir>/judge-audits/``; ``i`` / ``r`` open
+  paper 001's Intervals view / paper 002's IRT view of the stored audit (:mod:`.audit_studies`).
 
 ``JudgeScreen(previous)`` starts from the settings of the last audit (the App keeps them); the screen dismisses
 with the configuration it last ran, or None when no audit was started.
@@ -31,6 +32,7 @@ from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.tui.forms import first_line
+from relgate_tui.tui.judge import audit_studies
 from relgate_tui.tui.judge.run import ProgressPanel
 from relgate_tui.tui.judge.setup import JudgeSetup
 from relgate_tui.tui.judge.views import AuditResultsView, CycleViewerModal
@@ -52,6 +54,10 @@ class JudgeScreen(JudgeSetup):
         Binding("m", "export('md')", "Report", id="judge.md", tooltip="Export a Markdown report of the audit"),
         Binding("n", "next_study", "Next judge/variant", id="judge.next",
                 tooltip="Show the next judge × prompt variant of an audit with several"),
+        Binding("i", "study_view('intervals')", "Intervals", id="judge.intervals",
+                tooltip="Paper 001's conformal intervals of this judge × variant (needs log-probs)"),
+        Binding("r", "study_view('irt')", "IRT", id="judge.irt",
+                tooltip="Paper 002's IRT diagnostics of every judge (needs several prompt variants)"),
         Binding("escape", "back", "Back", id="judge.back",
                 tooltip="Setup: back home · running: stop (asks first) · results: back to the setup"),
     ]
@@ -83,6 +89,7 @@ class JudgeScreen(JudgeSetup):
         self.study = 0  # which judge × variant of a multi-judge audit the results show
         self._dirty = False
         self._worker: Worker | None = None
+        self.audit_study: dict[str, Any] = {}  # the paper 001/002 view being built from this audit (audit_studies)
 
     # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
@@ -135,6 +142,9 @@ class JudgeScreen(JudgeSetup):
             return
         if group == "audit":
             self._audit_state(event.worker, state)
+            return
+        if group == audit_studies.GROUP:
+            audit_studies.finished(self, event.worker, state)
             return
         if state not in (WorkerState.SUCCESS, WorkerState.ERROR):
             return
@@ -287,7 +297,7 @@ class JudgeScreen(JudgeSetup):
 
     # ----------------------------------------------------------------------------------------------- actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("export", "cycles"):
+        if action in ("export", "cycles", "study_view"):
             return self.state == "results"
         if action == "next_study":
             return self.state == "results" and len((self.doc or {}).get("studies") or []) > 1
@@ -296,6 +306,8 @@ class JudgeScreen(JudgeSetup):
         return True
 
     def action_back(self) -> None:
+        if self.state == "results" and audit_studies.cancel(self):
+            return
         if self.reopen is not None or self.state == "setup":
             self.dismiss(self.config)
         elif self.state == "results":
@@ -315,6 +327,9 @@ class JudgeScreen(JudgeSetup):
         if len((self.doc or {}).get("studies") or []) > 1:
             self.study += 1
             self._show_study()
+
+    def action_study_view(self, kind: str) -> None:
+        audit_studies.start(self, kind)
 
     def action_cycles(self) -> None:
         pw = self._study_doc().get("pairwise")

@@ -1,9 +1,9 @@
 """``StudyView``: the common base of the study result screens, and ``open_study_view`` to pick one for a result.
 
-A view takes the study *result* object (``IRTStudy`` of paper 002, ``JuryStudy`` of paper 003) and a title, never a
-file: the Studies screen builds results from a judge scores file, and a later "open from a stored audit" path can
-build the same objects and call :func:`open_study_view`. ``j`` writes the JSON document and ``m`` a Markdown report
-into ``export_dir`` (default: the current directory); ``Escape`` goes back (dismisses with None).
+A view takes the study *result* object (``IntervalStudy`` of paper 001, ``IRTStudy`` of paper 002, ``JuryStudy`` of
+paper 003) and a title, never a file: the Studies screen builds results from a judge scores file, the judge audit
+screen from a stored audit, and both call :func:`open_study_view`. ``j`` writes the JSON document and ``m`` a
+Markdown report into ``export_dir`` (default: the current directory); ``Escape`` goes back (dismisses with None).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from relgate_tui.tui.studies.common import file_stem, plain, write_export
+
+EXPORTS = {"json": ("json", "JSON"), "md": ("md", "Markdown"), "csv": ("csv", "CSV")}
 
 
 class StudyView(Screen[None]):
@@ -41,36 +43,48 @@ class StudyView(Screen[None]):
     def markdown(self) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def action_export(self, fmt: str) -> None:
+    def export_text(self, fmt: str) -> str:
+        """The text of export ``fmt`` (``json``: :meth:`document` through ``core/jsonsafe``; ``md``: :meth:`markdown`;
+        a subclass adds its own formats, e.g. ``csv``)."""
         from relgate_tui.core.jsonsafe import dumps
 
-        name = f"{file_stem(self.title_text)}.{self.KIND}.{'json' if fmt == 'json' else 'md'}"
+        return dumps(self.document()) if fmt == "json" else self.markdown()
+
+    def action_export(self, fmt: str) -> None:
+        ext, label = EXPORTS.get(fmt, ("md", "Markdown"))
+        name = f"{file_stem(self.title_text)}.{self.KIND}.{ext}"
         try:
-            text = dumps(self.document()) if fmt == "json" else self.markdown()
-            path = write_export(self.export_dir, name, text)
+            path = write_export(self.export_dir, name, self.export_text(fmt))
         except OSError as exc:
             self.notify(plain(f"could not write {name}: {exc.strerror or exc}", 200), title="Export failed",
                         severity="error", markup=False)
             return
         self.exported.append(path)
-        self.notify(plain(str(path), 200), title=f"Exported {'JSON' if fmt == 'json' else 'Markdown'}", markup=False)
+        self.notify(plain(str(path), 200), title=f"Exported {label}", markup=False)
 
     def action_back(self) -> None:
         self.dismiss(None)
 
 
 def open_study_view(result: Any, title: str, *, source: str = "", export_dir: Path | None = None,
-                    data: Any = None) -> StudyView:
+                    data: Any = None, audit: Any = None) -> StudyView:
     """The view of ``result``: an :class:`IRTView` for an ``IRTStudy``, a :class:`JuryView` for a ``JuryStudy``
-    (``data``, the study's ``JuryData``, adds every judge's score to the item detail). Raises ``TypeError`` for
-    anything else."""
+    (``data``, the study's ``JuryData``, adds every judge's score to the item detail), an :class:`IntervalsView` for
+    an ``IntervalStudy`` (``data``, its ``StudyInput``, gives the judge's score per item for width vs error).
+    ``audit`` (an ``AuditScores``) when the study comes from a stored audit: its JSON then names the audit as the
+    commands' ``--audit`` does. Raises ``TypeError`` for anything else."""
     from relgate_tui.core.irt.study import IRTStudy
+    from relgate_tui.core.judge_intervals.study import IntervalStudy
     from relgate_tui.core.jury.protocol import JuryStudy
 
     if isinstance(result, IRTStudy):
         from relgate_tui.tui.studies.irt import IRTView
 
-        return IRTView(result, title, source=source, export_dir=export_dir)
+        return IRTView(result, title, source=source, export_dir=export_dir, audit=audit)
+    if isinstance(result, IntervalStudy):
+        from relgate_tui.tui.studies.intervals import IntervalsView
+
+        return IntervalsView(result, title, source=source, export_dir=export_dir, data=data, audit=audit)
     if isinstance(result, JuryStudy):
         from relgate_tui.tui.studies.jury import JuryView
 

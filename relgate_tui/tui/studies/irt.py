@@ -59,8 +59,9 @@ class IRTView(StudyView):
             "distributions. The curves are P(Y = k | θ) of one judge under one prompt variant.")
     HELP_TITLE = "IRT diagnostics"
 
-    def __init__(self, result: Any, title: str, **kwargs: Any) -> None:
+    def __init__(self, result: Any, title: str, *, audit: Any = None, **kwargs: Any) -> None:
         super().__init__(result, title, **kwargs)
+        self.audit = audit  # an AuditScores when the study comes from a stored audit
         self.judge_index = 0
         self.variant_index = 0
 
@@ -211,7 +212,7 @@ class IRTView(StudyView):
     def document(self) -> dict[str, Any]:
         from relgate_tui.commands.judge_irt import document
 
-        return document(self.result, self.source)
+        return document(self.result, None if self.audit is not None else self.source, self.audit)
 
     def markdown(self) -> str:
         return str(self.result.to_markdown())

@@ -1,9 +1,10 @@
 """Screenshots of the study views for the README: ``python -m relgate_tui.tui.studies.screenshots [--out screens]``.
 
-Writes two simulated judge scores files into a throw-away directory — three judges rating 400 samples under four
-prompt variants (graded-response simulation, paper 002), and a pool of six judges whose reliability depends on the
-item (paper 003's simulated pool, 400 items) — then walks the real flow Home → Studies (``t``) → run → view, and saves
-``irt.svg`` and ``jury.svg``.
+Writes three simulated judge scores files into a throw-away directory — one judge's score-token log-probabilities on
+400 items with 3-rater mean human ratings (``core/judge_intervals/simulate.py``, paper 001), three judges rating 400
+samples under four prompt variants (graded-response simulation, paper 002), and a pool of six judges whose
+reliability depends on the item (paper 003's simulated pool, 400 items) — then walks the real flow Home → Studies
+(``t``) → run → view, and saves ``intervals.svg``, ``irt.svg`` and ``jury.svg``. Every judge here is simulated.
 """
 
 from __future__ import annotations
@@ -46,6 +47,19 @@ def write_irt_scores(path: Path, n: int = 400, seed: int = 7) -> Path:
     return path
 
 
+def write_intervals_scores(path: Path, n: int = 400, seed: int = 3) -> Path:
+    """A simulated judge's log-probs of the five rating tokens, its raw score and 3-rater mean human ratings."""
+    from relgate_tui.core.judge_intervals.simulate import simulate
+
+    z, y, raw = simulate(n, seed=seed)
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": f"d{i}", "judge": "simulated-judge", "criterion": "coherence",
+                                 "human": round(float(y[i]), 4), "score": float(raw[i]),
+                                 "logprobs": {str(k + 1): round(float(v), 4) for k, v in enumerate(z[i])}}) + "\n")
+    return path
+
+
 def write_jury_scores(path: Path, n: int = 400, judges: int = 6, seed: int = 0) -> Path:
     from relgate_tui.core.jury.simulate import simulate_pool
 
@@ -60,8 +74,8 @@ def write_jury_scores(path: Path, n: int = 400, judges: int = 6, seed: int = 0) 
 
 
 async def render_studies(out: Path, home: Path, *, verbose: bool = True, splits: int = 10) -> list[Path]:
-    """Home → Studies → IRT view, then → Jury view, on the scores files of :func:`write_files` in ``home``; writes
-    ``irt.svg`` and ``jury.svg`` into ``out`` (which must exist)."""
+    """Home → Studies → Intervals view, → IRT view, then → Jury view, on the scores files of :func:`write_files` in
+    ``home``; writes ``intervals.svg``, ``irt.svg`` and ``jury.svg`` into ``out`` (which must exist)."""
     os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
     from textual.widgets import Input, Select
 
@@ -71,14 +85,14 @@ async def render_studies(out: Path, home: Path, *, verbose: bool = True, splits:
 
     Input.cursor_blink = False  # type: ignore[assignment]
     written: list[Path] = []
-    files = {"irt": home / "judges.jsonl", "jury": home / "pool.jsonl"}
+    files = {"intervals": home / "intervals.jsonl", "irt": home / "judges.jsonl", "jury": home / "pool.jsonl"}
     app = make_app(runs_dir=home / "runs", cache_dir=home / "cache", settings_path=home / "settings.json",
                    discover=lambda: [], embedded_demo=False, probe_latency=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("t")
         screen = app.screen
         assert isinstance(screen, StudiesScreen)
-        for kind in ("irt", "jury"):
+        for kind in ("intervals", "irt", "jury"):
             screen.query_one("#path", Input).value = str(files[kind])
             screen.query_one("#splits", Input).value = str(splits)
             screen.load(str(files[kind]))
@@ -93,6 +107,8 @@ async def render_studies(out: Path, home: Path, *, verbose: bool = True, splits:
                                    f"{screen.query_one('#run-error').render()}")
             if kind == "jury":
                 await pilot.press("down", "down", "enter")
+            if kind == "intervals":
+                await pilot.press("n", "n", "n", "n", "n", "n")  # r2ccp, the paper's recommendation
             await pilot.pause(0.1)
             written.append(Path(app.save_screenshot(filename=f"{kind}.svg", path=str(out))))
             if verbose:
@@ -104,7 +120,8 @@ async def render_studies(out: Path, home: Path, *, verbose: bool = True, splits:
 
 
 def write_files(home: Path) -> None:
-    """The two simulated judge scores files the screenshots use."""
+    """The three simulated judge scores files the screenshots use."""
+    write_intervals_scores(home / "intervals.jsonl")
     write_irt_scores(home / "judges.jsonl")
     write_jury_scores(home / "pool.jsonl")
 

@@ -1,5 +1,8 @@
 """The Studies screen: pick a judge scores file, a criterion and a study, run it, open its view.
 
+- **Intervals** (paper 001): one judge's conformal intervals (``relgate judge-intervals``'s ``load_input`` and the
+  core's ``run_study``), with α, the number of seeds and the methods (all nine, or the fast six: all but LVD and the
+  two boosted methods); progress is reported per seed (then per seed of the calibration-size curve).
 - **IRT diagnostics** (paper 002): every judge of the file under every prompt variant (``relgate judge-irt``'s
   ``build_study``).
 - **Jury-on-demand** (paper 003): the file's judges as a pool (``relgate jury``'s ``build_data`` and
@@ -29,7 +32,10 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from relgate_tui.tui.studies.common import StudyCancelled, plain, safe
 
-STUDIES = (("IRT diagnostics (paper 002)", "irt"), ("Jury-on-demand (paper 003)", "jury"))
+STUDIES = (("Intervals (paper 001)", "intervals"), ("IRT diagnostics (paper 002)", "irt"),
+           ("Jury-on-demand (paper 003)", "jury"))
+FAST_METHODS = ("cqr", "asym-cqr", "chr", "r2ccp", "ordinal-aps", "ordinal-rc")  # all but LVD and the boosted two
+METHOD_SETS = (("all nine", "all"), ("fast six (no LVD, boosted)", "fast"))
 
 
 def run_jury(data: Any, texts: Any, splits: int, n_search: int, progress: Callable[[int, int], None]) -> Any:
@@ -37,6 +43,14 @@ def run_jury(data: Any, texts: Any, splits: int, n_search: int, progress: Callab
     from relgate_tui.core.jury.study import run_jury_study
 
     return run_jury_study(data, texts=texts, splits=splits, n_search=n_search, progress=progress)
+
+
+def run_intervals(inp: Any, methods: tuple[str, ...], alpha: float, seeds: int, labels: dict[str, str],
+                  progress: Callable[[int, int], None]) -> Any:
+    """Paper 001's study on seeds 1…``seeds`` (a module function so that tests can wrap it)."""
+    from relgate_tui.core.judge_intervals.study import run_study
+
+    return run_study(inp, methods=methods, alpha=alpha, seeds=range(1, seeds + 1), labels=labels, progress=progress)
 
 
 class StudiesScreen(Screen[None]):
@@ -47,9 +61,9 @@ class StudiesScreen(Screen[None]):
         Binding("ctrl+s", "run", "Run", id="studies.run", tooltip="Run the chosen study"),
         Binding("escape", "escape", "Back / cancel", id="studies.back", tooltip="Cancel a running study, or go back"),
     ]
-    HELP = ("A judge scores file (JSONL or CSV, see the README): IRT needs each judge's scores under several prompt "
-            "variants; the jury needs several judges, human scores and the judged texts. Enter loads the file, "
-            "ctrl+s runs the study.")
+    HELP = ("A judge scores file (JSONL or CSV, see the README): intervals need one judge's score-token log-probs and "
+            "human ratings; IRT needs each judge's scores under several prompt variants; the jury needs several "
+            "judges, human scores and the judged texts. Enter loads the file, ctrl+s runs the study.")
     HELP_TITLE = "Judge studies"
 
     def __init__(self, path: str = "", *, splits: int = 10, n_search: int = 3) -> None:
@@ -61,6 +75,8 @@ class StudiesScreen(Screen[None]):
         self.loaded_path: str | None = None
         self.state = "idle"  # idle | loading | running
         self.worker: Worker[Any] | None = None
+        self.running = ""  # the running study's kind
+        self.running_seeds = 0
         self.last_view: Any = None
 
     def compose(self) -> ComposeResult:
@@ -79,6 +95,19 @@ class StudiesScreen(Screen[None]):
                 with Vertical(id="splits-box"):
                     yield Label("Jury splits", classes="field-label")
                     yield Input(str(self.splits), id="splits", type="integer")
+            with Horizontal(classes="row", id="intervals-row"):
+                with Vertical():
+                    yield Label("Judge", classes="field-label")
+                    yield Select[str]([], prompt="load a file first", id="judge")
+                with Vertical(classes="narrow"):
+                    yield Label("α", classes="field-label")
+                    yield Input("0.1", id="alpha", type="number")
+                with Vertical(classes="narrow"):
+                    yield Label("Seeds", classes="field-label")
+                    yield Input("30", id="seeds", type="integer")
+                with Vertical():
+                    yield Label("Methods", classes="field-label")
+                    yield Select[str](METHOD_SETS, value="all", allow_blank=False, id="methods")
             yield Button("Run (ctrl+s)", id="run", variant="primary")
             yield Label("", id="status")
             yield ProgressBar(id="progress", show_eta=False)
@@ -86,11 +115,19 @@ class StudiesScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = "judge studies (papers 002, 003)"
+        self.sub_title = "judge studies (papers 001–003)"
         self.query_one("#progress", ProgressBar).display = False
+        self._study_fields()
         if self.initial_path:
             self.load(self.initial_path)
         self.query_one("#path", Input).focus()
+
+    @on(Select.Changed, "#study")
+    def _study_fields(self) -> None:
+        """Only the chosen study's own fields are shown."""
+        study = self.query_one("#study", Select).value
+        self.query_one("#splits-box").display = study == "jury"
+        self.query_one("#intervals-row").display = study == "intervals"
 
     # ---------------------------------------------------------------------------------------------- loading
     @on(Input.Submitted, "#path")
@@ -120,6 +157,10 @@ class StudiesScreen(Screen[None]):
         select = self.query_one("#criterion", Select)
         select.set_options([(safe(c, 40), c) for c in criteria])
         select.value = criteria[0]
+        judges = table.judges()
+        judge = self.query_one("#judge", Select)
+        judge.set_options([(safe(j, 40), j) for j in judges])
+        judge.value = judges[0]
         self._status(Text.assemble(f"{len(table):,} rows · {len(table.ids()):,} items · ",
                                    f"{len(table.judges())} judge(s): ",
                                    safe(", ".join(plain(j, 24) for j in table.judges()[:6]), 120),
@@ -146,20 +187,53 @@ class StudiesScreen(Screen[None]):
         if study == "jury" and splits < 2:
             self._error("#run-error", "jury splits must be a whole number ≥ 2 (the Wilcoxon test compares splits)")
             return
+        options: dict[str, Any] = {}
+        if study == "intervals":
+            try:
+                options = self._intervals_options()
+            except ValueError as exc:
+                self._error("#run-error", str(exc))
+                return
         self._error("#run-error", "")
         self.state = "running"
+        self.running = str(study)
+        self.running_seeds = int(options.get("seeds", 0))
         bar = self.query_one("#progress", ProgressBar)
         bar.display = True
         bar.update(total=splits if study == "jury" else None, progress=0)
-        self._status(f"running the jury: split 0 of {splits}…" if study == "jury" else "fitting the IRT models…")
-        self.worker = self._run_study(str(study), criterion, splits)
+        self._status({"jury": f"running the jury: split 0 of {splits}…", "irt": "fitting the IRT models…",
+                      "intervals": "reading the judge's log-probs…"}[str(study)])
+        self.worker = self._run_study(str(study), criterion, splits, options)
+
+    def _intervals_options(self) -> dict[str, Any]:
+        """Judge, α, seeds and methods of the Intervals study; ``ValueError`` with a one-line reason."""
+        from relgate_tui.core.judge_intervals.methods import METHOD_NAMES
+
+        judge = self.query_one("#judge", Select).value
+        if not isinstance(judge, str):
+            raise ValueError("choose a judge")
+        try:
+            alpha = float(self.query_one("#alpha", Input).value)
+        except ValueError:
+            alpha = -1.0
+        if not 0.0 < alpha < 1.0:
+            raise ValueError("α must be a number between 0 and 1 (0.1 = 90% coverage)")
+        try:
+            seeds = int(self.query_one("#seeds", Input).value)
+        except ValueError:
+            seeds = 0
+        if not 1 <= seeds <= 1000:
+            raise ValueError("seeds must be a whole number from 1 to 1000 (the paper uses 30)")
+        methods = METHOD_NAMES if self.query_one("#methods", Select).value == "all" else FAST_METHODS
+        return {"judge": judge, "alpha": alpha, "seeds": seeds, "methods": methods}
 
     @on(Button.Pressed, "#run")
     def _run_pressed(self) -> None:
         self.action_run()
 
     @work(thread=True, exclusive=True, group="study", exit_on_error=False)
-    def _run_study(self, study: str, criterion: str, splits: int) -> tuple[str, str, Any, Any]:
+    def _run_study(self, study: str, criterion: str, splits: int,
+                   options: dict[str, Any] | None = None) -> tuple[str, str, Any, Any]:
         # The IRT fits are not interruptible: a cancelled IRT study runs to its end and its result is dropped.
         worker = get_current_worker()
         table = self.table
@@ -168,20 +242,37 @@ class StudiesScreen(Screen[None]):
 
             return study, criterion, build_study(table, judge=None, criterion=criterion, prior="mml",
                                                  original="original"), None
-        from relgate_tui.commands.jury import build_data
-
-        data, texts = build_data(table, criterion)
 
         def progress(done: int, total: int) -> None:
             if worker.is_cancelled:
                 raise StudyCancelled
             self.app.call_from_thread(self._progress, done, total)
 
+        if study == "intervals":
+            from relgate_tui.commands.judge_intervals import load_input
+
+            opts = options or {}
+            inp, labels = load_input(self.loaded_path or "", judge=opts["judge"], criterion=criterion, variant=None,
+                                     grid="auto", alpha=opts["alpha"], table=table)
+            self.app.call_from_thread(self._progress, 0, 2 * opts["seeds"])  # the seeds, then the curve's
+            return study, criterion, run_intervals(inp, opts["methods"], opts["alpha"], opts["seeds"], labels,
+                                                   progress), inp
+        from relgate_tui.commands.jury import build_data
+
+        data, texts = build_data(table, criterion)
         return study, criterion, run_jury(data, texts, splits, self.n_search, progress), data
 
     def _progress(self, done: int, total: int) -> None:
-        if self.state == "running":
-            self.query_one("#progress", ProgressBar).update(total=total, progress=done)
+        if self.state != "running":
+            return
+        self.query_one("#progress", ProgressBar).update(total=total, progress=done)
+        if self.running == "intervals":
+            seeds = self.running_seeds
+            if done <= seeds:
+                self._status(f"running the intervals: seed {done} of {seeds}…")
+            else:
+                self._status(f"calibration-size curve: seed {done - seeds} of {seeds}…")
+        else:
             self._status(f"running the jury: split {done} of {total}…")
 
     @on(Worker.StateChanged)
