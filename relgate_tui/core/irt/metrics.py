@@ -43,6 +43,11 @@ def within_category_variance(theta: np.ndarray, ratings: np.ndarray) -> float:
 def prompt_consistency(theta: np.ndarray, ratings: np.ndarray) -> tuple[float, tuple[float, ...]]:
     """(C_V, V̄_p per variant) from θ̂ (n) and ratings (n × variants) — Eqs. 2–3."""
     v = np.array([within_category_variance(theta, ratings[:, p]) for p in range(ratings.shape[1])])
+    # round-off floor: a variance below 1e-12 of θ's mean square is floating-point noise (e.g. a constant θ that is
+    # not exactly representable), not spread — without it C_V of a constant θ would be 0 or ~1 depending on its unit
+    floor = 1e-12 * max(float(np.mean(np.square(theta[np.isfinite(theta)]))) if np.isfinite(theta).any() else 0.0,
+                        np.finfo(float).tiny)
+    v = np.where(v <= floor, 0.0, v)
     mu = float(v.mean())
     cv = float(v.std() / mu) if mu > 0 else (0.0 if np.all(v == 0) else float("inf"))
     return cv, tuple(float(x) for x in v)
