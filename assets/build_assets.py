@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import sys
 import tarfile
 import zipfile
