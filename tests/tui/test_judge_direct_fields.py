@@ -17,6 +17,7 @@ from relgate_tui.engine.judging import geval
 from relgate_tui.engine.judging.store import audit_id
 from relgate_tui.errors import UserError
 from relgate_tui.tui.app import make_app
+from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.judge import audit_studies
 from relgate_tui.tui.studies.intervals import IntervalsView
 from tests.tui.test_flow import wait_until
@@ -136,6 +137,15 @@ async def test_a_geval_1_to_10_audit_stores_its_settings_and_opens_the_intervals
         assert view.result.labels["audit"] == path.name and view.result.seeds == (1, 2, 3)
         assert [m.name for m in view.result.methods] == ["cqr", "ordinal-aps"]
         assert view.result.n_items >= 38 and tuple(view.result.scale) == tuple(range(1, 11))
+
+        for _ in range(3):  # the view → the results → the setup → Home; the next visit restores the fields
+            await pilot.press("escape")
+            await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
+        again = await open_judge(app, pilot)
+        assert again is not screen and str(again.query_one("#prompt", Select).value) == "geval"
+        assert (again.query_one("#top-logprobs", Input).value, again.query_one("#scale", Input).value) == ("5", "10")
+        assert again.collect()[0] == screen.config  # the same audit again
 
 
 def test_the_default_prompt_settings_are_the_engines() -> None:

@@ -70,7 +70,6 @@ class DirectFields(Grid):
     DEFAULT_CSS = """
     DirectFields #direct-error {
         height: auto;
-        column-span: 2;
     }
     """
 
@@ -90,6 +89,7 @@ class DirectFields(Grid):
         yield Label("scale 1–K")
         yield Input(str(scale), id="scale", type="integer", compact=True,
                     tooltip="the direct scores' scale 1–K, K from 2 to 10 — relgate judge-audit --scale K")
+        yield Label("")
         yield Static("", id="direct-error")
 
     def settings(self) -> DirectSettings:
