@@ -10,7 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-from textual.widgets import Checkbox, Input, Select
+from textual.widgets import Button, Checkbox, Input, Select
 
 from relgate_tui.engine import judge_audit
 from relgate_tui.engine.judging import geval
@@ -105,6 +105,9 @@ async def test_bad_values_are_inline_errors_and_the_paraphrase_is_refused_off_sc
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert screen.state == "setup"
+        screen.query_one("#para-generate", Button).press()  # nor is a paraphrase written for it
+        await pilot.pause()
+        assert "score-only 1-5" in text_of(screen, "#para-error")
         screen.query_one("#prompt", Select).value = "score-only"
         await fill(screen, pilot, "direct", scale="7")
         assert "score-only 1-5" in text_of(screen, "#judge-error")
