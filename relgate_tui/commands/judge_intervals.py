@@ -115,15 +115,19 @@ def load_input(path: str, *, judge: str | None, criterion: str | None, variant: 
     return inp, {"judge": j, "criterion": c, "variant": v, "scores_file": str(path)}
 
 
+NO_LOGPROBS_FIX = "run the audit with --top-logprobs 5 (or a judge's top_logprobs=5)"
+
+
 def audit_input(audit: Any, *, judge: str | None, criterion: str | None, variant: str | None, grid: Any,
-                alpha: float) -> tuple[Any, dict[str, str]]:
+                alpha: float, no_logprobs_fix: str = NO_LOGPROBS_FIX) -> tuple[Any, dict[str, str]]:
     """(StudyInput, labels) of a stored audit (an ``AuditScores``), labelled with its id; a one-line
-    ``UserError`` when it stored no score-token log-probabilities. Shared by the command and the TUI."""
+    ``UserError`` when it stored no score-token log-probabilities, ending with ``no_logprobs_fix`` (the CLI's
+    option; the TUI names its setup field). Shared by the command and the TUI."""
     from relgate_tui.errors import UserError
 
     if not any(r.logprobs for r in audit.table.rows if judge in (None, r.judge)):
         raise UserError(f"audit {audit.audit_id}: no score-token log-probabilities stored (paper 001 needs "
-                        "them): run the audit with --top-logprobs 5 (or a judge's top_logprobs=5)")
+                        f"them): {no_logprobs_fix}")
     inp, labels = load_input(f"audit {audit.audit_id}", judge=judge, criterion=criterion, variant=variant, grid=grid,
                              alpha=alpha, table=audit.table, scale=audit.scale)
     return inp, {k: v for k, v in labels.items() if k != "scores_file"} | {"audit": audit.audit_id}

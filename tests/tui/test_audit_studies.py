@@ -160,12 +160,15 @@ async def test_escape_cancels_the_audit_intervals_at_the_next_seed(services, sto
 
 
 async def test_an_audit_without_logprobs_or_variants_gives_one_line_notices(services) -> None:
-    """A TUI audit asks for no log-probs and has one prompt variant: both keys explain why, and nothing opens."""
+    """A TUI audit with top log-probs 0 and one prompt variant: both keys explain why (the first naming the setup's
+    field), and nothing opens."""
     app = make_app(services)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        screen = await run_audit(app, pilot, "direct")
+        screen = await run_audit(app, pilot, "direct", **{"top-logprobs": "0"})
         assert audit_studies.stored_audit(screen).is_dir()  # where the finished audit was stored
-        for key, expected in (("i", "no score-token log-probabilities"), ("r", "needs several prompt variants")):
+        for key, expected in (("i", "no score-token log-probabilities stored (paper 001 needs them): set 'top "
+                                    "log-probs' to 5 under Direct scores in the judge setup"),
+                              ("r", "needs several prompt variants")):
             before = len(list(app._notifications))
             await pilot.press(key)
             await app.workers.wait_for_complete()

@@ -6,7 +6,8 @@ read the stored audit with :func:`relgate_tui.engine.judging.as_scores.audit_sco
 of each direct answer) and build the study with the same functions as ``relgate judge-intervals --audit`` /
 ``relgate judge-irt --audit`` (``commands/judge_intervals.audit_input``, ``commands/judge_irt.build_study``), in a
 thread worker. When the audit cannot give the study — no stored audit, a pairwise-only audit, no score-token
-log-probs, a single prompt variant for IRT, too few items — a one-line notice says why and nothing opens.
+log-probs (the notice names the setup's "top log-probs" field and the CLI's option, :data:`NO_LOGPROBS_FIX`), a
+single prompt variant for IRT, too few items — a one-line notice says why and nothing opens.
 
 The intervals use the audit's α, seeds 1–30 and all nine methods; the screen's subtitle shows the progress per seed
 and ``Escape`` while it runs cancels it (the thread stops at the next seed). Views open in front of the audit
@@ -21,9 +22,12 @@ from typing import Any, cast
 
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from relgate_tui.tui.judge.direct_fields import TOP_LOGPROBS_LABEL
 from relgate_tui.tui.studies.common import StudyCancelled, plain
 
 GROUP = "audit-study"
+NO_LOGPROBS_FIX = (f"set '{TOP_LOGPROBS_LABEL}' to 5 under Direct scores in the judge setup (relgate judge-audit "
+                   "--top-logprobs 5) and run the audit again")
 SEEDS = 30
 METHODS: tuple[str, ...] | None = None  # None: all nine (core/judge_intervals/methods.METHOD_NAMES)
 
@@ -51,7 +55,8 @@ def intervals_of_audit(path: Path, judge: str, variant: str, alpha: float,
     from relgate_tui.engine.judging.as_scores import audit_scores
 
     audit = audit_scores(path)
-    inp, labels = audit_input(audit, judge=judge, criterion=None, variant=variant, grid="auto", alpha=alpha)
+    inp, labels = audit_input(audit, judge=judge, criterion=None, variant=variant, grid="auto", alpha=alpha,
+                              no_logprobs_fix=NO_LOGPROBS_FIX)
     study = run_study(inp, methods=METHODS or METHOD_NAMES, alpha=alpha, seeds=range(1, SEEDS + 1), labels=labels,
                       progress=progress)
     return study, inp, audit

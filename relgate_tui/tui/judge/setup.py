@@ -30,6 +30,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionLis
 
 from relgate_tui.engine.judge_audit import JudgeAuditConfig
 from relgate_tui.tui.forms import check_custom_endpoint, first_line, parse_number
+from relgate_tui.tui.judge.direct_fields import DEFAULT_TOP_LOGPROBS, DirectFields, DirectSettings, paraphrase_refusal
 from relgate_tui.tui.judge.paraphrase import ParaphrasePanel
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 CUSTOM = "custom"
 DATA_FILE = "__file__"
 PROTOCOLS = (("pairwise + direct scores", "both"), ("pairwise (both orders)", "pairwise"),
-             ("direct 1–5 scores", "direct"))
+             ("direct scores", "direct"))
 PERTURBATIONS = ("typo", "newline")  # the checkboxes: relgate_tui.engine.judging.variants.PERTURBATIONS
 
 
@@ -86,6 +87,14 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
     def _previous_paraphrase(self) -> PromptVariant | None:
         kept = [v for v in self.previous.variants if v.name == "paraphrase"] if self.previous is not None else []
         return kept[0] if kept else None
+
+    def _initial_direct(self) -> tuple[int, str, int]:
+        """The direct fields' start: the last audit's (its log-probs only if it asked direct scores), else 5, 1–5
+        score-only (direct_fields.DEFAULT_TOP_LOGPROBS)."""
+        p = self.previous
+        if p is None:
+            return DEFAULT_TOP_LOGPROBS, "score-only", 5
+        return p.top_logprobs if p.protocol != "pairwise" else DEFAULT_TOP_LOGPROBS, p.prompt, p.scale
 
     def _initial_data_path(self) -> str:
         from relgate_tui.engine.judge_data import bundled_audit_sets
@@ -142,6 +151,8 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
                 yield Static("", id="variant-error")
             yield ParaphrasePanel(self._previous_paraphrase(), getattr(self.previous, "paraphraser_model", ""),
                                   id="paraphrase-panel")
+            yield Label("Direct scores", classes="section direct")
+            yield DirectFields(*self._initial_direct(), id="direct-fields", classes="fields direct")
             yield Label("Size and statistics", classes="section")
             with Grid(classes="fields numbers"):
                 yield Label("repetitions k")
@@ -329,7 +340,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             self.action_start()  # type: ignore[attr-defined]
 
     @on(Input.Changed)
-    @on(Select.Changed, "#criterion, #protocol")
+    @on(Select.Changed, "#criterion, #protocol, #prompt")
     @on(SelectionList.SelectedChanged, "#judges")
     @on(Checkbox.Changed)
     @on(ParaphrasePanel.Changed)
@@ -343,6 +354,8 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         panel = self.query_one(ParaphrasePanel)
         panel.display = self.query_one("#var-paraphrase", Checkbox).value
         protocol = str(self.query_one("#protocol", Select).value)
+        for w in self.query(".direct"):
+            w.display = protocol != "pairwise"
         if protocol != panel.protocol:
             panel.set_protocol(protocol)
 
@@ -358,6 +371,9 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         try:
             url, models, env, _ = self._endpoint_fields()
             seed = self._number("seed", "seed", int, lo=0)
+            why = paraphrase_refusal(self._direct(), str(self.query_one("#protocol", Select).value))
+            if why:
+                raise ValueError(why)
             endpoint = self._chosen_endpoint()
             simulated = endpoint is not None and endpoint.simulated
             model = panel.model() or (PARAPHRASER_MODEL if simulated else models[0])
@@ -378,6 +394,12 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         for w in self.query(".datafile"):
             w.display = file_data
         self._toggle_paraphrase()
+
+    def _direct(self) -> DirectSettings:
+        """The direct fields' settings, or the CLI's defaults for a pairwise-only audit (direct_fields)."""
+        if str(self.query_one("#protocol", Select).value) == "pairwise":
+            return DirectSettings()
+        return self.query_one(DirectFields).settings()
 
     # -------------------------------------------------------------------------------------- setup: collect
     def _value(self, wid: str) -> str:
@@ -406,14 +428,19 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             raise ValueError("judge models: tick at least one model (space toggles)")
         return endpoint.base_url, chosen, None, endpoint.label
 
-    def _variants(self, criterion: str, seed: int) -> tuple[PromptVariant, ...]:
-        """The variants after the original: the ticked perturbations, the paraphrase as edited, then the template
-        file's."""
-        from relgate_tui.engine.judging import perturbed_variants
+    def _variants(self, criterion: str, seed: int, direct: DirectSettings) -> tuple[PromptVariant, ...]:
+        """The variants after the original: the ticked perturbations (of the audit's direct prompt, as the CLI's
+        ``--perturb``), the paraphrase as edited (refused as the CLI refuses it off the 1–5 score-only prompt), then
+        the template file's."""
+        from relgate_tui.engine.judging import geval, perturbed_variants
 
         kinds = [k for k in PERTURBATIONS if self.query_one(f"#var-{k}", Checkbox).value]
-        out = tuple(perturbed_variants(kinds, seed=seed, criterion=criterion)) if kinds else ()
+        template = geval.direct_template(direct.prompt, direct.scale)
+        out = tuple(perturbed_variants(kinds, seed=seed, criterion=criterion, direct=template)) if kinds else ()
         if self.query_one("#var-paraphrase", Checkbox).value:
+            why = paraphrase_refusal(direct, str(self.query_one("#protocol", Select).value))
+            if why:
+                raise ValueError(why)
             out = (*out, self.query_one(ParaphrasePanel).variant())
         text = self._value("variant-file")
         if not text:
@@ -441,6 +468,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
 
     def collect(self) -> tuple[FormAuditConfig, str]:
         """The form as a :class:`FormAuditConfig` and the endpoint's label; ValueError (one line) otherwise."""
+        direct = self._direct()  # first, so its inline error shows while the rest is still being filled in
         url, models, env, label = self._endpoint_fields()
         data = self._data_name()
         criterion = self.query_one("#criterion", Select).value
@@ -454,7 +482,8 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
             inputs=self._number("n-inputs", "inputs", int, lo=1, optional=True),
             candidates=self._number("n-candidates", "candidates / input", int, lo=2, optional=True),
             alpha=self._number("alpha", "α", float, lo=0, hi=1, lo_open=True, hi_open=True),
-            seed=seed, variants=self._variants(criterion, seed), variant_file=self._value("variant-file"),
+            seed=seed, variants=self._variants(criterion, seed, direct), variant_file=self._value("variant-file"),
+            top_logprobs=direct.top_logprobs, prompt=direct.prompt, scale=direct.scale, max_tokens=direct.max_tokens,
             paraphraser_model=self.query_one(ParaphrasePanel).model(),
             cache_dir=str(self.app.services.resolved_cache_dir() / "samples"),  # type: ignore[attr-defined]
             store=True, store_dir=str(self.app.services.resolved_runs_dir().parent / "audits"),  # type: ignore[attr-defined]
