@@ -77,6 +77,8 @@ from relgate_tui.engine.runfiles import (
     read_jsonl,
 )
 from relgate_tui.engine.runrecords import LABEL_SOURCES, Label, StoredSample, replay_labels
+from relgate_tui.engine.sampleindex import ItemSamples, load_index, stamp
+from relgate_tui.engine.sampleindex import write_index as _write_index
 
 __all__ = [
     "RunStatus",
@@ -148,7 +150,8 @@ class RunStore:
         self._last_sample_sync = time.monotonic()
         self._samples_unsynced = False
         self._counts_stale = False
-        self._samples_cache: tuple[tuple[int, ...], dict[str, list[StoredSample]]] | None = None
+        self._samples_cache: tuple[tuple[int, ...], dict[str, ItemSamples]] | None = None
+        self._index_stamp: dict[str, Any] | None = None  # the samples file's stamp the index on disk describes
         self._manifest: dict[str, Any] = self._load_manifest()
 
     # ---------------------------------------------------------------------------------------------- create / open
@@ -272,15 +275,21 @@ class RunStore:
         """Append completed samples (one ``os.write`` for the batch, whole lines). ``fsync`` when ``sync`` is true
         or ``fsync_interval`` seconds have passed since the last one. Returns the number written."""
         batch = list(samples)
-        lines = [json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n" for s in batch]
+        lines = [(json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+                 for s in batch]
         if not lines:
             return 0
         self._ensure_lock()
         if self._samples_fd is None:
             self._samples_fd = _open_append(self.path / SAMPLES)
         before = self._samples_version()
-        _write_all(self._samples_fd, "".join(lines).encode("utf-8"))
-        self._extend_samples_cache(before, batch)
+        offset = os.fstat(self._samples_fd).st_size  # O_APPEND under our lock: the batch starts here
+        _write_all(self._samples_fd, b"".join(lines))
+        spans = []
+        for line in lines:
+            spans.append((offset, len(line) - 1))
+            offset += len(line)
+        self._extend_samples_cache(before, batch, spans)
         self._samples_unsynced = True
         self._counts_stale = True
         if sync or time.monotonic() - self._last_sample_sync >= self.fsync_interval:
@@ -317,19 +326,21 @@ class RunStore:
                 gc.enable()
         return out
 
-    def _group_samples(self) -> dict[str, list[StoredSample]]:
-        """:meth:`samples` grouped by item in one pass: lines are normally in index order per item (the sampler
-        stores a sample before asking for the next), so only an item whose indices go back is de-duplicated (first
-        occurrence wins, as in :meth:`samples`) and sorted."""
+    def _group_samples(self) -> dict[str, ItemSamples]:
+        """:meth:`samples` grouped by item in one pass, with each line's byte span: lines are normally in index
+        order per item (the sampler stores a sample before asking for the next), so only an item whose indices go
+        back is de-duplicated (first occurrence wins, as in :meth:`samples`) and sorted."""
         path = self.path / SAMPLES
-        objs = read_jsonl(path)
+        line_spans: list[tuple[int, int]] = []
+        objs = read_jsonl(path, spans=line_spans)
         grouped: dict[str, list[StoredSample]] = {}
+        spans: dict[str, list[tuple[int, int]]] = {}
         disordered: set[str] = set()
         from_json, get = StoredSample.from_json, grouped.get
         gc_was_enabled = gc.isenabled()
         gc.disable()  # see read_jsonl
         try:
-            for lineno, obj in enumerate(objs, start=1):
+            for lineno, (obj, span) in enumerate(zip(objs, line_spans, strict=True), start=1):
                 try:
                     s = from_json(obj)
                 except ValueError as exc:
@@ -337,19 +348,23 @@ class RunStore:
                 lst = get(s.item)
                 if lst is None:
                     grouped[s.item] = [s]
+                    spans[s.item] = [span]
                 else:
                     if s.index <= lst[-1].index:
                         disordered.add(s.item)
                     lst.append(s)
+                    spans[s.item].append(span)
+            for item in disordered:
+                first: dict[int, tuple[StoredSample, tuple[int, int]]] = {}
+                for s, span in zip(grouped[item], spans[item], strict=True):
+                    first.setdefault(s.index, (s, span))
+                kept = [first[i] for i in sorted(first)]
+                grouped[item] = [k[0] for k in kept]
+                spans[item] = [k[1] for k in kept]
+            return {item: ItemSamples.of(item, lst, spans[item], path) for item, lst in grouped.items()}
         finally:
             if gc_was_enabled:
                 gc.enable()
-        for item in disordered:
-            first: dict[int, StoredSample] = {}
-            for s in grouped[item]:
-                first.setdefault(s.index, s)
-            grouped[item] = [first[i] for i in sorted(first)]
-        return grouped
 
     def _samples_version(self) -> tuple[int, ...] | None:
         try:
@@ -358,34 +373,64 @@ class RunStore:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def _extend_samples_cache(self, before: tuple[int, ...] | None, batch: list[StoredSample]) -> None:
-        """After this process appended ``batch``: when the parsed samples were current just before the write and
-        every new sample comes after its item's last one, add them (new lists: the old ones may be held by a
-        caller) instead of parsing the file again; otherwise the next read parses it."""
+    def _extend_samples_cache(self, before: tuple[int, ...] | None, batch: list[StoredSample],
+                              spans: list[tuple[int, int]]) -> None:
+        """After this process appended ``batch`` (its lines at ``spans``): when the parsed samples were current just
+        before the write and every new sample comes after its item's last one, add them (new summaries: the old
+        ones may be held by a caller) instead of parsing the file again; otherwise the next read parses it."""
         cache = self._samples_cache
         if cache is None or before is None or cache[0] != before:
             self._samples_cache = None
             return
         grouped = dict(cache[1])
-        for s in batch:
+        for s, span in zip(batch, spans, strict=True):
             lst = grouped.get(s.item)
-            if lst and s.index <= lst[-1].index:
+            if lst and s.index <= lst.indices[-1]:
                 self._samples_cache = None
                 return
-            grouped[s.item] = [*(lst or ()), s]
+            base = lst if lst is not None else ItemSamples(s.item, [], [], [], 0, 0, samples=[],
+                                                           path=self.path / SAMPLES)
+            grouped[s.item] = base.extended([s], [span])
         after = self._samples_version()
         self._samples_cache = (after, grouped) if after is not None else None
 
-    def samples_by_item(self) -> dict[str, list[StoredSample]]:
-        """Stored samples grouped by item id, each list sorted by sample index (read-only: the lists are shared
-        between calls). Parsed once per version of the file (its inode, size and modification time): reading the
-        same unchanged file again costs no parse, nor do this process's own appends."""
+    def samples_by_item(self) -> dict[str, ItemSamples]:
+        """Stored samples grouped by item id, each an :class:`~relgate_tui.engine.sampleindex.ItemSamples` (a
+        read-only sequence sorted by sample index, with the item's summary; shared between calls). Read once per
+        version of the file (its inode, size and modification time): from the derived index
+        (``samples.index.npz``) when it describes the file as it is, else parsed; this process's own appends are
+        added without a parse."""
         version = self._samples_version()
         if version is None or self._samples_cache is None or self._samples_cache[0] != version:
-            grouped = self._group_samples()
+            path = self.path / SAMPLES
+            source = stamp(path) if version is not None else None
+            grouped = load_index(self.path, path, source)
+            if grouped is None:
+                grouped = self._group_samples()
+            else:
+                self._index_stamp = source
             self._samples_cache = (version, grouped) if version is not None else None
             return dict(grouped)
-        return dict(self._samples_cache[1])  # the per-item lists are shared: callers never modify them
+        return dict(self._samples_cache[1])  # the per-item summaries are shared: callers never modify them
+
+    def write_index(self) -> bool:
+        """Write the derived sample index when it does not describe the samples file as it is now (the writer does
+        this on close; see :mod:`relgate_tui.engine.sampleindex`). True when an index is now current."""
+        path = self.path / SAMPLES
+        source = stamp(path)
+        if source is None:
+            return False
+        if source == self._index_stamp:
+            return True
+        version = self._samples_version()
+        cache = self._samples_cache
+        grouped = cache[1] if cache is not None and cache[0] == version else self._group_samples()
+        if stamp(path) != source:  # changed while it was read
+            return False
+        if _write_index(self.path, path, source, grouped):
+            self._index_stamp = source
+            return True
+        return False
 
     # ---------------------------------------------------------------------------------------------------- labels
     def _append_event(self, event: Mapping[str, Any]) -> None:
@@ -522,6 +567,9 @@ class RunStore:
                 if self._samples_fd is not None:
                     self.sync_samples()
                 self.update_manifest(counts=self.count_files())
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError, RunStoreError, ValueError):
+                self.write_index()
         self.release_files()
         if self._lock_fd is not None:
             os.close(self._lock_fd)

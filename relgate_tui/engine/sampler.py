@@ -54,6 +54,7 @@ from relgate_tui.engine.httpread import status_of
 from relgate_tui.engine.logprobs import TokenLogprob
 from relgate_tui.engine.prompts import item_messages
 from relgate_tui.engine.runstore import StoredSample
+from relgate_tui.engine.sampleindex import canonical_prefix
 
 
 # ------------------------------------------------------------------------------------------------------ events
@@ -297,12 +298,8 @@ class Sampler:
             await self._sample_item(channel, job, item)
 
     async def _sample_item(self, channel: _Channel, job: SamplingJob, item: Any) -> None:
-        stored = sorted(job.existing.get(item.id, ()), key=lambda s: s.index)
-        canonicals: list[str] = []
-        for s in stored:  # contiguous prefix 0..m-1 (a gap means the samples after it are asked again)
-            if s.index != len(canonicals):
-                break
-            canonicals.append(s.canonical)
+        # contiguous prefix 0..m-1 (a gap means the samples after it are asked again)
+        canonicals = canonical_prefix(job.existing.get(item.id, ()))
         resumed = len(canonicals)
         self.totals.cached += resumed
         self.totals.items += 1

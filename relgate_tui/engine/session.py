@@ -36,6 +36,7 @@ from relgate_tui.engine.certify import (
     reference_classes,
 )
 from relgate_tui.engine.runstore import Label, RunStatus, RunStoreError, json_object
+from relgate_tui.engine.sampleindex import canonical_prefix
 from relgate_tui.engine.setup import (
     DEMO_PREFERRED_PORT,
     EndpointChoice,
@@ -118,7 +119,7 @@ class Session:
         self._roles = prepared.roles
         self._analysis: Analysis | None = None
         self._by_id: dict[str, Any] = {}
-        self._samples: dict[str, list[Any]] | None = None
+        self._samples: Mapping[str, Sequence[Any]] | None = None
         status = self.store.run_status
         self._sampling_finished = status is not None and status.sampling_done
         self._control = pipeline.RunControl()
@@ -370,12 +371,12 @@ class Session:
         rows = []
         for item in self.prepared.items:
             stored = samples.get(item.id, [])
-            prefix = [s.canonical for i, s in enumerate(stored) if s.index == i]
+            prefix = canonical_prefix(stored)
             rows.append(self._progress_row(item.id, prefix))
         return rows
 
     # ------------------------------------------------------------------------------------------------ analysis
-    def _samples_by_item(self, refresh: bool = False) -> dict[str, list[Any]]:
+    def _samples_by_item(self, refresh: bool = False) -> Mapping[str, Sequence[Any]]:
         if self._samples is None or refresh:
             self._samples = self.store.samples_by_item()
         return self._samples

@@ -194,7 +194,7 @@ def test_own_appends_extend_the_parsed_samples_exactly(tmp_path, monkeypatch) ->
     assert set(store.samples_by_item()) == {"a", "b"}
     parses = []
     real = runstore.read_jsonl
-    monkeypatch.setattr(runstore, "read_jsonl", lambda p: parses.append(p) or real(p))
+    monkeypatch.setattr(runstore, "read_jsonl", lambda p, **k: parses.append(p) or real(p, **k))
     store.append_samples([StoredSample("a", 1, "1", "1")])
     store.append_samples([StoredSample("c", 0, "3", "3"), StoredSample("a", 2, "5", "5")])
     mine = store.samples_by_item()

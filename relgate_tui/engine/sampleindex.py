@@ -1,0 +1,330 @@
+"""The per-item sample summary of a run (issue 10 §6): :class:`ItemSamples`, and ``samples.index.npz`` — a compact,
+derived index of ``samples.jsonl`` that lets a 10,000-item × K = 20 run open without parsing 200,000 JSON lines.
+
+**What an item needs.** Analysing a run (:mod:`relgate_tui.engine.analysis`), resuming it (the sampler and
+:func:`relgate_tui.engine.pipeline.needs_network`) and the live table use only, per item: how many samples are stored,
+the canonical classes of the contiguous prefix of indices 0, 1, 2, … (the samples the run uses), the token usage
+totals and — to replay the stopping rule — the rule-independent state after each prefix (leader count, runner-up
+count, classes seen, the leader's order of first appearance; :func:`prefix_stats`). Texts are only needed when one
+item is shown; they are read then, from the file, at the byte offsets of its lines.
+
+:class:`ItemSamples` is that summary; it is also the ``Sequence[StoredSample]`` the run store always gave
+(``len``, iteration, indexing, ``==`` with a list): the samples themselves are parsed on first use.
+
+**The index file** (``samples.index.npz``, numpy's uncompressed zip of plain arrays, read with
+``allow_pickle=False``) is derived and rebuildable: written only by the process holding the run's write lock (on
+close, when missing or stale), atomically (temp file, rename). It records the samples file's *stamp* — byte size,
+modification time (ns) and the SHA-256 of its first and last 64 KiB — and is used only when the file's stamp is
+the same now; a stale, corrupt, truncated or inconsistent index is ignored and the samples file parsed, as a run
+written before indexes existed is. Deleting it loses nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from relgate_tui.core.types import INVALID
+from relgate_tui.engine.runrecords import StoredSample
+
+INDEX = "samples.index.npz"
+FORMAT = 1
+_EDGE = 65536
+
+__all__ = ["INDEX", "ItemSamples", "prefix_stats", "canonical_prefix", "stamp", "load_index", "write_index"]
+
+
+# ------------------------------------------------------------------------------------------------ prefix state
+def prefix_stats(canon: Sequence[str]) -> list[tuple[int, int, int, int]]:
+    """The stopping rule's input after each prefix k = 1 … len(canon) of an item's canonical classes: (leader count,
+    runner-up count, classes seen, the leader's order of first appearance), INVALID never counted. The leader is the
+    first class to reach the top count (it changes only when another class strictly exceeds it); when the leader is
+    strict — the only case where a rule may stop — it is that unique class. Independent of the rule and of K_max."""
+    out: list[tuple[int, int, int, int]] = []
+    counts: dict[str, int] = {}
+    first_seen: dict[str, int] = {}
+    lead_class, lead, runner = None, 0, 0
+    for c in canon:
+        if c != INVALID:
+            first_seen.setdefault(c, len(first_seen) + 1)
+            v = counts[c] = counts.get(c, 0) + 1
+            if c == lead_class:
+                lead = v
+            elif v > lead:
+                lead_class, runner, lead = c, lead, v
+            elif v > runner:
+                runner = v
+        out.append((lead, runner, len(counts), first_seen[lead_class] if lead_class is not None else 1))
+    return out
+
+
+def canonical_prefix(stored: Sequence[StoredSample]) -> list[str]:
+    """Canonical classes of the contiguous prefix of indices 0, 1, 2, … of one item's stored samples, taken in index
+    order up to the first gap or repeated index — the samples a run uses (a gap left by a crash is asked again; the
+    run store never gives a repeated index)."""
+    if isinstance(stored, ItemSamples):
+        return list(stored.canonicals)
+    prefix: list[str] = []
+    ordered = stored
+    prev = -1
+    for s in stored:
+        if s.index <= prev:
+            ordered = sorted(stored, key=lambda x: x.index)
+            break
+        prev = s.index
+    for s in ordered:
+        if s.index != len(prefix):
+            break
+        prefix.append(s.canonical)
+    return prefix
+
+
+# ------------------------------------------------------------------------------------------------- one item
+class ItemSamples(Sequence[StoredSample]):
+    """The stored samples of one item, sorted by index (a repeated index keeps its first line), with their summary:
+    ``canonicals`` (the contiguous prefix's classes), ``prompt_tokens``/``completion_tokens`` (over every stored
+    sample), ``stats`` (:func:`prefix_stats` of the prefix as an int array, or None) and the byte ``spans``
+    (start, length) of their lines in ``samples.jsonl``. The samples are parsed on first use when not given.
+    Read-only (the lists are shared)."""
+
+    __slots__ = ("item", "indices", "spans", "canonicals", "prompt_tokens", "completion_tokens", "stats",
+                 "_samples", "_path")
+
+    def __init__(self, item: str, indices: Sequence[int], spans: Any,
+                 canonicals: Sequence[str], prompt_tokens: int, completion_tokens: int, *,
+                 stats: np.ndarray | None = None, samples: list[StoredSample] | None = None,
+                 path: Path | None = None) -> None:
+        self.item = item
+        self.indices = indices
+        self.spans = spans
+        self.canonicals = canonicals
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.stats = stats
+        self._samples = samples
+        self._path = path
+
+    @classmethod
+    def of(cls, item: str, samples: list[StoredSample], spans: list[tuple[int, int]] | None = None,
+           path: Path | None = None) -> ItemSamples:
+        """From parsed samples (sorted by index, no repeated index)."""
+        prompt = completion = 0
+        for s in samples:
+            u = s.usage
+            prompt += _int(u.get("prompt_tokens", 0))
+            completion += _int(u.get("completion_tokens", 0))
+        return cls(item, [s.index for s in samples], spans, canonical_prefix(samples), prompt, completion,
+                   samples=samples, path=path)
+
+    def extended(self, new: Sequence[StoredSample], spans: Sequence[tuple[int, int]] | None) -> ItemSamples:
+        """A new summary with ``new`` (indices after the last one) appended; this one is unchanged."""
+        canonicals = list(self.canonicals)
+        prompt, completion = self.prompt_tokens, self.completion_tokens
+        for s in new:
+            if s.index == len(canonicals):  # indices only grow: the prefix extends when no gap is left
+                canonicals.append(s.canonical)
+            u = s.usage
+            prompt += _int(u.get("prompt_tokens", 0))
+            completion += _int(u.get("completion_tokens", 0))
+        all_spans = None if self.spans is None or spans is None else [*map(tuple, self.spans), *spans]
+        samples = None if self._samples is None else [*self._samples, *new]
+        out = ItemSamples(self.item, [*(int(i) for i in self.indices), *(s.index for s in new)], all_spans,
+                          canonicals, prompt, completion, samples=samples, path=self._path)
+        if samples is None and all_spans is None:
+            out._samples = [*self._load(), *new]
+        return out
+
+    # -- the sequence ----------------------------------------------------------------------------------------
+    def _load(self) -> list[StoredSample]:
+        if self._samples is None:
+            self._samples = _read_spans(self)
+        return self._samples
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __bool__(self) -> bool:
+        return len(self.indices) > 0
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._load()[i]
+
+    def __iter__(self) -> Iterator[StoredSample]:
+        return iter(self._load())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ItemSamples, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ItemSamples({self.item!r}, n={len(self)}, prefix={len(self.canonicals)})"
+
+
+def _int(v: Any) -> int:
+    return v if type(v) is int else (int(v) if isinstance(v, (int, float)) and v == v and abs(v) < 1e18 else 0)
+
+
+def _read_spans(items: ItemSamples) -> list[StoredSample]:
+    """The samples of one indexed item, read at their byte spans; each line must be that item's sample of the
+    expected index (else the file changed since the index was checked: one-line error)."""
+    from relgate_tui.engine.runfiles import REPAIR_HINT, RunStoreError
+
+    assert items._path is not None and items.spans is not None
+    out: list[StoredSample] = []
+    try:
+        fd = os.open(items._path, os.O_RDONLY)
+    except OSError as exc:
+        raise RunStoreError(f"{items._path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        for (start, length), index in zip(items.spans, items.indices, strict=True):
+            raw = os.pread(fd, int(length), int(start))
+            try:
+                s = StoredSample.from_json(json.loads(raw))
+            except (ValueError, TypeError, AttributeError):
+                s = None
+            if s is None or s.item != items.item or s.index != int(index):
+                raise RunStoreError(f"{items._path}: changed while the run was open (reopen it); {REPAIR_HINT}")
+            out.append(s)
+    finally:
+        os.close(fd)
+    return out
+
+
+# --------------------------------------------------------------------------------------------- the index file
+def stamp(path: Path) -> dict[str, Any] | None:
+    """The samples file's stamp: size, mtime (ns) and SHA-256 of its first and last 64 KiB; None when missing."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        h = hashlib.sha256(os.pread(fd, _EDGE, 0))
+        if st.st_size > _EDGE:
+            h.update(os.pread(fd, _EDGE, max(_EDGE, st.st_size - _EDGE)))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "edges_sha256": h.hexdigest()}
+
+
+def write_index(run: Path, samples_path: Path, source: Mapping[str, Any], grouped: Mapping[str, ItemSamples]
+                ) -> bool:
+    """Write ``samples.index.npz`` for the samples file whose stamp was ``source`` (atomic; best effort: False when
+    a summary lacks its spans or the directory is not writable)."""
+    ids = list(grouped)
+    classes: list[list[str]] = []
+    n = np.zeros(len(ids), dtype=np.int64)
+    n_prefix = np.zeros(len(ids), dtype=np.int64)
+    tokens = np.zeros((len(ids), 2), dtype=np.int64)
+    starts: list[int] = []
+    lengths: list[int] = []
+    indices: list[int] = []
+    codes: list[int] = []
+    stats: list[tuple[int, int, int, int]] = []
+    for j, item in enumerate(ids):
+        s = grouped[item]
+        if s.spans is None or len(s.spans) != len(s.indices):
+            return False
+        n[j], n_prefix[j] = len(s.indices), len(s.canonicals)
+        tokens[j] = (s.prompt_tokens, s.completion_tokens)
+        for start, length in s.spans:
+            starts.append(int(start))
+            lengths.append(int(length))
+        indices.extend(int(i) for i in s.indices)
+        table: dict[str, int] = {}
+        for c in s.canonicals:
+            codes.append(-1 if c == INVALID else table.setdefault(c, len(table)))
+        classes.append(list(table))
+        stats.extend(prefix_stats(s.canonicals) if s.stats is None else map(tuple, s.stats.tolist()))
+    meta = {"format": FORMAT, "source": dict(source), "items": ids, "classes": classes}
+    buf = io.BytesIO()
+    np.savez(buf, meta=np.frombuffer(json.dumps(meta, ensure_ascii=False).encode("utf-8"), dtype=np.uint8),
+             n=n, n_prefix=n_prefix, tokens=tokens, starts=np.array(starts, dtype=np.int64),
+             lengths=np.array(lengths, dtype=np.int64), indices=np.array(indices, dtype=np.int64),
+             codes=np.array(codes, dtype=np.int32), stats=np.array(stats, dtype=np.int32).reshape(-1, 4))
+    tmp = run / f".{INDEX}.{os.getpid()}.tmp"
+    try:
+        tmp.write_bytes(buf.getvalue())
+        os.replace(tmp, run / INDEX)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return False
+    return True
+
+
+def load_index(run: Path, samples_path: Path, source: Mapping[str, Any] | None) -> dict[str, ItemSamples] | None:
+    """The per-item summaries from ``samples.index.npz`` when it describes the samples file as it is now (stamp
+    ``source``) and is internally consistent; None otherwise (missing, stale, corrupt: parse the samples file)."""
+    if source is None:
+        return None
+    try:
+        with np.load(run / INDEX, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["meta"].astype(np.uint8)))
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("source") != dict(source):
+                return None
+            arrays = {k: z[k] for k in ("n", "n_prefix", "tokens", "starts", "lengths", "indices", "codes", "stats")}
+    except Exception:  # noqa: BLE001 - any unreadable index (zip, npy, JSON, missing key) is only ignored
+        return None
+    try:
+        return _summaries(meta, arrays, samples_path, int(source["size"]))
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError):
+        return None
+
+
+def _summaries(meta: dict[str, Any], a: dict[str, np.ndarray], samples_path: Path, size: int
+               ) -> dict[str, ItemSamples] | None:
+    ids, classes = meta.get("items"), meta.get("classes")
+    if not isinstance(ids, list) or not isinstance(classes, list) or len(ids) != len(classes):
+        return None
+    n_items = len(ids)
+    n, n_prefix, tokens = a["n"], a["n_prefix"], a["tokens"]
+    starts, lengths, indices, codes, stats = a["starts"], a["lengths"], a["indices"], a["codes"], a["stats"]
+    if (n.shape != (n_items,) or n_prefix.shape != (n_items,) or tokens.shape != (n_items, 2)
+            or stats.ndim != 2 or stats.shape[1] != 4):
+        return None
+    total, total_prefix = int(n.sum()), int(n_prefix.sum())
+    if (starts.shape != (total,) or lengths.shape != (total,) or indices.shape != (total,)
+            or codes.shape != (total_prefix,) or stats.shape[0] != total_prefix
+            or (n_prefix > n).any() or (n < 0).any() or (n_prefix < 0).any()):
+        return None
+    if total and (starts.min() < 0 or lengths.min() < 1 or int((starts + lengths).max()) > size):
+        return None
+    sample_at = np.concatenate([[0], np.cumsum(n)]).tolist()
+    prefix_at = np.concatenate([[0], np.cumsum(n_prefix)]).tolist()
+    out: dict[str, ItemSamples] = {}
+    code_list = codes.tolist()
+    spans = np.stack([starts, lengths], axis=1) if total else np.zeros((0, 2), dtype=np.int64)
+    index_list = indices.tolist()
+    token_list = tokens.tolist()
+    for j, item in enumerate(ids):
+        table = classes[j]
+        if not isinstance(item, str) or not isinstance(table, list) or item in out:
+            return None
+        p0, p1 = prefix_at[j], prefix_at[j + 1]
+        item_codes = code_list[p0:p1]
+        if item_codes and max(item_codes) >= len(table):
+            return None
+        s0, s1 = sample_at[j], sample_at[j + 1]
+        idx = index_list[s0:s1]
+        if idx[: p1 - p0] != list(range(p1 - p0)):
+            return None
+        canon = [INVALID if c < 0 else table[c] for c in item_codes]
+        if not all(type(c) is str for c in canon):
+            return None
+        out[item] = ItemSamples(item, idx, spans[s0:s1], canon, int(token_list[j][0]), int(token_list[j][1]),
+                                stats=stats[p0:p1], path=samples_path)
+    return out
