@@ -424,7 +424,13 @@ class RunStore:
             return True
         version = self._samples_version()
         cache = self._samples_cache
-        grouped = cache[1] if cache is not None and cache[0] == version else self._group_samples()
+        if cache is not None and cache[0] == version:
+            grouped = cache[1]
+        else:  # read nothing here yet: the index on disk may be current (checked in full), else parse
+            if load_index(self.path, path, source) is not None:
+                self._index_stamp = source
+                return True
+            grouped = self._group_samples()
         if stamp(path) != source:  # changed while it was read
             return False
         if _write_index(self.path, path, source, grouped):
