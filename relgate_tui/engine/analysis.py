@@ -117,33 +117,37 @@ def used_sample_counts(canonicals: Sequence[Sequence[str]], rule: Any, k_max: in
             seen_counts = Counter(c for c in canon[:used] if c != INVALID)
             out.append((used, used >= k_max or (used > 0 and rule.should_stop(list(seen_counts.values()), used))))
         return out
-    blocks: list[np.ndarray] = []
-    spans: list[tuple[int, int]] = []  # (first row, rows) per item
+    blocks: list[Any] = []
+    firsts: list[int] = []
+    sizes: list[int] = []
     rows = 0
     for j, canon in enumerate(canonicals):
         limit = min(len(canon), k_max)
         known = stats[j] if stats is not None else None
-        block = (np.asarray(known[:limit], dtype=np.int64) if known is not None and len(known) >= limit
-                 else np.array(prefix_stats(canon[:limit]), dtype=np.int64).reshape(-1, 4))
-        blocks.append(block)
-        spans.append((rows, limit))
+        if known is not None and len(known) >= limit:
+            blocks.append(known[:limit])
+        elif limit:
+            blocks.append(np.array(prefix_stats(canon[:limit]), dtype=np.int64).reshape(-1, 4))
+        firsts.append(rows)
+        sizes.append(limit)
         rows += limit
-    if rows:
-        table = np.concatenate(blocks)
-        ks_all = np.arange(rows, dtype=np.int64) - np.repeat([f for f, _ in spans], [n for _, n in spans]) + 1
-        stops = np.asarray(batch(table[:, 0], table[:, 1], table[:, 2], ks_all, leader_order=table[:, 3]),
-                           dtype=bool)
-    else:
-        stops = np.zeros(0, dtype=bool)
-    out = []
-    cut = max(0, k_max - 1)  # a stop counts before K_max only
-    for first, n in spans:
-        flags = stops[first:first + n]
-        hits = np.flatnonzero(flags[:cut])
-        used = int(hits[0]) + 1 if hits.size else n
-        complete = used >= k_max or (used > 0 and bool(flags[used - 1]))
-        out.append((used, complete))
-    return out
+    if not rows:
+        return [(0, k_max <= 0) for _ in sizes]
+    table = np.concatenate(blocks).astype(np.int64, copy=False)
+    first = np.array(firsts, dtype=np.int64)
+    size = np.array(sizes, dtype=np.int64)
+    pos = np.arange(rows, dtype=np.int64) - np.repeat(first, size)  # 0-based sample position within its item
+    stops = np.asarray(batch(table[:, 0], table[:, 1], table[:, 2], pos + 1, leader_order=table[:, 3]), dtype=bool)
+    # the first stop of each item before K_max (a stop at K_max is no early stop), all items at once
+    never = k_max + 1
+    at = np.where(stops & (pos < k_max - 1), pos, never)
+    first_stop = np.full(len(sizes), never, dtype=np.int64)
+    sampled = size > 0
+    first_stop[sampled] = np.minimum.reduceat(at, first[sampled])
+    n_used = np.where(first_stop < never, first_stop + 1, size)
+    last = np.clip(first + n_used - 1, 0, rows - 1)
+    complete = (n_used >= k_max) | ((n_used > 0) & stops[last])
+    return list(zip(n_used.tolist(), complete.tolist(), strict=True))
 
 
 class _LazyRng:

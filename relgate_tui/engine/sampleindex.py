@@ -312,19 +312,19 @@ def _summaries(meta: dict[str, Any], a: dict[str, np.ndarray], samples_path: Pat
     token_list = tokens.tolist()
     for j, item in enumerate(ids):
         table = classes[j]
-        if not isinstance(item, str) or not isinstance(table, list) or item in out:
+        if (not isinstance(item, str) or not isinstance(table, list) or item in out
+                or not all(type(c) is str and c != INVALID for c in table)):
             return None
         p0, p1 = prefix_at[j], prefix_at[j + 1]
         item_codes = code_list[p0:p1]
-        if item_codes and max(item_codes) >= len(table):
+        if item_codes and (max(item_codes) >= len(table) or min(item_codes) < -1):
             return None
         s0, s1 = sample_at[j], sample_at[j + 1]
         idx = index_list[s0:s1]
         if idx[: p1 - p0] != list(range(p1 - p0)):
             return None
-        canon = [INVALID if c < 0 else table[c] for c in item_codes]
-        if not all(type(c) is str for c in canon):
-            return None
+        canon = [table[c] for c in item_codes] if -1 not in item_codes else [
+            INVALID if c < 0 else table[c] for c in item_codes]
         out[item] = ItemSamples(item, idx, spans[s0:s1], canon, int(token_list[j][0]), int(token_list[j][1]),
                                 stats=stats[p0:p1], path=samples_path)
     return out

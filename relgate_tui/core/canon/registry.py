@@ -131,6 +131,6 @@ def suggest_canonicalizer(answers: Sequence[str], has_choices: bool) -> str:
     refs = [str(a) for a in answers if str(a).strip()]
     if refs and all(_LETTER_REFERENCE.fullmatch(a) for a in refs):
         return "mcq"
-    if refs and all(parse_number(a) is not None for a in refs):
+    if refs and all(_PLAIN_INTEGER.fullmatch(a) or parse_number(a) is not None for a in refs):
         return "numeric"
     return "text"
