@@ -7,8 +7,13 @@ speaks the subset of HTTP/1.1 a JSON API needs: one request at a time per connec
 (and anything unusual, such as ``Expect`` or streaming uploads) are handed to httpx's standard transport, so TLS,
 proxies and HTTP/2 behave exactly as in httpx.
 
-Timeouts use ``asyncio.timeout`` (no extra task per request, unlike ``asyncio.wait_for`` on Python 3.11, which also
-could swallow a cancellation that raced with a response). Errors are httpx's own exception types (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``WriteTimeout``,
+Timeouts: the read timeout of each exchange is a deadline watched by one lazily re-armed timer per transport
+(:class:`_Deadlines`: a timer fires only when the earliest deadline in flight passes, so a call schedules no timer of
+its own — ``asyncio.timeout`` costs a timer-heap push and a cancelled handle per call, a seventh of the client's CPU
+on loopback); a passed deadline cancels the exchange's task and is raised as ``ReadTimeout``, with asyncio.timeout's
+rule for a cancellation from elsewhere at the same moment (that one wins). Connect and write timeouts (rare: a new
+connection, a request larger than the socket buffer) use ``asyncio.timeout`` (no extra task per request, unlike
+``asyncio.wait_for`` on Python 3.11, which also could swallow a cancellation that raced with a response). Errors are httpx's own exception types (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``WriteTimeout``,
 ``ReadError``, ``RemoteProtocolError``), so callers cannot tell the transports apart. A request that fails on a
 *reused* idle connection before any byte of the response arrived is retried once on a fresh connection (the server
 closed the idle connection: the usual keep-alive race).
@@ -41,6 +46,7 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         self._max_idle = max_idle_per_origin
         self._fallback = fallback
         self._closed = False
+        self._deadlines = _Deadlines()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme != "http" or "expect" in request.headers:
@@ -129,20 +135,88 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         except (ConnectionError, OSError):
             raise _StaleConnection from None
         read_timeout = timeouts.get("read")
+        task = asyncio.current_task() if read_timeout is not None else None
+        if task is None or read_timeout is None:
+            return await _read_response(reader, method, request, self.max_body)
+        watch = self._deadlines.watch(task, read_timeout)
         try:
-            async with asyncio.timeout(read_timeout):
-                return await _read_response(reader, method, request, self.max_body)
-        except TimeoutError:
-            raise httpx.ReadTimeout("no response within the read timeout", request=request) from None
+            return await _read_response(reader, method, request, self.max_body)
+        except asyncio.CancelledError:
+            if watch.expired and task.uncancel() <= watch.cancelling:
+                raise httpx.ReadTimeout("no response within the read timeout", request=request) from None
+            raise
+        finally:
+            self._deadlines.unwatch(watch)
 
     async def aclose(self) -> None:
         self._closed = True
+        self._deadlines.stop()
         for conns in self._idle.values():
             for conn in conns:
                 _close(conn)
         self._idle.clear()
         if self._fallback is not None:
             await self._fallback.aclose()
+
+
+class _Watch:
+    """One exchange's read deadline: the task to cancel, and its ``cancelling()`` count when the watch began."""
+
+    __slots__ = ("deadline", "task", "cancelling", "expired")
+
+    def __init__(self, deadline: float, task: asyncio.Task[object]) -> None:
+        self.deadline = deadline
+        self.task = task
+        self.cancelling = task.cancelling()
+        self.expired = False
+
+
+class _Deadlines:
+    """The read deadlines of the exchanges in flight on one transport, and one timer for all of them, re-armed only
+    when it fires (then at the earliest deadline still watched): starting and ending a watch costs no timer."""
+
+    def __init__(self) -> None:
+        self._watches: dict[_Watch, None] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def watch(self, task: asyncio.Task[object], timeout_s: float) -> _Watch:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a transport used under a new event loop: the old timer died with its loop
+            self._loop, self._timer = loop, None
+            self._watches.clear()
+        w = _Watch(loop.time() + timeout_s, task)
+        self._watches[w] = None
+        if self._timer is None or self._timer.when() > w.deadline:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(w.deadline, self._fire)
+        return w
+
+    def unwatch(self, w: _Watch) -> None:
+        self._watches.pop(w, None)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self._loop is None:
+            return
+        now = self._loop.time()
+        earliest: float | None = None
+        for w in list(self._watches):
+            if w.deadline <= now:
+                if not w.expired:
+                    w.expired = True
+                    w.task.cancel()
+            elif earliest is None or w.deadline < earliest:
+                earliest = w.deadline
+        if earliest is not None:
+            self._timer = self._loop.call_at(earliest, self._fire)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._watches.clear()
 
 
 class ResponseTooLarge(httpx.RemoteProtocolError):
