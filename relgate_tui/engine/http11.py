@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable
+from collections.abc import Iterator, Mapping
 
 import httpx
 
@@ -47,6 +47,8 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         self._fallback = fallback
         self._closed = False
         self._deadlines = _Deadlines()
+        self._last_head: tuple[httpx.URL, dict[str, str], tuple[bytes, tuple[str, int]]] | None = None
+        self._last_timeouts: dict[str, float | None] | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme != "http" or "expect" in request.headers:
@@ -62,10 +64,29 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
                               extensions={"http_version": b"HTTP/1.1"})
 
     async def post(self, url: httpx.URL, body: bytes, headers: dict[str, str],
-                   timeout_s: float | None) -> tuple[int, dict[str, str], bytes]:
+                   timeout_s: float | None) -> tuple[int, Mapping[str, str], bytes]:
         """POST ``body`` to a plain-http ``url`` without building httpx Request/Response objects (most of the client's
-        CPU per call on loopback); returns (status, headers with lower-case names, body). Same connections, timeouts
+        CPU per call on loopback); returns (status, headers with lower-case names — decoded on first use: an answer
+        never reads them —, body). Same connections, timeouts
         and httpx exception types as :meth:`handle_async_request`; no content decoding (no Accept-Encoding is sent)."""
+        last = self._last_head
+        if last is not None and last[0] is url and last[1] == headers:  # the usual case: the previous call's head
+            prepared = last[2]
+        else:
+            prepared = self._head(url, headers)
+            self._last_head = (url, dict(headers), prepared)
+        head, origin = prepared
+        payload = b"%s%d\r\n\r\n%s" % (head, len(body), body)
+        status, raw, content = await self._roundtrip(origin, payload, self._timeouts(timeout_s), "POST", None)
+        return status, _Headers(raw), content
+
+    def _timeouts(self, timeout_s: float | None) -> dict[str, float | None]:
+        t = self._last_timeouts
+        if t is None or t["read"] != timeout_s:
+            t = self._last_timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s}
+        return t
+
+    def _head(self, url: httpx.URL, headers: dict[str, str]) -> tuple[bytes, tuple[str, int]]:
         key = (url, tuple(headers.items()))
         prepared = self._heads.get(key)
         if prepared is None:  # the request line and headers of an endpoint are the same for every call: built once
@@ -76,11 +97,7 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
             if len(self._heads) >= 64:
                 self._heads.clear()
             prepared = self._heads[key] = ("\r\n".join(lines).encode("latin-1"), (url.host, url.port or 80))
-        head, origin = prepared
-        payload = b"%s%d\r\n\r\n%s" % (head, len(body), body)
-        timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s}
-        status, raw, content = await self._roundtrip(origin, payload, timeouts, "POST", None)
-        return status, {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}, content
+        return prepared
 
     async def _roundtrip(self, origin: tuple[str, int], payload: bytes, timeouts: dict, method: str,
                          request: httpx.Request | None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -157,6 +174,31 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         self._idle.clear()
         if self._fallback is not None:
             await self._fallback.aclose()
+
+
+class _Headers(Mapping[str, str]):
+    """Response headers as ``{lower-case name: value}``, decoded (latin-1) on first use; a repeated name keeps its
+    last value."""
+
+    __slots__ = ("_raw", "_map")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self._raw = raw
+        self._map: dict[str, str] | None = None
+
+    def _decoded(self) -> dict[str, str]:
+        if self._map is None:
+            self._map = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in self._raw}
+        return self._map
+
+    def __getitem__(self, name: str) -> str:
+        return self._decoded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
 
 
 class _Watch:
@@ -271,8 +313,16 @@ async def _read_response(
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not _DIGITS.fullmatch(parts[1]):
         raise httpx.RemoteProtocolError(f"bad status line {status_line[:40]!r}", request=request)
     version, status = parts[0], int(parts[1])
-    headers = list(_parse_headers(header_lines, request))
-    fields = {k.lower(): v for k, v in headers}
+    headers: list[tuple[bytes, bytes]] = []
+    fields: dict[bytes, bytes] = {}
+    for line in header_lines:  # one pass: the headers as sent, and by lower-case name (the last one wins)
+        name, sep, value = line.partition(b":")
+        name = name.strip()
+        if not sep or not name:
+            raise httpx.RemoteProtocolError(f"bad header line {line[:40]!r}", request=request)
+        value = value.strip()
+        headers.append((name, value))
+        fields[name.lower()] = value
     keep = version == b"HTTP/1.1" and fields.get(b"connection", b"").lower() != b"close"
     try:
         if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
@@ -297,14 +347,6 @@ async def _read_response(
     except (ConnectionError, OSError) as exc:
         raise httpx.ReadError(f"connection lost while reading the response: {exc}", request=request) from None
     return status, headers, body, keep
-
-
-def _parse_headers(lines: Iterable[bytes], request: httpx.Request | None) -> Iterable[tuple[bytes, bytes]]:
-    for line in lines:
-        name, sep, value = line.partition(b":")
-        if not sep or not name.strip():
-            raise httpx.RemoteProtocolError(f"bad header line {line[:40]!r}", request=request)
-        yield name.strip(), value.strip()
 
 
 async def _read_to_close(reader: asyncio.StreamReader, request: httpx.Request | None, max_body: int) -> bytes:
