@@ -95,22 +95,62 @@ class ItemSamples(Sequence[StoredSample]):
     (start, length) of their lines in ``samples.jsonl``. The samples are parsed on first use when not given.
     Read-only (the lists are shared)."""
 
-    __slots__ = ("item", "indices", "spans", "canonicals", "prompt_tokens", "completion_tokens", "stats",
-                 "_samples", "_path")
+    __slots__ = ("item", "canonicals", "prompt_tokens", "completion_tokens", "_n", "_indices", "_spans", "_stats",
+                 "_src", "_samples", "_path")
 
     def __init__(self, item: str, indices: Sequence[int], spans: Any,
                  canonicals: Sequence[str], prompt_tokens: int, completion_tokens: int, *,
                  stats: np.ndarray | None = None, samples: list[StoredSample] | None = None,
                  path: Path | None = None) -> None:
         self.item = item
-        self.indices = indices
-        self.spans = spans
+        self._n = len(indices)
+        self._indices: Sequence[int] | None = indices
+        self._spans = spans
         self.canonicals = canonicals
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
-        self.stats = stats
+        self._stats = stats
+        self._src: tuple[dict[str, np.ndarray], int, int, int, int] | None = None
         self._samples = samples
         self._path = path
+
+    @classmethod
+    def _indexed(cls, item: str, canonicals: list[str], prompt_tokens: int, completion_tokens: int,
+                 arrays: dict[str, np.ndarray], rows: tuple[int, int, int, int], path: Path) -> ItemSamples:
+        """From the index: the item's rows ``s0:s1`` of the per-sample arrays and ``p0:p1`` of the prefix ones,
+        sliced on first use (most items of a big run are never asked for their spans)."""
+        out = cls.__new__(cls)
+        out.item, out.canonicals = item, canonicals
+        out.prompt_tokens, out.completion_tokens = prompt_tokens, completion_tokens
+        out._n = rows[1] - rows[0]
+        out._indices = out._spans = out._stats = out._samples = None
+        out._src, out._path = (arrays, *rows), path
+        return out
+
+    @property
+    def indices(self) -> Sequence[int]:
+        """The stored sample indices, ascending."""
+        if self._indices is None:
+            assert self._src is not None
+            arrays, s0, s1, _, _ = self._src
+            self._indices = arrays["indices"][s0:s1].tolist()
+        return self._indices
+
+    @property
+    def spans(self) -> Any:
+        """(offset, length) of each sample's line in ``samples.jsonl``, or None when unknown."""
+        if self._spans is None and self._src is not None:
+            arrays, s0, s1, _, _ = self._src
+            self._spans = arrays["spans"][s0:s1]
+        return self._spans
+
+    @property
+    def stats(self) -> np.ndarray | None:
+        """:func:`prefix_stats` of ``canonicals`` as an int array (from the index), or None."""
+        if self._stats is None and self._src is not None:
+            arrays, _, _, p0, p1 = self._src
+            self._stats = arrays["stats"][p0:p1]
+        return self._stats
 
     @classmethod
     def of(cls, item: str, samples: list[StoredSample], spans: list[tuple[int, int]] | None = None,
@@ -149,10 +189,10 @@ class ItemSamples(Sequence[StoredSample]):
         return self._samples
 
     def __len__(self) -> int:
-        return len(self.indices)
+        return self._n
 
     def __bool__(self) -> bool:
-        return len(self.indices) > 0
+        return self._n > 0
 
     def __getitem__(self, i: Any) -> Any:
         return self._load()[i]
@@ -303,28 +343,31 @@ def _summaries(meta: dict[str, Any], a: dict[str, np.ndarray], samples_path: Pat
         return None
     if total and (starts.min() < 0 or lengths.min() < 1 or int((starts + lengths).max()) > size):
         return None
-    sample_at = np.concatenate([[0], np.cumsum(n)]).tolist()
-    prefix_at = np.concatenate([[0], np.cumsum(n_prefix)]).tolist()
+    sample_at = np.concatenate([[0], np.cumsum(n)])
+    prefix_at = np.concatenate([[0], np.cumsum(n_prefix)])
+    if total:  # indices strictly increase within an item, and its prefix rows are the indices 0, 1, 2, …
+        pos = np.arange(total, dtype=np.int64) - np.repeat(sample_at[:-1], n)
+        in_prefix = pos < np.repeat(n_prefix, n)
+        if (indices[in_prefix] != pos[in_prefix]).any() or (np.diff(indices)[pos[1:] > 0] <= 0).any():
+            return None
+    arrays = {"indices": indices, "spans": np.stack([starts, lengths], axis=1) if total
+              else np.zeros((0, 2), dtype=np.int64), "stats": stats}
     out: dict[str, ItemSamples] = {}
     code_list = codes.tolist()
-    spans = np.stack([starts, lengths], axis=1) if total else np.zeros((0, 2), dtype=np.int64)
-    index_list = indices.tolist()
     token_list = tokens.tolist()
+    s_at, p_at = sample_at.tolist(), prefix_at.tolist()
+    indexed = ItemSamples._indexed
     for j, item in enumerate(ids):
         table = classes[j]
         if (not isinstance(item, str) or not isinstance(table, list) or item in out
                 or not all(type(c) is str and c != INVALID for c in table)):
             return None
-        p0, p1 = prefix_at[j], prefix_at[j + 1]
+        p0, p1 = p_at[j], p_at[j + 1]
         item_codes = code_list[p0:p1]
         if item_codes and (max(item_codes) >= len(table) or min(item_codes) < -1):
             return None
-        s0, s1 = sample_at[j], sample_at[j + 1]
-        idx = index_list[s0:s1]
-        if idx[: p1 - p0] != list(range(p1 - p0)):
-            return None
         canon = [table[c] for c in item_codes] if -1 not in item_codes else [
             INVALID if c < 0 else table[c] for c in item_codes]
-        out[item] = ItemSamples(item, idx, spans[s0:s1], canon, int(token_list[j][0]), int(token_list[j][1]),
-                                stats=stats[p0:p1], path=samples_path)
+        prompt, completion = token_list[j]
+        out[item] = indexed(item, canon, prompt, completion, arrays, (s_at[j], s_at[j + 1], p0, p1), samples_path)
     return out
