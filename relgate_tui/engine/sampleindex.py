@@ -266,35 +266,42 @@ def write_index(run: Path, samples_path: Path, source: Mapping[str, Any], groupe
     a summary lacks its spans or the directory is not writable)."""
     ids = list(grouped)
     classes: list[list[str]] = []
-    n = np.zeros(len(ids), dtype=np.int64)
-    n_prefix = np.zeros(len(ids), dtype=np.int64)
-    tokens = np.zeros((len(ids), 2), dtype=np.int64)
-    starts: list[int] = []
-    lengths: list[int] = []
+    n: list[int] = []
+    n_prefix: list[int] = []
+    tokens: list[tuple[int, int]] = []
+    spans: list[np.ndarray] = []
     indices: list[int] = []
     codes: list[int] = []
     stats: list[tuple[int, int, int, int]] = []
-    for j, item in enumerate(ids):
+    for item in ids:
         s = grouped[item]
-        if s.spans is None or len(s.spans) != len(s.indices):
+        item_spans = s.spans
+        if item_spans is None or len(item_spans) != len(s):
             return False
-        n[j], n_prefix[j] = len(s.indices), len(s.canonicals)
-        tokens[j] = (s.prompt_tokens, s.completion_tokens)
-        for start, length in s.spans:
-            starts.append(int(start))
-            lengths.append(int(length))
-        indices.extend(int(i) for i in s.indices)
+        n.append(len(s))
+        n_prefix.append(len(s.canonicals))
+        tokens.append((s.prompt_tokens, s.completion_tokens))
+        if len(s):
+            spans.append(np.asarray(item_spans, dtype=np.int64).reshape(-1, 2))
+        indices.extend(s.indices)
         table: dict[str, int] = {}
         for c in s.canonicals:
             codes.append(-1 if c == INVALID else table.setdefault(c, len(table)))
         classes.append(list(table))
-        stats.extend(prefix_stats(s.canonicals) if s.stats is None else map(tuple, s.stats.tolist()))
+        known = s.stats
+        stats.extend(prefix_stats(s.canonicals) if known is None else map(tuple, known.tolist()))
     meta = {"format": FORMAT, "source": dict(source), "items": ids, "classes": classes}
+    span_arr = np.concatenate(spans) if spans else np.zeros((0, 2), dtype=np.int64)
+    index_arr = np.array(indices, dtype=np.int64)
+    stats_arr = np.array(stats, dtype=np.int64).reshape(-1, 4)
+    small = (not len(index_arr) or int(index_arr.max()) < 2**31) and (not len(stats_arr) or int(stats_arr.max()) < 2**15)
     buf = io.BytesIO()
     np.savez(buf, meta=np.frombuffer(json.dumps(meta, ensure_ascii=False).encode("utf-8"), dtype=np.uint8),
-             n=n, n_prefix=n_prefix, tokens=tokens, starts=np.array(starts, dtype=np.int64),
-             lengths=np.array(lengths, dtype=np.int64), indices=np.array(indices, dtype=np.int64),
-             codes=np.array(codes, dtype=np.int32), stats=np.array(stats, dtype=np.int32).reshape(-1, 4))
+             n=np.array(n, dtype=np.int64), n_prefix=np.array(n_prefix, dtype=np.int64),
+             tokens=np.array(tokens, dtype=np.int64).reshape(-1, 2), starts=span_arr[:, 0].copy(),
+             lengths=span_arr[:, 1].astype(np.int32 if int(span_arr[:, 1].max(initial=0)) < 2**31 else np.int64),
+             indices=index_arr.astype(np.int32) if small else index_arr, codes=np.array(codes, dtype=np.int32),
+             stats=stats_arr.astype(np.int16) if small else stats_arr)
     tmp = run / f".{INDEX}.{os.getpid()}.tmp"
     try:
         tmp.write_bytes(buf.getvalue())
