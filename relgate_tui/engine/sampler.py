@@ -69,6 +69,15 @@ class SampleDone:
     logprobs: tuple[TokenLogprob, ...] | None = None  # per-token log-probs when the server sent them
 
 
+def _sample_done(item_id: str, index: int, text: str, canonical: str, cached: bool, usage: dict[str, int],
+                 logprobs: tuple[TokenLogprob, ...] | None) -> SampleDone:
+    """``SampleDone(...)`` without the frozen dataclass's per-field ``__setattr__`` (one event per call)."""
+    event = object.__new__(SampleDone)
+    event.__dict__.update(item_id=item_id, index=index, text=text, canonical=canonical, cached=cached, usage=usage,
+                          logprobs=logprobs)
+    return event
+
+
 @dataclass(frozen=True)
 class SampleFailed:
     """A failed request. ``final``: no more retries — the item stops here (with the samples it has)."""
@@ -316,13 +325,14 @@ class Sampler:
             for i, (completion, cached, fingerprint) in enumerate(got):
                 canonical = job.canonicalizer(completion.text, item.choices)
                 usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
-                sample = StoredSample(item.id, index + i, completion.text, canonical, usage, fingerprint)
+                sample = StoredSample.trusted(item.id, index + i, completion.text, canonical, usage, fingerprint)
                 if self.persist is not None:
                     self.persist(sample)
                 canonicals.append(canonical)
                 if canonical != INVALID:
                     counts[canonical] = counts.get(canonical, 0) + 1
-                self._emit(SampleDone(item.id, index + i, completion.text, canonical, cached, usage, completion.logprobs))
+                self._emit(_sample_done(item.id, index + i, completion.text, canonical, cached, usage,
+                                        completion.logprobs))
         stopped_early = len(canonicals) < job.k_max and not failed
         self.totals.samples_used += len(canonicals)
         self.totals.items_stopped_early += stopped_early
@@ -382,8 +392,10 @@ class Sampler:
     ) -> list[Completion] | None:
         attempt = 0
         while True:
-            await self._running.wait()
-            await self._wait_until_up()
+            if not self._running.is_set():  # paused by the user
+                await self._running.wait()
+            if not self._up.is_set():
+                await self._wait_until_up()
             attempt += 1
             try:
                 payload = self._encoders(item_id, messages)[2](seed, n)
@@ -411,8 +423,9 @@ class Sampler:
                 continue
             self._consecutive_failures = 0
             self.totals.made += 1
-            self.totals.prompt_tokens += sum(c.prompt_tokens for c in completions)
-            self.totals.completion_tokens += sum(c.completion_tokens for c in completions)
+            for c in completions:
+                self.totals.prompt_tokens += c.prompt_tokens
+                self.totals.completion_tokens += c.completion_tokens
             return completions
 
     # -- endpoint down / up ------------------------------------------------------------------------------------

@@ -218,3 +218,12 @@ def test_prefix_states_match_a_direct_count() -> None:
             if top[0] > top[1]:  # a strict leader: its order of first appearance
                 leader = max(counts, key=counts.__getitem__)
                 assert order == list(dict.fromkeys(c for c in canon if c != INVALID)).index(leader) + 1
+
+
+def test_the_fast_record_constructors_build_the_same_records() -> None:
+    from relgate_tui.engine.sampler import SampleDone, _sample_done
+
+    assert StoredSample.trusted("a", 2, "t", "c", {"prompt_tokens": 1}, "fp") == StoredSample(
+        "a", 2, "t", "c", {"prompt_tokens": 1}, "fp")
+    assert StoredSample.from_json(StoredSample("a", 2, "t", "c", {}, "fp").to_json()) == StoredSample("a", 2, "t", "c", {}, "fp")
+    assert _sample_done("a", 2, "t", "c", True, {}, None) == SampleDone("a", 2, "t", "c", True, {}, None)
