@@ -6,6 +6,8 @@ Layout of ``<runs dir>/<run_id>/``::
                     sha256, model, endpoint URL, relgate version, seed, created/updated time, status.
                     Never holds a secret: the config names the API-key *environment variable*, never its value.
     samples.jsonl   one line per completed sample: {"item", "index", "text", "canonical", "usage", "fingerprint"}
+    samples.index.npz  derived per-item summary of samples.jsonl, written by the writer on close and used only while
+                    it matches the file (:mod:`relgate_tui.engine.sampleindex`); deleting it loses nothing
     labels.jsonl    append-only verification events:
                       {"event": "label", "item", "rank": r | "none": true | "skip": true, "source", "ts"}
                       {"event": "undo", "ts"}
@@ -21,7 +23,9 @@ complete, or incomplete (a pass ended with items not sampled to their stop: reru
 
 **Listing.** ``manifest.json`` also holds ``counts`` — the samples and labels in effect and the byte sizes of their
 files when they were counted (written on close by the process that wrote the run) — so ``relgate runs`` reads no
-sample; when a file's size differs from the stored one, its lines are counted (bytes only, no JSON parse).
+sample; when a file's size differs from the stored one, its lines are counted (bytes only, no JSON parse). Its
+``result`` holds the last results document's headline and call counts with that document's byte size, so reopening
+a run parses no results document either (unless it was replaced since).
 
 **run_id.** ``<slug>-<12 hex>`` where the hex digits are the SHA-256 of the canonical JSON of the run's *identity*:
 the task file hash, endpoint, model and every parameter that changes which requests are sent or when sampling
@@ -60,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui import __version__
+from relgate_tui.engine import sampleindex
 from relgate_tui.engine.runfiles import (
     _HEADLINE,
     REPAIR_HINT,
@@ -78,21 +83,9 @@ from relgate_tui.engine.runfiles import (
 )
 from relgate_tui.engine.runrecords import LABEL_SOURCES, Label, StoredSample, replay_labels
 from relgate_tui.engine.sampleindex import ItemSamples, load_index, stamp
-from relgate_tui.engine.sampleindex import write_index as _write_index
 
-__all__ = [
-    "RunStatus",
-    "RunStoreError",
-    "StoredSample",
-    "Label",
-    "LABEL_SOURCES",
-    "RunStore",
-    "make_run_id",
-    "canonical_json",
-    "read_jsonl",
-    "replay_labels",
-    "json_object",
-]
+__all__ = ["RunStatus", "RunStoreError", "StoredSample", "Label", "LABEL_SOURCES", "RunStore", "make_run_id",
+           "canonical_json", "read_jsonl", "replay_labels", "json_object"]
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -102,7 +95,6 @@ JUDGE_VERDICTS = "judge_verdicts.json"
 ITEMS = "items.jsonl"
 LOCK = "run.lock"
 FORMAT = 1
-
 
 
 class RunStatus(StrEnum):
@@ -395,11 +387,10 @@ class RunStore:
         self._samples_cache = (after, grouped) if after is not None else None
 
     def samples_by_item(self) -> dict[str, ItemSamples]:
-        """Stored samples grouped by item id, each an :class:`~relgate_tui.engine.sampleindex.ItemSamples` (a
-        read-only sequence sorted by sample index, with the item's summary; shared between calls). Read once per
-        version of the file (its inode, size and modification time): from the derived index
-        (``samples.index.npz``) when it describes the file as it is, else parsed; this process's own appends are
-        added without a parse."""
+        """Stored samples by item id, each an :class:`~relgate_tui.engine.sampleindex.ItemSamples` (read-only,
+        sorted by index, with the item's summary; shared between calls). Read once per version of the file (inode,
+        size, mtime): from the derived index when it describes the file as it is, else parsed; this process's own
+        appends are added without a parse."""
         version = self._samples_version()
         if version is None or self._samples_cache is None or self._samples_cache[0] != version:
             path = self.path / SAMPLES
@@ -433,7 +424,7 @@ class RunStore:
             grouped = self._group_samples()
         if stamp(path) != source:  # changed while it was read
             return False
-        if _write_index(self.path, path, source, grouped):
+        if sampleindex.write_index(self.path, path, source, grouped):
             self._index_stamp = source
             return True
         return False
@@ -500,8 +491,22 @@ class RunStore:
         # one line: the C encoder (an indented dump of a 10,000-item document takes seconds); `relgate report
         # --format json` prints it indented
         _atomic_write_json(self.path / RESULTS, dict(results), indent=None)
-        self.update_manifest(result={k: results.get(k) for k in _HEADLINE}, counts=self.count_files())
+        headline = {k: results.get(k) for k in _HEADLINE}
+        # the call counts too (a reopened run shows them), valid while results.json keeps this size
+        headline.update(calls=_obj(results, "calls"), judge_calls=_obj(_obj(results, "pairwise_judge"), "calls"),
+                        results_bytes=_size(self.path / RESULTS))
+        self.update_manifest(result=headline, counts=self.count_files())
         self._counts_stale = False
+
+    def result_calls(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The call counts of the last results document (``calls``, and the pairwise judge's ``calls``; empty when
+        none): from the manifest when it describes ``results.json`` as it is (its byte size), else read from it (a run
+        written before the manifest carried them, or a results file replaced since)."""
+        res = _obj(self._manifest, "result")
+        if "calls" in res and res.get("results_bytes") == _size(self.path / RESULTS):
+            return _obj(res, "calls"), _obj(res, "judge_calls")
+        doc = self.read_results() or {}
+        return _obj(doc, "calls"), _obj(_obj(doc, "pairwise_judge"), "calls")
 
     def read_results(self) -> dict[str, Any] | None:
         """The last written results document, or None."""

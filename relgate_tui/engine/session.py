@@ -129,15 +129,14 @@ class Session:
             with_refs = [i for i in prepared.calibration_ids if self._items[i].answers]
             self.audit_ids = _audit_items(with_refs, audit_fraction, self.config.seed)
         self._audit_set = frozenset(self.audit_ids)
-        previous = self.store.read_results() or {}
-        previous_calls = json_object(previous, "calls")
+        previous_calls, previous_judge_calls = self.store.result_calls()
         self._stored_calls = {k: _count(previous_calls.get(k)) for k in ("made", "cached", "failed")}
         # the optional pairwise judge (issue 4 item 3): its verdicts live in the run (judge_verdicts.json)
         self.judge_config = self.config.pairwise_judge_config()
         self._judge_verdicts = (verdicts_from_document(self.store.read_judge_verdicts(), self.judge_config)
                                 if self.judge_config is not None else None)
         self._judgements: dict[str, Any] | None = None
-        judge_calls = json_object(json_object(previous, "pairwise_judge"), "calls") if self._judge_verdicts else {}
+        judge_calls = previous_judge_calls if self._judge_verdicts else {}
         self.judge_calls = JudgeCalls(**{k: _count(judge_calls.get(k)) for k in ("made", "cached", "failed")})
 
     # ------------------------------------------------------------------------------------------- create / open
