@@ -117,7 +117,7 @@ def used_sample_counts(canonicals: Sequence[Sequence[str]], rule: Any, k_max: in
             seen_counts = Counter(c for c in canon[:used] if c != INVALID)
             out.append((used, used >= k_max or (used > 0 and rule.should_stop(list(seen_counts.values()), used))))
         return out
-    blocks: list[Any] = []
+    blocks: list[Any] = []  # per item: its stored prefix states (an array) or computed ones (a list of rows)
     firsts: list[int] = []
     sizes: list[int] = []
     rows = 0
@@ -127,13 +127,18 @@ def used_sample_counts(canonicals: Sequence[Sequence[str]], rule: Any, k_max: in
         if known is not None and len(known) >= limit:
             blocks.append(known[:limit])
         elif limit:
-            blocks.append(np.array(prefix_stats(canon[:limit]), dtype=np.int64).reshape(-1, 4))
+            computed = prefix_stats(canon[:limit])
+            if blocks and isinstance(blocks[-1], list):
+                blocks[-1].extend(computed)  # consecutive computed items: one array at the end
+            else:
+                blocks.append(computed)
         firsts.append(rows)
         sizes.append(limit)
         rows += limit
     if not rows:
         return [(0, k_max <= 0) for _ in sizes]
-    table = np.concatenate(blocks).astype(np.int64, copy=False)
+    table = np.concatenate([np.array(b, dtype=np.int64).reshape(-1, 4) if isinstance(b, list) else b
+                            for b in blocks]).astype(np.int64, copy=False)
     first = np.array(firsts, dtype=np.int64)
     size = np.array(sizes, dtype=np.int64)
     pos = np.arange(rows, dtype=np.int64) - np.repeat(first, size)  # 0-based sample position within its item

@@ -369,12 +369,13 @@ class RunStore:
                               spans: list[tuple[int, int]]) -> None:
         """After this process appended ``batch`` (its lines at ``spans``): when the parsed samples were current just
         before the write and every new sample comes after its item's last one, add them (new summaries: the old
-        ones may be held by a caller) instead of parsing the file again; otherwise the next read parses it."""
+        ones may be held by a caller) instead of parsing the file again; otherwise the next read parses it. Costs
+        O(samples of the item), not O(items): the sampler persists every sample through here."""
         cache = self._samples_cache
         if cache is None or before is None or cache[0] != before:
             self._samples_cache = None
             return
-        grouped = dict(cache[1])
+        grouped = cache[1]  # updated in place: callers hold copies of the dict, and summaries are replaced, not changed
         for s, span in zip(batch, spans, strict=True):
             lst = grouped.get(s.item)
             if lst and s.index <= lst.indices[-1]:

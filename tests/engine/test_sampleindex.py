@@ -227,3 +227,15 @@ def test_the_fast_record_constructors_build_the_same_records() -> None:
         "a", 2, "t", "c", {"prompt_tokens": 1}, "fp")
     assert StoredSample.from_json(StoredSample("a", 2, "t", "c", {}, "fp").to_json()) == StoredSample("a", 2, "t", "c", {}, "fp")
     assert _sample_done("a", 2, "t", "c", True, {}, None) == SampleDone("a", 2, "t", "c", True, {}, None)
+
+
+def test_what_samples_by_item_returned_is_not_changed_by_later_appends(tmp_path) -> None:
+    store = RunStore.create_or_open(tmp_path, {"x": 4})
+    store.append_samples([StoredSample("a", 0, "1", "1")])
+    before = store.samples_by_item()
+    first = before["a"]
+    store.append_samples([StoredSample("a", 1, "2", "2"), StoredSample("b", 0, "3", "3")])
+    assert set(before) == {"a"} and before["a"] is first and len(first) == 1 and list(first.canonicals) == ["1"]
+    after = store.samples_by_item()
+    assert [s.index for s in after["a"]] == [0, 1] and list(after["a"].canonicals) == ["1", "2"]
+    store.close()
