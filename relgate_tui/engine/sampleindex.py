@@ -216,29 +216,39 @@ def _int(v: Any) -> int:
 
 
 def _read_spans(items: ItemSamples) -> list[StoredSample]:
-    """The samples of one indexed item, read at their byte spans; each line must be that item's sample of the
-    expected index (else the file changed since the index was checked: one-line error)."""
-    from relgate_tui.engine.runfiles import REPAIR_HINT, RunStoreError
-
+    """The samples of one indexed item, read at their byte spans. Each line must be that item's sample of the
+    expected index; when one is not (the file was rewritten since it was indexed, e.g. repaired), the item's samples
+    are found by parsing the whole file instead (:func:`_parse_item`)."""
     assert items._path is not None and items.spans is not None
     out: list[StoredSample] = []
     try:
-        fd = os.open(items._path, os.O_RDONLY)
-    except OSError as exc:
-        raise RunStoreError(f"{items._path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        for (start, length), index in zip(items.spans, items.indices, strict=True):
-            raw = os.pread(fd, int(length), int(start))
-            try:
-                s = StoredSample.from_json(json.loads(raw))
-            except (ValueError, TypeError, AttributeError):
-                s = None
-            if s is None or s.item != items.item or s.index != int(index):
-                raise RunStoreError(f"{items._path}: changed while the run was open (reopen it); {REPAIR_HINT}")
-            out.append(s)
-    finally:
-        os.close(fd)
+        with open(items._path, "rb") as f:
+            for (start, length), index in zip(items.spans, items.indices, strict=True):
+                f.seek(int(start))
+                s = StoredSample.from_json(json.loads(f.read(int(length))))
+                if s.item != items.item or s.index != int(index):
+                    return _parse_item(items._path, items.item)
+                out.append(s)
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError):
+        return _parse_item(items._path, items.item)
     return out
+
+
+def _parse_item(path: Path, item: str) -> list[StoredSample]:
+    """One item's samples from the whole samples file (sorted by index, a repeated index keeping its first line);
+    :class:`~relgate_tui.engine.runfiles.RunStoreError` (one line) when the file cannot be read or is corrupt."""
+    from relgate_tui.engine.runfiles import REPAIR_HINT, RunStoreError, read_jsonl
+
+    first: dict[int, StoredSample] = {}
+    for lineno, obj in enumerate(read_jsonl(path), start=1):
+        if obj.get("item") != item:
+            continue
+        try:
+            s = StoredSample.from_json(obj)
+        except ValueError as exc:
+            raise RunStoreError(f"{path}: record {lineno}: {exc}; {REPAIR_HINT}") from None
+        first.setdefault(s.index, s)
+    return [first[i] for i in sorted(first)]
 
 
 # --------------------------------------------------------------------------------------------- the index file

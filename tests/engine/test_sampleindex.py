@@ -139,10 +139,11 @@ def test_a_corrupt_index_is_ignored_and_rebuilt_by_the_next_writer(tmp_path, dam
             np.savez(f, **arrays)
     store = RunStore(path)
     grouped = store.samples_by_item()
-    try:
-        assert _summary(grouped) == expected  # a wrong span is caught when its texts are read
-    except RunStoreError as exc:
-        assert damage == "wrong_span" and "changed while the run was open" in str(exc)
+    if damage == "wrong_span":  # consistent enough to load: a wrong span is caught when its texts are read
+        assert {item: [x.to_json() for x in s] for item, s in grouped.items()} == {
+            item: [x.to_json() for x in s] for item, s in _parsed(path).items()}
+    else:
+        assert _summary(grouped) == expected
     store.close()
     writer = RunStore(path)
     writer.lock()
@@ -239,3 +240,22 @@ def test_what_samples_by_item_returned_is_not_changed_by_later_appends(tmp_path)
     after = store.samples_by_item()
     assert [s.index for s in after["a"]] == [0, 1] and list(after["a"].canonicals) == ["1", "2"]
     store.close()
+
+
+def test_texts_are_found_when_the_samples_file_was_rewritten_after_the_index_was_read(tmp_path) -> None:
+    """A run opened from its index, then samples.jsonl rewritten (a repair moving a line aside): the item's texts are
+    found by parsing the file, not read at stale offsets."""
+    path = stored_run(tmp_path / "runs")
+    session = Session.open(path)
+    items = [i.id for i in session.prepared.items]
+    samples = path / "samples.jsonl"
+    lines = samples.read_bytes().split(b"\n")
+    samples.write_bytes(b"\n".join(lines[3:]))  # the first three lines gone: every offset moves
+    fresh = _parsed(path)
+    view = session.item_view(items[-1])
+    assert [t for t, _ in view.samples] == [s.text for s in fresh[items[-1]]]
+    session.close()
+    samples.write_bytes(b"\x00corrupt\n" + b"\n".join(lines[3:]))
+    reopened = RunStore(path)
+    with pytest.raises(RunStoreError):
+        reopened.samples_by_item()
