@@ -156,8 +156,9 @@ class Session:
     def open(cls, path: str | os.PathLike[str], *, cache_dir: Path | None = None) -> Session:
         """Reopen the stored run at ``path`` — no network call, no lock, no write (see the module docstring); a
         renamed or copied run directory opens as itself, a run whose task or labels file moved opens from its own
-        copy. Every stored sample and label is read here, so a corrupt file is one line now (ValueError naming the
-        file and how to repair it), never a crash later."""
+        copy. Every stored sample (through the run's sample index while it matches samples.jsonl, else parsed) and
+        label is read here, so a corrupt file is one line now (ValueError naming the file and how to repair it),
+        never a crash later."""
         prepared = open_prepared(path)
         if cache_dir is not None:
             prepared.config = replace(prepared.config, cache_dir=str(Path(cache_dir) / "samples"))
