@@ -13,7 +13,9 @@ its own — ``asyncio.timeout`` costs a timer-heap push and a cancelled handle p
 on loopback); a passed deadline cancels the exchange's task and is raised as ``ReadTimeout``, with asyncio.timeout's
 rule for a cancellation from elsewhere at the same moment (that one wins). Connect and write timeouts (rare: a new
 connection, a request larger than the socket buffer) use ``asyncio.timeout`` (no extra task per request, unlike
-``asyncio.wait_for`` on Python 3.11, which also could swallow a cancellation that raced with a response). Errors are httpx's own exception types (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``WriteTimeout``,
+``asyncio.wait_for`` on Python 3.11, which also could swallow a cancellation that raced with a response).
+
+Errors are httpx's own exception types (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``WriteTimeout``,
 ``ReadError``, ``RemoteProtocolError``), so callers cannot tell the transports apart. A request that fails on a
 *reused* idle connection before any byte of the response arrived is retried once on a fresh connection (the server
 closed the idle connection: the usual keep-alive race).
@@ -67,8 +69,8 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
                    timeout_s: float | None) -> tuple[int, Mapping[str, str], bytes]:
         """POST ``body`` to a plain-http ``url`` without building httpx Request/Response objects (most of the client's
         CPU per call on loopback); returns (status, headers with lower-case names — decoded on first use: an answer
-        never reads them —, body). Same connections, timeouts
-        and httpx exception types as :meth:`handle_async_request`; no content decoding (no Accept-Encoding is sent)."""
+        never reads them —, body). Same connections, timeouts and httpx exception types as
+        :meth:`handle_async_request`; no content decoding (no Accept-Encoding is sent)."""
         last = self._last_head
         if last is not None and last[0] is url and last[1] == headers:  # the usual case: the previous call's head
             prepared = last[2]
