@@ -368,22 +368,20 @@ class RunStore:
     def _extend_samples_cache(self, before: tuple[int, ...] | None, batch: list[StoredSample],
                               spans: list[tuple[int, int]]) -> None:
         """After this process appended ``batch`` (its lines at ``spans``): when the parsed samples were current just
-        before the write and every new sample comes after its item's last one, add them (new summaries: the old
-        ones may be held by a caller) instead of parsing the file again; otherwise the next read parses it. Costs
-        O(samples of the item), not O(items): the sampler persists every sample through here."""
+        before the write (or the file was empty) and every new sample comes after its item's last one, add them (new
+        summaries: the old ones may be held by a caller) instead of parsing the file again; otherwise the next read
+        parses it. Costs O(the batch and its items' samples), not O(items): the sampler persists through here."""
         cache = self._samples_cache
-        if cache is None or before is None or cache[0] != before:
+        if cache is None and before is not None and before[1] == 0:
+            grouped: dict[str, ItemSamples] = {}  # the file was empty: the batch is all of it
+        elif cache is None or before is None or cache[0] != before:
             self._samples_cache = None
             return
-        grouped = cache[1]  # updated in place: callers hold copies of the dict, and summaries are replaced, not changed
-        for s, span in zip(batch, spans, strict=True):
-            lst = grouped.get(s.item)
-            if lst and s.index <= lst.indices[-1]:
-                self._samples_cache = None
-                return
-            base = lst if lst is not None else ItemSamples(s.item, [], [], [], 0, 0, samples=[],
-                                                           path=self.path / SAMPLES)
-            grouped[s.item] = base.extended([s], [span])
+        else:
+            grouped = cache[1]  # updated in place: callers hold copies of the dict; summaries are replaced
+        if not sampleindex.extend_grouped(grouped, batch, spans, self.path / SAMPLES):
+            self._samples_cache = None  # out of order or repeated: the next read parses the file
+            return
         after = self._samples_version()
         self._samples_cache = (after, grouped) if after is not None else None
 

@@ -39,7 +39,8 @@ INDEX = "samples.index.npz"
 FORMAT = 1
 _EDGE = 65536
 
-__all__ = ["INDEX", "ItemSamples", "prefix_stats", "canonical_prefix", "stamp", "load_index", "write_index"]
+__all__ = ["INDEX", "ItemSamples", "prefix_stats", "canonical_prefix", "extend_grouped", "stamp", "load_index",
+           "write_index"]
 
 
 # ------------------------------------------------------------------------------------------------ prefix state
@@ -63,6 +64,27 @@ def prefix_stats(canon: Sequence[str]) -> list[tuple[int, int, int, int]]:
             elif v > runner:
                 runner = v
         out.append((lead, runner, len(counts), first_seen[lead_class] if lead_class is not None else 1))
+    return out
+
+
+def _coded_prefix_stats(codes: Sequence[int], n_classes: int) -> list[tuple[int, int, int, int]]:
+    """:func:`prefix_stats` of classes coded by order of first appearance (0, 1, 2, …; −1 for INVALID): the same
+    rows, with lists for dicts (a class's order of first appearance is its code + 1; classes seen, the top code + 1)."""
+    out: list[tuple[int, int, int, int]] = []
+    counts = [0] * n_classes
+    lead_code, lead, runner, seen = -1, 0, 0, 0
+    for c in codes:
+        if c >= 0:
+            if c >= seen:
+                seen = c + 1
+            v = counts[c] = counts[c] + 1
+            if c == lead_code:
+                lead = v
+            elif v > lead:
+                lead_code, runner, lead = c, lead, v
+            elif v > runner:
+                runner = v
+        out.append((lead, runner, seen, lead_code + 1 if lead_code >= 0 else 1))
     return out
 
 
@@ -174,9 +196,13 @@ class ItemSamples(Sequence[StoredSample]):
             u = s.usage
             prompt += _int(u.get("prompt_tokens", 0))
             completion += _int(u.get("completion_tokens", 0))
-        all_spans = None if self.spans is None or spans is None else [*map(tuple, self.spans), *spans]
+        old_spans = self.spans
+        if old_spans is None or spans is None:
+            all_spans = None
+        else:
+            all_spans = [*(old_spans.tolist() if isinstance(old_spans, np.ndarray) else old_spans), *spans]
         samples = None if self._samples is None else [*self._samples, *new]
-        out = ItemSamples(self.item, [*(int(i) for i in self.indices), *(s.index for s in new)], all_spans,
+        out = ItemSamples(self.item, [*self.indices, *(s.index for s in new)], all_spans,
                           canonicals, prompt, completion, samples=samples, path=self._path)
         if samples is None and all_spans is None:
             out._samples = [*self._load(), *new]
@@ -209,6 +235,30 @@ class ItemSamples(Sequence[StoredSample]):
 
     def __repr__(self) -> str:
         return f"ItemSamples({self.item!r}, n={len(self)}, prefix={len(self.canonicals)})"
+
+
+def extend_grouped(grouped: dict[str, ItemSamples], batch: Sequence[StoredSample], spans: Sequence[tuple[int, int]],
+                   path: Path) -> bool:
+    """Add appended samples (their lines at ``spans``) to ``grouped`` in place, one new summary per item touched;
+    False (``grouped`` then partly updated: drop it) when a sample does not come after its item's last one."""
+    by_item: dict[str, tuple[list[StoredSample], list[tuple[int, int]]]] = {}
+    for s, span in zip(batch, spans, strict=True):
+        entry = by_item.get(s.item)
+        if entry is None:
+            by_item[s.item] = ([s], [span])
+        else:
+            entry[0].append(s)
+            entry[1].append(span)
+    for item, (new, new_spans) in by_item.items():
+        lst = grouped.get(item)
+        last = lst.indices[-1] if lst else -1
+        for s in new:
+            if s.index <= last:
+                return False
+            last = s.index
+        base = lst if lst is not None else ItemSamples(item, [], [], [], 0, 0, samples=[], path=path)
+        grouped[item] = base.extended(new, new_spans)
+    return True
 
 
 def _int(v: Any) -> int:
@@ -294,12 +344,15 @@ def write_index(run: Path, samples_path: Path, source: Mapping[str, Any], groupe
         if len(s):
             spans.append(np.asarray(item_spans, dtype=np.int64).reshape(-1, 2))
         indices.extend(s.indices)
-        table: dict[str, int] = {}
-        for c in s.canonicals:
-            codes.append(-1 if c == INVALID else table.setdefault(c, len(table)))
-        classes.append(list(table))
+        canon = s.canonicals
+        table = list(dict.fromkeys(c for c in canon if c != INVALID))  # classes in order of first appearance
+        code_of = {c: i for i, c in enumerate(table)}
+        code_of[INVALID] = -1
+        item_codes = list(map(code_of.__getitem__, canon))
+        codes.extend(item_codes)
+        classes.append(table)
         known = s.stats
-        stats.extend(prefix_stats(s.canonicals) if known is None else map(tuple, known.tolist()))
+        stats.extend(_coded_prefix_stats(item_codes, len(table)) if known is None else map(tuple, known.tolist()))
     meta = {"format": FORMAT, "source": dict(source), "items": ids, "classes": classes}
     span_arr = np.concatenate(spans) if spans else np.zeros((0, 2), dtype=np.int64)
     index_arr = np.array(indices, dtype=np.int64)

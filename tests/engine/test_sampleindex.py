@@ -259,3 +259,13 @@ def test_texts_are_found_when_the_samples_file_was_rewritten_after_the_index_was
     reopened = RunStore(path)
     with pytest.raises(RunStoreError):
         reopened.samples_by_item()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", "d", INVALID]), max_size=25))
+def test_prefix_states_from_codes_equal_the_direct_ones(canon) -> None:
+    from relgate_tui.engine.sampleindex import _coded_prefix_stats
+
+    table = list(dict.fromkeys(c for c in canon if c != INVALID))
+    codes = [-1 if c == INVALID else table.index(c) for c in canon]
+    assert _coded_prefix_stats(codes, len(table)) == prefix_stats(canon)
