@@ -319,41 +319,18 @@ class RunStore:
         return out
 
     def _group_samples(self) -> dict[str, ItemSamples]:
-        """:meth:`samples` grouped by item in one pass, with each line's byte span: lines are normally in index
-        order per item (the sampler stores a sample before asking for the next), so only an item whose indices go
-        back is de-duplicated (first occurrence wins, as in :meth:`samples`) and sorted."""
+        """:meth:`samples` grouped by item in one pass (:func:`~relgate_tui.engine.sampleindex.group_parsed`):
+        sorted by index, a repeated index keeping its first occurrence (as in :meth:`samples`), with each line's
+        byte span; a bad record is one line naming the file and the record."""
         path = self.path / SAMPLES
         line_spans: list[tuple[int, int]] = []
         objs = read_jsonl(path, spans=line_spans)
-        grouped: dict[str, list[StoredSample]] = {}
-        spans: dict[str, list[tuple[int, int]]] = {}
-        disordered: set[str] = set()
-        from_json, get = StoredSample.from_json, grouped.get
         gc_was_enabled = gc.isenabled()
         gc.disable()  # see read_jsonl
         try:
-            for lineno, (obj, span) in enumerate(zip(objs, line_spans, strict=True), start=1):
-                try:
-                    s = from_json(obj)
-                except ValueError as exc:
-                    raise RunStoreError(f"{path}: record {lineno}: {exc}; {REPAIR_HINT}") from None
-                lst = get(s.item)
-                if lst is None:
-                    grouped[s.item] = [s]
-                    spans[s.item] = [span]
-                else:
-                    if s.index <= lst[-1].index:
-                        disordered.add(s.item)
-                    lst.append(s)
-                    spans[s.item].append(span)
-            for item in disordered:
-                first: dict[int, tuple[StoredSample, tuple[int, int]]] = {}
-                for s, span in zip(grouped[item], spans[item], strict=True):
-                    first.setdefault(s.index, (s, span))
-                kept = [first[i] for i in sorted(first)]
-                grouped[item] = [k[0] for k in kept]
-                spans[item] = [k[1] for k in kept]
-            return {item: ItemSamples.of(item, lst, spans[item], path) for item, lst in grouped.items()}
+            return sampleindex.group_parsed(objs, line_spans, path)
+        except ValueError as exc:
+            raise RunStoreError(f"{path}: {exc}; {REPAIR_HINT}") from None
         finally:
             if gc_was_enabled:
                 gc.enable()

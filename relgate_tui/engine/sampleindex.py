@@ -39,8 +39,8 @@ INDEX = "samples.index.npz"
 FORMAT = 1
 _EDGE = 65536
 
-__all__ = ["INDEX", "ItemSamples", "prefix_stats", "canonical_prefix", "extend_grouped", "stamp", "load_index",
-           "write_index"]
+__all__ = ["INDEX", "ItemSamples", "prefix_stats", "canonical_prefix", "group_parsed", "extend_grouped", "stamp",
+           "load_index", "write_index"]
 
 
 # ------------------------------------------------------------------------------------------------ prefix state
@@ -169,22 +169,10 @@ class ItemSamples(Sequence[StoredSample]):
     @property
     def stats(self) -> np.ndarray | None:
         """:func:`prefix_stats` of ``canonicals`` as an int array (from the index), or None."""
-        if self._stats is None and self._src is not None:
+        if self._stats is None and self._src is not None and self._src[0].get("stats") is not None:
             arrays, _, _, p0, p1 = self._src
             self._stats = arrays["stats"][p0:p1]
         return self._stats
-
-    @classmethod
-    def of(cls, item: str, samples: list[StoredSample], spans: list[tuple[int, int]] | None = None,
-           path: Path | None = None) -> ItemSamples:
-        """From parsed samples (sorted by index, no repeated index)."""
-        prompt = completion = 0
-        for s in samples:
-            u = s.usage
-            prompt += _int(u.get("prompt_tokens", 0))
-            completion += _int(u.get("completion_tokens", 0))
-        return cls(item, [s.index for s in samples], spans, canonical_prefix(samples), prompt, completion,
-                   samples=samples, path=path)
 
     def extended(self, new: Sequence[StoredSample], spans: Sequence[tuple[int, int]] | None) -> ItemSamples:
         """A new summary with ``new`` (indices after the last one) appended; this one is unchanged."""
@@ -235,6 +223,63 @@ class ItemSamples(Sequence[StoredSample]):
 
     def __repr__(self) -> str:
         return f"ItemSamples({self.item!r}, n={len(self)}, prefix={len(self.canonicals)})"
+
+
+def group_parsed(objs: Sequence[Mapping[str, Any]], line_spans: Sequence[tuple[int, int]], path: Path
+                 ) -> dict[str, ItemSamples]:
+    """Summaries of the parsed lines of ``path`` (objects and their byte spans, file order): per item the samples
+    sorted by index, a repeated index keeping its first line. Each line is checked as
+    :meth:`StoredSample.from_json` checks it (ValueError ``record N: …``), but no sample is kept: the texts are read
+    at their spans when an item is shown, so a big run leaves a few arrays, not 200,000 objects, behind."""
+    rows: dict[str, list[int]] = {}
+    index_of: list[int] = []
+    canon_of: list[str] = []
+    usage_of: list[Mapping[str, Any]] = []
+    disordered: set[str] = set()
+    get = rows.get
+    for r, obj in enumerate(objs):
+        item, index, canonical = obj.get("item"), obj.get("index"), obj.get("canonical", "")
+        usage, text, fp = obj.get("usage") or {}, obj.get("text", ""), obj.get("fingerprint", "")
+        if not (type(item) is str and type(index) is int and index >= 0 and type(text) is str  # noqa: E721
+                and type(canonical) is str and type(usage) is dict and type(fp) is str):
+            try:
+                s = StoredSample.from_json(obj)  # the rule (and its one-line reason) for any other shape
+            except ValueError as exc:
+                raise ValueError(f"record {r + 1}: {exc}") from None
+            item, index, canonical, usage = s.item, s.index, s.canonical, s.usage
+        index_of.append(index)
+        canon_of.append(canonical)
+        usage_of.append(usage)
+        lst = get(item)
+        if lst is None:
+            rows[item] = [r]
+        else:
+            if index <= index_of[lst[-1]]:
+                disordered.add(item)
+            lst.append(r)
+    for item in disordered:
+        first: dict[int, int] = {}
+        for r in rows[item]:
+            first.setdefault(index_of[r], r)
+        rows[item] = [first[i] for i in sorted(first)]
+    order = [r for lst in rows.values() for r in lst]
+    line = np.array(line_spans, dtype=np.int64).reshape(-1, 2)
+    arrays: dict[str, Any] = {"indices": np.array(index_of, dtype=np.int64)[order] if order else
+                              np.zeros(0, dtype=np.int64), "spans": line[order] if order else line[:0], "stats": None}
+    out: dict[str, ItemSamples] = {}
+    at = 0
+    for item, lst in rows.items():
+        canon: list[str] = []
+        prompt = completion = 0
+        for r in lst:
+            if index_of[r] == len(canon):
+                canon.append(canon_of[r])
+            u = usage_of[r]
+            prompt += _int(u.get("prompt_tokens", 0))
+            completion += _int(u.get("completion_tokens", 0))
+        out[item] = ItemSamples._indexed(item, canon, prompt, completion, arrays, (at, at + len(lst), 0, 0), path)
+        at += len(lst)
+    return out
 
 
 def extend_grouped(grouped: dict[str, ItemSamples], batch: Sequence[StoredSample], spans: Sequence[tuple[int, int]],

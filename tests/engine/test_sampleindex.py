@@ -191,6 +191,11 @@ def test_index_summaries_equal_the_parsed_ones(tmp_path, rows) -> None:
         assert (path / INDEX).is_file()
     indexed = RunStore(path).samples_by_item()
     assert _summary(indexed) == _summary(parsed)
+    eager: dict[str, list] = {}  # every line parsed into a sample: the independent reading
+    for s in RunStore(path).samples():
+        eager.setdefault(s.item, []).append(s)
+    assert {k: list(v) for k, v in indexed.items()} == {k: sorted(v, key=lambda s: s.index) for k, v in eager.items()}
+    assert {k: list(v) for k, v in parsed.items()} == {k: sorted(v, key=lambda s: s.index) for k, v in eager.items()}
     for item, s in indexed.items():
         assert list(s.canonicals) == canonical_prefix(list(parsed[item]))
         assert [tuple(r) for r in s.stats.tolist()] == prefix_stats(s.canonicals)
