@@ -29,6 +29,7 @@ from relgate_tui.core.scores import acceptable_fraction, rank_score
 from relgate_tui.core.types import INVALID
 from relgate_tui.core.weighted_sets import WeightedConformal, WeightedDeploymentItem, weighted_conformal
 from relgate_tui.engine.runstore import Label, StoredSample
+from relgate_tui.engine.sampleindex import ItemSamples, canonical_prefix, prefix_stats
 from relgate_tui.errors import UserError
 
 __all__ = [
@@ -99,11 +100,15 @@ def used_sample_count(canonicals: Sequence[str], rule: Any, k_max: int) -> int:
     return limit
 
 
-def used_sample_counts(canonicals: Sequence[Sequence[str]], rule: Any, k_max: int) -> list[tuple[int, bool]]:
+def used_sample_counts(canonicals: Sequence[Sequence[str]], rule: Any, k_max: int,
+                       stats: Sequence[np.ndarray | None] | None = None) -> list[tuple[int, bool]]:
     """:func:`used_sample_count` of many items at once, with whether each item is *complete* (sampled to K_max or
     to a stop): ``(used, complete)`` per item. The same decisions, but every prefix state (leader count, runner-up
-    count, classes seen, k) of every item goes to the rule's vectorised ``should_stop_batch`` in one call, which
-    makes the replay over a 10,000-item × K = 20 run far cheaper than one call (and one small array) per sample."""
+    count, classes seen, k; :func:`~relgate_tui.engine.sampleindex.prefix_stats`) of every item goes to the rule's
+    vectorised ``should_stop_batch`` in one call, which makes the replay over a 10,000-item × K = 20 run far cheaper
+    than one call (and one small array) per sample. ``stats``: each item's prefix states when already known (the
+    run's sample index stores them: they depend on the classes only), as an int array of rows (leader, runner-up,
+    seen, order) for at least its first ``min(len, k_max)`` prefixes."""
     batch = getattr(rule, "should_stop_batch", None)
     if batch is None:  # a rule without the batch form: one call per prefix
         out = []
@@ -112,48 +117,42 @@ def used_sample_counts(canonicals: Sequence[Sequence[str]], rule: Any, k_max: in
             seen_counts = Counter(c for c in canon[:used] if c != INVALID)
             out.append((used, used >= k_max or (used > 0 and rule.should_stop(list(seen_counts.values()), used))))
         return out
-    leaders: list[int] = []
-    runners: list[int] = []
-    seen: list[int] = []
-    orders: list[int] = []  # the leader's order of first appearance (the anytime rule's δ share depends on it)
-    ks: list[int] = []
-    spans: list[tuple[int, int, int]] = []  # (first row, rows, limit) per item
-    for canon in canonicals:
+    blocks: list[Any] = []  # per item: its stored prefix states (an array) or computed ones (a list of rows)
+    firsts: list[int] = []
+    sizes: list[int] = []
+    rows = 0
+    for j, canon in enumerate(canonicals):
         limit = min(len(canon), k_max)
-        first = len(ks)
-        counts: dict[str, int] = {}
-        lead_class, lead, runner = None, 0, 0  # the top two counts, kept as each sample arrives
-        first_seen: dict[str, int] = {}
-        for k in range(1, limit + 1):
-            c = canon[k - 1]
-            if c != INVALID:
-                first_seen.setdefault(c, len(first_seen) + 1)
-                v = counts[c] = counts.get(c, 0) + 1
-                if c == lead_class:
-                    lead = v
-                elif v > lead:
-                    lead_class, runner, lead = c, lead, v
-                elif v > runner:
-                    runner = v
-            leaders.append(lead)
-            runners.append(runner)
-            seen.append(len(counts))
-            # when the leader is strict (the only case where a rule may stop) lead_class is that unique class
-            orders.append(first_seen[lead_class] if lead_class is not None else 1)
-            ks.append(k)
-        spans.append((first, limit, limit))
-    stops = (np.asarray(batch(np.array(leaders, dtype=np.int64), np.array(runners, dtype=np.int64),
-                              np.array(seen, dtype=np.int64), np.array(ks, dtype=np.int64),
-                              leader_order=np.array(orders, dtype=np.int64)), dtype=bool)
-             if ks else np.zeros(0, dtype=bool))
-    out = []
-    for first, rows, limit in spans:
-        flags = stops[first:first + rows]
-        hits = np.flatnonzero(flags[: max(0, min(rows, k_max - 1))])  # a stop counts before K_max only
-        used = int(hits[0]) + 1 if hits.size else limit
-        complete = used >= k_max or (used > 0 and bool(flags[used - 1]))
-        out.append((used, complete))
-    return out
+        known = stats[j] if stats is not None else None
+        if known is not None and len(known) >= limit:
+            blocks.append(known[:limit])
+        elif limit:
+            computed = prefix_stats(canon[:limit])
+            if blocks and isinstance(blocks[-1], list):
+                blocks[-1].extend(computed)  # consecutive computed items: one array at the end
+            else:
+                blocks.append(computed)
+        firsts.append(rows)
+        sizes.append(limit)
+        rows += limit
+    if not rows:
+        return [(0, k_max <= 0) for _ in sizes]
+    table = np.concatenate([np.array(b, dtype=np.int64).reshape(-1, 4) if isinstance(b, list) else b
+                            for b in blocks]).astype(np.int64, copy=False)
+    first = np.array(firsts, dtype=np.int64)
+    size = np.array(sizes, dtype=np.int64)
+    pos = np.arange(rows, dtype=np.int64) - np.repeat(first, size)  # 0-based sample position within its item
+    stops = np.asarray(batch(table[:, 0], table[:, 1], table[:, 2], pos + 1, leader_order=table[:, 3]), dtype=bool)
+    # the first stop of each item before K_max (a stop at K_max is no early stop), all items at once
+    never = k_max + 1
+    at = np.where(stops & (pos < k_max - 1), pos, never)
+    first_stop = np.full(len(sizes), never, dtype=np.int64)
+    sampled = size > 0
+    first_stop[sampled] = np.minimum.reduceat(at, first[sampled])
+    n_used = np.where(first_stop < never, first_stop + 1, size)
+    last = np.clip(first + n_used - 1, 0, rows - 1)
+    complete = (n_used >= k_max) | ((n_used > 0) & stops[last])
+    return list(zip(n_used.tolist(), complete.tolist(), strict=True))
 
 
 class _LazyRng:
@@ -284,31 +283,27 @@ def analyse(
     kept, unscored ("not sampled", see the module docstring): a label or reference cannot verify an empty ranking."""
     analysed: list[ItemAnalysis] = []
     prompt = completion = 0
-    todo: list[tuple[Any, str, int, list[str]]] = []
+    todo: list[tuple[Any, str, int, list[str], np.ndarray | None]] = []
     for item in task.items:
         role = roles.get(item.id)
         if role is None:
             continue
         stored = samples_by_item.get(item.id, ())
-        # only a contiguous prefix of indices counts (a crash can leave a gap that the resume fills); one pass
-        # when the samples come sorted by index (as the run store gives them), else sort first
-        canon: list[str] = []
-        prev = -1
-        for s in stored:
-            if s.index <= prev:
-                canon = [x.canonical for x in _contiguous(sorted(stored, key=lambda x: x.index))]
-                break
-            if s.index == len(canon) == prev + 1:
-                canon.append(s.canonical)
-            prev = s.index
-        for s in stored:
-            u = s.usage
-            prompt += int(u.get("prompt_tokens", 0) or 0)
-            completion += int(u.get("completion_tokens", 0) or 0)
-        todo.append((item, role, len(stored), canon))
+        # only a contiguous prefix of indices counts (a crash can leave a gap that the resume fills)
+        if isinstance(stored, ItemSamples):  # the run store's summary: no sample is parsed
+            canon, known = list(stored.canonicals), stored.stats
+            prompt += stored.prompt_tokens
+            completion += stored.completion_tokens
+        else:
+            canon, known = canonical_prefix(stored), None
+            for s in stored:
+                u = s.usage
+                prompt += int(u.get("prompt_tokens", 0) or 0)
+                completion += int(u.get("completion_tokens", 0) or 0)
+        todo.append((item, role, len(stored), canon, known))
     usage = {"prompt_tokens": prompt, "completion_tokens": completion}
-    replayed = used_sample_counts([t[3] for t in todo], rule, k_max)
-    for (item, role, n_stored, canon), (used, complete) in zip(todo, replayed, strict=True):
+    replayed = used_sample_counts([t[3] for t in todo], rule, k_max, [t[4] for t in todo])
+    for (item, role, n_stored, canon, _), (used, complete) in zip(todo, replayed, strict=True):
         ranked = rank_classes(canon[:used], cast(np.random.Generator, _LazyRng(seed, item.id)))
         acceptable = canonicalize_refs(item)
         ref_score = rank_score(ranked, acceptable) if acceptable is not None else None
@@ -331,16 +326,6 @@ def analyse(
                          getattr(item, "weight", None))
         )
     return Analysis(tuple(analysed), core_input(analysed, k_max), k_max, usage)
-
-
-def _contiguous(stored: Sequence[StoredSample]) -> list[StoredSample]:
-    """The samples of indices 0, 1, 2, … up to the first gap (``stored`` sorted by index)."""
-    out: list[StoredSample] = []
-    for s in stored:
-        if s.index != len(out):
-            break
-        out.append(s)
-    return out
 
 
 def core_input(items: Sequence[ItemAnalysis], k_max: int) -> core_certify.CertificationInput:

@@ -448,7 +448,8 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     }
     store = RunStore.create_or_open(runs_dir(cfg.run_dir), identity, label=f"{task.name} {cfg.model}", info=info)
     try:
-        store.write_items_copy(dump_items(items))  # the run opens offline, whatever happens to the task file
+        if store.items_copy_path() is None:  # the run opens offline, whatever happens to the task file
+            store.write_items_copy(dump_items(items))
     except BaseException:
         store.close()
         raise

@@ -7,8 +7,15 @@ speaks the subset of HTTP/1.1 a JSON API needs: one request at a time per connec
 (and anything unusual, such as ``Expect`` or streaming uploads) are handed to httpx's standard transport, so TLS,
 proxies and HTTP/2 behave exactly as in httpx.
 
-Timeouts use ``asyncio.timeout`` (no extra task per request, unlike ``asyncio.wait_for`` on Python 3.11, which also
-could swallow a cancellation that raced with a response). Errors are httpx's own exception types (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``WriteTimeout``,
+Timeouts: the read timeout of each exchange is a deadline watched by one lazily re-armed timer per transport
+(:class:`_Deadlines`: a timer fires only when the earliest deadline in flight passes, so a call schedules no timer of
+its own — ``asyncio.timeout`` costs a timer-heap push and a cancelled handle per call, a seventh of the client's CPU
+on loopback); a passed deadline cancels the exchange's task and is raised as ``ReadTimeout``, with asyncio.timeout's
+rule for a cancellation from elsewhere at the same moment (that one wins). Connect and write timeouts (rare: a new
+connection, a request larger than the socket buffer) use ``asyncio.timeout`` (no extra task per request, unlike
+``asyncio.wait_for`` on Python 3.11, which also could swallow a cancellation that raced with a response).
+
+Errors are httpx's own exception types (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``WriteTimeout``,
 ``ReadError``, ``RemoteProtocolError``), so callers cannot tell the transports apart. A request that fails on a
 *reused* idle connection before any byte of the response arrived is retried once on a fresh connection (the server
 closed the idle connection: the usual keep-alive race).
@@ -18,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable
+from collections.abc import Iterator, Mapping
 
 import httpx
 
@@ -41,6 +48,9 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         self._max_idle = max_idle_per_origin
         self._fallback = fallback
         self._closed = False
+        self._deadlines = _Deadlines()
+        self._last_head: tuple[httpx.URL, dict[str, str], tuple[bytes, tuple[str, int]]] | None = None
+        self._last_timeouts: dict[str, float | None] | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme != "http" or "expect" in request.headers:
@@ -56,10 +66,29 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
                               extensions={"http_version": b"HTTP/1.1"})
 
     async def post(self, url: httpx.URL, body: bytes, headers: dict[str, str],
-                   timeout_s: float | None) -> tuple[int, dict[str, str], bytes]:
+                   timeout_s: float | None) -> tuple[int, Mapping[str, str], bytes]:
         """POST ``body`` to a plain-http ``url`` without building httpx Request/Response objects (most of the client's
-        CPU per call on loopback); returns (status, headers with lower-case names, body). Same connections, timeouts
-        and httpx exception types as :meth:`handle_async_request`; no content decoding (no Accept-Encoding is sent)."""
+        CPU per call on loopback); returns (status, headers with lower-case names — decoded on first use: an answer
+        never reads them —, body). Same connections, timeouts and httpx exception types as
+        :meth:`handle_async_request`; no content decoding (no Accept-Encoding is sent)."""
+        last = self._last_head
+        if last is not None and last[0] is url and last[1] == headers:  # the usual case: the previous call's head
+            prepared = last[2]
+        else:
+            prepared = self._head(url, headers)
+            self._last_head = (url, dict(headers), prepared)
+        head, origin = prepared
+        payload = b"%s%d\r\n\r\n%s" % (head, len(body), body)
+        status, raw, content = await self._roundtrip(origin, payload, self._timeouts(timeout_s), "POST", None)
+        return status, _Headers(raw), content
+
+    def _timeouts(self, timeout_s: float | None) -> dict[str, float | None]:
+        t = self._last_timeouts
+        if t is None or t["read"] != timeout_s:
+            t = self._last_timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s}
+        return t
+
+    def _head(self, url: httpx.URL, headers: dict[str, str]) -> tuple[bytes, tuple[str, int]]:
         key = (url, tuple(headers.items()))
         prepared = self._heads.get(key)
         if prepared is None:  # the request line and headers of an endpoint are the same for every call: built once
@@ -70,11 +99,7 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
             if len(self._heads) >= 64:
                 self._heads.clear()
             prepared = self._heads[key] = ("\r\n".join(lines).encode("latin-1"), (url.host, url.port or 80))
-        head, origin = prepared
-        payload = b"%s%d\r\n\r\n%s" % (head, len(body), body)
-        timeouts = {"connect": timeout_s, "read": timeout_s, "write": timeout_s}
-        status, raw, content = await self._roundtrip(origin, payload, timeouts, "POST", None)
-        return status, {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}, content
+        return prepared
 
     async def _roundtrip(self, origin: tuple[str, int], payload: bytes, timeouts: dict, method: str,
                          request: httpx.Request | None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -129,20 +154,113 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         except (ConnectionError, OSError):
             raise _StaleConnection from None
         read_timeout = timeouts.get("read")
+        task = asyncio.current_task() if read_timeout is not None else None
+        if task is None or read_timeout is None:
+            return await _read_response(reader, method, request, self.max_body)
+        watch = self._deadlines.watch(task, read_timeout)
         try:
-            async with asyncio.timeout(read_timeout):
-                return await _read_response(reader, method, request, self.max_body)
-        except TimeoutError:
-            raise httpx.ReadTimeout("no response within the read timeout", request=request) from None
+            return await _read_response(reader, method, request, self.max_body)
+        except asyncio.CancelledError:
+            if watch.expired and task.uncancel() <= watch.cancelling:
+                raise httpx.ReadTimeout("no response within the read timeout", request=request) from None
+            raise
+        finally:
+            self._deadlines.unwatch(watch)
 
     async def aclose(self) -> None:
         self._closed = True
+        self._deadlines.stop()
         for conns in self._idle.values():
             for conn in conns:
                 _close(conn)
         self._idle.clear()
         if self._fallback is not None:
             await self._fallback.aclose()
+
+
+class _Headers(Mapping[str, str]):
+    """Response headers as ``{lower-case name: value}``, decoded (latin-1) on first use; a repeated name keeps its
+    last value."""
+
+    __slots__ = ("_raw", "_map")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self._raw = raw
+        self._map: dict[str, str] | None = None
+
+    def _decoded(self) -> dict[str, str]:
+        if self._map is None:
+            self._map = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in self._raw}
+        return self._map
+
+    def __getitem__(self, name: str) -> str:
+        return self._decoded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+
+class _Watch:
+    """One exchange's read deadline: the task to cancel, and its ``cancelling()`` count when the watch began."""
+
+    __slots__ = ("deadline", "task", "cancelling", "expired")
+
+    def __init__(self, deadline: float, task: asyncio.Task[object]) -> None:
+        self.deadline = deadline
+        self.task = task
+        self.cancelling = task.cancelling()
+        self.expired = False
+
+
+class _Deadlines:
+    """The read deadlines of the exchanges in flight on one transport, and one timer for all of them, re-armed only
+    when it fires (then at the earliest deadline still watched): starting and ending a watch costs no timer."""
+
+    def __init__(self) -> None:
+        self._watches: dict[_Watch, None] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def watch(self, task: asyncio.Task[object], timeout_s: float) -> _Watch:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a transport used under a new event loop: the old timer died with its loop
+            self._loop, self._timer = loop, None
+            self._watches.clear()
+        w = _Watch(loop.time() + timeout_s, task)
+        self._watches[w] = None
+        if self._timer is None or self._timer.when() > w.deadline:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(w.deadline, self._fire)
+        return w
+
+    def unwatch(self, w: _Watch) -> None:
+        self._watches.pop(w, None)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self._loop is None:
+            return
+        now = self._loop.time()
+        earliest: float | None = None
+        for w in list(self._watches):
+            if w.deadline <= now:
+                if not w.expired:
+                    w.expired = True
+                    w.task.cancel()
+            elif earliest is None or w.deadline < earliest:
+                earliest = w.deadline
+        if earliest is not None:
+            self._timer = self._loop.call_at(earliest, self._fire)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._watches.clear()
 
 
 class ResponseTooLarge(httpx.RemoteProtocolError):
@@ -197,8 +315,16 @@ async def _read_response(
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not _DIGITS.fullmatch(parts[1]):
         raise httpx.RemoteProtocolError(f"bad status line {status_line[:40]!r}", request=request)
     version, status = parts[0], int(parts[1])
-    headers = list(_parse_headers(header_lines, request))
-    fields = {k.lower(): v for k, v in headers}
+    headers: list[tuple[bytes, bytes]] = []
+    fields: dict[bytes, bytes] = {}
+    for line in header_lines:  # one pass: the headers as sent, and by lower-case name (the last one wins)
+        name, sep, value = line.partition(b":")
+        name = name.strip()
+        if not sep or not name:
+            raise httpx.RemoteProtocolError(f"bad header line {line[:40]!r}", request=request)
+        value = value.strip()
+        headers.append((name, value))
+        fields[name.lower()] = value
     keep = version == b"HTTP/1.1" and fields.get(b"connection", b"").lower() != b"close"
     try:
         if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
@@ -223,14 +349,6 @@ async def _read_response(
     except (ConnectionError, OSError) as exc:
         raise httpx.ReadError(f"connection lost while reading the response: {exc}", request=request) from None
     return status, headers, body, keep
-
-
-def _parse_headers(lines: Iterable[bytes], request: httpx.Request | None) -> Iterable[tuple[bytes, bytes]]:
-    for line in lines:
-        name, sep, value = line.partition(b":")
-        if not sep or not name.strip():
-            raise httpx.RemoteProtocolError(f"bad header line {line[:40]!r}", request=request)
-        yield name.strip(), value.strip()
 
 
 async def _read_to_close(reader: asyncio.StreamReader, request: httpx.Request | None, max_body: int) -> bytes:

@@ -41,6 +41,7 @@ from relgate_tui.engine.certify import (
     prepare,
 )
 from relgate_tui.engine.runstore import RunStatus, RunStoreError, StoredSample
+from relgate_tui.engine.sampleindex import canonical_prefix
 from relgate_tui.engine.sampler import (
     EndpointDown as SamplerEndpointDown,
 )
@@ -199,15 +200,9 @@ def needs_network(prepared: Prepared, job: SamplingJob, cache: Any) -> bool:
 
     cfg = prepared.config
     endpoint = cfg.endpoint_config()
-    prefixes: list[list[str]] = []
-    for item in prepared.items:
-        canon: list[str] = []
-        for s in job.existing.get(item.id, ()):  # sorted by index (RunStore.samples_by_item)
-            if s.index != len(canon):
-                break
-            canon.append(s.canonical)
-        prefixes.append(canon)
-    replayed = used_sample_counts(prefixes, prepared.rule, cfg.k_max)
+    stored = [job.existing.get(item.id, ()) for item in prepared.items]
+    prefixes = [canonical_prefix(s) for s in stored]
+    replayed = used_sample_counts(prefixes, prepared.rule, cfg.k_max, [getattr(s, "stats", None) for s in stored])
     for item, canon, (_, complete) in zip(prepared.items, prefixes, replayed, strict=True):
         if complete:
             continue

@@ -40,9 +40,10 @@ def make_run_id(identity: Mapping[str, Any], label: str = "run") -> str:
     return f"{_slug(label)}-{digest[:12]}"
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
+def read_jsonl(path: Path, *, spans: list[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
     """Objects of a JSONL file written by this module. A missing file is empty; an unterminated last line (torn by a
-    kill mid-write) is ignored; any other unreadable line raises :class:`RunStoreError` naming file and line."""
+    kill mid-write) is ignored; any other unreadable line raises :class:`RunStoreError` naming file and line.
+    ``spans``, when given, receives the (byte offset, length) of each object's line, in the same order."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -54,6 +55,8 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return []
     lines = data[: end + 1].split(b"\n")[:-1]
     records = [raw for raw in lines if raw.strip()]
+    if spans is not None:
+        spans.extend(_line_spans(data, end, lines, len(records)))
     gc_was_enabled = gc.isenabled()
     gc.disable()  # hundreds of thousands of small dicts: no cycle can form, the collector would only rescan them
     try:  # fast path: the whole file as one JSON array (one C call instead of one per line)
@@ -76,6 +79,22 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         if not isinstance(obj, dict):
             raise RunStoreError(f"{path}: line {lineno} is corrupt (not a JSON object); {REPAIR_HINT}")
         out.append(obj)
+    return out
+
+
+def _line_spans(data: bytes, end: int, lines: list[bytes], n_records: int) -> list[tuple[int, int]]:
+    """(offset, length) of the non-blank lines among ``lines`` (``data[:end + 1]`` split at newlines)."""
+    if n_records == len(lines):  # no blank line: every newline ends a record (one vectorised pass)
+        import numpy as np
+
+        nl = np.flatnonzero(np.frombuffer(data, dtype=np.uint8, count=end + 1) == 10)
+        starts = np.concatenate(([0], nl[:-1] + 1))
+        return list(zip(starts.tolist(), (nl - starts).tolist(), strict=True))
+    out, pos = [], 0
+    for raw in lines:
+        if raw.strip():
+            out.append((pos, len(raw)))
+        pos += len(raw) + 1
     return out
 
 

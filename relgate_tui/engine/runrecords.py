@@ -36,12 +36,22 @@ class StoredSample:
         }
 
     @classmethod
+    def trusted(cls, item: str, index: int, text: str, canonical: str, usage: Mapping[str, int],
+                fingerprint: str) -> StoredSample:
+        """The same sample as the constructor, built without the frozen dataclass's per-field ``__setattr__``
+        (the sampler makes one per call)."""
+        obj = object.__new__(cls)
+        obj.__dict__.update(item=item, index=index, text=text, canonical=canonical, usage=usage,
+                            fingerprint=fingerprint)
+        return obj
+
+    @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> StoredSample:
         item, index, text, canonical = d.get("item"), d.get("index"), d.get("text", ""), d.get("canonical", "")
         usage, fp = d.get("usage") or {}, d.get("fingerprint", "")
         if (type(item) is str and type(index) is int and index >= 0 and type(text) is str  # noqa: E721 - fast path
                 and type(canonical) is str and type(usage) is dict and type(fp) is str):
-            obj = object.__new__(cls)
+            obj = object.__new__(cls)  # as trusted(), inline: once per stored line
             obj.__dict__.update(item=item, index=index, text=text, canonical=canonical, usage=usage,
                                 fingerprint=fp)
             return obj

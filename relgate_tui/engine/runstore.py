@@ -6,6 +6,8 @@ Layout of ``<runs dir>/<run_id>/``::
                     sha256, model, endpoint URL, relgate version, seed, created/updated time, status.
                     Never holds a secret: the config names the API-key *environment variable*, never its value.
     samples.jsonl   one line per completed sample: {"item", "index", "text", "canonical", "usage", "fingerprint"}
+    samples.index.npz  derived per-item summary of samples.jsonl, written by the writer on close and used only while
+                    it matches the file (:mod:`relgate_tui.engine.sampleindex`); deleting it loses nothing
     labels.jsonl    append-only verification events:
                       {"event": "label", "item", "rank": r | "none": true | "skip": true, "source", "ts"}
                       {"event": "undo", "ts"}
@@ -21,7 +23,9 @@ complete, or incomplete (a pass ended with items not sampled to their stop: reru
 
 **Listing.** ``manifest.json`` also holds ``counts`` — the samples and labels in effect and the byte sizes of their
 files when they were counted (written on close by the process that wrote the run) — so ``relgate runs`` reads no
-sample; when a file's size differs from the stored one, its lines are counted (bytes only, no JSON parse).
+sample; when a file's size differs from the stored one, its lines are counted (bytes only, no JSON parse). Its
+``result`` holds the last results document's headline and call counts with that document's byte size, so reopening
+a run parses no results document either (unless it was replaced since).
 
 **run_id.** ``<slug>-<12 hex>`` where the hex digits are the SHA-256 of the canonical JSON of the run's *identity*:
 the task file hash, endpoint, model and every parameter that changes which requests are sent or when sampling
@@ -59,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui import __version__
+from relgate_tui.engine import sampleindex
 from relgate_tui.engine.runfiles import (
     _HEADLINE,
     REPAIR_HINT,
@@ -76,20 +81,10 @@ from relgate_tui.engine.runfiles import (
     read_jsonl,
 )
 from relgate_tui.engine.runrecords import LABEL_SOURCES, Label, StoredSample, replay_labels
+from relgate_tui.engine.sampleindex import ItemSamples, load_index, stamp
 
-__all__ = [
-    "RunStatus",
-    "RunStoreError",
-    "StoredSample",
-    "Label",
-    "LABEL_SOURCES",
-    "RunStore",
-    "make_run_id",
-    "canonical_json",
-    "read_jsonl",
-    "replay_labels",
-    "json_object",
-]
+__all__ = ["RunStatus", "RunStoreError", "StoredSample", "Label", "LABEL_SOURCES", "RunStore", "make_run_id",
+           "canonical_json", "read_jsonl", "replay_labels", "json_object"]
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -99,7 +94,6 @@ JUDGE_VERDICTS = "judge_verdicts.json"
 ITEMS = "items.jsonl"
 LOCK = "run.lock"
 FORMAT = 1
-
 
 
 class RunStatus(StrEnum):
@@ -147,7 +141,8 @@ class RunStore:
         self._last_sample_sync = time.monotonic()
         self._samples_unsynced = False
         self._counts_stale = False
-        self._samples_cache: tuple[tuple[int, ...], dict[str, list[StoredSample]]] | None = None
+        self._samples_cache: tuple[tuple[int, ...], dict[str, ItemSamples]] | None = None
+        self._index_stamp: dict[str, Any] | None = None  # the samples file's stamp the index on disk describes
         self._manifest: dict[str, Any] = self._load_manifest()
 
     # ---------------------------------------------------------------------------------------------- create / open
@@ -267,15 +262,21 @@ class RunStore:
         """Append completed samples (one ``os.write`` for the batch, whole lines). ``fsync`` when ``sync`` is true
         or ``fsync_interval`` seconds have passed since the last one. Returns the number written."""
         batch = list(samples)
-        lines = [json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n" for s in batch]
+        lines = [(json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+                 for s in batch]
         if not lines:
             return 0
         self._ensure_lock()
         if self._samples_fd is None:
             self._samples_fd = _open_append(self.path / SAMPLES)
         before = self._samples_version()
-        _write_all(self._samples_fd, "".join(lines).encode("utf-8"))
-        self._extend_samples_cache(before, batch)
+        offset = os.fstat(self._samples_fd).st_size  # O_APPEND under our lock: the batch starts here
+        _write_all(self._samples_fd, b"".join(lines))
+        spans = []
+        for line in lines:
+            spans.append((offset, len(line) - 1))
+            offset += len(line)
+        self._extend_samples_cache(before, batch, spans)
         self._samples_unsynced = True
         self._counts_stale = True
         if sync or time.monotonic() - self._last_sample_sync >= self.fsync_interval:
@@ -312,39 +313,22 @@ class RunStore:
                 gc.enable()
         return out
 
-    def _group_samples(self) -> dict[str, list[StoredSample]]:
-        """:meth:`samples` grouped by item in one pass: lines are normally in index order per item (the sampler
-        stores a sample before asking for the next), so only an item whose indices go back is de-duplicated (first
-        occurrence wins, as in :meth:`samples`) and sorted."""
+    def _group_samples(self) -> dict[str, ItemSamples]:
+        """:meth:`samples` grouped by item in one pass (:func:`~relgate_tui.engine.sampleindex.group_parsed`):
+        sorted by index, a repeated index keeping its first occurrence (as in :meth:`samples`), with each line's
+        byte span; a bad record is one line naming the file and the record."""
         path = self.path / SAMPLES
-        objs = read_jsonl(path)
-        grouped: dict[str, list[StoredSample]] = {}
-        disordered: set[str] = set()
-        from_json, get = StoredSample.from_json, grouped.get
+        line_spans: list[tuple[int, int]] = []
+        objs = read_jsonl(path, spans=line_spans)
         gc_was_enabled = gc.isenabled()
         gc.disable()  # see read_jsonl
         try:
-            for lineno, obj in enumerate(objs, start=1):
-                try:
-                    s = from_json(obj)
-                except ValueError as exc:
-                    raise RunStoreError(f"{path}: record {lineno}: {exc}; {REPAIR_HINT}") from None
-                lst = get(s.item)
-                if lst is None:
-                    grouped[s.item] = [s]
-                else:
-                    if s.index <= lst[-1].index:
-                        disordered.add(s.item)
-                    lst.append(s)
+            return sampleindex.group_parsed(objs, line_spans, path)
+        except ValueError as exc:
+            raise RunStoreError(f"{path}: {exc}; {REPAIR_HINT}") from None
         finally:
             if gc_was_enabled:
                 gc.enable()
-        for item in disordered:
-            first: dict[int, StoredSample] = {}
-            for s in grouped[item]:
-                first.setdefault(s.index, s)
-            grouped[item] = [first[i] for i in sorted(first)]
-        return grouped
 
     def _samples_version(self) -> tuple[int, ...] | None:
         try:
@@ -353,34 +337,68 @@ class RunStore:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def _extend_samples_cache(self, before: tuple[int, ...] | None, batch: list[StoredSample]) -> None:
-        """After this process appended ``batch``: when the parsed samples were current just before the write and
-        every new sample comes after its item's last one, add them (new lists: the old ones may be held by a
-        caller) instead of parsing the file again; otherwise the next read parses it."""
+    def _extend_samples_cache(self, before: tuple[int, ...] | None, batch: list[StoredSample],
+                              spans: list[tuple[int, int]]) -> None:
+        """After this process appended ``batch`` (its lines at ``spans``): when the parsed samples were current just
+        before the write (or the file was empty) and every new sample comes after its item's last one, add them (new
+        summaries: the old ones may be held by a caller) instead of parsing the file again; otherwise the next read
+        parses it. Costs O(the batch and its items' samples), not O(items): the sampler persists through here."""
         cache = self._samples_cache
-        if cache is None or before is None or cache[0] != before:
+        if cache is None and before is not None and before[1] == 0:
+            grouped: dict[str, ItemSamples] = {}  # the file was empty: the batch is all of it
+        elif cache is None or before is None or cache[0] != before:
             self._samples_cache = None
             return
-        grouped = dict(cache[1])
-        for s in batch:
-            lst = grouped.get(s.item)
-            if lst and s.index <= lst[-1].index:
-                self._samples_cache = None
-                return
-            grouped[s.item] = [*(lst or ()), s]
+        else:
+            grouped = cache[1]  # updated in place: callers hold copies of the dict; summaries are replaced
+        if not sampleindex.extend_grouped(grouped, batch, spans, self.path / SAMPLES):
+            self._samples_cache = None  # out of order or repeated: the next read parses the file
+            return
         after = self._samples_version()
         self._samples_cache = (after, grouped) if after is not None else None
 
-    def samples_by_item(self) -> dict[str, list[StoredSample]]:
-        """Stored samples grouped by item id, each list sorted by sample index (read-only: the lists are shared
-        between calls). Parsed once per version of the file (its inode, size and modification time): reading the
-        same unchanged file again costs no parse, nor do this process's own appends."""
+    def samples_by_item(self) -> dict[str, ItemSamples]:
+        """Stored samples by item id, each an :class:`~relgate_tui.engine.sampleindex.ItemSamples` (read-only,
+        sorted by index, with the item's summary; shared between calls). Read once per version of the file (inode,
+        size, mtime): from the derived index when it describes the file as it is, else parsed; this process's own
+        appends are added without a parse."""
         version = self._samples_version()
         if version is None or self._samples_cache is None or self._samples_cache[0] != version:
-            grouped = self._group_samples()
+            path = self.path / SAMPLES
+            source = stamp(path) if version is not None else None
+            grouped = load_index(self.path, path, source)
+            if grouped is None:
+                grouped = self._group_samples()
+            else:
+                self._index_stamp = source
             self._samples_cache = (version, grouped) if version is not None else None
             return dict(grouped)
-        return dict(self._samples_cache[1])  # the per-item lists are shared: callers never modify them
+        return dict(self._samples_cache[1])  # the per-item summaries are shared: callers never modify them
+
+    def write_index(self) -> bool:
+        """Write the derived sample index when it does not describe the samples file as it is now (the writer does
+        this on close; see :mod:`relgate_tui.engine.sampleindex`). True when an index is now current."""
+        path = self.path / SAMPLES
+        source = stamp(path)
+        if source is None:
+            return False
+        if source == self._index_stamp:
+            return True
+        version = self._samples_version()
+        cache = self._samples_cache
+        if cache is not None and cache[0] == version:
+            grouped = cache[1]
+        else:  # read nothing here yet: the index on disk may be current (checked in full), else parse
+            if load_index(self.path, path, source) is not None:
+                self._index_stamp = source
+                return True
+            grouped = self._group_samples()
+        if stamp(path) != source:  # changed while it was read
+            return False
+        if sampleindex.write_index(self.path, path, source, grouped):
+            self._index_stamp = source
+            return True
+        return False
 
     # ---------------------------------------------------------------------------------------------------- labels
     def _append_event(self, event: Mapping[str, Any]) -> None:
@@ -444,8 +462,22 @@ class RunStore:
         # one line: the C encoder (an indented dump of a 10,000-item document takes seconds); `relgate report
         # --format json` prints it indented
         _atomic_write_json(self.path / RESULTS, dict(results), indent=None)
-        self.update_manifest(result={k: results.get(k) for k in _HEADLINE}, counts=self.count_files())
+        headline = {k: results.get(k) for k in _HEADLINE}
+        # the call counts too (a reopened run shows them), valid while results.json keeps this size
+        headline.update(calls=_obj(results, "calls"), judge_calls=_obj(_obj(results, "pairwise_judge"), "calls"),
+                        results_bytes=_size(self.path / RESULTS))
+        self.update_manifest(result=headline, counts=self.count_files())
         self._counts_stale = False
+
+    def result_calls(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The call counts of the last results document (``calls``, and the pairwise judge's ``calls``; empty when
+        none): from the manifest when it describes ``results.json`` as it is (its byte size), else read from it (a run
+        written before the manifest carried them, or a results file replaced since)."""
+        res = _obj(self._manifest, "result")
+        if "calls" in res and res.get("results_bytes") == _size(self.path / RESULTS):
+            return _obj(res, "calls"), _obj(res, "judge_calls")
+        doc = self.read_results() or {}
+        return _obj(doc, "calls"), _obj(_obj(doc, "pairwise_judge"), "calls")
 
     def read_results(self) -> dict[str, Any] | None:
         """The last written results document, or None."""
@@ -517,6 +549,9 @@ class RunStore:
                 if self._samples_fd is not None:
                     self.sync_samples()
                 self.update_manifest(counts=self.count_files())
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError, RunStoreError, ValueError):
+                self.write_index()
         self.release_files()
         if self._lock_fd is not None:
             os.close(self._lock_fd)

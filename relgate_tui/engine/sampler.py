@@ -54,6 +54,7 @@ from relgate_tui.engine.httpread import status_of
 from relgate_tui.engine.logprobs import TokenLogprob
 from relgate_tui.engine.prompts import item_messages
 from relgate_tui.engine.runstore import StoredSample
+from relgate_tui.engine.sampleindex import canonical_prefix
 
 
 # ------------------------------------------------------------------------------------------------------ events
@@ -66,6 +67,15 @@ class SampleDone:
     cached: bool
     usage: dict[str, int] = field(default_factory=dict)
     logprobs: tuple[TokenLogprob, ...] | None = None  # per-token log-probs when the server sent them
+
+
+def _sample_done(item_id: str, index: int, text: str, canonical: str, cached: bool, usage: dict[str, int],
+                 logprobs: tuple[TokenLogprob, ...] | None) -> SampleDone:
+    """``SampleDone(...)`` without the frozen dataclass's per-field ``__setattr__`` (one event per call)."""
+    event = object.__new__(SampleDone)
+    event.__dict__.update(item_id=item_id, index=index, text=text, canonical=canonical, cached=cached, usage=usage,
+                          logprobs=logprobs)
+    return event
 
 
 @dataclass(frozen=True)
@@ -297,36 +307,32 @@ class Sampler:
             await self._sample_item(channel, job, item)
 
     async def _sample_item(self, channel: _Channel, job: SamplingJob, item: Any) -> None:
-        stored = sorted(job.existing.get(item.id, ()), key=lambda s: s.index)
-        canonicals: list[str] = []
-        for s in stored:  # contiguous prefix 0..m-1 (a gap means the samples after it are asked again)
-            if s.index != len(canonicals):
-                break
-            canonicals.append(s.canonical)
+        # contiguous prefix 0..m-1 (a gap means the samples after it are asked again)
+        canonicals = canonical_prefix(job.existing.get(item.id, ()))
         resumed = len(canonicals)
         self.totals.cached += resumed
         self.totals.items += 1
         messages = item_messages(item)
         failed = False
-        while len(canonicals) < job.k_max and not job.rule.should_stop(
-            list(class_counts(canonicals).values()), len(canonicals)
-        ):
+        counts = class_counts(canonicals)  # kept as samples arrive (first-appearance order, as Counter gives it)
+        while len(canonicals) < job.k_max and not job.rule.should_stop(list(counts.values()), len(canonicals)):
             index = len(canonicals)
             want = job.k_max - index if job.rule.name == "none" and self._honours_n is not False else 1
             got = await self._get_samples(channel, job, item, messages, index, want)
             if got is None:
                 failed = True
                 break
-            for i, (completion, cached) in enumerate(got):
+            for i, (completion, cached, fingerprint) in enumerate(got):
                 canonical = job.canonicalizer(completion.text, item.choices)
                 usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
-                sample = StoredSample(item.id, index + i, completion.text, canonical, usage,
-                                      self._fingerprint(job, item, messages, index + i))
+                sample = StoredSample.trusted(item.id, index + i, completion.text, canonical, usage, fingerprint)
                 if self.persist is not None:
                     self.persist(sample)
                 canonicals.append(canonical)
-                self._emit(SampleDone(item.id, index + i, completion.text, canonical, cached, usage, completion.logprobs))
-        counts = class_counts(canonicals)
+                if canonical != INVALID:
+                    counts[canonical] = counts.get(canonical, 0) + 1
+                self._emit(_sample_done(item.id, index + i, completion.text, canonical, cached, usage,
+                                        completion.logprobs))
         stopped_early = len(canonicals) < job.k_max and not failed
         self.totals.samples_used += len(canonicals)
         self.totals.items_stopped_early += stopped_early
@@ -334,10 +340,12 @@ class Sampler:
         self._fingerprinters.pop(item.id, None)
         self._emit(ItemDone(item.id, len(canonicals), stopped_early, counts, failed, resumed))
 
-    def _fingerprint(self, job: SamplingJob, item: Any, messages: list[dict], index: int) -> str:
-        """:func:`request_fingerprint` of sample ``index``, through a per-item :func:`fingerprinter` (kept while the
-        item is sampled: the same ``messages`` object)."""
-        return self._encoders(item.id, messages)[1](index, sample_seed(job.seed, item.id, index))
+    def _fingerprint(self, job: SamplingJob, item: Any, messages: list[dict], index: int,
+                     seed: int | None = None) -> str:
+        """:func:`request_fingerprint` of sample ``index`` (whose ``seed`` is :func:`sample_seed`, given when known),
+        through a per-item :func:`fingerprinter` (kept while the item is sampled: the same ``messages`` object)."""
+        return self._encoders(item.id, messages)[1](index, sample_seed(job.seed, item.id, index) if seed is None
+                                                     else seed)
 
     def _encoders(self, item_id: str, messages: list[dict]) -> tuple[list[dict], Callable[[int, int | None], str],
                                                                        Callable[[int | None, int], bytes]]:
@@ -350,15 +358,18 @@ class Sampler:
 
     async def _get_samples(
         self, channel: _Channel, job: SamplingJob, item: Any, messages: list[dict], index: int, want: int
-    ) -> list[tuple[Completion, bool]] | None:
-        """Samples ``index …`` (1, or ``want`` when asking with n): from the cache, else from the endpoint."""
+    ) -> list[tuple[Completion, bool, str]] | None:
+        """Samples ``index …`` (1, or ``want`` when asking with n) with their request fingerprints: from the cache,
+        else from the endpoint."""
+        seed = sample_seed(job.seed, item.id, index)
+        fingerprint = self._fingerprint(job, item, messages, index, seed)
         if self.cache is not None:
-            hit = self.cache.get(self._fingerprint(job, item, messages, index))
+            hit = self.cache.get(fingerprint)
             if hit is not None:
                 self.totals.cached += 1
-                return [(hit, True)]
+                return [(hit, True, fingerprint)]
         n = want if (want > 1 and self.endpoint.kind == "openai") else 1
-        completions = await self._request(channel, item.id, index, messages, sample_seed(job.seed, item.id, index), n)
+        completions = await self._request(channel, item.id, index, messages, seed, n)
         if completions is None:
             return None
         if n > 1:
@@ -369,9 +380,10 @@ class Sampler:
         completions = completions[:want]
         out = []
         for i, c in enumerate(completions):
+            fp = fingerprint if i == 0 else self._fingerprint(job, item, messages, index + i)
             if self.cache is not None:
-                self.cache.put(self._fingerprint(job, item, messages, index + i), c)
-            out.append((c, False))
+                self.cache.put(fp, c)
+            out.append((c, False, fp))
         self.totals.samples_new += len(out)
         return out
 
@@ -380,8 +392,10 @@ class Sampler:
     ) -> list[Completion] | None:
         attempt = 0
         while True:
-            await self._running.wait()
-            await self._wait_until_up()
+            if not self._running.is_set():  # paused by the user
+                await self._running.wait()
+            if not self._up.is_set():
+                await self._wait_until_up()
             attempt += 1
             try:
                 payload = self._encoders(item_id, messages)[2](seed, n)
@@ -409,8 +423,9 @@ class Sampler:
                 continue
             self._consecutive_failures = 0
             self.totals.made += 1
-            self.totals.prompt_tokens += sum(c.prompt_tokens for c in completions)
-            self.totals.completion_tokens += sum(c.completion_tokens for c in completions)
+            for c in completions:
+                self.totals.prompt_tokens += c.prompt_tokens
+                self.totals.completion_tokens += c.completion_tokens
             return completions
 
     # -- endpoint down / up ------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from relgate_tui.engine.certify import (
     reference_classes,
 )
 from relgate_tui.engine.runstore import Label, RunStatus, RunStoreError, json_object
+from relgate_tui.engine.sampleindex import canonical_prefix
 from relgate_tui.engine.setup import (
     DEMO_PREFERRED_PORT,
     EndpointChoice,
@@ -118,7 +119,7 @@ class Session:
         self._roles = prepared.roles
         self._analysis: Analysis | None = None
         self._by_id: dict[str, Any] = {}
-        self._samples: dict[str, list[Any]] | None = None
+        self._samples: Mapping[str, Sequence[Any]] | None = None
         status = self.store.run_status
         self._sampling_finished = status is not None and status.sampling_done
         self._control = pipeline.RunControl()
@@ -128,15 +129,14 @@ class Session:
             with_refs = [i for i in prepared.calibration_ids if self._items[i].answers]
             self.audit_ids = _audit_items(with_refs, audit_fraction, self.config.seed)
         self._audit_set = frozenset(self.audit_ids)
-        previous = self.store.read_results() or {}
-        previous_calls = json_object(previous, "calls")
+        previous_calls, previous_judge_calls = self.store.result_calls()
         self._stored_calls = {k: _count(previous_calls.get(k)) for k in ("made", "cached", "failed")}
         # the optional pairwise judge (issue 4 item 3): its verdicts live in the run (judge_verdicts.json)
         self.judge_config = self.config.pairwise_judge_config()
         self._judge_verdicts = (verdicts_from_document(self.store.read_judge_verdicts(), self.judge_config)
                                 if self.judge_config is not None else None)
         self._judgements: dict[str, Any] | None = None
-        judge_calls = json_object(json_object(previous, "pairwise_judge"), "calls") if self._judge_verdicts else {}
+        judge_calls = previous_judge_calls if self._judge_verdicts else {}
         self.judge_calls = JudgeCalls(**{k: _count(judge_calls.get(k)) for k in ("made", "cached", "failed")})
 
     # ------------------------------------------------------------------------------------------- create / open
@@ -156,8 +156,9 @@ class Session:
     def open(cls, path: str | os.PathLike[str], *, cache_dir: Path | None = None) -> Session:
         """Reopen the stored run at ``path`` — no network call, no lock, no write (see the module docstring); a
         renamed or copied run directory opens as itself, a run whose task or labels file moved opens from its own
-        copy. Every stored sample and label is read here, so a corrupt file is one line now (ValueError naming the
-        file and how to repair it), never a crash later."""
+        copy. Every stored sample (through the run's sample index while it matches samples.jsonl, else parsed) and
+        label is read here, so a corrupt file is one line now (ValueError naming the file and how to repair it),
+        never a crash later."""
         prepared = open_prepared(path)
         if cache_dir is not None:
             prepared.config = replace(prepared.config, cache_dir=str(Path(cache_dir) / "samples"))
@@ -370,12 +371,12 @@ class Session:
         rows = []
         for item in self.prepared.items:
             stored = samples.get(item.id, [])
-            prefix = [s.canonical for i, s in enumerate(stored) if s.index == i]
+            prefix = canonical_prefix(stored)
             rows.append(self._progress_row(item.id, prefix))
         return rows
 
     # ------------------------------------------------------------------------------------------------ analysis
-    def _samples_by_item(self, refresh: bool = False) -> dict[str, list[Any]]:
+    def _samples_by_item(self, refresh: bool = False) -> Mapping[str, Sequence[Any]]:
         if self._samples is None or refresh:
             self._samples = self.store.samples_by_item()
         return self._samples

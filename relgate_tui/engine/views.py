@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from relgate_tui.core.certify import CertificationResult, CoverageCurve, compute_results, coverage_curve
 from relgate_tui.core.conformal import prediction_set
 from relgate_tui.core.types import INVALID
+from relgate_tui.engine.sampleindex import canonical_prefix
 from relgate_tui.engine.sampler import ItemDone, SampleDone, SampleFailed
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ class LiveTable:
         self.counts: dict[str, Counter[str]] = {}
         self.n_samples: dict[str, int] = {}
         for item in items:
-            prefix = [x.canonical for i, x in enumerate(stored.get(item.id, ())) if x.index == i]
+            prefix = canonical_prefix(stored.get(item.id, ()))
             self.counts[item.id] = Counter(c for c in prefix if c != INVALID)
             self.n_samples[item.id] = len(prefix)
         self.errors: dict[str, str] = {}

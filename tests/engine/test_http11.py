@@ -81,3 +81,81 @@ async def test_errors_are_httpx_exception_types() -> None:
     async with silent, httpx.AsyncClient(transport=LeanHTTPTransport(), timeout=0.2) as client:
         with pytest.raises(httpx.ReadTimeout):
             await client.get(url(silent))
+
+
+async def _held_server():
+    """A raw server that answers each request only when the test sets that request's event (by arrival order)."""
+    gates: list[asyncio.Event] = [asyncio.Event() for _ in range(8)]
+    arrived: list[int] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                n = len(arrived)
+                arrived.append(n)
+                await gates[n].wait()
+                writer.write(OK)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, gates, arrived
+
+
+async def test_read_deadlines_of_exchanges_in_flight_on_one_transport_are_their_own() -> None:
+    """One transport, two exchanges in flight: the short deadline times out (ReadTimeout), the long one is answered
+    after that (released by the test, not by a clock); a later exchange still gets its own deadline."""
+    server, gates, arrived = await _held_server()
+    lean = LeanHTTPTransport()
+    target = httpx.URL(url(server))
+    async with server:
+        long = asyncio.ensure_future(lean.post(target, b"{}", {"X": "1"}, 30.0))
+        while not arrived:
+            await asyncio.sleep(0.01)
+        with pytest.raises(httpx.ReadTimeout):
+            await lean.post(target, b"{}", {"X": "1"}, 0.05)
+        assert not long.done()
+        gates[0].set()
+        status, _, body = await long
+        assert (status, body) == (200, b'{"ok": true}')
+        gates[2].set()
+        assert (await lean.post(target, b"{}", {"X": "1"}, 30.0))[0] == 200
+        with pytest.raises(httpx.ReadTimeout):  # nothing releases request 3: its own deadline fires
+            await lean.post(target, b"{}", {"X": "1"}, 0.05)
+        await lean.aclose()
+
+
+async def test_quick_exchanges_schedule_no_timer_each_and_a_cancel_from_outside_stays_a_cancel() -> None:
+    server, gates, arrived = await _held_server()
+    for g in gates[:6]:
+        g.set()
+    lean = LeanHTTPTransport()
+    target = httpx.URL(url(server))
+    loop = asyncio.get_running_loop()
+    scheduled: list[float] = []
+    real_call_at = loop.call_at
+
+    def counting_call_at(when, callback, *args, **kwargs):
+        scheduled.append(when)
+        return real_call_at(when, callback, *args, **kwargs)
+
+    async with server:
+        assert (await lean.post(target, b"{}", {}, 30.0))[0] == 200  # connects; arms the transport's deadline timer
+        loop.call_at = counting_call_at  # type: ignore[method-assign]
+        try:
+            for _ in range(5):
+                assert (await lean.post(target, b"{}", {}, 30.0))[0] == 200
+        finally:
+            del loop.call_at
+        assert scheduled == []  # the one timer armed by the first exchange serves them all: nothing per call
+        pending = asyncio.ensure_future(lean.post(target, b"{}", {}, 30.0))  # request 6: held
+        while len(arrived) < 7:
+            await asyncio.sleep(0.01)
+        pending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await pending
+        await lean.aclose()

@@ -194,7 +194,7 @@ def test_own_appends_extend_the_parsed_samples_exactly(tmp_path, monkeypatch) ->
     assert set(store.samples_by_item()) == {"a", "b"}
     parses = []
     real = runstore.read_jsonl
-    monkeypatch.setattr(runstore, "read_jsonl", lambda p: parses.append(p) or real(p))
+    monkeypatch.setattr(runstore, "read_jsonl", lambda p, **k: parses.append(p) or real(p, **k))
     store.append_samples([StoredSample("a", 1, "1", "1")])
     store.append_samples([StoredSample("c", 0, "3", "3"), StoredSample("a", 2, "5", "5")])
     mine = store.samples_by_item()
@@ -203,3 +203,23 @@ def test_own_appends_extend_the_parsed_samples_exactly(tmp_path, monkeypatch) ->
     store.append_samples([StoredSample("b", 0, "dup", "dup")])  # a repeated index: parsed again, first one wins
     assert store.samples_by_item()["b"][0].text == "2" and len(parses) == 2
     store.close()
+
+
+def test_reopening_reads_the_call_counts_from_the_manifest_while_it_describes_results_json(tmp_path,
+                                                                                            monkeypatch) -> None:
+    store = RunStore.create_or_open(tmp_path, {"x": 3})
+    doc = {"calls": {"made": 7, "cached": 2, "failed": 1}, "pairwise_judge": {"calls": {"made": 4}}, "items": []}
+    store.write_results(doc)
+    store.close()
+    reader = RunStore(store.path)
+    with monkeypatch.context() as m:
+        m.setattr(RunStore, "read_results", lambda self: (_ for _ in ()).throw(AssertionError("parsed")))
+        assert reader.result_calls() == ({"made": 7, "cached": 2, "failed": 1}, {"made": 4})
+    # results.json replaced since (another size): read from the file, not the manifest
+    (store.path / "results.json").write_text(json.dumps({"calls": {"made": 99}, "items": [1, 2, 3]}))
+    assert RunStore(store.path).result_calls() == ({"made": 99}, {})
+    # a manifest written before it carried the counts
+    manifest = json.loads((store.path / "manifest.json").read_text())
+    manifest["result"] = {k: v for k, v in manifest["result"].items() if k not in ("calls", "judge_calls")}
+    (store.path / "manifest.json").write_text(json.dumps(manifest))
+    assert RunStore(store.path).result_calls() == ({"made": 99}, {})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from relgate_tui.core.canon.clean import clean
 from relgate_tui.core.canon.freetext import text_class
@@ -28,12 +28,22 @@ _SIMPLE = ("numeric", "mcq", "text", "math")
 _CHOICES = "use numeric, mcq, text, math or regex:<pattern>"
 
 
+_PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,17}")  # its own numeric class (tests/core/test_canon_memo.py)
+_MEMO_ENTRIES = 4096  # classes remembered per canonicalizer (then forgotten all at once)
+_MEMO_TEXT = 2048  # longer answers are not remembered
+
+
 @dataclass(frozen=True)
 class Canonicalizer:
-    """A named canonicalizer. Call it on a raw answer (and the item's choices, for MCQ) to get its class."""
+    """A named canonicalizer. Call it on a raw answer (and the item's choices, for MCQ) to get its class.
+
+    A canonicalizer is a pure function of (answer, choices), so each instance remembers the classes of the last few
+    thousand short answers it read (models repeat the same answer text across an item's samples); a plain integer
+    (``0``, ``-12``, ``579``: no sign, leading zero or space) is its own ``numeric`` class without the full reader."""
 
     spec: str
     _pattern: re.Pattern[str] | None = None
+    _memo: dict[object, str] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     @property
     def kind(self) -> str:
@@ -42,8 +52,22 @@ class Canonicalizer:
     def __call__(self, answer: str, choices: Sequence[str] = ()) -> str:
         if not isinstance(answer, str):
             return INVALID
+        key: object = (answer, tuple(choices)) if choices else answer
+        memo = self._memo
+        out = memo.get(key)
+        if out is None:
+            out = self._read(answer, choices)
+            if len(answer) <= _MEMO_TEXT:
+                if len(memo) >= _MEMO_ENTRIES:
+                    memo.clear()
+                memo[key] = out
+        return out
+
+    def _read(self, answer: str, choices: Sequence[str]) -> str:
         kind = self.kind
         if kind == "numeric":
+            if _PLAIN_INTEGER.fullmatch(answer):
+                return answer
             return numeric_class(answer) or INVALID
         if kind == "mcq":
             return mcq_class(answer, tuple(choices or ())) or INVALID
@@ -107,6 +131,6 @@ def suggest_canonicalizer(answers: Sequence[str], has_choices: bool) -> str:
     refs = [str(a) for a in answers if str(a).strip()]
     if refs and all(_LETTER_REFERENCE.fullmatch(a) for a in refs):
         return "mcq"
-    if refs and all(parse_number(a) is not None for a in refs):
+    if refs and all(_PLAIN_INTEGER.fullmatch(a) or parse_number(a) is not None for a in refs):
         return "numeric"
     return "text"

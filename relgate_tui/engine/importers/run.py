@@ -26,7 +26,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -151,7 +151,7 @@ class _NeverStop:
         return False
 
 
-def _analyse(prepared: Any, samples_by_item: Mapping[str, list[Any]]) -> Any:
+def _analyse(prepared: Any, samples_by_item: Mapping[str, Sequence[Any]]) -> Any:
     """The pipeline's analysis on the samples just written (kept in memory: no re-read of samples.jsonl)."""
     from relgate_tui.engine.certify import analyse, reference_classes
 
@@ -162,7 +162,7 @@ def _analyse(prepared: Any, samples_by_item: Mapping[str, list[Any]]) -> Any:
 
 
 def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[str, Any],
-            samples_by_item: Mapping[str, list[Any]]) -> dict[str, Any]:
+            samples_by_item: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
     """Labels, analysis and the result document of a run whose samples are stored; writes results.json."""
     from relgate_tui.engine.certify import CallCounts, apply_labels, check_label_ranks, results_document
 
