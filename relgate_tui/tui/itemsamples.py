@@ -3,14 +3,14 @@ screen, Enter on a results row). Escape / e / q closes it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, Static
 
 from relgate_tui.core.text import one_line
@@ -74,3 +74,17 @@ class ItemSamplesModal(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def item_view_or_notice(screen: Screen[Any], session: Any, item_id: str) -> ItemView | None:
+    """``session.item_view(item_id)``, or None after a one-line error notice when the run's files cannot give it (a
+    samples file rewritten or damaged while the run is open: :class:`~relgate_tui.errors.DataError`) — never a
+    crash of the screen."""
+    from relgate_tui.errors import DataError
+
+    try:
+        return session.item_view(item_id)
+    except DataError as exc:
+        screen.notify(one_line(str(exc), 300), title="Cannot show this item", severity="error", markup=False,
+                      timeout=10)
+        return None

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
 from relgate_tui.core.text import one_line
-from relgate_tui.tui.itemsamples import ItemSamplesModal
+from relgate_tui.tui.itemsamples import ItemSamplesModal, item_view_or_notice
 from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
 from relgate_tui.tui.widgets.safetext import clean, safe_line
@@ -595,5 +595,6 @@ class ResultsScreen(Screen[str]):
     @on(DataTable.RowSelected, "#items")
     def _open_item(self, event: DataTable.RowSelected) -> None:
         key = event.row_key.value
-        if key is not None:
-            self.app.push_screen(ItemSamplesModal(self.session.item_view(str(key))))
+        view = item_view_or_notice(self, self.session, str(key)) if key is not None else None
+        if view is not None:
+            self.app.push_screen(ItemSamplesModal(view))

@@ -25,7 +25,7 @@ from textual.widgets import Footer, Header, Label, Static
 from relgate_tui.core.gate import sequential_gate
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.confirm import ConfirmModal
-from relgate_tui.tui.itemsamples import ItemSamplesModal
+from relgate_tui.tui.itemsamples import ItemSamplesModal, item_view_or_notice
 from relgate_tui.tui.widgets.safetext import clean, safe
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -112,7 +112,10 @@ class SpotCheckScreen(Screen[str]):
             self.view = None
             self.dismiss("done")
             return
-        self.view = self.session.item_view(item)
+        self.view = item_view_or_notice(self, self.session, item)
+        if self.view is None:  # the run's files broke under it: the notice says why; labels so far are kept
+            self.dismiss("left")
+            return
         self.cursor = min(self.cursor, max(0, len(self.view.candidates) - 1))
         self._render_item()
         self._render_progress()

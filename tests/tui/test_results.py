@@ -161,3 +161,20 @@ async def test_gate_readouts_show_both_numbers_confidence_and_section_3_6(servic
         assert any(x.startswith("adaptive sets (eq. 6.7): q̂ = ") for x in lines) and r.adaptive is not None
         assert validation.size.height >= 3 + len(lines)  # title, two rows of metrics, then these lines
         session.close()
+
+
+async def test_a_samples_file_damaged_while_the_run_is_open_is_a_notice_not_a_crash(services, labelled_run):
+    """The run was opened (from its sample index); then samples.jsonl is rewritten with a corrupt first line. Enter on
+    an item cannot read its texts: one error notice naming the file, the results stay on screen."""
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        session = await _open_results(app, pilot, labelled_run, [])
+        screen = app.screen
+        samples = labelled_run / "samples.jsonl"
+        samples.write_bytes(b"\x00corrupt\n" + samples.read_bytes())
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen and not isinstance(app.screen, ItemSamplesModal)
+        notes = [n for n in app._notifications if n.title == "Cannot show this item"]
+        assert len(notes) == 1 and "samples.jsonl" in notes[0].message and "\n" not in notes[0].message
+        session.close()
