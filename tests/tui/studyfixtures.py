@@ -4,6 +4,7 @@ variants with human scores, and a pool of four simulated judges. Fixed seeds: ev
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,28 @@ def intervals_study() -> Any:
     return run_study(intervals_input(), methods=FAST_TEST_METHODS, seeds=range(1, 4),
                      labels={"judge": "sim-judge", "criterion": "coherence", "variant": "original",
                              "scores_file": "sim.jsonl"})
+
+
+class HeldProgress:
+    """Holds a study's thread inside its first progress report until the test calls ``release.set()``, so a cancel
+    lands at a known point (no timing): ``started`` is set when the thread is held; a :class:`StudyCancelled` raised
+    by the real report is recorded in ``raised`` and re-raised."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.started, self.release = threading.Event(), threading.Event()
+        self.raised: list[BaseException] = []
+
+    def wrap(self, progress: Callable[[int, int], None]) -> Callable[[int, int], None]:
+        from relgate_tui.tui.studies.common import StudyCancelled
+
+        def wrapped(done: int, total: int) -> None:
+            self.started.set()
+            self.release.wait(60)
+            try:
+                progress(done, total)
+            except StudyCancelled as exc:
+                self.raised.append(exc)
+                raise
+        return wrapped

@@ -10,7 +10,6 @@ the demo server, which is closed before any test reads it: reading it makes no m
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,9 +26,9 @@ from relgate_tui.engine.judging.as_scores import audit_scores
 from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.judge import JudgeScreen, audit_studies
-from relgate_tui.tui.studies.common import StudyCancelled
 from relgate_tui.tui.studies.intervals import IntervalsView
 from relgate_tui.tui.studies.irt import IRTView
+from tests.tui.studyfixtures import HeldProgress
 from tests.tui.test_flow import wait_until
 from tests.tui.test_judge import run_audit
 
@@ -114,20 +113,12 @@ def _same_but_seconds(a, b) -> bool:
 
 async def test_escape_cancels_the_audit_intervals_at_the_next_seed(services, stored: Path, monkeypatch) -> None:
     monkeypatch.setattr(audit_studies, "SEEDS", 3)
-    started, release = threading.Event(), threading.Event()
-    raised: list[BaseException] = []
+    hold = HeldProgress()
+    started, release, raised = hold.started, hold.release, hold.raised
     real = audit_studies.intervals_of_audit
 
     def held(path, judge, variant, alpha, progress=None):
-        def wrapped(done: int, total: int) -> None:
-            started.set()
-            release.wait(60)
-            try:
-                progress(done, total)
-            except StudyCancelled as exc:
-                raised.append(exc)
-                raise
-        return real(path, judge, variant, alpha, wrapped)
+        return real(path, judge, variant, alpha, hold.wrap(progress))
 
     monkeypatch.setattr(audit_studies, "intervals_of_audit", held)
     seen_methods: list[int] = []

@@ -8,7 +8,6 @@ import csv
 import io
 import json
 import math
-import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,7 +21,6 @@ from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.studies import open_study_view
 from relgate_tui.tui.studies import setup as studies_setup
-from relgate_tui.tui.studies.common import StudyCancelled
 from relgate_tui.tui.studies.intervals import IntervalsView, coverage_cell
 from relgate_tui.tui.studies.intervals_chart import (
     CSV_COLUMNS,
@@ -36,6 +34,7 @@ from relgate_tui.tui.studies.setup import StudiesScreen
 from tests.tui.studyfixtures import (
     FAST_TEST_METHODS,
     HOSTILE_IDS,
+    HeldProgress,
     intervals_input,
     intervals_study,
     write_intervals_file,
@@ -273,20 +272,12 @@ async def test_escape_cancels_the_intervals_at_the_next_seed(services, tmp_path:
     """The study thread is held in its first progress report until the question is answered: ask, cancel, then the
     report raises StudyCancelled and no view opens."""
     path = write_intervals_file(tmp_path / "iv.jsonl")
-    started, release = threading.Event(), threading.Event()
-    raised: list[BaseException] = []
+    hold = HeldProgress()
+    started, release, raised = hold.started, hold.release, hold.raised
     real = studies_setup.run_intervals
 
     def held(inp, methods, alpha, seeds, labels, progress):
-        def wrapped(done: int, total: int) -> None:
-            started.set()
-            release.wait(60)
-            try:
-                progress(done, total)
-            except StudyCancelled as exc:
-                raised.append(exc)
-                raise
-        return real(inp, methods, alpha, seeds, labels, wrapped)
+        return real(inp, methods, alpha, seeds, labels, hold.wrap(progress))
 
     monkeypatch.setattr(studies_setup, "run_intervals", held)
     app = make_app(services)

@@ -4,7 +4,6 @@ progress per split, cancel, exports, and untrusted names shown as plain text."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +17,19 @@ from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.studies import open_study_view
 from relgate_tui.tui.studies import setup as studies_setup
-from relgate_tui.tui.studies.common import StudyCancelled, plain
+from relgate_tui.tui.studies.common import plain
 from relgate_tui.tui.studies.irt import IRTView, category_curves
 from relgate_tui.tui.studies.jury import JuryView
 from relgate_tui.tui.studies.setup import StudiesScreen
-from tests.tui.studyfixtures import EVIL, irt_study, jury_pool, jury_study, write_irt_file, write_jury_file
+from tests.tui.studyfixtures import (
+    EVIL,
+    HeldProgress,
+    irt_study,
+    jury_pool,
+    jury_study,
+    write_irt_file,
+    write_jury_file,
+)
 
 SIZE = (120, 40)
 
@@ -170,20 +177,12 @@ async def test_escape_asks_then_cancels_the_jury(services, tmp_path: Path, monke
     """The study thread is held inside its first progress report until the test has answered the question, so the
     order of events is fixed: ask (n keeps running), ask again (y cancels), then the thread stops at that report."""
     path = write_jury_file(tmp_path / "pool.jsonl")
-    started, release = threading.Event(), threading.Event()
-    raised: list[BaseException] = []
+    hold = HeldProgress()
+    started, release, raised = hold.started, hold.release, hold.raised
     real = studies_setup.run_jury
 
     def held(data, texts, splits, n_search, progress):
-        def wrapped(done: int, total: int) -> None:
-            started.set()
-            release.wait(60)
-            try:
-                progress(done, total)
-            except StudyCancelled as exc:
-                raised.append(exc)
-                raise
-        return real(data, texts, splits, n_search, wrapped)
+        return real(data, texts, splits, n_search, hold.wrap(progress))
 
     monkeypatch.setattr(studies_setup, "run_jury", held)
     app = make_app(services)
