@@ -18,7 +18,7 @@ CHOICES: tuple[tuple[HomeChoice, str, str], ...] = (
     ("new", "New run", "choose a model and a task, sample, spot-check, certify"),
     ("runs", "Open run", "review, resume or compare earlier runs — works offline"),
     ("judge", "Judge audit", "how reliable is an LLM judge? (cycles, MFAS repair, Likert sets)"),
-    ("studies", "Studies", "IRT diagnostics and jury-on-demand from judge scores files"),
+    ("studies", "Studies", "score intervals, IRT, jury-on-demand from judge scores files"),
     ("settings", "Settings", "gate threshold, confidence, audit fraction, theme"),
     ("quit", "Quit", ""),
 )
