@@ -26,6 +26,22 @@ async def wait_until(pilot, condition, timeout=60.0, what=""):
         await pilot.pause(0.05)
 
 
+async def focus_on(pilot, widget) -> None:
+    """Move the focus to ``widget`` and wait until it is there. ``Widget.focus()`` is applied by a later callback, so
+    a key pressed right after it can reach the widget that still has the focus (seen under load: an Enter meant for a
+    button reached the input focused before it)."""
+    widget.focus()
+    await wait_until(pilot, lambda: pilot.app.focused is widget, what=f"the focus on {widget.id}")
+
+
+async def press_button(pilot, button) -> None:
+    """Enter on ``button``, as a user would: once its press effect of the last press is over (Textual ignores a
+    press while the button shows ``-active``, 0.2 s after the last one) and it has the focus."""
+    await wait_until(pilot, lambda: not button.has_class("-active"), what=f"{button.id} ready for another press")
+    await focus_on(pilot, button)
+    await pilot.press("enter")
+
+
 async def fill_setup(app, pilot, *, items="30", n_cal="15", k_max="10", verification="human", model="sim-mid"):
     await pilot.press("n")
     setup = app.screen

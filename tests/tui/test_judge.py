@@ -16,7 +16,7 @@ from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.judge import CycleViewerModal, JudgeScreen
-from tests.tui.test_flow import wait_until
+from tests.tui.test_flow import focus_on, wait_until
 
 SIZE = (120, 40)
 # 8 inputs × 6 candidates, k = 3, both protocols: 360 pairwise verdicts (15 pairs × 3, seeded random orders) +
@@ -125,7 +125,7 @@ async def test_audit_results_are_the_engines_document(services):
         assert screen.query_one("#width-error").display
 
         # Enter on the first input (the most cyclic) opens the cycle viewer with the JSON's triples
-        table.focus()
+        await focus_on(pilot, table)
         await pilot.press("enter")
         await pilot.pause()
         viewer = app.screen
@@ -217,7 +217,7 @@ async def test_bad_data_and_bad_fields_are_one_line_errors(services, tmp_path):
         assert path_input.display
         missing = tmp_path / "missing.jsonl"
         path_input.value = str(missing)
-        path_input.focus()
+        await focus_on(pilot, path_input)
         await pilot.press("enter")
         await wait_until(pilot, lambda: bool(screen.data_error), what="the loader's error")
         info = text_of(screen, "#data-info")

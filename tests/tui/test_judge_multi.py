@@ -18,7 +18,7 @@ from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.judge import JudgeScreen
 from relgate_tui.tui.judge.run import ProgressPanel
 from relgate_tui.tui.runs import RunsScreen
-from tests.tui.test_flow import wait_until
+from tests.tui.test_flow import focus_on, wait_until
 from tests.tui.test_judge import SIZE, fill, open_judge, text_of
 from tests.tui.test_runs import no_network  # noqa: F401  (fixture)
 
@@ -126,7 +126,7 @@ async def test_template_file_variant_has_an_inline_error_and_the_next_visit_rest
         field = screen.query_one("#variant-file", Input)
         missing = tmp_path / "missing.txt"
         field.value = f"strict={missing}"
-        field.focus()
+        await focus_on(pilot, field)
         await pilot.press("enter")
         await wait_until(pilot, lambda: bool(text_of(screen, "#variant-error")), what="the template's error")
         error = text_of(screen, "#variant-error")

@@ -14,10 +14,11 @@ from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.judge import JudgeScreen
 from relgate_tui.tui.judge.paraphrase import ParaphrasePanel
-from tests.tui.test_flow import wait_until
+from tests.tui.test_flow import focus_on, press_button, wait_until
 from tests.tui.test_judge import SIZE, fill, open_judge, text_of
 
 TINY = {"n-inputs": "3", "n-candidates": "3", "reps": "1", "seed": "2"}
+
 
 
 def _paraphraser_calls(app) -> int:
@@ -32,15 +33,14 @@ async def test_write_edit_and_run_the_paraphrase_variant(services):
         panel = screen.query_one(ParaphrasePanel)
         assert not panel.display  # hidden until the tick
         tick = screen.query_one("#var-paraphrase", Checkbox)
-        tick.focus()
+        await focus_on(pilot, tick)
         await pilot.press("space")
         await pilot.pause()
         assert tick.value and panel.display
         assert "Write paraphrase" in text_of(screen, "#judge-error")  # the plan waits for the paraphrase
         assert not screen.query_one("#para-direct", TextArea).display
 
-        screen.query_one("#para-generate").focus()
-        await pilot.press("enter")
+        await press_button(pilot, screen.query_one("#para-generate"))
         await wait_until(pilot, lambda: panel.written is not None, what="the paraphrase")
         assert _paraphraser_calls(app) == 1
         area = screen.query_one("#para-direct", TextArea)
@@ -63,7 +63,7 @@ async def test_write_edit_and_run_the_paraphrase_variant(services):
 
         # undo, then a valid edit typed at the start of the text: the error clears
         area.replace("{{input}}", (row, col), (row, col))
-        area.focus()
+        await focus_on(pilot, area)
         area.move_cursor((0, 0))
         await pilot.press(*"Please ")
         await pilot.pause()
@@ -72,11 +72,10 @@ async def test_write_edit_and_run_the_paraphrase_variant(services):
         assert edited == "Please " + written
 
         # writing again is served by the request cache (and replaces the edit with the model's text)
-        screen.query_one("#para-generate").focus()
-        await pilot.press("enter")
+        await press_button(pilot, screen.query_one("#para-generate"))
         await wait_until(pilot, lambda: "1 cached" in text_of(screen, "#para-status"), what="the cached write")
         assert _paraphraser_calls(app) == 1 and area.text == written
-        area.focus()
+        await focus_on(pilot, area)
         area.move_cursor((0, 0))
         await pilot.press(*"Please ")
         await pilot.pause()
@@ -113,17 +112,15 @@ async def test_the_paraphraser_field_and_a_failed_write(services):
         screen.query_one("#var-paraphrase", Checkbox).value = True
         await pilot.pause()
         field = screen.query_one("#paraphraser", Input)
-        field.focus()
+        await focus_on(pilot, field)
         await pilot.press(*"sim-judge")  # a judge is no paraphraser: its answers fail the check
-        screen.query_one("#para-generate").focus()
-        await pilot.press("enter")
+        await press_button(pilot, screen.query_one("#para-generate"))
         await wait_until(pilot, lambda: bool(text_of(screen, "#para-error")), what="the error")
         error = text_of(screen, "#para-error")
         assert error.startswith("paraphraser sim-judge wrote no usable paraphrase in 3 attempts") and "\n" not in error
         assert _paraphraser_calls(app) == 0 and not screen.query_one("#para-direct", TextArea).display
         field.value = ""
-        screen.query_one("#para-generate").focus()
-        await pilot.press("enter")  # empty field on the demo: sim-paraphraser, both templates
+        await press_button(pilot, screen.query_one("#para-generate"))  # empty field on the demo: sim-paraphraser, both templates
         await wait_until(pilot, lambda: screen.query_one(ParaphrasePanel).written is not None, what="the paraphrase")
         assert _paraphraser_calls(app) == 2 and text_of(screen, "#para-error") == ""
         assert all(screen.query_one(f"#para-{k}", TextArea).display for k in ("pairwise", "direct"))

@@ -12,6 +12,7 @@ from relgate_tui.engine.session import RunSetup
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.setup import CUSTOM, TASK_FILE, SetupScreen
+from tests.tui.test_flow import focus_on
 
 
 async def open_setup(app, pilot):
@@ -68,7 +69,7 @@ async def test_bad_task_file_error_is_shown_inline_and_blocks_start(services, tm
         path_input = setup.query_one("#task-path", Input)
         assert path_input.display
         path_input.value = str(bad)
-        path_input.focus()
+        await focus_on(pilot, path_input)
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()

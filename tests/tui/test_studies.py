@@ -30,6 +30,7 @@ from tests.tui.studyfixtures import (
     write_irt_file,
     write_jury_file,
 )
+from tests.tui.test_flow import focus_on
 
 SIZE = (120, 40)
 
@@ -78,7 +79,7 @@ async def test_loader_errors_are_inline_one_line(services, tmp_path: Path) -> No
         assert "give the path" in str(screen.query_one("#path-error", Label).render())
         for path, expected in ((tmp_path / "missing.jsonl", "file not found"), (bad, ":2:")):
             screen.query_one("#path", Input).value = str(path)
-            screen.query_one("#path", Input).focus()
+            await focus_on(pilot, screen.query_one("#path", Input))
             await pilot.press("enter")
             await _settle(pilot)
             shown = str(screen.query_one("#path-error", Label).render())
