@@ -297,8 +297,7 @@ def _variants(args: argparse.Namespace, first: Judge) -> tuple[tuple[PromptVaria
     from relgate_tui.engine.judging import geval
 
     prompt, scale = getattr(args, "prompt", geval.DEFAULT_PROMPT), getattr(args, "scale", geval.DEFAULT_SCALE)
-    if para.NAME in kinds and (prompt, scale) != (geval.DEFAULT_PROMPT, geval.DEFAULT_SCALE) \
-            and args.protocol != "pairwise":
+    if para.NAME in kinds and not para.writes_for(args.protocol, prompt, scale):
         raise UserError(f"--perturb paraphrase rewrites paper 000's score-only 1-5 prompt, not --prompt {prompt} "
                         f"--scale {scale}: give your paraphrase of that prompt as --variant NAME=FILE")
     for v in files:

@@ -75,6 +75,16 @@ def kinds_of(protocol: str) -> tuple[str, ...]:
     return ("pairwise", "direct") if protocol == "both" else (protocol,)
 
 
+def writes_for(protocol: str, prompt: str, scale: int) -> bool:
+    """Whether the model paraphrase can be a variant of an audit of ``protocol`` whose direct study asks ``prompt`` on
+    1–``scale``: it rewrites :data:`TEMPLATES` (paper 000's prompts, the direct one score-only on 1–5), so a direct
+    study on another built-in prompt or scale needs the user's own paraphrase of that prompt. The one rule the CLI
+    and the judge setup both apply (each words the refusal for its own inputs)."""
+    from relgate_tui.engine.judging import geval
+
+    return protocol == "pairwise" or (prompt, scale) == (geval.DEFAULT_PROMPT, geval.DEFAULT_SCALE)
+
+
 def clean(text: str) -> str:
     """The reply as a template: control/bidi characters removed, one surrounding code fence or triple quote
     unwrapped, outer blank lines and spaces trimmed."""

@@ -56,9 +56,9 @@ def paraphrase_refusal(settings: DirectSettings, protocol: str) -> str | None:
     """Why the model paraphrase cannot be a variant of this audit (None: it can) — the CLI's rule: paper 002's
     paraphrase rewrites paper 000's score-only 1–5 prompt, so with direct scores on another prompt or scale the
     user gives their own paraphrase of that prompt (here: as a template file)."""
-    from relgate_tui.engine.judging import geval
+    from relgate_tui.engine.judging.paraphrase import writes_for
 
-    if protocol == "pairwise" or (settings.prompt, settings.scale) == (geval.DEFAULT_PROMPT, geval.DEFAULT_SCALE):
+    if writes_for(protocol, settings.prompt, settings.scale):
         return None
     return (f"paraphrase: it rewrites paper 000's score-only 1-5 prompt, not the {settings.prompt} prompt on 1-"
             f"{settings.scale}: give your paraphrase of that prompt as a template file")
