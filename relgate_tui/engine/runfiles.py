@@ -108,8 +108,13 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _atomic_write_json(path: Path, obj: Any, *, indent: int | None = 2) -> None:
+    _atomic_write_bytes(path, (json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n").encode())
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    """``data`` at ``path`` all or nothing: written and fsynced to a temporary file beside it, renamed over it, the
+    directory fsynced."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    data = (json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         _write_all(fd, data)

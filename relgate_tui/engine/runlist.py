@@ -17,8 +17,8 @@ from pathlib import Path
 
 from relgate_tui.engine.runfiles import (
     RunStoreError,
+    _atomic_write_bytes,
     _count_lines,
-    _fsync_dir,
     _is_int,
     _obj,
     _opt_float,
@@ -125,15 +125,7 @@ def repair_run(store: RunStore) -> dict[str, int]:
             os.fsync(qfd)
         finally:
             os.close(qfd)
-        tmp = store.path / f".{name}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            _write_all(fd, b"".join(good))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        _fsync_dir(store.path)
+        _atomic_write_bytes(path, b"".join(good))
     store.update_manifest(counts=store.count_files())
     return moved
 

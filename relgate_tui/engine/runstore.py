@@ -68,6 +68,7 @@ from relgate_tui.engine.runfiles import (
     _HEADLINE,
     REPAIR_HINT,
     RunStoreError,
+    _atomic_write_bytes,
     _atomic_write_json,
     _count_lines,
     _now_iso,
@@ -514,14 +515,7 @@ class RunStore:
         if (self.path / ITEMS).is_file():
             return
         self._ensure_lock()
-        tmp = self.path / f".{ITEMS}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path / ITEMS)
+        _atomic_write_bytes(self.path / ITEMS, data)
 
     def items_copy_path(self) -> Path | None:
         """The run's copy of its items, or None (a run made before runs kept one)."""

@@ -40,6 +40,7 @@ from relgate_tui import __version__
 from relgate_tui.core.jsonsafe import dumps
 from relgate_tui.engine import logprobs as lp
 from relgate_tui.engine.judging.ask import Answer
+from relgate_tui.engine.runfiles import _atomic_write_bytes
 from relgate_tui.errors import DataError
 
 FORMAT = 1
@@ -71,12 +72,6 @@ def file_sha256(path: str) -> str | None:
     except OSError:
         return None
     return h.hexdigest()
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _answer_json(a: Answer) -> str:
@@ -136,7 +131,7 @@ class AuditStore:
             "criterion": plan.criterion, "inputs": [i.id for i in plan.inputs],
             "answers_per_judge": plan.answers_per_judge,
         }
-        _atomic_write(path / MANIFEST, dumps(manifest))
+        _atomic_write_bytes(path / MANIFEST, dumps(manifest).encode())
         return manifest
 
     @classmethod
@@ -201,8 +196,9 @@ class AuditStore:
     def write_results(self, result: Any) -> None:
         """``results.json`` and ``calls.json`` (per-judge calls and the wall time, so a reopened audit shows them)."""
         self.lock()
-        _atomic_write(self.path / CALLS, dumps({"calls": result.calls, "wall_seconds": result.wall_seconds}))
-        _atomic_write(self.path / RESULTS, dumps(result.to_json()))
+        calls = {"calls": result.calls, "wall_seconds": result.wall_seconds}
+        _atomic_write_bytes(self.path / CALLS, dumps(calls).encode())
+        _atomic_write_bytes(self.path / RESULTS, dumps(result.to_json()).encode())
 
     def calls(self) -> dict[str, Any]:
         try:
