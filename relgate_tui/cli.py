@@ -213,7 +213,7 @@ def _cmd_certify(args: argparse.Namespace) -> int:
     from relgate_tui.engine.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
 
     if args.json_path and args.json_path != "-":
-        from relgate_tui.engine.report import check_output_path
+        from relgate_tui.engine.outputs import check_output_path
 
         check_output_path(args.json_path, inputs=(args.task, args.labels))
     progress: _Progress | None = None
@@ -265,7 +265,7 @@ def _cmd_certify(args: argparse.Namespace) -> int:
     if args.json_path:
         from relgate_tui.engine.report import emit_json
 
-        emit_json(doc, args.json_path)
+        emit_json(doc, args.json_path, (args.task, args.labels))
     if not args.quiet:
         _print_summary(doc, outcome.run_path)
     if not doc.get("sampling_complete", True):
@@ -403,9 +403,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
             f"run {store.run_id} has no results yet (status: {store.status}); rerun its certify command to finish it"
         )
     if args.output:
-        from relgate_tui.engine.report import check_output_path
-
-        check_output_path(args.output)
         path = write_report(doc, args.format, args.output)
         print(f"wrote {path}", file=sys.stderr)
     else:

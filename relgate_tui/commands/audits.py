@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
     from relgate_tui.engine.judging import audit_json, list_audits, markdown_report, reopen_result, summary_lines
     from relgate_tui.engine.judging.store import audits_dir
+    from relgate_tui.engine.outputs import check_outputs, write_output
     from relgate_tui.errors import RelgateError
 
     if args.audit is None:
@@ -42,16 +43,17 @@ def run(args: argparse.Namespace) -> int:
     if not path.is_dir():
         path = audits_dir() / args.audit
     try:
+        check_outputs((args.json, args.markdown))
         result = reopen_result(path)
+        if args.json == "-":
+            print(audit_json(result), end="")
+        elif args.json:
+            write_output(args.json, audit_json(result))
+        if args.markdown:
+            write_output(args.markdown, markdown_report(result))
     except RelgateError as exc:
         print(f"relgate: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
-    if args.json == "-":
-        print(audit_json(result), end="")
-    elif args.json:
-        Path(args.json).write_text(audit_json(result), encoding="utf-8")
-    if args.markdown:
-        Path(args.markdown).write_text(markdown_report(result), encoding="utf-8")
     if args.json != "-":
         print("\n".join(summary_lines(result)))
     return 0

@@ -77,7 +77,10 @@ def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from relgate_tui.engine.importers import load_log
     from relgate_tui.engine.importers.run import ImportOptions, import_log
+    from relgate_tui.engine.outputs import check_outputs
 
+    inputs = (args.path, args.labels)
+    check_outputs((args.json_path,), inputs)
     log = load_log(args.source, args.path, args.task)
     opts = ImportOptions(canon=args.canon, alpha=args.alpha, n_cal=args.n_cal, seed=args.seed, labels=args.labels,
                          min_reliability=args.min_reliability, run_dir=args.run_dir)
@@ -86,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json_path:
         from relgate_tui.engine.report import emit_json
 
-        emit_json(doc, args.json_path)
+        emit_json(doc, args.json_path, inputs)
     if not args.quiet:
         _summary(doc, outcome.run_path, outcome.reused)
     return outcome.exit_code

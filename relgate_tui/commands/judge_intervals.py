@@ -175,6 +175,10 @@ def run(args: argparse.Namespace) -> int:
         methods = parse_methods(args.methods)
     except ValueError as exc:
         raise UserError(f"--methods: {exc}") from None
+    from relgate_tui.engine.outputs import check_outputs, write_output
+
+    inputs = (args.scores, args.shift_scores)
+    check_outputs((args.json_path, args.markdown), inputs)
     lam = _lambda(args.adjust)
     grid = _grid(args.grid)
     table, audit = source_table(args)
@@ -199,10 +203,9 @@ def run(args: argparse.Namespace) -> int:
         md = md.rstrip("\n") + f"\n\n{_printable(audit.summary(), 400)}\n"
     doc = jsonsafe.jsonable(study) | ({"audit": audit.to_json()} if audit is not None else {})
     if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as fh:
-            fh.write(md)
+        write_output(args.markdown, md, inputs=inputs)
     if args.json_path != "-":
         sys.stdout.write(md)
     if args.json_path:
-        emit_json(doc, args.json_path)
+        emit_json(doc, args.json_path, inputs)
     return 0

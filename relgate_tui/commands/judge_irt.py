@@ -113,9 +113,12 @@ def _table(study: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from relgate_tui.commands.judge_intervals import source_table
+    from relgate_tui.engine.outputs import check_outputs, write_output
     from relgate_tui.engine.report import emit_json
     from relgate_tui.engine.scores_file import load_scores
 
+    inputs = (args.ratings,)
+    check_outputs((args.json_path, args.markdown), inputs)
     table, audit = source_table(args, "ratings")
     if table is None:
         table = load_scores(args.ratings)
@@ -123,8 +126,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet and args.json_path != "-":
         print(_table(study))
     if args.json_path:
-        emit_json(document(study, None if audit else str(args.ratings), audit), args.json_path)
+        emit_json(document(study, None if audit else str(args.ratings), audit), args.json_path, inputs)
     if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as fh:
-            fh.write(study.to_markdown())
+        write_output(args.markdown, study.to_markdown(), inputs=inputs)
     return 0

@@ -144,6 +144,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.splits < 2:
         raise UserError("--splits must be at least 2 (the Wilcoxon test compares splits)")
+    from relgate_tui.engine.outputs import check_outputs, write_output
+
+    inputs = (args.scores,)
+    check_outputs((args.json_path, args.markdown), inputs)
     table, audit = source_table(args)
     if table is None:
         table = load_scores(args.scores)
@@ -172,8 +176,7 @@ def run(args: argparse.Namespace) -> int:
         doc = {"relgate_version": __version__, **source,
                "criterion": args.criterion or table.criteria()[0],
                "embeddings": "endpoint" if embeddings else "tf-idf + truncated SVD (text-only fallback)"}
-        emit_json(jsonable(doc | study.to_json()), args.json_path)
+        emit_json(jsonable(doc | study.to_json()), args.json_path, inputs)
     if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as fh:
-            fh.write(study.to_markdown())
+        write_output(args.markdown, study.to_markdown(), inputs=inputs)
     return 0

@@ -168,7 +168,9 @@ def paraphrase_to_file(cfg: JudgeAuditConfig, path: str) -> para.Paraphrased:
 
     done = asyncio.run(main())
     text = para.file_text(done.variant, path)
-    Path(path).write_text(text, encoding="utf-8")
+    from relgate_tui.engine.outputs import write_output
+
+    write_output(path, text, inputs=(cfg.data,))
     return done
 
 
@@ -378,7 +380,11 @@ def _progress_printer() -> Callable[[Any], None]:
 
 def judge_audit_main(args: argparse.Namespace) -> int:
     """``relgate judge-audit``: 0 done, 2 error (one line on stderr)."""
+    from relgate_tui.engine.outputs import check_outputs, write_output
+
+    inputs = (args.scores, args.data)
     try:
+        check_outputs((args.json, args.markdown, getattr(args, "paraphrase_out", None)), inputs)
         if args.scores:
             from relgate_tui.engine.judging import audit_from_scores
             from relgate_tui.engine.scores_file import load_scores
@@ -401,12 +407,16 @@ def judge_audit_main(args: argparse.Namespace) -> int:
         print(f"relgate: error: {exc.strerror or exc}", file=sys.stderr)
         return 2
     text = audit_json(result)
-    if args.json == "-":
-        print(text, end="")
-    elif args.json:
-        Path(args.json).write_text(text, encoding="utf-8")
-    if args.markdown:
-        Path(args.markdown).write_text(markdown_report(result), encoding="utf-8")
+    try:
+        if args.json == "-":
+            print(text, end="")
+        elif args.json:
+            write_output(args.json, text, inputs=inputs)
+        if args.markdown:
+            write_output(args.markdown, markdown_report(result), inputs=inputs)
+    except RelgateError as exc:
+        print(f"relgate: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
     for line in summary_lines(result):
         print(line, file=sys.stderr if args.json == "-" else sys.stdout)
     return 0

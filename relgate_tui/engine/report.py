@@ -16,7 +16,6 @@ run's ``results.json``). Formats:
 from __future__ import annotations
 
 import io
-import json
 import math
 import os
 import sys
@@ -27,7 +26,7 @@ from typing import Any
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import csv_cell, one_line, strip_controls
-from relgate_tui.errors import UserError
+from relgate_tui.engine.outputs import check_output_path, write_output
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
            "write_report", "check_output_path"]
@@ -74,14 +73,15 @@ def report_json(doc: Mapping[str, Any]) -> str:
     return jsonsafe.dumps(doc)
 
 
-def emit_json(doc: Mapping[str, Any], json_path: str) -> None:
-    """Every command's ``--json PATH``: ``-`` writes the document to stdout, anything else is written atomically
-    (:func:`write_report`)."""
+def emit_json(doc: Mapping[str, Any], json_path: str,
+              inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
+    """Every command's ``--json PATH``: ``-`` writes the document to stdout, anything else goes through the output
+    guard and the one output write (:func:`write_report`; never over one of ``inputs``)."""
     if json_path == "-":
         sys.stdout.write(report_json(doc))
         sys.stdout.flush()
     else:
-        write_report(doc, "json", json_path)
+        write_report(doc, "json", json_path, inputs=inputs)
 
 
 _TEXT_COLUMNS = ("id", "role", "top_answer", "classes", "verified_by", "prediction_set")
@@ -296,46 +296,11 @@ def render_report(doc: Mapping[str, Any], fmt: str) -> str:
     raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
-def check_output_path(path: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None] = ()) -> Path:
-    """Refuse (:class:`~relgate_tui.errors.UserError`, one line) an output path that is one of ``inputs`` (a task
-    or labels file) or lies inside a run directory (a folder holding a run's ``manifest.json``) other than its
-    ``exports/`` folder — writing there would destroy the run or its inputs. Returns the path."""
-    p = Path(path).expanduser()
-    target = p.resolve()
-    for inp in inputs:
-        if inp is None:
-            continue
-        q = Path(inp).expanduser()
-        if q.exists() and target.exists() and os.path.samefile(q, target) or q.resolve() == target:
-            raise UserError(f"{p}: refusing to write over an input file ({inp})")
-    for parent in target.parents:
-        if _is_run_dir(parent):
-            inside = target.relative_to(parent).parts
-            if inside[:1] == ("exports",) and len(inside) > 1:
-                break
-            raise UserError(f"{p}: refusing to write inside the run directory {parent} (write to its exports/ "
-                            "folder or elsewhere)")
-    return p
-
-
-def _is_run_dir(path: Path) -> bool:
-    try:
-        with (path / "manifest.json").open("rb") as f:
-            manifest = json.loads(f.read(1 << 20))
-    except (OSError, ValueError):
-        return False
-    return isinstance(manifest, dict) and "run_id" in manifest and "identity" in manifest
-
-
-def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str]) -> Path:
-    """Write the report to ``path`` (atomic replace) and return the path."""
-    p = Path(path)
-    text = render_report(doc, fmt)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, p)
-    return p
+def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str],
+                 inputs: Iterable[str | os.PathLike[str] | None] = ()) -> Path:
+    """Write the report to ``path`` through the one output write (:func:`~relgate_tui.engine.outputs.write_output`:
+    the output guard, then an atomic replace or an in-place write to a device or pipe) and return the path."""
+    return write_output(path, render_report(doc, fmt), inputs=inputs, mkdir=True)
 
 
 def _readout_lines(doc: Mapping[str, Any]) -> list[str]:

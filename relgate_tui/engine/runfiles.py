@@ -3,7 +3,6 @@ replacement, ``O_APPEND`` writes that truncate a torn tail first, and the run st
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import json
@@ -14,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from relgate_tui.engine.outputs import _write_all as _write_all
+from relgate_tui.engine.outputs import write_file
 from relgate_tui.errors import DataError
 
 REPAIR_HINT = "`relgate runs --repair RUN` moves corrupt lines aside"
@@ -98,31 +99,14 @@ def _line_spans(data: bytes, end: int, lines: list[bytes], n_records: int) -> li
     return out
 
 
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _atomic_write_json(path: Path, obj: Any, *, indent: int | None = 2) -> None:
     _atomic_write_bytes(path, (json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n").encode())
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    """``data`` at ``path`` all or nothing: written and fsynced to a temporary file beside it, renamed over it, the
-    directory fsynced."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    """``data`` at ``path`` all or nothing, through the one file write (:func:`~relgate_tui.engine.outputs.write_file`:
+    temporary file, fsync, rename, directory fsync; never renamed over a path that is not a regular file)."""
+    write_file(path, data)
 
 
 def _read_json(path: Path) -> Any:
@@ -132,13 +116,6 @@ def _read_json(path: Path) -> Any:
         raise
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RunStoreError(f"{path}: unreadable ({exc.__class__.__name__})") from None
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
 
 
 def _open_append(path: Path) -> int:

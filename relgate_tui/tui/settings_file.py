@@ -60,10 +60,10 @@ def load_ui_settings(path: str | os.PathLike[str]) -> UISettings:
 
 
 def save_ui_settings(path: str | os.PathLike[str], settings: UISettings) -> None:
-    """Write the settings atomically (temp file + rename)."""
+    """Write the settings through the one file write (atomic; never renamed over a device or pipe)."""
+    from relgate_tui.engine.outputs import write_file
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(settings), indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, p)
+    write_file(p, json.dumps(asdict(settings), indent=2) + "\n")
 

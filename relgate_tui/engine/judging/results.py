@@ -173,9 +173,6 @@ def export_result(result: AuditResult, fmt: str, folder: Path) -> Path:
     """Write the audit as JSON (the ``--json`` document) or Markdown into ``folder``; returns the path."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / export_name(result, fmt)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(EXPORT_FORMATS[fmt](result), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    from relgate_tui.engine.outputs import write_output
+
+    return write_output(folder / export_name(result, fmt), EXPORT_FORMATS[fmt](result), mkdir=True)

@@ -55,8 +55,9 @@ class StudyView(Screen[None]):
         name = f"{file_stem(self.title_text)}.{self.KIND}.{ext}"
         try:
             path = write_export(self.export_dir, name, self.export_text(fmt))
-        except OSError as exc:
-            self.notify(plain(f"could not write {name}: {exc.strerror or exc}", 200), title="Export failed",
+        except (OSError, ValueError) as exc:  # ValueError: the output guard's refusal (a UserError)
+            self.notify(plain(f"could not write {name}: {getattr(exc, 'strerror', None) or exc}", 200),
+                        title="Export failed",
                         severity="error", markup=False)
             return
         self.exported.append(path)

@@ -42,10 +42,9 @@ def num(x: float | None, nd: int = 2, signed: bool = False) -> str:
 
 def write_export(directory: Path, name: str, text: str) -> Path:
     """Write ``text`` to ``directory/name`` (created if needed) and return the path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / name
-    path.write_text(text, encoding="utf-8")
-    return path
+    from relgate_tui.engine.outputs import write_output
+
+    return write_output(directory / name, text, mkdir=True)
 
 
 def file_stem(title: str) -> str:
