@@ -37,9 +37,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(message: str) -> None:
+    from relgate_tui.core.redact import redact, redact_urls
     from relgate_tui.core.text import one_line
 
-    text = " ".join(one_line(str(message)).split()) or "unknown error"
+    text = " ".join(one_line(redact_urls(redact(str(message)))).split()) or "unknown error"
     print(f"relgate: error: {text}", file=sys.stderr, flush=True)
 
 

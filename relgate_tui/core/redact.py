@@ -7,6 +7,8 @@
   parameters (``key``, ``api_key``, ``token``, ``access_token``, ``secret``, ``password``, ``sig``, ``signature``,
   ``auth``…) before the URL is written to a manifest, results or an export.
 
+* :func:`redact_urls` applies :func:`public_url` to every URL inside a text (an error line, a note).
+
 Pure functions (no IO).
 """
 
@@ -65,3 +67,14 @@ def public_url(url: str) -> str:
             f"{quote(k, safe='')}={REDACTED if _SECRET_PARAM.match(k) else quote(v, safe='')}" for k, v in pairs
         )
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+_URL = re.compile(r"""https?://[^\s'"<>()]+""", re.IGNORECASE)
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every http(s) URL in it replaced by its :func:`public_url` (the last edge before a line is
+    printed)."""
+    if "://" not in text:
+        return text
+    return _URL.sub(lambda m: public_url(m.group(0)), text)

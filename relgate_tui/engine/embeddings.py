@@ -1,7 +1,8 @@
 """Text embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint (llama.cpp, Ollama, vLLM serve them).
 
 Used by paper 003's item features. Texts go in batches of 64; every answer is checked (one vector per input, in
-``index`` order, finite numbers, one dimension) and bounded (8 MB per response body); any problem is one
+``index`` order, finite numbers, one dimension) and bounded (8 MB per response body, at most
+:data:`MAX_DIMS` dimensions); any problem is one
 :class:`~relgate_tui.errors.EndpointError` line that names the status but never echoes the server's body or the key.
 """
 
@@ -13,11 +14,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from relgate_tui.core.redact import public_url
 from relgate_tui.errors import EndpointError, UserError
 
 BATCH = 64
 MAX_BODY = 8 * 1024 * 1024
 MAX_TEXT_CHARS = 20_000
+MAX_DIMS = 8192
+"""Longest embedding vector accepted (the largest served models use 4096): a longer one is a one-line error."""
 
 
 def embed_texts(endpoint: str, model: str, texts: Sequence[str], *, api_key_env: str | None = None,
@@ -32,6 +36,7 @@ def embed_texts(endpoint: str, model: str, texts: Sequence[str], *, api_key_env:
             raise UserError(f"the environment variable {api_key_env} (embeddings API key) is not set")
         headers["Authorization"] = f"Bearer {key}"
     url = endpoint.rstrip("/") + "/embeddings"
+    shown = public_url(endpoint)  # every error line names the endpoint without its credentials
     rows: list[list[float]] = []
     with httpx.Client(timeout=timeout, trust_env=False) as client:
         for start in range(0, len(texts), BATCH):
@@ -42,17 +47,17 @@ def embed_texts(endpoint: str, model: str, texts: Sequence[str], *, api_key_env:
                     for chunk in resp.iter_bytes():
                         body += chunk
                         if len(body) > MAX_BODY:
-                            raise EndpointError(f"embeddings endpoint {endpoint}: response larger than {MAX_BODY:,} "
+                            raise EndpointError(f"embeddings endpoint {shown}: response larger than {MAX_BODY:,} "
                                                 "bytes")
                     status = resp.status_code
             except httpx.HTTPError as exc:
-                raise EndpointError(f"embeddings endpoint {endpoint}: {type(exc).__name__}") from None
+                raise EndpointError(f"embeddings endpoint {shown}: {type(exc).__name__}") from None
             if status != 200:
-                raise EndpointError(f"embeddings endpoint {endpoint}: HTTP {status} for model {model!r}")
-            rows.extend(_parse(bytes(body), len(batch), endpoint))
+                raise EndpointError(f"embeddings endpoint {shown}: HTTP {status} for model {model!r}")
+            rows.extend(_parse(bytes(body), len(batch), shown))
     dims = {len(r) for r in rows}
     if len(dims) != 1:
-        raise EndpointError(f"embeddings endpoint {endpoint}: vectors of different sizes {sorted(dims)[:4]}")
+        raise EndpointError(f"embeddings endpoint {shown}: vectors of different sizes {sorted(dims)[:4]}")
     return np.asarray(rows, dtype=float)
 
 
@@ -78,5 +83,7 @@ def _parse(body: bytes, expected: int, endpoint: str) -> list[list[float]]:
         if not isinstance(vec, list) or not vec or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in vec):
             raise bad("an embedding is not a list of finite numbers")
+        if len(vec) > MAX_DIMS:
+            raise bad(f"vectors of {len(vec)} dimensions (at most {MAX_DIMS})")
         out[idx] = [float(v) for v in vec]
     return [v for v in out if v is not None]

@@ -64,6 +64,7 @@ def test_batches_in_index_order_with_the_key_from_its_variable(monkeypatch):
         (lambda b: (200, {"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0, 2.0]}]}),
          "different sizes"),
         (lambda b: (200, b"[" * 100_000), "not JSON"),
+        (lambda b: (200, {"data": [{"index": i, "embedding": [0.5] * 32768} for i in range(2)]}), "32768 dimensions"),
     ],
 )
 def test_malformed_answers_are_one_line_errors_without_the_body(reply, words):

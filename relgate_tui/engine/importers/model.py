@@ -99,6 +99,13 @@ class ImportedLog:
     notes: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # the edge where a log's URL enters relgate: stored, shown and exported only without its credentials
+        if self.endpoint is not None:
+            from relgate_tui.core.redact import public_url
+
+            object.__setattr__(self, "endpoint", public_url(self.endpoint))
+
     @property
     def k(self) -> int:
         """The most answers any item has (the run's K_max)."""

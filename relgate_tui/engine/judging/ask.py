@@ -79,8 +79,11 @@ class Judge:
                               logprobs=self.top_logprobs > 0, timeout_s=float(self.timeout_s), extra=extra)
 
     def to_json(self) -> dict[str, Any]:
-        """Every setting (a stored audit's manifest); the key itself is never part of it."""
-        return {"name": self.label, "endpoint": self.endpoint.rstrip("/"), "model": self.model,
+        """Every setting (a stored audit's manifest and its id); the key itself is never part of it, nor are the
+        credentials a URL may carry (userinfo, ``?api_key=``: :func:`~relgate_tui.core.redact.public_url`)."""
+        from relgate_tui.core.redact import public_url
+
+        return {"name": self.label, "endpoint": public_url(self.endpoint.rstrip("/")), "model": self.model,
                 "api_key_env": self.api_key_env, "temperature": self.temperature, "max_tokens": self.max_tokens,
                 "top_logprobs": self.top_logprobs, "timeout_s": self.timeout_s}
 
