@@ -19,6 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("audit", nargs="?", default=None, help="an audit id (or its directory) to reopen")
     p.add_argument("--json", default=None, help="write the reopened audit's JSON here ('-' = stdout)")
     p.add_argument("--markdown", default=None, help="write the reopened audit's Markdown report here")
+    p.add_argument("--repair", action="store_true",
+                   help="move the corrupt lines of the audit's answers.jsonl to answers.jsonl.quarantine")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,9 +28,12 @@ def run(args: argparse.Namespace) -> int:
 
     from relgate_tui.engine.judging import audit_json, list_audits, markdown_report, reopen_result, summary_lines
     from relgate_tui.engine.judging.store import audits_dir
-    from relgate_tui.engine.outputs import check_outputs, write_output
+    from relgate_tui.engine.outputs import check_outputs, echo, write_display, write_output
     from relgate_tui.errors import RelgateError
 
+    if args.repair and args.audit is None:
+        print("relgate: error: --repair needs an audit id (`relgate audits` lists them)", file=sys.stderr)
+        return 2
     if args.audit is None:
         rows = list_audits()
         if not rows:
@@ -36,12 +41,24 @@ def run(args: argparse.Namespace) -> int:
             return 0
         for s in rows:
             state = "finished" if s.finished else "unfinished"
-            print(f"{s.id}  {s.data} / {s.criterion}  {s.protocol}  judges {', '.join(s.judges)}  "
+            echo(f"{s.id}  {s.data} / {s.criterion}  {s.protocol}  judges {', '.join(s.judges)}  "
                   f"variants {', '.join(s.variants)}  answers {s.answers}/{s.planned}  {state}  {s.created}")
         return 0
     path = Path(args.audit)
     if not path.is_dir():
         path = audits_dir() / args.audit
+    if args.repair:
+        from relgate_tui.engine.judging.store import AuditStore
+
+        try:
+            with AuditStore.open(path) as store:
+                moved = store.repair()
+        except RelgateError as exc:
+            print(f"relgate: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 2
+        echo(f"audit {path.name}: " + (f"moved {moved} corrupt line(s) to answers.jsonl.quarantine" if moved
+                                      else "no corrupt line"), file=sys.stderr)
+        return 0
     try:
         check_outputs((args.json, args.markdown))
         result = reopen_result(path)
@@ -50,10 +67,10 @@ def run(args: argparse.Namespace) -> int:
         elif args.json:
             write_output(args.json, audit_json(result))
         if args.markdown:
-            write_output(args.markdown, markdown_report(result))
+            write_display(args.markdown, markdown_report(result))
     except RelgateError as exc:
         print(f"relgate: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     if args.json != "-":
-        print("\n".join(summary_lines(result)))
+        echo("\n".join(summary_lines(result)))
     return 0

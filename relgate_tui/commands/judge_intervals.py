@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         methods = parse_methods(args.methods)
     except ValueError as exc:
         raise UserError(f"--methods: {exc}") from None
-    from relgate_tui.engine.outputs import check_outputs, write_output
+    from relgate_tui.engine.outputs import check_outputs, echo, write_display
 
     inputs = (args.scores, args.shift_scores)
     check_outputs((args.json_path, args.markdown), inputs)
@@ -203,9 +203,9 @@ def run(args: argparse.Namespace) -> int:
         md = md.rstrip("\n") + f"\n\n{_printable(audit.summary(), 400)}\n"
     doc = jsonsafe.jsonable(study) | ({"audit": audit.to_json()} if audit is not None else {})
     if args.markdown:
-        write_output(args.markdown, md, inputs=inputs)
+        write_display(args.markdown, md, inputs=inputs)
     if args.json_path != "-":
-        sys.stdout.write(md)
+        echo(md, end="")
     if args.json_path:
         emit_json(doc, args.json_path, inputs)
     return 0

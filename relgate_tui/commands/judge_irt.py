@@ -113,7 +113,7 @@ def _table(study: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from relgate_tui.commands.judge_intervals import source_table
-    from relgate_tui.engine.outputs import check_outputs, write_output
+    from relgate_tui.engine.outputs import check_outputs, echo, write_display
     from relgate_tui.engine.report import emit_json
     from relgate_tui.engine.scores_file import load_scores
 
@@ -124,9 +124,9 @@ def run(args: argparse.Namespace) -> int:
         table = load_scores(args.ratings)
     study = build_study(table, judge=args.judge, criterion=args.criterion, prior=args.prior, original=args.original)
     if not args.quiet and args.json_path != "-":
-        print(_table(study))
+        echo(_table(study))
     if args.json_path:
         emit_json(document(study, None if audit else str(args.ratings), audit), args.json_path, inputs)
     if args.markdown:
-        write_output(args.markdown, study.to_markdown(), inputs=inputs)
+        write_display(args.markdown, study.to_markdown(), inputs=inputs)
     return 0

@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.splits < 2:
         raise UserError("--splits must be at least 2 (the Wilcoxon test compares splits)")
-    from relgate_tui.engine.outputs import check_outputs, write_output
+    from relgate_tui.engine.outputs import check_outputs, echo, write_display
 
     inputs = (args.scores,)
     check_outputs((args.json_path, args.markdown), inputs)
@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     study = run_jury_study(data, texts=texts, embeddings=embeddings, splits=args.splits, seed=args.seed,
                            n_search=args.search, workers=max(1, args.workers))
     if not args.quiet and args.json_path != "-":
-        print(_table(study))
+        echo(_table(study))
     if args.json_path:
         source = {"audit": audit.to_json()} if audit is not None else {"scores_file": str(args.scores)}
         doc = {"relgate_version": __version__, **source,
@@ -178,5 +178,5 @@ def run(args: argparse.Namespace) -> int:
                "embeddings": "endpoint" if embeddings else "tf-idf + truncated SVD (text-only fallback)"}
         emit_json(jsonable(doc | study.to_json()), args.json_path, inputs)
     if args.markdown:
-        write_output(args.markdown, study.to_markdown(), inputs=inputs)
+        write_display(args.markdown, study.to_markdown(), inputs=inputs)
     return 0

@@ -52,6 +52,9 @@ def jsonable(x: Any) -> Any:
 
 
 def dumps(x: Any, *, indent: int | None = 2) -> str:
-    """Strict JSON text of ``jsonable(x)`` (UTF-8 characters kept, a trailing newline when indented)."""
-    text = json.dumps(jsonable(x), indent=indent, ensure_ascii=False, allow_nan=False)
+    """Strict JSON text of ``jsonable(x)`` (UTF-8 characters kept, a trailing newline when indented; control and
+    bidi characters as ``\\u`` escapes, :func:`~relgate_tui.core.text.escape_invisible`)."""
+    from relgate_tui.core.text import escape_invisible
+
+    text = escape_invisible(json.dumps(jsonable(x), indent=indent, ensure_ascii=False, allow_nan=False))
     return text + "\n" if indent is not None else text

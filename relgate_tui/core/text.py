@@ -52,6 +52,19 @@ def one_line(text: str, limit: int | None = None) -> str:
 def csv_cell(value: object) -> object:
     """A CSV cell that a spreadsheet will not run as a formula: text starting with ``= + - @`` (tab, CR) gets a
     leading apostrophe; numbers and None pass through (a negative number is data, not a formula)."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
+    if isinstance(value, str):
+        value = strip_controls(value)
+        if value.startswith(_FORMULA_START):
+            return "'" + value
     return value
+
+
+_INVISIBLE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def escape_invisible(json_text: str) -> str:
+    """JSON text with DEL, the C1 controls and the bidi controls written as ``\\uXXXX`` escapes (``json.dumps``
+    already escapes C0): the same JSON value, but nothing a terminal would run or reorder when it is printed."""
+    if not _INVISIBLE.search(json_text):
+        return json_text
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json_text)

@@ -380,7 +380,7 @@ def _progress_printer() -> Callable[[Any], None]:
 
 def judge_audit_main(args: argparse.Namespace) -> int:
     """``relgate judge-audit``: 0 done, 2 error (one line on stderr)."""
-    from relgate_tui.engine.outputs import check_outputs, write_output
+    from relgate_tui.engine.outputs import check_outputs, echo, write_display, write_output
 
     inputs = (args.scores, args.data)
     try:
@@ -413,10 +413,10 @@ def judge_audit_main(args: argparse.Namespace) -> int:
         elif args.json:
             write_output(args.json, text, inputs=inputs)
         if args.markdown:
-            write_output(args.markdown, markdown_report(result), inputs=inputs)
+            write_display(args.markdown, markdown_report(result), inputs=inputs)
     except RelgateError as exc:
         print(f"relgate: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     for line in summary_lines(result):
-        print(line, file=sys.stderr if args.json == "-" else sys.stdout)
+        echo(line, file=sys.stderr if args.json == "-" else sys.stdout)
     return 0

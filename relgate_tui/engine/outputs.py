@@ -9,7 +9,9 @@
   inputs (compared by resolved path and by inode, so a symlink or hard link to an input is caught), never through a
   symlink to a regular file, never inside a run or audit directory (a folder holding a run's or an audit's
   ``manifest.json``) except a run's ``exports/`` folder.
-* :func:`write_output` — both: what every ``--json`` / ``--markdown`` / ``--output`` / export writes through.
+* :func:`write_output` — both: what every ``--json`` / ``--markdown`` / ``--output`` / export writes through;
+  :func:`write_display` for a document people read (Markdown) and :func:`echo` for a terminal line pass the text
+  through the one sanitiser first (issue 23 §6).
 
 Every refusal is a one-line :class:`~relgate_tui.errors.UserError` naming the path.
 """
@@ -21,8 +23,10 @@ import errno
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TextIO
 
 from relgate_tui.errors import UserError
 
@@ -165,3 +169,19 @@ def check_outputs(paths: Iterable[PathLike | None], inputs: Iterable[PathLike | 
     for path in paths:
         if path is not None and str(path) != "-":
             check_output_path(path, ins)
+
+
+def write_display(path: PathLike, text: str, *, inputs: Iterable[PathLike | None] = (), mkdir: bool = False) -> Path:
+    """A document for people to read (a Markdown report): the one sanitiser
+    (:func:`~relgate_tui.core.text.strip_controls`) over the whole text, then :func:`write_output`."""
+    from relgate_tui.core.text import strip_controls
+
+    return write_output(path, strip_controls(text), inputs=inputs, mkdir=mkdir)
+
+
+def echo(text: str, *, file: TextIO | None = None, end: str = "\n") -> None:
+    """Text for a terminal (the summary lines, tables and listings of the commands), through the one sanitiser: no
+    escape sequence (OSC 52 clipboard writes, title changes) or bidi override in a name ever reaches it."""
+    from relgate_tui.core.text import strip_controls
+
+    print(strip_controls(text), file=file if file is not None else sys.stdout, end=end)

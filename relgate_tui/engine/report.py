@@ -25,8 +25,8 @@ from typing import Any
 
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.redact import public_url
-from relgate_tui.core.text import csv_cell, one_line, strip_controls
-from relgate_tui.engine.outputs import check_output_path, write_output
+from relgate_tui.core.text import csv_cell, one_line
+from relgate_tui.engine.outputs import check_output_path, write_display, write_output
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
            "write_report", "check_output_path"]
@@ -90,7 +90,7 @@ _TEXT_COLUMNS = ("id", "role", "top_answer", "classes", "verified_by", "predicti
 def report_csv(doc: Mapping[str, Any]) -> str:
     frame = items_dataframe(doc)
     for column in _TEXT_COLUMNS:
-        frame[column] = frame[column].map(lambda v: csv_cell(strip_controls(v)) if isinstance(v, str) else v)
+        frame[column] = frame[column].map(csv_cell)
     buf = io.StringIO()
     frame.to_csv(buf, index=False)
     return buf.getvalue()
@@ -300,7 +300,8 @@ def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str],
                  inputs: Iterable[str | os.PathLike[str] | None] = ()) -> Path:
     """Write the report to ``path`` through the one output write (:func:`~relgate_tui.engine.outputs.write_output`:
     the output guard, then an atomic replace or an in-place write to a device or pipe) and return the path."""
-    return write_output(path, render_report(doc, fmt), inputs=inputs, mkdir=True)
+    write = write_display if fmt == "md" else write_output
+    return write(path, render_report(doc, fmt), inputs=inputs, mkdir=True)
 
 
 def _readout_lines(doc: Mapping[str, Any]) -> list[str]:

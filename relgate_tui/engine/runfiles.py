@@ -8,7 +8,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -107,6 +107,35 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
     """``data`` at ``path`` all or nothing, through the one file write (:func:`~relgate_tui.engine.outputs.write_file`:
     temporary file, fsync, rename, directory fsync; never renamed over a path that is not a regular file)."""
     write_file(path, data)
+
+
+def quarantine_lines(path: Path, valid: Callable[[bytes], bool]) -> int | None:
+    """Move every line of the JSONL file ``path`` that ``valid`` rejects to ``<path>.quarantine`` (appended,
+    fsync-ed; nothing is deleted) and rewrite ``path`` with the good lines (atomic replace); a torn last line is
+    dropped as on every open. The one repair of ``relgate runs --repair`` and ``relgate audits --repair``. Returns the
+    number of lines moved (None when the file does not exist). The caller holds the directory's write lock."""
+    from relgate_tui.engine.inputs import open_regular
+
+    try:
+        with open_regular(path, what="a JSONL file") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    end = data.rfind(b"\n")
+    good: list[bytes] = []
+    bad: list[bytes] = []
+    for raw in data[: end + 1].split(b"\n")[:-1] if end >= 0 else []:
+        if raw.strip():
+            (good if valid(raw) else bad).append(raw + b"\n")
+    if bad:
+        qfd = os.open(path.with_name(f"{path.name}.quarantine"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            _write_all(qfd, b"".join(bad))
+            os.fsync(qfd)
+        finally:
+            os.close(qfd)
+        _atomic_write_bytes(path, b"".join(good))
+    return len(bad)
 
 
 def _read_json(path: Path) -> Any:

@@ -17,13 +17,12 @@ from pathlib import Path
 
 from relgate_tui.engine.runfiles import (
     RunStoreError,
-    _atomic_write_bytes,
     _count_lines,
     _is_int,
     _obj,
     _opt_float,
     _size,
-    _write_all,
+    quarantine_lines,
 )
 from relgate_tui.engine.runstore import LABELS, MANIFEST, SAMPLES, Label, RunStore, StoredSample
 
@@ -105,27 +104,9 @@ def repair_run(store: RunStore) -> dict[str, int]:
     store.release_files()
     moved: dict[str, int] = {}
     for name, valid in ((SAMPLES, _valid_sample), (LABELS, _valid_event)):
-        path = store.path / name
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            continue
-        end = data.rfind(b"\n")
-        good: list[bytes] = []
-        bad: list[bytes] = []
-        for raw in data[: end + 1].split(b"\n")[:-1] if end >= 0 else []:
-            if raw.strip():
-                (good if valid(raw) else bad).append(raw + b"\n")
-        moved[name] = len(bad)
-        if not bad:
-            continue
-        qfd = os.open(store.path / f"{name}.quarantine", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            _write_all(qfd, b"".join(bad))
-            os.fsync(qfd)
-        finally:
-            os.close(qfd)
-        _atomic_write_bytes(path, b"".join(good))
+        n = quarantine_lines(store.path / name, valid)
+        if n is not None:
+            moved[name] = n
     store.update_manifest(counts=store.count_files())
     return moved
 

@@ -101,9 +101,9 @@ class RunsScreen(Screen["RunsChoice | None"]):
         table = self.query_one("#runs", DataTable)
         self.audits = {a.id: a for a in audits}
         for a in audits:
-            table.add_row("", "audit", a.created.replace("T", " ")[5:16],
-                          Text(", ".join(a.judges)[:40], overflow="ellipsis"),
-                          Text(f"{a.data} / {a.criterion}"[:26], overflow="ellipsis"),
+            table.add_row("", "audit", safe_line(str(a.created).replace("T", " ")[5:16]),
+                          safe_line(", ".join(map(str, a.judges)), 40, overflow="ellipsis"),
+                          safe_line(f"{a.data} / {a.criterion}", 26, overflow="ellipsis"),
                           "finished" if a.finished else "unfinished", "—", f"{a.answers}/{a.planned}", "—", "—", "—",
                           "—", key=a.id)
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from relgate_tui.engine.judging import direct, geval
 from relgate_tui.engine.judging.ask import Answer, Key
-from relgate_tui.engine.judging.store import AuditStore, audits_dir, file_sha256
+from relgate_tui.engine.judging.store import AuditStore, audits_dir
 from relgate_tui.engine.scores_file import MAX_TEXT_CHARS, ScoresTable, table_from_records
 from relgate_tui.errors import DataError
 
@@ -110,10 +110,7 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
     if spec.protocol not in ("direct", "both"):
         raise DataError(f"{path}: audit protocol is {spec.protocol}: the studies need direct (Likert) scores; run the "
                         "audit with --protocol direct or both")
-    stored_sha = (store.manifest.get("data") or {}).get("sha256")
-    if stored_sha and stored_sha != file_sha256(plan.audit_set.path):
-        raise DataError(f"{path}: the audit's data file {plan.audit_set.path} has changed since the audit; its texts "
-                        "and human scores no longer match the stored answers")
+    store.check_data(plan, "its texts and human scores no longer match the stored answers")
     first: dict[tuple[str, Key], Answer] = {}
     labels = {j.label for j in spec.judges}
     for a in store.answers():

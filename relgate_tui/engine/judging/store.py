@@ -39,13 +39,22 @@ from typing import Any
 from relgate_tui import __version__
 from relgate_tui.core.jsonsafe import dumps
 from relgate_tui.engine import logprobs as lp
+from relgate_tui.engine.inputs import open_regular, read_regular
 from relgate_tui.engine.judging.ask import Answer
-from relgate_tui.engine.runfiles import _atomic_write_bytes
+from relgate_tui.engine.runfiles import _atomic_write_bytes, _open_append, quarantine_lines
 from relgate_tui.errors import DataError
 
 FORMAT = 1
 MANIFEST, ANSWERS, RESULTS, CALLS = "manifest.json", "answers.jsonl", "results.json", "calls.json"
 LOCK = "audit.lock"
+MAX_DOCUMENT = 64 << 20
+"""Largest manifest / results / calls document read back (they are written by relgate; a bigger one is planted)."""
+MAX_ANSWER_LINE = 64 << 20
+"""Longest stored answer line (answer text and log-probs are bounded where they arrive, far below this)."""
+MAX_AUDIT_BYTES = 512 << 20
+"""Total size of one audit's stored answers: a judge that answers with megabytes of log-probs per request stops the
+audit with one line instead of filling the disk and, when reopened, the memory."""
+AUDIT_REPAIR_HINT = "`relgate audits --repair AUDIT` moves corrupt lines aside"
 
 
 def audits_dir() -> Path:
@@ -66,10 +75,10 @@ def audit_id(spec: Any) -> str:
 def file_sha256(path: str) -> str | None:
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, what="an audit's data file") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 h.update(chunk)
-    except OSError:
+    except (OSError, DataError):
         return None
     return h.hexdigest()
 
@@ -109,9 +118,7 @@ class AuditStore:
         try:
             if (path / MANIFEST).is_file():  # looked at under the lock: a concurrent creator has finished
                 store = cls.open(path)
-                if store.manifest.get("data", {}).get("sha256") != file_sha256(plan.audit_set.path):
-                    raise DataError(f"{path}: the audit's data file {plan.audit_set.path} has changed since the "
-                                    "audit started; start a new audit (move this directory away)")
+                store.check_data(plan, "start a new audit (move this directory away)")
             else:
                 store = cls(path, cls._new_manifest(path, plan))
         except BaseException:
@@ -138,14 +145,23 @@ class AuditStore:
     def open(cls, path: str | os.PathLike[str]) -> AuditStore:
         p = Path(path)
         try:
-            manifest = json.loads((p / MANIFEST).read_text(encoding="utf-8"))
+            manifest = json.loads(read_regular(p / MANIFEST, MAX_DOCUMENT, what="an audit manifest"))
         except FileNotFoundError:
             raise DataError(f"{p}: not a stored audit (no {MANIFEST})") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise DataError(f"{p / MANIFEST}: unreadable ({type(exc).__name__})") from None
         if not isinstance(manifest, dict) or manifest.get("kind") != "audit" or manifest.get("format") != FORMAT:
             raise DataError(f"{p / MANIFEST}: not an audit manifest of format {FORMAT}")
         return cls(p, manifest)
+
+    def check_data(self, plan: Any, advice: str) -> None:
+        """:class:`DataError` when the audit's data file is not the one it was run on (the SHA-256 recorded in the
+        manifest): resuming, reopening and the studies all refuse, with ``advice``."""
+        recorded = (self.manifest.get("data") or {}).get("sha256") if isinstance(self.manifest.get("data"), dict) \
+            else None
+        if recorded is not None and recorded != file_sha256(plan.audit_set.path):  # None: an audit from before it
+            raise DataError(f"{self.path}: the audit's data file {plan.audit_set.path} has changed since the audit "
+                            f"(its SHA-256 differs from the one recorded); {advice}")
 
     def spec(self) -> Any:
         from relgate_tui.engine.judging.audit import AuditSpec
@@ -160,11 +176,41 @@ class AuditStore:
         """The stored answers in write order (a torn last line, from a kill mid-write, is skipped)."""
         path = self.path / ANSWERS
         try:
-            data = path.read_bytes()
+            f = open_regular(path, what="an audit's answers file")
         except FileNotFoundError:
             return
-        end = data.rfind(b"\n")
-        for n, raw in enumerate(data[: end + 1].split(b"\n")[:-1] if end >= 0 else [], start=1):
+        with f:
+            yield from self._parse_answers(path, f)
+
+    def repair(self) -> int:
+        """Move the corrupt lines of ``answers.jsonl`` to ``answers.jsonl.quarantine`` (the runs' repair,
+        :func:`~relgate_tui.engine.runfiles.quarantine_lines`); takes the write lock. Returns the lines moved."""
+        self.lock()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+        def valid(raw: bytes) -> bool:
+            try:
+                for _ in self._parse_answers(self.path / ANSWERS, _OneLine(raw + b"\n")):
+                    pass
+            except DataError:
+                return False
+            return True
+
+        return quarantine_lines(self.path / ANSWERS, valid) or 0
+
+    @staticmethod
+    def _parse_answers(path: Path, f: Any) -> Iterator[Answer]:
+        """Answers read one line at a time (memory: one line, at most :data:`MAX_ANSWER_LINE` bytes)."""
+        n = 0
+        while raw := f.readline(MAX_ANSWER_LINE + 1):
+            n += 1
+            if not raw.endswith(b"\n"):
+                if len(raw) > MAX_ANSWER_LINE:
+                    raise DataError(f"{path}:{n}: a stored answer is longer than {MAX_ANSWER_LINE >> 20} MB; "
+                                    f"{AUDIT_REPAIR_HINT}")
+                return  # a torn last line (a kill mid-write): dropped
             if not raw.strip():
                 continue
             try:
@@ -175,8 +221,9 @@ class AuditStore:
                 usage = d.get("usage") or [0, 0]
                 yield Answer(str(d["judge"]), key, int(d["rep"]), d["text"], lp.from_json(d.get("logprobs")), True,
                              int(usage[0]), int(usage[1]))
-            except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
-                raise DataError(f"{path}:{n}: a stored answer is corrupt") from None
+            except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError,
+                    RecursionError):
+                raise DataError(f"{path}:{n}: a stored answer is corrupt; {AUDIT_REPAIR_HINT}") from None
 
     def lock(self) -> None:
         """Take the write lock now (every write takes it anyway); :class:`DataError` when another process holds
@@ -189,6 +236,9 @@ class AuditStore:
         if self._fd is None:
             self._fd = _open_append(self.path / ANSWERS)
         data = (_answer_json(answer) + "\n").encode("utf-8")
+        if len(data) > MAX_ANSWER_LINE or os.fstat(self._fd).st_size + len(data) > MAX_AUDIT_BYTES:
+            raise DataError(f"{self.path / ANSWERS}: the stored answers would exceed {MAX_AUDIT_BYTES >> 20} MB "
+                            "(the judge's answers or log-probs are unusually large); audit stopped")
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view):]
@@ -202,16 +252,17 @@ class AuditStore:
 
     def calls(self) -> dict[str, Any]:
         try:
-            doc = json.loads((self.path / CALLS).read_text(encoding="utf-8"))
+            doc = json.loads(read_regular(self.path / CALLS, MAX_DOCUMENT, what="an audit's calls"))
             calls = {str(j): {k: int(c[k]) for k in ("made", "cached", "failed")} for j, c in doc["calls"].items()}
             return {"calls": calls, "wall_seconds": float(doc.get("wall_seconds") or 0.0)}
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+        except (OSError, DataError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError,
+                AttributeError, RecursionError):
             return {}
 
     def results(self) -> dict[str, Any] | None:
         try:
-            doc = json.loads((self.path / RESULTS).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            doc = json.loads(read_regular(self.path / RESULTS, MAX_DOCUMENT, what="an audit's results"))
+        except (OSError, DataError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             return None
         return doc if isinstance(doc, dict) else None
 
@@ -231,23 +282,22 @@ class AuditStore:
         self.close()
 
 
+class _OneLine:
+    """One line as the file :meth:`AuditStore._parse_answers` reads (the repair checks each line alone)."""
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw: bytes | None = raw
+
+    def readline(self, _limit: int) -> bytes:
+        raw, self.raw = self.raw or b"", None
+        return raw
+
+
 def _lock(path: Path) -> int:
     from relgate_tui.engine.dirlock import write_lock
 
     return write_lock(path / LOCK, f"audit {path.name} is in use by another relgate process (it is being run or "
                                    "resumed there); wait for it to finish or stop it")
-
-
-def _open_append(path: Path) -> int:
-    """Open for appending after cutting a torn (unterminated) last line, if any."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-    size = os.fstat(fd).st_size
-    if size:
-        data = os.pread(fd, size, 0)
-        keep = data.rfind(b"\n") + 1
-        if keep != size:
-            os.ftruncate(fd, keep)
-    return fd
 
 
 def reopen_result(path: str | os.PathLike[str]) -> Any:
@@ -256,6 +306,8 @@ def reopen_result(path: str | os.PathLike[str]) -> Any:
 
     store = AuditStore.open(path)
     plan = plan_audit(store.spec())
+    store.check_data(plan, "its stored answers no longer match the texts and human scores; restore the file or "
+                           "rerun the audit")
     answers: dict[str, dict[Any, dict[int, Answer]]] = {}
     for a in store.answers():
         answers.setdefault(a.judge, {}).setdefault(a.key, {})[a.rep] = a
@@ -294,7 +346,7 @@ def list_audits(root: Path | None = None) -> list[AuditSummary]:
             m = AuditStore.open(p).manifest
             spec = m["spec"]
             n = 0
-            with contextlib.suppress(OSError), open(p / ANSWERS, "rb") as f:
+            with contextlib.suppress(OSError), open_regular(p / ANSWERS, what="an audit's answers file") as f:
                 n = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
             judges = tuple(str(j.get("name") or j.get("model")) for j in spec["judges"])
             out.append(AuditSummary(p.name, str(p), str(m.get("created", "")), str(m["data"]["name"]),
