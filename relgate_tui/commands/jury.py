@@ -58,6 +58,25 @@ def _entropy(logprobs: Any) -> float:
     return -sum(p / z * math.log(p / z) for p in ps if p > 0)
 
 
+MAX_JUDGES = 64
+"""Most judges in one pool (papers use 3–12; the study searches sub-juries of up to 8)."""
+MAX_POOL_CELLS = 4_000_000
+"""Most item × judge cells of a pool: the study works on the dense items × judges matrix, so its size is checked on
+the counts of distinct items and judges before anything is allocated (a 3 MB file naming 40k items and 8k judges
+would otherwise ask for gigabytes)."""
+
+
+def check_pool_size(where: str, n_items: int, n_judges: int, n_scores: int) -> None:
+    """One-line :class:`~relgate_tui.errors.DataError` for a pool whose dense matrix would exceed the bounds."""
+    from relgate_tui.errors import DataError
+
+    if n_judges > MAX_JUDGES:
+        raise DataError(f"{where}: {n_judges:,} judges; the jury study reads pools of at most {MAX_JUDGES}")
+    if n_items * n_judges > MAX_POOL_CELLS:
+        raise DataError(f"{where}: {n_items:,} items × {n_judges} judges is {n_items * n_judges:,} cells for "
+                        f"{n_scores:,} scores; the jury study reads pools of at most {MAX_POOL_CELLS:,} cells")
+
+
 def build_data(table: Any, criterion: str | None) -> tuple[Any, dict[str, list[str | None]]]:
     """The pool's :class:`JuryData` and texts from a scores table (raises a one-line ``UserError``)."""
     import numpy as np
@@ -80,13 +99,14 @@ def build_data(table: Any, criterion: str | None) -> tuple[Any, dict[str, list[s
     ids = list(dict.fromkeys(r.id for r in rows))
     judges = list(dict.fromkeys(r.judge for r in rows))
     pos, col = {i: k for k, i in enumerate(ids)}, {j: k for k, j in enumerate(judges)}
+    check_pool_size(str(table.path), len(ids), len(judges), len(rows))
+    any_lp = any(r.logprobs for r in rows)
     scores = np.full((len(ids), len(judges)), np.nan)
     human = np.full(len(ids), np.nan)
-    entropy = np.full((len(ids), len(judges), 1), np.nan)
+    entropy = np.full((len(ids), len(judges), 1) if any_lp else (0, 0, 1), np.nan)  # only when there are log-probs
     inputs: list[str | None] = [None] * len(ids)
     outputs: list[str | None] = [None] * len(ids)
     sources: list[str] = ["all"] * len(ids)
-    any_lp = False
     for r in rows:
         k, c = pos[r.id], col[r.judge]
         if r.score is not None:
@@ -95,7 +115,6 @@ def build_data(table: Any, criterion: str | None) -> tuple[Any, dict[str, list[s
             human[k] = r.human
         if r.logprobs:
             entropy[k, c, 0] = _entropy(r.logprobs)
-            any_lp = True
         inputs[k] = inputs[k] or r.input
         outputs[k] = outputs[k] or r.output
         if r.source:

@@ -47,13 +47,13 @@ def open_regular(path: PathLike, *, what: str = "an input") -> BinaryIO:
     except FileNotFoundError:
         raise
     except IsADirectoryError:
-        raise InputError(f"{path}: {what} must be a regular file, not a directory") from None
+        raise InputError(f"{path}: not a regular file (a directory; {what} must be a file)") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise InputError(f"{path}: {what} must be a regular file, not {_kind(mode)}")
+            raise InputError(f"{path}: not a regular file ({_kind(mode)}; {what} must be a file)")
         os.set_blocking(fd, True)
         return io.FileIO(fd, "rb", closefd=True)  # type: ignore[return-value]
     except BaseException:

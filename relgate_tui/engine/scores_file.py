@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import re
-import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from relgate_tui.engine.tasks import jsonl_objects
+from relgate_tui.engine.inputs import open_regular
 from relgate_tui.errors import DataError, data_error
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: far beyond any real scores file; a bound against /dev/zero-like inputs
@@ -39,7 +39,41 @@ _NAME_FIELDS = ("judge", "criterion", "variant", "source")
 _TEXT_FIELDS = ("input", "output")
 
 
-@dataclass(frozen=True)
+class Logprobs(Mapping[int, float]):
+    """A row's read-only ``scale value → log-probability`` map, stored as two tuples (the keys tuple shared by every
+    row with the same scale): a million rows stay a few hundred bytes each."""
+
+    __slots__ = ("_keys", "_values")
+
+    def __init__(self, keys: tuple[int, ...], values: tuple[float, ...]) -> None:
+        self._keys, self._values = keys, values
+
+    def __getitem__(self, key: int) -> float:
+        try:
+            return self._values[self._keys.index(key)]
+        except ValueError:
+            raise KeyError(key) from None
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def items(self) -> Any:
+        return zip(self._keys, self._values, strict=True)
+
+    def values(self) -> Any:
+        return self._values
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+@dataclass(frozen=True, slots=True)
 class ScoreRow:
     """One judge's verdict on one item under one criterion and prompt variant."""
 
@@ -86,10 +120,11 @@ class ScoresTable:
 
     path: str
     rows: tuple[ScoreRow, ...]
-    _index: Mapping[tuple[str, str, str, str], ScoreRow] = field(init=False, repr=False, compare=False)
+    _index: Mapping[tuple[str, str, str, str], ScoreRow] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_index", MappingProxyType({r.key: r for r in self.rows}))
+        if self._index is None:
+            object.__setattr__(self, "_index", MappingProxyType({r.key: r for r in self.rows}))
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -111,6 +146,7 @@ class ScoresTable:
         return self._distinct("id")
 
     def get(self, id: str, judge: str, criterion: str, variant: str = DEFAULT_VARIANT) -> ScoreRow | None:
+        assert self._index is not None
         return self._index.get((id, judge, criterion, variant))
 
     def select(self, *, judge: str | None = None, criterion: str | None = None,
@@ -132,29 +168,92 @@ def load_scores(path: str | Path) -> ScoresTable:
     p = Path(path)
     display = str(path)
     try:
-        st = p.stat()
+        f = open_regular(p, what="a scores file")  # a FIFO or a device is refused before anything is read
     except FileNotFoundError:
         raise data_error(display, "file not found") from None
-    except OSError as exc:
-        raise data_error(display, f"cannot read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise data_error(display, "not a regular file")
-    if st.st_size > MAX_FILE_BYTES:
-        raise data_error(display, f"file too large ({st.st_size:,} bytes; at most {MAX_FILE_BYTES:,})")
-    try:
-        text = p.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise data_error(display, f"not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise data_error(display, f"cannot read: {exc.strerror or exc}") from None
-    if p.suffix.lower() == ".csv":
-        records = _csv_records(text, display)
-    else:
-        records = jsonl_objects(text, display, DataError)
-    table = _build(records, display)
+    with f:
+        if p.suffix.lower() == ".csv":
+            raw = f.read(MAX_FILE_BYTES + 1)
+            if len(raw) > MAX_FILE_BYTES:
+                raise data_error(display, f"file too large (more than {MAX_FILE_BYTES:,} bytes)")
+            try:
+                text = raw.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise data_error(display, f"not UTF-8 text (byte {exc.start})") from None
+            del raw
+            table = _build(_csv_records(text, display), display)
+        else:
+            table = _build(_jsonl_records(f, display), display)
     if not table.rows:
         raise data_error(display, "no rows")
     return table
+
+
+_CHUNK_LINES = 1 << 14
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _jsonl_records(f: Any, display: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` of a JSONL scores file, read as a stream: chunks of lines parsed with one C call each
+    (the line-by-line path only to name a bad line), so memory holds one chunk of objects, never the file's.
+    Every problem is one line naming the line: bad JSON, not an object, not UTF-8, nested too deeply, a number with
+    thousands of digits, a lone surrogate; the bytes read are bounded by :data:`MAX_FILE_BYTES`."""
+    reader = io.BufferedReader(f, 1 << 20)
+    total, line_no, first = 0, 0, True
+    while True:
+        lines = reader.readlines(1 << 22)
+        if not lines:
+            return
+        if first and lines[0].startswith(b"\xef\xbb\xbf"):
+            lines[0] = lines[0][3:]
+        first = False
+        for i in range(0, len(lines), _CHUNK_LINES):
+            part = lines[i:i + _CHUNK_LINES]
+            total += sum(map(len, part))
+            if total > MAX_FILE_BYTES:
+                raise data_error(display, f"file too large (more than {MAX_FILE_BYTES:,} bytes)")
+            numbered = [(line_no + k, raw) for k, raw in enumerate(part, start=1) if raw.strip()]
+            line_no += len(part)
+            yield from _parse_lines(numbered, display)
+
+
+def _parse_lines(numbered: list[tuple[int, bytes]], display: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    joined = b"[" + b",".join(raw for _, raw in numbered) + b"]"
+    objs: Any = None
+    if not _SURROGATE_ESCAPE.search(joined):
+        try:  # fast path: the whole chunk as one JSON array
+            objs = json.loads(joined)
+        except (ValueError, RecursionError):
+            objs = None
+    del joined
+    if isinstance(objs, list) and len(objs) == len(numbered) and all(type(o) is dict for o in objs):
+        yield from zip((n for n, _ in numbered), objs, strict=True)
+        return
+    for n, raw in numbered:  # slow path: each line alone, to name the bad one
+        yield n, _parse_line(raw, display, n)
+
+
+def _parse_line(raw: bytes, display: str, line: int) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise data_error(display, f"not UTF-8 text (byte {exc.start})", line=line) from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise data_error(display, f"bad JSON: {exc.msg} (column {exc.colno})", line=line) from None
+    except RecursionError:
+        raise data_error(display, "bad JSON: nested too deeply", line=line) from None
+    except ValueError as exc:  # an integer of thousands of digits (Python's int-string conversion limit)
+        raise data_error(display, f"bad JSON: {str(exc).split(';')[0][:80]}", line=line) from None
+    if not isinstance(obj, dict):
+        raise data_error(display, f"expected a JSON object, got {type(obj).__name__}", line=line)
+    if _SURROGATE_ESCAPE.search(raw):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise data_error(display, "a string holds a lone surrogate (not valid Unicode)", line=line) from None
+    return obj
 
 
 def table_from_records(records: Iterable[Mapping[str, Any]], path: str = "<memory>") -> ScoresTable:
@@ -216,19 +315,23 @@ def _csv_number(value: str, display: str, line: int, name: str) -> float:
 
 def _build(records: Iterable[tuple[int, dict[str, Any]]], display: str) -> ScoresTable:
     rows: list[ScoreRow] = []
-    first_line: dict[tuple[str, str, str, str], int] = {}
+    index: dict[tuple[str, str, str, str], ScoreRow] = {}
+    names: dict[str, str] = {}  # one string object per distinct judge / criterion / variant / source
+    scales: dict[tuple[int, ...], tuple[int, ...]] = {}  # one keys tuple per distinct scale
     for line, rec in records:
-        row = _row(rec, display, line)
-        if row.key in first_line:
+        row = _row(rec, display, line, names, scales)
+        key = row.key
+        if key in index:
             raise data_error(display, f"duplicate row for id {row.id!r}, judge {row.judge!r}, criterion "
                                       f"{row.criterion!r}, variant {row.variant!r} (first on line "
-                                      f"{first_line[row.key]})", line=line, field="id")
-        first_line[row.key] = line
+                                      f"{index[key].line})", line=line, field="id")
+        index[key] = row
         rows.append(row)
-    return ScoresTable(display, tuple(rows))
+    return ScoresTable(display, tuple(rows), MappingProxyType(index))
 
 
-def _row(rec: Mapping[str, Any], display: str, line: int) -> ScoreRow:
+def _row(rec: Mapping[str, Any], display: str, line: int, shared: dict[str, str] | None = None,
+         scales: dict[tuple[int, ...], tuple[int, ...]] | None = None) -> ScoreRow:
     def err(name: str, message: str) -> DataError:
         return data_error(display, message, line=line, field=name)
 
@@ -241,7 +344,8 @@ def _row(rec: Mapping[str, Any], display: str, line: int) -> ScoreRow:
         if value is None or value == "":
             names[name] = None
         elif isinstance(value, str):
-            names[name] = value.strip() or None
+            v = value.strip() or None
+            names[name] = v if v is None or shared is None else shared.setdefault(v, v)
         else:
             raise err(name, f"expected a string, got {type(value).__name__}")
     texts: dict[str, str | None] = {}
@@ -257,7 +361,7 @@ def _row(rec: Mapping[str, Any], display: str, line: int) -> ScoreRow:
     human = _number(rec.get("human"), err, "human")
     if human is None and humans:
         human = math.fsum(humans) / len(humans)
-    logprobs = _logprobs(rec.get("logprobs"), err)
+    logprobs = _logprobs(rec.get("logprobs"), err, scales)
     if score is None and logprobs is None:
         raise err("score", "a row needs a score or logprobs")
     return ScoreRow(id=str(raw_id).strip(), judge=names["judge"] or DEFAULT_JUDGE,
@@ -291,7 +395,8 @@ def _humans(value: Any, err: Any) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _logprobs(value: Any, err: Any) -> Mapping[int, float] | None:
+def _logprobs(value: Any, err: Any, scales: dict[tuple[int, ...], tuple[int, ...]] | None = None
+              ) -> Mapping[int, float] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
@@ -313,4 +418,7 @@ def _logprobs(value: Any, err: Any) -> Mapping[int, float] | None:
         if k in out:
             raise err("logprobs", f"scale value {k} given twice")
         out[k] = min(x, 0.0)
-    return MappingProxyType(dict(sorted(out.items())))
+    keys = tuple(sorted(out))
+    if scales is not None:
+        keys = scales.setdefault(keys, keys)
+    return Logprobs(keys, tuple(out[k] for k in keys))

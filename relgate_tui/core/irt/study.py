@@ -33,6 +33,7 @@ from relgate_tui.core.irt.metrics import (
     theta_range,
     wasserstein_1,
 )
+from relgate_tui.core.rating_scale import check_scale
 
 
 @dataclass(frozen=True)
@@ -151,10 +152,11 @@ def judge_irt(
     if observed.size and np.unique(observed).size == 1:
         raise IRTInputError(f"judge {judge!r} gave every sample the same rating ({observed[0]:g}) under every "
                             "variant: there is nothing to fit")
-    fit = fit_grm(y, variants, prior=prior)
     scale = tuple(float(v) for v in np.unique(observed))
     if scale and all(float(v).is_integer() for v in scale):
-        scale = tuple(float(v) for v in range(int(min(scale)), int(max(scale)) + 1))
+        lo, hi = check_scale(scale, f"judge {judge!r}", "rating scale")  # before the fit or range(min, max)
+        scale = tuple(float(v) for v in range(lo, hi + 1))
+    fit = fit_grm(y, variants, prior=prior)
     base = JudgeIRT(judge=judge, criterion=criterion, ids=ids, variants=variants, original=original, scale=scale,
                     fit=fit, c_v=None, v_bar=(), rho=None, phase1_pass=None,
                     phase1_sentence="no metrics: the fit did not converge")

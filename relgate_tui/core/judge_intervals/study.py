@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from relgate_tui.core.rating_scale import check_scale
 from relgate_tui.errors import DataError
 
 from .base import Bounds, SplitData, single_thread
@@ -60,6 +61,7 @@ def prepare(ids: Sequence[str], logprobs: Sequence[Mapping[int, float] | None], 
         raise DataError(f"{where}: no item has both log-probabilities and a human rating")
     if scale is None:
         scale = sorted({int(k) for i in keep for k in (logprobs[i] or {})})
+    check_scale(scale, where, "log-prob scale")  # before any grid or feature is built from it
     scale = tuple(int(v) for v in scale)
     if len(scale) < 2:
         raise DataError(f"{where}: the log-probs cover a single scale value ({scale}); need at least two")

@@ -27,37 +27,63 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_size, file_sha256
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, read_log
 from relgate_tui.errors import DataError, data_error
 
 __all__ = ["load_inspect", "read_eval_members"]
 
 KNOWN_VERSIONS = (1, 2)
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
-MAX_TOTAL_BYTES = 2 * 1024**3
+MAX_TOTAL_BYTES = 1024**3
 ZIP_ZSTD = 93
 
 
-def _decompress_zstd(path: Path, name: str, data: bytes, size: int) -> bytes:
+class _Budget:
+    """Bytes an archive may still inflate to, counted on the bytes actually decompressed (never on the sizes its
+    directory declares: a member that declares 2 bytes may inflate to gigabytes)."""
+
+    def __init__(self, total: int) -> None:
+        self.left = total
+
+    def read(self, path: Path, name: str, stream: Any, declared: int) -> bytes:
+        """Everything ``stream`` yields, read in chunks while within the member and archive budgets; it must be
+        exactly ``declared`` bytes."""
+        limit = min(MAX_MEMBER_BYTES, self.left)
+        chunks, n = [], 0
+        while True:
+            chunk = stream.read(min(1 << 20, limit + 1 - n))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            n += len(chunk)
+            if n > limit:
+                which = "member" if limit == MAX_MEMBER_BYTES else "archive"
+                cap = MAX_MEMBER_BYTES if which == "member" else MAX_TOTAL_BYTES
+                raise data_error(path, f"{which} inflates to more than {cap >> 20} MB (the directory says "
+                                       f"{declared} bytes)", field=name)
+        if n != declared:
+            raise data_error(path, f"member is {n} bytes, the directory says {declared}", field=name)
+        self.left -= n
+        return b"".join(chunks)
+
+
+def _decompress_zstd(path: Path, name: str, data: bytes, size: int, budget: _Budget) -> bytes:
     import zstandard
 
     try:
         reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
-        out = reader.read(size + 1)
+        return budget.read(path, name, reader, size)
     except zstandard.ZstdError as exc:
         raise data_error(path, f"corrupt zstd data ({exc})", field=name) from None
-    if len(out) != size:
-        raise data_error(path, f"zstd member is {len(out)} bytes, the directory says {size}", field=name)
-    return bytes(out)
 
 
-def _read_member(path: Path, zf: zipfile.ZipFile, raw: io.BufferedReader, info: zipfile.ZipInfo) -> bytes:
+def _read_member(path: Path, zf: zipfile.ZipFile, raw: io.BytesIO, info: zipfile.ZipInfo, budget: _Budget) -> bytes:
     if info.file_size > MAX_MEMBER_BYTES:
         raise data_error(path, f"member too large ({info.file_size} bytes)", field=info.filename)
     try:
         if info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             with zf.open(info) as member:
-                return member.read()
+                return budget.read(path, info.filename, member, info.file_size)
         if info.compress_type != ZIP_ZSTD:
             raise data_error(path, f"unsupported ZIP compression method {info.compress_type}", field=info.filename)
         raw.seek(info.header_offset)
@@ -69,22 +95,25 @@ def _read_member(path: Path, zf: zipfile.ZipFile, raw: io.BufferedReader, info: 
         data = raw.read(info.compress_size)
         if len(data) != info.compress_size:
             raise data_error(path, "truncated archive (member data cut short)", field=info.filename)
-        return _decompress_zstd(path, info.filename, data, info.file_size)
+        return _decompress_zstd(path, info.filename, data, info.file_size, budget)
     except DataError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
         raise data_error(path, f"unreadable member ({exc})", field=info.filename) from None
 
 
-def read_eval_members(path: Path) -> dict[str, bytes]:
-    """Every member of an ``.eval`` archive (decompressed; a duplicated name keeps the last member)."""
+def read_eval_members(path: Path, data: bytes | None = None) -> dict[str, bytes]:
+    """Every member of an ``.eval`` archive (decompressed as a stream within a budget per member and per archive;
+    a duplicated name keeps the last member). ``data``: the archive's bytes when already read."""
+    if data is None:
+        data, _ = read_log(path, what="an Inspect log")
+    raw = io.BytesIO(data)
     try:
-        zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
+        zf = zipfile.ZipFile(raw)
+    except (zipfile.BadZipFile, ValueError, EOFError):
         raise data_error(path, "truncated or not a ZIP archive (no central directory)", field="zip") from None
-    except OSError as exc:
-        raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
-    with zf, open(path, "rb") as raw:
+    budget = _Budget(MAX_TOTAL_BYTES)
+    with zf:
         last: dict[str, zipfile.ZipInfo] = {}
         for info in zf.infolist():
             last[info.filename] = info  # later entries win
@@ -92,7 +121,7 @@ def read_eval_members(path: Path) -> dict[str, bytes]:
         if total > MAX_TOTAL_BYTES:
             raise data_error(path, f"archive expands to {total / 1e9:.1f} GB (at most {MAX_TOTAL_BYTES / 1e9:.1f} GB)",
                              field="zip")
-        return {name: _read_member(path, zf, raw, info) for name, info in last.items()}
+        return {name: _read_member(path, zf, raw, info, budget) for name, info in last.items()}
 
 
 def _json(path: Path, data: bytes, what: str) -> Any:
@@ -145,10 +174,10 @@ def _targets(target: Any) -> tuple[str, ...]:
     return ()
 
 
-def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[Any], list[str]]:
+def _header_and_samples(path: Path, raw: bytes) -> tuple[dict[str, Any], list[Any], list[str]]:
     notes: list[str] = []
     if path.suffix.lower() == ".eval":
-        members = read_eval_members(path)
+        members = read_eval_members(path, raw)
         if "header.json" in members:
             header = _json(path, members["header.json"], "header.json")
         elif "_journal/start.json" in members:
@@ -158,12 +187,10 @@ def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[Any], list[str
             raise data_error(path, "not an Inspect log (no header.json or _journal/start.json)", field="header.json")
         names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
         return header if isinstance(header, dict) else {}, [_json(path, members[n], n) for n in names], notes
-    if path.exists():
-        check_size(path)
     try:
-        doc = json.loads(path.read_bytes())
-    except OSError as exc:
-        raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+        doc = json.loads(raw)
+    except RecursionError:
+        raise data_error(path, "not JSON (nested too deeply)") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise data_error(path, f"not JSON ({exc.__class__.__name__})") from None
     if not isinstance(doc, dict) or "eval" not in doc:
@@ -182,9 +209,13 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
     """Read an Inspect ``.json`` or ``.eval`` log. Raises :class:`~relgate_tui.errors.DataError` (one line naming
     file and field) for a log it cannot read."""
     p = Path(path)
-    if not p.is_file():
-        raise data_error(p, "no such file")
-    header, samples, notes = _header_and_samples(p)
+    if p.is_dir():
+        logs = sorted(x.name for x in p.iterdir() if x.suffix.lower() in (".eval", ".json"))
+        example = f" (this directory holds {len(logs)}, e.g. {logs[-1]})" if logs else ""
+        raise data_error(p, f"a directory: `relgate import inspect` reads one Inspect log file, a .eval archive or a "
+                            f".json log{example}")
+    raw, sha = read_log(p, what="an Inspect log")
+    header, samples, notes = _header_and_samples(p, raw)
     version = header.get("version")
     if isinstance(version, bool) or version not in KNOWN_VERSIONS:
         raise data_error(p, f"unknown Inspect log version {version!r} (relgate reads versions 1 and 2)",
@@ -234,7 +265,7 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
         version=str(packages.get("inspect_ai")) if packages.get("inspect_ai") else f"log format {version}",
         task=task or str(spec.get("task") or p.stem),
         model=str(spec.get("model") or "unknown"),
-        files=(SourceFile(str(p), file_sha256(p)),),
+        files=(SourceFile(str(p), sha),),
         items=tuple(items),
         endpoint=base_url if isinstance(base_url, str) and base_url.startswith(("http://", "https://")) else None,
         temperature=float(temperature) if isinstance(temperature, (int, float)) and not isinstance(

@@ -21,15 +21,14 @@ K, temperature, ``do_sample`` and the request seed come from the generation kwar
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_size, file_sha256
-from relgate_tui.errors import data_error
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, read_log
+from relgate_tui.errors import DataError, data_error
 
 __all__ = ["load_lm_eval", "samples_files"]
 
@@ -70,14 +69,10 @@ def _resolve(path: Path, task: str | None) -> tuple[Path, str | None, list[str]]
     return files[-1], task, notes
 
 
-def _read_rows(path: Path) -> tuple[list[tuple[int, Any]], bool]:
-    """``[(line or position, row)]`` and whether the file is the 0.4.0–0.4.2 array form."""
-    if path.exists():
-        check_size(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+def _read_rows(path: Path) -> tuple[list[tuple[int, Any]], bool, str]:
+    """``[(line or position, row)]``, whether the file is the 0.4.0–0.4.2 array form, and the SHA-256 of the bytes
+    read."""
+    raw, sha = read_log(path, what="an lm-eval samples file")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -88,12 +83,16 @@ def _read_rows(path: Path) -> tuple[list[tuple[int, Any]], bool]:
             rows = json.loads(text)
         except json.JSONDecodeError as exc:
             raise data_error(path, f"bad JSON array: {exc.msg}", line=exc.lineno) from None
-        return [(i + 1, r) for i, r in enumerate(rows)], True
+        except RecursionError:
+            raise data_error(path, "bad JSON array: nested too deeply") from None
+        if not isinstance(rows, list):
+            raise data_error(path, "not an lm-eval samples file (expected JSON lines or a JSON array)")
+        return [(i + 1, r) for i, r in enumerate(rows)], True, sha
     if head != "{":
         raise data_error(path, "not an lm-eval samples file (expected JSON lines or a JSON array)")
     try:
         whole = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         whole = None
     if isinstance(whole, dict) and "resps" not in whole:
         if "results" in whole or "configs" in whole:
@@ -109,10 +108,15 @@ def _read_rows(path: Path) -> tuple[list[tuple[int, Any]], bool]:
             rows.append((lineno, json.loads(line)))
         except json.JSONDecodeError as exc:
             raise data_error(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
-    return rows, False
+        except RecursionError:
+            raise data_error(path, "bad JSON: nested too deeply", line=lineno) from None
+    return rows, False, sha
 
 
-def _results_json(samples_path: Path, task: str) -> tuple[Path | None, dict[str, Any]]:
+MAX_RESULTS_BYTES = 64 << 20  # lm-eval's results JSON is a summary (kilobytes); a larger one is not read
+
+
+def _results_json(samples_path: Path, task: str) -> tuple[Path | None, dict[str, Any], str | None]:
     """The results JSON written with ``samples_path`` (same date stamp), else the newest one in the same directory
     whose ``configs`` has ``task``; ``(None, {})`` when there is none."""
     m = re.match(r"^samples_.+_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$", samples_path.name)
@@ -121,15 +125,14 @@ def _results_json(samples_path: Path, task: str) -> tuple[Path | None, dict[str,
         candidates.append(samples_path.with_name(f"results_{m.group(1)}.json"))
     candidates += sorted(samples_path.parent.glob("results*.json"), reverse=True)
     for c in candidates:
-        if not c.is_file():
-            continue
         try:
-            doc = json.loads(c.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            continue
+            raw, sha = read_log(c, limit=MAX_RESULTS_BYTES, what="an lm-eval results file")
+            doc = json.loads(raw)
+        except (DataError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            continue  # not a regular file, too large, or not JSON: not this run's results
         if isinstance(doc, dict) and isinstance(doc.get("configs"), dict) and task in doc["configs"]:
-            return c, doc
-    return None, {}
+            return c, doc, sha
+    return None, {}, None
 
 
 def _parse_kv(text: str) -> dict[str, Any]:
@@ -215,13 +218,52 @@ def _targets(target: Any) -> list[str]:
     text = str(target)
     s = text.strip()
     if s.startswith("[") and s.endswith("]"):
-        try:
-            value = ast.literal_eval(s)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            value = None
-        if isinstance(value, list):
+        value = _repr_list(s)
+        if value is not None:
             return [str(t) for t in value if t is not None and str(t).strip()]
     return [text] if s else []
+
+
+_REPR_ITEM = re.compile(r"""\s*('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|None|True|False)\s*(?:,|$)""", re.S)
+_ESCAPE = re.compile(r"""\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)""", re.S)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
+
+
+def _repr_list(s: str) -> list[Any] | None:
+    """A flat list written as JSON or as Python's ``repr`` (strings, numbers, None), read by one linear scan —
+    never ``ast.literal_eval``, whose syntax tree of a multi-megabyte target takes gigabytes. None when ``s`` is
+    anything else (then the target is one answer, as written)."""
+    try:
+        value = json.loads(s)
+    except (ValueError, RecursionError):
+        value = None
+    if isinstance(value, list):
+        return value
+    inner, pos = s[1:-1], 0
+    out: list[Any] = []
+    if not inner.strip():
+        return []
+    while pos < len(inner):
+        m = _REPR_ITEM.match(inner, pos)
+        if m is None or m.end() == pos:
+            return None
+        tok = m.group(1)
+        if tok[0] in "'\"":
+            out.append(_ESCAPE.sub(_unescape, tok[1:-1]))
+        else:
+            out.append(None if tok == "None" else tok)
+        pos = m.end()
+    return out
+
+
+def _unescape(m: re.Match[str]) -> str:
+    e = m.group(1)
+    if e[0] in "xuU" and len(e) > 1:
+        try:
+            return chr(int(e[1:], 16))
+        except ValueError:
+            return m.group(0)
+    return _SIMPLE_ESCAPES.get(e, m.group(0))
 
 
 def _is_loglikelihood(resps: list[Any]) -> bool:
@@ -272,10 +314,10 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
     if task is None:
         m = re.match(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$", samples_path.name)
         task = m.group(1) if m else samples_path.stem
-    rows, array_form = _read_rows(samples_path)
+    rows, array_form, samples_sha = _read_rows(samples_path)
     if not rows:
         raise data_error(samples_path, "no rows (empty samples file)")
-    results_path, results = _results_json(samples_path, task)
+    results_path, results, results_sha = _results_json(samples_path, task)
     config = results.get("configs", {}).get(task, {}) if results else {}
     run_config = results.get("config", {}) if isinstance(results.get("config"), Mapping) else {}
     version = results.get("lm_eval_version") if isinstance(results.get("lm_eval_version"), str) else None
@@ -366,9 +408,9 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
     if isinstance(base_url, str) and re.match(r"^https?://", base_url):
         endpoint = re.sub(r"/(chat/)?completions/?$", "", base_url.rstrip("/"))
     model = str(model_args.get("model") or model_args.get("pretrained") or results.get("model_name") or "unknown")
-    files = [SourceFile(str(samples_path), file_sha256(samples_path))]
-    if results_path is not None:
-        files.append(SourceFile(str(results_path), file_sha256(results_path)))
+    files = [SourceFile(str(samples_path), samples_sha)]
+    if results_path is not None and results_sha is not None:
+        files.append(SourceFile(str(results_path), results_sha))
     return ImportedLog(
         tool="lm-eval", version=version, task=task, model=model, files=tuple(files), items=tuple(items),
         endpoint=endpoint, temperature=temperature, do_sample=do_sample, seed=seed,

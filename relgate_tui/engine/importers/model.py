@@ -38,13 +38,12 @@ from typing import Any
 
 __all__ = [
     "MAX_LOG_BYTES",
-    "check_size",
     "FLAG_REASONS",
     "ImportedItem",
     "ImportedLog",
     "SourceFile",
     "assign_flags",
-    "file_sha256",
+    "read_log",
 ]
 
 FLAG_REASONS: dict[str, str] = {
@@ -112,27 +111,26 @@ class ImportedLog:
         return max((len(it.samples) for it in self.items), default=0)
 
 
-MAX_LOG_BYTES = 2 * 1024**3  # a log read whole into memory: 2 GiB at most
+MAX_LOG_BYTES = 1024**3  # a log read whole into memory: 1 GiB at most (counted on the bytes read)
 
 
-def check_size(path: Path) -> None:
-    """One-line error for a file too large to read into memory (sizes of untrusted input are bounded)."""
-    from relgate_tui.errors import data_error
+def read_log(path: Path, *, limit: int = MAX_LOG_BYTES, what: str = "a log file") -> tuple[bytes, str]:
+    """The bytes of the log file ``path`` and the SHA-256 of exactly those bytes (the provenance hash names what was
+    imported, not what the file holds later). The file must be a regular file (a FIFO, ``/dev/zero`` or a symlink to
+    one is refused before anything is read) and is read up to ``limit`` bytes (a sparse or growing file cannot
+    outgrow it). One-line :class:`~relgate_tui.errors.DataError` for anything wrong."""
+    from relgate_tui.engine.inputs import read_regular
+    from relgate_tui.errors import DataError, data_error
 
     try:
-        size = path.stat().st_size
+        data = read_regular(path, limit, what=what)
+    except FileNotFoundError:
+        raise data_error(path, "no such file") from None
+    except DataError:
+        raise
     except OSError as exc:
         raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
-    if size > MAX_LOG_BYTES:
-        raise data_error(path, f"file too large ({size / 1e9:.1f} GB; at most {MAX_LOG_BYTES / 1e9:.1f} GB)")
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return data, hashlib.sha256(data).hexdigest()
 
 
 def _identical(samples: Sequence[str]) -> bool:

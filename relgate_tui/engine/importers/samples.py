@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_size, file_sha256
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, read_log
 from relgate_tui.errors import data_error
 
 __all__ = ["load_samples"]
@@ -35,14 +35,7 @@ def _strings(path: Path, line: int, field: str, value: Any) -> list[str]:
 def load_samples(path: str | Path, task: str | None = None) -> ImportedLog:
     """Read a generic samples JSONL file. One-line :class:`~relgate_tui.errors.DataError` for anything wrong."""
     p = Path(path)
-    if p.exists():
-        check_size(p)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise data_error(p, "no such file") from None
-    except OSError as exc:
-        raise data_error(p, f"cannot read ({exc.strerror or exc})") from None
+    raw, sha = read_log(p, what="a samples file")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -94,5 +87,5 @@ def load_samples(path: str | Path, task: str | None = None) -> ImportedLog:
     if not items:
         raise data_error(p, "no items (empty file)")
     return ImportedLog(tool="samples", version=None, task=task or p.stem, model=model,
-                       files=(SourceFile(str(p), file_sha256(p)),), items=tuple(items), temperature=temperature,
+                       files=(SourceFile(str(p), sha),), items=tuple(items), temperature=temperature,
                        seed=seed)
