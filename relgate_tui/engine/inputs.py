@@ -65,10 +65,31 @@ def read_regular(path: PathLike, limit: int, *, what: str = "an input") -> bytes
     """The bytes of the regular file ``path``, at most ``limit`` of them (:class:`InputError` beyond: the limit is
     on what is read, so a sparse or growing file cannot outgrow it)."""
     with open_regular(path, what=what) as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
+        data = read_bounded(f, limit)
+    if data is None:
         raise InputError(f"{path}: {what} larger than {_size(limit)}; refusing to read it")
     return data
+
+
+def read_bounded(f: BinaryIO, limit: int) -> bytes | None:
+    """The rest of the open regular file ``f`` when it holds at most ``limit`` bytes, else None. Memory follows
+    what is read: the file's size sizes the first read only up to ``limit`` (never a buffer of ``limit`` bytes for a
+    small file), and a file that grows is read on in chunks until it passes the limit."""
+    try:
+        hint = os.fstat(f.fileno()).st_size
+    except (OSError, ValueError):
+        hint = 0
+    chunks = [f.read(min(hint, limit) + 1)]
+    total = len(chunks[0])
+    while total <= limit:
+        chunk = f.read(min(1 << 20, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > limit:
+        return None
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def check_regular(path: PathLike, *, what: str = "an input") -> None:

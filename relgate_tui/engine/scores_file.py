@@ -27,7 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from relgate_tui.engine.inputs import open_regular
+from relgate_tui.engine.inputs import open_regular, read_bounded
 from relgate_tui.errors import DataError, data_error
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: far beyond any real scores file; a bound against /dev/zero-like inputs
@@ -173,8 +173,8 @@ def load_scores(path: str | Path) -> ScoresTable:
         raise data_error(display, "file not found") from None
     with f:
         if p.suffix.lower() == ".csv":
-            raw = f.read(MAX_FILE_BYTES + 1)
-            if len(raw) > MAX_FILE_BYTES:
+            raw = read_bounded(f, MAX_FILE_BYTES)
+            if raw is None:
                 raise data_error(display, f"file too large (more than {MAX_FILE_BYTES:,} bytes)")
             try:
                 text = raw.decode("utf-8-sig")
