@@ -1,6 +1,8 @@
 """Compare two stored runs item by item (issue 15 §2): the IO half of ``relgate compare`` (statistics in
 :mod:`relgate_tui.core.paired`).
 
+Before anything is counted, the paired items must ask the same question (a SHA-256 per item of its question text and
+choices, :func:`question_hash`): two runs on different tasks that happen to share ids are refused with one line.
 Items are paired by the tools' document hashes when every item of both runs carries one (lm-eval imports: the
 hash of the document, stable across runs and models) and they are unique, else by item id. An item counts when it is
 verified in both runs (its result entry has a ``score``: rank, or null = no acceptable class); it is correct when
@@ -10,12 +12,15 @@ each run's stored prediction sets (each at its own M*).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from relgate_tui import __version__
 from relgate_tui.core.paired import items_to_decide, paired_table, paired_test, set_size_difference
+from relgate_tui.core.text import one_line
 from relgate_tui.errors import DataError
 
 __all__ = ["compare_runs", "compare_documents", "EXIT_CODES"]
@@ -41,12 +46,30 @@ def _hashable(doc: Mapping[str, Any]) -> bool:
     return bool(items) and all(isinstance(h, str) and h for h in hashes) and len(set(hashes)) == len(hashes)
 
 
+def question_hash(question: str, choices: Any = ()) -> str:
+    """SHA-256 of an item's question text (and its choices, when it has some): what two runs must share for their
+    items to be compared."""
+    return hashlib.sha256(json.dumps([question, list(choices or ())], ensure_ascii=False).encode()).hexdigest()
+
+
 def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
-                      confidence: float = 0.95) -> dict[str, Any]:
-    """The comparison document of two result documents (``results.json`` of two runs)."""
+                      confidence: float = 0.95,
+                      questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> dict[str, Any]:
+    """The comparison document of two result documents (``results.json`` of two runs). ``questions``: each run's
+    ``item id → question hash`` (:func:`question_hash`); a paired item whose questions differ is refused (one-line
+    :class:`DataError`): the runs do not ask the same thing, whatever their ids say."""
     by_hash = _hashable(doc_a) and _hashable(doc_b)
     a, b = _keyed(doc_a, by_hash), _keyed(doc_b, by_hash)
     shared = [k for k in a if k in b]
+    if questions is not None:
+        qa, qb = questions
+        differ = [k for k in shared if qa.get(str(a[k]["id"])) != qb.get(str(b[k]["id"]))]
+        if differ:
+            first = a[differ[0]]["id"]
+            task_a, task_b = ((d.get("task") or {}).get("name") for d in (doc_a, doc_b))
+            raise DataError(f"{len(differ)} of {len(shared)} paired items ask different questions (first: item "
+                            f"{one_line(str(first), 60)!r}; tasks {one_line(str(task_a), 40)!r} and "
+                            f"{one_line(str(task_b), 40)!r}): these runs are not on the same task; not compared")
     ids, a_ok, b_ok, size_a, size_b = [], [], [], [], []
     unverified = 0
     for k in shared:
@@ -106,17 +129,24 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
 def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: float = 0.95,
                  runs_root: str | None = None) -> dict[str, Any]:
     """Open two runs (path, id or unique id prefix) and compare their stored results."""
+    from relgate_tui.engine.certify import open_prepared
     from relgate_tui.engine.paths import runs_dir
     from relgate_tui.engine.runlist import open_run
 
-    docs = []
+    docs, questions = [], []
     for run in (run_a, run_b):
         store = open_run(run, runs_dir(runs_root))
         doc = store.read_results()
         if doc is None:
             raise DataError(f"{store.path}: run {store.run_id} has no results yet (status: {store.status})")
         docs.append(doc)
-    out = compare_documents(docs[0], docs[1], margin=margin, confidence=confidence)
+        prepared = open_prepared(store.path)
+        try:
+            questions.append({it.id: question_hash(it.question, it.choices) for it in prepared.items})
+        finally:
+            prepared.close()
+    out = compare_documents(docs[0], docs[1], margin=margin, confidence=confidence,
+                            questions=(questions[0], questions[1]))
     if out["n_shared"] == 0:
         raise DataError(f"runs {run_a} and {run_b} share no item (matched by {out['matched_by']})")
     return out

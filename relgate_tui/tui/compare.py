@@ -138,7 +138,8 @@ class CompareScreen(Screen[None]):
 
     def render_paired(self) -> None:
         """The paired gate (B = second run vs A = first) and the items B lost and won; hidden unless two runs."""
-        from relgate_tui.engine.paired_runs import compare_documents
+        from relgate_tui.engine.paired_runs import compare_documents, question_hash
+        from relgate_tui.errors import DataError
 
         label = self.query_one("#compare-paired", Label)
         diff = self.query_one("#compare-diff", DataTable)
@@ -149,7 +150,16 @@ class CompareScreen(Screen[None]):
             self.paired = None
             return
         docs = [s.document(self.alpha) for s in self.sessions]
-        doc = self.paired = compare_documents(docs[0], docs[1], margin=self.margin)
+        questions = tuple({it.id: question_hash(it.question, it.choices) for it in s.prepared.items}
+                          for s in self.sessions)
+        try:
+            doc = self.paired = compare_documents(docs[0], docs[1], margin=self.margin,
+                                                  questions=(questions[0], questions[1]))
+        except DataError as exc:  # not the same questions: no paired gate, one line saying why
+            self.paired = None
+            diff.display = False
+            label.update(safe_line(f"No paired gate: {exc}", style="bold yellow"))
+            return
         d, t = doc["difference"], doc["table"]
         verdict = {"not_worse": ("B not worse", "bold green"), "worse": ("B worse", "bold red"),
                    "undecided": ("undecided", "bold yellow")}[doc["decision"]]
