@@ -44,6 +44,9 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+MAX_LATENCY_MS = 600_000.0  # ten minutes per call: more is a typo (or inf/nan), never a useful simulation
+
+
 def main(argv: list[str] | None = None) -> int:
     """``relgate demo-server``: print the base URL (first line), say the models are simulated, serve until
     SIGINT/SIGTERM, return 0. Bad options: a one-line message on stderr and 2."""
@@ -52,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if not 0 <= args.port <= 65535:
             raise _UsageError(f"--port must be 0-65535, got {args.port}")
-        if args.latency_ms < 0:
-            raise _UsageError(f"--latency-ms must be non-negative, got {args.latency_ms}")
+        if not 0 <= args.latency_ms <= MAX_LATENCY_MS:  # also refuses nan and inf
+            raise _UsageError(f"--latency-ms must be non-negative and finite (at most {MAX_LATENCY_MS:g} ms), got "
+                              f"{args.latency_ms:g}")
         faults = FaultPlan(rate=args.fault_rate, kinds=parse_fault_kinds(args.fault_kinds), seed=args.fault_seed)
         server = DemoServer(args.port, args.latency_ms, faults, honour_n=not args.ignore_n,
                             judge_data=args.judge_data).start()

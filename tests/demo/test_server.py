@@ -549,6 +549,8 @@ def test_main_sigint_exits_zero() -> None:
         (["--port", "abc"], "invalid int value"),
         (["--port", "99999"], "--port must be 0-65535"),
         (["--latency-ms", "-1"], "--latency-ms must be non-negative"),
+        (["--latency-ms", "inf"], "--latency-ms must be non-negative and finite"),
+        (["--latency-ms", "nan"], "--latency-ms must be non-negative and finite"),
         (["--fault-rate", "2"], "fault rate must be between 0 and 1"),
         (["--fault-kinds", "reset,bogus"], "unknown fault kind 'bogus'"),
         (["--bogus"], "unrecognized arguments"),

@@ -155,9 +155,25 @@ def test_a_sparse_jury_pool_never_allocates_its_dense_matrix(tmp_path: Path) -> 
     ('{"id": "a", "score": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
     ('{"id": "a", "score": ' + "9" * 5000 + "}", "bad JSON"),
     ('{"id": "a\\ud800", "score": 1}', "lone surrogate"),
-])
+], ids=["deep-nesting", "5000-digits", "lone-surrogate"])
 def test_scores_file_errors_name_the_file_and_line(tmp_path: Path, line: str, words: str) -> None:
     path = tmp_path / "scores.jsonl"
     path.write_text('{"id": "ok", "score": 1}\n' + line + "\n")
     r = _cli(tmp_path, "judge-audit", "--scores", str(path))
     one_line_error(r, "scores.jsonl:2", words)
+
+
+def test_off_scale_judge_scores_are_a_one_line_error(tmp_path: Path) -> None:
+    rows = [{"id": f"d{i}", "judge": "j", "criterion": "c", "human": 1 + i % 5, "score": 7 if i == 4 else 1 + i % 5,
+             "logprobs": {str(v): (-0.2 if v == 1 + i % 5 else -3.0) for v in range(1, 6)}} for i in range(60)]
+    path = tmp_path / "scores.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    r = _cli(tmp_path, "judge-audit", "--scores", str(path))
+    one_line_error(r, "scores.jsonl:5", "field 'score'", "off the judge's scale")
+
+
+def test_import_inspect_of_a_directory_says_what_it_wants(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "2026-01-01_task_abc.eval").write_bytes(b"")
+    r = _cli(tmp_path, "import", "inspect", str(tmp_path / "logs"), "--run-dir", str(tmp_path / "runs"))
+    one_line_error(r, "reads one Inspect log file", "2026-01-01_task_abc.eval")

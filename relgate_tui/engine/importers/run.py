@@ -191,6 +191,27 @@ def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[
     return doc
 
 
+IMPORT_PREFIX = ".import-"
+
+
+def remove_stale_imports(root: Path) -> None:
+    """Remove the ``.import-<pid>-*`` work directories under ``root`` whose process is gone (an import killed with
+    ``kill -9`` or by a power cut cannot clean up after itself; the next import does)."""
+    for d in root.glob(f"{IMPORT_PREFIX}*"):
+        pid_text = d.name[len(IMPORT_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit() or not d.is_dir() or d.is_symlink():
+            continue
+        pid = int(pid_text)
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (PermissionError, OverflowError):
+            continue
+
+
 def import_log(log: ImportedLog, opts: ImportOptions,
                on_phase: Callable[[str], None] | None = None) -> ImportOutcome:
     """Create (or reopen) the run of ``log`` and certify it. See the module docstring."""
@@ -206,7 +227,8 @@ def import_log(log: ImportedLog, opts: ImportOptions,
     root = runs_dir(opts.run_dir)
     root.mkdir(parents=True, exist_ok=True)
     temperature = log.temperature if log.temperature is not None and 0.0 <= log.temperature <= 2.0 else 0.0
-    tmp = Path(tempfile.mkdtemp(prefix=".import-", dir=root))
+    remove_stale_imports(root)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{IMPORT_PREFIX}{os.getpid()}-", dir=root))
     prepared = None
     try:
         task_bytes = imported_task_lines(log)
@@ -255,7 +277,13 @@ def import_log(log: ImportedLog, opts: ImportOptions,
         doc = _finish(prepared, log, opts, info, by_item)
         prepared.close()
         prepared = None
-        os.rename(store.path, final)
+        try:
+            os.rename(store.path, final)
+        except OSError:
+            if not final.is_dir():
+                raise
+            # another relgate process imported the same log meanwhile: its run is this run (same id, same samples)
+            return ImportOutcome(doc, 1 if doc["passed"] is False else 0, final, True)
         with contextlib.suppress(OSError):
             fd = os.open(root, os.O_RDONLY)
             try:

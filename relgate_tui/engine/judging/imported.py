@@ -28,6 +28,25 @@ def _score(row: Any) -> tuple[float, ...]:
     return ()
 
 
+def _scale(rows_c: Any) -> int:
+    """K of the judge's 1–K scale; one-line :class:`DataError` (file, line, field) for a score off it."""
+    from relgate_tui.core.rating_scale import MAX_POINTS, check_scale
+    from relgate_tui.errors import data_error
+
+    lp = rows_c.scale()
+    lo, hi = check_scale(lp, str(rows_c.path), "log-prob scale") if lp else (1, MAX_POINTS)
+    top = max(5, hi if lp else 0)
+    for r in rows_c.rows:
+        if r.score is None:
+            continue
+        if not lo <= r.score <= hi:
+            raise data_error(rows_c.path, f"score {r.score:g} is off the judge's scale ({lo}–{hi}"
+                                          f"{', the values its log-probs name' if lp else ''})", line=r.line,
+                             field="score")
+        top = max(top, math.ceil(r.score))
+    return top
+
+
 def audit_from_scores(table: Any, *, criterion: str | None = None, alpha: float = 0.10, seed: int = 0) -> AuditResult:
     """The direct-study audit result of a loaded :class:`~relgate_tui.engine.scores_file.ScoresTable`."""
     criteria = table.criteria()
@@ -41,8 +60,9 @@ def audit_from_scores(table: Any, *, criterion: str | None = None, alpha: float 
     criterion = match[0]
     rows_c = table.select(criterion=criterion)
     ids = rows_c.ids()
-    # the judge's scale: 1–5 unless its scores or log-probs go higher (paper 000's sets then give a note, no table)
-    scale = max((5, *rows_c.scale(), *(math.ceil(r.score) for r in rows_c.rows if r.score is not None)))
+    # the judge's scale: 1–5 unless its scores or log-probs go higher (paper 000's sets then give a note, no table);
+    # checked before anything is built from it: log-probs on 2–101 points, every score on the scale
+    scale = _scale(rows_c)
     cells = []
     judges = rows_c.judges()
     for judge in judges:
