@@ -406,12 +406,11 @@ def judge_audit_main(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"relgate: error: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    text = audit_json(result)
-    try:
+    try:  # the JSON text is built only when asked for (for a million-row scores file it is the largest object)
         if args.json == "-":
-            print(text, end="")
+            print(audit_json(result), end="")
         elif args.json:
-            write_output(args.json, text, inputs=inputs)
+            write_output(args.json, audit_json(result), inputs=inputs)
         if args.markdown:
             write_display(args.markdown, markdown_report(result), inputs=inputs)
     except RelgateError as exc:

@@ -71,7 +71,7 @@ def audit_from_scores(table: Any, *, criterion: str | None = None, alpha: float 
             if not rows:
                 continue
             scored = [direct.ScoredCandidate(r.id, r.id, _score(r), r.human,
-                                             (dict(r.logprobs),) if r.logprobs is not None else ())
+                                             (r.logprobs,) if r.logprobs is not None else ())  # read-only, shared
                       for r in rows]
             cells.append(StudyCell(judge, variant, None, direct.analyse(scored, alpha, seed, scale=scale)))
     if not cells:
