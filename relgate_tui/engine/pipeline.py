@@ -186,6 +186,7 @@ def make_sampler(prepared: Prepared, cache: Any = None, **kwargs: Any) -> Sample
     cfg = prepared.config
     store = prepared.store
     kwargs.setdefault("max_down_s", cfg.max_down_s)
+    kwargs.setdefault("discover_slots", True)  # llama.cpp's /props total_slots: the adaptive limit starts there
 
     def persist(sample: StoredSample) -> None:
         store.append_samples([sample])

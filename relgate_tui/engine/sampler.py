@@ -40,6 +40,7 @@ import httpx
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.cache import SampleCache
+from relgate_tui.engine.concurrency import AdaptiveLimit, advertised_slots
 from relgate_tui.engine.endpoints import (
     Completion,
     EndpointConfig,
@@ -115,6 +116,7 @@ SamplerEvent = SampleDone | SampleFailed | ItemDone | EndpointDown | EndpointUp
 
 
 _FINISHED: Any = object()  # end-of-run marker on the event queue
+MAX_BUSY_RETRIES = 20  # timeouts at a busy server asked again for one request before they count as failures
 
 
 class EndpointUnreachable(RuntimeError):
@@ -212,6 +214,7 @@ class Sampler:
         max_down_s: float | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         rng_seed: int = 0,
+        discover_slots: bool = False,
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -235,6 +238,8 @@ class Sampler:
         self._prober: asyncio.Task[None] | None = None
         self._fingerprinters: dict[str, tuple[list[dict], Callable[[int, int | None], str],
                                               Callable[[int | None, int], bytes]]] = {}
+        self.discover_slots = discover_slots
+        self.limit = AdaptiveLimit(concurrency)  # replaced at the start of each run (engine/concurrency.py)
 
     # -- user pause --------------------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -268,6 +273,11 @@ class Sampler:
         # loopback, the lean path a fraction of that (bench/throughput.py); https:// still uses httpcore.
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         n_workers = min(self.concurrency, len(job.items))
+        slots = None
+        if self.discover_slots and n_workers > 1:
+            async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=_ssl_context()) as probe:
+                slots = await advertised_slots(probe, self.endpoint.base_url, self.endpoint.headers())
+        self.limit = AdaptiveLimit(self.concurrency, slots)
         async with contextlib.AsyncExitStack() as stack:
             channels = []
             for _ in range(n_workers):
@@ -390,18 +400,37 @@ class Sampler:
     async def _request(
         self, channel: _Channel, item_id: str, index: int, messages: list[dict], seed: int, n: int
     ) -> list[Completion] | None:
-        attempt = 0
+        attempt = busy = 0
         while True:
             if not self._running.is_set():  # paused by the user
                 await self._running.wait()
             if not self._up.is_set():
                 await self._wait_until_up()
             attempt += 1
+            started = await self.limit.acquire()  # the adaptive limit on requests in flight (engine/concurrency.py)
+            outcome = "other"
             try:
-                payload = self._encoders(item_id, messages)[2](seed, n)
-                completions = await complete(channel.client, self.endpoint, messages, seed=seed, n=n, lean=channel.lean,
-                                             payload=payload)
+                try:
+                    payload = self._encoders(item_id, messages)[2](seed, n)
+                    completions = await complete(channel.client, self.endpoint, messages, seed=seed, n=n,
+                                                 lean=channel.lean, payload=payload)
+                    outcome = "ok"
+                except RequestFailed as exc:
+                    if exc.kind == "timeout" and self.limit.busy_not_down(started) and busy < MAX_BUSY_RETRIES:
+                        outcome = "busy"
+                    raise
+                finally:
+                    self.limit.release(started, outcome)
             except RequestFailed as exc:
+                if outcome == "busy":
+                    # others were answered meanwhile: this request queued at a busy server, which is not down and
+                    # not this item's fault — fewer requests in flight, and ask again at once
+                    busy += 1
+                    attempt -= 1
+                    self.totals.retries += 1
+                    self._emit(SampleFailed(item_id, index, "busy", f"{exc} (the server is busy: fewer requests "
+                                            f"in flight, now {self.limit.allowed})", False, attempt + 1, 0.0))
+                    continue
                 endpoint_fault = exc.kind in ("timeout", "connection", "5xx")
                 if endpoint_fault:
                     self._consecutive_failures += 1

@@ -218,7 +218,7 @@ async def ask(
         if m:
             existing[sid] = [StoredSample(sid, i, "", "answer", {}, "") for i in range(m)]
     sampler = Sampler(judge.endpoint_config(), concurrency=concurrency, cache=cache, max_down_s=max_down_s,
-                      transport=transport)
+                      transport=transport, discover_slots=True)
     if on_sampler is not None:
         on_sampler(sampler)
     job = SamplingJob(items, _ok, get_stopping_rule("none"), reps, seed=seed, existing=existing)

@@ -1,0 +1,133 @@
+"""How many requests to keep in flight at one endpoint (issue 23 §9): an adaptive limit, so that a local server with
+one slot (llama.cpp's default, Ollama) is never sent more than it can serve before the timeout.
+
+:class:`AdaptiveLimit` is an AIMD limiter with a latency signal, in the manner of TCP congestion control (Jacobson
+1988) and of the gradient limiters used for service concurrency (Netflix ``concurrency-limits``):
+
+* it starts at the server's advertised parallelism when it has one (llama.cpp's ``GET /props`` → ``total_slots``,
+  :func:`advertised_slots`), which is then also its ceiling, else at :data:`START` requests — never at the
+  configured maximum, which a one-slot server would queue until the timeout;
+* each answered request is a latency sample ``rtt``; the floor ``rtt_min`` is the smallest seen. A request that took
+  longer than ``QUEUE_FACTOR · rtt_min + QUEUE_SLACK_S`` waited in the server's queue: latency grows with
+  concurrency, so the limit goes down by one (at most once per ``rtt_min``, so one burst of queued answers is one
+  decrease, not eight). Otherwise the limit goes up: by one per answer until the first decrease (slow start), then by
+  ``1 / limit`` per answer (one per round trip, additive increase);
+* a request that timed out while other requests were being answered is queueing at a busy server, not a server that
+  is down: the limit is halved (multiplicative decrease) and the caller does not count it towards "endpoint down".
+
+The limit never exceeds the configured concurrency and never goes below one. ``max_in_flight`` records the most
+requests that were ever in flight together (what the tests assert).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from typing import Any
+
+START = 2
+QUEUE_FACTOR = 1.5
+QUEUE_SLACK_S = 0.05
+PROPS_TIMEOUT_S = 2.0
+PROPS_MAX_BYTES = 64 * 1024
+
+
+class AdaptiveLimit:
+    """The number of requests allowed in flight: :meth:`acquire` before a request, :meth:`release` after it."""
+
+    def __init__(self, maximum: int, slots: int | None = None) -> None:
+        if maximum < 1:
+            raise ValueError("the concurrency must be at least 1")
+        self.maximum = min(maximum, slots) if slots is not None else maximum  # a server's slots are its ceiling
+        self.limit = float(max(1, min(self.maximum, slots if slots is not None else START)))
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.rtt_min = math.inf
+        self.decreases = 0
+        self._slow_start = True
+        self._last_decrease = -math.inf
+        self._last_answer = -math.inf
+        self._changed = asyncio.Event()
+
+    @property
+    def allowed(self) -> int:
+        return max(1, int(self.limit))
+
+    async def acquire(self) -> float:
+        """Wait for a free slot; returns the monotonic start time of the request. (One event loop: nothing runs
+        between the check and the count.)"""
+        while self.in_flight >= self.allowed:
+            self._changed.clear()
+            await self._changed.wait()
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return time.monotonic()
+
+    def release(self, started: float, outcome: str) -> None:
+        """After a request: ``outcome`` is ``"ok"`` (answered), ``"busy"`` (timed out at a server that answers
+        others) or ``"other"`` (any other failure, or cancelled: no latency signal). Never waits."""
+        now = time.monotonic()
+        self.in_flight -= 1
+        if outcome == "ok":
+            self._answered(now - started, now)
+        elif outcome == "busy":
+            self._decrease(now, halve=True)
+        self._changed.set()
+
+    def busy_not_down(self, started: float) -> bool:
+        """Did another request get an answer while this one (started at ``started``) waited? Then its timeout is
+        queueing at a busy server, not the endpoint being down."""
+        return self._last_answer > started
+
+    def _answered(self, rtt: float, now: float) -> None:
+        self._last_answer = now
+        self.rtt_min = min(self.rtt_min, rtt)
+        if rtt > QUEUE_FACTOR * self.rtt_min + QUEUE_SLACK_S:
+            if now - self._last_decrease >= self.rtt_min:
+                self._decrease(now, halve=False)
+            return
+        step = 1.0 if self._slow_start else 1.0 / self.limit
+        self.limit = min(float(self.maximum), self.limit + step)
+
+    def _decrease(self, now: float, *, halve: bool) -> None:
+        self._slow_start = False
+        self._last_decrease = now
+        self.decreases += 1
+        self.limit = max(1.0, math.floor(self.limit / 2) if halve else math.floor(self.limit) - 1.0)
+
+
+def props_url(base_url: str) -> str:
+    """llama.cpp serves ``/props`` at the server's root: the base URL without a trailing ``/v1``."""
+    root = base_url.rstrip("/")
+    if root.endswith("/v1"):
+        root = root[: -len("/v1")]
+    return root + "/props"
+
+
+async def advertised_slots(client: Any, base_url: str, headers: dict[str, str]) -> int | None:
+    """The server's ``total_slots`` (llama.cpp ``GET /props``), or None: no such endpoint, not JSON, not an integer
+    in 1..1024, slow (over :data:`PROPS_TIMEOUT_S`) or larger than :data:`PROPS_MAX_BYTES` — any doubt is None."""
+    import httpx
+
+    try:
+        async with asyncio.timeout(PROPS_TIMEOUT_S):
+            async with client.stream("GET", props_url(base_url),
+                                     headers={**headers, "Accept-Encoding": "identity"}) as resp:
+                if resp.status_code != 200:
+                    return None
+                body = bytearray()
+                async for chunk in resp.aiter_raw():
+                    body += chunk
+                    if len(body) > PROPS_MAX_BYTES:
+                        return None
+    except (httpx.HTTPError, TimeoutError, OSError, ValueError):
+        return None
+    try:
+        slots = json.loads(bytes(body)).get("total_slots")
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    if isinstance(slots, int) and not isinstance(slots, bool) and 1 <= slots <= 1024:
+        return slots
+    return None
