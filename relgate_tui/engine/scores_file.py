@@ -21,6 +21,7 @@ import io
 import json
 import math
 import re
+from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,13 +41,13 @@ _TEXT_FIELDS = ("input", "output")
 
 
 class Logprobs(Mapping[int, float]):
-    """A row's read-only ``scale value → log-probability`` map, stored as two tuples (the keys tuple shared by every
-    row with the same scale): a million rows stay a few hundred bytes each."""
+    """A row's read-only ``scale value → log-probability`` map: the keys tuple shared by every row with the same
+    scale, the values packed as doubles (``array('d')``), so a million rows stay about a hundred bytes each."""
 
     __slots__ = ("_keys", "_values")
 
-    def __init__(self, keys: tuple[int, ...], values: tuple[float, ...]) -> None:
-        self._keys, self._values = keys, values
+    def __init__(self, keys: tuple[int, ...], values: Iterable[float]) -> None:
+        self._keys, self._values = keys, array("d", values)
 
     def __getitem__(self, key: int) -> float:
         try:
@@ -122,10 +123,6 @@ class ScoresTable:
     rows: tuple[ScoreRow, ...]
     _index: Mapping[tuple[str, str, str, str], ScoreRow] | None = field(default=None, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        if self._index is None:
-            object.__setattr__(self, "_index", MappingProxyType({r.key: r for r in self.rows}))
-
     def __len__(self) -> int:
         return len(self.rows)
 
@@ -146,6 +143,8 @@ class ScoresTable:
         return self._distinct("id")
 
     def get(self, id: str, judge: str, criterion: str, variant: str = DEFAULT_VARIANT) -> ScoreRow | None:
+        if self._index is None:  # built on the first look-up only (a million keys cost ~100 MB)
+            object.__setattr__(self, "_index", MappingProxyType({r.key: r for r in self.rows}))
         assert self._index is not None
         return self._index.get((id, judge, criterion, variant))
 
@@ -315,19 +314,36 @@ def _csv_number(value: str, display: str, line: int, name: str) -> float:
 
 def _build(records: Iterable[tuple[int, dict[str, Any]]], display: str) -> ScoresTable:
     rows: list[ScoreRow] = []
-    index: dict[tuple[str, str, str, str], ScoreRow] = {}
+    hashes = array("q")  # duplicates are found on 8 bytes per row, not on a dict of a million keys
     names: dict[str, str] = {}  # one string object per distinct judge / criterion / variant / source
     scales: dict[tuple[int, ...], tuple[int, ...]] = {}  # one keys tuple per distinct scale
     for line, rec in records:
         row = _row(rec, display, line, names, scales)
-        key = row.key
-        if key in index:
+        hashes.append(hash(row.key))
+        rows.append(row)
+    _check_duplicates(rows, hashes, display)
+    return ScoresTable(display, tuple(rows))
+
+
+def _check_duplicates(rows: list[ScoreRow], hashes: array, display: str) -> None:
+    """One-line error for the first row whose (id, judge, criterion, variant) was given before: equal hashes are
+    found by sorting, then only their rows are compared by key."""
+    import numpy as np
+
+    h = np.frombuffer(hashes, dtype=np.int64) if len(hashes) else np.zeros(0, dtype=np.int64)
+    s = np.sort(h)
+    repeated = set(s[1:][s[1:] == s[:-1]].tolist())
+    if not repeated:
+        return
+    first: dict[tuple[str, str, str, str], int] = {}
+    for row, hv in zip(rows, hashes, strict=True):
+        if hv not in repeated:
+            continue
+        if row.key in first:
             raise data_error(display, f"duplicate row for id {row.id!r}, judge {row.judge!r}, criterion "
                                       f"{row.criterion!r}, variant {row.variant!r} (first on line "
-                                      f"{index[key].line})", line=line, field="id")
-        index[key] = row
-        rows.append(row)
-    return ScoresTable(display, tuple(rows), MappingProxyType(index))
+                                      f"{first[row.key]})", line=row.line, field="id")
+        first[row.key] = row.line
 
 
 def _row(rec: Mapping[str, Any], display: str, line: int, shared: dict[str, str] | None = None,
@@ -421,4 +437,4 @@ def _logprobs(value: Any, err: Any, scales: dict[tuple[int, ...], tuple[int, ...
     keys = tuple(sorted(out))
     if scales is not None:
         keys = scales.setdefault(keys, keys)
-    return Logprobs(keys, tuple(out[k] for k in keys))
+    return Logprobs(keys, (out[k] for k in keys))

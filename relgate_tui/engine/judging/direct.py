@@ -95,7 +95,7 @@ def score_logprobs(tokens: Sequence[TokenLogprob] | None, scale: Sequence[int] =
     return None if found.logprobs is None else dict(sorted(found.logprobs.items()))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a million-row scores file makes a million of these
 class ScoredCandidate:
     input: str
     candidate: str
