@@ -3,6 +3,7 @@
 ::
 
     relgate judge-irt (--ratings FILE | --audit ID_OR_PATH) [--judge NAME] [--criterion NAME] [--prior mml|map] [--original VARIANT]
+                      [--cv-ddof 0|1]
                       [--json PATH] [--markdown PATH] [--quiet]
 
 The file is a judge scores file in long format: one row per sample × prompt variant (``id``, ``variant``, ``score``,
@@ -33,6 +34,9 @@ def register(sub: Any) -> None:
     p.add_argument("--criterion", metavar="NAME", help="the criterion (required when the file has several)")
     p.add_argument("--prior", choices=("mml", "map"), default="mml",
                    help="mml: marginal maximum likelihood (default); map: with the paper's priors")
+    p.add_argument("--cv-ddof", type=int, choices=(0, 1), default=0,
+                   help="C_V's variance convention: 0 population (default), 1 sample variances (the paper leaves it "
+                        "open)")
     p.add_argument("--original", default="original", metavar="VARIANT", help="the unperturbed prompt's variant name")
     p.add_argument("--json", dest="json_path", metavar="PATH", help="write the JSON document ('-' = stdout)")
     p.add_argument("--markdown", metavar="PATH", help="write a Markdown report")
@@ -45,7 +49,8 @@ def _printable(text: str, limit: int = 60) -> str:
     return one_line(str(text), limit)
 
 
-def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: str, original: str) -> Any:
+def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: str, original: str,
+                cv_ddof: int = 0) -> Any:
     """The IRT study of a scores table (raises a one-line ``UserError``/``DataError``)."""
     from relgate_tui.core.irt.study import run_irt_study
     from relgate_tui.errors import UserError
@@ -79,7 +84,7 @@ def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: 
         raise UserError(f"{table.path}: judge {_printable(missing[0])!r} has no scores (the IRT study needs parsed "
                         "scores)")
     return run_irt_study(criterion, per_judge, human=human or None, raters=raters or None, prior=prior,
-                         original=original)
+                         original=original, cv_ddof=cv_ddof)
 
 
 def document(study: Any, path: str | None, audit: Any = None) -> dict[str, Any]:
@@ -119,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
     table, audit = source_table(args, "ratings")
     if table is None:
         table = load_scores(args.ratings)
-    study = build_study(table, judge=args.judge, criterion=args.criterion, prior=args.prior, original=args.original)
+    study = build_study(table, judge=args.judge, criterion=args.criterion, prior=args.prior, original=args.original,
+                        cv_ddof=args.cv_ddof)
     if not args.quiet and args.json_path != "-":
         print(_table(study))
     if args.json_path:
