@@ -87,13 +87,16 @@ def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: 
                          original=original, cv_ddof=cv_ddof)
 
 
-def document(study: Any, path: str | None, audit: Any = None) -> dict[str, Any]:
+def document(study: Any, path: str | None, audit: Any = None, unscored_rows: int | None = None) -> dict[str, Any]:
     """The JSON document: one judge's fields at the top level, or ``judges`` keyed by name when there are several.
-    From a stored audit, ``audit`` (its id and counts) replaces ``ratings_file``."""
+    From a stored audit, ``audit`` (its id and counts) replaces ``ratings_file``; ``unscored_rows`` counts the rows
+    with a null score (no score for that judge, item and variant)."""
     from relgate_tui import __version__
 
     source = {"audit": audit.to_json()} if audit is not None else {"ratings_file": path}
     head = {"relgate_version": __version__, **source, "criterion": study.criterion}
+    if unscored_rows is not None:
+        head["unscored_rows"] = unscored_rows
     if len(study.judges) == 1:
         return head | study.judges[0].to_json()
     return head | {"judges": {j.judge: j.to_json() for j in study.judges}}
@@ -127,9 +130,11 @@ def run(args: argparse.Namespace) -> int:
     study = build_study(table, judge=args.judge, criterion=args.criterion, prior=args.prior, original=args.original,
                         cv_ddof=args.cv_ddof)
     if not args.quiet and args.json_path != "-":
+        if note := table.unscored_note():
+            print(note)
         print(_table(study))
     if args.json_path:
-        emit_json(document(study, None if audit else str(args.ratings), audit), args.json_path)
+        emit_json(document(study, None if audit else str(args.ratings), audit, table.unscored()), args.json_path)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(study.to_markdown())

@@ -166,11 +166,13 @@ def run(args: argparse.Namespace) -> int:
     study = run_jury_study(data, texts=texts, embeddings=embeddings, splits=args.splits, seed=args.seed,
                            n_search=args.search, workers=max(1, args.workers))
     if not args.quiet and args.json_path != "-":
+        if note := table.unscored_note():
+            print(note)
         print(_table(study))
     if args.json_path:
         source = {"audit": audit.to_json()} if audit is not None else {"scores_file": str(args.scores)}
         doc = {"relgate_version": __version__, **source,
-               "criterion": args.criterion or table.criteria()[0],
+               "criterion": args.criterion or table.criteria()[0], "unscored_rows": table.unscored(),
                "embeddings": "endpoint" if embeddings else "tf-idf + truncated SVD (text-only fallback)"}
         emit_json(jsonable(doc | study.to_json()), args.json_path)
     if args.markdown:

@@ -112,3 +112,17 @@ def test_cv_ddof_option(tmp_path):
         docs.append(json.loads(out.read_text()))
     assert [d["c_v_ddof"] for d in docs] == [0, 1] and docs[0]["c_v"] != docs[1]["c_v"]
     assert docs[0]["theta_ratio"] is not None  # several raters: Phase 2 is reported
+
+
+def test_null_scores_are_no_score_and_counted(tmp_path, capsys):
+    path = _scores_file(tmp_path, n=200)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows[::7]:
+        r["score"] = None
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = tmp_path / "irt.json"
+    assert main(["judge-irt", "--ratings", str(path), "--json", str(out)]) == 0
+    n_null = len(rows[::7])
+    doc = json.loads(out.read_text())
+    assert doc["unscored_rows"] == n_null and doc["converged"] is True and doc["n_samples"] == 200
+    assert f"{n_null} of {len(rows)} row(s) have a null score" in capsys.readouterr().out
