@@ -12,8 +12,9 @@ per-rater human ratings. Only ``id`` is required, plus a ``score`` or ``logprobs
 the row is kept as "no score" for that judge and item, and :meth:`ScoresTable.unscored` counts such rows for the
 summaries (a row with neither field at all is still an error). ``judge`` defaults to ``judge``,
 ``criterion`` to ``overall`` and ``variant`` to ``original``. ``logprobs`` maps each scale value (an integer) to the
-log-probability of its token at the rating position. ``human`` defaults to the mean of ``humans``. Unknown columns are
-ignored. Every problem is a :class:`~relgate_tui.errors.DataError` of one line naming the file, the line and the
+log-probability of its token at the rating position. ``human`` defaults to the mean of ``humans``. Other columns
+with a scalar value are kept as text in ``ScoreRow.fields`` (e.g. a document id for ``relgate jury --group-by
+FIELD``): at most 32 per row, 1,000 characters each; lists and objects there are ignored. Every problem is a :class:`~relgate_tui.errors.DataError` of one line naming the file, the line and the
 field; the same (id, judge, criterion, variant) twice is an error.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import re
 import stat
@@ -40,6 +42,8 @@ _LP_COLUMN = re.compile(r"^lp_(-?\d+)$")
 _HUMAN_COLUMN = re.compile(r"^human_(\d+)$")
 _NAME_FIELDS = ("judge", "criterion", "variant", "source")
 _TEXT_FIELDS = ("input", "output")
+_KNOWN = frozenset(("id", "score", "human", "humans", "logprobs", *_NAME_FIELDS, *_TEXT_FIELDS))
+MAX_EXTRA_FIELDS, MAX_EXTRA_CHARS = 32, 1_000
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class ScoreRow:
     output: str | None = None
     source: str | None = None
     line: int = 0
+    fields: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -80,7 +85,7 @@ class ScoreRow:
             value = getattr(self, name)
             if value is not None:
                 rec[name] = value
-        return rec
+        return rec | dict(self.fields)
 
 
 @dataclass(frozen=True)
@@ -279,7 +284,21 @@ def _row(rec: Mapping[str, Any], display: str, line: int) -> ScoreRow:
     return ScoreRow(id=str(raw_id).strip(), judge=names["judge"] or DEFAULT_JUDGE,
                     criterion=names["criterion"] or DEFAULT_CRITERION, score=score, human=human, humans=humans,
                     logprobs=logprobs, variant=names["variant"] or DEFAULT_VARIANT, input=texts["input"],
-                    output=texts["output"], source=names["source"], line=line)
+                    output=texts["output"], source=names["source"], line=line, fields=_extra_fields(rec, err))
+
+
+def _extra_fields(rec: Mapping[str, Any], err: Any) -> Mapping[str, str]:
+    out: dict[str, str] = {}
+    for key, value in rec.items():
+        if key in _KNOWN or value is None or isinstance(value, (list, dict)):
+            continue
+        if len(out) >= MAX_EXTRA_FIELDS:
+            break
+        text = value if isinstance(value, str) else json.dumps(value)
+        if len(text) > MAX_EXTRA_CHARS:
+            raise err(str(key)[:40], f"value too long ({len(text):,} characters; at most {MAX_EXTRA_CHARS:,})")
+        out[str(key)] = text
+    return MappingProxyType(out)
 
 
 def _number(value: Any, err: Any, name: str) -> float | None:
