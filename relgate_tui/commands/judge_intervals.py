@@ -38,6 +38,9 @@ def register(subparsers: Any) -> None:
                    help="boundary adjustment: none, full (half the grid step), or a threshold λ (default full)")
     p.add_argument("--grid", default="auto", metavar="auto|integer|thirds|LIST",
                    help="admissible labels: detected, integers, thirds (3-rater means) or a comma-separated list")
+    p.add_argument("--ordinal-grid", action="store_true",
+                   help="ordinal methods classify on the label grid (13 classes for three-rater means; the authors' "
+                        "construction: log-probs interpolated onto the grid, softmax) instead of the 1–K scale")
     p.add_argument("--shift-scores", metavar="FILE",
                    help="also calibrate on all of --scores and test on all of this file (distribution shift)")
     p.add_argument("--workers", type=int, default=1, metavar="N", help="processes for the seeds (default 1)")
@@ -186,13 +189,14 @@ def run(args: argparse.Namespace) -> int:
                                  grid=grid, alpha=args.alpha)
     seeds = range(1, args.seeds + 1)
     study = run_study(inp, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam, labels=labels,
-                      workers=args.workers)
+                      workers=args.workers, ordinal_grid=args.ordinal_grid)
     if args.shift_scores:
         import dataclasses
 
         inp_b, lab_b = load_input(args.shift_scores, judge=labels["judge"], criterion=labels["criterion"],
                                   variant=None, grid=grid, alpha=args.alpha)
-        shift = shift_study(inp, inp_b, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam)
+        shift = shift_study(inp, inp_b, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam,
+                            ordinal_grid=args.ordinal_grid)
         study = dataclasses.replace(study, shift=shift, labels={**labels, "shift_scores_file": lab_b["scores_file"]})
     md = render_markdown(study)
     if audit is not None:
