@@ -74,3 +74,21 @@ def test_ordinal_methods_on_the_13_label_grid_classes():
         assert b.adjusted.width_mean < a.adjusted.width_mean  # narrower on three-rater labels
     assert any(abs(v * 3 - round(v * 3)) < 1e-9 and v != round(v)
                for it in grid.method("ordinal-aps").items for v in (it.adj_lower, it.adj_upper))  # ends on thirds
+
+
+def test_chr_bins_are_label_aligned_and_its_ends_lie_on_labels():
+    from relgate_tui.core.judge_intervals.density import chr_edges, chr_method
+
+    inp = _input(*simulate(800, seed=5, raters=3))
+    test, cal = split_indices(inp.n, 2)
+    d = split_data(inp, cal, inp.z[test])
+    edges = chr_edges(d)
+    assert len(edges) == 14 and edges[0] == 1.0 and edges[-1] == 5.0
+    np.testing.assert_allclose(edges[1:-1], 1 + (np.arange(1, 13) - 0.5) / 3)  # halfway between labels
+    b = chr_method(d, ALPHA, 2)
+    for v in np.concatenate([b.lower, b.upper]):
+        assert abs(v * 3 - round(v * 3)) < 1e-9  # on the thirds grid: adjustment has nothing left to do
+    again = chr_method(d, ALPHA, 2)
+    np.testing.assert_array_equal(b.lower, again.lower)  # the randomisation is seeded
+    covered = np.mean((b.lower <= inp.y[test] + 1e-9) & (inp.y[test] <= b.upper + 1e-9))
+    assert covered >= 1 - ALPHA - 0.05

@@ -36,6 +36,7 @@ class SplitData:
     scale: np.ndarray    # the K scale values behind the columns of z (e.g. 1..5)
     lo: float            # smallest admissible label
     hi: float            # largest admissible label
+    label_step: float | None = None   # the label grid's step (regular grids), for label-aligned bins
 
     @property
     def z_calib_all(self) -> np.ndarray:

@@ -34,6 +34,7 @@ from .methods import METHODS, MIN_FIT, ORDINAL, family
 from .ordinal import on_label_grid
 
 CURVE_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
+FIT_SHARE = 0.5  # share of the calibration half that trains the learned methods (the rest calibrates; measured below)
 UNINFORMATIVE_SHARE = 0.5  # a method is uninformative when more than this share of its intervals span the scale
 
 
@@ -198,6 +199,7 @@ class IntervalStudy:
     shift: tuple[ShiftResult, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     ordinal_grid: bool = False
+    fit_share: float = 0.5
 
     def method(self, name: str) -> MethodResult:
         return next(m for m in self.methods if m.name == name)
@@ -209,7 +211,7 @@ class IntervalStudy:
             "scale": list(self.scale),
             "grid": {"name": self.grid.name, "step": self.grid.step, "values": list(self.grid.values)},
             "adjust_lambda": self.adjust_lambda,
-            "ordinal_classes": "label grid" if self.ordinal_grid else "scale",
+            "ordinal_classes": "label grid" if self.ordinal_grid else "scale", "fit_share": self.fit_share,
             "methods": {m.name: m.to_json() for m in self.methods},
             "scores": {
                 "raw": None if self.raw_score is None else vars(self.raw_score),
@@ -245,12 +247,15 @@ def split_indices(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return perm[:k], perm[k:]
 
 
-def split_data(inp: StudyInput, cal_idx: np.ndarray, z_test: np.ndarray) -> SplitData:
-    """Fit part = the first ⌊m/2⌋ calibration items (permutation order), conformal part = the rest (see ``base``)."""
-    k = len(cal_idx) // 2
+def split_data(inp: StudyInput, cal_idx: np.ndarray, z_test: np.ndarray, fit_share: float = FIT_SHARE) -> SplitData:
+    """Fit part = the first ⌊m·fit_share⌋ calibration items (permutation order), conformal part = the rest (see
+    ``base``; at least one conformal item)."""
+    if not 0.0 < fit_share < 1.0:
+        raise ValueError(f"fit share must be in (0, 1), got {fit_share:g}")
+    k = min(int(math.floor(len(cal_idx) * fit_share + 1e-9)), max(len(cal_idx) - 1, 0))
     fit, conf = cal_idx[:k], cal_idx[k:]
     return SplitData(inp.z[fit], inp.y[fit], inp.z[conf], inp.y[conf], z_test, np.asarray(inp.scale, dtype=float),
-                     inp.grid.values[0], inp.grid.values[-1])
+                     inp.grid.values[0], inp.grid.values[-1], inp.grid.step if inp.grid.name != "list" else None)
 
 
 def run_method(name: str, d: SplitData, alpha: float, seed: int,
@@ -307,13 +312,13 @@ def _summary(cov: list[float], wid: list[float], k_cov: list[int], n_test: int, 
 
 
 def _one_seed(inp: StudyInput, methods: Sequence[str], alpha: float, seed: int, lam: float,
-              keep_items: bool, ordinal_grid: bool = False) -> dict[str, Any]:
+              keep_items: bool, ordinal_grid: bool = False, fit_share: float = FIT_SHARE) -> dict[str, Any]:
     """Every method on split ``seed``: coverage, width, covered count, midpoint metrics, seconds, reason, items."""
     test, cal = split_indices(inp.n, seed)
     yt = inp.y[test]
     out: dict[str, Any] = {"n_test": len(test), "raw": _point(inp.raw[test], yt),
                            "weighted": _point(weighted_average(inp.z[test], inp.scale), yt), "m": {}}
-    d = split_data(inp, cal, inp.z[test])
+    d = split_data(inp, cal, inp.z[test], fit_share)
     for m in methods:
         t0 = time.perf_counter()
         b = run_method(m, d, alpha, seed, inp.grid.values if ordinal_grid else None)
@@ -344,9 +349,11 @@ Progress = Callable[[int, int], None]
 def run_study(inp: StudyInput, *, methods: Sequence[str], alpha: float = 0.1, seeds: Sequence[int] = range(1, 31),
               lam: float | None = None, curve_methods: Sequence[str] | None = None,
               labels: Mapping[str, str] | None = None, workers: int = 1,
-              progress: Progress | None = None, ordinal_grid: bool = False) -> IntervalStudy:
+              progress: Progress | None = None, ordinal_grid: bool = False,
+              fit_share: float = FIT_SHARE) -> IntervalStudy:
     """The whole comparison. ``lam`` = adjustment threshold (None = full, half the grid step; 0 = none);
-    ``ordinal_grid``: ordinal methods on the label grid's classes (module docstring).
+    ``ordinal_grid``: ordinal methods on the label grid's classes; ``fit_share``: the share of the calibration half
+    that trains the learned methods (module docstring).
 
     Seeds run in ``workers`` processes (1 = in this process); BLAS is limited to one thread per worker (the
     matrices are small, and oversubscribed BLAS threads made LVD ten times slower on a busy 2-core machine).
@@ -362,7 +369,7 @@ def run_study(inp: StudyInput, *, methods: Sequence[str], alpha: float = 0.1, se
     if curve_methods is None:
         curve_methods = ("r2ccp",) if "r2ccp" in methods else tuple(methods[:1])
     total = len(seeds) * (2 if curve_methods else 1)
-    jobs = [(inp, methods, alpha, s, lam_v, k == 0, ordinal_grid) for k, s in enumerate(seeds)]
+    jobs = [(inp, methods, alpha, s, lam_v, k == 0, ordinal_grid, fit_share) for k, s in enumerate(seeds)]
     per_seed: list[dict[str, Any]] = []
     if workers > 1 and len(seeds) > 1:
         from concurrent.futures import ProcessPoolExecutor
@@ -395,15 +402,16 @@ def run_study(inp: StudyInput, *, methods: Sequence[str], alpha: float = 0.1, se
         step = None if progress is None else (lambda k, _n: progress(len(seeds) + k, total))
         with single_thread():
             curve = calibration_curve(inp, methods=curve_methods, alpha=alpha, seeds=seeds, progress=step,
-                                      ordinal_grid=ordinal_grid)
+                                      ordinal_grid=ordinal_grid, fit_share=fit_share)
     return IntervalStudy(inp.n, inp.dropped, alpha, seeds, inp.scale, inp.grid, lam_v, tuple(results), raw_pm,
                          _mean_metrics([p["weighted"] for p in per_seed]), curve, (), dict(labels or {}),
-                         ordinal_grid)
+                         ordinal_grid, fit_share)
 
 
 def calibration_curve(inp: StudyInput, *, methods: Sequence[str], alpha: float, seeds: Sequence[int],
                       fractions: Sequence[float] = CURVE_FRACTIONS,
-                      progress: Progress | None = None, ordinal_grid: bool = False) -> tuple[CurvePoint, ...]:
+                      progress: Progress | None = None, ordinal_grid: bool = False,
+                      fit_share: float = FIT_SHARE) -> tuple[CurvePoint, ...]:
     """Coverage and width (before adjustment) using the first ⌈f·m⌉ items of each split's calibration half.
 
     Seeds are the outer loop (each run depends only on its method, fraction and seed, so the order changes no
@@ -415,7 +423,7 @@ def calibration_curve(inp: StudyInput, *, methods: Sequence[str], alpha: float, 
         for (m, f), (cov, wid, n_cal) in cells.items():
             sub = cal[: max(1, math.ceil(f * len(cal)))]
             n_cal.append(len(sub))
-            b = run_method(m, split_data(inp, sub, inp.z[test]), alpha, seed,
+            b = run_method(m, split_data(inp, sub, inp.z[test], fit_share), alpha, seed,
                            inp.grid.values if ordinal_grid else None)
             lo, up = adjust(b.lower, b.upper, inp.grid, 0.0)
             cov.append(float(_covered(inp.y[test], lo, up).mean()))
@@ -431,7 +439,7 @@ def calibration_curve(inp: StudyInput, *, methods: Sequence[str], alpha: float, 
 
 def shift_study(a: StudyInput, b: StudyInput, *, methods: Sequence[str], alpha: float = 0.1,
                 seeds: Sequence[int] = range(1, 31), lam: float | None = None,
-                ordinal_grid: bool = False) -> tuple[ShiftResult, ...]:
+                ordinal_grid: bool = False, fit_share: float = FIT_SHARE) -> tuple[ShiftResult, ...]:
     """Calibrate on every item of A (fit/conformal parts from each seed's permutation of A), test on every item of B.
 
     A and B must share the scale; B's labels are adjusted on A's grid (coverage is counted on B's labels).
@@ -440,17 +448,18 @@ def shift_study(a: StudyInput, b: StudyInput, *, methods: Sequence[str], alpha: 
         raise DataError(f"calibration scale {a.scale} differs from test scale {b.scale}")
     lam_v = a.grid.full_lambda if lam is None else float(lam)
     with single_thread():
-        return _shift(a, b, methods, alpha, seeds, lam_v, ordinal_grid)
+        return _shift(a, b, methods, alpha, seeds, lam_v, ordinal_grid, fit_share)
 
 
 def _shift(a: StudyInput, b: StudyInput, methods: Sequence[str], alpha: float, seeds: Sequence[int],
-           lam_v: float, ordinal_grid: bool = False) -> tuple[ShiftResult, ...]:
+           lam_v: float, ordinal_grid: bool = False, fit_share: float = FIT_SHARE) -> tuple[ShiftResult, ...]:
     out = []
     for m in methods:
         cov, wid, acov, awid = [], [], [], []
         for seed in seeds:
             perm = np.random.RandomState(seed).permutation(a.n)
-            bnd = run_method(m, split_data(a, perm, b.z), alpha, seed, a.grid.values if ordinal_grid else None)
+            bnd = run_method(m, split_data(a, perm, b.z, fit_share), alpha, seed,
+                             a.grid.values if ordinal_grid else None)
             lo, up = adjust(bnd.lower, bnd.upper, a.grid, 0.0)
             alo, aup = adjust(bnd.lower, bnd.upper, a.grid, lam_v)
             cov.append(float(_covered(b.y, lo, up).mean()))
