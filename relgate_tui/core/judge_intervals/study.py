@@ -13,6 +13,13 @@ nothing. A method whose intervals span the scale for most test items (share > :d
 seeds) is flagged ``uninformative`` with the reason; its ✓ for coverage stands, but it is no finding.
 
 ``ordinal_grid`` runs the ordinal methods on the label grid's classes (13 on thirds; ``ordinal.on_label_grid``).
+
+**Fit share.** The learned methods train on the first part of the calibration half and calibrate on the rest
+(``base``). ``fit_share`` sets the first part's share; the default is 80% — but at least min(50, half) items are left
+to calibrate on, so small files stay near 50/50. Measured (``bench/intervals.py``, DialSummEval's real three-rater
+coherence labels with a simulated judge, 10 seeds, after adjustment): 80/20 against 50/50 narrows R2CCP by 7%, CHR
+9%, boosted LCP 6%, boosted CQR 4%, LVD 4%, at coverage ≥ 92.5%; CQR widens 8% (its gradient-boosted quantiles gain
+less from more fit points than its calibration loses). On consistency the share hardly moves R2CCP (−0.2%).
 """
 
 from __future__ import annotations
@@ -34,7 +41,8 @@ from .methods import METHODS, MIN_FIT, ORDINAL, family
 from .ordinal import on_label_grid
 
 CURVE_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
-FIT_SHARE = 0.5  # share of the calibration half that trains the learned methods (the rest calibrates; measured below)
+FIT_SHARE = 0.8  # share of the calibration half that trains the learned methods by default (module docstring)
+MIN_CONFORMAL = 50  # …but the default leaves at least this many (or half the calibration half) to calibrate on
 UNINFORMATIVE_SHARE = 0.5  # a method is uninformative when more than this share of its intervals span the scale
 
 
@@ -199,7 +207,7 @@ class IntervalStudy:
     shift: tuple[ShiftResult, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     ordinal_grid: bool = False
-    fit_share: float = 0.5
+    fit_share: float | None = None
 
     def method(self, name: str) -> MethodResult:
         return next(m for m in self.methods if m.name == name)
@@ -211,7 +219,8 @@ class IntervalStudy:
             "scale": list(self.scale),
             "grid": {"name": self.grid.name, "step": self.grid.step, "values": list(self.grid.values)},
             "adjust_lambda": self.adjust_lambda,
-            "ordinal_classes": "label grid" if self.ordinal_grid else "scale", "fit_share": self.fit_share,
+            "ordinal_classes": "label grid" if self.ordinal_grid else "scale",
+            "fit_share": "default" if self.fit_share is None else self.fit_share,
             "methods": {m.name: m.to_json() for m in self.methods},
             "scores": {
                 "raw": None if self.raw_score is None else vars(self.raw_score),
@@ -247,12 +256,21 @@ def split_indices(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return perm[:k], perm[k:]
 
 
-def split_data(inp: StudyInput, cal_idx: np.ndarray, z_test: np.ndarray, fit_share: float = FIT_SHARE) -> SplitData:
-    """Fit part = the first ⌊m·fit_share⌋ calibration items (permutation order), conformal part = the rest (see
-    ``base``; at least one conformal item)."""
+def fit_size(m: int, fit_share: float | None) -> int:
+    """Items of a calibration half of ``m`` that train the learned methods: ⌊m·fit_share⌋ (at least one conformal
+    item left); the default (None) is ⌊0.8·m⌋ but leaves min(50, ⌊m/2⌋) or more to calibrate on."""
+    if fit_share is None:
+        return min(int(math.floor(m * FIT_SHARE + 1e-9)), m - min(MIN_CONFORMAL, m // 2)) if m else 0
     if not 0.0 < fit_share < 1.0:
         raise ValueError(f"fit share must be in (0, 1), got {fit_share:g}")
-    k = min(int(math.floor(len(cal_idx) * fit_share + 1e-9)), max(len(cal_idx) - 1, 0))
+    return min(int(math.floor(m * fit_share + 1e-9)), max(m - 1, 0))
+
+
+def split_data(inp: StudyInput, cal_idx: np.ndarray, z_test: np.ndarray,
+               fit_share: float | None = None) -> SplitData:
+    """Fit part = the first :func:`fit_size` calibration items (permutation order), conformal part = the rest (see
+    ``base``)."""
+    k = fit_size(len(cal_idx), fit_share)
     fit, conf = cal_idx[:k], cal_idx[k:]
     return SplitData(inp.z[fit], inp.y[fit], inp.z[conf], inp.y[conf], z_test, np.asarray(inp.scale, dtype=float),
                      inp.grid.values[0], inp.grid.values[-1], inp.grid.step if inp.grid.name != "list" else None)
@@ -312,7 +330,7 @@ def _summary(cov: list[float], wid: list[float], k_cov: list[int], n_test: int, 
 
 
 def _one_seed(inp: StudyInput, methods: Sequence[str], alpha: float, seed: int, lam: float,
-              keep_items: bool, ordinal_grid: bool = False, fit_share: float = FIT_SHARE) -> dict[str, Any]:
+              keep_items: bool, ordinal_grid: bool = False, fit_share: float | None = None) -> dict[str, Any]:
     """Every method on split ``seed``: coverage, width, covered count, midpoint metrics, seconds, reason, items."""
     test, cal = split_indices(inp.n, seed)
     yt = inp.y[test]
@@ -350,7 +368,7 @@ def run_study(inp: StudyInput, *, methods: Sequence[str], alpha: float = 0.1, se
               lam: float | None = None, curve_methods: Sequence[str] | None = None,
               labels: Mapping[str, str] | None = None, workers: int = 1,
               progress: Progress | None = None, ordinal_grid: bool = False,
-              fit_share: float = FIT_SHARE) -> IntervalStudy:
+              fit_share: float | None = None) -> IntervalStudy:
     """The whole comparison. ``lam`` = adjustment threshold (None = full, half the grid step; 0 = none);
     ``ordinal_grid``: ordinal methods on the label grid's classes; ``fit_share``: the share of the calibration half
     that trains the learned methods (module docstring).
@@ -411,7 +429,7 @@ def run_study(inp: StudyInput, *, methods: Sequence[str], alpha: float = 0.1, se
 def calibration_curve(inp: StudyInput, *, methods: Sequence[str], alpha: float, seeds: Sequence[int],
                       fractions: Sequence[float] = CURVE_FRACTIONS,
                       progress: Progress | None = None, ordinal_grid: bool = False,
-                      fit_share: float = FIT_SHARE) -> tuple[CurvePoint, ...]:
+                      fit_share: float | None = None) -> tuple[CurvePoint, ...]:
     """Coverage and width (before adjustment) using the first ⌈f·m⌉ items of each split's calibration half.
 
     Seeds are the outer loop (each run depends only on its method, fraction and seed, so the order changes no
@@ -439,7 +457,7 @@ def calibration_curve(inp: StudyInput, *, methods: Sequence[str], alpha: float, 
 
 def shift_study(a: StudyInput, b: StudyInput, *, methods: Sequence[str], alpha: float = 0.1,
                 seeds: Sequence[int] = range(1, 31), lam: float | None = None,
-                ordinal_grid: bool = False, fit_share: float = FIT_SHARE) -> tuple[ShiftResult, ...]:
+                ordinal_grid: bool = False, fit_share: float | None = None) -> tuple[ShiftResult, ...]:
     """Calibrate on every item of A (fit/conformal parts from each seed's permutation of A), test on every item of B.
 
     A and B must share the scale; B's labels are adjusted on A's grid (coverage is counted on B's labels).
@@ -452,7 +470,7 @@ def shift_study(a: StudyInput, b: StudyInput, *, methods: Sequence[str], alpha: 
 
 
 def _shift(a: StudyInput, b: StudyInput, methods: Sequence[str], alpha: float, seeds: Sequence[int],
-           lam_v: float, ordinal_grid: bool = False, fit_share: float = FIT_SHARE) -> tuple[ShiftResult, ...]:
+           lam_v: float, ordinal_grid: bool = False, fit_share: float | None = None) -> tuple[ShiftResult, ...]:
     out = []
     for m in methods:
         cov, wid, acov, awid = [], [], [], []
