@@ -18,19 +18,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from relgate_tui.core.intervals import Proportion, wilson_proportion
-from relgate_tui.core.quantile import conformal_rank
+from relgate_tui.core.certification.base import readonly
+from relgate_tui.core.certification.intervals import Proportion, wilson_proportion
+from relgate_tui.core.certification.quantile import conformal_rank
 
 if TYPE_CHECKING:
-    from relgate_tui.core.certify import CertificationInput, ItemRecord
+    from relgate_tui.core.certification.base import ItemRecord
 
 __all__ = ["AdaptiveSets", "adaptive_arrays", "adaptive_inputs", "adaptive_results"]
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.flags.writeable = False
-    return a
 
 
 @dataclass(frozen=True)
@@ -55,8 +50,8 @@ def adaptive_arrays(cal_cp: ArrayLike | None, n_cal: int, dep_cum: ArrayLike | N
     dcp = np.full(m, np.nan) if dep_cp is None else np.asarray(dep_cp, dtype=np.float64).ravel()
     if dcp.size != m:
         raise ValueError(f"deployment_cp_scores must have one entry per deployment item ({m})")
-    return {"calibration_cp_scores": _readonly(cp), "deployment_cumulative": _readonly(cum),
-            "deployment_cp_scores": _readonly(dcp)}
+    return {"calibration_cp_scores": readonly(cp), "deployment_cumulative": readonly(cum),
+            "deployment_cp_scores": readonly(dcp)}
 
 
 def _padded(rows: Sequence[tuple[float, ...]]) -> np.ndarray:
@@ -80,15 +75,18 @@ def adaptive_inputs(calibration: Sequence[ItemRecord], deployment: Sequence[Item
     }
 
 
-def adaptive_results(inp: CertificationInput, alpha: float, confidence: float) -> AdaptiveSets | None:
-    if inp.calibration_cp_scores is None or inp.deployment_cumulative is None:
+def adaptive_results(calibration_cp_scores: np.ndarray | None, deployment_cumulative: np.ndarray | None,
+                     deployment_n_classes: np.ndarray, deployment_scores: np.ndarray, alpha: float,
+                     confidence: float) -> AdaptiveSets | None:
+    """The adaptive sets at α from a certification input's arrays (:class:`~.certify.CertificationInput`)."""
+    if calibration_cp_scores is None or deployment_cumulative is None:
         return None
-    scores = inp.calibration_cp_scores
+    scores = calibration_cp_scores
     k = conformal_rank(scores.size, alpha)
     q = math.inf if k > scores.size else float(scores[k - 1])
-    ncls = inp.deployment_n_classes
-    sizes = np.minimum((inp.deployment_cumulative < q).sum(axis=1) + 1, ncls) if ncls.size else ncls
-    rank = inp.deployment_scores  # covered: the acceptable class's rank is within the displayed set
+    ncls = deployment_n_classes
+    sizes = np.minimum((deployment_cumulative < q).sum(axis=1) + 1, ncls) if ncls.size else ncls
+    rank = deployment_scores  # covered: the acceptable class's rank is within the displayed set
     coverage = None
     if ncls.size and (~np.isnan(rank)).any():
         known = ~np.isnan(rank)

@@ -43,24 +43,35 @@ Conventions (each is a decision, stated once here):
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from relgate_tui.core.adaptive_sets import AdaptiveSets, adaptive_arrays, adaptive_inputs, adaptive_results
-from relgate_tui.core.conformal import calibration_message
-from relgate_tui.core.gate import GATE_ON_CHOICES, GateDecision, _gate_on, decide_gate
-from relgate_tui.core.intervals import (
+from relgate_tui.core.certification.adaptive_sets import (
+    AdaptiveSets,
+    adaptive_arrays,
+    adaptive_inputs,
+    adaptive_results,
+)
+from relgate_tui.core.certification.base import (
+    ItemRecord,
+    item_record,
+    m_star_sorted,
+    n_covered,
+    readonly,
+    validated_scores,
+)
+from relgate_tui.core.certification.conformal import calibration_message
+from relgate_tui.core.certification.gate import GATE_ON_CHOICES, GateDecision, _gate_on, decide_gate
+from relgate_tui.core.certification.intervals import (
     Proportion,
     clopper_pearson_lower,
     wilson_proportion,
 )
-from relgate_tui.core.quantile import conformal_rank
-from relgate_tui.core.ranking import RankedClasses
-from relgate_tui.core.scores import acceptable_fraction, rank_score, validate_rank_score
+from relgate_tui.core.certification.scores import validate_rank_score
 
 __all__ = [
     "ItemRecord",
@@ -75,112 +86,13 @@ __all__ = [
     "compute_results",
     "CoverageCurve",
     "coverage_curve",
-    "BootstrapSummary",
-    "bootstrap_summary",
-    "SplitStability",
-    "split_permutations",
-    "split_stability",
 ]
 
 GateBasis = Literal["level", "lower_bound"]
 ReliabilityScope = Literal["all_verified", "calibration"]
 
 
-# ----------------------------------------------------------------------------------------------------------- records
-@dataclass(frozen=True)
-class ItemRecord:
-    """What the results need from one item (the engine builds these from its stored samples and labels).
-
-    ``score`` is the rank score when the item is verified (human verdict or reference), +∞ for "none acceptable",
-    None when not verified. ``acceptable_fraction`` (fraction of the item's samples that are acceptable) is known
-    only with references. ``n_classes`` counts observed non-INVALID classes; ``entropy`` is the consensus entropy;
-    ``tie_broken`` says the ranking needed a random tie-break (for the reported tie rate, SPEC §3.2).
-    ``stopped_early``: the stopping rule ended the item's sampling before K_max (None = unknown: taken as "stopped"
-    when fewer than K_max samples were used, the pre-issue-11 reading; the engine always says). ``first_sample_
-    acceptable``: whether the item's first sample (INVALID counts as not acceptable) is acceptable, for the unbiased
-    single-sample accuracy; None when unknown (no reference or no sample).
-    """
-
-    item_id: str
-    n_classes: int
-    samples_used: int
-    score: float | None = None
-    skipped: bool = False
-    acceptable_fraction: float | None = None
-    entropy: float = 0.0
-    tie_broken: bool = False
-    stopped_early: bool | None = None
-    first_sample_acceptable: bool | None = None
-    cumulative_shares: tuple[float, ...] = ()
-
-    @property
-    def cp_score(self) -> float | None:
-        """Cumulative-probability score (eq. 6.2) from the rank score: the share of the classes ranked at or above
-        the accepted one; ∞ for "none acceptable"; None when unverified or the shares are unknown."""
-        if self.score is None or not self.cumulative_shares:
-            return None
-        if math.isinf(self.score):
-            return math.inf
-        return self.cumulative_shares[int(self.score) - 1]
-
-
-def item_record(
-    item_id: str,
-    ranked: RankedClasses,
-    *,
-    acceptable: Collection[str] | None = None,
-    score: float | None = None,
-    skipped: bool = False,
-    stopped_early: bool | None = None,
-    first_sample: str | None = None,
-) -> ItemRecord:
-    """Build an :class:`ItemRecord` from an item's ranking. With canonical ``acceptable`` classes (references) the
-    rank score (eq. 10.1) and the acceptable-sample fraction are computed; an explicit ``score`` (a human verdict:
-    the accepted rank, or ``NONE_SCORE``) takes precedence over the reference score. ``first_sample`` is the canonical
-    class of the item's first sample (for the single-sample accuracy, with ``acceptable``)."""
-    frac = None
-    first_ok = None
-    if acceptable is not None and first_sample is not None:
-        first_ok = first_sample in acceptable
-    if acceptable is not None:
-        frac = acceptable_fraction(ranked, acceptable)
-        if score is None:
-            score = rank_score(ranked, acceptable)
-    if score is not None:
-        score = validate_rank_score(score)
-    return ItemRecord(
-        item_id=item_id,
-        n_classes=ranked.n_classes,
-        samples_used=ranked.n_samples,
-        score=score,
-        skipped=skipped,
-        acceptable_fraction=frac,
-        entropy=ranked.entropy,
-        tie_broken=ranked.tie_broken,
-        stopped_early=stopped_early,
-        first_sample_acceptable=first_ok,
-        cumulative_shares=tuple(ranked.cumulative_shares),
-    )
-
-
 # ------------------------------------------------------------------------------------------------------------- input
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.flags.writeable = False
-    return a
-
-
-def _validated_scores(scores: ArrayLike, what: str, allow_nan: bool) -> np.ndarray:
-    s = np.asarray(scores, dtype=np.float64).ravel()
-    known = s[~np.isnan(s)] if allow_nan else s
-    if not allow_nan and np.isnan(s).any():
-        raise ValueError(f"{what}: a score is NaN (use +inf for 'no acceptable answer')")
-    finite = known[np.isfinite(known)]
-    if (known == -np.inf).any() or (finite < 1).any() or (finite != np.floor(finite)).any():
-        raise ValueError(f"{what}: rank scores must be positive integers or +inf")
-    return s
-
-
 @dataclass(frozen=True, eq=False)
 class CertificationInput:
     """Arrays behind every result, built once (:func:`build_input` or :meth:`from_arrays`), read-only.
@@ -261,7 +173,7 @@ class CertificationInput:
             raise ValueError(f"k_max must be a positive integer, got {k_max!r}")
         if n_skipped < 0 or n_pending < 0:
             raise ValueError("n_skipped and n_pending must be >= 0")
-        cal = np.sort(_validated_scores(calibration_scores, "calibration", allow_nan=False))
+        cal = np.sort(validated_scores(calibration_scores, "calibration", allow_nan=False))
         ncls = np.asarray(deployment_n_classes, dtype=np.int64).ravel()
         m = ncls.size
         if (ncls < 0).any():
@@ -275,7 +187,7 @@ class CertificationInput:
                 raise ValueError(f"{what} must have one entry per deployment item ({m}), got {a.size}")
             return a
 
-        dep = _validated_scores(per_item(deployment_scores, np.nan, "deployment_scores"), "deployment", True)
+        dep = validated_scores(per_item(deployment_scores, np.nan, "deployment_scores"), "deployment", True)
         frac = per_item(deployment_acceptable_fraction, np.nan, "deployment_acceptable_fraction")
         known_frac = frac[~np.isnan(frac)]
         if ((known_frac < 0) | (known_frac > 1)).any():
@@ -309,15 +221,15 @@ class CertificationInput:
         has_ref = ~np.isnan(dep)
         ref = dep[has_ref]
         return cls(
-            calibration_scores=_readonly(cal),
+            calibration_scores=readonly(cal),
             n_skipped=int(n_skipped),
             n_pending=int(n_pending),
             deployment_ids=ids,
-            deployment_n_classes=_readonly(ncls),
-            deployment_scores=_readonly(dep),
-            deployment_acceptable_fraction=_readonly(frac),
-            deployment_entropy=_readonly(ent),
-            samples_used=_readonly(used),
+            deployment_n_classes=readonly(ncls),
+            deployment_scores=readonly(dep),
+            deployment_acceptable_fraction=readonly(frac),
+            deployment_entropy=readonly(ent),
+            samples_used=readonly(used),
             k_max=int(k_max),
             n_tie_broken=int(n_tie_broken),
             samples_saved=saved,
@@ -326,7 +238,7 @@ class CertificationInput:
             first_sample_ok=int(first.sum()),
             calibration_top=int(np.count_nonzero(cal <= 1.0)),
             calibration_infinite=int(np.count_nonzero(np.isinf(cal))),
-            reference_sorted_finite=_readonly(np.sort(ref[np.isfinite(ref)])),
+            reference_sorted_finite=readonly(np.sort(ref[np.isfinite(ref)])),
             n_reference=int(ref.size),
             reference_top=int(np.count_nonzero(ref <= 1.0)),
             fraction_n=int(known_frac.size),
@@ -375,23 +287,11 @@ def build_input(
 
 
 # ----------------------------------------------------------------------------------------------------------- results
-def _m_star_sorted(sorted_scores: np.ndarray, alpha: float) -> tuple[int, float]:
-    """(k, M*) from pre-sorted scores: the k-th smallest, +∞ when k > n (same rule as quantile.conformal_quantile)."""
-    n = sorted_scores.size
-    k = conformal_rank(n, alpha)
-    return k, (math.inf if k > n else float(sorted_scores[k - 1]))
-
-
-def _n_covered(sorted_finite: np.ndarray, m_star: float) -> int:
-    """Number of finite scores ≤ M* (scores +∞ are never covered by a displayed set)."""
-    return int(np.searchsorted(sorted_finite, m_star, side="right"))
-
-
 @dataclass(frozen=True, eq=False)
 class CertificationResult:
     """Every number of the results screen at one α (see the module docstring for the conventions).
 
-    Proportions are :class:`~relgate_tui.core.intervals.Proportion` with 95% (``confidence``) Wilson intervals, or
+    Proportions are :class:`~relgate_tui.core.certification.intervals.Proportion` with 95% (``confidence``) Wilson intervals, or
     None when the deployment items have no references. ``set_sizes`` (one per deployment item) and
     ``deployment_covered`` (1 covered, 0 missed, −1 no reference) are read-only arrays.
     """
@@ -464,7 +364,7 @@ def compute_results(
         raise ValueError(f"reliability_scope must be 'all_verified' or 'calibration', got {reliability_scope!r}")
 
     n = inp.n
-    k, m_star = _m_star_sorted(inp.calibration_scores, alpha)
+    k, m_star = m_star_sorted(inp.calibration_scores, alpha)
     message = calibration_message(n, alpha, inp.calibration_infinite)
 
     # Reliability level (Def. 2.4) and its exact one-sided lower bound.
@@ -487,7 +387,7 @@ def compute_results(
     m_ref = inp.n_reference
     if m_ref and inp.reference_sorted_finite is not None:
         solvable = int(inp.reference_sorted_finite.size)
-        n_cov = _n_covered(inp.reference_sorted_finite, m_star)
+        n_cov = n_covered(inp.reference_sorted_finite, m_star)
         coverage = wilson_proportion(n_cov, m_ref, confidence)
         conditional = wilson_proportion(n_cov, solvable, confidence)
         gap = wilson_proportion(m_ref - solvable, m_ref, confidence)
@@ -504,7 +404,8 @@ def compute_results(
     worst_level = rel_x / (worst_n + 1)
     worst_lower = clopper_pearson_lower(rel_x, worst_n, confidence)
 
-    adaptive = adaptive_results(inp, alpha, confidence)
+    adaptive = adaptive_results(inp.calibration_cp_scores, inp.deployment_cumulative, inp.deployment_n_classes,
+                                inp.deployment_scores, alpha, confidence)
 
     decision = None
     if gate is not None:
@@ -525,9 +426,9 @@ def compute_results(
         reliability_level=level,
         reliability_lower_bound=lower,
         n_deployment=inp.n_deployment,
-        set_sizes=_readonly(sizes),
+        set_sizes=readonly(sizes),
         average_set_size=avg_size,
-        deployment_covered=_readonly(covered),
+        deployment_covered=readonly(covered),
         n_with_reference=m_ref,
         coverage=coverage,
         conditional_coverage=conditional,
@@ -565,19 +466,9 @@ def coverage_curve(inp: CertificationInput, alphas: ArrayLike) -> CoverageCurve:
     ms, cov, size = np.empty(a.size), np.full(a.size, np.nan), np.full(a.size, np.nan)
     ncls = inp.deployment_n_classes
     for i, alpha in enumerate(a):
-        _, ms[i] = _m_star_sorted(inp.calibration_scores, float(alpha))
+        _, ms[i] = m_star_sorted(inp.calibration_scores, float(alpha))
         if inp.n_reference and inp.reference_sorted_finite is not None:
-            cov[i] = _n_covered(inp.reference_sorted_finite, ms[i]) / inp.n_reference
+            cov[i] = n_covered(inp.reference_sorted_finite, ms[i]) / inp.n_reference
         if ncls.size:
             size[i] = float(np.minimum(ncls, ms[i]).mean())
-    return CoverageCurve(_readonly(a), _readonly(ms), _readonly(cov), _readonly(size))
-
-
-# re-exported: the on-demand readouts live in core/readouts.py
-from relgate_tui.core.readouts import (  # noqa: E402
-    BootstrapSummary,
-    SplitStability,
-    bootstrap_summary,
-    split_permutations,
-    split_stability,
-)
+    return CoverageCurve(readonly(a), readonly(ms), readonly(cov), readonly(size))

@@ -1,7 +1,7 @@
 """Conformal thresholds and prediction sets (paper 004 §6.3–6.5, §10.3, §11.8; SPEC §3.4).
 
 The order statistic itself (k = ⌈(n+1)(1−α)⌉, +∞ when k > n, never clamped) lives in
-:mod:`relgate_tui.core.quantile`; this module builds on it:
+:mod:`relgate_tui.core.certification.quantile`; this module builds on it:
 
 * :func:`m_star` — M* of the rank score (Def. 6.6, eq. 6.3) and :func:`prediction_set` — the top-M* set (eq. 6.4);
 * :func:`adaptive_threshold` / :func:`adaptive_prediction_set` — the cumulative-score sets of eq. 6.7;
@@ -20,8 +20,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from relgate_tui.core.quantile import conformal_quantile, conformal_rank, min_calibration_size
-from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.certification.quantile import conformal_quantile, conformal_rank, min_calibration_size
+from relgate_tui.core.certification.ranking import RankedClasses
 
 __all__ = [
     "m_star",
@@ -45,7 +45,7 @@ def _scores_array(scores: ArrayLike) -> np.ndarray:
 
 def m_star(scores: ArrayLike, alpha: float) -> float:
     """M* = the k-th smallest calibration rank score, k = ⌈(n+1)(1−α)⌉; +∞ when k > n or when that score is +∞
-    (Def. 6.6). A thin validating wrapper around :func:`~relgate_tui.core.quantile.conformal_quantile`."""
+    (Def. 6.6). A thin validating wrapper around :func:`~relgate_tui.core.certification.quantile.conformal_quantile`."""
     return conformal_quantile(_scores_array(scores), alpha)
 
 
@@ -168,7 +168,7 @@ def lac_prediction_set(ranked: RankedClasses, tau: float) -> tuple[str, ...]:
 
 def aps_prediction_set(ranked: RankedClasses, tau: float, u: float) -> tuple[str, ...]:
     """Randomized APS set (§11.8): the classes whose APS score ``Σ_{j<r} P̂(c_(j)) + u·P̂(c_(r))`` is ≤ τ (one
-    uniform u per test item). Computed with exactly the arithmetic of :func:`~relgate_tui.core.scores.aps_score`,
+    uniform u per test item). Computed with exactly the arithmetic of :func:`~relgate_tui.core.certification.scores.aps_score`,
     so ``aps_score ≤ τ ⇔ class in set``."""
     if math.isnan(tau):
         raise ValueError("tau must not be NaN")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from relgate_tui.core.intervals import confidence_sequence, confidence_sequence_end
+from relgate_tui.core.certification.intervals import confidence_sequence, confidence_sequence_end
 
 __all__ = ["GATE_ON_CHOICES", "GateDecision", "SequentialGate", "decide_gate", "sequential_gate"]
 
@@ -83,7 +83,7 @@ class SequentialGate:
     ``successes`` of ``n`` verified items, and what it says about ``threshold``.
 
     ``decided`` is "PASS" once ``lower`` >= threshold, "FAIL" once ``upper`` < threshold, else None; because the
-    interval is a confidence sequence (:func:`~relgate_tui.core.intervals.confidence_sequence`), stopping the
+    interval is a confidence sequence (:func:`~relgate_tui.core.certification.intervals.confidence_sequence`), stopping the
     labelling the moment it is decided is safe: a model whose true coverage is <= threshold is decided PASS with
     probability <= 1 − confidence, whenever the labeller stops. ``more_labels`` ≈ how many more verdicts at the
     current success rate would decide it (None when decided, when n = 0, or when the rate equals the threshold).

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
-from relgate_tui.core.intervals import clopper_pearson_lower, clopper_pearson_upper
+from relgate_tui.core.certification.intervals import clopper_pearson_lower, clopper_pearson_upper
 
 __all__ = [
     "PairedTable",

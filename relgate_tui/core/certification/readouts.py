@@ -18,20 +18,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from relgate_tui.core.intervals import Interval, bootstrap_ci
-from relgate_tui.core.quantile import conformal_rank
+from relgate_tui.core.certification.base import m_star_sorted, readonly, validated_scores
+from relgate_tui.core.certification.intervals import Interval, bootstrap_ci
+from relgate_tui.core.certification.quantile import conformal_rank
 
 if TYPE_CHECKING:
-    from relgate_tui.core.certify import CertificationInput, CertificationResult
+    from relgate_tui.core.certification.certify import CertificationInput, CertificationResult
 
 __all__ = ["BootstrapSummary", "SplitStability", "bootstrap_summary", "split_permutations", "split_stability",
            "readout_json"]
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.flags.writeable = False
-    return a
 
 
 # --------------------------------------------------------------------------------------------------------- bootstrap
@@ -55,9 +50,8 @@ def bootstrap_summary(
     seed: int = 0,
 ) -> BootstrapSummary:
     """Seeded percentile bootstrap (paper §11.1: B = 10,000) of the average set size and of samples used."""
-    from relgate_tui.core.certify import _m_star_sorted  # certify re-exports this module
 
-    _, m_star = _m_star_sorted(inp.calibration_scores, alpha)
+    _, m_star = m_star_sorted(inp.calibration_scores, alpha)
     ncls = inp.deployment_n_classes
     set_size = used = None
     if ncls.size:
@@ -129,9 +123,8 @@ def split_stability(
     :func:`split_permutations`), calibrate M* on ``round(cal_fraction · N)`` items and measure coverage (finite
     score ≤ M*) on the rest. Fully vectorised: one gather and one ``np.partition`` along the split axis.
     """
-    from relgate_tui.core.certify import _validated_scores
 
-    s = _validated_scores(scores, "split_stability", allow_nan=False)
+    s = validated_scores(scores, "split_stability", allow_nan=False)
     n_items = s.size
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
@@ -158,9 +151,9 @@ def split_stability(
         n_test=n_items - n_cal,
         alpha=float(alpha),
         seed=seed,
-        m_star_values=_readonly(m_star),
-        coverage_values=_readonly(coverage),
-        reliability_values=_readonly(reliability),
+        m_star_values=readonly(m_star),
+        coverage_values=readonly(coverage),
+        reliability_values=readonly(reliability),
         m_star_mean=float(m_star.mean()) if finite else math.inf,
         m_star_sd=float(m_star.std()) if finite else math.nan,
         coverage_mean=float(coverage.mean()),
@@ -190,7 +183,7 @@ def readout_json(
 ) -> dict[str, Any]:
     """The readouts issue 11 §4 asks every export to show, as plain JSON (NaN/∞ → null through core/jsonsafe):
 
-    ``gate`` (the :class:`~relgate_tui.core.gate.GateDecision`, or null without a gate), ``worst_case`` (the level
+    ``gate`` (the :class:`~relgate_tui.core.certification.gate.GateDecision`, or null without a gate), ``worst_case`` (the level
     and bound with skipped calibration items counted as misses), ``prediction_sets`` (``guarantee`` false and a
     message when M* = ∞: the displayed sets are observed classes only and carry no coverage guarantee),
     ``bootstrap`` (percentile intervals of the mean set size and mean samples used, B = ``n_boot``, seeded) and

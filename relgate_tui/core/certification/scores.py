@@ -1,6 +1,6 @@
 """Nonconformity scores of one item (paper 004 §6.2, eq. 6.1, 6.2, 10.1, §11.8; SPEC §3.3).
 
-All scores take the item's :class:`~relgate_tui.core.ranking.RankedClasses` and the *canonical* acceptable classes
+All scores take the item's :class:`~relgate_tui.core.certification.ranking.RankedClasses` and the *canonical* acceptable classes
 (reference answers go through the same canonicalizer as the samples). INVALID is never acceptable. A larger score
 means the acceptable answer is harder to find in the ranked consensus. Every score is ``math.inf`` when no
 acceptable class was observed among the samples — including a human verdict "none acceptable"
@@ -27,7 +27,7 @@ from collections.abc import Collection
 
 import numpy as np
 
-from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.certification.ranking import RankedClasses
 from relgate_tui.core.types import INVALID
 
 __all__ = [

@@ -24,7 +24,7 @@ from itertools import combinations_with_replacement
 import numpy as np
 from scipy.special import betaincinv, gammaln
 
-from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.certification.ranking import RankedClasses
 from relgate_tui.core.types import INVALID
 
 __all__ = [
@@ -151,7 +151,7 @@ class SyntheticBatch:
         return ("correct",) + tuple(f"wrong{j}" for j in range(1, n_distractors + 1))
 
     def aps_scores(self, u: np.ndarray) -> np.ndarray:
-        """Randomized APS scores (§11.8, standard form; see :mod:`relgate_tui.core.scores`) with one uniform per
+        """Randomized APS scores (§11.8, standard form; see :mod:`relgate_tui.core.certification.scores`) with one uniform per
         item: ``(samples ranked above)/K + u · count(correct)/K``, +∞ when the correct class was never sampled."""
         c0 = self.counts[:, 0]
         return np.where(c0 > 0, self.count_before / self.k + u * c0 / self.k, np.inf)

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from relgate_tui.core.conformal import prediction_set, weighted_m_stars
-from relgate_tui.core.intervals import Proportion, wilson_proportion
-from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.certification.conformal import prediction_set, weighted_m_stars
+from relgate_tui.core.certification.intervals import Proportion, wilson_proportion
+from relgate_tui.core.certification.ranking import RankedClasses
 
 __all__ = ["WeightedDeploymentItem", "WeightedItem", "WeightedConformal", "weighted_conformal", "weighted_json",
            "weighted_summary"]

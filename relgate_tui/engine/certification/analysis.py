@@ -1,6 +1,6 @@
 """Analysis of a run (SPEC §3.6, §4): the seeded split, the replayed stopping rule, the per-item ranking and
-verification, and the core's :class:`~relgate_tui.core.certify.CertificationInput` — a pure function of the stored
-samples and labels (no IO here; :mod:`relgate_tui.engine.certify` reads them from the run store).
+verification, and the core's :class:`~relgate_tui.core.certification.certify.CertificationInput` — a pure function of the stored
+samples and labels (no IO here; :mod:`relgate_tui.engine.certification.certify` reads them from the run store).
 
 Samples used per item: the stored samples are read in index order and the stopping rule (the same rule and
 canonicalizer the sampler used) is replayed on them, capped at K_max; samples beyond the stopping point (requests
@@ -10,7 +10,7 @@ function of the stored samples only — independent of concurrency, completion o
 **Items without a sample** (every request for them failed) are *not sampled*: they keep their row in the results
 (``sampled`` False), are never scored — not a miss (score ∞) and not a pending calibration item — and are left out of
 the core input, so no reliability figure is computed from them. A run with such items is incomplete (see
-:mod:`relgate_tui.engine.certify`: no PASS/FAIL is decided on partial data).
+:mod:`relgate_tui.engine.certification.certify`: no PASS/FAIL is decided on partial data).
 """
 
 from __future__ import annotations
@@ -23,14 +23,16 @@ from typing import Any, cast
 
 import numpy as np
 
-from relgate_tui.core import certify as core_certify
-from relgate_tui.core.ranking import RankedClasses, rank_classes
-from relgate_tui.core.scores import acceptable_fraction, rank_score
+from relgate_tui.core.certification import certify as core_certify
+from relgate_tui.core.certification.ranking import RankedClasses, rank_classes
+from relgate_tui.core.certification.readouts import split_permutations
+from relgate_tui.core.certification.scores import acceptable_fraction, rank_score
+from relgate_tui.core.certification.weighted_sets import WeightedConformal, WeightedDeploymentItem, weighted_conformal
 from relgate_tui.core.types import INVALID
-from relgate_tui.core.weighted_sets import WeightedConformal, WeightedDeploymentItem, weighted_conformal
-from relgate_tui.engine.runstore import Label, StoredSample
-from relgate_tui.engine.sampleindex import ItemSamples, canonical_prefix, prefix_stats
-from relgate_tui.errors import UserError
+from relgate_tui.engine.records import StoredSample, canonical_prefix
+from relgate_tui.engine.runs.sampleindex import ItemSamples, prefix_stats
+from relgate_tui.engine.runs.store import Label
+from relgate_tui.errors import CertifyError
 
 __all__ = [
     "CertifyError",
@@ -46,10 +48,6 @@ __all__ = [
 ]
 
 
-class CertifyError(UserError):
-    """A user-facing pipeline error (bad option, bad labels file, unreachable endpoint …). One-line message."""
-
-
 @dataclass
 class CallCounts:
     """Calls of one invocation (issue 5 item 7): ``made`` = requests answered (each paid, used or not), ``cached`` =
@@ -63,7 +61,7 @@ class CallCounts:
 # ------------------------------------------------------------------------------------------------- splits and rngs
 def split_items(item_ids: Sequence[str], n_cal: int | None, seed: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(calibration ids, deployment ids): the first ``n_cal`` (default ``len // 2``) positions of a seeded
-    permutation of the items sorted by id (:func:`relgate_tui.core.certify.split_permutations`) — a function of the
+    permutation of the items sorted by id (:func:`relgate_tui.core.certification.certify.split_permutations`) — a function of the
     id set and the seed only, never of file order (SPEC §3.6). Each part keeps the permutation's order."""
     ids = [str(i) for i in item_ids]
     n = len(ids)
@@ -73,7 +71,7 @@ def split_items(item_ids: Sequence[str], n_cal: int | None, seed: int) -> tuple[
         raise CertifyError(f"--n-cal must be between 0 and the number of items ({n}), got {n_cal}")
     if n == 0:
         return (), ()
-    perm = core_certify.split_permutations(n, 1, seed, ids)[0]
+    perm = split_permutations(n, 1, seed, ids)[0]
     order = [ids[i] for i in perm]
     return tuple(order[:n_cal]), tuple(order[n_cal:])
 
@@ -104,7 +102,7 @@ def used_sample_counts(canonicals: Sequence[Sequence[str]], rule: Any, k_max: in
                        stats: Sequence[np.ndarray | None] | None = None) -> list[tuple[int, bool]]:
     """:func:`used_sample_count` of many items at once, with whether each item is *complete* (sampled to K_max or
     to a stop): ``(used, complete)`` per item. The same decisions, but every prefix state (leader count, runner-up
-    count, classes seen, k; :func:`~relgate_tui.engine.sampleindex.prefix_stats`) of every item goes to the rule's
+    count, classes seen, k; :func:`~relgate_tui.engine.runs.sampleindex.prefix_stats`) of every item goes to the rule's
     vectorised ``should_stop_batch`` in one call, which makes the replay over a 10,000-item × K = 20 run far cheaper
     than one call (and one small array) per sample. ``stats``: each item's prefix states when already known (the
     run's sample index stores them: they depend on the classes only), as an int array of rows (leader, runner-up,
@@ -232,7 +230,7 @@ class Analysis:
         return bool(self.items) and all(a.weight is not None for a in self.items)
 
     def weighted(self, alpha: float, confidence: float = 0.95) -> WeightedConformal | None:
-        """Weighted conformal sets (eq. 10.2, :mod:`relgate_tui.core.weighted_sets`) at α, None without weights:
+        """Weighted conformal sets (eq. 10.2, :mod:`relgate_tui.core.certification.weighted_sets`) at α, None without weights:
         the scored calibration items' scores with their weights (skipped, pending and unsampled ones are left out,
         as from M*), and every sampled deployment item at its own test weight (a skipped one is unverified)."""
         if not self.has_weights:

@@ -3,16 +3,16 @@
 The phases and who owns them:
 
 1. :func:`prepare` — validate the :class:`CertifyConfig`, load the task, resolve the canonicalizer, split the items
-   (:func:`~relgate_tui.engine.analysis.split_items`: a seeded permutation of the sorted ids — never file order),
-   open or resume the run (:class:`~relgate_tui.engine.runstore.RunStore`; the run id is a hash of everything that
+   (:func:`~relgate_tui.engine.certification.analysis.split_items`: a seeded permutation of the sorted ids — never file order),
+   open or resume the run (:class:`~relgate_tui.engine.runs.store.RunStore`; the run id is a hash of everything that
    determines the samples, so the same command resumes the same run). :func:`open_prepared` reopens a stored run
    for viewing: read only, no lock, no write, from the run's own copy of its items when the task file moved.
-2. Sampling and the optional judge pass — :func:`relgate_tui.engine.pipeline.run`, the one async pipeline the CLI
+2. Sampling and the optional judge pass — :func:`relgate_tui.engine.certification.pipeline.run`, the one async pipeline the CLI
    (``asyncio.run``) and the TUI (its worker) both iterate.
 3. Verification — automatic from the task's references (canonicalized by the same canonicalizer as the samples),
-   and/or verdicts from a labels file (:mod:`relgate_tui.engine.labels_file`) or from the TUI. A human/file verdict
+   and/or verdicts from a labels file (:mod:`relgate_tui.engine.runs.labels_file`) or from the TUI. A human/file verdict
    on an item takes precedence over its reference verdict.
-4. :func:`analyse_prepared` → :class:`~relgate_tui.engine.analysis.Analysis`, then :func:`build_document` at any α
+4. :func:`analyse_prepared` → :class:`~relgate_tui.engine.certification.analysis.Analysis`, then :func:`build_document` at any α
    — the JSON of issue 5 item 7 (no timing fields, so an identical run gives an identical document apart from
    ``calls``, which by definition describes the invocation). The CLI and the TUI both write ``results.json``
    through :func:`build_document`.
@@ -35,25 +35,30 @@ from typing import Any
 import numpy as np
 
 from relgate_tui import __version__
-from relgate_tui.core import certify as core_certify
 from relgate_tui.core.canon import Canonicalizer
-from relgate_tui.core.conformal import prediction_set
-from relgate_tui.core.readouts import readout_json
+from relgate_tui.core.certification import certify as core_certify
+from relgate_tui.core.certification.conformal import prediction_set
+from relgate_tui.core.certification.readouts import readout_json
+from relgate_tui.core.certification.weighted_sets import weighted_json
 from relgate_tui.core.redact import public_url
-from relgate_tui.core.weighted_sets import weighted_json
-from relgate_tui.engine.analysis import (
+from relgate_tui.engine.certification.analysis import (
     Analysis,
     CallCounts,
-    CertifyError,
     ItemAnalysis,
     analyse,
     item_rng,
     split_items,
     used_sample_count,
 )
-from relgate_tui.engine.labels_file import CRASH_AFTER_LABELS_ENV, apply_labels, check_label_ranks, parse_labels_file
-from relgate_tui.engine.runstore import Label, RunStatus, RunStore, RunStoreError
-from relgate_tui.engine.tasks import TaskError, dump_items, load_task
+from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
+from relgate_tui.engine.runs.labels_file import (
+    CRASH_AFTER_LABELS_ENV,
+    apply_labels,
+    check_label_ranks,
+    parse_labels_file,
+)
+from relgate_tui.engine.runs.store import Label, RunStatus, RunStore, RunStoreError
+from relgate_tui.errors import CertifyError
 
 __all__ = [
     "CertifyError",
@@ -128,11 +133,11 @@ class CertifyConfig:
         return self.pairwise_judge_endpoint is not None or self.pairwise_judge_model is not None
 
     def pairwise_judge_config(self) -> Any:
-        """The :class:`~relgate_tui.engine.judge_certify.PairwiseJudgeConfig` of the optional pairwise judge (None
+        """The :class:`~relgate_tui.engine.judging.certify_judge.PairwiseJudgeConfig` of the optional pairwise judge (None
         without one). It shares the run's seed, timeout, concurrency, endpoint-down wait and sample cache."""
         if not self.uses_pairwise_judge:
             return None
-        from relgate_tui.engine.judge_certify import PairwiseJudgeConfig
+        from relgate_tui.engine.judging.certify_judge import PairwiseJudgeConfig
 
         return PairwiseJudgeConfig(
             endpoint=self.pairwise_judge_endpoint or "", model=self.pairwise_judge_model or "",
@@ -140,8 +145,8 @@ class CertifyConfig:
             concurrency=self.concurrency, seed=self.seed, max_down_s=self.max_down_s, cache_dir=self.cache_dir)
 
     def endpoint_config(self) -> Any:
-        """The sampler's :class:`~relgate_tui.engine.endpoints.EndpointConfig` (OpenAI-compatible chat)."""
-        from relgate_tui.engine.endpoints import EndpointConfig
+        """The sampler's :class:`~relgate_tui.engine.transport.endpoints.EndpointConfig` (OpenAI-compatible chat)."""
+        from relgate_tui.engine.transport.endpoints import EndpointConfig
 
         return EndpointConfig(
             base_url=self.endpoint,
@@ -210,7 +215,7 @@ class CertifyConfig:
                 bad("--pairwise-judge-model needs --pairwise-judge-endpoint (the judge's base URL)")
             if not self.pairwise_judge_model or not self.pairwise_judge_model.strip():
                 bad("--pairwise-judge-endpoint needs --pairwise-judge-model (the judge model's name)")
-            from relgate_tui.engine.judge_certify import JudgeCertifyError
+            from relgate_tui.engine.judging.certify_judge import JudgeCertifyError
 
             try:
                 self.pairwise_judge_config().validate()
@@ -252,7 +257,7 @@ def _proportion_json(p: Any) -> dict[str, Any] | None:
 
 
 def _readouts(analysis: Analysis, res: Any, alpha: float) -> dict[str, Any]:
-    """:func:`~relgate_tui.core.readouts.readout_json`; with sampling incomplete no PASS/FAIL is decided (issue 10
+    """:func:`~relgate_tui.core.certification.readouts.readout_json`; with sampling incomplete no PASS/FAIL is decided (issue 10
     §4), and the ``gate`` block says so."""
     out = readout_json(res, analysis.input, alpha)
     gate = out.get("gate")
@@ -422,8 +427,8 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     """Phase 1: validate, load the task and the labels file (nothing is written before both are known to be good),
     resolve the canonicalizer and the stopping rule, split the items, open or resume the run."""
     from relgate_tui.core.canon import get_canonicalizer
-    from relgate_tui.core.stopping import get_stopping_rule
-    from relgate_tui.engine.paths import runs_dir
+    from relgate_tui.core.certification.stopping import get_stopping_rule
+    from relgate_tui.engine.runs.paths import runs_dir
 
     cfg.validate()
     task = load_task(cfg.task, limit=cfg.limit, suggest=cfg.canon is None)
@@ -461,9 +466,9 @@ def open_prepared(path: str | os.PathLike[str]) -> Prepared:
     write (the first write of a resume takes the lock). The directory may have been renamed or copied: the run is
     the one at ``path``. The items come from the task file when it still has the stored hash, else from the run's
     own copy (``items.jsonl``); a labels file is not read again (its verdicts are in the run). Raises
-    :class:`CertifyError` or :class:`~relgate_tui.engine.runstore.RunStoreError` (one line)."""
+    :class:`CertifyError` or :class:`~relgate_tui.engine.runs.store.RunStoreError` (one line)."""
     from relgate_tui.core.canon import get_canonicalizer
-    from relgate_tui.core.stopping import get_stopping_rule
+    from relgate_tui.core.certification.stopping import get_stopping_rule
 
     run_path = Path(path)
     store = RunStore(run_path)  # reads only
@@ -544,10 +549,10 @@ def analyse_prepared(prepared: Prepared, samples_by_item: Mapping[str, Sequence[
 def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confidence: float = 0.95,
                   gate: float | None = None, calls: Any = None, judgements: Any = None) -> dict[str, Any] | None:
     """The ``pairwise_judge`` section from the judge verdicts stored in the run (None without a judge or before its
-    pass): both rankings' reliability side by side and the cycle data (:mod:`relgate_tui.engine.judge_certify`).
+    pass): both rankings' reliability side by side and the cycle data (:mod:`relgate_tui.engine.judging.certify_judge`).
     ``judgements``: the per-item judgements when the caller keeps them (the TUI), else computed here."""
-    from relgate_tui.engine.judge_certify import judge_items, verdicts_from_document
-    from relgate_tui.engine.judge_section import judgement_section
+    from relgate_tui.engine.certification.judge_section import judgement_section
+    from relgate_tui.engine.judging.certify_judge import judge_items, verdicts_from_document
 
     cfg = prepared.config.pairwise_judge_config()
     if cfg is None:

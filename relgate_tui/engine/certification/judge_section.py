@@ -10,10 +10,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from relgate_tui.core import certify as core_certify
 from relgate_tui.core import judge as cj
-from relgate_tui.core.scores import validate_rank_score
-from relgate_tui.engine.judge_certify import (
+from relgate_tui.core.certification import certify as core_certify
+from relgate_tui.core.certification.scores import validate_rank_score
+from relgate_tui.engine.judging.certify_judge import (
     ItemJudgement,
     JudgeCalls,
     PairwiseJudgeConfig,
@@ -99,7 +99,7 @@ def judgement_section(
     judge: PairwiseJudgeConfig | None = None,
 ) -> dict[str, Any]:
     """The ``pairwise_judge`` section of the certification document (issue 4 items 3–4), from the pipeline's
-    :class:`~relgate_tui.engine.certify.Analysis` (items, roles, frequency rank scores and verdicts), the per-item
+    :class:`~relgate_tui.engine.certification.certify.Analysis` (items, roles, frequency rank scores and verdicts), the per-item
     judgements and ``reference_of(item_id)`` (canonical reference classes, None without a reference):
 
     * ``rankings.frequency`` / ``rankings.judge``: reliability level, 95% bound, M*, coverage, mode accuracy and

@@ -1,5 +1,5 @@
 """Compare two stored runs item by item (issue 15 §2): the IO half of ``relgate compare`` (statistics in
-:mod:`relgate_tui.core.paired`).
+:mod:`relgate_tui.core.certification.paired`).
 
 Items are paired by the tools' document hashes when every item of both runs carries one (lm-eval imports: the
 hash of the document, stable across runs and models) and they are unique, else by item id. An item counts when it is
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from relgate_tui import __version__
-from relgate_tui.core.paired import items_to_decide, paired_table, paired_test, set_size_difference
+from relgate_tui.core.certification.paired import items_to_decide, paired_table, paired_test, set_size_difference
 from relgate_tui.errors import DataError
 
 __all__ = ["compare_runs", "compare_documents", "EXIT_CODES"]
@@ -106,8 +106,8 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
 def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: float = 0.95,
                  runs_root: str | None = None) -> dict[str, Any]:
     """Open two runs (path, id or unique id prefix) and compare their stored results."""
-    from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.runlist import open_run
+    from relgate_tui.engine.runs.listing import open_run
+    from relgate_tui.engine.runs.paths import runs_dir
 
     docs = []
     for run in (run_a, run_b):

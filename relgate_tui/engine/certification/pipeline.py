@@ -1,7 +1,7 @@
 """The one certification pipeline (issue 10 §1): sampling and the optional judge pass of a prepared run, as events.
 
 :func:`run` is an async generator that both front ends iterate — the CLI through :func:`run_certify` (``asyncio.run``
-plus printing), the TUI in its sampling worker (:meth:`relgate_tui.engine.session.Session.sample`). It:
+plus printing), the TUI in its sampling worker (:meth:`relgate_tui.engine.certification.session.Session.sample`). It:
 
 1. checks, when some item still needs a request that neither the run store nor the cache holds, that the API-key
    variable is set and that the endpoint answers HTTP (one line otherwise);
@@ -9,14 +9,14 @@ plus printing), the TUI in its sampling worker (:meth:`relgate_tui.engine.sessio
    from the run store and the request cache; each completed sample is appended to the run before the sampler can
    issue that item's next request; yields :class:`Sampling` after each sampler event and :class:`EndpointDown` /
    :class:`EndpointUp`;
-3. raises :class:`~relgate_tui.engine.analysis.CertifyError` when *every* request failed and nothing is stored (a
+3. raises :class:`~relgate_tui.engine.certification.analysis.CertifyError` when *every* request failed and nothing is stored (a
    wrong key, a wrong model name): an error, never a result;
-4. with a pairwise judge, asks it about every item with ≥ 2 answer classes (:mod:`relgate_tui.engine.judge_certify`,
+4. with a pairwise judge, asks it about every item with ≥ 2 answer classes (:mod:`relgate_tui.engine.judging.certify_judge`,
    cached) and stores its verdicts in the run, yielding :class:`Judging`;
 5. yields :class:`Done` with the invocation's call counts.
 
-The run status (:class:`~relgate_tui.engine.runstore.RunStatus`) moves sampling → sampled | incomplete (→ judging →
-sampled); the front end then writes the result document (:func:`relgate_tui.engine.certify.build_document`) and
+The run status (:class:`~relgate_tui.engine.runs.store.RunStatus`) moves sampling → sampled | incomplete (→ judging →
+sampled); the front end then writes the result document (:func:`relgate_tui.engine.certification.certify.build_document`) and
 the final status. Pause/resume and stop go through a :class:`RunControl`.
 """
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.analysis import CallCounts, CertifyError, used_sample_counts
-from relgate_tui.engine.certify import (
+from relgate_tui.engine.certification.analysis import CallCounts, used_sample_counts
+from relgate_tui.engine.certification.certify import (
     CertifyConfig,
     Prepared,
     analyse_prepared,
@@ -40,12 +40,12 @@ from relgate_tui.engine.certify import (
     judge_section,
     prepare,
 )
-from relgate_tui.engine.runstore import RunStatus, RunStoreError, StoredSample
-from relgate_tui.engine.sampleindex import canonical_prefix
-from relgate_tui.engine.sampler import (
+from relgate_tui.engine.records import StoredSample, canonical_prefix
+from relgate_tui.engine.runs.store import RunStatus, RunStoreError
+from relgate_tui.engine.transport.sampler import (
     EndpointDown as SamplerEndpointDown,
 )
-from relgate_tui.engine.sampler import (
+from relgate_tui.engine.transport.sampler import (
     EndpointUnreachable,
     ItemDone,
     SampleDone,
@@ -53,9 +53,10 @@ from relgate_tui.engine.sampler import (
     Sampler,
     SamplingJob,
 )
-from relgate_tui.engine.sampler import (
+from relgate_tui.engine.transport.sampler import (
     EndpointUp as SamplerEndpointUp,
 )
+from relgate_tui.errors import CertifyError
 
 __all__ = [
     "Sampling",
@@ -155,9 +156,9 @@ class RunControl:
 # ------------------------------------------------------------------------------------------------------- sampling
 def open_cache(cfg: CertifyConfig) -> Any:
     """The request cache of completed samples: ``cfg.cache_dir`` or ``<cache dir>/samples`` (engine/paths.py). A
-    damaged cache database is moved aside and rebuilt by :class:`~relgate_tui.engine.cache.SampleCache`."""
-    from relgate_tui.engine.cache import SampleCache
-    from relgate_tui.engine.paths import cache_dir
+    damaged cache database is moved aside and rebuilt by :class:`~relgate_tui.engine.transport.cache.SampleCache`."""
+    from relgate_tui.engine.runs.paths import cache_dir
+    from relgate_tui.engine.transport.cache import SampleCache
 
     path = Path(cfg.cache_dir) if cfg.cache_dir else cache_dir() / "samples"
     try:
@@ -195,8 +196,8 @@ def make_sampler(prepared: Prepared, cache: Any = None, **kwargs: Any) -> Sample
 
 def needs_network(prepared: Prepared, job: SamplingJob, cache: Any) -> bool:
     """True when some item still needs a sample that neither the run store nor the cache holds."""
-    from relgate_tui.engine.endpoints import request_fingerprint, sample_seed
-    from relgate_tui.engine.prompts import item_messages
+    from relgate_tui.engine.transport.endpoints import request_fingerprint, sample_seed
+    from relgate_tui.engine.transport.prompts import item_messages
 
     cfg = prepared.config
     endpoint = cfg.endpoint_config()
@@ -221,7 +222,7 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
     import httpx
 
     from relgate_tui.core.redact import public_url
-    from relgate_tui.engine.httpread import status_of_sync
+    from relgate_tui.engine.transport.httpread import status_of_sync
 
     url = cfg.endpoint.rstrip("/") + "/models"
     endpoint = cfg.endpoint_config()
@@ -325,7 +326,7 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
 async def _judge_pass(prepared: Prepared, cache: Any, control: RunControl) -> AsyncIterator[Judging | CallCounts]:
     """Ask the pairwise judge about every item with ≥ 2 answer classes (k verdicts per pair in seeded random orders,
     paper 000, through the sampler and the cache), store the verdicts in the run; yields progress, then the judge's call counts."""
-    from relgate_tui.engine.judge_certify import (
+    from relgate_tui.engine.judging.certify_judge import (
         JudgeCertifyError,
         ask_pairwise_judge_async,
         judge_calls_needed,
@@ -383,7 +384,7 @@ class CertifyOutcome:
 
 def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | None = None) -> CertifyOutcome:
     """All phases, as ``relgate certify`` runs them: prepare, :func:`run` under ``asyncio.run`` (every event to
-    ``on_event``), apply the labels file, write ``results.json`` (:func:`~relgate_tui.engine.certify.build_document`,
+    ``on_event``), apply the labels file, write ``results.json`` (:func:`~relgate_tui.engine.certification.certify.build_document`,
     the same document the TUI writes) and the final status."""
     prepared = prepare(cfg)
     try:

@@ -1,6 +1,6 @@
 """Exports of a certification result document (``relgate report``, the TUI's export; SPEC §5.4–5.5).
 
-The input is the JSON document built by :func:`relgate_tui.engine.certify.results_document` (the one stored as the
+The input is the JSON document built by :func:`relgate_tui.engine.certification.certify.results_document` (the one stored as the
 run's ``results.json``). Formats:
 
 * ``json`` — the document itself, pretty-printed;

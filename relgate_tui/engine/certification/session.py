@@ -1,10 +1,10 @@
 """One run as the TUI works on it (SPEC §5): the :class:`Session` lifecycle — create or open, sample (iterating the
-one pipeline, :func:`relgate_tui.engine.pipeline.run`), spot-check labels, results at any α, export.
+one pipeline, :func:`relgate_tui.engine.certification.pipeline.run`), spot-check labels, results at any α, export.
 
 The TUI never does statistics or HTTP itself: it calls this module, which is built only from the engine and the
 core. Nothing here re-implements their math or their JSON: the result document is
-:func:`relgate_tui.engine.certify.build_document`, the one the CLI writes. Setting up a run lives in
-:mod:`relgate_tui.engine.setup`, the screens' view models in :mod:`relgate_tui.engine.views` (both re-exported here
+:func:`relgate_tui.engine.certification.certify.build_document`, the one the CLI writes. Setting up a run lives in
+:mod:`relgate_tui.engine.certification.setup`, the screens' view models in :mod:`relgate_tui.engine.certification.views` (both re-exported here
 for the screens that import them from this module).
 
 **Viewing changes nothing.** A run opened with :meth:`Session.open` is read without the run's lock and written only
@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from relgate_tui.core.certify import compute_results
+from relgate_tui.core.certification.certify import compute_results
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine import pipeline
-from relgate_tui.engine.analysis import Analysis, CallCounts, analyse, core_input
-from relgate_tui.engine.certify import (
+from relgate_tui.engine.certification import pipeline
+from relgate_tui.engine.certification.analysis import Analysis, CallCounts, analyse, core_input
+from relgate_tui.engine.certification.certify import (
     Prepared,
     build_document,
     judge_section,
@@ -35,33 +35,14 @@ from relgate_tui.engine.certify import (
     prepare,
     reference_classes,
 )
-from relgate_tui.engine.runstore import Label, RunStatus, RunStoreError, json_object
-from relgate_tui.engine.sampleindex import canonical_prefix
-from relgate_tui.engine.setup import (
-    DEMO_PREFERRED_PORT,
-    EndpointChoice,
-    Preflight,
+from relgate_tui.engine.certification.setup import (
     RunSetup,
-    TaskChoice,
     VerificationMode,
     certify_config,
-    default_endpoint_index,
-    demo_endpoint,
-    discover_endpoints,
-    endpoint_choices,
-    expected_samples_per_item,
-    inspect_task,
-    list_models,
-    preflight,
-    probe_latency,
-    start_demo,
-    task_choices,
 )
-from relgate_tui.engine.views import (
-    Candidate,
+from relgate_tui.engine.certification.views import (
     GateBasis,
     ItemProgress,
-    ItemRow,
     ItemView,
     LabelOutcome,
     LiveTable,
@@ -71,13 +52,10 @@ from relgate_tui.engine.views import (
     build_item_view,
     build_results_view,
 )
+from relgate_tui.engine.records import canonical_prefix
+from relgate_tui.engine.runs.store import Label, RunStatus, RunStoreError, json_object
 
-__all__ = [  # Session; the rest re-exported from engine.setup and engine.views (screens import them from here)
-    "Session", "DEMO_PREFERRED_PORT", "EndpointChoice", "TaskChoice", "RunSetup", "Preflight", "ItemProgress",
-    "SamplingUpdate", "Candidate", "ItemView", "SpotProgress", "ItemRow", "ResultsView", "LabelOutcome", "GateBasis",
-    "start_demo", "demo_endpoint", "endpoint_choices", "default_endpoint_index", "discover_endpoints", "list_models",
-    "task_choices", "inspect_task", "preflight", "probe_latency", "expected_samples_per_item",
-]
+__all__ = ["Session", "TUI_MANIFEST_KEY"]
 
 TUI_MANIFEST_KEY = "tui"
 
@@ -96,7 +74,7 @@ def _audit_items(candidates: Sequence[str], fraction: float, seed: int) -> tuple
 class Session:
     """One run as the TUI works on it: create or open, sample, spot-check, results at any α, export.
 
-    Built on the pipeline phases of :mod:`relgate_tui.engine.certify` (``prepare``, sampling, ``analyse``,
+    Built on the pipeline phases of :mod:`relgate_tui.engine.certification.certify` (``prepare``, sampling, ``analyse``,
     ``results_document``), the run store and the core. The analysis is computed once (after sampling) and then
     updated one item at a time as labels arrive, so a keypress costs one item's re-analysis plus the core's O(n)
     results — well under the 50 ms budget.
@@ -104,7 +82,10 @@ class Session:
 
     def __init__(self, prepared: Prepared, *, verification: VerificationMode = "auto", audit_fraction: float = 0.2,
                  cache_dir: Path | None = None, simulated: bool = False) -> None:
-        from relgate_tui.engine.judge_certify import JudgeCalls, verdicts_from_document  # cycle: judge ↔ certify
+        from relgate_tui.engine.judging.certify_judge import (  # cycle: judge ↔ certify
+            JudgeCalls,
+            verdicts_from_document,
+        )
 
         self.prepared = prepared
         self.config = prepared.config
@@ -256,7 +237,7 @@ class Session:
     def _progress_row(self, item_id: str, canonicals: Sequence[str], error: str = "") -> ItemProgress:
         """One live-table row from an item's canonical classes (in sample order)."""
 
-        from relgate_tui.engine.certify import used_sample_count
+        from relgate_tui.engine.certification.certify import used_sample_count
 
         n = len(canonicals)
         counts = Counter(c for c in canonicals if c != INVALID)
@@ -276,9 +257,9 @@ class Session:
         )
 
     async def sample(self) -> AsyncIterator[SamplingUpdate]:
-        """One pass of the pipeline (:func:`relgate_tui.engine.pipeline.run`: sampling with bounded concurrency,
+        """One pass of the pipeline (:func:`relgate_tui.engine.certification.pipeline.run`: sampling with bounded concurrency,
         retries and sequential stopping, then the pairwise judge when the run has one), as live-table updates.
-        Resumes from the stored samples and the cache. Raises :class:`~relgate_tui.engine.analysis.CertifyError`
+        Resumes from the stored samples and the cache. Raises :class:`~relgate_tui.engine.certification.analysis.CertifyError`
         (one line) when the endpoint cannot be reached or every request failed."""
         prepared = self.prepared
         table = LiveTable(prepared.items, self._roles, self.k_max, self._samples_by_item(refresh=True))
@@ -321,7 +302,7 @@ class Session:
                     base = CallCounts(self.calls.made, self.calls.cached, self.calls.failed)
                     self._sampling_finished = True
                     if event.judge_calls is not None:
-                        from relgate_tui.engine.judge_certify import JudgeCalls, verdicts_from_document  # cycle
+                        from relgate_tui.engine.judging.certify_judge import JudgeCalls, verdicts_from_document  # cycle
 
                         self.judge_calls = JudgeCalls(event.judge_calls.made, event.judge_calls.cached,
                                                       event.judge_calls.failed)
@@ -344,7 +325,7 @@ class Session:
         """The pairwise judge's section at ``alpha`` (the ``pairwise_judge`` part of ``relgate certify``'s JSON:
         both rankings side by side, cycles, position bias, per-item tournaments), or None without stored verdicts.
         Per-item judgements are computed once; the labels only change the calibration (cheap)."""
-        from relgate_tui.engine.judge_certify import judge_items  # cycle: judge ↔ certify
+        from relgate_tui.engine.judging.certify_judge import judge_items  # cycle: judge ↔ certify
 
         cfg = self.judge_config
         if cfg is None or self._judge_verdicts is None:
@@ -406,7 +387,7 @@ class Session:
         )
 
     def analysis(self, refresh: bool = False) -> Analysis:
-        """The pipeline's :class:`~relgate_tui.engine.analysis.Analysis` of the run (cached; ``refresh`` re-reads
+        """The pipeline's :class:`~relgate_tui.engine.certification.analysis.Analysis` of the run (cached; ``refresh`` re-reads
         the samples and labels from the run store)."""
         if self._analysis is None or refresh:
             self._samples_by_item(refresh=refresh or self._samples is None)
@@ -537,7 +518,7 @@ class Session:
 
     def document(self, alpha: float | None = None, *, gate: float | None = None,
                  confidence: float = 0.95) -> dict[str, Any]:
-        """The result document at ``alpha`` — :func:`~relgate_tui.engine.certify.build_document`, the JSON
+        """The result document at ``alpha`` — :func:`~relgate_tui.engine.certification.certify.build_document`, the JSON
         ``relgate certify`` writes."""
         a = self.alpha if alpha is None else alpha
         return build_document(self.prepared, self.analysis(), alpha=a, calls=self.call_counts(),
@@ -564,7 +545,7 @@ class Session:
     def export(self, fmt: str, *, alpha: float | None = None, gate: float | None = None,
                confidence: float = 0.95) -> Path:
         """Export the results (``fmt`` "json", "csv" or "md") into ``<run>/exports/``; returns the file's path."""
-        from relgate_tui.engine.report import FORMATS, write_report
+        from relgate_tui.engine.certification.report import FORMATS, write_report
 
         if fmt not in FORMATS:
             raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -1,6 +1,6 @@
 """Setting up a run from the TUI (SPEC §4.1–4.2): the endpoints and tasks on offer, the embedded demo, the
 :class:`RunSetup` the setup screen decides, its pre-flight estimate and latency probe, and its translation into the
-pipeline's :class:`~relgate_tui.engine.certify.CertifyConfig` (:func:`certify_config`)."""
+pipeline's :class:`~relgate_tui.engine.certification.certify.CertifyConfig` (:func:`certify_config`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from relgate_tui.engine.certify import CertifyConfig
+from relgate_tui.engine.certification.certify import CertifyConfig
 
 __all__ = [
     "EndpointChoice",
@@ -174,7 +174,7 @@ def discover_endpoints(discover: Callable[[], Sequence[Any]] | None = None) -> l
     ``discover`` callable is injected (tests). A server that answers but cannot list models is kept, with its
     error."""
     if discover is None:
-        from relgate_tui.engine.discovery import discover as default_discover
+        from relgate_tui.engine.transport.discovery import discover as default_discover
 
         discover = default_discover
     out: list[EndpointChoice] = []
@@ -192,14 +192,14 @@ def discover_endpoints(discover: Callable[[], Sequence[Any]] | None = None) -> l
 
 def list_models(base_url: str, api_key_env: str | None = None) -> tuple[str, ...]:
     """The model ids ``GET {base_url}/models`` lists (via :mod:`engine.discovery`)."""
-    from relgate_tui.engine.discovery import list_models as _list_models
+    from relgate_tui.engine.transport.discovery import list_models as _list_models
 
     return tuple(_list_models(base_url, api_key_env=api_key_env))
 
 
 def task_choices() -> list[TaskChoice]:
     """The bundled tasks with their item counts and suggested canonicalizers."""
-    from relgate_tui.engine.tasks import bundled_tasks
+    from relgate_tui.engine.certification.tasks import bundled_tasks
 
     return [
         TaskChoice(
@@ -217,7 +217,7 @@ def task_choices() -> list[TaskChoice]:
 
 def inspect_task(name_or_path: str) -> TaskChoice:
     """Load a task (bundled name or file) and describe it; the loader's one-line error (``TaskError``) propagates."""
-    from relgate_tui.engine.tasks import bundled_task_names, load_task
+    from relgate_tui.engine.certification.tasks import bundled_task_names, load_task
 
     task = load_task(name_or_path)
     return TaskChoice(
@@ -242,10 +242,10 @@ REFERENCE_WORKLOAD: tuple[tuple[float, tuple[float, ...]], ...] = (
 @functools.lru_cache(maxsize=64)
 def expected_samples_per_item(stopping: str, delta: float, k_max: int) -> float:
     """Mean samples per item the stopping rule uses on :data:`REFERENCE_WORKLOAD` (seeded simulation with the
-    core's :func:`~relgate_tui.core.stopping.simulate_stopping`)."""
+    core's :func:`~relgate_tui.core.certification.stopping.simulate_stopping`)."""
     import numpy as np
 
-    from relgate_tui.core.stopping import get_stopping_rule, simulate_stopping
+    from relgate_tui.core.certification.stopping import get_stopping_rule, simulate_stopping
 
     rule = get_stopping_rule(stopping, delta)
     rng = np.random.default_rng(0)
@@ -277,14 +277,16 @@ def preflight(
 
 async def probe_latency(setup: RunSetup) -> tuple[float, float, float]:
     """Send one real request (the task's first item) and return (seconds, prompt tokens, completion tokens)."""
-    from relgate_tui.engine.sampler import probe
+    from relgate_tui.engine.certification.tasks import load_task
+    from relgate_tui.engine.transport.sampler import probe
 
-    return await probe(certify_config(setup, runs_dir=None).endpoint_config(), setup.task)
+    item = load_task(setup.task).items[0]
+    return await probe(certify_config(setup, runs_dir=None).endpoint_config(), item)
 
 
 
 def certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | None = None) -> CertifyConfig:
-    """The pipeline's :class:`~relgate_tui.engine.certify.CertifyConfig` for a TUI setup (the sample cache lives in
+    """The pipeline's :class:`~relgate_tui.engine.certification.certify.CertifyConfig` for a TUI setup (the sample cache lives in
     ``<cache_dir>/samples``, the CLI's default layout)."""
     return CertifyConfig(
         task=setup.task,

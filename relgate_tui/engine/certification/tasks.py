@@ -12,7 +12,7 @@ Fields of an item:
     optional list of option texts (multiple choice); the reference may then be a letter or an option's text.
 ``weight``
     optional likelihood ratio p_test(x)/p_cal(x) of the item's question (a finite number ≥ 0), for weighted conformal
-    sets under covariate shift (:mod:`relgate_tui.core.weighted_sets`): a calibration item's weight weights its
+    sets under covariate shift (:mod:`relgate_tui.core.certification.weighted_sets`): a calibration item's weight weights its
     score, a deployment item's weight is its test weight w_{n+1}. Give every item a weight, or none.
 
 CSV files have a header row with these column names. In CSV, ``acceptable_answers`` and ``choices`` are a JSON list
@@ -35,22 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui.engine.assets import assets_dir
+from relgate_tui.engine.records import TaskItem
+from relgate_tui.engine.runs.files import jsonl_objects
 
 
 class TaskError(ValueError):
     """A task file cannot be used. ``str(err)`` is one line: ``file:line: field: problem``."""
-
-
-@dataclass(frozen=True)
-class TaskItem:
-    """One question. ``answers`` holds every acceptable reference answer (raw, not canonicalized); empty = none."""
-
-    id: str
-    question: str
-    answers: tuple[str, ...] = ()
-    choices: tuple[str, ...] = ()
-    messages: tuple[dict, ...] = ()  # chat messages ({"role", "content"}); empty = build from ``question``
-    weight: float | None = None  # likelihood ratio p_test(x)/p_cal(x) (weighted conformal); None = not given
 
 
 @dataclass(frozen=True)
@@ -183,7 +173,7 @@ def _load_file(path: Path, display: str, limit: int | None = None) -> tuple[tupl
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise TaskError(f"{display}:{line}: not UTF-8 text (byte {exc.start})") from None
-    rows = _csv_rows(text, display) if suffix == ".csv" else jsonl_objects(text, display)
+    rows = _csv_rows(text, display) if suffix == ".csv" else jsonl_objects(text, display, TaskError)
     return _items_of(rows, display), digest
 
 
@@ -233,25 +223,7 @@ def _jsonl_stream(f: Any, display: str) -> Iterator[tuple[int, dict]]:
             line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
         except UnicodeDecodeError as exc:
             raise TaskError(f"{display}:{line_no}: not UTF-8 text (byte {exc.start} of the line)") from None
-        yield from jsonl_objects(line.rstrip("\n"), display, first_line=line_no)
-
-
-def jsonl_objects(text: str, display: str, error: type[ValueError] = TaskError,
-                  first_line: int = 1) -> list[tuple[int, dict]]:
-    """``(line number, object)`` for each non-blank line of a JSONL text; ``error`` (one line) on a bad line.
-    Lines are split on ``\\n`` only: JSON strings may hold U+2028 and other characters ``splitlines`` breaks on."""
-    rows = []
-    for line_no, line in enumerate(text.split("\n"), start=first_line):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise error(f"{display}:{line_no}: bad JSON: {exc.msg} (column {exc.colno})") from None
-        if not isinstance(row, dict):
-            raise error(f"{display}:{line_no}: expected a JSON object, got {type(row).__name__}")
-        rows.append((line_no, row))
-    return rows
+        yield from jsonl_objects(line.rstrip("\n"), display, TaskError, first_line=line_no)
 
 
 def _csv_rows(text: str | io.TextIOBase, display: str) -> Iterator[tuple[int, dict]]:

@@ -9,15 +9,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from relgate_tui.core.certify import CertificationResult, CoverageCurve, compute_results, coverage_curve
-from relgate_tui.core.conformal import prediction_set
+from relgate_tui.core.certification.certify import CertificationResult, CoverageCurve, compute_results, coverage_curve
+from relgate_tui.core.certification.conformal import prediction_set
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.sampleindex import canonical_prefix
-from relgate_tui.engine.sampler import ItemDone, SampleDone, SampleFailed
+from relgate_tui.engine.records import canonical_prefix
+from relgate_tui.engine.transport.sampler import ItemDone, SampleDone, SampleFailed
 
 if TYPE_CHECKING:
-    from relgate_tui.engine.analysis import Analysis, CallCounts, ItemAnalysis
-    from relgate_tui.engine.runrecords import Label, StoredSample
+    from relgate_tui.engine.certification.analysis import Analysis, CallCounts, ItemAnalysis
+    from relgate_tui.engine.records import StoredSample
+    from relgate_tui.engine.runs.labels import Label
 
 __all__ = [
     "GateBasis",

@@ -105,8 +105,8 @@ class JudgeAuditConfig:
 
 
 def open_cache(cfg: JudgeAuditConfig) -> Any:
-    from relgate_tui.engine.cache import SampleCache
-    from relgate_tui.engine.paths import cache_dir
+    from relgate_tui.engine.runs.paths import cache_dir
+    from relgate_tui.engine.transport.cache import SampleCache
 
     if not cfg.use_cache:
         return None
@@ -381,7 +381,7 @@ def judge_audit_main(args: argparse.Namespace) -> int:
     try:
         if args.scores:
             from relgate_tui.engine.judging import audit_from_scores
-            from relgate_tui.engine.scores_file import load_scores
+            from relgate_tui.engine.judging.scores_file import load_scores
 
             result = audit_from_scores(load_scores(args.scores), criterion=args.criterion, alpha=args.alpha,
                                        seed=args.seed)

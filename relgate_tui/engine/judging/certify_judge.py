@@ -2,7 +2,7 @@
 
 For every item with at least two observed answer classes, the judge is shown the item's question and two of its top
 candidate classes (the ``max_classes`` ≤ 6 most frequent, in frequency order) and asked "which answer is correct?"
-(:func:`~relgate_tui.engine.judge_prompts.correctness_pairwise_prompt`) under paper 000's protocol
+(:func:`~relgate_tui.engine.judging.prompts.correctness_pairwise_prompt`) under paper 000's protocol
 (:mod:`relgate_tui.core.judge.protocol`, issue 11 §2): every pair gets an **odd** number k = ``reps`` of verdicts
 (default 3, paper 000 §3.1 "k = 3"), each with its presentation order drawn by a fair seeded coin
 (:func:`~relgate_tui.core.judge.plan_pairwise` from the run seed and the item id). Per item:
@@ -21,7 +21,7 @@ candidate classes (the ``max_classes`` ≤ 6 most frequent, in frequency order) 
   (+∞ when no observed class is acceptable) — the same construction as the frequency rank score (paper 004
   eq. 10.1) with the judge's order in place of the frequency order.
 
-s_J is calibrated with the *same* labels as the frequency score (:mod:`relgate_tui.core.certify`), so the results
+s_J is calibrated with the *same* labels as the frequency score (:mod:`relgate_tui.core.certification.certify`), so the results
 show the reliability level 1 − α* = #{s ≤ 1}/(n + 1), its Clopper–Pearson bound and M* for both rankings side by
 side. Which classes are acceptable comes from the item's verdict:
 
@@ -61,11 +61,11 @@ from typing import Any
 import numpy as np
 
 from relgate_tui.core import judge as cj
-from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.certification.ranking import RankedClasses
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.judge_prompts import correctness_pairwise_prompt, parse_pairwise_verdict
-from relgate_tui.engine.tasks import TaskItem
+from relgate_tui.engine.judging.prompts import correctness_pairwise_prompt, parse_pairwise_verdict
+from relgate_tui.engine.records import TaskItem
 
 __all__ = [
     "MAX_JUDGE_CLASSES", "JudgeCertifyError", "PairwiseJudgeConfig", "JudgeProgress", "JudgeCalls", "ItemJudgement",
@@ -140,7 +140,7 @@ class PairwiseJudgeConfig:
         return self
 
     def endpoint_config(self) -> Any:
-        from relgate_tui.engine.endpoints import EndpointConfig
+        from relgate_tui.engine.transport.endpoints import EndpointConfig
 
         return EndpointConfig(self.endpoint, self.model, api_key_env=self.api_key_env,
                               temperature=float(self.temperature), max_tokens=self.max_tokens,
@@ -164,7 +164,7 @@ def _is_number(x: Any) -> bool:
 def judge_question(item: TaskItem) -> str:
     """The text the model was asked (the last user message of ``item_messages(item)``: an MCQ keeps its lettered
     options), shown to the judge as the question."""
-    from relgate_tui.engine.prompts import item_messages
+    from relgate_tui.engine.transport.prompts import item_messages
 
     for message in reversed(item_messages(item)):
         if message.get("role") == "user" and isinstance(message.get("content"), str):
@@ -326,8 +326,8 @@ def _verdict_class(text: str, choices: Sequence[str] = ()) -> str:
 def _open_cache(cfg: PairwiseJudgeConfig) -> Any:
     from pathlib import Path
 
-    from relgate_tui.engine.cache import SampleCache
-    from relgate_tui.engine.paths import cache_dir
+    from relgate_tui.engine.runs.paths import cache_dir
+    from relgate_tui.engine.transport.cache import SampleCache
 
     path = Path(cfg.cache_dir) if cfg.cache_dir else cache_dir() / "samples"
     try:

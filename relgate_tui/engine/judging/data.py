@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from relgate_tui.engine.assets import assets_dir
-from relgate_tui.engine.tasks import jsonl_objects
+from relgate_tui.engine.runs.files import jsonl_objects
 from relgate_tui.errors import DataError
 
 

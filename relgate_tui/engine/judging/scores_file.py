@@ -27,7 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from relgate_tui.engine.tasks import jsonl_objects
+from relgate_tui.engine.runs.files import jsonl_objects
 from relgate_tui.errors import DataError, data_error
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: far beyond any real scores file; a bound against /dev/zero-like inputs

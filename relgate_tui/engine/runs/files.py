@@ -82,6 +82,24 @@ def read_jsonl(path: Path, *, spans: list[tuple[int, int]] | None = None) -> lis
     return out
 
 
+def jsonl_objects(text: str, display: str, error: type[ValueError] = DataError,
+                  first_line: int = 1) -> list[tuple[int, dict]]:
+    """``(line number, object)`` for each non-blank line of a JSONL text; ``error`` (one line) on a bad line.
+    Lines are split on ``\\n`` only: JSON strings may hold U+2028 and other characters ``splitlines`` breaks on."""
+    rows = []
+    for line_no, line in enumerate(text.split("\n"), start=first_line):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise error(f"{display}:{line_no}: bad JSON: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(row, dict):
+            raise error(f"{display}:{line_no}: expected a JSON object, got {type(row).__name__}")
+        rows.append((line_no, row))
+    return rows
+
+
 def _line_spans(data: bytes, end: int, lines: list[bytes], n_records: int) -> list[tuple[int, int]]:
     """(offset, length) of the non-blank lines among ``lines`` (``data[:end + 1]`` split at newlines)."""
     if n_records == len(lines):  # no blank line: every newline ends a record (one vectorised pass)
@@ -107,11 +125,11 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def _atomic_write_json(path: Path, obj: Any, *, indent: int | None = 2) -> None:
-    _atomic_write_bytes(path, (json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n").encode())
+def atomic_write_json(path: Path, obj: Any, *, indent: int | None = 2) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n").encode())
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
     """``data`` at ``path`` all or nothing: written and fsynced to a temporary file beside it, renamed over it, the
     directory fsynced."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

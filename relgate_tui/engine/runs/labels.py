@@ -1,70 +1,16 @@
-"""The records of a run (SPEC §4.5): a completed sample (a line of ``samples.jsonl``) and a verification verdict (a
-label event of ``labels.jsonl``), with the replay of label/undo events. Stored by :mod:`.runstore`."""
+"""The labels of a run (SPEC §4.5): a verification verdict (a label event of ``labels.jsonl``), with the replay of
+label/undo events. Stored by :mod:`.store`; the sample record is :class:`relgate_tui.engine.records.StoredSample`."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LABEL_SOURCES", "StoredSample", "Label", "replay_labels"]
+__all__ = ["LABEL_SOURCES", "Label", "replay_labels"]
 
 LABEL_SOURCES = ("human", "reference", "file")
-
-
-@dataclass(frozen=True)
-class StoredSample:
-    """One completed sample: the ``index``-th answer (0-based) of item ``item``, its raw ``text``, its canonical
-    class (``canonical``; the INVALID marker for parse failures), token ``usage`` and the request ``fingerprint``."""
-
-    item: str
-    index: int
-    text: str
-    canonical: str
-    usage: Mapping[str, int] = field(default_factory=dict)
-    fingerprint: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "item": self.item,
-            "index": self.index,
-            "text": self.text,
-            "canonical": self.canonical,
-            "usage": dict(self.usage),
-            "fingerprint": self.fingerprint,
-        }
-
-    @classmethod
-    def trusted(cls, item: str, index: int, text: str, canonical: str, usage: Mapping[str, int],
-                fingerprint: str) -> StoredSample:
-        """The same sample as the constructor, built without the frozen dataclass's per-field ``__setattr__``
-        (the sampler makes one per call)."""
-        obj = object.__new__(cls)
-        obj.__dict__.update(item=item, index=index, text=text, canonical=canonical, usage=usage,
-                            fingerprint=fingerprint)
-        return obj
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> StoredSample:
-        item, index, text, canonical = d.get("item"), d.get("index"), d.get("text", ""), d.get("canonical", "")
-        usage, fp = d.get("usage") or {}, d.get("fingerprint", "")
-        if (type(item) is str and type(index) is int and index >= 0 and type(text) is str  # noqa: E721 - fast path
-                and type(canonical) is str and type(usage) is dict and type(fp) is str):
-            obj = object.__new__(cls)  # as trusted(), inline: once per stored line
-            obj.__dict__.update(item=item, index=index, text=text, canonical=canonical, usage=usage,
-                                fingerprint=fp)
-            return obj
-        item, index = d.get("item"), d.get("index")
-        if not isinstance(item, str) or isinstance(index, bool) or not isinstance(index, int) or index < 0:
-            raise ValueError("a sample needs a string 'item' and a non-negative integer 'index'")
-        text, canonical = d.get("text", ""), d.get("canonical", "")
-        if not isinstance(text, str) or not isinstance(canonical, str):
-            raise ValueError("a sample's 'text' and 'canonical' must be strings")
-        usage = d.get("usage") or {}
-        if not isinstance(usage, Mapping):
-            raise ValueError("a sample's 'usage' must be an object")
-        return cls(item, index, text, canonical, dict(usage), str(d.get("fingerprint", "")))
 
 
 @dataclass(frozen=True)

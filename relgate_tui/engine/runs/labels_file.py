@@ -13,8 +13,8 @@ import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from relgate_tui.engine.analysis import CertifyError
-from relgate_tui.engine.runstore import Label, RunStore
+from relgate_tui.engine.runs.store import Label, RunStore
+from relgate_tui.errors import CertifyError
 
 __all__ = ["CRASH_AFTER_LABELS_ENV", "parse_labels_file", "check_label_ranks", "apply_labels"]
 

@@ -15,17 +15,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from relgate_tui.engine.runfiles import (
+from relgate_tui.engine.records import StoredSample
+from relgate_tui.engine.runs.files import (
     RunStoreError,
-    _atomic_write_bytes,
     _count_lines,
     _is_int,
     _obj,
     _opt_float,
     _size,
     _write_all,
+    atomic_write_bytes,
 )
-from relgate_tui.engine.runstore import LABELS, MANIFEST, SAMPLES, Label, RunStore, StoredSample
+from relgate_tui.engine.runs.store import LABELS, MANIFEST, SAMPLES, Label, RunStore
 
 __all__ = ["RunSummary", "summarise", "list_runs", "open_run", "repair_run"]
 
@@ -125,7 +126,7 @@ def repair_run(store: RunStore) -> dict[str, int]:
             os.fsync(qfd)
         finally:
             os.close(qfd)
-        _atomic_write_bytes(path, b"".join(good))
+        atomic_write_bytes(path, b"".join(good))
     store.update_manifest(counts=store.count_files())
     return moved
 
@@ -189,7 +190,7 @@ def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | No
     if (candidate / MANIFEST).is_file():
         return RunStore(candidate)
     if runs_root is None:
-        from relgate_tui.engine.paths import runs_dir
+        from relgate_tui.engine.runs.paths import runs_dir
 
         runs_root = runs_dir()
     root = Path(runs_root)

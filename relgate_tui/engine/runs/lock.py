@@ -4,7 +4,7 @@
 its descriptor; the lock lasts until the descriptor is closed, and the kernel releases it when the process dies
 (``kill -9`` included), so a crashed writer never leaves a stale lock behind. A second writer gets ``error(busy)``
 at once (never a wait). Readers take no lock: viewing never blocks on, or changes, a directory being written.
-Used by :class:`~relgate_tui.engine.runstore.RunStore` (``run.lock``) and
+Used by :class:`~relgate_tui.engine.runs.store.RunStore` (``run.lock``) and
 :class:`~relgate_tui.engine.judging.store.AuditStore` (``audit.lock``).
 """
 

@@ -1,8 +1,8 @@
 """The per-item sample summary of a run (issue 10 §6): :class:`ItemSamples`, and ``samples.index.npz`` — a compact,
 derived index of ``samples.jsonl`` that lets a 10,000-item × K = 20 run open without parsing 200,000 JSON lines.
 
-**What an item needs.** Analysing a run (:mod:`relgate_tui.engine.analysis`), resuming it (the sampler and
-:func:`relgate_tui.engine.pipeline.needs_network`) and the live table use only, per item: how many samples are stored,
+**What an item needs.** Analysing a run (:mod:`relgate_tui.engine.certification.analysis`), resuming it (the sampler and
+:func:`relgate_tui.engine.certification.pipeline.needs_network`) and the live table use only, per item: how many samples are stored,
 the canonical classes of the contiguous prefix of indices 0, 1, 2, … (the samples the run uses), the token usage
 totals and — to replay the stopping rule — the rule-independent state after each prefix (leader count, runner-up
 count, classes seen, the leader's order of first appearance; :func:`prefix_stats`). Texts are only needed when one
@@ -33,13 +33,13 @@ from typing import Any
 import numpy as np
 
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.runrecords import StoredSample
+from relgate_tui.engine.records import StoredSample
 
 INDEX = "samples.index.npz"
 FORMAT = 1
 _EDGE = 65536
 
-__all__ = ["INDEX", "ItemSamples", "prefix_stats", "canonical_prefix", "group_parsed", "extend_grouped", "stamp",
+__all__ = ["INDEX", "ItemSamples", "prefix_stats", "group_parsed", "extend_grouped", "stamp",
            "load_index", "write_index"]
 
 
@@ -86,27 +86,6 @@ def _coded_prefix_stats(codes: Sequence[int], n_classes: int) -> list[tuple[int,
                 runner = v
         out.append((lead, runner, seen, lead_code + 1 if lead_code >= 0 else 1))
     return out
-
-
-def canonical_prefix(stored: Sequence[StoredSample]) -> list[str]:
-    """Canonical classes of the contiguous prefix of indices 0, 1, 2, … of one item's stored samples, taken in index
-    order up to the first gap or repeated index — the samples a run uses (a gap left by a crash is asked again; the
-    run store never gives a repeated index)."""
-    if isinstance(stored, ItemSamples):
-        return list(stored.canonicals)
-    prefix: list[str] = []
-    ordered = stored
-    prev = -1
-    for s in stored:
-        if s.index <= prev:
-            ordered = sorted(stored, key=lambda x: x.index)
-            break
-        prev = s.index
-    for s in ordered:
-        if s.index != len(prefix):
-            break
-        prefix.append(s.canonical)
-    return prefix
 
 
 # ------------------------------------------------------------------------------------------------- one item
@@ -331,8 +310,8 @@ def _read_spans(items: ItemSamples) -> list[StoredSample]:
 
 def _parse_item(path: Path, item: str) -> list[StoredSample]:
     """One item's samples from the whole samples file (sorted by index, a repeated index keeping its first line);
-    :class:`~relgate_tui.engine.runfiles.RunStoreError` (one line) when the file cannot be read or is corrupt."""
-    from relgate_tui.engine.runfiles import REPAIR_HINT, RunStoreError, read_jsonl
+    :class:`~relgate_tui.engine.runs.files.RunStoreError` (one line) when the file cannot be read or is corrupt."""
+    from relgate_tui.engine.runs.files import REPAIR_HINT, RunStoreError, read_jsonl
 
     first: dict[int, StoredSample] = {}
     for lineno, obj in enumerate(read_jsonl(path), start=1):

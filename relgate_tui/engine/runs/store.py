@@ -7,7 +7,7 @@ Layout of ``<runs dir>/<run_id>/``::
                     Never holds a secret: the config names the API-key *environment variable*, never its value.
     samples.jsonl   one line per completed sample: {"item", "index", "text", "canonical", "usage", "fingerprint"}
     samples.index.npz  derived per-item summary of samples.jsonl, written by the writer on close and used only while
-                    it matches the file (:mod:`relgate_tui.engine.sampleindex`); deleting it loses nothing
+                    it matches the file (:mod:`relgate_tui.engine.runs.sampleindex`); deleting it loses nothing
     labels.jsonl    append-only verification events:
                       {"event": "label", "item", "rank": r | "none": true | "skip": true, "source", "ts"}
                       {"event": "undo", "ts"}
@@ -63,13 +63,12 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui import __version__
-from relgate_tui.engine import sampleindex
-from relgate_tui.engine.runfiles import (
+from relgate_tui.engine.records import StoredSample
+from relgate_tui.engine.runs import sampleindex
+from relgate_tui.engine.runs.files import (
     _HEADLINE,
     REPAIR_HINT,
     RunStoreError,
-    _atomic_write_bytes,
-    _atomic_write_json,
     _count_lines,
     _now_iso,
     _obj,
@@ -77,14 +76,16 @@ from relgate_tui.engine.runfiles import (
     _read_json,
     _size,
     _write_all,
+    atomic_write_bytes,
+    atomic_write_json,
     canonical_json,
     make_run_id,
     read_jsonl,
 )
-from relgate_tui.engine.runrecords import LABEL_SOURCES, Label, StoredSample, replay_labels
-from relgate_tui.engine.sampleindex import ItemSamples, load_index, stamp
+from relgate_tui.engine.runs.labels import LABEL_SOURCES, Label, replay_labels
+from relgate_tui.engine.runs.sampleindex import ItemSamples, load_index, stamp
 
-__all__ = ["RunStatus", "RunStoreError", "StoredSample", "Label", "LABEL_SOURCES", "RunStore", "make_run_id",
+__all__ = ["RunStatus", "RunStoreError", "Label", "LABEL_SOURCES", "RunStore", "make_run_id",
            "canonical_json", "read_jsonl", "replay_labels", "json_object"]
 
 MANIFEST = "manifest.json"
@@ -124,11 +125,11 @@ class RunStatus(StrEnum):
 
 # -------------------------------------------------------------------------------------------------------------- store
 class RunStore:
-    """A run directory. Create or reopen with :meth:`create_or_open`, open an existing one with :func:`relgate_tui.engine.runlist.open_run`.
+    """A run directory. Create or reopen with :meth:`create_or_open`, open an existing one with :func:`relgate_tui.engine.runs.listing.open_run`.
 
     Reading never needs the lock; the first write takes an exclusive advisory lock on ``run.lock`` (released by the
     kernel if the process dies), so two relgate processes can never interleave writes into one run. Listing, finding
-    and repairing runs: :mod:`relgate_tui.engine.runlist`.
+    and repairing runs: :mod:`relgate_tui.engine.runs.listing`.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync_interval: float = 0.5) -> None:
@@ -188,7 +189,7 @@ class RunStore:
             store_lock = cls._acquire_lock(path)
             try:
                 if not manifest_path.is_file():  # re-check under the lock
-                    _atomic_write_json(manifest_path, manifest)
+                    atomic_write_json(manifest_path, manifest)
             except BaseException:
                 os.close(store_lock)
                 raise
@@ -212,7 +213,7 @@ class RunStore:
 
     @staticmethod
     def _acquire_lock(path: Path) -> int:
-        from relgate_tui.engine.dirlock import write_lock
+        from relgate_tui.engine.runs.lock import write_lock
 
         return write_lock(path / LOCK, f"run {path.name} is in use by another relgate process", RunStoreError)
 
@@ -251,7 +252,7 @@ class RunStore:
             fields.pop(fixed, None)
         self._ensure_lock()
         manifest = {**self._manifest, **fields, "updated": _now_iso()}
-        _atomic_write_json(self.path / MANIFEST, manifest)
+        atomic_write_json(self.path / MANIFEST, manifest)
         self._manifest = manifest
 
     def set_status(self, status: RunStatus) -> None:
@@ -315,7 +316,7 @@ class RunStore:
         return out
 
     def _group_samples(self) -> dict[str, ItemSamples]:
-        """:meth:`samples` grouped by item in one pass (:func:`~relgate_tui.engine.sampleindex.group_parsed`):
+        """:meth:`samples` grouped by item in one pass (:func:`~relgate_tui.engine.runs.sampleindex.group_parsed`):
         sorted by index, a repeated index keeping its first occurrence (as in :meth:`samples`), with each line's
         byte span; a bad record is one line naming the file and the record."""
         path = self.path / SAMPLES
@@ -359,7 +360,7 @@ class RunStore:
         self._samples_cache = (after, grouped) if after is not None else None
 
     def samples_by_item(self) -> dict[str, ItemSamples]:
-        """Stored samples by item id, each an :class:`~relgate_tui.engine.sampleindex.ItemSamples` (read-only,
+        """Stored samples by item id, each an :class:`~relgate_tui.engine.runs.sampleindex.ItemSamples` (read-only,
         sorted by index, with the item's summary; shared between calls). Read once per version of the file (inode,
         size, mtime): from the derived index when it describes the file as it is, else parsed; this process's own
         appends are added without a parse."""
@@ -378,7 +379,7 @@ class RunStore:
 
     def write_index(self) -> bool:
         """Write the derived sample index when it does not describe the samples file as it is now (the writer does
-        this on close; see :mod:`relgate_tui.engine.sampleindex`). True when an index is now current."""
+        this on close; see :mod:`relgate_tui.engine.runs.sampleindex`). True when an index is now current."""
         path = self.path / SAMPLES
         source = stamp(path)
         if source is None:
@@ -462,7 +463,7 @@ class RunStore:
         self._ensure_lock()
         # one line: the C encoder (an indented dump of a 10,000-item document takes seconds); `relgate report
         # --format json` prints it indented
-        _atomic_write_json(self.path / RESULTS, dict(results), indent=None)
+        atomic_write_json(self.path / RESULTS, dict(results), indent=None)
         headline = {k: results.get(k) for k in _HEADLINE}
         # the call counts too (a reopened run shows them), valid while results.json keeps this size
         headline.update(calls=_obj(results, "calls"), judge_calls=_obj(_obj(results, "pairwise_judge"), "calls"),
@@ -492,7 +493,7 @@ class RunStore:
     def write_judge_verdicts(self, verdicts: Mapping[str, Any]) -> None:
         """Replace ``judge_verdicts.json`` (the optional pairwise judge's verdicts) atomically."""
         self._ensure_lock()
-        _atomic_write_json(self.path / JUDGE_VERDICTS, dict(verdicts))
+        atomic_write_json(self.path / JUDGE_VERDICTS, dict(verdicts))
 
     def read_judge_verdicts(self) -> dict[str, Any] | None:
         """The stored pairwise-judge verdicts, or None (no judge, or not asked yet)."""
@@ -515,7 +516,7 @@ class RunStore:
         if (self.path / ITEMS).is_file():
             return
         self._ensure_lock()
-        _atomic_write_bytes(self.path / ITEMS, data)
+        atomic_write_bytes(self.path / ITEMS, data)
 
     def items_copy_path(self) -> Path | None:
         """The run's copy of its items, or None (a run made before runs kept one)."""

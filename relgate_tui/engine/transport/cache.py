@@ -7,7 +7,7 @@ aside to ``<dir>.damaged-<time>`` and an empty cache is built in its place: the 
 so only cached answers of other runs are lost (and the damaged copy is kept for inspection). Re-running an identical
 request configuration costs zero calls.
 Nothing unpersistable enters it and nothing unpersistable comes out: an answer that is not valid Unicode (a lone
-surrogate) or over :data:`~relgate_tui.engine.endpoints.MAX_ANSWER_CHARS` is refused by :meth:`SampleCache.put` and
+surrogate) or over :data:`~relgate_tui.engine.transport.endpoints.MAX_ANSWER_CHARS` is refused by :meth:`SampleCache.put` and
 read back as a miss (an entry written by an older version), so one bad answer can never abort every rerun.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 import diskcache
 
-from relgate_tui.engine import logprobs as lp
-from relgate_tui.engine.endpoints import MAX_ANSWER_CHARS, Completion
+from relgate_tui.engine.transport import logprobs as lp
+from relgate_tui.engine.transport.endpoints import MAX_ANSWER_CHARS, Completion
 
 
 class SampleCache:

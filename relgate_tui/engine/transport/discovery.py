@@ -12,8 +12,8 @@ import httpx
 
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import one_line
-from relgate_tui.engine.endpoints import EndpointConfig
-from relgate_tui.engine.httpread import BodyTooLarge, get_bounded, get_bounded_sync
+from relgate_tui.engine.transport.endpoints import EndpointConfig
+from relgate_tui.engine.transport.httpread import BodyTooLarge, get_bounded, get_bounded_sync
 
 LOCAL_SERVERS: Mapping[str, int] = {"Ollama": 11434, "llama.cpp": 8080, "LM Studio": 1234, "vLLM": 8000}
 

@@ -29,9 +29,9 @@ import httpx
 from relgate_tui import __version__
 from relgate_tui.core.redact import public_url, redact
 from relgate_tui.core.text import one_line
-from relgate_tui.engine.http11 import MAX_RESPONSE_BYTES, LeanHTTPTransport, ResponseTooLarge
-from relgate_tui.engine.httpread import BodyTooLarge, inflate
-from relgate_tui.engine.logprobs import TokenLogprob, parse_logprobs
+from relgate_tui.engine.transport.http11 import MAX_RESPONSE_BYTES, LeanHTTPTransport, ResponseTooLarge
+from relgate_tui.engine.transport.httpread import BodyTooLarge, inflate
+from relgate_tui.engine.transport.logprobs import TokenLogprob, parse_logprobs
 
 EndpointKind = Literal["openai", "http"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from relgate_tui.engine.tasks import TaskItem
+from relgate_tui.engine.records import TaskItem
 
 LETTERS = "ABCDEFGHIJ"
 NUMERIC_INSTRUCTION = "Give the final answer as a number."

@@ -39,8 +39,9 @@ import httpx
 
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.cache import SampleCache
-from relgate_tui.engine.endpoints import (
+from relgate_tui.engine.records import StoredSample, TaskItem, canonical_prefix
+from relgate_tui.engine.transport.cache import SampleCache
+from relgate_tui.engine.transport.endpoints import (
     Completion,
     EndpointConfig,
     RequestFailed,
@@ -49,12 +50,10 @@ from relgate_tui.engine.endpoints import (
     fingerprinter,
     sample_seed,
 )
-from relgate_tui.engine.http11 import LeanHTTPTransport
-from relgate_tui.engine.httpread import status_of
-from relgate_tui.engine.logprobs import TokenLogprob
-from relgate_tui.engine.prompts import item_messages
-from relgate_tui.engine.runstore import StoredSample
-from relgate_tui.engine.sampleindex import canonical_prefix
+from relgate_tui.engine.transport.http11 import LeanHTTPTransport
+from relgate_tui.engine.transport.httpread import status_of
+from relgate_tui.engine.transport.logprobs import TokenLogprob
+from relgate_tui.engine.transport.prompts import item_messages
 
 
 # ------------------------------------------------------------------------------------------------------ events
@@ -497,7 +496,7 @@ async def _answers(client: httpx.AsyncClient, endpoint: EndpointConfig) -> bool:
 @dataclass(frozen=True)
 class _Channel:
     """One worker's connection: its httpx client and, unless a transport was injected, the lean transport under it,
-    which :func:`~relgate_tui.engine.endpoints.complete` calls directly for plain-http endpoints."""
+    which :func:`~relgate_tui.engine.transport.endpoints.complete` calls directly for plain-http endpoints."""
 
     client: httpx.AsyncClient
     lean: LeanHTTPTransport | None
@@ -539,11 +538,8 @@ def run_sampling(
     return asyncio.run(main())
 
 
-async def probe(endpoint: EndpointConfig, task: str) -> tuple[float, float, float]:
-    """One real request (the task's first item): (seconds, prompt tokens, completion tokens). Uncached."""
-    from relgate_tui.engine.tasks import load_task
-
-    item = load_task(task).items[0]
+async def probe(endpoint: EndpointConfig, item: TaskItem) -> tuple[float, float, float]:
+    """One real request (a task's first item): (seconds, prompt tokens, completion tokens). Uncached."""
     async with httpx.AsyncClient(trust_env=False) as client:
         started = time.perf_counter()
         completions = await complete(client, endpoint, item_messages(item), seed=0)
