@@ -158,9 +158,9 @@ def test_architecture_names_only_packages_that_exist():
 
 
 def test_the_checker_sees_function_local_and_relative_imports():
-    src = "def f():\n    from relgate_tui.engine import sampler\n    from . import x\n"
+    src = "def f():\n    from relgate_tui.engine import transport\n    from . import x\n"
     imps = _imports_of(src, "relgate_tui.core")
-    assert {"relgate_tui.engine", "relgate_tui.engine.sampler", "relgate_tui.core.x"} <= imps
+    assert {"relgate_tui.engine", "relgate_tui.engine.transport", "relgate_tui.core.x"} <= imps
 
 
 def test_the_checker_knows_each_module_s_package():
