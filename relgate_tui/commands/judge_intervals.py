@@ -1,6 +1,6 @@
 """``relgate judge-intervals``: conformal prediction intervals for a judge's scores from a judge scores file (issue 12).
 
-Zero model calls: reads a judge scores file (``engine/scores_file.py``: JSONL or CSV with per-item human ratings and
+Zero model calls: reads a judge scores file (``engine/judging/scores_file.py``: JSONL or CSV with per-item human ratings and
 the judge's score-token log-probabilities) or a stored judge audit (``--audit ID_OR_PATH``,
 ``engine/judging/as_scores.py``: repetition 0 of each direct answer), runs the paper-001 comparison
 (``core/judge_intervals``) and prints the Markdown report; ``--json PATH`` writes the result document ('-' = stdout).

@@ -1,4 +1,4 @@
-"""File-level helpers of the run store (:mod:`.runstore`): the run id, whole-line JSONL reading, atomic JSON
+"""File-level helpers of the run store (:mod:`.store`): the run id, whole-line JSONL reading, atomic JSON
 replacement, ``O_APPEND`` writes that truncate a torn tail first, and the run store's one error type."""
 
 from __future__ import annotations
