@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from relgate_tui.engine.judge_audit import JudgeAuditConfig, audit_result
 from relgate_tui.engine.judging import list_audits
+from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig, audit_result
 from tests.engine.logprob_server import LogprobJudge
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from relgate_tui.cli import main
-from relgate_tui.engine.runlist import list_runs
+from relgate_tui.engine.runs.listing import list_runs
 
 
 def _import(tmp_path: Path, name: str, question: str) -> str:

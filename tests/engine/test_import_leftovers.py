@@ -10,7 +10,7 @@ from pathlib import Path
 
 from relgate_tui.engine.importers import load_log
 from relgate_tui.engine.importers.run import ImportOptions, import_log
-from relgate_tui.engine.runlist import list_runs
+from relgate_tui.engine.runs.listing import list_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 LM = next((ROOT / "tests" / "fixtures" / "imports" / "lm_eval" / "addition").glob("samples_*.jsonl"))

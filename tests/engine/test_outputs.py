@@ -60,10 +60,10 @@ def test_a_json_output_to_a_character_device_leaves_it_a_character_device(tmp_pa
 
 @needs_root
 def test_the_stores_own_atomic_write_never_renames_over_a_device(tmp_path: Path) -> None:
-    from relgate_tui.engine.runfiles import _atomic_write_bytes
+    from relgate_tui.engine.runs.files import atomic_write_bytes
 
     dev = _null_device(tmp_path / "manifest.json")
-    _atomic_write_bytes(dev, b"{}\n")
+    atomic_write_bytes(dev, b"{}\n")
     assert stat.S_ISCHR(os.lstat(dev).st_mode)
 
 
@@ -126,8 +126,8 @@ def test_a_symlink_planted_next_to_a_scores_file_is_refused(tmp_path: Path) -> N
 
 def test_reopening_an_audit_refuses_to_write_over_its_own_answers(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from relgate_tui.engine.judge_audit import JudgeAuditConfig, audit_result
     from relgate_tui.engine.judging import list_audits
+    from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig, audit_result
     from tests.engine.logprob_server import LogprobJudge
 
     monkeypatch.setenv("RELGATE_HOME", str(tmp_path))

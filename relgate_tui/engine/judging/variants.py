@@ -8,7 +8,7 @@ A :class:`PromptVariant` is a name and a template per protocol. Templates are pl
 * pairwise: ``{{response_a}}``, ``{{response_b}}`` (A is shown first);
 * direct: ``{{response}}``.
 
-:data:`ORIGINAL` is paper 000's prompts (:mod:`~relgate_tui.engine.judge_prompts`) written as templates: filling them
+:data:`ORIGINAL` is paper 000's prompts (:mod:`~relgate_tui.engine.judging.prompts`) written as templates: filling them
 gives exactly ``pairwise_prompt(...)`` / ``direct_prompt(...)`` (a test checks). A variant without a template for a
 protocol uses the original one. Perturbation generators (typo, newline, paraphrase; paper 002) produce variants from
 :data:`ORIGINAL`'s template texts, so they plug in as more entries of the audit's variant list.
@@ -26,10 +26,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.judge_prompts import LIKERT_LEGEND
+from relgate_tui.engine.judging.prompts import LIKERT_LEGEND
 from relgate_tui.errors import DataError, UserError, data_error
 
 PAIRWISE_TEMPLATE = (
@@ -167,7 +166,13 @@ def load_variant(spec: str) -> PromptVariant:
     if not sep or not name or not path:
         raise UserError(f"--variant takes NAME=FILE, got {spec!r}")
     try:
-        text = Path(path).read_text(encoding="utf-8")[: MAX_TEMPLATE_CHARS + 1]
+        from relgate_tui.engine.inputs import InputError, read_regular
+
+        try:
+            raw = read_regular(path, 4 * MAX_TEMPLATE_CHARS + 4, what="a variant template")
+        except InputError as exc:
+            raise data_error(path, f"cannot read the variant template ({str(exc).split(': ', 1)[-1]})") from None
+        text = raw.decode("utf-8")[: MAX_TEMPLATE_CHARS + 1]
     except (OSError, UnicodeDecodeError) as exc:
         raise data_error(path, f"cannot read the variant template ({getattr(exc, 'strerror', None) or exc})") from None
     if len(text) > MAX_TEMPLATE_CHARS:

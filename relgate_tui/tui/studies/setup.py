@@ -145,7 +145,7 @@ class StudiesScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self, path: str) -> tuple[str, Any]:
-        from relgate_tui.engine.scores_file import load_scores
+        from relgate_tui.engine.judging.scores_file import load_scores
 
         return path, load_scores(Path(path).expanduser())
 
@@ -164,7 +164,9 @@ class StudiesScreen(Screen[None]):
         self._status(Text.assemble(f"{len(table):,} rows · {len(table.ids()):,} items · ",
                                    f"{len(table.judges())} judge(s): ",
                                    safe(", ".join(plain(j, 24) for j in table.judges()[:6]), 120),
-                                   f" · variants: {', '.join(plain(v, 16) for v in table.variants()[:6])}"))
+                                   f" · variants: {', '.join(plain(v, 16) for v in table.variants()[:6])}",
+                                   f" · {table.unscored():,} null score(s) counted as no score"
+                                   if table.unscored() else ""))
 
     # ---------------------------------------------------------------------------------------------- running
     def action_run(self) -> None:
@@ -297,7 +299,7 @@ class StudiesScreen(Screen[None]):
                 self._stopped("", "study cancelled")
 
     def _finished(self, study: str, criterion: str, result: Any, data: Any) -> None:
-        from relgate_tui.tui.studies.base import open_study_view
+        from relgate_tui.tui.studies import open_study_view
 
         self._stopped("", "study finished")
         path = self.loaded_path or ""
