@@ -97,7 +97,7 @@ class ScoreRow:
     output: str | None = None
     source: str | None = None
     line: int = 0
-    fields: Mapping[str, str] = _NO_FIELDS
+    fields: Mapping[str, str] = field(default_factory=lambda: _NO_FIELDS)  # one shared empty map
 
     @property
     def key(self) -> tuple[str, str, str, str]:

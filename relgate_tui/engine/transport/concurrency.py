@@ -10,8 +10,8 @@ one slot (llama.cpp's default, Ollama) is never sent more than it can serve befo
 * each answered request is a latency sample ``rtt``; the floor ``rtt_min`` is the smallest seen. A request that took
   longer than ``QUEUE_FACTOR · rtt_min + QUEUE_SLACK_S`` waited in the server's queue: latency grows with
   concurrency, so the limit goes down by one (at most once per ``rtt_min``, so one burst of queued answers is one
-  decrease, not eight). Otherwise the limit goes up: by one per answer until the first decrease (slow start), then by
-  ``1 / limit`` per answer (one per round trip, additive increase);
+  decrease per round trip, not eight at once). Otherwise the limit goes up by one after ``limit`` answers in a row
+  that did not queue (one per round trip: additive increase);
 * a request that timed out while other requests were being answered is queueing at a busy server, not a server that
   is down: the limit is halved (multiplicative decrease) and the caller does not count it towards "endpoint down".
 
@@ -27,7 +27,7 @@ import math
 import time
 from typing import Any
 
-START = 2
+START = 4
 QUEUE_FACTOR = 1.5
 QUEUE_SLACK_S = 0.05
 PROPS_TIMEOUT_S = 2.0
@@ -46,7 +46,7 @@ class AdaptiveLimit:
         self.max_in_flight = 0
         self.rtt_min = math.inf
         self.decreases = 0
-        self._slow_start = True
+        self._unqueued = 0  # answers in a row that did not wait in the server's queue
         self._last_decrease = -math.inf
         self._last_answer = -math.inf
         self._changed = asyncio.Event()
@@ -85,14 +85,17 @@ class AdaptiveLimit:
         self._last_answer = now
         self.rtt_min = min(self.rtt_min, rtt)
         if rtt > QUEUE_FACTOR * self.rtt_min + QUEUE_SLACK_S:
+            self._unqueued = 0
             if now - self._last_decrease >= self.rtt_min:
                 self._decrease(now, halve=False)
             return
-        step = 1.0 if self._slow_start else 1.0 / self.limit
-        self.limit = min(float(self.maximum), self.limit + step)
+        self._unqueued += 1
+        if self._unqueued >= self.allowed:
+            self._unqueued = 0
+            self.limit = min(float(self.maximum), self.limit + 1.0)
 
     def _decrease(self, now: float, *, halve: bool) -> None:
-        self._slow_start = False
+        self._unqueued = 0
         self._last_decrease = now
         self.decreases += 1
         self.limit = max(1.0, math.floor(self.limit / 2) if halve else math.floor(self.limit) - 1.0)
