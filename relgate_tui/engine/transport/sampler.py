@@ -239,6 +239,8 @@ class Sampler:
                                               Callable[[int | None, int], bytes]]] = {}
         self.discover_slots = discover_slots
         self.limit = AdaptiveLimit(concurrency)  # replaced at the start of each run (engine/transport/concurrency.py)
+        self._slots_pending = False
+        self._slots_lock: asyncio.Lock | None = None
 
     # -- user pause --------------------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -272,11 +274,9 @@ class Sampler:
         # loopback, the lean path a fraction of that (bench/throughput.py); https:// still uses httpcore.
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         n_workers = min(self.concurrency, len(job.items))
-        slots = None
-        if self.discover_slots and n_workers > 1:
-            async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=_ssl_context()) as probe:
-                slots = await advertised_slots(probe, self.endpoint.base_url, self.endpoint.headers())
-        self.limit = AdaptiveLimit(self.concurrency, slots)
+        self.limit = AdaptiveLimit(self.concurrency)
+        self._slots_pending = self.discover_slots and n_workers > 1  # asked before the first real request only
+        self._slots_lock = asyncio.Lock()
         async with contextlib.AsyncExitStack() as stack:
             channels = []
             for _ in range(n_workers):
@@ -406,6 +406,8 @@ class Sampler:
             if not self._up.is_set():
                 await self._wait_until_up()
             attempt += 1
+            if self._slots_pending:
+                await self._discover_slots()
             started = await self.limit.acquire()  # the adaptive limit (transport/concurrency.py)
             outcome = "other"
             try:
@@ -455,6 +457,18 @@ class Sampler:
                 self.totals.prompt_tokens += c.prompt_tokens
                 self.totals.completion_tokens += c.completion_tokens
             return completions
+
+    async def _discover_slots(self) -> None:
+        """The server's advertised parallelism (llama.cpp ``/props``), asked once, by the first worker about to send
+        a request (a run served from the store or the cache asks nothing); the others wait for it."""
+        assert self._slots_lock is not None
+        async with self._slots_lock:
+            if not self._slots_pending:
+                return
+            async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=_ssl_context()) as client:
+                slots = await advertised_slots(client, self.endpoint.base_url, self.endpoint.headers())
+            self.limit = AdaptiveLimit(self.concurrency, slots)
+            self._slots_pending = False
 
     # -- endpoint down / up ------------------------------------------------------------------------------------
     def _go_down(self, exc: RequestFailed) -> None:
