@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Input, Label, Select, Static
 
 from relgate_tui.commands.judge_irt import document as irt_document
 from relgate_tui.core.jsonsafe import dumps
+from relgate_tui.core.text import strip_controls
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.home import HomeScreen
@@ -242,7 +243,8 @@ async def test_irt_view_keys_and_untrusted_names(services, tmp_path: Path) -> No
         doc = json.loads(view.exported[0].read_text(encoding="utf-8"))
         assert doc == json.loads(dumps(irt_document(study, "sim.jsonl")))
         assert set(doc["judges"]) == {"steady-judge", EVIL}
-        assert view.exported[1].read_text(encoding="utf-8") == study.to_markdown()
+        md = view.exported[1].read_text(encoding="utf-8")  # issue 23 §6: Markdown exports through the sanitiser
+        assert md == strip_controls(study.to_markdown()) and "\u202e" not in md and "\x1b" not in md
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, IRTView)
@@ -281,7 +283,8 @@ async def test_jury_view_keys(services, tmp_path: Path) -> None:
         await pilot.press("j", "m")
         doc = json.loads(view.exported[0].read_text(encoding="utf-8"))
         assert doc["scores_file"] == "pool.jsonl" and doc["methods"]["jury"]["k_per_split"] == list(study.k_per_split)
-        assert view.exported[1].read_text(encoding="utf-8") == study.to_markdown()
+        md = view.exported[1].read_text(encoding="utf-8")  # issue 23 §6: Markdown exports through the sanitiser
+        assert md == strip_controls(study.to_markdown()) and "\u202e" not in md and "\x1b" not in md
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, JuryView)
