@@ -214,7 +214,7 @@ def _cmd_certify(args: argparse.Namespace) -> int:
     from relgate_tui.engine.certification.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
 
     if args.json_path and args.json_path != "-":
-        from relgate_tui.engine.outputs import check_output_path
+        from relgate_tui.engine.runs.outputs import check_output_path
 
         check_output_path(args.json_path, inputs=(args.task, args.labels))
     progress: _Progress | None = None

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     from relgate_tui.engine.judging import audit_json, list_audits, markdown_report, reopen_result, summary_lines
     from relgate_tui.engine.judging.store import audits_dir
-    from relgate_tui.engine.outputs import check_outputs, echo, write_display, write_output
+    from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display, write_output
     from relgate_tui.errors import RelgateError
 
     if args.repair and args.audit is None:

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--margin must be in [0, 1), got {args.margin!r}")
     if not 0.0 < args.confidence < 1.0:
         raise UserError(f"--confidence must be in (0, 1), got {args.confidence!r}")
-    from relgate_tui.engine.outputs import check_outputs
+    from relgate_tui.engine.runs.outputs import check_outputs
 
     check_outputs((args.json_path,))
     doc = compare_runs(args.run_a, args.run_b, margin=args.margin, confidence=args.confidence,

@@ -77,7 +77,7 @@ def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from relgate_tui.engine.importers import load_log
     from relgate_tui.engine.importers.run import ImportOptions, import_log
-    from relgate_tui.engine.outputs import check_outputs
+    from relgate_tui.engine.runs.outputs import check_outputs
 
     inputs = (args.path, args.labels)
     check_outputs((args.json_path,), inputs)

@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--methods: {exc}") from None
     if args.fit_share is not None and not 0.05 <= args.fit_share <= 0.95:
         raise UserError(f"--fit-share must be in [0.05, 0.95], got {args.fit_share:g}")
-    from relgate_tui.engine.outputs import check_outputs, echo, write_display
+    from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display
 
     inputs = (args.scores, args.shift_scores)
     check_outputs((args.json_path, args.markdown), inputs)

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     from relgate_tui.commands.judge_intervals import source_table
     from relgate_tui.engine.certification.report import emit_json
     from relgate_tui.engine.judging.scores_file import load_scores
-    from relgate_tui.engine.outputs import check_outputs, echo, write_display
+    from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display
 
     inputs = (args.ratings,)
     check_outputs((args.json_path, args.markdown), inputs)

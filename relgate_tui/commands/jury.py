@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.splits < 2:
         raise UserError("--splits must be at least 2 (the Wilcoxon test compares splits)")
-    from relgate_tui.engine.outputs import check_outputs, echo, write_display
+    from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display
 
     inputs = (args.scores,)
     check_outputs((args.json_path, args.markdown), inputs)

@@ -61,7 +61,7 @@ def load_ui_settings(path: str | os.PathLike[str]) -> UISettings:
 
 def save_ui_settings(path: str | os.PathLike[str], settings: UISettings) -> None:
     """Write the settings through the one file write (atomic; never renamed over a device or pipe)."""
-    from relgate_tui.engine.outputs import write_file
+    from relgate_tui.engine.runs.outputs import write_file
 
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)

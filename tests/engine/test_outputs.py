@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from relgate_tui.engine.outputs import check_output_path, write_file, write_output
+from relgate_tui.engine.runs.outputs import check_output_path, write_file, write_output
 from relgate_tui.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,7 +26,7 @@ from typing import Any
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import csv_cell, one_line
-from relgate_tui.engine.outputs import check_output_path, write_display, write_output
+from relgate_tui.engine.runs.outputs import check_output_path, write_display, write_output
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
            "write_report", "check_output_path"]
@@ -298,7 +298,7 @@ def render_report(doc: Mapping[str, Any], fmt: str) -> str:
 
 def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str],
                  inputs: Iterable[str | os.PathLike[str] | None] = ()) -> Path:
-    """Write the report to ``path`` through the one output write (:func:`~relgate_tui.engine.outputs.write_output`:
+    """Write the report to ``path`` through the one output write (:func:`~relgate_tui.engine.runs.outputs.write_output`:
     the output guard, then an atomic replace or an in-place write to a device or pipe) and return the path."""
     write = write_display if fmt == "md" else write_output
     return write(path, render_report(doc, fmt), inputs=inputs, mkdir=True)

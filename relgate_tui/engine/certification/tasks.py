@@ -163,7 +163,7 @@ def _load_file(path: Path, display: str, limit: int | None = None) -> tuple[tupl
         raise TaskError(f"{display}: unknown task file type {path.suffix or '(none)'!r}: use .jsonl or .csv")
     if limit is not None:
         return _load_prefix(path, display, suffix, limit), _file_sha256(path, display)
-    from relgate_tui.engine.inputs import read_regular
+    from relgate_tui.engine.runs.inputs import read_regular
 
     try:
         raw = read_regular(path, 1 << 30, what="a task file")  # a FIFO or /dev/zero is refused, not read

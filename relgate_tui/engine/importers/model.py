@@ -119,7 +119,7 @@ def read_log(path: Path, *, limit: int = MAX_LOG_BYTES, what: str = "a log file"
     imported, not what the file holds later). The file must be a regular file (a FIFO, ``/dev/zero`` or a symlink to
     one is refused before anything is read) and is read up to ``limit`` bytes (a sparse or growing file cannot
     outgrow it). One-line :class:`~relgate_tui.errors.DataError` for anything wrong."""
-    from relgate_tui.engine.inputs import read_regular
+    from relgate_tui.engine.runs.inputs import read_regular
     from relgate_tui.errors import DataError, data_error
 
     try:

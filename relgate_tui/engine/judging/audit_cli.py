@@ -168,7 +168,7 @@ def paraphrase_to_file(cfg: JudgeAuditConfig, path: str) -> para.Paraphrased:
 
     done = asyncio.run(main())
     text = para.file_text(done.variant, path)
-    from relgate_tui.engine.outputs import write_output
+    from relgate_tui.engine.runs.outputs import write_output
 
     write_output(path, text, inputs=(cfg.data,))
     return done
@@ -380,7 +380,7 @@ def _progress_printer() -> Callable[[Any], None]:
 
 def judge_audit_main(args: argparse.Namespace) -> int:
     """``relgate judge-audit``: 0 done, 2 error (one line on stderr)."""
-    from relgate_tui.engine.outputs import check_outputs, echo, write_display, write_output
+    from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display, write_output
 
     inputs = (args.scores, args.data)
     try:

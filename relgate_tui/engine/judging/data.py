@@ -95,7 +95,7 @@ def load_audit_set(name_or_path: str) -> AuditSet:
 
 def _load(path: Path, display: str) -> AuditSet:
     try:
-        from relgate_tui.engine.inputs import read_regular
+        from relgate_tui.engine.runs.inputs import read_regular
 
         text = read_regular(path, 256 << 20, what="an audit data file").decode("utf-8-sig")
     except OSError as exc:

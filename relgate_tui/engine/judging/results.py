@@ -173,7 +173,7 @@ def export_result(result: AuditResult, fmt: str, folder: Path) -> Path:
     """Write the audit as JSON (the ``--json`` document) or Markdown into ``folder``; returns the path."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
-    from relgate_tui.engine.outputs import write_display, write_output
+    from relgate_tui.engine.runs.outputs import write_display, write_output
 
     write = write_display if fmt == "md" else write_output
     return write(folder / export_name(result, fmt), EXPORT_FORMATS[fmt](result), mkdir=True)

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from relgate_tui.engine.inputs import open_regular, read_bounded
+from relgate_tui.engine.runs.inputs import open_regular, read_bounded
 from relgate_tui.errors import DataError, data_error
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: far beyond any real scores file; a bound against /dev/zero-like inputs

@@ -38,9 +38,9 @@ from typing import Any
 
 from relgate_tui import __version__
 from relgate_tui.core.jsonsafe import dumps
-from relgate_tui.engine.inputs import open_regular, read_regular
 from relgate_tui.engine.judging.ask import Answer
-from relgate_tui.engine.runs.files import _open_append, atomic_write_bytes, quarantine_lines
+from relgate_tui.engine.runs.files import atomic_write_bytes, open_append, quarantine_lines
+from relgate_tui.engine.runs.inputs import open_regular, read_regular
 from relgate_tui.engine.transport import logprobs as lp
 from relgate_tui.errors import DataError
 
@@ -234,7 +234,7 @@ class AuditStore:
     def append(self, answer: Answer) -> None:
         self.lock()
         if self._fd is None:
-            self._fd = _open_append(self.path / ANSWERS)
+            self._fd = open_append(self.path / ANSWERS)
         data = (_answer_json(answer) + "\n").encode("utf-8")
         if len(data) > MAX_ANSWER_LINE or os.fstat(self._fd).st_size + len(data) > MAX_AUDIT_BYTES:
             raise DataError(f"{self.path / ANSWERS}: the stored answers would exceed {MAX_AUDIT_BYTES >> 20} MB "

@@ -166,7 +166,7 @@ def load_variant(spec: str) -> PromptVariant:
     if not sep or not name or not path:
         raise UserError(f"--variant takes NAME=FILE, got {spec!r}")
     try:
-        from relgate_tui.engine.inputs import InputError, read_regular
+        from relgate_tui.engine.runs.inputs import InputError, read_regular
 
         try:
             raw = read_regular(path, 4 * MAX_TEMPLATE_CHARS + 4, what="a variant template")

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.outputs import _write_all as _write_all
-from relgate_tui.engine.outputs import write_file
+from relgate_tui.engine.runs.outputs import _write_all as _write_all
+from relgate_tui.engine.runs.outputs import write_file
 from relgate_tui.errors import DataError
 
 REPAIR_HINT = "`relgate runs --repair RUN` moves corrupt lines aside"
@@ -122,7 +122,7 @@ def atomic_write_json(path: Path, obj: Any, *, indent: int | None = 2) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """``data`` at ``path`` all or nothing, through the one file write (:func:`~relgate_tui.engine.outputs.write_file`:
+    """``data`` at ``path`` all or nothing, through the one file write (:func:`~relgate_tui.engine.runs.outputs.write_file`:
     temporary file, fsync, rename, directory fsync; never renamed over a path that is not a regular file)."""
     write_file(path, data)
 
@@ -132,7 +132,7 @@ def quarantine_lines(path: Path, valid: Callable[[bytes], bool]) -> int | None:
     fsync-ed; nothing is deleted) and rewrite ``path`` with the good lines (atomic replace); a torn last line is
     dropped as on every open. The one repair of ``relgate runs --repair`` and ``relgate audits --repair``. Returns the
     number of lines moved (None when the file does not exist). The caller holds the directory's write lock."""
-    from relgate_tui.engine.inputs import open_regular
+    from relgate_tui.engine.runs.inputs import open_regular
 
     try:
         with open_regular(path, what="a JSONL file") as f:
@@ -165,7 +165,7 @@ def _read_json(path: Path) -> Any:
         raise RunStoreError(f"{path}: unreadable ({exc.__class__.__name__})") from None
 
 
-def _open_append(path: Path) -> int:
+def open_append(path: Path) -> int:
     """Open ``path`` for appending after truncating a torn (unterminated) last line, if any."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:

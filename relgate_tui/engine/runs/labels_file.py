@@ -31,7 +31,7 @@ def parse_labels_file(path: str | os.PathLike[str], known_ids: Sequence[str] | N
     line for bad JSON, a missing/unknown/duplicate id, or not exactly one valid verdict. Nothing is written here."""
     p = Path(path)
     try:
-        from relgate_tui.engine.inputs import read_regular
+        from relgate_tui.engine.runs.inputs import read_regular
 
         raw = read_regular(p, 256 << 20, what="a labels file")
     except FileNotFoundError:

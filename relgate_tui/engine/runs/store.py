@@ -72,7 +72,6 @@ from relgate_tui.engine.runs.files import (
     _count_lines,
     _now_iso,
     _obj,
-    _open_append,
     _read_json,
     _size,
     _write_all,
@@ -80,6 +79,7 @@ from relgate_tui.engine.runs.files import (
     atomic_write_json,
     canonical_json,
     make_run_id,
+    open_append,
     read_jsonl,
 )
 from relgate_tui.engine.runs.labels import LABEL_SOURCES, Label, replay_labels
@@ -270,7 +270,7 @@ class RunStore:
             return 0
         self._ensure_lock()
         if self._samples_fd is None:
-            self._samples_fd = _open_append(self.path / SAMPLES)
+            self._samples_fd = open_append(self.path / SAMPLES)
         before = self._samples_version()
         offset = os.fstat(self._samples_fd).st_size  # O_APPEND under our lock: the batch starts here
         _write_all(self._samples_fd, b"".join(lines))
@@ -406,7 +406,7 @@ class RunStore:
     def _append_event(self, event: Mapping[str, Any]) -> None:
         self._ensure_lock()
         if self._labels_fd is None:
-            self._labels_fd = _open_append(self.path / LABELS)
+            self._labels_fd = open_append(self.path / LABELS)
         _write_all(self._labels_fd, (json.dumps(dict(event), ensure_ascii=False) + "\n").encode("utf-8"))
         os.fsync(self._labels_fd)
         self._counts_stale = True

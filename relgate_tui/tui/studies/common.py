@@ -42,7 +42,7 @@ def num(x: float | None, nd: int = 2, signed: bool = False) -> str:
 
 def write_export(directory: Path, name: str, text: str) -> Path:
     """Write ``text`` to ``directory/name`` (created if needed) and return the path."""
-    from relgate_tui.engine.outputs import write_display, write_output
+    from relgate_tui.engine.runs.outputs import write_display, write_output
 
     write = write_output if name.endswith(".json") else write_display  # Markdown and CSV: for people to read
     return write(directory / name, text, mkdir=True)

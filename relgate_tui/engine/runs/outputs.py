@@ -106,7 +106,7 @@ def write_file(path: PathLike, data: bytes | str) -> None:
 
 def _store_kind(path: Path) -> str | None:
     """``"run"`` or ``"audit"`` when ``path`` holds that store's ``manifest.json`` (a regular file), else None."""
-    from relgate_tui.engine.inputs import InputError, read_regular
+    from relgate_tui.engine.runs.inputs import InputError, read_regular
 
     try:
         manifest = json.loads(read_regular(path / "manifest.json", 1 << 20, what="a manifest"))
