@@ -76,12 +76,15 @@ __all__ = [
     "analyse_prepared",
     "results_document",
     "build_document",
+    "ASSISTED_GATES",
     "CRASH_AFTER_LABELS_ENV",
     "RunStatus",
 ]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 STOPPING_CHOICES = ("anytime", "paper", "none")
+ASSISTED_GATES = ("assisted", "best")
+"""``--gate-on`` values that need a verification judge (issue 22 §5, :mod:`relgate_tui.engine.assisted_section`)."""
 
 
 # ------------------------------------------------------------------------------------------------------------ config
@@ -122,6 +125,25 @@ class CertifyConfig:
     pairwise_judge_model: str | None = None
     pairwise_judge_api_key_env: str | None = None
     pairwise_judge_reps: int = 3
+    verify_judge_model: str | None = None
+    verify_judge_endpoint: str | None = None  # None = the answering endpoint
+    verify_judge_api_key_env: str | None = None
+
+    @property
+    def uses_verify_judge(self) -> bool:
+        return self.verify_judge_model is not None
+
+    def verify_judge_config(self) -> Any:
+        """The :class:`~relgate_tui.engine.verify_judge.VerifyJudgeConfig` of the verification judge (None without
+        one; issue 22). It shares the run's seed, timeout, concurrency, endpoint-down wait and sample cache."""
+        if not self.uses_verify_judge:
+            return None
+        from relgate_tui.engine.verify_judge import VerifyJudgeConfig
+
+        return VerifyJudgeConfig(
+            endpoint=self.verify_judge_endpoint or self.endpoint, model=self.verify_judge_model or "",
+            api_key_env=self.verify_judge_api_key_env, timeout_s=self.timeout_s, concurrency=self.concurrency,
+            seed=self.seed, max_down_s=self.max_down_s, cache_dir=self.cache_dir)
 
     @property
     def uses_pairwise_judge(self) -> bool:
@@ -190,8 +212,10 @@ class CertifyConfig:
             _is_number(self.min_reliability) and 0.0 <= self.min_reliability <= 1.0
         ):
             bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
-        if self.gate_on not in core_certify.GATE_ON_CHOICES:
-            bad(f"--gate-on must be 'bound' or 'level', got {self.gate_on!r}")
+        if self.gate_on not in (*core_certify.GATE_ON_CHOICES, *ASSISTED_GATES):
+            bad(f"--gate-on must be one of bound, level, assisted, best, got {self.gate_on!r}")
+        if self.gate_on in ASSISTED_GATES and not self.uses_verify_judge:
+            bad(f"--gate-on {self.gate_on} needs a verification judge (--verify-judge-model)")
         for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
             if price is not None and not (_is_number(price) and price >= 0 and math.isfinite(price)):
                 bad(f"{name} must be a non-negative number (price per million tokens), got {price!r}")
@@ -216,13 +240,22 @@ class CertifyConfig:
                 self.pairwise_judge_config().validate()
             except JudgeCertifyError as exc:
                 raise CertifyError(str(exc)) from None
+        if self.uses_verify_judge:
+            from relgate_tui.engine.judge_certify import JudgeCertifyError
+
+            try:
+                self.verify_judge_config().validate()
+            except JudgeCertifyError as exc:
+                raise CertifyError(str(exc)) from None
+        elif self.verify_judge_endpoint is not None or self.verify_judge_api_key_env is not None:
+            bad("--verify-judge-endpoint / --verify-judge-api-key-env need --verify-judge-model")
         return self
 
     def public_dict(self) -> dict[str, Any]:
         """The config as stored in the run manifest (no secret: only the key's variable name; endpoint URLs without
         userinfo or credential-looking query parameters, :func:`relgate_tui.core.redact.public_url`)."""
         out = asdict(self)
-        for name in ("endpoint", "pairwise_judge_endpoint"):
+        for name in ("endpoint", "pairwise_judge_endpoint", "verify_judge_endpoint"):
             if isinstance(out.get(name), str):
                 out[name] = public_url(out[name])
         return out
@@ -565,17 +598,24 @@ def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confi
 
 def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, calls: CallCounts,
                    confidence: float = 0.95, gate: float | None = None, judge: dict[str, Any] | None = None,
-                   gate_on: str | None = None) -> dict[str, Any]:
+                   gate_on: str | None = None, assisted: dict[str, Any] | None = None) -> dict[str, Any]:
     """The run's result document at ``alpha`` — what both the CLI and the TUI write as ``results.json``:
     :func:`results_document` over the run's header, config and prices, plus ``judge`` (the ``pairwise_judge``
-    section of :func:`judge_section`) when given."""
+    section of :func:`judge_section`) and ``assisted`` (the ``judge_assisted`` block of :func:`assisted_block`, which
+    decides the gate when ``gate_on`` is "assisted" or "best") when given."""
+    from relgate_tui.engine.assisted_section import apply_assisted_gate
+
     cfg = prepared.config
+    on = gate_on or cfg.gate_on
     doc = results_document(
         analysis, alpha=alpha, header=prepared.header, calls=calls, delta=cfg.delta, stopping=cfg.stopping,
         confidence=confidence, gate=gate,
         prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None and cfg.price_out is not None else None,
-        gate_on=gate_on or cfg.gate_on,
+        gate_on="bound" if on in ASSISTED_GATES else on,
     )
     if judge is not None:
         doc["pairwise_judge"] = judge
+    if assisted is not None:
+        doc["judge_assisted"] = assisted
+        apply_assisted_gate(doc, assisted, on)
     return doc
