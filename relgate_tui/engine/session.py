@@ -517,6 +517,24 @@ class Session:
             disagreements=disagreements,
         )
 
+    def assisted(self, confidence: float = 0.95, gate: float | None = None) -> dict[str, Any] | None:
+        """The ``judge_assisted`` block now (issue 22; None without a verification judge): the live panel's bound
+        and "≈ m more labels" (with ``gate``). The judge's verdicts are read from the run, never shown by this."""
+        from relgate_tui.engine.assisted_section import assisted_block
+
+        return assisted_block(self.prepared, self.analysis(), confidence=confidence, gate=gate)
+
+    def verify_verdict(self, item_id: str) -> Any:
+        """The verification judge's stored verdict on ``item_id`` (None without one). The spot-check reveals it only
+        after the item was labelled (the label is blind)."""
+        from relgate_tui.engine.verify_judge import verdicts_from_document
+
+        cfg = self.prepared.config.verify_judge_config()
+        if cfg is None:
+            return None
+        verdicts = verdicts_from_document(self.store.read_verify_verdicts(), cfg)
+        return None if verdicts is None else verdicts.get(item_id)
+
     # ------------------------------------------------------------------------------------------------- results
     def call_counts(self) -> CallCounts:
         """Calls of this session's sampling passes; for a run only reopened, the counts its last result stored."""
