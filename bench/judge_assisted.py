@@ -29,7 +29,7 @@ import numpy as np
 from scipy.special import betaincinv
 
 from relgate_tui.core import ppi
-from relgate_tui.core.intervals import confidence_sequence_end
+from relgate_tui.core.certification.intervals import confidence_sequence_end
 
 N_ITEMS = 2000
 THETA = 0.90

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from relgate_tui.core.intervals import clopper_pearson_upper
+from relgate_tui.core.certification.intervals import clopper_pearson_upper
 
 __all__ = ["Agreement", "agreement"]
 

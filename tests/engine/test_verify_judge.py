@@ -12,10 +12,10 @@ import pytest
 from relgate_tui.cli import main
 from relgate_tui.core import ppi
 from relgate_tui.demo.server import DemoServer
-from relgate_tui.engine.assisted_section import labelled_arrays, recompute
-from relgate_tui.engine.judge_prompts import parse_verification_prompt, parse_yes_no, verification_prompt
-from relgate_tui.engine.logprobs import TokenLogprob
-from relgate_tui.engine.verify_judge import p_yes_from_logprobs
+from relgate_tui.engine.certification.assisted_section import labelled_arrays, recompute
+from relgate_tui.engine.judging.prompts import parse_verification_prompt, parse_yes_no, verification_prompt
+from relgate_tui.engine.judging.verify_judge import p_yes_from_logprobs
+from relgate_tui.engine.transport.logprobs import TokenLogprob
 
 N_ITEMS = 60
 
@@ -119,7 +119,7 @@ def test_default_gate_is_the_better_bound_at_half_the_error_and_both_numbers_are
 
 
 def test_markdown_and_csv_carry_the_block(verified_run):
-    from relgate_tui.engine.report import report_csv, report_markdown
+    from relgate_tui.engine.certification.report import report_csv, report_markdown
 
     doc = verified_run["second"]
     md = report_markdown(doc)

@@ -13,7 +13,7 @@ import pytest
 from relgate_tui.cli import main
 from relgate_tui.core import ppi
 from relgate_tui.demo.server import DemoServer
-from relgate_tui.engine.session import Session
+from relgate_tui.engine.certification.session import Session
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.spotcheck import SpotCheckScreen
 
@@ -89,7 +89,7 @@ async def test_live_panel_counts_more_labels_with_the_assisted_bound(services, j
         assert more is not None and more > 0
         assert f"≈ {more} more labels needed" in text
         # the count is the core's estimate on exactly the labels on disk
-        from relgate_tui.engine.assisted_section import labelled_arrays
+        from relgate_tui.engine.certification.assisted_section import labelled_arrays
 
         f_all, f_lab, y_lab = labelled_arrays(block["verdicts"])
         assert ppi.more_labels_needed(f_all, f_lab, y_lab, 0.5, 0.95) == more
