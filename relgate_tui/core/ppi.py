@@ -131,7 +131,7 @@ def _kelly(num: np.ndarray, scale: np.ndarray, off: np.ndarray, m_ref: np.ndarra
     weight = np.ones_like(tt)
     weight[:, -2:] = 0.5
     s = np.clip((weight * tt).sum(1) / np.maximum((weight * tt * tt).sum(1), 1e-12), 0.0, _BET_CAP)
-    for _ in range(6):
+    for _ in range(3):
         d = 1.0 + s[:, None] * tt
         g1 = (weight * tt / d).sum(1)
         g2 = (weight * np.square(tt / d)).sum(1)
@@ -246,7 +246,7 @@ def labels_to_clear(path: np.ndarray, threshold: float) -> np.ndarray:
 
 
 def more_labels_needed(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: ArrayLike,
-                       threshold: float, confidence: float = 0.95, *, sims: int = 64, horizon: int = 300,
+                       threshold: float, confidence: float = 0.95, *, sims: int = 32, horizon: int = 300,
                        seed: int = 0) -> int | None:
     """≈ how many more labels the judge-assisted bound needs to reach ``threshold``: the median, over ``sims``
     seeded continuations, of the first passage, drawing the unlabelled items at random (without replacement) and
@@ -258,7 +258,8 @@ def more_labels_needed(judge_all: ArrayLike, judge_labelled: ArrayLike, human_la
     y_lab = _as01(human_labelled, "human_labelled")
     _check(f_all, f_lab, y_lab, confidence)
     n = f_lab.size
-    if n and bound_path(f_all, f_lab, y_lab, confidence)[-1] >= threshold:
+    now = float(bound_path(f_all, f_lab, y_lab, confidence)[-1]) if n else 0.0
+    if now >= threshold:
         return 0
     left = f_all.size - n
     steps = min(horizon, left)
@@ -272,7 +273,8 @@ def more_labels_needed(judge_all: ArrayLike, judge_labelled: ArrayLike, human_la
     future_y = (rng.random((sims, steps)) < np.where(future_f == 1, p_ok[1], p_ok[0])).astype(np.float64)
     f_runs = np.hstack([np.broadcast_to(f_lab, (sims, n)), future_f])
     y_runs = np.hstack([np.broadcast_to(y_lab, (sims, n)), future_y])
-    path = bound_paths(f_all.sum(), f_all.size, f_runs, y_runs, confidence)[:, n:]
+    floor = max(0.0, min(now, threshold) - 0.1)  # candidates far below the gate cannot matter here (faster)
+    path = bound_paths(f_all.sum(), f_all.size, f_runs, y_runs, confidence, floor=floor)[:, n:]
     first = labels_to_clear(path, threshold)
     median = float(np.median(first))
     return None if median > steps else int(math.ceil(median))

@@ -93,3 +93,62 @@ async def test_live_panel_counts_more_labels_with_the_assisted_bound(services, j
 
         f_all, f_lab, y_lab = labelled_arrays(block["verdicts"])
         assert ppi.more_labels_needed(f_all, f_lab, y_lab, 0.5, 0.95) == more
+
+
+async def test_verification_judge_from_setup_to_results(services, tmp_path):
+    """Issue 22 end to end in the TUI: chosen in Setup (a task file without references, the demo endpoint), asked
+    after sampling, blind in the spot-check, and shown in the results' "Verification judge" tab."""
+    from textual.widgets import Input, Select, TabbedContent
+
+    from relgate_tui.engine.certification.setup import RunSetup
+    from relgate_tui.tui.results import ResultsScreen
+    from relgate_tui.tui.sampling import SamplingScreen
+    from relgate_tui.tui.setup import TASK_FILE
+    from tests.tui.test_flow import fill_setup, focus_on, wait_until
+
+    lines = Path(__file__).resolve().parents[2].joinpath("assets", "tasks", "gsm8k.jsonl").read_text().splitlines()
+    task = tmp_path / "noref.jsonl"
+    task.write_text("".join(json.dumps({"id": it["id"], "question": it["question"]}) + "\n"
+                            for it in (json.loads(line) for line in lines[:16])))
+    app = make_app(services)
+    async with app.run_test(size=(130, 44)) as pilot:
+        await pilot.pause()
+        setup = await fill_setup(app, pilot, items="16", n_cal="8", k_max="4", verification="auto")
+        setup.query_one("#task", Select).value = TASK_FILE
+        await pilot.pause()
+        path_input = setup.query_one("#task-path", Input)
+        path_input.value = str(task)
+        await focus_on(pilot, path_input)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        setup.query_one("#canon", Select).value = "numeric"
+        verify = setup.query_one("#verify-judge-model", Select)
+        await wait_until(pilot, lambda: any(v == "sim-judge" for _, v in verify._options), what="judge models")
+        assert verify.value == "__none__"  # off by default
+        verify.value = "sim-judge"
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        chosen = app.history[-1][1]
+        assert isinstance(chosen, RunSetup) and chosen.verify_judge_model == "sim-judge"
+        sampling = app.screen
+        assert isinstance(sampling, SamplingScreen)
+        await wait_until(pilot, lambda: sampling.state == "finished", what="sampling and verifying")
+        session = sampling.session
+        stored = json.loads((session.path / "verify_verdicts.json").read_text())
+        assert stored["judge"]["model"] == "sim-judge" and len(stored["items"]) == 16
+        await pilot.press("enter")
+        spot = app.screen
+        assert isinstance(spot, SpotCheckScreen)
+        while isinstance(app.screen, SpotCheckScreen) and spot.queue:
+            await pilot.press("y" if spot.view.candidates else "x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultsScreen), what="results")
+        results = app.screen
+        results.query_one("#tabs", TabbedContent).active = "tab-assisted"
+        await pilot.pause()
+        text = str(results.query_one("#assisted").render())
+        block = session.assisted(0.95, results.gate)
+        assert block is not None and block["n_labels"] == 8 and block["n_judged"] == 16
+        assert f"≥ {100 * block['lower_bound']:.1f}% with 95% confidence" in text
+        assert f"false accepts {block['agreement']['table']['judge_yes_human_no']} of" in text

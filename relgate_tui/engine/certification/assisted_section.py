@@ -30,7 +30,7 @@ from relgate_tui.core import ppi
 from relgate_tui.core.agreement import agreement
 from relgate_tui.core.certification.intervals import clopper_pearson_lower
 
-__all__ = ["assisted_rows", "assisted_section", "assisted_block", "apply_assisted_gate", "recompute",
+__all__ = ["assisted_rows", "assisted_section", "assisted_block", "apply_assisted_gate", "assisted_gate", "recompute",
            "labelled_arrays"]
 
 
@@ -152,6 +152,18 @@ def apply_assisted_gate(doc: dict[str, Any], block: Mapping[str, Any], gate_on: 
                                f"{verdict}: {basis} {value:.1%} {'≥' if passed else '<'} gate {threshold:.1%}")}
     doc["gate_on"] = gate_on
     doc["passed"] = passed
+
+
+def assisted_gate(block: Mapping[str, Any] | None, view: Any, threshold: float | None) -> dict[str, Any] | None:
+    """The default ("best") gate with a verification judge for a results view (the TUI), or None (no gate, no
+    judge, or the assisted bound cannot be used)."""
+    if block is None or threshold is None or view is None or block.get("lower_bound") is None:
+        return None
+    r = view.result
+    doc: dict[str, Any] = {"reliability_n": r.reliability_n, "reliability_level": r.reliability_level,
+                           "gate": {"threshold": threshold, "passed": True, "summary": ""}}
+    apply_assisted_gate(doc, block, "best")
+    return doc["gate"] if doc.get("gate_on") == "best" else None
 
 
 def _human_only(doc: Mapping[str, Any], confidence: float) -> float:

@@ -279,7 +279,8 @@ class Session:
                 calls_made=base.made + c.made + j.made, calls_cached=base.cached + c.cached + j.cached,
                 calls_failed=base.failed + c.failed + j.failed, samples_used=used,
                 saved=1.0 - used / (done * self.k_max) if done else 0.0, paused=paused, errors=messages,
-                judge_done=judge.done if judge else 0, judge_total=judge.total if judge else 0)
+                judge_done=judge.done if judge else 0, judge_total=judge.total if judge else 0,
+                judge_name=judge.which if judge else "pairwise")
 
         self._modified = True
         try:
@@ -541,7 +542,8 @@ class Session:
         a = self.alpha if alpha is None else alpha
         return build_document(self.prepared, self.analysis(), alpha=a, calls=self.call_counts(),
                               confidence=confidence, gate=gate,
-                              judge=self.judge_results(a, gate=gate, confidence=confidence))
+                              judge=self.judge_results(a, gate=gate, confidence=confidence),
+                              assisted=self.assisted(confidence, gate))
 
     def save_results(self, alpha: float | None = None, *, gate: float | None = None,
                      confidence: float = 0.95) -> dict[str, Any]:
