@@ -18,8 +18,7 @@ JUDGE_FIELDS = ("judge-model", "judge-reps", "verify-judge-model")
 
 def judge_fields(pairwise_reps: int) -> ComposeResult:
     """The "Judges" section of the Setup form."""
-    yield Label("Judges (optional: a pairwise ranking of the answers; a verifier of every top answer)",
-                classes="section")
+    yield Label("Judges (optional: rank the answers; verify the top answer)", classes="section")
     with Grid(classes="fields numbers"):
         yield Label("pairwise judge")
         yield Select([("none", NO_JUDGE)], value=NO_JUDGE, allow_blank=False, id="judge-model", compact=True)
