@@ -32,12 +32,14 @@ independently of the data (the spot-check's seeded order). Nothing is assumed ab
 Union bound: P(∃ t: lower_t > θ) ≤ δ_lab + δ_pop = δ — valid in finite samples and **anytime in n**: a reviewer may
 look after every label and stop whenever they like (e.g. when the bound clears a gate).
 
-**Tuning, all predictable** (chosen from labels already seen and the N judge verdicts only; any such choice keeps the
-guarantee, none needs a normal approximation): λ_t = PPI++'s variance-optimal weight Cov(Y, f)/Var(f), with the
-covariance estimated from the labels before t plus two pseudo-pairs at λ = 1, clipped to [0, 1] (≈ 1 for a good
-judge, ≈ 0 for a coin flip, so a useless judge costs little); s_t = the aGRAPA bet (Waudby-Smith & Ramdas 2023,
-eq. 26: mean/second moment of the past T's, one pseudo-observation), evaluated at the current bound ρ_{t−1} and
-truncated at c = 0.9. The human verdicts never enter the judge's verdicts (the judge never sees a label).
+**Tuning, all predictable** (chosen from the labels already seen and the N judge verdicts only; any such choice keeps
+the guarantee, none needs a normal approximation): λ_t = PPI++'s variance-optimal weight Cov(Y, f)/Var(f), which for
+a 0/1 judge is p̂_1 − p̂_0 (p̂_v = the labelled items' acceptance rate among judge verdict v, with one pseudo-label
+leaning towards agreement, :data:`AGREE_PRIOR`), clipped to [0, 1] (≈ 1 for a good judge, ≈ 0 for a coin flip);
+s_t = the Kelly (growth-optimal) fraction against the plug-in law of the coming label — f ~ Bernoulli(q_t),
+Y | f ~ Bernoulli(p̂_f) — evaluated at the plug-in boundary m_ref = estimate − σ̂ √(2 ln(1/δ)/t) (Waudby-Smith &
+Ramdas 2023 §3.3; never below the current bound) and truncated at c = 0.95. The human verdicts never enter the
+judge's verdicts (the judge never sees a label).
 
 **What no valid method can beat.** With a judge that says "yes" on a share μ_f of the items and agrees with every
 human label so far, the data are equally likely under a task where a share μ_f − θ' of the judge's "yes" are wrong;
@@ -67,7 +69,9 @@ GRID = 400
 """The candidate means m = j/GRID of the betting test (the bound is rounded down to this grid)."""
 
 _BET_CAP = 0.95
-_LAMBDA_PRIOR = 2.0
+AGREE_PRIOR = 0.9
+"""The bet's and λ's prior: one pseudo-label per judge verdict, agreeing with it with weight 0.9 (a tuning choice,
+fixed before any label: it favours judges that mostly agree, which are the ones worth using)."""
 
 
 @dataclass(frozen=True)
@@ -105,37 +109,26 @@ def _cp_lower(k: np.ndarray, n: int, delta: float) -> np.ndarray:
     return np.where(k > 0, betaincinv(safe, n - safe + 1.0, delta), 0.0)
 
 
-def _reference(bound: np.ndarray, s_y: np.ndarray, s_f: np.ndarray, t: int, mu_f: np.ndarray, lam: np.ndarray,
-               log_inv_delta: float) -> np.ndarray:
-    """m_ref: where the boundary should be after t labels if the estimate holds — the PPI estimate of μ_N minus
-    σ̂ √(2 ln(1/δ)/t) (the plug-in boundary of Waudby-Smith & Ramdas 2023, §3.3), never below the current bound."""
-    if t == 0:
-        return bound
-    est = (s_y - lam * s_f) / t + lam * mu_f
-    spread = np.sqrt(np.maximum(est * (1.0 - est), 0.0) + 0.25 / (t + 1.0))
-    return np.clip(np.maximum(bound, est - spread * np.sqrt(2.0 * log_inv_delta / t)), 0.0, 1.0)
+def _rates(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p̂_1 = P̂(Y = 1 | f = 1), p̂_0 = P̂(Y = 1 | f = 0) from the labelled (f, Y) counts, with one pseudo-label per
+    judge verdict leaning towards agreement (:data:`AGREE_PRIOR`)."""
+    p1 = (cells[:, 0] + AGREE_PRIOR) / (cells[:, 0] + cells[:, 1] + 1.0)
+    p0 = (cells[:, 2] + 1.0 - AGREE_PRIOR) / (cells[:, 2] + cells[:, 3] + 1.0)
+    return p1, p0
 
 
-def _kelly(num: np.ndarray, scale: np.ndarray, off: np.ndarray, m_ref: np.ndarray, lam: np.ndarray, q: np.ndarray,
-           scale_now: float, off_now: np.ndarray) -> np.ndarray:
-    """The bet fraction s_t ∈ [0, c]: the growth-optimal (Kelly) fraction for the past T_i(m_ref), plus half a
-    pseudo-observation at each extreme outcome of the coming label (the worst, T = −1, and the best, Y = 1, f = 0;
-    Krichevsky–Trofimov smoothing) — found by Newton steps. Depends on past labels only, never on m."""
-    w_now = np.maximum(scale_now * m_ref + off_now, 1e-12)
-    best = (1.0 + lam) / w_now - 1.0
-    if num.shape[1]:
-        w = np.maximum(scale[None, :] * m_ref[:, None] + off, 1e-12)
-        tt = np.hstack([num / w - 1.0, -np.ones((num.shape[0], 1)), best[:, None]])
-    else:
-        tt = np.stack([-np.ones_like(best), best], axis=1)
-    weight = np.ones_like(tt)
-    weight[:, -2:] = 0.5
-    s = np.clip((weight * tt).sum(1) / np.maximum((weight * tt * tt).sum(1), 1e-12), 0.0, _BET_CAP)
-    for _ in range(3):
+def _bet(q: np.ndarray, p1: np.ndarray, p0: np.ndarray, lam: np.ndarray, w_ref: np.ndarray) -> np.ndarray:
+    """The bet fraction s_t ∈ [0, c]: Kelly's growth-optimal fraction against the plug-in law of the coming label's
+    outcome — f ~ Bernoulli(q_t) (the unlabelled items' judge mean, known), Y | f ~ Bernoulli(p̂_f) — at m_ref, where
+    the outcome is worth T(f, Y) = (Y + λ(1 − f))/w(m_ref) − 1; Newton steps on the concave Σ π log(1 + sT)."""
+    pi = np.stack([q * p1, q * (1 - p1), (1 - q) * p0, (1 - q) * (1 - p0)], axis=1)
+    w = np.maximum(w_ref, 1e-12)[:, None]
+    num = np.array([1.0, 0.0, 1.0, 0.0])[None, :] + lam[:, None] * np.array([0.0, 0.0, 1.0, 1.0])[None, :]
+    tt = num / w - 1.0
+    s = np.clip((pi * tt).sum(1) / np.maximum((pi * tt * tt).sum(1), 1e-12), 0.0, _BET_CAP)
+    for _ in range(8):
         d = 1.0 + s[:, None] * tt
-        g1 = (weight * tt / d).sum(1)
-        g2 = (weight * np.square(tt / d)).sum(1)
-        s = np.clip(s + g1 / np.maximum(g2, 1e-12), 0.0, _BET_CAP)
+        s = np.clip(s + (pi * tt / d).sum(1) / np.maximum((pi * np.square(tt / d)).sum(1), 1e-12), 0.0, _BET_CAP)
     return s
 
 
@@ -147,26 +140,24 @@ def _population_path(yes: np.ndarray, big_n: int, f_lab: np.ndarray, y_lab: np.n
     grid = np.arange(math.ceil(floor * GRID), GRID + 1, dtype=np.float64) / GRID
     log_k = np.zeros((runs, grid.size))
     threshold = math.log(1.0 / delta)
-    mu_f = yes / big_n
-    var_f = np.maximum(mu_f * (1.0 - mu_f), 1e-12)
-    num_hist = np.zeros((runs, n))
-    off_hist = np.zeros((runs, n))  # w_i(m) = N m / rem_i + off_i
-    scale_hist = np.zeros(n)
     out = np.zeros((runs, n))
     s_y = np.zeros(runs)
     s_f = np.zeros(runs)
-    cov = np.zeros(runs)  # Σ_{i<t} Y_i (f_i − μ_f): an unbiased running co-moment, known before label t
+    cells = np.zeros((runs, 4))  # the labelled (f, Y) counts: (1, 1), (1, 0), (0, 1), (0, 0)
     bound = np.zeros(runs)
     rows = np.arange(runs)
     for t in range(n):
         rem = big_n - t
         q = (yes - s_f) / rem
-        lam = np.clip((_LAMBDA_PRIOR * var_f + cov) / ((_LAMBDA_PRIOR + t) * var_f), 0.0, 1.0)
+        p1, p0 = _rates(cells)
+        lam = np.clip(p1 - p0, 0.0, 1.0)  # PPI++'s Cov(Y, f)/Var(f), for a 0/1 judge
         scale = big_n / rem
-        off = -s_y / rem + lam * (1.0 - q)
-        # the bet: Kelly at m_ref from the past T's with two half pseudo-observations (module docstring)
-        bet = _kelly(num_hist[:, :t], scale_hist[:t], off_hist[:, :t], _reference(bound, s_y, s_f, t, mu_f,
-                     lam, threshold), lam, q, scale, off)
+        m_ref = bound
+        if t:  # the plug-in boundary: the estimate of μ_N minus σ̂ √(2 ln(1/δ)/t), never below the bound
+            est = (s_y + rem * (q * p1 + (1 - q) * p0)) / big_n
+            spread = np.sqrt(est * (1.0 - est) + 0.25 / (t + 1.0))
+            m_ref = np.clip(np.maximum(bound, est - spread * math.sqrt(2.0 * threshold / t)), 0.0, 1.0)
+        bet = _bet(q, p1, p0, lam, scale * m_ref - s_y / rem + lam * (1.0 - q))
         y, f = y_lab[:, t], f_lab[:, t]
         num = y + lam * (1.0 - f)
         r = scale * grid[None, :] - (s_y / rem)[:, None]
@@ -175,8 +166,7 @@ def _population_path(yes: np.ndarray, big_n: int, f_lab: np.ndarray, y_lab: np.n
         with np.errstate(divide="ignore", invalid="ignore"):
             log_k += np.log1p(bet[:, None] * (ratio - 1.0))
         log_k[r < -1e-12] = np.inf  # a remaining mean below 0: impossible after the labels seen
-        num_hist[:, t], off_hist[:, t], scale_hist[t] = num, off, scale
-        cov += y * (f - mu_f)  # E[Y (f − μ_f)] = Cov(Y, f): μ_f is the known mean of f
+        cells[rows, 2 * (1 - f).astype(np.int64) + (1 - y).astype(np.int64)] += 1
         s_y += y
         s_f += f
         rejected = log_k >= threshold
