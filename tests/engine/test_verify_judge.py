@@ -144,3 +144,30 @@ def test_yes_no_parser_and_logprob_probability():
     tokens = (TokenLogprob("Yes", np.log(0.6), (("Yes", np.log(0.6)), ("No", np.log(0.3)), ("Maybe", np.log(0.1)))),)
     assert p_yes_from_logprobs(tokens) == pytest.approx(0.6 / 0.9)
     assert p_yes_from_logprobs(None) is None
+
+
+def test_a_hostile_verification_judge_is_counted_never_a_crash(tmp_path, monkeypatch, capsys):
+    """The verification judge at a hostile server: markup and control characters, unparseable and contradictory
+    replies and truncated JSON are verdicts "no" counted apart (any rule blind to the labels keeps the bound valid);
+    the run completes and nothing hostile reaches the output."""
+    from .hostile import HostileServer, chat, response
+
+    items = _items()[:12]
+    task = tmp_path / "noref.jsonl"
+    task.write_text("".join(json.dumps({"id": it["id"], "question": it["question"]}) + "\n" for it in items))
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
+    cycle = [chat("Yes"), chat("[bold red]no[/]\x1b[2J\u202e"), chat("yes\\nActually no"), chat("maybe"),
+             response(200, '{"choices": [{"message": {"content": "Ye'), chat("No.")]
+    with DemoServer() as demo, HostileServer(cycle=cycle) as judge:
+        rc = main(["certify", "--task", str(task), "--endpoint", demo.base_url, "--model", "sim-mid", "--canon",
+                   "numeric", "--k-max", "3", "--verify-judge-model", "j", "--verify-judge-endpoint", judge.base_url,
+                   "--json", str(tmp_path / "out.json")])
+    captured = capsys.readouterr()
+    assert rc in (0, 1) and "Traceback" not in captured.err
+    assert "\x1b" not in captured.err and "\u202e" not in captured.err
+    block = json.loads((tmp_path / "out.json").read_text())["judge_assisted"]
+    assert block["n_judged"] == 12
+    statuses = [r["status"] for r in block["verdicts"]]
+    assert "unparseable" in statuses and "ok" in statuses
+    assert all(r["judge"] == 0 for r in block["verdicts"] if r["status"] != "ok")
+    assert block["n_judge_unparseable"] + block["n_judge_failed"] == sum(s != "ok" for s in statuses)
