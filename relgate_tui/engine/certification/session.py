@@ -99,6 +99,7 @@ class Session:
         self._items = {item.id: item for item in prepared.items}
         self._roles = prepared.roles
         self._analysis: Analysis | None = None
+        self._assisted: tuple[Any, ...] | None = None  # (analysis, confidence, gate, block): see assisted()
         self._by_id: dict[str, Any] = {}
         self._samples: Mapping[str, Sequence[Any]] | None = None
         status = self.store.run_status
@@ -504,7 +505,10 @@ class Session:
         and "≈ m more labels" (with ``gate``). The judge's verdicts are read from the run, never shown by this."""
         from relgate_tui.engine.certification.assisted_section import assisted_block
 
-        return assisted_block(self.prepared, self.analysis(), confidence=confidence, gate=gate)
+        a = self.analysis()  # a new object after every label and every pass: the cache key
+        if self._assisted is None or self._assisted[0] is not a or self._assisted[1:3] != (confidence, gate):
+            self._assisted = (a, confidence, gate, assisted_block(self.prepared, a, confidence=confidence, gate=gate))
+        return self._assisted[3]
 
     def verify_verdict(self, item_id: str) -> Any:
         """The verification judge's stored verdict on ``item_id`` (None without one). The spot-check reveals it only
