@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             store.close()
         return 0
-    store = open_store(args.db)
+    store = open_store(args.db, check=cmd != "label")  # label waits for an unreachable server instead
     try:
         return int(_COMMANDS[cmd](store, args))
     finally:
@@ -164,13 +164,44 @@ def _label(store: Any, args: argparse.Namespace) -> int:
 
     wanted = {lab.item: verdict_code(rank=lab.rank, none=lab.none, skip=lab.skip)
               for lab in parse_labels_file(args.labels)}
-    name = store.db.identity(args.as_name)
-    info = store.session(args.session)
+    deadline = None
+    told = False
+
+    def unreachable(exc: Exception, waiting: int) -> bool:
+        """Say it once; True while it is worth retrying."""
+        nonlocal deadline, told
+        if deadline is None:
+            deadline = time.monotonic() + args.retry_for
+        if not told:
+            _say(f"{exc}: {waiting} labels waiting", args.quiet)
+            told = True
+        if time.monotonic() > deadline:
+            _say(f"gave up after {args.retry_for:g} s: {waiting} labels wait in the journal; rerun the same "
+                 "command to send them")
+            return False
+        time.sleep(0.2)
+        return True
+
+    while True:  # the server may be down when we start: the journal still says what waits
+        try:
+            store.check()
+            name = store.db.identity(args.as_name)
+            info = store.session(args.session)
+            break
+        except ReviewUnreachable as exc:
+            from relgate_tui.engine.review.journal import Journal, find_journal
+
+            path = find_journal(store.db.public, args.session, store.db.expected_identity(args.as_name))
+            waiting = 0
+            if path is not None:
+                j = Journal(path)
+                waiting = len(j.waiting())
+                j.close()
+            if not unreachable(exc, waiting):
+                return EXIT_WAITING
     reviewer = Reviewer(store, info, name)
     done = rejected = absent = 0
     exclude: set[str] = set()
-    deadline = None
-    told = False
     try:
         while True:
             try:
@@ -182,16 +213,8 @@ def _label(store: Any, args: argparse.Namespace) -> int:
                     _say(f"not taken: {why}", args.quiet)
                 claim = reviewer.next_item(exclude)
             except ReviewUnreachable as exc:
-                if deadline is None:
-                    deadline = time.monotonic() + args.retry_for
-                if not told:
-                    _say(f"{exc}: {reviewer.waiting} labels waiting", args.quiet)
-                    told = True
-                if time.monotonic() > deadline:
-                    _say(f"gave up after {args.retry_for:g} s: {reviewer.waiting} labels wait in the journal; rerun "
-                         "the same command to send them")
+                if not unreachable(exc, reviewer.waiting):
                     return EXIT_WAITING
-                time.sleep(0.2)
                 continue
             if told:
                 _say("database back: journal sent", args.quiet)

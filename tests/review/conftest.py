@@ -70,9 +70,21 @@ _ROLE_PASSWORDS: dict[str, str] = {}
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Backend:
+    """The same test on the embedded store and on the PostgreSQL server."""
+    return _make_backend(request.param, request, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def pg_backend(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Backend:
+    """PostgreSQL only: roles, row-level security, a server to stop and restart."""
+    return _make_backend("postgres", request, tmp_path, monkeypatch)
+
+
+def _make_backend(kind: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                  ) -> Backend:
     monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("RELGATE_DB", raising=False)
-    if request.param == "sqlite":
+    if kind == "sqlite":
         b = Backend("sqlite", f"sqlite:///{tmp_path / 'review.sqlite3'}")
     else:
         server: PgServer = request.getfixturevalue("pg")

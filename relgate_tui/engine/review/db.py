@@ -82,6 +82,7 @@ class ReviewDB:
     engine: Engine
     public: str
     secret: str | None
+    user: str | None = None
 
     @property
     def is_postgres(self) -> bool:
@@ -138,6 +139,13 @@ class ReviewDB:
             raise UserError("a reviewer name is at most 64 printable characters")
         return name
 
+    def expected_identity(self, as_name: str | None) -> str:
+        """Who the reviewer will be, without a connection (for naming the journal while the server is down): on
+        PostgreSQL the URL's user, else ``$PGUSER``, else the system user — libpq's own order."""
+        if not self.is_postgres:
+            return self.identity(as_name)
+        return self.user or os.environ.get("PGUSER") or getpass.getuser()
+
     def close(self) -> None:
         self.engine.dispose()
 
@@ -171,4 +179,4 @@ def connect(db: str | None = None, *, connect_timeout: float = 5.0) -> ReviewDB:
         engine = sa.create_engine(u, hide_parameters=True, pool_pre_ping=True, pool_size=2, max_overflow=2,
                                   connect_args={"connect_timeout": max(1, int(connect_timeout)),
                                                 "application_name": "relgate-review"})
-    return ReviewDB(engine, shown, secret)
+    return ReviewDB(engine, shown, secret, u.username if isinstance(u.username, str) else None)

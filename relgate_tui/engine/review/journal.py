@@ -24,16 +24,32 @@ from typing import Any
 
 from relgate_tui.engine.runfiles import _open_append, _write_all
 
-__all__ = ["Journal", "journal_path"]
+__all__ = ["Journal", "journal_path", "find_journal"]
+
+
+def _root(root: Path | None) -> Path:
+    if root is not None:
+        return root
+    from relgate_tui.engine.paths import data_dir
+
+    return data_dir() / "review"
 
 
 def journal_path(public_url: str, session_id: str, reviewer: str, root: Path | None = None) -> Path:
-    if root is None:
-        from relgate_tui.engine.paths import data_dir
-
-        root = data_dir() / "review"
     digest = hashlib.sha256(f"{public_url}\0{session_id}\0{reviewer}".encode()).hexdigest()[:16]
-    return root / f"journal-{session_id}-{digest}.jsonl"
+    return _root(root) / f"journal-{session_id}-{digest}.jsonl"
+
+
+def find_journal(public_url: str, session_prefix: str, reviewer: str, root: Path | None = None) -> Path | None:
+    """The journal of the one session whose id starts with ``session_prefix`` (used while the database cannot
+    resolve the prefix), None when there is none or more than one."""
+    folder = _root(root)
+    hits = []
+    for p in folder.glob("journal-*.jsonl") if folder.is_dir() else ():
+        sid = p.name[len("journal-"):].rsplit("-", 1)[0]
+        if sid.startswith(session_prefix) and journal_path(public_url, sid, reviewer, folder) == p:
+            hits.append(p)
+    return hits[0] if len(hits) == 1 else None
 
 
 class Journal:
