@@ -3,7 +3,7 @@
 :class:`Reviewer` is what both ``relgate review label`` and the TUI's review screen drive:
 
 * :meth:`Reviewer.next_item` claims the next item (``None`` when the queue holds nothing more for this reviewer).
-* :meth:`Reviewer.label` writes the keypress to the journal (fsync) and then tries to send every waiting entry in
+* :meth:`Reviewer.label` writes the keypress to the journal and then tries to send every waiting entry in
   order; when the database is unreachable the entry stays in the journal and :attr:`Reviewer.waiting` says how many
   wait ("database unreachable: N labels waiting"); :meth:`Reviewer.flush` sends them once it is back.
 * :meth:`Reviewer.undo` cancels the reviewer's own last label (a waiting one by key, else the last committed one).
@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from relgate_tui.core.review.verdicts import parse_verdict
-from relgate_tui.engine.review.db import ReviewUnreachable
+from relgate_tui.engine.review.db import ReviewError, ReviewUnreachable
 from relgate_tui.engine.review.journal import Journal, journal_path
-from relgate_tui.engine.review.store import Claim, LabelRejected, ReviewStore, SessionInfo
+from relgate_tui.engine.review.store import Claim, ReviewStore, SessionInfo
 
 __all__ = ["Reviewer", "Sent"]
 
@@ -63,7 +63,7 @@ class Reviewer:
         """Journal the verdict (fsync), then send every waiting entry."""
         parse_verdict(verdict)
         self.journal.append({"op": "label", "key": uuid.uuid4().hex, "item": item_id, "verdict": verdict,
-                             "ts": time.time()})
+                             "ts": time.time()}, sync=False)  # fsync'd by flush unless committed at once
         if self.current is not None and self.current.item_id == item_id:
             self.current = None
         return self.flush()
@@ -79,7 +79,8 @@ class Reviewer:
             if target is None:
                 return None, self.flush()
             item = None
-        self.journal.append({"op": "undo", "key": uuid.uuid4().hex, "target": target, "ts": time.time()})
+        self.journal.append({"op": "undo", "key": uuid.uuid4().hex, "target": target, "ts": time.time()},
+                            sync=False)
         sent = self.flush()
         return item or self._undone_item, sent
 
@@ -101,11 +102,12 @@ class Reviewer:
                     item = self.store.undo(self.session.id, self.name, key=e.get("target"))
                     self._undone_item = item
                     self.journal.mark_sent(e["key"], "undone" if item else "nothing")
-            except LabelRejected as exc:
+            except ReviewUnreachable as exc:
+                self.journal.sync()  # what waits is on disk before the screen says so
+                return Sent(committed, tuple(rejected), self.waiting, str(exc))
+            except ReviewError as exc:  # refused (slot taken, …): told once, never resent
                 rejected.append(str(exc))
                 self.journal.mark_sent(e["key"], "rejected", str(exc))
-            except ReviewUnreachable as exc:
-                return Sent(committed, tuple(rejected), self.waiting, str(exc))
         return Sent(committed, tuple(rejected), 0)
 
     def close(self) -> None:

@@ -13,11 +13,13 @@ user must fix).
 
 from __future__ import annotations
 
+import fcntl
 import getpass
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -83,6 +85,9 @@ class ReviewDB:
     public: str
     secret: str | None
     user: str | None = None
+    lock_path: Path | None = None
+    _lock_fd: int | None = field(default=None, repr=False)
+    _thread_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def is_postgres(self) -> bool:
@@ -108,11 +113,27 @@ class ReviewDB:
         return ReviewError(f"{doing}: {detail}")
 
     @contextmanager
+    def _writer_turn(self) -> Iterator[None]:
+        """SQLite: one writer at a time across processes, woken the moment the previous one commits (an exclusive
+        ``flock`` on ``<file>.lock``) — SQLite's own busy handler polls with sleeps of up to 100 ms instead."""
+        if self.lock_path is None:
+            yield
+            return
+        with self._thread_lock:
+            if self._lock_fd is None:
+                self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    @contextmanager
     def begin(self, doing: str) -> Iterator[Connection]:
-        """One transaction (SQLite: ``BEGIN IMMEDIATE``, so writers queue instead of failing mid-way); every
-        database error leaves as a one-line :class:`ReviewError`."""
+        """One transaction (SQLite: ``BEGIN IMMEDIATE`` in its writer turn); every database error leaves as a
+        one-line :class:`ReviewError`."""
         try:
-            with self.engine.begin() as conn:
+            with self._writer_turn(), self.engine.begin() as conn:
                 yield conn
         except ReviewError:
             raise
@@ -120,8 +141,21 @@ class ReviewDB:
             raise self.error(e, doing) from None
 
     def run(self, doing: str, fn: Callable[[Connection], T]) -> T:
-        with self.begin(doing) as conn:
-            return fn(conn)
+        """``fn`` in one transaction. A connection the server dropped (a restart) is retried once on a fresh one:
+        every operation of the store is safe to repeat (labels carry their key, undo names its label)."""
+        for attempt in (0, 1):
+            try:
+                with self._writer_turn(), self.engine.begin() as conn:
+                    return fn(conn)
+            except ReviewError:
+                raise
+            except exc.DBAPIError as e:
+                if attempt == 0 and e.connection_invalidated:
+                    continue
+                raise self.error(e, doing) from None
+            except exc.SQLAlchemyError as e:
+                raise self.error(e, doing) from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def identity(self, as_name: str | None) -> str:
         """Who labels: on PostgreSQL the database role (``current_user``; ``--as`` is refused), on the embedded
@@ -148,6 +182,9 @@ class ReviewDB:
 
     def close(self) -> None:
         self.engine.dispose()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
 
 def connect(db: str | None = None, *, connect_timeout: float = 5.0) -> ReviewDB:
@@ -175,8 +212,9 @@ def connect(db: str | None = None, *, connect_timeout: float = 5.0) -> ReviewDB:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         shown = f"sqlite:///{path}"
+        return ReviewDB(engine, shown, None, None, path.with_name(path.name + ".lock"))
     else:
-        engine = sa.create_engine(u, hide_parameters=True, pool_pre_ping=True, pool_size=2, max_overflow=2,
+        engine = sa.create_engine(u, hide_parameters=True, pool_size=2, max_overflow=2,
                                   connect_args={"connect_timeout": max(1, int(connect_timeout)),
                                                 "application_name": "relgate-review"})
     return ReviewDB(engine, shown, secret, u.username if isinstance(u.username, str) else None)

@@ -1,5 +1,10 @@
-"""The reviewer's local journal (issue 21 §8): every keypress is on disk (fsync'd, as the run store writes labels)
-before it is sent, so a database that is down loses nothing.
+"""The reviewer's local journal (issue 21 §8): every keypress is written here before it is sent, so a database that
+is down loses nothing.
+
+**Durability.** A keypress is one ``write`` of a complete line before the send (it survives ``kill -9`` from then
+on) and is fsync'd — as the run store fsyncs a label — before the screen moves on, unless the database committed it
+first (then the server's commit made it durable, and a second fsync on the reviewer's disk would only add latency
+to every key). So a keypress reported as "waiting" is always on disk.
 
 One append-only JSONL file per (database, session, reviewer) under ``<data dir>/review/``::
 
@@ -75,14 +80,21 @@ class Journal:
         elif ev.get("op") in ("label", "undo"):
             self._entries.append(dict(ev))
 
-    def append(self, ev: Mapping[str, Any]) -> None:
-        """Write one entry and fsync before returning."""
+    def append(self, ev: Mapping[str, Any], *, sync: bool = True) -> None:
+        """Write one entry (one ``write``: it survives ``kill -9`` once this returns) and, unless ``sync`` is
+        False, fsync it."""
         _write_all(self._fd, (json.dumps(dict(ev), ensure_ascii=False) + "\n").encode("utf-8"))
-        os.fsync(self._fd)
+        if sync:
+            os.fsync(self._fd)
         self._note(ev)
 
+    def sync(self) -> None:
+        os.fsync(self._fd)
+
     def mark_sent(self, key: str, outcome: str, note: str = "") -> None:
-        self.append({"op": "sent", "key": key, "outcome": outcome, **({"note": note} if note else {})})
+        """Record that an entry took effect. Not fsync'd: losing this line only makes the entry be sent again,
+        which the store recognises (the label's key, the undo's target)."""
+        self.append({"op": "sent", "key": key, "outcome": outcome, **({"note": note} if note else {})}, sync=False)
 
     def waiting(self) -> list[dict[str, Any]]:
         """The entries not yet sent, in order."""

@@ -57,7 +57,8 @@ items = Table("review_items", metadata,
               Column("item_id", Text, primary_key=True),
               Column("position", Integer, nullable=False),
               Column("payload", Text, nullable=False),
-              Column("touched", Integer, nullable=False, server_default="0"))
+              Column("touched", Integer, nullable=False, server_default="0"),
+              sa.Index("review_items_queue", "session_id", "position"))
 
 claims = Table("review_claims", metadata,
                Column("session_id", String(32), primary_key=True),

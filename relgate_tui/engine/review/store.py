@@ -158,7 +158,7 @@ class ReviewStore:
 
         return self.db.run("publish the session", go)
 
-    def _session_row(self, c: Connection, sid: str) -> SessionInfo:
+    def _session_row(self, c: Connection, sid: str, *, count: bool = True) -> SessionInfo:
         rows = c.execute(sa.select(S.sessions).where(S.sessions.c.id.startswith(sid, autoescape=True))).all()
         exact = [r for r in rows if r.id == sid]
         if exact:
@@ -168,7 +168,8 @@ class ReviewStore:
         if len(rows) > 1:
             raise ReviewError(f"review session {sid!r} is ambiguous: {', '.join(r.id for r in rows[:5])}")
         r = rows[0]
-        n = c.execute(sa.select(sa.func.count()).select_from(S.items).where(S.items.c.session_id == r.id)).scalar()
+        n = c.execute(sa.select(sa.func.count()).select_from(S.items).where(S.items.c.session_id == r.id)
+                      ).scalar() if count else 0
         return SessionInfo(r.id, r.name, r.run_id, int(r.per_item), float(r.lease_seconds), r.created_by,
                            float(r.created_at), int(n or 0), _loads(r.run_info))
 
@@ -221,7 +222,7 @@ class ReviewStore:
 
         def go(c: Connection) -> Claim | None:
             t = time.time() if now is None else now
-            info = self._session_row(c, sid)
+            info = self._session_row(c, sid, count=False)
             it, cl = S.items.c, S.claims.c
             mine = (sa.select(cl.item_id).where(cl.session_id == info.id, cl.reviewer == reviewer,
                                                cl.state == "claimed", cl.expires_at > t))
@@ -268,29 +269,37 @@ class ReviewStore:
     def commit_label(self, sid: str, item_id: str, reviewer: str, verdict: str, key: str, *,
                      now: float | None = None) -> str:
         """Commit one verdict: "committed", or "duplicate" when ``key`` was committed before. Raises
-        :class:`LabelRejected` when the item has no free slot for this reviewer any more."""
+        :class:`LabelRejected` when the item has no free slot for this reviewer any more. ``sid``: the full
+        session id."""
         parse_verdict(verdict)
 
         def go(c: Connection) -> str:
             t = time.time() if now is None else now
-            lb, it = S.labels.c, S.items.c
-            if c.execute(sa.select(lb.id).where(lb.client_key == key)).first() is not None:
+            lb, it, se = S.labels.c, S.items.c, S.sessions.c
+            # one round trip: the item row locked (waiting for a claimer holding it), the session's R, whether this
+            # key was committed before, whether this reviewer already labelled the item
+            dup = sa.select(sa.func.count()).select_from(S.labels).where(lb.client_key == key).scalar_subquery()
+            mine = (sa.select(sa.func.count()).select_from(S.labels)
+                    .where(lb.session_id == sid, lb.item_id == item_id, lb.reviewer == reviewer).scalar_subquery())
+            row = c.execute(sa.select(se.per_item, dup.label("dup"), mine.label("mine"))
+                            .select_from(S.items.join(S.sessions, se.id == it.session_id))
+                            .where(it.session_id == sid, it.item_id == item_id).with_for_update(of=S.items)).first()
+            if row is not None and row.dup:
                 return "duplicate"
-            info = self._session_row(c, sid)
-            row = c.execute(sa.select(it.item_id).where(it.session_id == info.id, it.item_id == item_id)
-                            .with_for_update(of=S.items)).first()
             if row is None:
-                raise ReviewError(f"item {item_id!r} is not in session {info.id}")
-            if c.execute(sa.select(lb.id).where(lb.session_id == info.id, lb.item_id == item_id,
-                                                lb.reviewer == reviewer)).first() is not None:
+                if c.execute(sa.select(lb.id).where(lb.client_key == key)).first() is not None:
+                    return "duplicate"
+                raise ReviewError(f"item {item_id!r} is not in session {sid}")
+            if row.mine:
                 raise LabelRejected(f"{reviewer} already labelled item {item_id} (undo it first)")
-            filled = c.execute(self._others_filled(info.id, item_id, reviewer, t)).scalar_one()
-            if filled >= info.per_item:
-                raise LabelRejected(f"item {item_id} already has its {info.per_item} reviewers (the claim's lease "
+            # counted after the lock, by a new statement: exact (every claimer holds the lock while it inserts)
+            filled = c.execute(self._others_filled(sid, item_id, reviewer, t)).scalar_one()
+            if filled >= row.per_item:
+                raise LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease "
                                     "ran out and another reviewer took the slot)")
-            c.execute(sa.insert(S.labels).values(session_id=info.id, item_id=item_id, reviewer=reviewer,
+            c.execute(sa.insert(S.labels).values(session_id=sid, item_id=item_id, reviewer=reviewer,
                                                  verdict=verdict, client_key=key, created_at=t))
-            self._put_claim(c, info.id, item_id, reviewer, "done", t)
+            self._put_claim(c, sid, item_id, reviewer, "done", t)
             return "committed"
 
         return self.db.run("save the label", go)
