@@ -54,7 +54,7 @@ def worker(url: str, sid: str, as_name: str | None, out: str, seed: int) -> None
 
 def _make_run(home: Path, n_items: int) -> str:
     from relgate_tui.cli import main
-    from relgate_tui.engine.runlist import list_runs
+    from relgate_tui.engine.runs.listing import list_runs
 
     p = home / "samples.jsonl"
     with p.open("w", encoding="utf-8") as f:

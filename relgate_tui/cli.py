@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         "judge-audit", help="audit an LLM judge: preference cycles, MFAS rankings, position bias, Likert sets",
         description="Audit an LLM judge on a data set with human scores (paper 000).",
     )
-    from relgate_tui.engine.judge_audit import add_arguments
+    from relgate_tui.engine.judging.audit_cli import add_arguments
 
     add_arguments(p)
     return parser
@@ -178,7 +178,7 @@ class _Progress:
 
 # ---------------------------------------------------------------------------------------------------------- commands
 def _cmd_certify(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.certify import CertifyConfig
+    from relgate_tui.engine.certification.certify import CertifyConfig
 
     cfg = CertifyConfig(
         task=args.task,
@@ -210,10 +210,10 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         pairwise_judge_api_key_env=args.pairwise_judge_api_key_env,
         pairwise_judge_reps=args.pairwise_judge_reps,
     ).validate()
-    from relgate_tui.engine.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
+    from relgate_tui.engine.certification.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
 
     if args.json_path and args.json_path != "-":
-        from relgate_tui.engine.report import check_output_path
+        from relgate_tui.engine.certification.report import check_output_path
 
         check_output_path(args.json_path, inputs=(args.task, args.labels))
     progress: _Progress | None = None
@@ -263,7 +263,7 @@ def _cmd_certify(args: argparse.Namespace) -> int:
             progress.close()
     doc = outcome.document
     if args.json_path:
-        from relgate_tui.engine.report import emit_json
+        from relgate_tui.engine.certification.report import emit_json
 
         emit_json(doc, args.json_path)
     if not args.quiet:
@@ -331,12 +331,12 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.runlist import list_runs
+    from relgate_tui.engine.runs.listing import list_runs
+    from relgate_tui.engine.runs.paths import runs_dir
 
     root = runs_dir(args.run_dir)
     if args.repair:
-        from relgate_tui.engine.runlist import open_run, repair_run
+        from relgate_tui.engine.runs.listing import open_run, repair_run
 
         store = open_run(args.repair, root)
         try:
@@ -392,9 +392,9 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.report import render_report, write_report
-    from relgate_tui.engine.runlist import open_run
+    from relgate_tui.engine.certification.report import render_report, write_report
+    from relgate_tui.engine.runs.listing import open_run
+    from relgate_tui.engine.runs.paths import runs_dir
 
     store = open_run(args.run, runs_dir(args.run_dir))
     doc = store.read_results()
@@ -403,7 +403,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
             f"run {store.run_id} has no results yet (status: {store.status}); rerun its certify command to finish it"
         )
     if args.output:
-        from relgate_tui.engine.report import check_output_path
+        from relgate_tui.engine.certification.report import check_output_path
 
         check_output_path(args.output)
         path = write_report(doc, args.format, args.output)
@@ -414,14 +414,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.tasks import format_task_table
+    from relgate_tui.engine.certification.tasks import format_task_table
 
     print(format_task_table())
     return EXIT_OK
 
 
 def _cmd_judge_audit(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.judge_audit import judge_audit_main
+    from relgate_tui.engine.judging.audit_cli import judge_audit_main
 
     return judge_audit_main(args)
 
@@ -452,7 +452,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     from relgate_tui.errors import RelgateError
 
     types: list[type[BaseException]] = [RelgateError, ValueError, OSError, UsageError]
-    for module, name in (("relgate_tui.engine.sampler", "EndpointUnreachable"),):
+    for module, name in (("relgate_tui.engine.transport.sampler", "EndpointUnreachable"),):
         mod = sys.modules.get(module)
         exc = getattr(mod, name, None) if mod is not None else None
         if isinstance(exc, type) and issubclass(exc, BaseException):

@@ -141,7 +141,7 @@ def _publish(store: Any, args: argparse.Namespace) -> int:
     sid, n = publish_run(store, args.run, per_item=args.per_item, name=args.name,
                          created_by=store.db.identity(None), runs_root=args.run_dir, lease_seconds=args.lease)
     if args.json_path:
-        from relgate_tui.engine.report import emit_json
+        from relgate_tui.engine.certification.report import emit_json
 
         emit_json({"session": sid, "items": n, "per_item": args.per_item}, args.json_path)
     if args.json_path != "-":
@@ -158,9 +158,9 @@ def _open(store: Any, args: argparse.Namespace) -> int:
 
 def _label(store: Any, args: argparse.Namespace) -> int:
     from relgate_tui.core.review.verdicts import verdict_code
-    from relgate_tui.engine.labels_file import parse_labels_file
     from relgate_tui.engine.review.client import Reviewer
     from relgate_tui.engine.review.db import ReviewUnreachable
+    from relgate_tui.engine.runs.labels_file import parse_labels_file
 
     wanted = {lab.item: verdict_code(rank=lab.rank, none=lab.none, skip=lab.skip)
               for lab in parse_labels_file(args.labels)}
@@ -245,7 +245,7 @@ def _status(store: Any, args: argparse.Namespace) -> int:
 
     doc = status_document(session_state(store, args.session, args.policy))
     if args.json_path:
-        from relgate_tui.engine.report import emit_json
+        from relgate_tui.engine.certification.report import emit_json
 
         emit_json(doc, args.json_path)
     ag = doc["agreement"]
@@ -282,7 +282,7 @@ def _adjudicate(store: Any, args: argparse.Namespace) -> int:
         state = session_state(store, args.session, need_all=True)
     queue = disputed_queue(state)
     if args.json_path:
-        from relgate_tui.engine.report import emit_json
+        from relgate_tui.engine.certification.report import emit_json
 
         emit_json({"session": state.info.id, "disputed": [{"item": i, "labels": labs} for i, labs in queue]},
                   args.json_path)

@@ -1,9 +1,8 @@
 """Results (SPEC §5.4): reliability level with its lower bound, PASS/FAIL, M* at α, validation metrics, the item
 table with prediction sets, terminal plots, export.
 
-``+`` / ``-`` change α by 0.01 and everything is recomputed at once (``session.results`` → ``core.certify
-.compute_results``, well under a millisecond). Dismisses with "back" or "spotcheck" (``l``: verify the items still
-pending).
+``+`` / ``-`` change α by 0.01 and everything is recomputed at once (``session.results`` → ``compute_results``,
+well under a millisecond). Dismisses with "back" or "spotcheck" (``l``: verify the items still pending).
 """
 
 from __future__ import annotations
@@ -27,7 +26,8 @@ from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
 from relgate_tui.tui.widgets.safetext import clean, safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.session import ItemRow, ResultsView, Session
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.views import ItemRow, ResultsView
 
 FILTERS = ("all", "misses", "large sets", "ties")
 ALPHA_MIN, ALPHA_MAX, ALPHA_STEP = 0.01, 0.50, 0.01
@@ -64,7 +64,7 @@ def _m(m: int | None) -> str:
 def _readouts_for(inp, alpha: float, confidence: float):
     """SPEC §3.6 readouts at α: bootstrap intervals (B = 10,000, seeded) and 100-split stability (None when fewer
     than 2 verified items). Cheap: the multinomial bootstrap shortcut and one vectorised partition."""
-    from relgate_tui.core.readouts import bootstrap_summary, split_stability, verified_scores
+    from relgate_tui.core.certification.readouts import bootstrap_summary, split_stability, verified_scores
 
     boot = bootstrap_summary(inp, alpha, confidence=confidence)
     scores = verified_scores(inp)
@@ -313,7 +313,7 @@ class ResultsScreen(Screen[str]):
                               f"avg size {a.average_set_size:.2f}{cov}", style="dim"))
         weighted = self._weighted(r)
         if weighted is not None:
-            from relgate_tui.core.weighted_sets import weighted_summary
+            from relgate_tui.core.certification.weighted_sets import weighted_summary
 
             lines.append(Text(weighted_summary(weighted), style="dim"))
         if stab is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.cli import main
-from relgate_tui.engine.runlist import list_runs
+from relgate_tui.engine.runs.listing import list_runs
 from tests.review.pgserver import PgServer
 
 _db_counter = itertools.count()

@@ -13,12 +13,13 @@ from textual.widgets import DataTable, Input, Static  # noqa: E402
 
 from relgate_tui.cli import main  # noqa: E402
 from relgate_tui.engine.review.store import open_store  # noqa: E402
-from relgate_tui.tui.app import AppServices, make_app  # noqa: E402
+from relgate_tui.tui.app import make_app  # noqa: E402
 from relgate_tui.tui.review.adjudicate import AdjudicateScreen  # noqa: E402
 from relgate_tui.tui.review.connect import ReviewConnectScreen  # noqa: E402
 from relgate_tui.tui.review.label import ReviewLabelScreen  # noqa: E402
 from relgate_tui.tui.review.publish import PublishModal  # noqa: E402
 from relgate_tui.tui.runs import RunsScreen  # noqa: E402
+from relgate_tui.tui.services import AppServices  # noqa: E402
 from tests.review.conftest import Backend, import_run, write_labels  # noqa: E402
 
 

@@ -7,8 +7,8 @@ import time
 
 from textual.widgets import Input, Select
 
-from relgate_tui.engine.discovery import DiscoveredServer
-from relgate_tui.engine.session import RunSetup
+from relgate_tui.engine.certification.setup import RunSetup
+from relgate_tui.engine.transport.discovery import DiscoveredServer
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.setup import CUSTOM, TASK_FILE, SetupScreen

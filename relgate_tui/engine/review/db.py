@@ -55,7 +55,7 @@ def resolve_url(db: str | None = None) -> str:
     url = (db or os.environ.get(DB_ENV, "")).strip()
     if url:
         return url
-    from relgate_tui.engine.paths import data_dir
+    from relgate_tui.engine.runs.paths import data_dir
 
     return f"sqlite:///{data_dir() / EMBEDDED_NAME}"
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.runfiles import _open_append, _write_all
+from relgate_tui.engine.runs.files import open_append, write_all
 
 __all__ = ["Journal", "journal_path", "find_journal"]
 
@@ -35,7 +35,7 @@ __all__ = ["Journal", "journal_path", "find_journal"]
 def _root(root: Path | None) -> Path:
     if root is not None:
         return root
-    from relgate_tui.engine.paths import data_dir
+    from relgate_tui.engine.runs.paths import data_dir
 
     return data_dir() / "review"
 
@@ -63,7 +63,7 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = _open_append(path)  # a torn last line (killed mid-write) is cut off
+        self._fd = open_append(path)  # a torn last line (killed mid-write) is cut off
         self._entries: list[dict[str, Any]] = []
         self._sent: set[str] = set()
         for line in path.read_bytes().splitlines():
@@ -83,7 +83,7 @@ class Journal:
     def append(self, ev: Mapping[str, Any], *, sync: bool = True) -> None:
         """Write one entry (one ``write``: it survives ``kill -9`` once this returns) and, unless ``sync`` is
         False, fsync it."""
-        _write_all(self._fd, (json.dumps(dict(ev), ensure_ascii=False) + "\n").encode("utf-8"))
+        write_all(self._fd, (json.dumps(dict(ev), ensure_ascii=False) + "\n").encode("utf-8"))
         if sync:
             os.fsync(self._fd)
         self._note(ev)

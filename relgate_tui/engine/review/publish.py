@@ -23,7 +23,7 @@ def _cut(text: str) -> str:
 
 def run_payloads(run_path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     """(run info, [(item id, payload)]) of the run at ``run_path``, read only."""
-    from relgate_tui.engine.session import Session
+    from relgate_tui.engine.certification.session import Session
 
     session = Session.open(run_path)
     try:
@@ -56,8 +56,8 @@ def publish_run(store: ReviewStore, run: str, *, per_item: int = 2, name: str | 
                 created_by: str, runs_root: str | None = None, lease_seconds: float = DEFAULT_LEASE
                 ) -> tuple[str, int]:
     """Publish run ``run`` (id, prefix or directory); returns (session id, number of items)."""
-    from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.runlist import open_run
+    from relgate_tui.engine.runs.listing import open_run
+    from relgate_tui.engine.runs.paths import runs_dir
 
     run_store = open_run(run, runs_dir(runs_root))
     path = run_store.path

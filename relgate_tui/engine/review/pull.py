@@ -34,7 +34,7 @@ def _summary(state: SessionState) -> dict[str, Any]:
 
 def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple[Path, int, dict[str, Any]]:
     """Apply ``state``'s final labels to its run; returns (run path, labels written, the new results document)."""
-    from relgate_tui.engine.certify import (
+    from relgate_tui.engine.certification.certify import (
         CallCounts,
         analyse_prepared,
         build_document,
@@ -42,11 +42,11 @@ def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple
         judge_section,
         open_prepared,
     )
-    from relgate_tui.engine.labels_file import apply_labels
-    from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.runfiles import _atomic_write_json
-    from relgate_tui.engine.runlist import open_run
-    from relgate_tui.engine.runstore import Label
+    from relgate_tui.engine.runs.files import atomic_write_json
+    from relgate_tui.engine.runs.labels_file import apply_labels
+    from relgate_tui.engine.runs.listing import open_run
+    from relgate_tui.engine.runs.paths import runs_dir
+    from relgate_tui.engine.runs.store import Label
 
     if not state.complete_view:
         from relgate_tui.engine.review.db import ReviewDenied
@@ -68,7 +68,7 @@ def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple
         analysis = analyse_prepared(prepared)
         check_label_ranks(labels, {a.item_id: a.ranked.n_classes for a in analysis.items}, f"session {source}")
         written = apply_labels(prepared.store, labels)
-        _atomic_write_json(path / REVIEW_FILE, _summary(state))
+        atomic_write_json(path / REVIEW_FILE, _summary(state))
         analysis = analyse_prepared(prepared)
         cfg = prepared.config
         calls, _ = prepared.store.result_calls()

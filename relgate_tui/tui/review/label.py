@@ -36,8 +36,8 @@ RETRY_SECONDS = 1.0
 
 
 def item_view(claim: Claim) -> Any:
-    """The spot-check's :class:`~relgate_tui.engine.views.ItemView` of a claimed item's payload (for ``e``)."""
-    from relgate_tui.engine.views import Candidate, ItemView
+    """The spot-check's :class:`~relgate_tui.engine.certification.views.ItemView` of a claimed item's payload (for ``e``)."""
+    from relgate_tui.engine.certification.views import Candidate, ItemView
 
     p = claim.payload
     cands = []

@@ -1,0 +1,122 @@
+"""Compare two stored runs item by item (issue 15 §2): the IO half of ``relgate compare`` (statistics in
+:mod:`relgate_tui.core.certification.paired`).
+
+Items are paired by the tools' document hashes when every item of both runs carries one (lm-eval imports: the
+hash of the document, stable across runs and models) and they are unique, else by item id. An item counts when it is
+verified in both runs (its result entry has a ``score``: rank, or null = no acceptable class); it is correct when
+its score is 1 (the top answer is acceptable — the event behind the reliability level). Set sizes are the sizes of
+each run's stored prediction sets (each at its own M*).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from relgate_tui import __version__
+from relgate_tui.core.certification.paired import items_to_decide, paired_table, paired_test, set_size_difference
+from relgate_tui.errors import DataError
+
+__all__ = ["compare_runs", "compare_documents", "EXIT_CODES"]
+
+EXIT_CODES = {"not_worse": 0, "worse": 1, "undecided": 3}
+
+
+def _num(x: float) -> float | None:
+    return None if isinstance(x, float) and math.isnan(x) else float(x)
+
+
+def _keyed(doc: Mapping[str, Any], by_hash: bool) -> dict[str, Mapping[str, Any]]:
+    out: dict[str, Mapping[str, Any]] = {}
+    for entry in doc.get("items") or []:
+        if isinstance(entry, Mapping) and isinstance(entry.get("id"), str):
+            out[str(entry["doc_hash"]) if by_hash else entry["id"]] = entry
+    return out
+
+
+def _hashable(doc: Mapping[str, Any]) -> bool:
+    items = [e for e in doc.get("items") or [] if isinstance(e, Mapping)]
+    hashes = [e.get("doc_hash") for e in items]
+    return bool(items) and all(isinstance(h, str) and h for h in hashes) and len(set(hashes)) == len(hashes)
+
+
+def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
+                      confidence: float = 0.95) -> dict[str, Any]:
+    """The comparison document of two result documents (``results.json`` of two runs)."""
+    by_hash = _hashable(doc_a) and _hashable(doc_b)
+    a, b = _keyed(doc_a, by_hash), _keyed(doc_b, by_hash)
+    shared = [k for k in a if k in b]
+    ids, a_ok, b_ok, size_a, size_b = [], [], [], [], []
+    unverified = 0
+    for k in shared:
+        ea, eb = a[k], b[k]
+        if "score" not in ea or "score" not in eb or ea.get("skipped") or eb.get("skipped"):
+            unverified += 1
+            continue
+        ids.append((str(ea["id"]), str(eb["id"])))
+        a_ok.append(ea["score"] == 1)
+        b_ok.append(eb["score"] == 1)
+        size_a.append(float(len(ea["prediction_set"])) if isinstance(ea.get("prediction_set"), list) else math.nan)
+        size_b.append(float(len(eb["prediction_set"])) if isinstance(eb.get("prediction_set"), list) else math.nan)
+    table = paired_table(a_ok, b_ok)
+    test = paired_test(table, margin, confidence)
+    more = None
+    if test.decision == "undecided" and table.n:
+        n_decide = items_to_decide(table, margin, confidence)
+        more = None if n_decide is None else n_decide - table.n
+    sizes = set_size_difference(size_a, size_b)
+    lost = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok, strict=True) if x and not y]
+    won = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok, strict=True) if y and not x]
+    n = table.n
+
+    def run_info(doc: Mapping[str, Any], keyed: Mapping[str, Any]) -> dict[str, Any]:
+        return {"run_id": doc.get("run_id"), "model": doc.get("model"), "task": (doc.get("task") or {}).get("name"),
+                "items": len(keyed), "reliability_level": doc.get("reliability_level")}
+
+    return {
+        "relgate_version": __version__,
+        "run_a": run_info(doc_a, a),
+        "run_b": run_info(doc_b, b),
+        "matched_by": "doc_hash" if by_hash else "id",
+        "n_shared": len(shared),
+        "n_unverified": unverified,
+        "n": n,
+        "margin": float(margin),
+        "confidence": float(confidence),
+        "table": {"both_right": table.n11, "b_lost": table.n10, "b_won": table.n01, "both_wrong": table.n00},
+        "accuracy_a": _num(test.accuracy_a),
+        "accuracy_b": _num(test.accuracy_b),
+        "reliability_level_a": (table.n11 + table.n10) / (n + 1),
+        "reliability_level_b": (table.n11 + table.n01) / (n + 1),
+        "difference": {"estimate": _num(test.difference), "lower": test.lower, "upper": test.upper,
+                       "confidence": test.confidence},
+        "test": {"method": test.method, "p_not_worse": test.p_not_worse, "p_worse": test.p_worse,
+                 "level": test.gamma},
+        "decision": test.decision,
+        "more_items_to_decide": more,
+        "set_size": {"n": sizes.n, "mean_a": _num(sizes.mean_a), "mean_b": _num(sizes.mean_b),
+                     "mean_difference": _num(sizes.mean_difference), "larger": sizes.larger,
+                     "smaller": sizes.smaller, "equal": sizes.equal},
+        "lost": lost,
+        "won": won,
+    }
+
+
+def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: float = 0.95,
+                 runs_root: str | None = None) -> dict[str, Any]:
+    """Open two runs (path, id or unique id prefix) and compare their stored results."""
+    from relgate_tui.engine.runs.listing import open_run
+    from relgate_tui.engine.runs.paths import runs_dir
+
+    docs = []
+    for run in (run_a, run_b):
+        store = open_run(run, runs_dir(runs_root))
+        doc = store.read_results()
+        if doc is None:
+            raise DataError(f"{store.path}: run {store.run_id} has no results yet (status: {store.status})")
+        docs.append(doc)
+    out = compare_documents(docs[0], docs[1], margin=margin, confidence=confidence)
+    if out["n_shared"] == 0:
+        raise DataError(f"runs {run_a} and {run_b} share no item (matched by {out['matched_by']})")
+    return out
