@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
 from relgate_tui.core.text import one_line
+from relgate_tui.engine.review.summary import misses_line, read_review_summary
 from relgate_tui.tui.itemsamples import ItemSamplesModal, item_view_or_notice
 from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
@@ -409,8 +410,12 @@ class ResultsScreen(Screen[str]):
         self.query_one("#calls", Static).update(calls)
 
         msg = self.query_one("#message", Static)
-        msg.update(Text(r.calibration_message or "", style="bold yellow"))
-        msg.display = bool(r.calibration_message)
+        text = Text(r.calibration_message or "", style="bold yellow")
+        review = read_review_summary(self.session.path)  # the last `relgate review pull` (issue 21)
+        if review is not None:
+            text.append("\n" if text.plain else "").append(one_line(misses_line(review)), style="bold")
+        msg.update(text)
+        msg.display = bool(text.plain)
 
     def _rows(self) -> list[ItemRow]:
         assert self.view is not None

@@ -180,3 +180,50 @@ async def test_publish_from_runs(tmp_path: Path, monkeypatch) -> None:
         assert info.run_id == run and info.n_items == 3 and info.per_item == 2
     finally:
         store.close()
+
+
+async def test_results_say_how_many_disputed_items_count_as_misses(tmp_path: Path, monkeypatch) -> None:
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.tui.results import ResultsScreen
+
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
+    db = ["--db", f"sqlite:///{tmp_path / 'team.sqlite3'}"]
+    run = import_run(tmp_path, 12)
+    out = tmp_path / "pub.json"
+    assert main(["review", "publish", run, *db, "--json", str(out)]) == 0
+    sid = json.loads(out.read_text())["session"]
+    items = [f"q{i:03d}" for i in range(12)]
+    assert main(["review", "label", sid, "--labels", str(write_labels(tmp_path / "a.jsonl", dict.fromkeys(items, "1"))),
+                 *db, "--as", "alice"]) == 0
+    bob = {i: ("2" if n < 6 else "1") for n, i in enumerate(items)}
+    assert main(["review", "label", sid, "--labels", str(write_labels(tmp_path / "b.jsonl", bob)), *db,
+                 "--as", "bob"]) == 0
+    assert main(["review", "pull", sid, *db]) == 0
+    review = json.loads((tmp_path / "home" / "runs" / run / "review.json").read_text())
+    n = len(review["counted_as_misses"])
+    assert n > 0
+    app = make_app(_services(tmp_path))
+    async with app.run_test(size=(130, 40)) as pilot:
+        session = Session.open(tmp_path / "home" / "runs" / run)
+        app.session = session
+        app.show_results(session)
+        await pilot.pause()
+        assert isinstance(app.screen, ResultsScreen)
+        assert f"{n} disputed item{'s' if n != 1 else ''} counted as misses" in _text(app.screen, "#message")
+
+
+async def test_the_connect_field_never_leaves_a_password_on_screen(pg_backend: Backend, tmp_path: Path) -> None:
+    run = import_run(tmp_path, 4)
+    _publish(pg_backend, tmp_path, run)
+    url, _ = pg_backend.reviewer("alice")
+    app = make_app(_services(tmp_path))
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = await _connect(pilot, app, url)
+        field = screen.query_one("#connect-db", Input)
+        assert pg_backend.passwords["alice"] not in field.value and "alice" not in field.value
+        await pilot.press("t")  # a second use of the field reconnects with the URL as typed
+        screen.query_one("#connect-db", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.query_one("#connect-sessions", DataTable).row_count == 1
+        assert pg_backend.passwords["alice"] not in app.export_screenshot()

@@ -40,6 +40,7 @@ class ReviewConnectScreen(Screen[None]):
         self.as_name = as_name
         self.store: ReviewStore | None = None
         self.sessions: dict[str, SessionInfo] = {}
+        self._typed = ""  # the URL as typed (it may hold a password); the field then shows it without
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -65,13 +66,18 @@ class ReviewConnectScreen(Screen[None]):
         if self.store is not None:
             self.store.close()
             self.store = None
-        url = self.query_one("#connect-db", Input).value.strip() or None
+        field = self.query_one("#connect-db", Input)
+        shown = field.value.strip()
+        url = self._typed if self._typed and shown == self._public(self._typed) else shown
         try:
-            self.store = open_store(url)
+            self.store = open_store(url or None)
             sessions = self.store.sessions()
         except (ReviewError, ValueError) as exc:
             self.query_one("#connect-where", Label).update(safe_line(str(exc), style="bold red"))
             return
+        if url:  # never leave a password on screen
+            self._typed = url
+            field.value = self._public(url)
         self.query_one("#connect-where", Label).update(safe_line(f"connected to {self.store.db.public}"))
         table = self.query_one("#connect-sessions", DataTable)
         table.clear(columns=True)
@@ -85,6 +91,12 @@ class ReviewConnectScreen(Screen[None]):
         else:
             self.query_one("#connect-status", Static).update(Text(
                 "no session yet: Runs → Publish for review (p), or `relgate review publish RUN`", style="dim"))
+
+    @staticmethod
+    def _public(url: str) -> str:
+        from relgate_tui.core.redact import public_url
+
+        return public_url(url) if "://" in url else url
 
     def _current(self) -> SessionInfo | None:
         table = self.query_one("#connect-sessions", DataTable)

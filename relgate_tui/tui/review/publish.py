@@ -30,6 +30,7 @@ class PublishModal(ModalScreen[str | None]):
         self.run_path = run_path
         self.db = db
         self.session: str | None = None
+        self._typed = ""  # the URL as typed (it may hold a password); the field then shows it without
 
     def compose(self) -> ComposeResult:
         with Vertical(id="publish-dialog"):
@@ -48,13 +49,17 @@ class PublishModal(ModalScreen[str | None]):
     @on(Button.Pressed, "#publish-go")
     @on(Input.Submitted)
     def publish(self) -> None:
+        from relgate_tui.core.redact import public_url
         from relgate_tui.engine.review.publish import publish_run
         from relgate_tui.engine.review.store import open_store
 
         out = self.query_one("#publish-result", Static)
+        field = self.query_one("#publish-db", Input)
+        shown = field.value.strip()
+        url = self._typed if self._typed and shown == public_url(self._typed) else shown
         try:
             per_item = int(self.query_one("#publish-r", Input).value or "2")
-            store = open_store(self.query_one("#publish-db", Input).value.strip() or None)
+            store = open_store(url or None)
             try:
                 sid, n = publish_run(store, str(self.run_path), per_item=per_item,
                                      created_by=store.db.identity(None))
@@ -65,6 +70,9 @@ class PublishModal(ModalScreen[str | None]):
             out.update(safe_line(str(exc), style="bold red"))
             return
         self.session = sid
+        if "://" in url:  # never leave a password on screen
+            self._typed = url
+            field.value = public_url(url)
         out.update(safe_line(f"session {sid}: {n} items, {per_item} reviewers each, in {where}", style="bold green"))
         self.notify(f"published: session {sid}")
 
