@@ -224,3 +224,26 @@ def test_unknown_session_and_bad_url_are_one_line(backend: Backend, tmp_path: Pa
     assert main(["review", "status", "x", "--db", "mysql://u:pw@h/db"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pw" not in err.replace("postgresql", "")
+
+
+def test_a_rank_beyond_the_candidates_is_refused(backend: Backend, tmp_path: Path, capsys) -> None:
+    run = import_run(tmp_path, 4, classes=2)  # two candidates per item
+    sid = _publish(backend, tmp_path, run)
+    store = open_store(backend.args("alice")[1])
+    try:
+        name = store.db.identity(backend.reviewer("alice")[1])
+        claim = store.claim(sid, name)
+        assert claim is not None and len(claim.payload["candidates"]) == 2
+        r = Reviewer(store, store.session(sid), name)
+        sent = r.label(claim.item_id, "3")
+        assert sent.committed == 0 and "rank 3 does not exist" in sent.rejected[0] and r.waiting == 0
+        r.close()
+    finally:
+        store.close()
+    judge = "judy" if backend.is_pg else None
+    if backend.is_pg:
+        backend.reviewer("judy", adjudicator=True)
+    capsys.readouterr()
+    assert main(["review", "adjudicate", sid, *backend.args(judge), "--decide", f"{claim.item_id}=3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "rank 3 does not exist" in err

@@ -227,3 +227,29 @@ async def test_the_connect_field_never_leaves_a_password_on_screen(pg_backend: B
         await pilot.pause()
         assert screen.query_one("#connect-sessions", DataTable).row_count == 1
         assert pg_backend.passwords["alice"] not in app.export_screenshot()
+
+
+async def test_review_open_is_the_labelling_screen_alone(tmp_path: Path, monkeypatch) -> None:
+    from relgate_tui.engine.review.client import Reviewer
+    from relgate_tui.tui.review.app import ReviewApp
+
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
+    db = f"sqlite:///{tmp_path / 'team.sqlite3'}"
+    run = import_run(tmp_path, 4)
+    out = tmp_path / "pub.json"
+    assert main(["review", "publish", run, "--db", db, "--json", str(out)]) == 0
+    store = open_store(db)
+    sid = json.loads(out.read_text())["session"]
+    reviewer = Reviewer(store, store.session(sid), "carol")
+    app = ReviewApp(reviewer)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ReviewLabelScreen) and screen.claim is not None
+        await pilot.press("y", "y")
+        assert "nothing left for you" in _text(screen, "#review-question")
+        await pilot.press("escape")
+        await pilot.pause()
+    assert sorted(store.labels(sid)) == sorted(store.item_ids(sid)) and len(store.item_ids(sid)) == 2
+    reviewer.close()
+    store.close()

@@ -5,7 +5,8 @@ Tables (SQLAlchemy Core; the same on both)::
     review_meta          key → value; "schema_version"
     review_sessions      a published run: id, name, run_id, per_item (R), lease_seconds, created_by/at, run_info
     review_items         the session's items in queue order, each with its payload (question, ranked candidates
-                         with counts and one representative text per class, references); ``touched`` is bumped by
+                         with counts and one representative text per class, references) and its number of
+                         candidates (a rank beyond it is refused); ``touched`` is bumped by
                          every claim, so concurrent claimers of one item serialise on its row
     review_claims        (session, item, reviewer) → state "claimed" until ``expires_at`` (the lease) or "done"
                          (labelled); what the queue counts — it holds no verdict, so every reviewer may read it
@@ -57,6 +58,7 @@ items = Table("review_items", metadata,
               Column("item_id", Text, primary_key=True),
               Column("position", Integer, nullable=False),
               Column("payload", Text, nullable=False),
+              Column("n_candidates", Integer, nullable=False),
               Column("touched", Integer, nullable=False, server_default="0"),
               sa.Index("review_items_queue", "session_id", "position"))
 

@@ -69,6 +69,13 @@ class Claim:
     expires_at: float
 
 
+def _check_rank(item_id: str, verdict: str, n_candidates: int) -> None:
+    rank, _, _ = parse_verdict(verdict)
+    if rank is not None and rank > n_candidates:
+        raise ReviewError(f"item {item_id} has {n_candidates} candidate answer{'s' if n_candidates != 1 else ''}, "
+                          f"so rank {rank} does not exist (use none if no candidate is acceptable)")
+
+
 def _loads(text: str) -> dict[str, Any]:
     try:
         obj = json.loads(text)
@@ -153,7 +160,8 @@ class ReviewStore:
                 created_by=created_by, created_at=time.time(), run_info=json.dumps(dict(run_info))))
             c.execute(sa.insert(S.items), [
                 {"session_id": sid, "item_id": item_id, "position": pos, "payload": json.dumps(dict(payload)),
-                 "touched": 0} for pos, (item_id, payload) in enumerate(items)])
+                 "n_candidates": len(payload.get("candidates") or ()), "touched": 0}
+                for pos, (item_id, payload) in enumerate(items)])
             return sid
 
         return self.db.run("publish the session", go)
@@ -281,7 +289,7 @@ class ReviewStore:
             dup = sa.select(sa.func.count()).select_from(S.labels).where(lb.client_key == key).scalar_subquery()
             mine = (sa.select(sa.func.count()).select_from(S.labels)
                     .where(lb.session_id == sid, lb.item_id == item_id, lb.reviewer == reviewer).scalar_subquery())
-            row = c.execute(sa.select(se.per_item, dup.label("dup"), mine.label("mine"))
+            row = c.execute(sa.select(se.per_item, it.n_candidates, dup.label("dup"), mine.label("mine"))
                             .select_from(S.items.join(S.sessions, se.id == it.session_id))
                             .where(it.session_id == sid, it.item_id == item_id).with_for_update(of=S.items)).first()
             if row is not None and row.dup:
@@ -292,6 +300,7 @@ class ReviewStore:
                 raise ReviewError(f"item {item_id!r} is not in session {sid}")
             if row.mine:
                 raise LabelRejected(f"{reviewer} already labelled item {item_id} (undo it first)")
+            _check_rank(item_id, verdict, row.n_candidates)
             # counted after the lock, by a new statement: exact (every claimer holds the lock while it inserts)
             filled = c.execute(self._others_filled(sid, item_id, reviewer, t)).scalar_one()
             if filled >= row.per_item:
@@ -368,12 +377,14 @@ class ReviewStore:
         def go(c: Connection) -> None:
             ad = S.adjudications.c
             info = self._session_row(c, sid)
-            if c.execute(sa.select(S.items.c.item_id).where(S.items.c.session_id == info.id,
-                                                            S.items.c.item_id == item_id)).first() is None:
+            n = c.execute(sa.select(S.items.c.n_candidates).where(S.items.c.session_id == info.id,
+                                                                  S.items.c.item_id == item_id)).scalar_one_or_none()
+            if n is None:
                 raise ReviewError(f"item {item_id!r} is not in session {info.id}")
-            n = c.execute(sa.update(S.adjudications).where(ad.session_id == info.id, ad.item_id == item_id)
-                          .values(verdict=verdict, adjudicator=adjudicator, created_at=time.time())).rowcount
-            if not n:
+            _check_rank(item_id, verdict, n)
+            updated = c.execute(sa.update(S.adjudications).where(ad.session_id == info.id, ad.item_id == item_id)
+                                .values(verdict=verdict, adjudicator=adjudicator, created_at=time.time())).rowcount
+            if not updated:
                 c.execute(sa.insert(S.adjudications).values(session_id=info.id, item_id=item_id, verdict=verdict,
                                                             adjudicator=adjudicator, created_at=time.time()))
 
