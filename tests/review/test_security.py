@@ -148,3 +148,26 @@ def test_no_password_anywhere_after_a_full_session(pgb: Backend, tmp_path: Path)
                     assert s not in dump, table
     finally:
         engine.dispose()
+
+
+def test_the_password_may_come_from_the_environment_or_pgpass(pgb: Backend, tmp_path: Path, monkeypatch,
+                                                              capsys) -> None:
+    sid = _session(pgb, tmp_path, 4)
+    assert pgb.pg is not None
+    url, _ = pgb.reviewer("alice")
+    bare = url.replace(f":{pgb.passwords['alice']}@", "@")
+    assert pgb.passwords["alice"] not in bare
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "none"))
+    capsys.readouterr()
+    assert main(["review", "status", sid, "--db", bare]) == 2  # no password anywhere: refused, one line
+    assert capsys.readouterr().err.count("\n") == 1
+    monkeypatch.setenv("PGPASSWORD", pgb.passwords["alice"])
+    assert main(["review", "status", sid, "--db", bare]) == 0
+    monkeypatch.delenv("PGPASSWORD")
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{pgb.pg.port}:{pgb.db}:alice:{pgb.passwords['alice']}\n")
+    pgpass.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    assert main(["review", "status", sid, "--db", bare]) == 0
+    out = capsys.readouterr()
+    assert pgb.passwords["alice"] not in out.out + out.err

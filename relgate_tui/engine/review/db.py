@@ -128,20 +128,9 @@ class ReviewDB:
             finally:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
-    @contextmanager
-    def begin(self, doing: str) -> Iterator[Connection]:
-        """One transaction (SQLite: ``BEGIN IMMEDIATE`` in its writer turn); every database error leaves as a
-        one-line :class:`ReviewError`."""
-        try:
-            with self._writer_turn(), self.engine.begin() as conn:
-                yield conn
-        except ReviewError:
-            raise
-        except exc.SQLAlchemyError as e:
-            raise self.error(e, doing) from None
-
     def run(self, doing: str, fn: Callable[[Connection], T]) -> T:
-        """``fn`` in one transaction. A connection the server dropped (a restart) is retried once on a fresh one:
+        """``fn`` in one transaction (SQLite: ``BEGIN IMMEDIATE`` in its writer turn); every database error leaves
+        as a one-line :class:`ReviewError`. A connection the server dropped (a restart) is retried once on a fresh one:
         every operation of the store is safe to repeat (labels carry their key, undo names its label)."""
         for attempt in (0, 1):
             try:
