@@ -20,8 +20,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
 from relgate_tui.core.text import one_line
-from relgate_tui.engine.review.summary import misses_line, read_review_summary
 from relgate_tui.tui.itemsamples import ItemSamplesModal, item_view_or_notice
+from relgate_tui.tui.review.notice import show_message
 from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
 from relgate_tui.tui.widgets.safetext import clean, safe_line
@@ -409,13 +409,7 @@ class ResultsScreen(Screen[str]):
             calls.append(f"{v.disagreements} of {v.audited} disagree", style="bold red" if v.disagreements else "")
         self.query_one("#calls", Static).update(calls)
 
-        msg = self.query_one("#message", Static)
-        text = Text(r.calibration_message or "", style="bold yellow")
-        review = read_review_summary(self.session.path)  # the last `relgate review pull` (issue 21)
-        if review is not None:
-            text.append("\n" if text.plain else "").append(one_line(misses_line(review)), style="bold")
-        msg.update(text)
-        msg.display = bool(text.plain)
+        show_message(self.query_one("#message", Static), r.calibration_message, self.session.path)
 
     def _rows(self) -> list[ItemRow]:
         assert self.view is not None
