@@ -128,3 +128,18 @@ def test_verdict_codes_round_trip(rank: int, none: bool, use_rank: bool) -> None
     code = verdict_code(**kw)
     r, n, s = parse_verdict(code)
     assert (r, n, s) == (kw.get("rank"), kw.get("none", False), kw.get("skip", False))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.permutations(CATS), st.integers(2, 4))
+def test_figures_do_not_depend_on_category_names(seed: int, perm: list[str], per_item: int) -> None:
+    """A nominal statistic is invariant under a renaming of the categories (and of the reviewers)."""
+    labels = _random_labels(seed, 40, 5, per_item, 0.5)
+    rename = dict(zip(CATS, perm, strict=True))
+    renamed = {i: {f"x{r}": rename[v] for r, v in by.items()} for i, by in labels.items()}
+    a, b = agreement(labels, per_item, bootstrap=0), agreement(renamed, per_item, bootstrap=0)
+    for x, y in ((a.fleiss_kappa, b.fleiss_kappa), (a.krippendorff_alpha, b.krippendorff_alpha)):
+        assert (x.value is None) == (y.value is None)
+        if x.value is not None:
+            assert x.value == pytest.approx(y.value, abs=1e-12) and x.value <= 1 + 1e-12
+    assert [p.cohen_kappa.value for p in a.pairs] == pytest.approx([p.cohen_kappa.value for p in b.pairs])
