@@ -105,3 +105,29 @@ def test_kill_9_of_a_claiming_reviewer_returns_the_item_after_the_lease(backend:
         assert store.labelled_by(sid) == {held["item"]: [carol]}
     finally:
         store.close()
+
+
+def test_label_gives_up_with_exit_3_and_keeps_the_journal(pg_backend: Backend, tmp_path: Path, capsys) -> None:
+    b = pg_backend
+    assert b.pg is not None
+    run = import_run(tmp_path, 4)
+    sid = _publish(b, tmp_path, run, "--per-item", "1")
+    url, _ = b.reviewer("alice")
+    store = open_store(url)
+    r = Reviewer(store, store.session(sid), "alice")
+    claim = r.next_item()
+    assert claim is not None
+    labels = write_labels(tmp_path / "alice.jsonl", {f"q{i:03d}": "1" for i in range(4)})
+    b.pg.stop()
+    try:
+        assert r.label(claim.item_id, "1").waiting == 1
+        r.close()
+        capsys.readouterr()
+        assert main(["review", "label", sid, "--labels", str(labels), "--db", url, "--retry-for", "0"]) == 3
+        err = capsys.readouterr().err
+        assert "1 labels waiting" in err and "rerun the same command" in err and b.passwords["alice"] not in err
+    finally:
+        b.pg.start()
+    assert main(["review", "label", sid, "--labels", str(labels), "--db", url]) == 0
+    assert sum(len(v) for v in store.labels(sid).values()) == 2  # the journaled label and the other item, once each
+    store.close()
