@@ -5,6 +5,7 @@ refuses to run as root, so as root every server command runs as the package's ``
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import pwd
@@ -49,6 +50,7 @@ class PgServer:
             os.chown(self.root, pw.pw_uid, pw.pw_gid)
             self._as = ["runuser", "-u", "postgres", "--"]
         os.chmod(self.root, 0o700)
+        atexit.register(self.destroy)  # a test run that dies early still stops its server
 
     def _run(self, *cmd: str) -> None:
         out = subprocess.run([*self._as, *cmd], capture_output=True, text=True, timeout=120)
@@ -100,6 +102,8 @@ class PgServer:
         self.psql(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
 
     def destroy(self) -> None:
+        if not self.root.exists():
+            return
         try:
             self.stop()
         finally:
