@@ -30,8 +30,11 @@ from relgate_tui.core import ppi
 from relgate_tui.core.agreement import agreement
 from relgate_tui.core.certification.intervals import clopper_pearson_lower
 
-__all__ = ["assisted_rows", "assisted_section", "assisted_block", "apply_assisted_gate", "assisted_gate", "recompute",
+__all__ = ["ASSISTED_GATES", "assisted_rows", "assisted_section", "assisted_block", "apply_assisted_gate", "assisted_gate", "recompute",
            "labelled_arrays"]
+
+ASSISTED_GATES = ("assisted", "best")
+"""``--gate-on`` values that need a verification judge (module docstring, "Gates")."""
 
 
 def assisted_block(prepared: Any, analysis: Any, *, confidence: float = 0.95, gate: float | None = None,
@@ -128,7 +131,7 @@ def apply_assisted_gate(doc: dict[str, Any], block: Mapping[str, Any], gate_on: 
     """Decide ``doc``'s gate on the assisted ("assisted") or the better ("best") bound (module docstring); leaves the
     human-only gate in place when the assisted one cannot be used, and says why in ``gate.note``."""
     gate = doc.get("gate")
-    if not gate or gate_on not in ("assisted", "best"):
+    if not gate or gate_on not in ASSISTED_GATES:
         return
     threshold, confidence = float(gate["threshold"]), float(block["confidence"])
     if block.get("lower_bound") is None or block["population"].startswith("sampled items without"):

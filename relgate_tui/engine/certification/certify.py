@@ -50,7 +50,9 @@ from relgate_tui.engine.certification.analysis import (
     split_items,
     used_sample_count,
 )
+from relgate_tui.engine.certification.assisted_section import ASSISTED_GATES, apply_assisted_gate
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
+from relgate_tui.engine.review.summary import read_review_summary
 from relgate_tui.engine.runs.labels_file import (
     CRASH_AFTER_LABELS_ENV,
     apply_labels,
@@ -81,14 +83,12 @@ __all__ = [
     "analyse_prepared",
     "results_document",
     "build_document",
-    "ASSISTED_GATES",
     "CRASH_AFTER_LABELS_ENV",
     "RunStatus",
 ]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 STOPPING_CHOICES = ("anytime", "paper", "none")
-ASSISTED_GATES = ("assisted", "best")  # --gate-on values that need a verification judge (issue 22 §5)
 
 
 # ------------------------------------------------------------------------------------------------------------ config
@@ -579,11 +579,8 @@ def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confi
 def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, calls: CallCounts,
                    confidence: float = 0.95, gate: float | None = None, judge: dict[str, Any] | None = None,
                    gate_on: str | None = None, assisted: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The run's result document at ``alpha`` — what both the CLI and the TUI write as ``results.json``:
-    :func:`results_document` over the run's header, config and prices, plus ``judge`` (the ``pairwise_judge``
-    section of :func:`judge_section`) and ``assisted`` (``judge_assisted``, issue 22: it decides "assisted"/"best" gates)."""
-    from relgate_tui.engine.certification.assisted_section import apply_assisted_gate
-
+    """The run's ``results.json`` (CLI and TUI): :func:`results_document` over the run's header, config and prices, plus
+    ``judge`` (``pairwise_judge``, :func:`judge_section`) and ``assisted`` (``judge_assisted``; decides "assisted"/"best")."""
     cfg = prepared.config
     on = gate_on or cfg.gate_on
     doc = results_document(
@@ -597,4 +594,7 @@ def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, call
     if assisted is not None:
         doc["judge_assisted"] = assisted
         apply_assisted_gate(doc, assisted, on)
+    review = read_review_summary(prepared.store.path)
+    if review is not None:  # the last `relgate review pull` into this run (issue 21)
+        doc["review"] = review
     return doc
