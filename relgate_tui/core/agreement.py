@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from relgate_tui.core.certification.intervals import clopper_pearson_upper
+from relgate_tui.core.review.agreement import cohen_kappa
 
 __all__ = ["Agreement", "agreement"]
 
@@ -49,12 +50,15 @@ class Agreement:
         return (self.yes_yes + self.no_no) / self.n if self.n else None
 
 
-def _kappa(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
-    n = a + b + c + d
-    with np.errstate(divide="ignore", invalid="ignore"):
-        po = (a + d) / n
-        pe = ((a + b) * (a + c) + (c + d) * (b + d)) / (n * n)
-        return np.where(pe < 1.0 - 1e-12, (po - pe) / (1.0 - pe), np.nan)
+_EYE = np.eye(2)
+_JUDGE = _EYE[[1, 1, 0, 0]]  # the judge's verdict in each cell (yes_yes, yes_no, no_yes, no_no), one-hot over (0, 1)
+_HUMAN = _EYE[[1, 0, 1, 0]]  # the human's
+
+
+def _kappa(counts: np.ndarray) -> np.ndarray:
+    """Cohen's κ from cell counts (resamples × 4): the four cells as items weighted by their counts, through the one
+    Cohen's κ of the project (:func:`relgate_tui.core.review.agreement.cohen_kappa`); nan when p_e = 1."""
+    return cohen_kappa(_JUDGE, _HUMAN, np.atleast_2d(counts))
 
 
 def agreement(judge: ArrayLike, human: ArrayLike, confidence: float = 0.95, n_boot: int = 10_000,
@@ -69,12 +73,12 @@ def agreement(judge: ArrayLike, human: ArrayLike, confidence: float = 0.95, n_bo
     n = int(cells.sum())
     kappa = lo = hi = None
     if n:
-        k = float(_kappa(*cells.astype(np.float64)))
+        k = float(_kappa(cells.astype(np.float64))[0])
         if np.isfinite(k):
             kappa = k
             rng = np.random.default_rng(seed)
             boot = rng.multinomial(n, cells / n, size=n_boot).astype(np.float64)
-            reps = _kappa(boot[:, 0], boot[:, 1], boot[:, 2], boot[:, 3])
+            reps = _kappa(boot)
             reps = reps[np.isfinite(reps)]
             if reps.size:
                 lo_q, hi_q = np.quantile(reps, [(1 - confidence) / 2, (1 + confidence) / 2])
