@@ -28,7 +28,8 @@ class OneSlotServer:
     """Serves chat completions one at a time (a worker thread, FIFO). ``advertise``: answer ``GET /props`` with
     ``total_slots: 1`` as llama.cpp does; otherwise 404 (as Ollama)."""
 
-    def __init__(self, advertise: bool) -> None:
+    def __init__(self, advertise: bool, service_s: float = SERVICE_S) -> None:
+        self.service_s = service_s
         self.work: queue.Queue[tuple[threading.Event, list[bytes]]] = queue.Queue()
         self.served = 0
         self.waiting = 0
@@ -79,7 +80,7 @@ class OneSlotServer:
             if item is None:
                 return
             done, out = item
-            time.sleep(SERVICE_S)  # the one slot is busy; a request whose client left is still worked on
+            time.sleep(self.service_s)  # the one slot is busy; a request whose client left is still worked on
             with self.lock:
                 self.served += 1
                 self.waiting -= 1
@@ -104,8 +105,8 @@ class OneSlotServer:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
 
-async def _ask_all(server: OneSlotServer) -> tuple[list[Any], Any]:
-    judge = Judge(server.base_url, "one-slot", timeout_s=TIMEOUT_S, max_tokens=4)
+async def _ask_all(server: OneSlotServer, timeout_s: float = TIMEOUT_S) -> tuple[list[Any], Any]:
+    judge = Judge(server.base_url, "one-slot", timeout_s=timeout_s, max_tokens=4)
     requests = [Request(("direct", f"q{i}"), ({"role": "user", "content": f"Rate text {i} from 1 to 5."},))
                 for i in range(N_REQUESTS)]
     samplers: list[Any] = []
@@ -127,3 +128,16 @@ def test_a_one_slot_server_at_concurrency_8_has_no_timeout(advertise: bool) -> N
     else:  # started at four: the queueing is seen and the limit comes down before anything nears the timeout
         assert server.max_waiting * SERVICE_S < TIMEOUT_S and sampler.limit.max_in_flight <= 4
         assert sampler.limit.allowed <= 2 and sampler.limit.decreases >= 2  # probing 1 ↔ 2 (AIMD)
+
+
+def test_timeouts_while_others_are_answered_are_a_busy_server_not_a_server_down() -> None:
+    """A slower server (0.5 s a request) and a 1.2 s timeout: the first requests in flight pass the timeout while
+    others are being answered. Those timeouts halve the limit and are asked again; none counts towards "endpoint
+    down" (no pause, no failed request), and every request gets its answer."""
+    with OneSlotServer(advertise=False, service_s=0.5) as server:
+        events, sampler = asyncio.run(_ask_all(server, timeout_s=1.2))
+    busy = [e for e in events if isinstance(e, AskFailed) and e.kind == "busy"]
+    down = [e for e in events if getattr(e, "down", False)]
+    answers = [e for e in events if not isinstance(e, AskFailed) and hasattr(e, "text")]
+    assert busy and down == [] and sampler.totals.failed == 0 and not sampler.endpoint_down
+    assert len(answers) == N_REQUESTS and sampler.limit.allowed <= 2
