@@ -21,9 +21,10 @@ K, temperature, ``do_sample`` and the request seed come from the generation kwar
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +70,10 @@ def _resolve(path: Path, task: str | None) -> tuple[Path, str | None, list[str]]
     return files[-1], task, notes
 
 
-def _read_rows(path: Path) -> tuple[list[tuple[int, Any]], bool, str]:
-    """``[(line or position, row)]``, whether the file is the 0.4.0–0.4.2 array form, and the SHA-256 of the bytes
-    read."""
+def _read_rows(path: Path) -> tuple[Iterable[tuple[int, Any]], bool, str]:
+    """``(line or position, row)`` pairs, whether the file is the 0.4.0–0.4.2 array form, and the SHA-256 of the
+    bytes read. JSON lines are parsed one at a time as they are consumed (:func:`_jsonl_rows`), so the parsed rows
+    of a large log are never all in memory together."""
     raw, sha = read_log(path, what="an lm-eval samples file")
     try:
         text = raw.decode("utf-8-sig")
@@ -100,17 +102,26 @@ def _read_rows(path: Path) -> tuple[list[tuple[int, Any]], bool, str]:
                                    "samples_<task>_<date>.jsonl written beside it (run lm-eval with --log_samples)",
                              field="resps")
         raise data_error(path, "not an lm-eval samples row", line=1, field="resps")
-    rows = []
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    return _jsonl_rows(path, text), False, sha
+
+
+def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    pos, lineno, n = 0, 0, len(text)
+    while pos < n:
+        end = text.find("\n", pos)
+        end = n if end < 0 else end
+        line, pos = text[pos:end], end + 1
+        lineno += 1
         if not line.strip():
             continue
         try:
-            rows.append((lineno, json.loads(line)))
+            yield lineno, json.loads(line)
         except json.JSONDecodeError as exc:
             raise data_error(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
         except RecursionError:
             raise data_error(path, "bad JSON: nested too deeply", line=lineno) from None
-    return rows, False, sha
+        except ValueError as exc:  # an integer of thousands of digits
+            raise data_error(path, f"bad JSON: {str(exc).split(';')[0][:80]}", line=lineno) from None
 
 
 MAX_RESULTS_BYTES = 64 << 20  # lm-eval's results JSON is a summary (kilobytes); a larger one is not read
@@ -314,9 +325,12 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
     if task is None:
         m = re.match(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$", samples_path.name)
         task = m.group(1) if m else samples_path.stem
-    rows, array_form, samples_sha = _read_rows(samples_path)
-    if not rows:
+    pairs, array_form, samples_sha = _read_rows(samples_path)
+    stream = iter(pairs)
+    first = next(stream, None)
+    if first is None:
         raise data_error(samples_path, "no rows (empty samples file)")
+    rows = itertools.chain((first,), stream)
     results_path, results, results_sha = _results_json(samples_path, task)
     config = results.get("configs", {}).get(task, {}) if results else {}
     run_config = results.get("config", {}) if isinstance(results.get("config"), Mapping) else {}
