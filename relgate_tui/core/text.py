@@ -8,6 +8,8 @@ server error bodies may carry terminal control sequences, bidirectional-override
   U+2066–U+2069), which can make displayed text read differently from what it is ("Trojan Source"). Used by the
   canonicalizers (so no class carries them) and before display.
 * :func:`one_line` additionally folds tabs and newlines to spaces (table cells, status lines).
+* :func:`escape_invisible` writes DEL, C1 and bidi controls inside JSON text as ``\\uXXXX`` escapes (the JSON value is
+  unchanged; printed to a terminal, nothing runs or reorders) — used by :func:`relgate_tui.core.jsonsafe.dumps`.
 * :func:`csv_cell` neutralises spreadsheet formulas: a cell starting with ``= + - @`` (or tab / carriage return,
   OWASP "CSV injection") is prefixed with an apostrophe.
 
@@ -52,10 +54,8 @@ def one_line(text: str, limit: int | None = None) -> str:
 def csv_cell(value: object) -> object:
     """A CSV cell that a spreadsheet will not run as a formula: text starting with ``= + - @`` (tab, CR) gets a
     leading apostrophe; numbers and None pass through (a negative number is data, not a formula)."""
-    if isinstance(value, str):
-        value = strip_controls(value)
-        if value.startswith(_FORMULA_START):
-            return "'" + value
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
     return value
 
 

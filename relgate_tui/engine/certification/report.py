@@ -25,7 +25,7 @@ from typing import Any
 
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.redact import public_url
-from relgate_tui.core.text import csv_cell, one_line
+from relgate_tui.core.text import csv_cell, one_line, strip_controls
 from relgate_tui.engine.review.summary import review_markdown
 from relgate_tui.engine.runs.outputs import check_output_path, write_display, write_output
 
@@ -95,7 +95,7 @@ _TEXT_COLUMNS = ("id", "role", "top_answer", "classes", "verified_by", "predicti
 def report_csv(doc: Mapping[str, Any]) -> str:
     frame = items_dataframe(doc)
     for column in _TEXT_COLUMNS:
-        frame[column] = frame[column].map(csv_cell)
+        frame[column] = frame[column].map(lambda v: csv_cell(strip_controls(v)) if isinstance(v, str) else v)
     buf = io.StringIO()
     frame.to_csv(buf, index=False)
     return buf.getvalue()

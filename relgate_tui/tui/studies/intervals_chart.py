@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from rich.text import Text
 
-from relgate_tui.core.text import csv_cell
+from relgate_tui.core.text import csv_cell, strip_controls
 from relgate_tui.tui.studies.common import num, plain
 
 TOL = 1e-9
@@ -199,9 +199,9 @@ def intervals_csv(study: Any) -> str:
     w.writerow(CSV_COLUMNS)
     for m in study.methods:
         for it in m.items:
-            w.writerow([csv_cell(str(it.id)), _csv_num(it.human), _csv_num(it.lower), _csv_num(it.upper),
+            w.writerow([csv_cell(strip_controls(str(it.id))), _csv_num(it.human), _csv_num(it.lower), _csv_num(it.upper),
                         _csv_num(it.adj_lower), _csv_num(it.adj_upper), int(covered(it, False)),
-                        int(covered(it, True)), csv_cell(m.name)])
+                        int(covered(it, True)), csv_cell(strip_controls(m.name))])
     return out.getvalue()
 
 
