@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, Ta
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.results_judge import JUDGE_COLUMNS, cycle_view, judge_cells, judge_summary
 from relgate_tui.tui.services import host
-from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
+from relgate_tui.tui.widgets.plots import Chart, Series, bars, legend, xy
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,9 +122,9 @@ class ResultsScreen(Screen[str]):
                 yield DataTable(id="items", cursor_type="row", zebra_stripes=True)
             with TabPane("Plots", id="tab-plots"):
                 with Horizontal(id="plots"):
-                    yield Plot(id="plot-coverage")
-                    yield Plot(id="plot-entropy")
-                    yield Plot(id="plot-samples")
+                    yield Chart(id="plot-coverage")
+                    yield Chart(id="plot-entropy")
+                    yield Chart(id="plot-samples")
             with TabPane("Judge & cycles", id="tab-judge"):
                 yield Static("", id="judge-summary")
                 with Horizontal(id="judge-body"):
@@ -373,36 +373,38 @@ class ResultsScreen(Screen[str]):
         has_cov = any(not math.isnan(c) for c in cov)
         alpha = self.alpha
 
-        def draw_coverage(w: int, h: int) -> Text:
+        marker = Series([1 - alpha], [cov[CURVE_ALPHAS.index(alpha)]] if alpha in CURVE_ALPHAS else [],
+                        marker="◆", color="orange", label=f"α={alpha:.2f}")
+        coverage = [Series(one_minus, cov, marker="braille", label="coverage", line=True), marker]
+
+        def draw_coverage(plt: object, w: int, h: int) -> str | None:
             if not has_cov:
-                return Text("coverage vs 1−α needs references on the deployment items", style="dim")
-            marker = Series([1 - alpha], [cov[CURVE_ALPHAS.index(alpha)]] if alpha in CURVE_ALPHAS else [],
-                            marker="◆", style="bold yellow", label=f"α={alpha:.2f}")
-            return xy_chart(
-                [Series(one_minus, cov, label="coverage", line=True), marker],
-                w, h, x_range=(0.5, 1.0), y_range=(0.5, 1.0), x_label="1 − α", y_label="coverage",
-                diagonal=True,
-            )
+                return "coverage vs 1−α needs references on the deployment items"
+            xy(plt, coverage, x_range=(0.5, 1.0), y_range=(0.5, 1.0), x_label="1 − α", title="coverage",
+               target=True)
+            return None
 
         dep = [r for r in v.rows if r.role == "deployment"]
+        ys = [float(len(r.prediction_set)) for r in dep]
+        sizes = [Series([r.entropy for r in dep], ys, marker="•", color="cyan",
+                        label=f"deployment items, α={alpha:.2f}")]
 
-        def draw_entropy(w: int, h: int) -> Text:
+        def draw_entropy(plt: object, w: int, h: int) -> str | None:
             if not dep:
-                return Text("no deployment items", style="dim")
-            ys = [float(len(r.prediction_set)) for r in dep]
-            return xy_chart(
-                [Series([r.entropy for r in dep], ys, marker="•", style="bold cyan",
-                        label=f"deployment items, α={alpha:.2f}")],
-                w, h, y_range=(0, max(2.0, max(ys))), x_label="consensus entropy (nats)",
-                y_label="prediction-set size",
-            )
+                return "no deployment items"
+            xy(plt, sizes, y_range=(0, max(2.0, max(ys))), x_label="consensus entropy (nats)",
+               title="prediction-set size", integer_y=True)
+            return None
 
-        def draw_samples(w: int, h: int) -> Text:
-            return histogram(list(v.samples_used), w, h, lo=1, hi=v.k_max, x_label="samples used per item")
+        def draw_samples(plt: object, w: int, h: int) -> str | None:
+            bars(plt, list(v.samples_used), lo=1, hi=v.k_max, x_label="samples used per item", title="items")
+            return None
 
-        self.query_one("#plot-coverage", Plot).set_draw(draw_coverage)
-        self.query_one("#plot-entropy", Plot).set_draw(draw_entropy)
-        self.query_one("#plot-samples", Plot).set_draw(draw_samples)
+        self.query_one("#plot-coverage", Chart).set_draw(
+            draw_coverage, caption=(lambda w: legend(coverage, target=True)) if has_cov else None)
+        self.query_one("#plot-entropy", Chart).set_draw(draw_entropy,
+                                                        caption=(lambda w: legend(sizes)) if dep else None)
+        self.query_one("#plot-samples", Chart).set_draw(draw_samples)
 
     # ------------------------------------------------------------------------------------------------ judge
     def _render_judge(self, settings: object) -> None:
