@@ -20,5 +20,6 @@ Public names, by module:
   ``build_results_view``, ``build_item_view``, …: frozen view models the screens show;
 * :mod:`.session` — ``Session``: one run as the TUI works on it (it re-exports nothing);
 * :mod:`.report` — ``write_report``, ``render_report``, ``FORMATS``, …: JSON, CSV and Markdown exports;
-* :mod:`.paired_runs` — ``compare_runs``, ``compare_documents``, ``EXIT_CODES``: two stored runs item by item.
+* :mod:`.paired_runs` — ``compare_runs``, ``compare_documents``, ``EXIT_CODES``: two stored runs item by item;
+  ``paired_view`` → ``PairedView`` (``ItemChange``), the typed view the TUI reads.
 """
