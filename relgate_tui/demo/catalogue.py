@@ -68,7 +68,7 @@ class ItemCatalogue:
 
     @classmethod
     def from_tasks(cls, tasks: Iterable[object], item_messages) -> ItemCatalogue:
-        """Index ``tasks`` (``engine.tasks.Task``) using ``item_messages(item)`` for the user content."""
+        """Index ``tasks`` (``engine.certification.tasks.Task``) using ``item_messages(item)`` for the user content."""
         entries = []
         for task in tasks:
             canon = getattr(task, "canon", "") or ""
@@ -205,7 +205,7 @@ def candidate_index() -> dict[str, CandidateInfo]:
 
 
 def add_audit_data(path: str) -> int:
-    """Teach the simulated judges an extra judge-audit JSONL file (``engine.judge_data`` format): its candidates'
+    """Teach the simulated judges an extra judge-audit JSONL file (``engine.judging.data`` format): its candidates'
     human scores become their latent qualities and its inputs are recognised, like the bundled HANNA set. Process-wide
     and additive (a text already known keeps its first scores). Returns the number of candidates read; a bad file
     raises ``judge_data.AuditDataError`` (one line)."""

@@ -8,10 +8,9 @@ Flow::
 
 Every screen is pushed on top of Home's slot and dismissed when done, so the stack stays shallow; modals (help,
 confirm, item samples) are pushed on top of the current screen. Every screen is opened *by name* through one
-registry, :attr:`RelgateApp.SCREEN_FACTORIES` and :meth:`RelgateApp.open_screen` — the app's flow methods and the
+registry, :mod:`relgate_tui.tui.registry` through :meth:`RelgateApp.open_screen` — the app's flow methods and the
 screens alike (a screen reaches it through :func:`relgate_tui.tui.services.host`), so no screen imports another
-screen's module or the app. (Textual's own ``SCREENS`` holds one cached instance per name, built without arguments;
-relgate's screens take the run they show and are built anew on every visit, hence factories.)
+screen's module or the app to push it.
 
 ``make_app(...)`` is the factory the CLI, the screenshot command, the benchmark and the tests use; every external
 dependency (runs dir, cache dir, server discovery, the embedded demo endpoint, the progress-bar clock) can be
@@ -23,7 +22,6 @@ pre-warmed in a background thread once the first screen is on screen, so cold st
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -48,39 +46,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["RelgateApp", "make_app", "run"]
 
-#: The screen registry: name → ``"module:factory"`` (a Screen class or a function returning a screen), imported on
-#: first use so cold start imports none of them.
-SCREEN_FACTORIES: dict[str, str] = {
-    "home": "relgate_tui.tui.home:HomeScreen",
-    "setup": "relgate_tui.tui.setup:SetupScreen",
-    "sampling": "relgate_tui.tui.sampling:SamplingScreen",
-    "spotcheck": "relgate_tui.tui.spotcheck:SpotCheckScreen",
-    "results": "relgate_tui.tui.results:ResultsScreen",
-    "runs": "relgate_tui.tui.runs:RunsScreen",
-    "compare": "relgate_tui.tui.compare:CompareScreen",
-    "import": "relgate_tui.tui.importer:ImportScreen",
-    "judge": "relgate_tui.tui.judge:JudgeScreen",
-    "studies": "relgate_tui.tui.studies.setup:StudiesScreen",
-    "study_view": "relgate_tui.tui.studies:open_study_view",
-    "settings": "relgate_tui.tui.settings:SettingsScreen",
-    "help": "relgate_tui.tui.help:HelpScreen",
-    "confirm": "relgate_tui.tui.confirm:ConfirmModal",
-    "item_samples": "relgate_tui.tui.itemsamples:ItemSamplesModal",
-    "cycle_viewer": "relgate_tui.tui.judge.views:CycleViewerModal",
-}
-
-
-def screen_factory(name: str) -> Callable[..., Screen[Any]]:
-    """The factory registered as ``name`` in :data:`SCREEN_FACTORIES` (``KeyError`` for an unknown name)."""
-    module, _, attr = SCREEN_FACTORIES[name].partition(":")
-    factory: Callable[..., Screen[Any]] = getattr(importlib.import_module(module), attr)
-    return factory
-
-
 class RelgateApp(App[None]):
     """relgate's Textual App. Build it with :func:`make_app`."""
 
-    SCREEN_FACTORIES = SCREEN_FACTORIES
     TITLE = "relgate"
     SUB_TITLE = "LLM reliability certification"
     CSS_PATH = "app.tcss"
@@ -179,6 +147,8 @@ class RelgateApp(App[None]):
             self.show_setup(self._last_setup)
         elif choice == "runs":
             self.show_runs()
+        elif choice == "review":
+            self.open_screen("review_connect", callback=lambda _: self.show_home())
         elif choice == "judge":
             self.open_screen("judge", self._last_judge_audit, callback=self._after_judge)
         elif choice == "studies":
@@ -326,9 +296,9 @@ class RelgateApp(App[None]):
                     **kwargs: Any) -> Screen[Any]:
         """Build the screen registered as ``name`` with ``args`` / ``kwargs``, push it (``callback`` receives what it
         dismisses with) and return it. The one way any screen is opened."""
-        screen = screen_factory(name)(*args, **kwargs)
-        self.push_screen(screen, callback=callback)
-        return screen
+        from relgate_tui.tui.registry import open_screen
+
+        return open_screen(self, name, *args, callback=callback, **kwargs)
 
     def confirm(self, question: str, callback: Callable[[bool | None], None], detail: str = "", **kw: str) -> None:
         """Open the ``confirm`` modal (yes / no) and call ``callback`` with the answer."""

@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, Ta
 
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.results_judge import JUDGE_COLUMNS, cycle_view, judge_cells, judge_summary
+from relgate_tui.tui.review.notice import show_message
 from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.plots import Chart, Series, bars, legend, xy
 from relgate_tui.tui.widgets.safetext import safe_line
@@ -300,9 +301,7 @@ class ResultsScreen(Screen[str]):
             calls.append(f"{v.disagreements} of {v.audited} disagree", style="bold red" if v.disagreements else "")
         self.query_one("#calls", Static).update(calls)
 
-        msg = self.query_one("#message", Static)
-        msg.update(Text(r.calibration_message or "", style="bold yellow"))
-        msg.display = bool(r.calibration_message)
+        show_message(self.query_one("#message", Static), r.calibration_message, self.session.path)
 
     def _rows(self) -> list[ItemRow]:
         assert self.view is not None

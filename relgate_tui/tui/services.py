@@ -26,7 +26,7 @@ class AppServices:
     """What the app needs from the outside world (all injectable; ``None`` = the real default).
 
     * ``runs_dir`` / ``cache_dir`` / ``settings_path``: default to :mod:`relgate_tui.engine.runs.paths`.
-    * ``discover``: returns the model servers running on loopback (default: :func:`engine.discovery.discover`).
+    * ``discover``: returns the model servers running on loopback (default: :func:`engine.transport.discovery.discover`).
     * ``embedded_demo``: start the built-in simulated endpoint in-process when nothing is discovered.
     * ``demo_latency_ms``: latency of that embedded endpoint (a little latency makes the live view readable).
     * ``demo_port``: its preferred loopback port (a stable URL keeps demo runs resumable); 0 = any free port.

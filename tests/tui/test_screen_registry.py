@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 from textual.screen import Screen
 
-from relgate_tui.tui.app import SCREEN_FACTORIES, make_app, screen_factory
+from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
+from relgate_tui.tui.registry import SCREEN_FACTORIES, screen_factory
 
 TUI = Path(__file__).resolve().parents[2] / "relgate_tui" / "tui"
-#: the app (the registry's owner) and the screenshot drivers (test tooling) are the only modules that may push
-PUSHERS = {"app.py", "screenshots.py"}
+#: the registry, the apps (relgate's and the stand-alone review app) and the screenshot drivers (test tooling) are
+#: the only modules that may push
+PUSHERS = {"registry.py", "app.py", "screenshots.py"}
 
 
 def test_every_registered_name_resolves_to_a_factory():

@@ -51,6 +51,7 @@ from relgate_tui.engine.certification.analysis import (
     used_sample_count,
 )
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
+from relgate_tui.engine.review.summary import read_review_summary
 from relgate_tui.engine.runs.labels_file import (
     CRASH_AFTER_LABELS_ENV,
     apply_labels,
@@ -583,4 +584,7 @@ def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, call
     )
     if judge is not None:
         doc["pairwise_judge"] = judge
+    review = read_review_summary(prepared.store.path)
+    if review is not None:  # the last `relgate review pull` into this run (issue 21)
+        doc["review"] = review
     return doc

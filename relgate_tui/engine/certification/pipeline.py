@@ -155,7 +155,7 @@ class RunControl:
 
 # ------------------------------------------------------------------------------------------------------- sampling
 def open_cache(cfg: CertifyConfig) -> Any:
-    """The request cache of completed samples: ``cfg.cache_dir`` or ``<cache dir>/samples`` (engine/paths.py). A
+    """The request cache of completed samples: ``cfg.cache_dir`` or ``<cache dir>/samples`` (engine/runs/paths.py). A
     damaged cache database is moved aside and rebuilt by :class:`~relgate_tui.engine.transport.cache.SampleCache`."""
     from relgate_tui.engine.runs.paths import cache_dir
     from relgate_tui.engine.transport.cache import SampleCache

@@ -27,6 +27,7 @@ from typing import Any
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import csv_cell, one_line, strip_controls
+from relgate_tui.engine.review.summary import review_markdown
 from relgate_tui.errors import UserError
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
@@ -135,6 +136,7 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         *_readout_lines(doc),
         "",
         *_import_markdown(doc),
+        *review_markdown(doc.get("review")),
     ]
     if doc.get("coverage") is not None:
         lines += [

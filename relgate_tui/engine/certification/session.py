@@ -53,6 +53,7 @@ from relgate_tui.engine.certification.views import (
     build_results_view,
 )
 from relgate_tui.engine.records import canonical_prefix
+from relgate_tui.engine.runs.labels import by_a_person
 from relgate_tui.engine.runs.store import Label, RunStatus, RunStoreError, json_object
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -433,7 +434,7 @@ class Session:
 
     def pending_items(self) -> list[str]:
         """:meth:`human_items` still without a human (or labels-file) verdict."""
-        return [i for i in self.human_items() if self._by_id[i].verified_by not in ("human", "file")]
+        return [i for i in self.human_items() if not by_a_person(self._by_id[i].verified_by)]
 
     def item_view(self, item_id: str) -> ItemView:
         """Question, ranked candidates (INVALID apart), raw samples and verdicts of one item."""
@@ -483,7 +484,7 @@ class Session:
         audited = disagreements = 0
         for item_id in self.audit_ids:
             a = self._by_id.get(item_id)
-            if a is None or a.verified_by not in ("human", "file") or a.skipped:
+            if a is None or not by_a_person(a.verified_by) or a.skipped:
                 continue
             audited += 1
             disagreements += int(a.reference_score is not None and a.score != a.reference_score)
@@ -492,7 +493,7 @@ class Session:
     def spot_progress(self, confidence: float = 0.95) -> SpotProgress:
         """Items verified by hand so far and the reliability level (with its bound) over every verified item."""
         items = self.human_items()
-        done = [i for i in items if self._by_id[i].verified_by in ("human", "file")]
+        done = [i for i in items if by_a_person(self._by_id[i].verified_by)]
         skipped = sum(1 for i in done if self._by_id[i].skipped)
         res = compute_results(self.analysis().input, self.alpha, confidence)
         audited, disagreements = self.audit_counts()

@@ -170,7 +170,7 @@ def default_endpoint_index(endpoints: Sequence[EndpointChoice]) -> int | None:
 
 
 def discover_endpoints(discover: Callable[[], Sequence[Any]] | None = None) -> list[EndpointChoice]:
-    """Model servers running on loopback (SPEC §4.2), as endpoint choices — via :mod:`engine.discovery` unless a
+    """Model servers running on loopback (SPEC §4.2), as endpoint choices — via :mod:`engine.transport.discovery` unless a
     ``discover`` callable is injected (tests). A server that answers but cannot list models is kept, with its
     error."""
     if discover is None:
@@ -191,7 +191,7 @@ def discover_endpoints(discover: Callable[[], Sequence[Any]] | None = None) -> l
 
 
 def list_models(base_url: str, api_key_env: str | None = None) -> tuple[str, ...]:
-    """The model ids ``GET {base_url}/models`` lists (via :mod:`engine.discovery`)."""
+    """The model ids ``GET {base_url}/models`` lists (via :mod:`engine.transport.discovery`)."""
     from relgate_tui.engine.transport.discovery import list_models as _list_models
 
     return tuple(_list_models(base_url, api_key_env=api_key_env))

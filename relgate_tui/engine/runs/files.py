@@ -1,4 +1,4 @@
-"""File-level helpers of the run store (:mod:`.runstore`): the run id, whole-line JSONL reading, atomic JSON
+"""File-level helpers of the run store (:mod:`.store`): the run id, whole-line JSONL reading, atomic JSON
 replacement, ``O_APPEND`` writes that truncate a torn tail first, and the run store's one error type."""
 
 from __future__ import annotations
@@ -223,3 +223,8 @@ def _count_lines(path: Path) -> int:
     except OSError:
         return 0
     return n
+
+
+# the append-only line file as other packages use it (the team-review journal, engine/review/journal.py)
+open_append = _open_append
+write_all = _write_all

@@ -1,4 +1,4 @@
-"""Finding, listing and repairing stored runs (``relgate runs``, the Runs screen) on top of :mod:`.runstore`.
+"""Finding, listing and repairing stored runs (``relgate runs``, the Runs screen) on top of :mod:`.store`.
 
 Listing reads each run's manifest only: its ``counts`` (samples and labels with the byte sizes of their files) and
 ``result`` (the headline figures) are written by the process that wrote the run, so no sample and no results document

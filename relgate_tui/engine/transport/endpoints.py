@@ -104,7 +104,7 @@ class EndpointConfig:
 @dataclass(frozen=True)
 class Completion:
     """One answer: its text, the token usage of the request it came from (split evenly over ``n`` choices), the
-    finish reason and, when the server returned them, the per-token log-probabilities (engine/logprobs.py)."""
+    finish reason and, when the server returned them, the per-token log-probabilities (engine/transport/logprobs.py)."""
 
     text: str
     prompt_tokens: int = 0

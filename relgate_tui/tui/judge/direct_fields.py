@@ -46,7 +46,7 @@ class DirectSettings:
 
     @classmethod
     def of(cls, top_logprobs: int, prompt: str, scale: int) -> DirectSettings:
-        """The settings with the CLI's ``--max-tokens`` default for ``prompt`` (engine/judge_audit ``_config``)."""
+        """The settings with the CLI's ``--max-tokens`` default for ``prompt`` (engine/judging/audit_cli ``_config``)."""
         from relgate_tui.engine.judging import geval
 
         return cls(top_logprobs, prompt, scale, 400 if prompt == geval.GEVAL else 16)
