@@ -2,7 +2,8 @@
 app that hosts it (:class:`AppHost`) — so a screen needs the app's services without importing the app module.
 
 Screens open other screens by *name* through the app's registry (``host(self.app).open_screen("item_samples",
-view)``); they never import another screen's module or the app (``RelgateApp.SCREEN_FACTORIES`` lists the names)."""
+view)``); they never import another screen's module or the app (:data:`relgate_tui.tui.registry.SCREEN_FACTORIES`
+lists the names)."""
 
 from __future__ import annotations
 
