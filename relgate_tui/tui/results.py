@@ -19,8 +19,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
+from relgate_tui.engine.certification.assisted_section import assisted_gate
 from relgate_tui.tui.itemsamples import item_view_or_notice
-from relgate_tui.tui.results_judge import JUDGE_COLUMNS, cycle_view, judge_cells, judge_summary
+from relgate_tui.tui.results_judges import JUDGE_COLUMNS, assisted_view, cycle_view, judge_cells, judge_summary
 from relgate_tui.tui.review.notice import show_message
 from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.plots import Chart, Series, bars, legend, xy
@@ -131,6 +132,8 @@ class ResultsScreen(Screen[str]):
                 with Horizontal(id="judge-body"):
                     yield DataTable(id="judge-items", cursor_type="row", zebra_stripes=True)
                     yield Static("", id="judge-cycle")
+            with TabPane("Verification judge", id="tab-assisted"):
+                yield Static("", id="assisted")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -167,6 +170,7 @@ class ResultsScreen(Screen[str]):
         self._render_table()
         self._render_plots()
         self._render_judge(settings)
+        self._render_assisted(settings)
 
     def _readouts(self, r):
         try:
@@ -406,6 +410,12 @@ class ResultsScreen(Screen[str]):
         self.query_one("#plot-samples", Chart).set_draw(draw_samples)
 
     # ------------------------------------------------------------------------------------------------ judge
+    def _render_assisted(self, settings: object) -> None:
+        """The verification judge's tab (issue 22): the judge-assisted bound, the agreement table, its gate."""
+        confidence = getattr(settings, "confidence", 0.95)
+        block = self.session.assisted(confidence, self.gate)
+        self.query_one("#assisted", Static).update(assisted_view(block, assisted_gate(block, self.view, self.gate)))
+
     def _render_judge(self, settings: object) -> None:
         """The pairwise judge's tab: both rankings side by side, cycle statistics, the judged items by ρ."""
         summary = self.query_one("#judge-summary", Static)

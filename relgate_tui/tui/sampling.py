@@ -135,9 +135,9 @@ class SamplingScreen(Screen[str]):
         if update is not None:
             self._latest = None
             panel = self.query_one(ProgressPanel)
-            if update.judge_total:  # the pairwise judge's pass, after sampling
+            if update.judge_total:  # a judge's pass (pairwise or verification), after sampling
                 panel.progress(update.judge_done, update.judge_total,
-                               f" pairwise judge: {update.judge_done} / {update.judge_total} verdicts")
+                               f" {update.judge_name} judge: {update.judge_done} / {update.judge_total} verdicts")
             else:
                 panel.progress(update.items_done, update.items_total,
                                f" {update.items_done} / {update.items_total} items")

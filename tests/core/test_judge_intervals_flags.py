@@ -93,3 +93,20 @@ def test_chr_bins_are_label_aligned_and_its_ends_lie_on_labels():
     covered = np.mean((b.lower <= inp.y[test] + 1e-9) & (inp.y[test] <= b.upper + 1e-9))
     sd = np.sqrt(ALPHA * (1 - ALPHA) * (1 / len(d.y_cal) + 1 / len(test)))  # one split's Monte-Carlo sd
     assert covered >= 1 - ALPHA - 3.5 * sd
+
+
+def test_the_default_fit_share_is_80_percent_but_leaves_enough_to_calibrate():
+    from relgate_tui.core.judge_intervals.study import fit_size
+
+    assert fit_size(700, None) == 560  # 80/20
+    assert fit_size(200, None) == 150  # 50 left to calibrate on
+    assert fit_size(60, None) == 30  # small halves stay 50/50
+    assert fit_size(700, 0.5) == 350 and fit_size(10, 0.99) == 9
+    with pytest.raises(ValueError, match="fit share"):
+        fit_size(100, 1.0)
+    inp = _input(*simulate(400, seed=1))
+    test, cal = split_indices(inp.n, 1)
+    d = split_data(inp, cal, inp.z[test])
+    assert (len(d.y_fit), len(d.y_cal)) == (150, 50)
+    study = run_study(inp, methods=("r2ccp",), seeds=(1,), curve_methods=(), fit_share=0.5)
+    assert jsonsafe.jsonable(study)["fit_share"] == 0.5

@@ -103,6 +103,7 @@ class Session:
         self._items = {item.id: item for item in prepared.items}
         self._roles = prepared.roles
         self._analysis: Analysis | None = None
+        self._assisted: tuple[Any, ...] | None = None  # (analysis, confidence, gate, block): see assisted()
         self._by_id: dict[str, Any] = {}
         self._samples: Mapping[str, Sequence[Any]] | None = None
         status = self.store.run_status
@@ -283,7 +284,8 @@ class Session:
                 calls_made=base.made + c.made + j.made, calls_cached=base.cached + c.cached + j.cached,
                 calls_failed=base.failed + c.failed + j.failed, samples_used=used,
                 saved=1.0 - used / (done * self.k_max) if done else 0.0, paused=paused, errors=messages,
-                judge_done=judge.done if judge else 0, judge_total=judge.total if judge else 0)
+                judge_done=judge.done if judge else 0, judge_total=judge.total if judge else 0,
+                judge_name=judge.which if judge else "pairwise")
 
         self._modified = True
         try:
@@ -510,6 +512,27 @@ class Session:
             disagreements=disagreements,
         )
 
+    def assisted(self, confidence: float = 0.95, gate: float | None = None) -> dict[str, Any] | None:
+        """The ``judge_assisted`` block now (issue 22; None without a verification judge): the live panel's bound
+        and "≈ m more labels" (with ``gate``). The judge's verdicts are read from the run, never shown by this."""
+        from relgate_tui.engine.certification.assisted_section import assisted_block
+
+        a = self.analysis()  # a new object after every label and every pass: the cache key
+        if self._assisted is None or self._assisted[0] is not a or self._assisted[1:3] != (confidence, gate):
+            self._assisted = (a, confidence, gate, assisted_block(self.prepared, a, confidence=confidence, gate=gate))
+        return self._assisted[3]
+
+    def verify_verdict(self, item_id: str) -> Any:
+        """The verification judge's stored verdict on ``item_id`` (None without one). The spot-check reveals it only
+        after the item was labelled (the label is blind)."""
+        from relgate_tui.engine.judging.verify_judge import config_of, verdicts_from_document
+
+        cfg = config_of(self.prepared.config)
+        if cfg is None:
+            return None
+        verdicts = verdicts_from_document(self.store.read_verify_verdicts(), cfg)
+        return None if verdicts is None else verdicts.get(item_id)
+
     # ------------------------------------------------------------------------------------------------- results
     def call_counts(self) -> CallCounts:
         """Calls of this session's sampling passes; for a run only reopened, the counts its last result stored."""
@@ -535,7 +558,8 @@ class Session:
         a = self.alpha if alpha is None else alpha
         return build_document(self.prepared, self.analysis(), alpha=a, calls=self.call_counts(),
                               confidence=confidence, gate=gate,
-                              judge=self.judge_results(a, gate=gate, confidence=confidence))
+                              judge=self.judge_results(a, gate=gate, confidence=confidence),
+                              assisted=self.assisted(confidence, gate))
 
     def save_results(self, alpha: float | None = None, *, gate: float | None = None,
                      confidence: float = 0.95) -> dict[str, Any]:
