@@ -7,7 +7,10 @@ Flow::
          ─judge▶ Judge audit          ─settings▶ Settings          ─studies▶ Judge studies (IRT, jury)
 
 Every screen is pushed on top of Home's slot and dismissed when done, so the stack stays shallow; modals (help,
-confirm, item samples) are pushed on top of the current screen.
+confirm, item samples) are pushed on top of the current screen. Every screen is opened *by name* through one
+registry, :mod:`relgate_tui.tui.registry` through :meth:`RelgateApp.open_screen` — the app's flow methods and the
+screens alike (a screen reaches it through :func:`relgate_tui.tui.services.host`), so no screen imports another
+screen's module or the app to push it.
 
 ``make_app(...)`` is the factory the CLI, the screenshot command, the benchmark and the tests use; every external
 dependency (runs dir, cache dir, server discovery, the embedded demo endpoint, the progress-bar clock) can be
@@ -31,19 +34,17 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.help import HelpScreen, key_rows
-from relgate_tui.tui.home import HomeChoice, HomeScreen
 from relgate_tui.tui.services import AppServices
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.session import Session
     from relgate_tui.engine.certification.setup import RunSetup
     from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
+    from relgate_tui.tui.home import HomeChoice
     from relgate_tui.tui.settings_file import UISettings
 
 __all__ = ["RelgateApp", "make_app", "run"]
-
 
 class RelgateApp(App[None]):
     """relgate's Textual App. Build it with :func:`make_app`."""
@@ -130,7 +131,7 @@ class RelgateApp(App[None]):
     def show_home(self) -> None:
         self._return_to_runs = False
         self.close_session()
-        self.push_screen(HomeScreen(self._home_status()), callback=self._after_home)
+        self.open_screen("home", self._home_status(), callback=self._after_home)
 
     def _home_status(self) -> str:
         try:
@@ -147,21 +148,13 @@ class RelgateApp(App[None]):
         elif choice == "runs":
             self.show_runs()
         elif choice == "review":
-            from relgate_tui.tui.review.connect import ReviewConnectScreen
-
-            self.push_screen(ReviewConnectScreen(), callback=lambda _: self.show_home())
+            self.open_screen("review_connect", callback=lambda _: self.show_home())
         elif choice == "judge":
-            from relgate_tui.tui.judge import JudgeScreen
-
-            self.push_screen(JudgeScreen(self._last_judge_audit), callback=self._after_judge)
+            self.open_screen("judge", self._last_judge_audit, callback=self._after_judge)
         elif choice == "studies":
-            from relgate_tui.tui.studies.setup import StudiesScreen
-
-            self.push_screen(StudiesScreen(), callback=lambda _: self.show_home())
+            self.open_screen("studies", callback=lambda _: self.show_home())
         elif choice == "settings":
-            from relgate_tui.tui.settings import SettingsScreen
-
-            self.push_screen(SettingsScreen(self.settings, self.available_themes), callback=self._after_settings)
+            self.open_screen("settings", self.settings, self.available_themes, callback=self._after_settings)
         elif choice == "quit":
             self.exit()
         else:
@@ -187,9 +180,7 @@ class RelgateApp(App[None]):
         self.show_home()
 
     def show_setup(self, previous: RunSetup | None = None) -> None:
-        from relgate_tui.tui.setup import SetupScreen
-
-        self.push_screen(SetupScreen(self, previous), callback=self._after_setup)
+        self.open_screen("setup", self, previous, callback=self._after_setup)
 
     def _after_setup(self, setup: RunSetup | None) -> None:
         self.history.append(("setup", setup))
@@ -213,12 +204,8 @@ class RelgateApp(App[None]):
         self.show_sampling(session)
 
     def show_sampling(self, session: Session) -> None:
-        from relgate_tui.tui.sampling import SamplingScreen
-
         self.session = session
-        self.push_screen(
-            SamplingScreen(session, clock=self.services.progress_clock), callback=self._after_sampling
-        )
+        self.open_screen("sampling", session, clock=self.services.progress_clock, callback=self._after_sampling)
 
     def _after_sampling(self, outcome: str | None) -> None:
         """``outcome``: "done" / "partial" (continue with what was sampled) or "back" (leave the run as is)."""
@@ -236,21 +223,17 @@ class RelgateApp(App[None]):
             self.show_results(session)
 
     def show_spotcheck(self, session: Session) -> None:
-        from relgate_tui.tui.spotcheck import SpotCheckScreen
-
         self.session = session
-        self.push_screen(SpotCheckScreen(session), callback=lambda value: self._after_spotcheck(session, value))
+        self.open_screen("spotcheck", session, callback=lambda value: self._after_spotcheck(session, value))
 
     def _after_spotcheck(self, session: Session, outcome: str | None) -> None:
         self.history.append(("spotcheck", outcome))
         self.show_results(session)
 
     def show_results(self, session: Session) -> None:
-        from relgate_tui.tui.results import ResultsScreen
-
         self.session = session
         gate = self.settings.gate if self.settings else None
-        self.push_screen(ResultsScreen(session, gate=gate), callback=self._after_results)
+        self.open_screen("results", session, gate=gate, callback=self._after_results)
 
     def _after_results(self, action: str | None) -> None:
         self.history.append(("results", action))
@@ -267,11 +250,9 @@ class RelgateApp(App[None]):
             self.show_home()
 
     def show_runs(self) -> None:
-        from relgate_tui.tui.runs import RunsScreen
-
         self.close_session()
         self._return_to_runs = True
-        self.push_screen(RunsScreen(self.services.resolved_runs_dir()), callback=self._after_runs)
+        self.open_screen("runs", self.services.resolved_runs_dir(), callback=self._after_runs)
 
     def _after_runs(self, choice: tuple[str, list[Path]] | None) -> None:
         self.history.append(("runs", choice))
@@ -282,14 +263,10 @@ class RelgateApp(App[None]):
         from relgate_tui.engine.certification.session import Session
 
         if action == "audit":  # a stored judge audit, reopened offline (issue 9)
-            from relgate_tui.tui.judge import JudgeScreen
-
-            self.push_screen(JudgeScreen(self._last_judge_audit, reopen=paths[0]), callback=lambda _: self.show_runs())
+            self.open_screen("judge", self._last_judge_audit, reopen=paths[0], callback=lambda _: self.show_runs())
             return
         if action == "compare":
-            from relgate_tui.tui.compare import CompareScreen
-
-            self.push_screen(CompareScreen(paths), callback=lambda _: self.show_runs())
+            self.open_screen("compare", paths, callback=lambda _: self.show_runs())
             return
         try:
             session = Session.open(paths[0], cache_dir=self.services.resolved_cache_dir())
@@ -313,11 +290,19 @@ class RelgateApp(App[None]):
             return
         screen_rows, app_rows = key_rows(screen, self)
         title = getattr(screen, "HELP_TITLE", "") or type(screen).__name__.replace("Screen", "").replace("Modal", "")
-        self.push_screen(HelpScreen(title, screen_rows, app_rows, getattr(screen, "HELP", "")))
+        self.open_screen("help", title, screen_rows, app_rows, getattr(screen, "HELP", ""))
+
+    def open_screen(self, name: str, *args: Any, callback: Callable[[Any], Any] | None = None,
+                    **kwargs: Any) -> Screen[Any]:
+        """Build the screen registered as ``name`` with ``args`` / ``kwargs``, push it (``callback`` receives what it
+        dismisses with) and return it. The one way any screen is opened."""
+        from relgate_tui.tui.registry import open_screen
+
+        return open_screen(self, name, *args, callback=callback, **kwargs)
 
     def confirm(self, question: str, callback: Callable[[bool | None], None], detail: str = "", **kw: str) -> None:
-        """Push a :class:`ConfirmModal` and call ``callback`` with the answer."""
-        self.push_screen(ConfirmModal(question, detail, **kw), callback=callback)
+        """Open the ``confirm`` modal (yes / no) and call ``callback`` with the answer."""
+        self.open_screen("confirm", question, detail, callback=callback, **kw)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -22,6 +22,7 @@ from relgate_tui.tui.results import ALPHA_MAX, ALPHA_MIN, ALPHA_STEP, fmt_m_star
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.certification.paired_runs import PairedView
     from relgate_tui.engine.certification.session import Session
     from relgate_tui.engine.certification.views import ResultsView
 
@@ -49,7 +50,7 @@ class CompareScreen(Screen[None]):
         self.sessions: list[Session] = []
         self.errors: list[str] = []
         self.margin = 0.05
-        self.paired: dict | None = None
+        self.paired: PairedView | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -139,7 +140,7 @@ class CompareScreen(Screen[None]):
 
     def render_paired(self) -> None:
         """The paired gate (B = second run vs A = first) and the items B lost and won; hidden unless two runs."""
-        from relgate_tui.engine.certification.paired_runs import compare_documents, question_hash
+        from relgate_tui.engine.certification.paired_runs import paired_view, question_hash
         from relgate_tui.errors import DataError
 
         label = self.query_one("#compare-paired", Label)
@@ -154,33 +155,31 @@ class CompareScreen(Screen[None]):
         questions = tuple({it.id: question_hash(it.question, it.choices) for it in s.prepared.items}
                           for s in self.sessions)
         try:
-            doc = self.paired = compare_documents(docs[0], docs[1], margin=self.margin,
-                                                  questions=(questions[0], questions[1]))
+            p = self.paired = paired_view(docs[0], docs[1], margin=self.margin,
+                                          questions=(questions[0], questions[1]))
         except DataError as exc:  # not the same questions: no paired gate, one line saying why
             self.paired = None
             diff.display = False
             label.update(safe_line(f"No paired gate: {exc}", style="bold yellow"))
             return
-        d, t = doc["difference"], doc["table"]
         verdict = {"not_worse": ("B not worse", "bold green"), "worse": ("B worse", "bold red"),
-                   "undecided": ("undecided", "bold yellow")}[doc["decision"]]
+                   "undecided": ("undecided", "bold yellow")}[p.decision]
         line = Text.assemble(
             ("Paired gate ", "bold"), (f"(margin {self.margin:g}, m to change): ", "dim"), verdict,
-            f" · {doc['n']} paired items · B lost {t['b_lost']}, won {t['b_won']} · accuracy B − A ",
-            "—" if d["estimate"] is None else f"{d['estimate']:+.3f} [{d['lower']:+.3f}, {d['upper']:+.3f}]")
-        if doc["decision"] == "undecided":
-            more = doc["more_items_to_decide"]
+            f" · {p.n} paired items · B lost {p.b_lost}, won {p.b_won} · accuracy B − A ",
+            "—" if p.estimate is None else f"{p.estimate:+.3f} [{p.lower:+.3f}, {p.upper:+.3f}]")
+        if p.decision == "undecided":
+            more = p.more_items_to_decide
             line.append(f" · ~{more} more items would decide" if more is not None else " · more items would not decide")
         label.update(line)
         diff.add_column("item", key="item")
         diff.add_column("B", key="change")
         diff.add_column(Text("A's top answer", overflow="ellipsis"), key="a")
         diff.add_column(Text("B's top answer", overflow="ellipsis"), key="b")
-        tops = [{e["id"]: (e["classes"][0]["answer"] if e.get("classes") else "—") for e in dd["items"]} for dd in docs]
-        for change, ids, style in (("lost", doc["lost"], "red"), ("won", doc["won"], "green")):
-            for item in ids:
-                diff.add_row(Text(item), Text(change, style=style), Text(tops[0].get(item, "—"), overflow="ellipsis"),
-                             Text(tops[1].get(item, "—"), overflow="ellipsis"), key=f"{change}:{item}")
+        for c in p.changes:
+            diff.add_row(safe_line(c.item_id), Text(c.change, style="red" if c.change == "lost" else "green"),
+                         safe_line(c.top_a, overflow="ellipsis"), safe_line(c.top_b, overflow="ellipsis"),
+                         key=f"{c.change}:{c.item_id}")
 
     def action_margin(self) -> None:
         i = self.MARGINS.index(self.margin) if self.margin in self.MARGINS else -1

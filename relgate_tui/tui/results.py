@@ -20,13 +20,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
 from relgate_tui.engine.certification.assisted_section import assisted_gate
-from relgate_tui.tui.itemsamples import ItemSamplesModal, item_view_or_notice
+from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.results_judges import JUDGE_COLUMNS, assisted_view, cycle_view, judge_cells, judge_summary
 from relgate_tui.tui.review.notice import show_message
-from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
+from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.plots import Chart, Series, bars, legend, xy
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.certification.judge_section import JudgedItem, JudgeSectionView
     from relgate_tui.engine.certification.session import Session
     from relgate_tui.engine.certification.views import ItemRow, ResultsView
 
@@ -55,8 +57,6 @@ def fmt_score(s: float | None) -> str:
     return "∞" if math.isinf(s) else str(int(s))
 
 
-
-
 def _readouts_for(inp, alpha: float, confidence: float):
     """SPEC §3.6 readouts at α: bootstrap intervals (B = 10,000, seeded) and 100-split stability (None when fewer
     than 2 verified items). Cheap: the multinomial bootstrap shortcut and one vectorised partition."""
@@ -66,12 +66,6 @@ def _readouts_for(inp, alpha: float, confidence: float):
     scores = verified_scores(inp)
     stab = split_stability(scores, alpha=alpha) if scores.size >= 2 else None
     return boot, stab
-
-
-def _prop_json(p: dict | None) -> str:
-    if not p:
-        return "—"
-    return f"{p['estimate']:.1%} [{p['lower']:.1%}, {p['upper']:.1%}]"
 
 
 class ResultsScreen(Screen[str]):
@@ -106,7 +100,9 @@ class ResultsScreen(Screen[str]):
         self.filter_index = 0
         self.view: ResultsView | None = None
         self.exported: dict[str, str] = {}
-        self.judge: dict | None = None
+        self.judge: JudgeSectionView | None = None
+        self._judge_items: dict[str, JudgedItem] = {}
+        self._judge_keys: list[str] | None = None
 
     # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
@@ -128,9 +124,9 @@ class ResultsScreen(Screen[str]):
                 yield DataTable(id="items", cursor_type="row", zebra_stripes=True)
             with TabPane("Plots", id="tab-plots"):
                 with Horizontal(id="plots"):
-                    yield Plot(id="plot-coverage")
-                    yield Plot(id="plot-entropy")
-                    yield Plot(id="plot-samples")
+                    yield Chart(id="plot-coverage")
+                    yield Chart(id="plot-entropy")
+                    yield Chart(id="plot-samples")
             with TabPane("Judge & cycles", id="tab-judge"):
                 yield Static("", id="judge-summary")
                 with Horizontal(id="judge-body"):
@@ -380,36 +376,38 @@ class ResultsScreen(Screen[str]):
         has_cov = any(not math.isnan(c) for c in cov)
         alpha = self.alpha
 
-        def draw_coverage(w: int, h: int) -> Text:
+        marker = Series([1 - alpha], [cov[CURVE_ALPHAS.index(alpha)]] if alpha in CURVE_ALPHAS else [],
+                        marker="◆", color="orange", label=f"α={alpha:.2f}")
+        coverage = [Series(one_minus, cov, marker="braille", label="coverage", line=True), marker]
+
+        def draw_coverage(plt: object, w: int, h: int) -> str | None:
             if not has_cov:
-                return Text("coverage vs 1−α needs references on the deployment items", style="dim")
-            marker = Series([1 - alpha], [cov[CURVE_ALPHAS.index(alpha)]] if alpha in CURVE_ALPHAS else [],
-                            marker="◆", style="bold yellow", label=f"α={alpha:.2f}")
-            return xy_chart(
-                [Series(one_minus, cov, label="coverage", line=True), marker],
-                w, h, x_range=(0.5, 1.0), y_range=(0.5, 1.0), x_label="1 − α", y_label="coverage",
-                diagonal=True,
-            )
+                return "coverage vs 1−α needs references on the deployment items"
+            xy(plt, coverage, x_range=(0.5, 1.0), y_range=(0.5, 1.0), x_label="1 − α", title="coverage",
+               target=True)
+            return None
 
         dep = [r for r in v.rows if r.role == "deployment"]
+        ys = [float(len(r.prediction_set)) for r in dep]
+        sizes = [Series([r.entropy for r in dep], ys, marker="•", color="cyan",
+                        label=f"deployment items, α={alpha:.2f}")]
 
-        def draw_entropy(w: int, h: int) -> Text:
+        def draw_entropy(plt: object, w: int, h: int) -> str | None:
             if not dep:
-                return Text("no deployment items", style="dim")
-            ys = [float(len(r.prediction_set)) for r in dep]
-            return xy_chart(
-                [Series([r.entropy for r in dep], ys, marker="•", style="bold cyan",
-                        label=f"deployment items, α={alpha:.2f}")],
-                w, h, y_range=(0, max(2.0, max(ys))), x_label="consensus entropy (nats)",
-                y_label="prediction-set size",
-            )
+                return "no deployment items"
+            xy(plt, sizes, y_range=(0, max(2.0, max(ys))), x_label="consensus entropy (nats)",
+               title="prediction-set size", integer_y=True)
+            return None
 
-        def draw_samples(w: int, h: int) -> Text:
-            return histogram(list(v.samples_used), w, h, lo=1, hi=v.k_max, x_label="samples used per item")
+        def draw_samples(plt: object, w: int, h: int) -> str | None:
+            bars(plt, list(v.samples_used), lo=1, hi=v.k_max, x_label="samples used per item", title="items")
+            return None
 
-        self.query_one("#plot-coverage", Plot).set_draw(draw_coverage)
-        self.query_one("#plot-entropy", Plot).set_draw(draw_entropy)
-        self.query_one("#plot-samples", Plot).set_draw(draw_samples)
+        self.query_one("#plot-coverage", Chart).set_draw(
+            draw_coverage, caption=(lambda w: legend(coverage, target=True)) if has_cov else None)
+        self.query_one("#plot-entropy", Chart).set_draw(draw_entropy,
+                                                        caption=(lambda w: legend(sizes)) if dep else None)
+        self.query_one("#plot-samples", Chart).set_draw(draw_samples)
 
     # ------------------------------------------------------------------------------------------------ judge
     def _render_assisted(self, settings: object) -> None:
@@ -429,8 +427,8 @@ class ResultsScreen(Screen[str]):
                                 "and see its preference cycles here.", style="dim"))
             self.query_one("#judge-body").display = False
             return
-        self.judge = self.session.judge_results(self.alpha, gate=self.gate,
-                                                confidence=getattr(settings, "confidence", 0.95))
+        self.judge = self.session.judge_view(self.alpha, gate=self.gate,
+                                             confidence=getattr(settings, "confidence", 0.95))
         if self.judge is None:
             summary.update(Text("The pairwise judge has not been asked yet: resume the run to ask it.",
                                 style="yellow"))
@@ -439,23 +437,23 @@ class ResultsScreen(Screen[str]):
         self.query_one("#judge-body").display = True
         summary.update(judge_summary(self.judge))
         table = self.query_one("#judge-items", DataTable)
-        items = sorted(self.judge["items"], key=lambda it: (-(it["rho"] or 0), -it["mfas_cost"], it["id"]))
-        keys = [it["id"] for it in items]
-        self._judge_items = {it["id"]: it for it in items}
-        if keys != getattr(self, "_judge_keys", None):
+        items = sorted(self.judge.items, key=lambda it: (-(it.rho or 0), -it.mfas_cost, it.id))
+        keys = [it.id for it in items]
+        self._judge_items = {it.id: it for it in items}
+        if keys != self._judge_keys:
             table.clear()
             for it in items:
-                table.add_row(*judge_cells(it), key=it["id"])
+                table.add_row(*judge_cells(it), key=it.id)
             self._judge_keys = keys
         else:  # α changed: only the scores' context changed, the rows are the same
             for it in items:
                 for col, value in zip(JUDGE_COLUMNS, judge_cells(it), strict=False):
-                    table.update_cell(it["id"], col, value)
+                    table.update_cell(it.id, col, value)
         self._show_cycle(keys[table.cursor_row] if keys and 0 <= table.cursor_row < len(keys) else None)
 
     def _show_cycle(self, item_id: str | None) -> None:
         box = self.query_one("#judge-cycle", Static)
-        item = getattr(self, "_judge_items", {}).get(item_id) if item_id else None
+        item = self._judge_items.get(item_id) if item_id else None
         box.update(cycle_view(item) if item else Text("no judged item", style="dim"))
 
     @on(DataTable.RowHighlighted, "#judge-items")
@@ -502,4 +500,4 @@ class ResultsScreen(Screen[str]):
         key = event.row_key.value
         view = item_view_or_notice(self, self.session, str(key)) if key is not None else None
         if view is not None:
-            self.app.push_screen(ItemSamplesModal(view))
+            host(self.app).open_screen("item_samples", view)

@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.runs.listing import RunSummary, list_runs
+from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -233,18 +234,14 @@ class RunsScreen(Screen["RunsChoice | None"]):
         self.dismiss(("compare", [self.summaries[r].path for r in self.marked]))
 
     def action_publish(self) -> None:
-        from relgate_tui.tui.review.publish import PublishModal
-
         s = self._current()
         if s is None:
             self.notify("no run to publish", severity="warning")
             return
-        self.app.push_screen(PublishModal(Path(s.path)))
+        host(self.app).open_screen("review_publish", Path(s.path))
 
     def action_import_log(self) -> None:
-        from relgate_tui.tui.importer import ImportScreen
-
-        self.app.push_screen(ImportScreen(self.runs_dir), callback=self._imported)
+        host(self.app).open_screen("import", self.runs_dir, callback=self._imported)
 
     def _imported(self, done: ImportDone | None) -> None:
         if done is None:

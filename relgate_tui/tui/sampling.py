@@ -18,12 +18,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.clock import Clock
-from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, ProgressBar, RichLog, Static
+from textual.widgets import DataTable, Footer, Header
 from textual.worker import Worker, WorkerState
 
-from relgate_tui.tui.confirm import ConfirmModal
+from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.progress import ProgressPanel, counters_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,31 +54,20 @@ class SamplingScreen(Screen[str]):
         self.state = "idle"  # idle | running | paused | stopped | finished | error
         self._pending: dict[str, ItemProgress] = {}
         self._latest: SamplingUpdate | None = None
-        self._errors_seen: set[str] = set()
         self._rows: set[str] = set()
         self._worker: Worker | None = None
         self._shown_pause: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Vertical(id="sampling-top"):
-            yield Static("", id="run-info")
-            with Horizontal(id="bar-row"):
-                yield ProgressBar(total=max(1, self.session.n_items), id="bar", clock=self.clock)
-                yield Label("", id="items-count")
-            yield Static("", id="counters")
-            yield Static("", id="state")
-        with Horizontal(id="sampling-body"):
-            yield DataTable(id="live", cursor_type="row", zebra_stripes=True)
-            with Vertical(id="errors-box"):
-                yield Label("Errors", classes="panel-title")
-                yield RichLog(id="errors", wrap=True, markup=False, max_lines=500, min_width=20)
+        yield ProgressPanel(total=self.session.n_items, clock=self.clock, id="progress",
+                            side=DataTable(id="live", cursor_type="row", zebra_stripes=True))
         yield Footer()
 
     def on_mount(self) -> None:
         s = self.session
         self.sub_title = f"sampling · {s.title}"
-        self.query_one("#run-info", Static).update(Text(s.describe(), style="dim"))
+        self.query_one(ProgressPanel).set_info(Text(s.describe(), style="dim"))
         table = self.query_one("#live", DataTable)
         for key, label, width in (  # fixed widths: live updates never re-measure the table
             ("id", "item", 12),
@@ -122,7 +111,7 @@ class SamplingScreen(Screen[str]):
         elif state == WorkerState.ERROR:
             self._flush()
             err = event.worker.error
-            self._log_error(f"sampling stopped: {err}")
+            self.query_one(ProgressPanel).note(f"sampling stopped: {err}")
             self._set_state("error")
             self.notify(str(err), title="Sampling stopped", severity="error", timeout=10)
         elif state == WorkerState.CANCELLED:
@@ -145,21 +134,20 @@ class SamplingScreen(Screen[str]):
         update = self._latest
         if update is not None:
             self._latest = None
-            bar = self.query_one("#bar", ProgressBar)
+            panel = self.query_one(ProgressPanel)
             if update.judge_total:  # a judge's pass (pairwise or verification), after sampling
-                bar.update(total=update.judge_total, progress=update.judge_done)
-                self.query_one("#items-count", Label).update(
-                    f" {update.judge_name} judge: {update.judge_done} / {update.judge_total} verdicts")
+                panel.progress(update.judge_done, update.judge_total,
+                               f" {update.judge_name} judge: {update.judge_done} / {update.judge_total} verdicts")
             else:
-                bar.update(total=max(1, update.items_total), progress=update.items_done)
-                self.query_one("#items-count", Label).update(f" {update.items_done} / {update.items_total} items")
-            self.query_one("#counters", Static).update(self._counters(update))
+                panel.progress(update.items_done, update.items_total,
+                               f" {update.items_done} / {update.items_total} items")
+            panel.counters(self._counters(update))
             for err in update.errors:
-                self._log_error(err)
+                panel.note(err)
             if update.paused != self._shown_pause:
                 self._shown_pause = update.paused
                 if update.paused:
-                    self.query_one("#state", Static).update(
+                    panel.set_state(
                         safe_line(f"⏸ waiting: {update.paused} — retrying; Escape stops", style="bold yellow")
                     )
                 elif self.state == "running":
@@ -186,24 +174,11 @@ class SamplingScreen(Screen[str]):
 
     @staticmethod
     def _counters(u: SamplingUpdate) -> Text:
-        t = Text()
-        for name, value, style in (
-            ("calls made", u.calls_made, "bold"),
-            ("cached", u.calls_cached, "bold"),
-            ("failed", u.calls_failed, "bold red" if u.calls_failed else "bold"),
-        ):
-            t.append(f"{name} ", style="dim")
-            t.append(str(value), style=style)
-            t.append("   ")
+        t = counters_text(u.calls_made, u.calls_cached, u.calls_failed)
         t.append("saved by stopping ", style="dim")
         t.append(f"{u.saved:.0%}", style="bold green" if u.saved > 0 else "bold")
         t.append(f"   samples {u.samples_used}", style="dim")
         return t
-
-    def _log_error(self, message: str) -> None:
-        if message not in self._errors_seen:
-            self._errors_seen.add(message)
-            self.query_one("#errors", RichLog).write(safe_line(message))
 
     def _set_state(self, state: str) -> None:
         self.state = state
@@ -218,7 +193,7 @@ class SamplingScreen(Screen[str]):
             "idle": ("", ""),
         }
         text, style = texts[state]
-        self.query_one("#state", Static).update(Text(text, style=style))
+        self.query_one(ProgressPanel).set_state(text, style)
         self.refresh_bindings()
 
     # ----------------------------------------------------------------------------------------------- actions
@@ -249,15 +224,13 @@ class SamplingScreen(Screen[str]):
                     self._cancel_worker()
                     self._set_state("stopped")
 
-            self.app.push_screen(
-                ConfirmModal(
-                    "Stop sampling?",
-                    "Every completed sample is saved. You can continue with the partial run now, or resume it "
-                    "later from Runs.",
-                    yes="Stop",
-                    no="Keep sampling",
-                ),
-                callback=answer,
+            host(self.app).confirm(
+                "Stop sampling?",
+                answer,
+                "Every completed sample is saved. You can continue with the partial run now, or resume it "
+                "later from Runs.",
+                yes="Stop",
+                no="Keep sampling",
             )
         else:
             self._cancel_worker()

@@ -1,19 +1,25 @@
 """What the app needs from the outside world (:class:`AppServices`, all injectable) and what a screen may ask of the
-app that hosts it (:class:`AppHost`) — so a screen needs the app's services without importing the app module."""
+app that hosts it (:class:`AppHost`) — so a screen needs the app's services without importing the app module.
+
+Screens open other screens by *name* through the app's registry (``host(self.app).open_screen("item_samples",
+view)``); they never import another screen's module or the app (:data:`relgate_tui.tui.registry.SCREEN_FACTORIES`
+lists the names)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.clock import Clock
 
 if TYPE_CHECKING:  # pragma: no cover
+    from textual.screen import Screen
+
     from relgate_tui.tui.settings_file import UISettings
 
-__all__ = ["AppServices", "AppHost"]
+__all__ = ["AppServices", "AppHost", "host"]
 
 
 @dataclass
@@ -59,9 +65,21 @@ class AppServices:
 
 
 class AppHost(Protocol):
-    """The part of the running app a screen uses: its services, the UI settings and the embedded demo endpoint."""
+    """The part of the running app a screen uses: its services, the UI settings, the embedded demo endpoint, and the
+    screen registry (``open_screen(name, *args, callback=…, **kwargs)`` builds the named screen with those arguments,
+    pushes it and returns it; ``confirm`` is the yes/no modal)."""
 
     services: AppServices
     settings: UISettings | None
 
     def ensure_demo(self) -> str: ...
+
+    def open_screen(self, name: str, *args: Any, callback: Callable[[Any], Any] | None = None,
+                    **kwargs: Any) -> Screen[Any]: ...
+
+    def confirm(self, question: str, callback: Callable[[bool | None], None], detail: str = "", **kw: str) -> None: ...
+
+
+def host(app: object) -> AppHost:
+    """The running app as the :class:`AppHost` a screen may use (every screen runs inside ``RelgateApp``)."""
+    return cast(AppHost, app)

@@ -27,8 +27,8 @@ from textual.widgets import Footer, Header, Label, Static
 
 from relgate_tui.core.certification.gate import sequential_gate
 from relgate_tui.core.text import one_line
-from relgate_tui.tui.confirm import ConfirmModal
-from relgate_tui.tui.itemsamples import ItemSamplesModal, item_view_or_notice
+from relgate_tui.tui.itemsamples import item_view_or_notice
+from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import clean, safe
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -331,7 +331,7 @@ class SpotCheckScreen(Screen[str]):
 
     def action_samples(self) -> None:
         if self.view is not None:
-            self.app.push_screen(ItemSamplesModal(self.view))
+            host(self.app).open_screen("item_samples", self.view)
 
     def action_leave(self) -> None:
         left = len(self.queue)
@@ -343,13 +343,11 @@ class SpotCheckScreen(Screen[str]):
             if ok:
                 self.dismiss("left")
 
-        self.app.push_screen(
-            ConfirmModal(
-                "Leave the spot-check?",
-                f"Every label so far is saved. {left} item{'s' if left != 1 else ''} still need a verdict; "
-                "results use the verified items only, and Runs → resume continues here.",
-                yes="Leave",
-                no="Stay",
-            ),
-            callback=answer,
+        host(self.app).confirm(
+            "Leave the spot-check?",
+            answer,
+            f"Every label so far is saved. {left} item{'s' if left != 1 else ''} still need a verdict; "
+            "results use the verified items only, and Runs → resume continues here.",
+            yes="Leave",
+            no="Stay",
         )

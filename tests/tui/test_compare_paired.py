@@ -32,13 +32,13 @@ async def test_two_runs_show_the_paired_gate_and_diff(services, tmp_path: Path) 
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, CompareScreen) and screen.paired is not None
-        assert screen.paired["decision"] == "worse" and screen.paired["table"]["b_lost"] == 14
+        assert screen.paired.decision == "worse" and screen.paired.b_lost == 14
         line = str(screen.query_one("#compare-paired", Label).render())
         assert "B worse" in line and "lost 14" in line
         diff = screen.query_one("#compare-diff", DataTable)
         assert diff.row_count == 14 and str(diff.get_cell("lost:q0", "b")) == "7"
         await pilot.press("m")
-        assert screen.margin == 0.10 and screen.paired["margin"] == 0.10
+        assert screen.margin == 0.10 and screen.paired.margin == 0.10
         await pilot.press("minus")
         assert screen.alpha == 0.09 and diff.row_count == 14
         await pilot.press("escape")

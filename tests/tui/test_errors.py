@@ -12,6 +12,7 @@ from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.sampling import SamplingScreen
 from relgate_tui.tui.setup import CUSTOM, SetupScreen
 from tests.tui.runfixtures import UNREACHABLE
+from tests.tui.test_flow import wait_until
 
 
 async def _custom_setup(app, pilot, url, n_cal=""):
@@ -61,7 +62,8 @@ async def test_a_run_that_cannot_be_created_returns_to_setup_with_the_values(ser
         setup = app.screen
         assert "more than the 10 items" in str(setup.query_one("#setup-error").content)
         await pilot.press("ctrl+s")  # the pipeline refuses it too: back on Setup, with a one-line notification
-        await pilot.pause()
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.screen is not setup,
+                         what="the refused run back on Setup")
         assert app.history[-1][0] == "setup" and app.history[-1][1].n_cal == 50
         assert isinstance(app.screen, SetupScreen) and app.screen is not setup
         notes = [n.message for n in app._notifications]
@@ -73,7 +75,7 @@ async def test_a_run_that_cannot_be_created_returns_to_setup_with_the_values(ser
         setup.query_one("#n-cal", Input).value = "5"
         setup.query_one("#temperature", Input).value = "1.5"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await wait_until(pilot, lambda: isinstance(app.screen, SamplingScreen), what="the sampling screen")
         sampling = app.screen
         assert isinstance(sampling, SamplingScreen)
         deadline = time.monotonic() + 30

@@ -79,7 +79,7 @@ async def test_whole_flow_on_the_demo_endpoint(services):
         assert isinstance(sampling, SamplingScreen)
         await wait_until(pilot, lambda: sampling.state == "finished", what="sampling")
         await pilot.pause(0.2)
-        assert "30 / 30" in str(sampling.query_one("#items-count").content)
+        assert "30 / 30" in str(sampling.query_one("#count").content)
         assert sampling.query_one("#live").row_count == 30
         requests = len(app.demo.requests)
         assert requests > 0

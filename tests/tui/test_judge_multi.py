@@ -16,8 +16,8 @@ from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.judge import JudgeScreen
-from relgate_tui.tui.judge.run import ProgressPanel
 from relgate_tui.tui.runs import RunsScreen
+from relgate_tui.tui.widgets.progress import ProgressPanel
 from tests.tui.test_flow import focus_on, wait_until
 from tests.tui.test_judge import SIZE, fill, open_judge, text_of
 from tests.tui.test_runs import no_network  # noqa: F401  (fixture)

@@ -10,6 +10,7 @@ import json
 from rich.console import Console
 from textual.widgets import DataTable, Input, Select, TabbedContent
 
+from relgate_tui.engine.certification.judge_section import judge_section_view
 from relgate_tui.engine.certification.setup import RunSetup
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.results import ResultsScreen, judge_summary
@@ -40,7 +41,7 @@ async def test_judge_chosen_in_setup_is_asked_and_shown_in_results(services):
         assert isinstance(sampling, SamplingScreen)
         await wait_until(pilot, lambda: sampling.state == "finished", what="sampling and judging")
         await pilot.pause(0.3)
-        assert "pairwise judge" in str(sampling.query_one("#items-count").content)
+        assert "pairwise judge" in str(sampling.query_one("#count").content)
         session = sampling.session
         assert not session.judge_pending
         stored = json.loads((session.path / "judge_verdicts.json").read_text())
@@ -56,11 +57,16 @@ async def test_judge_chosen_in_setup_is_asked_and_shown_in_results(services):
         text = str(results.query_one("#judge-summary").content)
         # the summary renders a Rich table: check the numbers it was built from are the session's
         expected = session.judge_results(results.alpha, gate=results.gate)
-        assert judge["rankings"] == expected["rankings"]
+        assert judge == judge_section_view(expected)  # the typed view reads the section, key for key
+        for name, ranking in (("frequency", judge.frequency), ("judge", judge.judge)):
+            doc = expected["rankings"][name]
+            assert (ranking.reliability_level, ranking.reliability_lower_bound, ranking.m_star,
+                    ranking.avg_set_size) == (doc["reliability_level"], doc["reliability_lower_bound"],
+                                              doc["m_star"], doc["avg_set_size"])
         table = results.query_one("#judge-items", DataTable)
-        assert table.row_count == judge["n_items_judged"] > 0
+        assert table.row_count == judge.n_items_judged == expected["n_items_judged"] > 0
         # rows are sorted by ρ, largest first; an item with only two compared answers has no triple: ρ "—"
-        rhos = [it["rho"] for it in sorted(judge["items"], key=lambda it: -(it["rho"] or 0))]
+        rhos = [it.rho for it in sorted(judge.items, key=lambda it: -(it.rho or 0))]
         shown = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
         assert shown == ["—" if r is None else f"{r:.2f}" for r in rhos]
         console = Console(width=240, record=True, file=io.StringIO())
@@ -73,12 +79,12 @@ async def test_judge_chosen_in_setup_is_asked_and_shown_in_results(services):
         viewer = str(results.query_one("#judge-cycle").content)
         assert row_id in viewer and "judge order" in viewer and "frequency order" in viewer
         # α changes recompute the judge ranking's M* too
-        before = judge["rankings"]["judge"]["m_star"]
+        before = judge.judge.m_star
         for _ in range(15):
             await pilot.press("plus")
         await pilot.pause()
-        after = results.judge["rankings"]["judge"]["m_star"]
-        assert results.judge["alpha"] == results.alpha
+        after = results.judge.judge.m_star
+        assert results.judge.alpha == results.alpha
         assert (after or 10**9) <= (before or 10**9)
         assert text  # the summary was rendered
         # export carries the judge section

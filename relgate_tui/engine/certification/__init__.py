@@ -12,12 +12,14 @@ Public names, by module:
   ``item_rng``, ``used_sample_count``, ``used_sample_counts``: the seeded split and the replayed stopping rule;
 * :mod:`.pipeline` — ``run``, ``run_certify``, ``RunControl``, ``CertifyOutcome`` and the events ``Sampling``,
   ``EndpointDown``, ``EndpointUp``, ``Judging``, ``Done``: the one pipeline every front end drives;
-* :mod:`.judge_section` — ``judgement_section``, ``transitivity_sections``: the pairwise-judge section of a result;
+* :mod:`.judge_section` — ``judgement_section``, ``transitivity_sections``: the pairwise-judge section of a result,
+  and ``judge_section_view`` → ``JudgeSectionView``, its typed view for front ends;
 * :mod:`.setup` — ``RunSetup``, ``EndpointChoice``, ``TaskChoice``, ``Preflight``, ``preflight``, ``probe_latency``,
   ``start_demo``, ``endpoint_choices``, … : setting up a run from the TUI;
 * :mod:`.views` — ``ResultsView``, ``ItemView``, ``ItemRow``, ``SamplingUpdate``, ``SpotProgress``, ``LiveTable``,
   ``build_results_view``, ``build_item_view``, …: frozen view models the screens show;
 * :mod:`.session` — ``Session``: one run as the TUI works on it (it re-exports nothing);
 * :mod:`.report` — ``write_report``, ``render_report``, ``FORMATS``, …: JSON, CSV and Markdown exports;
-* :mod:`.paired_runs` — ``compare_runs``, ``compare_documents``, ``EXIT_CODES``: two stored runs item by item.
+* :mod:`.paired_runs` — ``compare_runs``, ``compare_documents``, ``EXIT_CODES``: two stored runs item by item;
+  ``paired_view`` → ``PairedView`` (``ItemChange``), the typed view the TUI reads.
 """

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from relgate_tui.core import judge as cj
@@ -181,3 +181,111 @@ def judgement_section(
     }
 
 
+
+
+# ------------------------------------------------------------------------------------------------------ typed view
+@dataclass(frozen=True)
+class PairCounts:
+    """One judged pair {a, b}: ``a_first`` / ``b_first`` = (a won, b won, no verdict) with that answer shown first
+    (:func:`~relgate_tui.core.judge.verdicts_by_order`); ``winner`` is the tournament edge's winner, if any."""
+
+    a: str
+    b: str
+    winner: str | None
+    a_first: tuple[int, int, int]
+    b_first: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class RankingSummary:
+    """One ranking's calibration (frequency or judge), as in ``rankings.*`` of the section."""
+
+    reliability_level: float | None
+    reliability_lower_bound: float | None
+    confidence: float
+    m_star: int | None  # None = ∞
+    coverage: float | None  # the estimate, None without references
+    avg_set_size: float | None
+
+
+@dataclass(frozen=True)
+class JudgedItem:
+    """One judged item: its compared answers (frequency order), the verdicts per pair, ρ and cyclic triples, the MFAS
+    cost, the judge's order and both rank scores (None = ∞ or unverified)."""
+
+    id: str
+    compared: tuple[str, ...]
+    pairs: tuple[PairCounts, ...]
+    rho: float | None
+    n_cycles: int
+    cyclic_triples: tuple[tuple[str, ...], ...]
+    mfas_cost: int
+    judge_order: tuple[str, ...]
+    frequency_score: int | None
+    judge_score: int | None
+
+
+@dataclass(frozen=True)
+class JudgeSectionView:
+    """What a front end shows of the ``pairwise_judge`` section (:func:`judgement_section`): both rankings, the cycle
+    and position-bias figures and the judged items — read as attributes, never as JSON keys."""
+
+    alpha: float
+    judge_model: str | None
+    judge_reps: int | None
+    frequency: RankingSummary
+    judge: RankingSummary
+    n_items_judged: int
+    n_items_reordered: int
+    n_top_changed: int
+    n_items_with_triples: int
+    n_items_with_cycle: int
+    mean_rho: float | None
+    max_rho: float | None
+    first_shown_share: float | None
+    n_valid_verdicts: int
+    pairs_flipped_by_order: int
+    pairs_decisive_both_orders: int
+    position_only: bool
+    verdicts_valid: int
+    verdicts_total: int
+    calls_made: int | None  # None: no judge call this session (verdicts reused from the run)
+    calls_cached: int | None
+    items: tuple[JudgedItem, ...]
+
+
+def _ranking_summary(r: Mapping[str, Any]) -> RankingSummary:
+    cov = r["coverage"]
+    return RankingSummary(r["reliability_level"], r["reliability_lower_bound"], float(r.get("confidence", 0.95)),
+                          r["m_star"], None if not cov else cov["estimate"], r["avg_set_size"])
+
+
+def _judged_item(it: Mapping[str, Any]) -> JudgedItem:
+    pairs = tuple(PairCounts(p["a"], p["b"], p["winner"], tuple(p["a_first"]), tuple(p["b_first"]))  # type: ignore[arg-type]
+                  for p in it["pairs"])
+    return JudgedItem(str(it["id"]), tuple(it["compared"]), pairs, it["rho"], int(it["n_cycles"]),
+                      tuple(tuple(c) for c in it["cyclic_triples"]), int(it["mfas_cost"]), tuple(it["judge_order"]),
+                      it["frequency_score"], it["judge_score"])
+
+
+def judge_section_view(section: Mapping[str, Any]) -> JudgeSectionView:
+    """The typed view of a section built by :func:`judgement_section` (the document stays the one serialised form;
+    this reads it once, here, so no screen indexes it)."""
+    c, b, v = section["cycles"], section["position_bias"], section["verdicts"]
+    judge, calls = section.get("judge") or {}, section.get("calls") or {}
+    return JudgeSectionView(
+        alpha=float(section["alpha"]),
+        judge_model=judge.get("model"), judge_reps=judge.get("reps"),
+        frequency=_ranking_summary(section["rankings"]["frequency"]),
+        judge=_ranking_summary(section["rankings"]["judge"]),
+        n_items_judged=section["n_items_judged"], n_items_reordered=section["n_items_reordered"],
+        n_top_changed=section["n_top_changed"],
+        n_items_with_triples=c["n_items_with_triples"], n_items_with_cycle=c["n_items_with_cycle"],
+        mean_rho=c["mean_rho"], max_rho=c["max_rho"],
+        first_shown_share=b["first_shown_share"], n_valid_verdicts=b["n_valid_verdicts"],
+        pairs_flipped_by_order=b["pairs_flipped_by_order"], pairs_decisive_both_orders=b["pairs_decisive_both_orders"],
+        position_only=bool(b.get("position_only")),
+        verdicts_valid=v["valid"], verdicts_total=v["total"],
+        calls_made=calls.get("made"), calls_cached=calls.get("cached"),
+        items=tuple(_judged_item(it) for it in section["items"]),
+    )

@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from relgate_tui import __version__
@@ -23,7 +24,7 @@ from relgate_tui.core.certification.paired import items_to_decide, paired_table,
 from relgate_tui.core.text import one_line
 from relgate_tui.errors import DataError
 
-__all__ = ["compare_runs", "compare_documents", "EXIT_CODES"]
+__all__ = ["compare_runs", "compare_documents", "paired_view", "PairedView", "ItemChange", "EXIT_CODES"]
 
 EXIT_CODES = {"not_worse": 0, "worse": 1, "undecided": 3}
 
@@ -124,6 +125,48 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
         "lost": lost,
         "won": won,
     }
+
+
+@dataclass(frozen=True)
+class ItemChange:
+    """An item one run got right and the other wrong: ``change`` "lost" (B wrong, A right) or "won", and each run's
+    top answer ("—" without one)."""
+
+    item_id: str
+    change: str
+    top_a: str
+    top_b: str
+
+
+@dataclass(frozen=True)
+class PairedView:
+    """What a front end shows of a comparison (:func:`compare_documents`): the paired gate's decision, the paired
+    items, B's losses and wins, the accuracy difference B − A with its interval, and the items that changed."""
+
+    decision: str  # "not_worse" | "worse" | "undecided"
+    n: int
+    margin: float
+    b_lost: int
+    b_won: int
+    estimate: float | None
+    lower: float | None
+    upper: float | None
+    more_items_to_decide: int | None  # undecided: about how many more items would decide (None: none would)
+    changes: tuple[ItemChange, ...]  # the lost items, then the won ones
+
+
+def paired_view(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
+                confidence: float = 0.95,
+                questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> PairedView:
+    """:func:`compare_documents` of two result documents (``questions`` as there) as the typed view the TUI reads."""
+    out = compare_documents(doc_a, doc_b, margin=margin, confidence=confidence, questions=questions)
+    tops = [{e["id"]: (e["classes"][0]["answer"] if e.get("classes") else "—") for e in d.get("items") or []}
+            for d in (doc_a, doc_b)]
+    d, t = out["difference"], out["table"]
+    changes = tuple(ItemChange(i, change, tops[0].get(i, "—"), tops[1].get(i, "—"))
+                    for change in ("lost", "won") for i in out[change])
+    return PairedView(out["decision"], out["n"], out["margin"], t["b_lost"], t["b_won"], d["estimate"], d["lower"],
+                      d["upper"], out["more_items_to_decide"], changes)
 
 
 def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: float = 0.95,

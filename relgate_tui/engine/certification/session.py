@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -55,6 +55,9 @@ from relgate_tui.engine.certification.views import (
 from relgate_tui.engine.records import canonical_prefix
 from relgate_tui.engine.runs.labels import by_a_person
 from relgate_tui.engine.runs.store import Label, RunStatus, RunStoreError, json_object
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.certification.judge_section import JudgeSectionView
 
 __all__ = ["Session", "TUI_MANIFEST_KEY"]
 
@@ -341,6 +344,14 @@ class Session:
             else None
         return judge_section(self.prepared, a, alpha=alpha, confidence=confidence, gate=gate, calls=calls,
                              judgements=self._judgements)
+
+    def judge_view(self, alpha: float, *, gate: float | None = None, confidence: float = 0.95
+                   ) -> JudgeSectionView | None:
+        """:meth:`judge_results` as the typed view the TUI reads (None without stored verdicts)."""
+        from relgate_tui.engine.certification.judge_section import judge_section_view
+
+        section = self.judge_results(alpha, gate=gate, confidence=confidence)
+        return None if section is None else judge_section_view(section)
 
     def pause_sampling(self) -> bool:
         """Stop issuing new requests (in-flight ones complete); False when no pass is running."""

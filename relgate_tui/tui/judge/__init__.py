@@ -1,5 +1,6 @@
-"""The judge audit screen (issue 9 item 7): :mod:`.setup` (the form), :mod:`.run` (the progress panel), :mod:`.views`
-(the results view per study and the cycle viewer), assembled by :mod:`.screen`."""
+"""The judge audit screen (issue 9 item 7): :mod:`.setup` (the form), :mod:`.views` (the results view per study and
+the cycle viewer), assembled by :mod:`.screen` with the shared progress panel
+(:class:`~relgate_tui.tui.widgets.progress.ProgressPanel`)."""
 
 from relgate_tui.tui.judge.screen import JudgeScreen
 from relgate_tui.tui.judge.views import AuditResultsView, CycleViewerModal

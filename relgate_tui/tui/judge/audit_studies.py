@@ -23,6 +23,7 @@ from typing import Any, cast
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from relgate_tui.tui.judge.direct_fields import TOP_LOGPROBS_LABEL
+from relgate_tui.tui.services import host
 from relgate_tui.tui.studies.common import StudyCancelled, plain
 
 GROUP = "audit-study"
@@ -144,14 +145,11 @@ def finished(screen: Any, worker: Worker[Any], state: WorkerState) -> None:
         return
     if screen.state != "results":
         return
-    from relgate_tui.tui.studies import open_study_view
-
     _kind, study, data, audit = cast("tuple[str, Any, Any, Any]", worker.result)
     label = screen.audit_study.get("label", "")
     title = f"{audit.audit_id} · {label}" if label else str(audit.audit_id)
-    view = open_study_view(study, title, source=audit.path, export_dir=screen.export_folder(), data=data, audit=audit)
-    screen.audit_study["view"] = view
-    screen.app.push_screen(view)
+    screen.audit_study["view"] = host(screen.app).open_screen(
+        "study_view", study, title, source=audit.path, export_dir=screen.export_folder(), data=data, audit=audit)
 
 
 def _notice(screen: Any, kind: str, error: BaseException | None) -> None:

@@ -7,7 +7,7 @@ One screen in three parts (a ``ContentSwitcher``):
   template file typed but not read yet).
 * **progress** — the engine's async audit (:func:`~relgate_tui.engine.judging.audit_cli.audit_events`) is iterated in an
   ``@work`` async worker, as the Sampling screen does: each event updates the
-  :class:`~relgate_tui.tui.judge.run.ProgressPanel` (answers per judge, calls made / cached / failed, an errors log).
+  :class:`~relgate_tui.tui.widgets.progress.ProgressPanel` (answers per judge, calls made / cached / failed, an errors log).
   Escape asks, then cancels the worker: the requests in flight are cancelled, nothing more is sent. The audit is
   stored (``<data dir>/audits``), so starting the same audit again asks only for what is missing.
 * **results** — :class:`~relgate_tui.tui.judge.views.AuditResultsView`; Enter on an input opens the cycle viewer,
@@ -33,9 +33,10 @@ from textual.worker import Worker, WorkerState
 
 from relgate_tui.tui.forms import first_line
 from relgate_tui.tui.judge import audit_studies
-from relgate_tui.tui.judge.run import ProgressPanel
 from relgate_tui.tui.judge.setup import JudgeSetup
-from relgate_tui.tui.judge.views import AuditResultsView, CycleViewerModal
+from relgate_tui.tui.judge.views import AuditResultsView
+from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.progress import ProgressPanel
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.setup import EndpointChoice
@@ -97,8 +98,8 @@ class JudgeScreen(JudgeSetup):
         with ContentSwitcher(initial="judge-setup", id="judge-parts"):
             with Horizontal(id="judge-setup"):
                 yield from self._compose_form()
-            yield ProgressPanel(clock=getattr(self.app.services, "progress_clock", None),  # type: ignore[attr-defined]
-                                id="judge-run")
+            yield ProgressPanel(unit="judge answers", per_source=True, id="judge-run",
+                                clock=getattr(self.app.services, "progress_clock", None))  # type: ignore[attr-defined]
             yield AuditResultsView(id="judge-results")
         yield Footer()
 
@@ -313,7 +314,7 @@ class JudgeScreen(JudgeSetup):
         elif self.state == "results":
             self._back_to_setup()
         elif self.state == "running":
-            self.app.confirm(  # type: ignore[attr-defined]
+            host(self.app).confirm(
                 "Stop the audit?", self._answer_stop,
                 "The judge answers received so far are stored: running the same audit again asks only for the "
                 "rest.", yes="Stop", no="Keep going")
@@ -338,7 +339,7 @@ class JudgeScreen(JudgeSetup):
             return
         inp = self.query_one("#judge-results", AuditResultsView).input_at_cursor(pw)
         if inp is not None:
-            self.app.push_screen(CycleViewerModal(inp))
+            host(self.app).open_screen("cycle_viewer", inp)
 
     @on(DataTable.RowSelected, "#inputs")
     def _input_selected(self) -> None:

@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Label, Static
 
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.widgets.cycles import edge_verdicts
-from relgate_tui.tui.widgets.plots import Plot, Series, xy_chart
+from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
 from relgate_tui.tui.widgets.safetext import safe_line
 
 INPUT_COLUMNS = ("id", "n", "rho", "cycles", "cost", "tau", "top")
@@ -138,20 +138,33 @@ def likert_rows(direct: dict[str, Any]) -> list[tuple[str, ...]]:
             for r in direct["likert_conformal"]]
 
 
-def width_error_chart(direct: dict[str, Any], width: int, height: int) -> Text:
+def width_error_series(direct: dict[str, Any]) -> list[Series]:
     """Set width against the judge's error |ŷ − y*| on the test half of one calibration/test split, with the mean
-    width at each error value (the document's points)."""
+    width at each error value (the document's points); empty when there are none."""
     we = direct.get("width_vs_error")
     if not we or not we["points"]:
-        return Text("width vs error: too few scored candidates", style="dim")
+        return []
     xs = [p[0] for p in we["points"]]
     q_hat = "∞" if we["q_hat"] is None else format(we["q_hat"], ".2f")
-    points = Series(xs, [float(p[1]) for p in we["points"]], marker="•", style="bold cyan",
+    points = Series(xs, [float(p[1]) for p in we["points"]], marker="•", color="cyan",
                     label=f"test items of split {we['split'] + 1}, q̂={q_hat}")
     means = Series([m[0] for m in we["mean_width_by_error"]], [m[1] for m in we["mean_width_by_error"]],
-                   marker="◆", style="bold yellow", label="mean", line=True)
-    return xy_chart([points, means], width, height, x_range=(0.0, max(1.0, max(xs))), y_range=(0.0, 5.0),
-                    x_label="judge error |ŷ − y*|", y_label="set width")
+                   marker="◆", color="orange", label="mean", line=True)
+    return [points, means]
+
+
+def draw_width_error(chart: Chart, direct: dict[str, Any]) -> None:
+    """Fill ``chart`` with :func:`width_error_series` (a one-line notice when there are no points)."""
+    series = width_error_series(direct)
+
+    def draw(plt: Any, width: int, height: int) -> str | None:
+        if not series:
+            return "width vs error: too few scored candidates"
+        x_max = max(1.0, max(series[0].xs))
+        xy(plt, series, x_range=(0.0, x_max), y_range=(0.0, 5.0), x_label="judge error |ŷ − y*|", title="set width")
+        return None
+
+    chart.set_draw(draw, caption=(lambda w: legend(series)) if series else None)
 
 
 # ------------------------------------------------------------------------------------------------ results view
@@ -172,7 +185,7 @@ class AuditResultsView(Vertical):
                 yield Label("Likert conformal sets (direct scores)", classes="panel-title")
                 yield DataTable(id="likert", cursor_type="none", show_cursor=False)
                 yield Static("", id="likert-note")
-                yield Plot(id="width-error")
+                yield Chart(id="width-error")
 
     def on_mount(self) -> None:
         for key, label, width in (("method", "ranking method", 14), ("tau", "mean τ-b", 8), ("n", "inputs", 6)):
@@ -223,7 +236,7 @@ class AuditResultsView(Vertical):
         elif not direct["likert_conformal"]:
             note = Text("too few scored candidates with human scores for conformal sets (need 4)", style="yellow")
         self.query_one("#likert-note", Static).update(note)
-        self.query_one("#width-error", Plot).set_draw(lambda w, h: width_error_chart(direct, w, h))
+        draw_width_error(self.query_one("#width-error", Chart), direct)
         self.set_class(protocol == "direct", "-direct-only")
 
     def input_at_cursor(self, pw: dict[str, Any]) -> dict[str, Any] | None:

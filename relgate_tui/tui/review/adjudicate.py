@@ -18,8 +18,8 @@ from relgate_tui.core.text import one_line
 from relgate_tui.engine.review.db import ReviewError
 from relgate_tui.engine.review.status import disputed_queue, session_state
 from relgate_tui.engine.review.store import Claim, ReviewStore
-from relgate_tui.tui.itemsamples import ItemSamplesModal
 from relgate_tui.tui.review.label import item_view
+from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import safe_line
 
 
@@ -109,7 +109,7 @@ class AdjudicateScreen(Screen[None]):
         except ReviewError as exc:
             self.notify(one_line(str(exc)), severity="error")
             return
-        self.app.push_screen(ItemSamplesModal(item_view(Claim(self.session_id, item, 0, payload, 0.0))))
+        host(self.app).open_screen("item_samples", item_view(Claim(self.session_id, item, 0, payload, 0.0)))
 
     @on(DataTable.RowSelected, "#adjudicate-table")
     def _selected(self) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
+from textual.screen import Screen
 
 from relgate_tui.engine.review.client import Reviewer
 from relgate_tui.engine.review.store import ReviewStore
@@ -18,9 +20,15 @@ class ReviewApp(App[None]):
         self.reviewer = reviewer
 
     def on_mount(self) -> None:
-        from relgate_tui.tui.review.label import ReviewLabelScreen
+        self.open_screen("review_label", self.reviewer, callback=lambda _: self.exit())
 
-        self.push_screen(ReviewLabelScreen(self.reviewer), callback=lambda _: self.exit())
+    def open_screen(self, name: str, *args: Any, callback: Callable[[Any], Any] | None = None,
+                    **kwargs: Any) -> Screen[Any]:
+        """The TUI's screen registry (:mod:`relgate_tui.tui.registry`): the labelling screen opens the item samples
+        by name, as in the full app."""
+        from relgate_tui.tui.registry import open_screen
+
+        return open_screen(self, name, *args, callback=callback, **kwargs)
 
 
 def run_review_app(store: ReviewStore, session: str, name: str, **kw: Any) -> int:

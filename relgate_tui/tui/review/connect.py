@@ -19,6 +19,7 @@ from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Sta
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.review.db import ReviewError
 from relgate_tui.engine.review.store import ReviewStore, SessionInfo, open_store
+from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import safe, safe_line
 
 
@@ -116,13 +117,12 @@ class ReviewConnectScreen(Screen[None]):
     @on(DataTable.RowSelected, "#connect-sessions")
     def action_label(self) -> None:
         from relgate_tui.engine.review.client import Reviewer
-        from relgate_tui.tui.review.label import ReviewLabelScreen
 
         s = self._current()
         who = self._who() if s is not None else None
         if s is None or who is None or self.store is None:
             return
-        self.app.push_screen(ReviewLabelScreen(Reviewer(self.store, s, who)), callback=lambda _: self.action_status())
+        host(self.app).open_screen("review_label", Reviewer(self.store, s, who), callback=lambda _: self.action_status())
 
     def action_status(self) -> None:
         from relgate_tui.engine.review.status import session_state, status_document
@@ -161,13 +161,11 @@ class ReviewConnectScreen(Screen[None]):
         self.query_one("#connect-status", Static).update(safe("\n".join(lines)))
 
     def action_adjudicate(self) -> None:
-        from relgate_tui.tui.review.adjudicate import AdjudicateScreen
-
         s = self._current()
         who = self._who() if s is not None else None
         if s is None or who is None or self.store is None:
             return
-        self.app.push_screen(AdjudicateScreen(self.store, s.id, who), callback=lambda _: self.action_status())
+        host(self.app).open_screen("review_adjudicate", self.store, s.id, who, callback=lambda _: self.action_status())
 
     def action_back(self) -> None:
         if self.store is not None:

@@ -29,7 +29,7 @@ from relgate_tui.core.text import one_line
 from relgate_tui.engine.review.client import Reviewer, Sent
 from relgate_tui.engine.review.db import ReviewError, ReviewUnreachable
 from relgate_tui.engine.review.store import Claim
-from relgate_tui.tui.itemsamples import ItemSamplesModal
+from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import clean, safe
 
 RETRY_SECONDS = 1.0
@@ -272,7 +272,7 @@ class ReviewLabelScreen(Screen[str]):
 
     def action_samples(self) -> None:
         if self.claim is not None:
-            self.app.push_screen(ItemSamplesModal(item_view(self.claim)))
+            host(self.app).open_screen("item_samples", item_view(self.claim))
 
     def action_leave(self) -> None:
         if self._retry is not None:

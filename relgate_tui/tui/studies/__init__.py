@@ -17,12 +17,12 @@ __all__ = ["StudyView", "open_study_view"]
 
 
 def open_study_view(result: Any, title: str, *, source: str = "", export_dir: Path | None = None,
-                    data: Any = None, audit: Any = None) -> StudyView:
+                    data: Any = None, audit: Any = None, criterion: str = "") -> StudyView:
     """The view of ``result``: an :class:`IRTView` for an ``IRTStudy``, a :class:`JuryView` for a ``JuryStudy``
     (``data``, the study's ``JuryData``, adds every judge's score to the item detail), an :class:`IntervalsView` for
     an ``IntervalStudy`` (``data``, its ``StudyInput``, gives the judge's score per item for width vs error).
     ``audit`` (an ``AuditScores``) when the study comes from a stored audit: its JSON then names the audit as the
-    commands' ``--audit`` does. Raises ``TypeError`` for anything else."""
+    commands' ``--audit`` does; ``criterion``, a jury study's criterion, is named in its JSON. Raises ``TypeError`` for anything else."""
     from relgate_tui.core.irt.study import IRTStudy
     from relgate_tui.core.judge_intervals.study import IntervalStudy
     from relgate_tui.core.jury.protocol import JuryStudy
@@ -38,5 +38,5 @@ def open_study_view(result: Any, title: str, *, source: str = "", export_dir: Pa
     if isinstance(result, JuryStudy):
         from relgate_tui.tui.studies.jury import JuryView
 
-        return JuryView(result, title, source=source, export_dir=export_dir, data=data)
+        return JuryView(result, title, source=source, export_dir=export_dir, data=data, criterion=criterion)
     raise TypeError(f"no study view for {type(result).__name__}")

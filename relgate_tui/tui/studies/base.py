@@ -2,7 +2,8 @@
 
 A view takes the study *result* object (``IntervalStudy`` of paper 001, ``IRTStudy`` of paper 002, ``JuryStudy`` of
 paper 003) and a title, never a file: the Studies screen builds results from a judge scores file, the judge audit
-screen from a stored audit, and both call :func:`open_study_view`. ``j`` writes the JSON document and ``m`` a
+screen from a stored audit, and both open it by name through the app's registry (``"study_view"`` is
+:func:`open_study_view`). ``j`` writes the JSON document and ``m`` a
 Markdown report into ``export_dir`` (default: the current directory); ``Escape`` goes back (dismisses with None).
 """
 

@@ -32,15 +32,17 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
 from relgate_tui.tui.studies.intervals_chart import (
+    draw_intervals,
     error_bins,
     error_panel,
     error_step,
+    interval_caption,
     interval_chart,
     intervals_csv,
     judge_scores,
     points_panel,
 )
-from relgate_tui.tui.widgets.plots import Plot
+from relgate_tui.tui.widgets.plots import Chart
 
 
 def _pct(x: float) -> str:
@@ -89,7 +91,7 @@ class IntervalsView(StudyView):
         yield Label(id="iv-title")
         yield DataTable(id="iv-methods", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="iv-lower"):
-            yield Plot(id="iv-chart")
+            yield Chart(id="iv-chart")
             with Vertical(id="iv-side"):
                 yield Static(id="iv-method")
                 yield Static(id="iv-errors")
@@ -109,7 +111,7 @@ class IntervalsView(StudyView):
                      f"(step {s.grid.step:.3g}) · λ {s.adjust_lambda:.3g}", style="dim")
         self.query_one("#iv-title", Label).update(title)
         self._fill_methods()
-        self.query_one("#iv-chart", Plot).set_draw(self._chart)
+        self.query_one("#iv-chart", Chart).set_draw(self._draw_chart, caption=self._caption)
         self._show_method()
         self.query_one("#iv-methods", DataTable).focus()
 
@@ -182,12 +184,26 @@ class IntervalsView(StudyView):
             errors = error_panel(bins, score_name=self.scores[1], full=hi - lo)
         self.query_one("#iv-errors", Static).update(errors)
         self.query_one("#iv-points", Static).update(points_panel(s, m))
-        self.query_one("#iv-chart", Plot).refresh()
+        self.query_one("#iv-chart", Chart).redraw()
+
+    def _scale(self) -> tuple[float, float]:
+        return float(self.result.grid.values[0]), float(self.result.grid.values[-1])
+
+    def _draw_chart(self, plt: Any, width: int, height: int) -> str | None:
+        if not self.method.items:
+            return "no test items"
+        lo, hi = self._scale()
+        draw_intervals(plt, self.method.items, width, lo=lo, hi=hi, adjusted=self.adjusted)
+        return None
+
+    def _caption(self, width: int) -> Text:
+        lo, hi = self._scale()
+        return interval_caption(self.method.items, width, lo=lo, hi=hi, adjusted=self.adjusted)
 
     def _chart(self, width: int, height: int) -> Text:
-        s = self.result
-        return interval_chart(self.method.items, width, height, lo=float(s.grid.values[0]),
-                              hi=float(s.grid.values[-1]), adjusted=self.adjusted)
+        """The chart and its caption as text (off screen), as :func:`interval_chart` renders them."""
+        lo, hi = self._scale()
+        return interval_chart(self.method.items, width, height, lo=lo, hi=hi, adjusted=self.adjusted)
 
     # ---------------------------------------------------------------------------------------------- exports
     def document(self) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""Pure pieces of the Intervals view (paper 001): the per-item interval chart, width against judge error, the point
-score table and the per-item CSV. No Textual here: each function maps a study result to text, so tests check them
-directly.
+"""Pure pieces of the Intervals view (paper 001): the per-item interval chart (drawn by plotext), width against judge
+error, the point score table and the per-item CSV. No Textual widget here: each function maps a study result to
+text or fills a plotext figure, so tests check them directly.
 
 Coverage of one item uses the core's tolerance: human label y is inside [l, u] when l ≤ y + 10⁻⁹ and y ≤ u + 10⁻⁹
 (``core/judge_intervals/study.py``), so the marks here agree with the coverage in the table.
@@ -22,7 +22,7 @@ from relgate_tui.core.text import csv_cell, strip_controls
 from relgate_tui.tui.studies.common import num, plain
 
 TOL = 1e-9
-IN_STYLE, OUT_STYLE, MARK_STYLE = "green", "bold red", "bold white"
+IN_STYLE, OUT_STYLE = "green", "bold red"  # the caption's in / out counts
 
 
 def bounds(item: Any, adjusted: bool) -> tuple[float, float]:
@@ -38,58 +38,75 @@ def covered(item: Any, adjusted: bool) -> bool:
 # ---- the per-item chart -----------------------------------------------------------------------------------------
 
 
-def interval_chart(items: Sequence[Any], width: int, height: int, *, lo: float, hi: float, adjusted: bool,
-                   ticks: Sequence[float] = ()) -> Text:
-    """One column per test item (sorted by human label, then interval midpoint): the interval as a vertical bar,
-    green when the human label (●) is inside, red when it is not. With more items than columns, evenly spaced
-    items of the sorted order are drawn (the caption says how many)."""
-    if not items:
-        return Text("no test items", style="dim")
-    gutter = 6
-    plot_w = max(4, width - gutter - 1)
-    plot_h = max(3, height - 2)
+IN_COLOR, OUT_COLOR, MARK_COLOR = "green", "red", "white"  # plotext colours: label inside / outside, the label
+
+
+def chart_columns(width: int, lo: float, hi: float) -> int:
+    """How many item columns a ``width``-cell chart has: the width less the y axis (its tick labels and the frame)."""
+    gutter = max(len(f"{t:g}") for t in _integer_ticks(lo, hi) or [lo, hi]) + 2  # labels, "┤", the right frame
+    return max(4, width - gutter)
+
+
+def shown_items(items: Sequence[Any], columns: int, adjusted: bool) -> list[Any]:
+    """The items in chart order (by human label, then interval midpoint, then id); with more items than
+    ``columns``, evenly spaced items of that order (one per column)."""
     order = sorted(items, key=lambda it: (it.human, sum(bounds(it, adjusted)) / 2, str(it.id)))
-    n = len(order)
-    if n > plot_w:
-        picks = np.unique(np.linspace(0, n - 1, plot_w).round().astype(int))
-        shown = [order[int(i)] for i in picks]
-    else:
-        shown = order
-    step = 2 if 2 * len(shown) <= plot_w else 1   # a gap between bars when they fit
+    if len(order) <= columns:
+        return order
+    picks = np.unique(np.linspace(0, len(order) - 1, columns).round().astype(int))
+    return [order[int(i)] for i in picks]
 
-    def row(v: float) -> int:
-        if hi <= lo:
-            return 0
-        return max(0, min(plot_h - 1, int(round((hi - v) / (hi - lo) * (plot_h - 1)))))
 
-    grid: list[list[tuple[str, str]]] = [[(" ", "")] * plot_w for _ in range(plot_h)]
-    for k, it in enumerate(shown):
-        c = k * step
+def draw_intervals(plt: Any, items: Sequence[Any], width: int, *, lo: float, hi: float, adjusted: bool) -> None:
+    """Fill the plotext figure ``plt``: one column per shown test item (:func:`shown_items`), its interval as a
+    vertical bar — green when the human label (●) is inside, red when it is not — on the rating scale [lo, hi]."""
+    shown = shown_items(items, chart_columns(width, lo, hi), adjusted)
+    for k, it in enumerate(shown, start=1):
         lo_i, up_i = bounds(it, adjusted)
-        style = IN_STYLE if covered(it, adjusted) else OUT_STYLE
         if math.isfinite(lo_i) and math.isfinite(up_i):
-            for r in range(row(up_i), row(lo_i) + 1):
-                grid[r][c] = ("│", style)
-        grid[row(it.human)][c] = ("●", MARK_STYLE)
-    labels = {row(t): f"{t:g}" for t in (ticks or _integer_ticks(lo, hi))}
-    text = Text()
-    for r in range(plot_h):
-        label = labels.get(r, "")
-        text.append(f"{label:>{gutter - 1}} " + ("┤" if label else "│"), style="dim")
-        for ch, style in grid[r]:
-            text.append(ch, style=style)
-        text.append("\n")
-    text.append(" " * gutter + "└" + "─" * plot_w + "\n", style="dim")
+            plt.plot([k, k], [lo_i, up_i], marker="│", color=IN_COLOR if covered(it, adjusted) else OUT_COLOR)
+    plt.scatter(list(range(1, len(shown) + 1)), [float(it.human) for it in shown], marker="●", color=MARK_COLOR)
+    ticks = _integer_ticks(lo, hi)
+    plt.yticks(ticks, [f"{t:g}" for t in ticks])
+    plt.ylim(lo, hi)
+    plt.xlim(0.5, len(shown) + 0.5)
+    plt.xticks([])
+
+
+def interval_caption(items: Sequence[Any], width: int, *, lo: float, hi: float, adjusted: bool) -> Text:
+    """The line under the chart: how many human labels are in / out (coloured as the bars), the coverage, and how
+    many of the items are drawn."""
+    n = len(items)
+    if not n:
+        return Text("no test items", style="dim")
+    shown = len(shown_items(items, chart_columns(width, lo, hi), adjusted))
     inside = sum(covered(it, adjusted) for it in items)
-    caption = Text(" " * gutter)
+    caption = Text()
     caption.append(f"in {inside}", style=IN_STYLE)
     caption.append(" · ", style="dim")
     caption.append(f"out {n - inside}", style=OUT_STYLE)
     caption.append(f" ({100 * inside / n:.1f}% covered) · ", style="dim")
-    caption.append(f"{len(shown)} of {n} items" if len(shown) < n else f"{n} items", style="dim")
+    caption.append(f"{shown} of {n} items" if shown < n else f"{n} items", style="dim")
     caption.append(" by human label (●)", style="dim")
     caption.truncate(width, overflow="ellipsis")
-    text.append_text(caption)
+    return caption
+
+
+def interval_chart(items: Sequence[Any], width: int, height: int, *, lo: float, hi: float,
+                   adjusted: bool) -> Text:
+    """The chart as the view draws it, rendered off screen (plotext's ``clear`` theme) with its caption: what the
+    tests and the exports read."""
+    from textual_plotext.plot import Plot
+
+    if not items:
+        return Text("no test items", style="dim")
+    plt = Plot()
+    plt.plotsize(width, max(4, height - 1))
+    plt.theme("clear")
+    draw_intervals(plt, items, width, lo=lo, hi=hi, adjusted=adjusted)
+    text = Text.from_ansi(plt.build().rstrip())
+    text.append("\n")
+    text.append_text(interval_caption(items, width, lo=lo, hi=hi, adjusted=adjusted))
     return text
 
 

@@ -23,9 +23,9 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
-from relgate_tui.tui.widgets.plots import Plot, Series, xy_chart
+from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
 
-STYLES = ("bold cyan", "bold magenta", "bold yellow", "bold green", "bold red", "bold blue", "bold white")
+COLORS = ("cyan", "magenta", "orange", "green", "red", "blue", "white")  # plotext colours, one per category / judge
 MARKERS = ("●", "▲", "■", "◆", "★", "✚")
 THETA = np.linspace(-4.0, 4.0, 81)
 
@@ -71,8 +71,8 @@ class IRTView(StudyView):
         yield DataTable(id="irt-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="irt-diagnosis")
         with Horizontal(id="irt-plots"):
-            yield Plot(id="irt-curves")
-            yield Plot(id="irt-levels")
+            yield Chart(id="irt-curves")
+            yield Chart(id="irt-levels")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -86,7 +86,7 @@ class IRTView(StudyView):
         self._fill_table()
         self._fill_diagnosis()
         self._draw_curves()
-        self.query_one("#irt-levels", Plot).set_draw(self._levels_chart)
+        self._draw_levels()
         self.query_one("#irt-table", DataTable).focus()
 
     # ---------------------------------------------------------------------------------------------- the table
@@ -162,36 +162,47 @@ class IRTView(StudyView):
         return j, self.variant_index % len(j.fit.items)
 
     def _draw_curves(self) -> None:
-        plot = self.query_one("#irt-curves", Plot)
+        plot = self.query_one("#irt-curves", Chart)
         cur = self._current()
         if cur is None:
             plot.set_draw(None)
             return
         j, p = cur
         curves = category_curves(j.fit.a[p], j.fit.b[p])
-        series = [Series(THETA.tolist(), curves[k].tolist(), marker="•", style=STYLES[k % len(STYLES)],
+        series = [Series(THETA.tolist(), curves[k].tolist(), marker="braille", color=COLORS[k % len(COLORS)],
                          label=f"P(Y={c:g})", line=True) for k, c in enumerate(j.fit.categories[p])]
         title = (f"{plain(j.judge, 24)} · {plain(j.fit.items[p], 16)} · α {num(j.fit.a[p])}"
                  f"{'' if j.fit.converged else ' (not converged)'}")
-        plot.set_draw(lambda w, h: xy_chart(series, w, h, x_range=(-4.0, 4.0), y_range=(0.0, 1.0),
-                                            x_label="θ (latent quality)", y_label=title))
+        plot.set_draw(lambda plt, w, h: xy(plt, series, x_range=(-4.0, 4.0), y_range=(0.0, 1.0),
+                                           x_label="θ (latent quality)", title=title),
+                      caption=lambda w: legend(series))
 
-    def _levels_chart(self, width: int, height: int) -> Text:
+    def _levels_series(self) -> list[Series]:
+        """One line per judge (median θ̂ per human score) and the humans' own line."""
         series = []
         human = None
         for k, j in enumerate(self.result.judges):
             if j.curve_llm:
                 series.append(Series([c[0] for c in j.curve_llm], [c[1] for c in j.curve_llm],
-                                     marker=MARKERS[k % len(MARKERS)], style=STYLES[k % len(STYLES)],
+                                     marker=MARKERS[k % len(MARKERS)], color=COLORS[k % len(COLORS)],
                                      label=plain(j.judge, 20), line=True))
             if human is None and j.curve_human:
                 human = j.curve_human
         if human is not None:
-            series.append(Series([c[0] for c in human], [c[1] for c in human], marker="○", style="bold white",
+            series.append(Series([c[0] for c in human], [c[1] for c in human], marker="○", color="white",
                                  label="humans", line=True))
-        if not series:
-            return Text("no score-level curve: the file has no human scores (Phase 2 needs them)", style="dim")
-        return xy_chart(series, width, height, x_label="human score", y_label="median θ̂ per human score")
+        return series
+
+    def _draw_levels(self) -> None:
+        series = self._levels_series()
+
+        def draw(plt: Any, width: int, height: int) -> str | None:
+            if not series:
+                return "no score-level curve: the file has no human scores (Phase 2 needs them)"
+            xy(plt, series, x_label="human score", title="median θ̂ per human score")
+            return None
+
+        self.query_one("#irt-levels", Chart).set_draw(draw, caption=(lambda w: legend(series)) if series else None)
 
     def action_variant(self, step: int) -> None:
         self.variant_index += step

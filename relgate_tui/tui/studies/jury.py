@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
-from relgate_tui.tui.widgets.plots import Plot, Series, xy_chart
+from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
 
 JURY_TEXT_FALLBACK = "tf-idf + truncated SVD (text-only fallback)"
 
@@ -63,7 +63,7 @@ class JuryView(StudyView):
             with Vertical(id="jury-left"):
                 yield DataTable(id="jury-methods", cursor_type="row", zebra_stripes=True)
                 yield DataTable(id="jury-judges", cursor_type="row", zebra_stripes=True)
-                yield Plot(id="jury-chart")
+                yield Chart(id="jury-chart")
             with Vertical(id="jury-right"):
                 yield DataTable(id="jury-items", cursor_type="row", zebra_stripes=True)
                 yield Static(id="jury-detail")
@@ -85,7 +85,7 @@ class JuryView(StudyView):
         self._fill_methods()
         self._fill_judges()
         self._fill_items()
-        self.query_one("#jury-chart", Plot).set_draw(self._chart)
+        self._draw_chart()
         self.query_one("#jury-detail", Static).update(Text("Enter on an item shows its jury.", style="dim"))
         self.query_one("#jury-items", DataTable).focus()
 
@@ -177,18 +177,30 @@ class JuryView(StudyView):
         others = [(m.tau_mean, name) for name, m in self.result.methods.items() if name != "jury"]
         return max(others)[1] if others else None
 
-    def _chart(self, width: int, height: int) -> Text:
+    def _series(self) -> list[Series]:
+        """τ per split of the jury and of the best baseline (empty without a jury result)."""
         methods = self.result.methods
         jury = methods.get("jury")
         if jury is None:
-            return Text("no jury result", style="dim")
+            return []
         xs = [float(i + 1) for i in range(len(jury.tau_per_split))]
-        series = [Series(xs, list(jury.tau_per_split), marker="●", style="bold green", label="jury", line=True)]
+        series = [Series(xs, list(jury.tau_per_split), marker="●", color="green", label="jury", line=True)]
         best = self.best_baseline()
         if best is not None:
-            series.append(Series(xs, list(methods[best].tau_per_split), marker="▲", style="bold magenta",
+            series.append(Series(xs, list(methods[best].tau_per_split), marker="▲", color="magenta",
                                  label=plain(best, 30), line=True))
-        return xy_chart(series, width, height, x_label="split", y_label="test Kendall τ per split")
+        return series
+
+    def _draw_chart(self) -> None:
+        series = self._series()
+
+        def draw(plt: Any, width: int, height: int) -> str | None:
+            if not series:
+                return "no jury result"
+            xy(plt, series, x_label="split", title="test Kendall τ per split")
+            return None
+
+        self.query_one("#jury-chart", Chart).set_draw(draw, caption=(lambda w: legend(series)) if series else None)
 
     # ---------------------------------------------------------------------------------------------- exports
     def document(self) -> dict[str, Any]:

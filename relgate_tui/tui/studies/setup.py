@@ -30,6 +30,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, ProgressBar, Select
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from relgate_tui.tui.services import host
 from relgate_tui.tui.studies.common import StudyCancelled, plain, safe
 
 STUDIES = (("Intervals (paper 001)", "intervals"), ("IRT diagnostics (paper 002)", "irt"),
@@ -299,16 +300,12 @@ class StudiesScreen(Screen[None]):
                 self._stopped("", "study cancelled")
 
     def _finished(self, study: str, criterion: str, result: Any, data: Any) -> None:
-        from relgate_tui.tui.studies import open_study_view
-
         self._stopped("", "study finished")
         path = self.loaded_path or ""
         title = f"{Path(path).stem} · {criterion}"
-        view = open_study_view(result, title, source=path, export_dir=Path(path).expanduser().parent, data=data)
-        if study == "jury":
-            view.criterion = criterion  # type: ignore[attr-defined]
-        self.last_view = view
-        self.app.push_screen(view)
+        self.last_view = host(self.app).open_screen("study_view", result, title, source=path,
+                                                    export_dir=Path(path).expanduser().parent, data=data,
+                                                    criterion=criterion if study == "jury" else "")
 
     def _stopped(self, error: str, status: str = "") -> None:
         self.state = "idle"
@@ -328,7 +325,9 @@ class StudiesScreen(Screen[None]):
             if yes and self.worker is not None and self.state == "running":
                 self.worker.cancel()
 
-        self.app.push_screen(_confirm(), callback=answer)
+        host(self.app).confirm("Cancel the running study?", answer,
+                               "It stops after the current split; nothing is kept.", yes="Cancel it",
+                               no="Keep running")
 
     # ---------------------------------------------------------------------------------------------- helpers
     def _status(self, text: str | Text) -> None:
@@ -336,13 +335,6 @@ class StudiesScreen(Screen[None]):
 
     def _error(self, selector: str, message: str) -> None:
         self.query_one(selector, Label).update(Text(plain(message, 300), style="bold red"))
-
-
-def _confirm() -> Any:
-    from relgate_tui.tui.confirm import ConfirmModal
-
-    return ConfirmModal("Cancel the running study?", "It stops after the current split; nothing is kept.",
-                        yes="Cancel it", no="Keep running")
 
 
 def _one_line(error: BaseException | None) -> str:
