@@ -125,8 +125,9 @@ def test_a_one_slot_server_at_concurrency_8_has_no_timeout(advertise: bool) -> N
     assert server.served == N_REQUESTS  # no request asked twice: no work wasted, the sequential time
     if advertise:  # started from total_slots: one request in flight, ever
         assert sampler.limit.max_in_flight == 1 and server.max_waiting == 1
-    else:  # started at four: the queueing is seen and the limit comes down before anything nears the timeout
-        assert server.max_waiting * SERVICE_S < TIMEOUT_S and sampler.limit.max_in_flight <= 4
+    else:  # started at four, one more after the first (unqueued) answer of slow start: the second answer has queued,
+        # so the limit comes down before anything nears the timeout
+        assert server.max_waiting * SERVICE_S < TIMEOUT_S and sampler.limit.max_in_flight <= 5
         assert sampler.limit.allowed <= 2 and sampler.limit.decreases >= 2  # probing 1 ↔ 2 (AIMD)
 
 
@@ -141,3 +142,23 @@ def test_timeouts_while_others_are_answered_are_a_busy_server_not_a_server_down(
     answers = [e for e in events if not isinstance(e, AskFailed) and hasattr(e, "text")]
     assert busy and down == [] and sampler.totals.failed == 0 and not sampler.endpoint_down
     assert len(answers) == N_REQUESTS and sampler.limit.allowed <= 2
+
+
+def test_slow_start_reaches_the_configured_maximum_within_a_few_round_trips_and_ends_at_the_first_queueing() -> None:
+    """Without advertised slots the limit starts at four and doubles every round trip of answers that did not queue
+    (a server that keeps up reaches concurrency 64 in four round trips); the first queued answer ends slow start, and
+    from then on the limit grows by one per round trip."""
+    from relgate_tui.engine.transport.concurrency import START, AdaptiveLimit
+
+    limit, now, rounds = AdaptiveLimit(128), 0.0, 0
+    assert limit.allowed == START == 4
+    while limit.allowed < 64:
+        for _ in range(limit.allowed):
+            limit._answered(0.02, now)
+        now, rounds = now + 0.02, rounds + 1
+    assert rounds == 4 and limit.allowed == 64
+    limit._answered(0.2, now + 0.1)  # queued: 0.2 s > 1.5 × 0.02 + 0.05
+    assert limit.allowed == 63 and limit.decreases == 1
+    for _ in range(63):
+        limit._answered(0.02, now + 0.2)
+    assert limit.allowed == 64  # one per round trip after slow start, not one per answer (that would be 126)

@@ -10,8 +10,10 @@ one slot (llama.cpp's default, Ollama) is never sent more than it can serve befo
 * each answered request is a latency sample ``rtt``; the floor ``rtt_min`` is the smallest seen. A request that took
   longer than ``QUEUE_FACTOR · rtt_min + QUEUE_SLACK_S`` waited in the server's queue: latency grows with
   concurrency, so the limit goes down by one (at most once per ``rtt_min``, so one burst of queued answers is one
-  decrease per round trip, not eight at once). Otherwise the limit goes up by one after ``limit`` answers in a row
-  that did not queue (one per round trip: additive increase);
+  decrease per round trip, not eight at once). Otherwise the limit goes up: by one per answer that did not queue
+  until the first sign of queueing (*slow start*: it doubles every round trip, so a server that keeps up — a vLLM or
+  a cloud endpoint at concurrency 64 — reaches the configured maximum within a few round trips), and after that by
+  one after ``limit`` answers in a row that did not queue (one per round trip: additive increase);
 * a request that timed out while other requests were being answered is queueing at a busy server, not a server that
   is down: the limit is halved (multiplicative decrease) and the caller does not count it towards "endpoint down".
 
@@ -47,6 +49,7 @@ class AdaptiveLimit:
         self.rtt_min = math.inf
         self.decreases = 0
         self._unqueued = 0  # answers in a row that did not wait in the server's queue
+        self._slow_start = slots is None  # an advertised slot count is already the right limit
         self._last_decrease = -math.inf
         self._last_answer = -math.inf
         self._changed = asyncio.Event()
@@ -90,11 +93,15 @@ class AdaptiveLimit:
                 self._decrease(now, halve=False)
             return
         self._unqueued += 1
-        if self._unqueued >= self.allowed:
+        if self._slow_start:
+            self._unqueued = 0
+            self.limit = min(float(self.maximum), self.limit + 1.0)
+        elif self._unqueued >= self.allowed:
             self._unqueued = 0
             self.limit = min(float(self.maximum), self.limit + 1.0)
 
     def _decrease(self, now: float, *, halve: bool) -> None:
+        self._slow_start = False
         self._unqueued = 0
         self._last_decrease = now
         self.decreases += 1
