@@ -380,11 +380,11 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=max(len(col), 4))
     for r in rows:
         cells = {
-            "run": r.run_id, "task": r.task, "model": r.model, "created": r.created.replace("T", " ")[:19],
+            "run": r.run_id, "task": r.task, "model": r.model + (" (simulated)" if r.simulated else ""), "created": r.created.replace("T", " ")[:19],
             "status": r.status, "samples": str(r.n_samples), "labels": str(r.n_labels),
             "reliability": _fmt_pct(r.reliability_level), "bound": _fmt_pct(r.reliability_lower_bound),
-            "M*": "" if r.reliability_level is None else ("∞" if r.m_star is None else str(r.m_star)),
-            "gate": {None: "", True: "PASS", False: "FAIL"}[r.passed],
+            "M*": r.m_star_text,
+            "gate": r.gate_text,
         }
         table.add_row(*(Text(one_line(str(cells[c]))) for c in columns))  # ids and names are untrusted text
     console.print(table)

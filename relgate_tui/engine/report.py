@@ -104,6 +104,12 @@ def _md_cell(x: Any) -> str:
     return one_line(str(x)).replace("|", "\\|")
 
 
+def _calibration_reason(message: Any) -> str:
+    """The calibration message without its own leading "M* = ∞: " (the line already says M* = ∞)."""
+    text = str(message)
+    return text.split(": ", 1)[1] if text.startswith("M* = ∞: ") else text
+
+
 def report_markdown(doc: Mapping[str, Any]) -> str:
     """A human-readable report (no external table library needed)."""
     task = doc.get("task", {})
@@ -113,8 +119,11 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
     verdict = "no gate" if passed is None else ("PASS" if passed else "FAIL")
     gate = doc.get("min_reliability")
     calls = doc.get("calls", {})
+    from relgate_tui.engine.setup import looks_simulated
+
+    sim = " (simulated model)" if looks_simulated(str(doc.get("endpoint", "")), str(doc.get("model", ""))) else ""
     lines = [
-        f"# relgate certification — {_md_cell(task.get('name', '?'))} on {_md_cell(doc.get('model', '?'))}",
+        f"# relgate certification — {_md_cell(task.get('name', '?'))} on {_md_cell(doc.get('model', '?'))}{sim}",
         "",
         f"- Run: `{_md_cell(doc.get('run_id', '?'))}` (relgate {doc.get('relgate_version', '?')})",
         f"- Endpoint: {_md_cell(public_url(str(doc.get('endpoint', '?'))))}",
@@ -129,7 +138,7 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         f"- Gate: {verdict}" + (f" (min reliability {_pct(gate)})" if gate is not None else "")
         + (f" — {(doc.get('gate') or {}).get('summary')}" if doc.get("gate") else ""),
         f"- Conformal threshold at α = {doc.get('alpha')}: M* = {'∞' if m_star is None else m_star}"
-        + (f" — {doc['calibration_message']}" if doc.get("calibration_message") else ""),
+        + (f" — {_calibration_reason(doc['calibration_message'])}" if doc.get("calibration_message") else ""),
         f"- Calibration items scored: {doc.get('n_cal')}; skipped: {doc.get('n_skipped')}; "
         f"not yet verified: {doc.get('n_pending', 0)}",
         *_readout_lines(doc),

@@ -48,6 +48,29 @@ class RunSummary:
     reliability_lower_bound: float | None = None
     m_star: int | None = None
     passed: bool | None = None
+    has_gate: bool = False  # the stored results were judged against a gate (``min_reliability``)
+
+    @property
+    def simulated(self) -> bool:
+        """A run against relgate's simulated models (:func:`relgate_tui.engine.setup.looks_simulated`)."""
+        from relgate_tui.engine.setup import looks_simulated
+
+        return looks_simulated(self.endpoint, self.model)
+
+    @property
+    def m_star_text(self) -> str:
+        """M* as every screen writes it: "∞" when the results say none is finite (JSON null), "—" without results."""
+        if self.reliability_level is None:
+            return "—"
+        return "∞" if self.m_star is None else str(self.m_star)
+
+    @property
+    def gate_text(self) -> str:
+        """PASS / FAIL / "no gate" (the results were judged against none, as ``relgate report`` says) / "—" (no
+        results yet, or a gate left undecided by incomplete sampling)."""
+        if self.passed is not None:
+            return "PASS" if self.passed else "FAIL"
+        return "no gate" if self.reliability_level is not None and not self.has_gate else "—"
 
 
 
@@ -92,6 +115,7 @@ def summarise(store: RunStore) -> RunSummary:
         reliability_lower_bound=_opt_float(res.get("reliability_lower_bound")),
         m_star=m_star if _is_int(m_star) else None,
         passed=res.get("passed") if isinstance(res.get("passed"), bool) else None,
+        has_gate=isinstance(res.get("min_reliability"), (int, float)) or isinstance(res.get("passed"), bool),
     )
 
 

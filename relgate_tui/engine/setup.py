@@ -141,6 +141,20 @@ def start_demo(latency_ms: float = 0.0, port: int = DEMO_PREFERRED_PORT) -> Any:
     return DemoServer(port=0, latency_ms=latency_ms).start()
 
 
+def looks_simulated(endpoint: str, model: str) -> bool:
+    """A run against relgate's own simulated models: a loopback endpoint (the embedded demo or ``relgate
+    demo-server``) and one of the demo's model names. Every screen and report marks such a run "simulated"."""
+    from urllib.parse import urlsplit
+
+    from relgate_tui.demo.simulate import SIM_MODELS
+
+    try:
+        host = urlsplit(str(endpoint)).hostname or ""
+    except ValueError:
+        return False
+    return host in ("127.0.0.1", "localhost", "::1") and str(model) in SIM_MODELS
+
+
 def demo_endpoint(base_url: str) -> EndpointChoice:
     """The embedded demo as an endpoint choice (its answer models; its simulated judge only as the judge)."""
     from relgate_tui.demo.simulate import ANSWER_MODELS, JUDGE_MODEL

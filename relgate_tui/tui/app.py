@@ -38,7 +38,7 @@ from relgate_tui.tui.home import HomeChoice, HomeScreen
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.judge_audit import JudgeAuditConfig
-    from relgate_tui.engine.session import RunSetup, Session
+    from relgate_tui.engine.session import GateBasis, RunSetup, Session
     from relgate_tui.tui.settings_file import UISettings
 
 __all__ = ["AppServices", "RelgateApp", "make_app", "run"]
@@ -106,6 +106,7 @@ class RelgateApp(App[None]):
         self._last_setup: RunSetup | None = None
         self._last_judge_audit: JudgeAuditConfig | None = None
         self._return_to_runs = False
+        self._own_gate_runs: set[Path] = set()  # runs opened from Runs: shown against the gate they were stored with
         self.history: list[tuple[str, Any]] = []  # (screen, dismissed value), in order — the flow as it happened
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
@@ -246,6 +247,7 @@ class RelgateApp(App[None]):
             self.notify(str(exc), title="Cannot start the run", severity="error", timeout=10)
             self.show_setup(setup)
             return
+        self._own_gate_runs.discard(session.path)
         self.session = session
         self.show_sampling(session)
 
@@ -286,8 +288,18 @@ class RelgateApp(App[None]):
         from relgate_tui.tui.results import ResultsScreen
 
         self.session = session
-        gate = self.settings.gate if self.settings else None
-        self.push_screen(ResultsScreen(session, gate=gate), callback=self._after_results)
+        gate, basis = self.gate_for(session)
+        self.push_screen(ResultsScreen(session, gate=gate, gate_basis=basis), callback=self._after_results)
+
+    def gate_for(self, session: Session) -> tuple[float | None, GateBasis]:
+        """The gate a run is shown against: a run made here from Setup, the Settings gate; a run opened from Runs,
+        the gate its stored results were judged against (``Session.stored_gate``) — so Runs, Results, Compare,
+        ``relgate report`` and the JSON tell one story about it (issue 24 §5)."""
+        if session.path in self._own_gate_runs:
+            return session.stored_gate()
+        if self.settings is None:
+            return None, "lower_bound"
+        return self.settings.gate, self.settings.gate_basis
 
     def _after_results(self, action: str | None) -> None:
         self.history.append(("results", action))
@@ -335,6 +347,7 @@ class RelgateApp(App[None]):
             self.show_runs()
             return
         self.session = session
+        self._own_gate_runs.add(session.path)
         if action == "resume" and not session.sampling_complete:
             self.show_sampling(session)
         elif action == "resume":
@@ -388,7 +401,9 @@ class RelgateApp(App[None]):
         if alpha is None:
             alpha = getattr(self.screen, "alpha", None)
         try:
-            path = session.export(fmt, alpha=alpha, gate=self.settings.gate if self.settings else None)
+            gate, basis = self.gate_for(session)
+            path = session.export(fmt, alpha=alpha, gate=gate, gate_basis=basis,
+                                  confidence=self.settings.confidence if self.settings else 0.95)
         except (ValueError, OSError) as exc:
             self.notify(str(exc), title="Export failed", severity="error")
             return None

@@ -62,9 +62,6 @@ class CompareScreen(Screen[None]):
         from relgate_tui.engine.session import Session
 
         self.sub_title = "compare runs"
-        settings = getattr(self.app, "settings", None)
-        if self.gate is None and settings is not None:
-            self.gate = settings.gate
         cache_dir = None
         services = getattr(self.app, "services", None)
         if services is not None:
@@ -91,14 +88,12 @@ class CompareScreen(Screen[None]):
         views: list[ResultsView] = []
         for i, s in enumerate(self.sessions):
             table.add_column(Text(s.short_title, overflow="ellipsis"), key=f"run{i}")
-            views.append(
-                s.results(
-                    self.alpha,
-                    gate=self.gate,
-                    gate_basis=getattr(settings, "gate_basis", "level"),
-                    confidence=getattr(settings, "confidence", 0.95),
-                )
-            )
+            # each run against its own stored gate, as Runs, Results and `relgate report` show it (issue 24 §5)
+            gate, basis = s.stored_gate()
+            if self.gate is not None:  # an explicit gate for every run
+                gate, basis = self.gate, ("level" if getattr(settings, "gate_basis", "") == "level" else "lower_bound")
+            views.append(s.results(self.alpha, gate=gate, gate_basis=basis,
+                                   confidence=getattr(settings, "confidence", 0.95)))
         best = max((v.result.reliability_level for v in views), default=None)
 
         def level(v: ResultsView) -> Text:
@@ -112,7 +107,8 @@ class CompareScreen(Screen[None]):
             ("endpoint", lambda v, s: safe_line(s.endpoint_label, overflow="ellipsis")),
             ("reliability 1−α*", lambda v, s: level(v)),
             ("lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
-            ("verified n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
+            ("verified items: top right", lambda v, s: f"{v.result.reliability_successes} of {v.result.reliability_n}"),
+            ("calibration n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
             (f"M* at α = {self.alpha:.2f}", lambda v, s: fmt_m_star(v.result.m_star)),
             ("avg set size", lambda v, s: "—" if math.isnan(v.result.average_set_size)
              else f"{v.result.average_set_size:.2f}"),
@@ -122,8 +118,9 @@ class CompareScreen(Screen[None]):
             ("mode accuracy", lambda v, s: fmt_prop(v.result.mode_accuracy)),
             ("samples used / budget", lambda v, s: f"{v.result.samples_used} / {v.result.samples_budget}"),
             ("calls saved", lambda v, s: f"{v.result.calls_saved:.1%}"),
-            ("calls made / cached / failed", lambda v, s: f"{v.calls_made} / {v.calls_cached} / {v.calls_failed}"),
-            ("gate", lambda v, s: "—" if v.result.passed is None else
+            ("calls, last pass: made / cached / failed",
+             lambda v, s: f"{v.calls_made} / {v.calls_cached} / {v.calls_failed}"),
+            ("gate", lambda v, s: Text("no gate", style="dim") if v.result.passed is None else
              Text("PASS" if v.result.passed else "FAIL", style="bold green" if v.result.passed else "bold red")),
             ("K_max · stopping", lambda v, s: f"{s.k_max} · {s.stopping}"),
             ("run", lambda v, s: safe_line(s.run_id, style="dim")),

@@ -27,7 +27,7 @@ from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
 from relgate_tui.tui.widgets.safetext import clean, safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.session import ItemRow, ResultsView, Session
+    from relgate_tui.engine.session import GateBasis, ItemRow, ResultsView, Session
 
 FILTERS = ("all", "misses", "large sets", "ties")
 ALPHA_MIN, ALPHA_MAX, ALPHA_STEP = 0.01, 0.50, 0.01
@@ -120,8 +120,10 @@ def judge_summary(judge: dict) -> Table:
 
 
 def judge_cells(it: dict) -> tuple:
-    def score(x: int | None) -> str:
-        return "∞" if x is None else str(x)
+    def score(key: str) -> str:  # "·" not verified yet (as the Items table), "∞" no acceptable answer
+        if key not in it:
+            return "·"
+        return "∞" if it[key] is None else str(it[key])
 
     freq_top = it["compared"][0] if it["compared"] else "—"
     judge_top = it["judge_order"][0] if it["judge_order"] else "—"
@@ -133,8 +135,8 @@ def judge_cells(it: dict) -> tuple:
         str(it["mfas_cost"]),
         safe_line(freq_top, 14, overflow="ellipsis"),
         safe_line(judge_top, 14, style="bold yellow" if judge_top != freq_top else "", overflow="ellipsis"),
-        score(it["frequency_score"]),
-        score(it["judge_score"]),
+        score("frequency_score"),
+        score("judge_score"),
     )
 
 
@@ -184,7 +186,7 @@ class ResultsScreen(Screen[str]):
         Binding("minus,underscore", "alpha(-1)", "α−", key_display="-", id="results.alpha_down",
                 tooltip="Decrease α by 0.01 (larger sets)"),
         Binding("f", "filter", "Filter", id="results.filter", tooltip="Items: all → misses → large sets → ties"),
-        Binding("p", "plots", "Plots", id="results.plots", tooltip="Switch between the item table and the plots"),
+        Binding("p", "plots", "Plots", id="results.plots", tooltip="Open the plots (on the plots: back to the items)"),
         Binding("d", "judge_tab", "Judge", id="results.judge",
                 tooltip="Pairwise judge: both rankings side by side and the cycle diagnostics"),
         Binding("j", "export('json')", "JSON", id="results.json", tooltip="Export results as JSON"),
@@ -200,10 +202,12 @@ class ResultsScreen(Screen[str]):
     )
     HELP_TITLE = "Results"
 
-    def __init__(self, session: Session, *, gate: float | None = None, alpha: float | None = None) -> None:
+    def __init__(self, session: Session, *, gate: float | None = None, alpha: float | None = None,
+                 gate_basis: GateBasis | None = None) -> None:
         super().__init__()
         self.session = session
         self.gate = gate
+        self._gate_basis = gate_basis  # None: the Settings basis
         self.alpha = round(alpha if alpha is not None else session.alpha, 2)
         self.filter_index = 0
         self.view: ResultsView | None = None
@@ -255,9 +259,17 @@ class ResultsScreen(Screen[str]):
         table.focus()
         try:  # keep the run's results.json (what the Runs list shows) current
             settings = getattr(self.app, "settings", None)
-            self.session.save_results(self.alpha, gate=self.gate, confidence=getattr(settings, "confidence", 0.95))
+            self.session.save_results(self.alpha, gate=self.gate, confidence=getattr(settings, "confidence", 0.95),
+                                      gate_basis=self.gate_basis)
         except (ValueError, OSError) as exc:
             self.notify(f"could not save results.json: {exc}", severity="warning")
+
+    @property
+    def gate_basis(self) -> GateBasis:
+        if self._gate_basis is not None:
+            return self._gate_basis
+        basis = getattr(getattr(self.app, "settings", None), "gate_basis", "lower_bound")
+        return "level" if basis == "level" else "lower_bound"
 
     # --------------------------------------------------------------------------------------------- compute
     def recompute(self) -> None:
@@ -266,7 +278,7 @@ class ResultsScreen(Screen[str]):
         self.view = self.session.results(
             self.alpha,
             gate=self.gate,
-            gate_basis=getattr(settings, "gate_basis", "lower_bound"),
+            gate_basis=self.gate_basis,
             confidence=getattr(settings, "confidence", 0.95),
             curve_alphas=CURVE_ALPHAS,
         )
@@ -337,7 +349,7 @@ class ResultsScreen(Screen[str]):
         verdict = Text()
         if r.passed is None:
             verdict.append(" NO GATE ", style="reverse")
-            verdict.append("  set one in Settings", style="dim")
+            verdict.append("  this run has none (a new run takes the Settings gate)", style="dim")
         else:
             verdict.append(" PASS " if r.passed else " FAIL ", style="bold reverse green" if r.passed else
                            "bold reverse red")
@@ -575,8 +587,9 @@ class ResultsScreen(Screen[str]):
         self._render_table()
 
     def action_plots(self) -> None:
+        """Open the Plots tab (from Items or Judge & cycles); on Plots, back to Items."""
         tabs = self.query_one("#tabs", TabbedContent)
-        tabs.active = "tab-plots" if tabs.active == "tab-items" else "tab-items"
+        tabs.active = "tab-items" if tabs.active == "tab-plots" else "tab-plots"
 
     def action_export(self, fmt: str) -> None:
         path = self.app.export_results(fmt, alpha=self.alpha)  # type: ignore[attr-defined]

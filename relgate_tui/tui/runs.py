@@ -129,20 +129,19 @@ class RunsScreen(Screen["RunsChoice | None"]):
         # keyed by directory: a backup copy of a run holds the same run id (issue 10 §5)
         self.summaries = {str(s.path): s for s in summaries}
         for s in summaries:
-            gate = "—" if s.passed is None else ("PASS" if s.passed else "FAIL")
             table.add_row(
                 "",
                 "run",
                 s.created.replace("T", " ")[5:16],
-                safe_line(s.model, overflow="ellipsis"),
+                safe_line(s.model + (" (simulated)" if s.simulated else ""), overflow="ellipsis"),
                 safe_line(s.task, 26, overflow="ellipsis"),
                 safe_line(s.status, style="red" if s.status.startswith("unreadable") else ""),
                 str(s.n_items),
                 str(s.n_samples),
                 str(s.n_labels),
                 _fmt_level(s),
-                "—" if s.m_star is None else str(s.m_star),
-                Text(gate, style="green" if s.passed else ("red" if s.passed is False else "dim")),
+                s.m_star_text,
+                Text(s.gate_text, style="green" if s.passed else ("red" if s.passed is False else "dim")),
                 key=str(s.path),
             )
         n = len(summaries)

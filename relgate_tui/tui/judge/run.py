@@ -37,6 +37,7 @@ class ProgressPanel(Vertical):
         self.unit = unit
         self._clock = clock
         self._seen: set[str] = set()
+        self._planned = 0  # the whole pass's planned total: the bar never runs backwards as sources start
 
     def compose(self) -> ComposeResult:
         yield Static("", id="run-info")
@@ -49,8 +50,10 @@ class ProgressPanel(Vertical):
         yield Label("Errors", classes="panel-title")
         yield RichLog(id="errors", wrap=True, markup=False, max_lines=500, min_width=20)
 
-    def reset(self, info: Text | str) -> None:
+    def reset(self, info: Text | str, planned: int = 0) -> None:
+        """Start a pass; ``planned``: its total over every source (0 = unknown: the largest total seen so far)."""
         self._seen = set()
+        self._planned = planned
         self.query_one("#errors", RichLog).clear()
         self.query_one("#bar", ProgressBar).update(total=1, progress=0)
         self.query_one("#answers-count", Label).update("")
@@ -61,7 +64,7 @@ class ProgressPanel(Vertical):
     def show(self, per_source: Mapping[str, Any], phase: str | None = None) -> None:
         """``per_source``: name → an object with ``done``, ``total``, ``made``, ``cached``, ``failed``."""
         done = sum(p.done for p in per_source.values())
-        total = sum(p.total for p in per_source.values())
+        total = self._planned = max(self._planned, sum(p.total for p in per_source.values()))
         self.query_one("#bar", ProgressBar).update(total=max(1, total), progress=done)
         self.query_one("#answers-count", Label).update(f" {done:,} / {total:,} {self.unit}")
         lines = Text()
