@@ -377,7 +377,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         if col == "run":
             table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=max(20, console.width - 62))
         else:
-            table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=max(len(col), 4))
+            table.add_column(col, no_wrap=True, overflow="ellipsis",
+                             min_width=7 if col == "gate" else max(len(col), 4))  # "no gate" whole
     for r in rows:
         cells = {
             "run": r.run_id, "task": r.task, "model": r.model + (" (simulated)" if r.simulated else ""), "created": r.created.replace("T", " ")[:19],
