@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label
 
+from relgate_tui.core.text import one_line
 from relgate_tui.tui.results import ALPHA_MAX, ALPHA_MIN, ALPHA_STEP, fmt_m_star, fmt_prop
 from relgate_tui.tui.widgets.safetext import safe_line
 
@@ -34,6 +35,8 @@ class CompareScreen(Screen[None]):
                 tooltip="Decrease α by 0.01 for every run"),
         Binding("m", "margin", "Margin", id="compare.margin",
                 tooltip="Cycle the paired gate's non-inferiority margin (two runs)"),
+        Binding("t", "match", "Pair by text", id="compare.match",
+                tooltip="Pair the two runs' items by question text instead of by id / document hash"),
         Binding("escape", "back", "Back", id="compare.back", tooltip="Back to the runs"),
     ]
     MARGINS = (0.0, 0.01, 0.02, 0.05, 0.10)
@@ -48,6 +51,7 @@ class CompareScreen(Screen[None]):
         self.sessions: list[Session] = []
         self.errors: list[str] = []
         self.margin = 0.05
+        self.match = "auto"  # "question": pair by question text (t)
         self.paired: dict | None = None
 
     def compose(self) -> ComposeResult:
@@ -135,7 +139,7 @@ class CompareScreen(Screen[None]):
 
     def render_paired(self) -> None:
         """The paired gate (B = second run vs A = first) and the items B lost and won; hidden unless two runs."""
-        from relgate_tui.engine.paired_runs import compare_documents
+        from relgate_tui.engine.paired_runs import compare_documents, no_shared_items
 
         label = self.query_one("#compare-paired", Label)
         diff = self.query_one("#compare-diff", DataTable)
@@ -146,13 +150,19 @@ class CompareScreen(Screen[None]):
             self.paired = None
             return
         docs = [s.document(self.alpha) for s in self.sessions]
-        doc = self.paired = compare_documents(docs[0], docs[1], margin=self.margin)
+        qa, qb = ({it.id: it.question for it in s.prepared.items} for s in self.sessions)
+        doc = self.paired = compare_documents(docs[0], docs[1], margin=self.margin, match=self.match,
+                                              questions=(qa, qb))
+        if doc["n_shared"] == 0:  # say why, with both id spaces and the offer to pair by question text
+            reason = no_shared_items(doc, docs[0], docs[1]).replace("--match question", "press t")
+            label.update(Text.assemble(("Paired gate: ", "bold"), ("the two runs ", ""), (one_line(reason), "yellow")))
+            return
         d, t = doc["difference"], doc["table"]
         verdict = {"not_worse": ("B not worse", "bold green"), "worse": ("B worse", "bold red"),
                    "undecided": ("undecided", "bold yellow")}[doc["decision"]]
         line = Text.assemble(
             ("Paired gate ", "bold"), (f"(margin {self.margin:g}, m to change): ", "dim"), verdict,
-            f" · {doc['n']} paired items · B lost {t['b_lost']}, won {t['b_won']} · accuracy B − A ",
+            f" · {doc['n']} paired items{' (by question text)' if self.match == 'question' else ''} · B lost {t['b_lost']}, won {t['b_won']} · accuracy B − A ",
             "—" if d["estimate"] is None else f"{d['estimate']:+.3f} [{d['lower']:+.3f}, {d['upper']:+.3f}]")
         if doc["decision"] == "undecided":
             more = doc["more_items_to_decide"]
@@ -167,6 +177,10 @@ class CompareScreen(Screen[None]):
             for item in ids:
                 diff.add_row(Text(item), Text(change, style=style), Text(tops[0].get(item, "—"), overflow="ellipsis"),
                              Text(tops[1].get(item, "—"), overflow="ellipsis"), key=f"{change}:{item}")
+
+    def action_match(self) -> None:
+        self.match = "auto" if self.match == "question" else "question"
+        self.render_paired()
 
     def action_margin(self) -> None:
         i = self.MARGINS.index(self.margin) if self.margin in self.MARGINS else -1
