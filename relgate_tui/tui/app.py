@@ -92,6 +92,10 @@ class RelgateApp(App[None]):
     TITLE = "relgate"
     SUB_TITLE = "LLM reliability certification"
     CSS_PATH = "app.tcss"
+    # every screen is usable from 80×24 (issue 24 §4): below 110 columns / 30 rows a screen carries "-narrow" /
+    # "-short", and its stylesheet stacks or trims panels for it
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help", tooltip="Show every key"),
         Binding("f1", "help", "Help", show=False, id="app.help_f1", tooltip="Show every key"),

@@ -78,13 +78,13 @@ class RunsScreen(Screen["RunsChoice | None"]):
             ("created", "created"),
             ("model", "model"),
             ("task", "task"),
+            ("level", "reliability (≥ bound)"),  # the headline before the counts: visible at 80 columns
+            ("mstar", "M*"),
+            ("gate", "gate"),
             ("status", "status"),
             ("items", "items"),
             ("samples", "samples"),
             ("labels", "labels"),
-            ("level", "reliability (≥ bound)"),
-            ("mstar", "M*"),
-            ("gate", "gate"),
         ):
             table.add_column(label, key=key)
         self.query_one("#runs-title", Label).update(safe_line(f"Loading runs from {self.runs_dir} …"))
@@ -103,9 +103,9 @@ class RunsScreen(Screen["RunsChoice | None"]):
         for a in audits:
             table.add_row("", "audit", a.created.replace("T", " ")[5:16],
                           Text(", ".join(a.judges)[:40], overflow="ellipsis"),
-                          Text(f"{a.data} / {a.criterion}"[:26], overflow="ellipsis"),
-                          "finished" if a.finished else "unfinished", "—", f"{a.answers}/{a.planned}", "—", "—", "—",
-                          "—", key=a.id)
+                          Text(f"{a.data} / {a.criterion}"[:26], overflow="ellipsis"), "—", "—", "—",
+                          "finished" if a.finished else "unfinished", "—", f"{a.answers}/{a.planned}", "—",
+                          key=a.id)
 
     @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
     def _load(self) -> list[RunSummary]:
@@ -135,13 +135,13 @@ class RunsScreen(Screen["RunsChoice | None"]):
                 s.created.replace("T", " ")[5:16],
                 safe_line(s.model + (" (simulated)" if s.simulated else ""), overflow="ellipsis"),
                 safe_line(s.task, 26, overflow="ellipsis"),
+                _fmt_level(s),
+                s.m_star_text,
+                Text(s.gate_text, style="green" if s.passed else ("red" if s.passed is False else "dim")),
                 safe_line(s.status, style="red" if s.status.startswith("unreadable") else ""),
                 str(s.n_items),
                 str(s.n_samples),
                 str(s.n_labels),
-                _fmt_level(s),
-                s.m_star_text,
-                Text(s.gate_text, style="green" if s.passed else ("red" if s.passed is False else "dim")),
                 key=str(s.path),
             )
         n = len(summaries)

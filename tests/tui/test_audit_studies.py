@@ -95,6 +95,10 @@ async def test_i_and_r_open_the_studies_of_a_stored_audit(services, stored: Path
         assert isinstance(irt, IRTView)
         assert [j.judge for j in irt.result.judges] == ["sim-judge-long"]
         assert set(irt.result.judges[0].fit.items) == {"original", "strict"}
+        table = irt.query_one("#irt-table")
+        for variant in ("original", "strict"):  # issue 24 §3: the unparseable share per judge × variant
+            bad, total = audit.unparseable_by[("sim-judge-long", variant)]
+            assert total == 8 * 5 and str(table.get_cell(f"unparseable {variant}", "j0")) == f"{bad} of {total}"
         await pilot.press("j")
         doc = json.loads(irt.exported[0].read_text(encoding="utf-8"))
         ref = document(build_study(audit.table, judge=None, criterion=None, prior="mml", original="original"),

@@ -57,6 +57,8 @@ class AuditScores:
     scale: tuple[int, ...] = direct.SCALE  # the audit's scale 1–K
     prompt: str = geval.DEFAULT_PROMPT
     no_rating_token: Mapping[str, int] = field(default_factory=dict)  # reason → answers without a rating token
+    # (judge, variant) → (unparseable, answers read): what each judge × prompt variant gave no score for
+    unparseable_by: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One line for the user: rows, and every answer that did not become a full row."""
@@ -123,6 +125,7 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
     records: list[dict[str, Any]] = []
     answers = unparseable = dropped = missing = no_lp = 0
     reasons: Counter[str] = Counter()
+    per_cell: dict[tuple[str, str], tuple[int, int]] = {}
     for judge in spec.judges:
         for req in plan.requests:
             if req.key[0] != direct.KIND:
@@ -135,6 +138,8 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
             _, variant, input_id, cand_id = req.key
             inp, cand = items[(input_id, cand_id)]
             score = direct.parse(answer.text, spec.prompt, spec.scale)
+            bad, seen = per_cell.get((judge.label, variant), (0, 0))
+            per_cell[(judge.label, variant)] = (bad + (score is None), seen + 1)
             found = direct.locate(answer.logprobs, answer.text, spec.prompt, spec.scale)
             lps = _clean_logprobs(found.logprobs)
             if lps is None:
@@ -162,4 +167,4 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
                         f"{missing} planned answers missing)")
     table = table_from_records(records, f"audit {store.id}")
     return AuditScores(store.id, str(path), table, answers, unparseable, dropped, missing, no_lp,
-                       geval.scale_values(spec.scale), spec.prompt, dict(reasons))
+                       geval.scale_values(spec.scale), spec.prompt, dict(reasons), per_cell)

@@ -1,0 +1,126 @@
+"""The Results screen's Judge & cycles tab: both rankings side by side (the pairwise judge's section of the result
+document, ``engine.judge_section``), the judged items' rows and the cycle viewer of one item."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from relgate_tui.core.text import one_line
+from relgate_tui.tui.widgets.cycles import edge_verdicts
+from relgate_tui.tui.widgets.figures import fmt_pct
+from relgate_tui.tui.widgets.safetext import clean, safe_line
+
+__all__ = ["JUDGE_COLUMNS", "judge_summary", "judge_cells", "cycle_view"]
+
+JUDGE_COLUMNS = ("id", "n", "rho", "cycles", "cost", "freq", "judge", "s", "sj")
+
+
+def _m(m: int | None) -> str:
+    return "∞" if m is None else str(m)
+
+
+def _prop_json(p: dict | None) -> str:
+    if not p:
+        return "—"
+    return f"{p['estimate']:.1%} [{p['lower']:.1%}, {p['upper']:.1%}]"
+
+
+def judge_summary(judge: dict) -> Table:
+    """Both rankings side by side (the same labels calibrate both) and the cycle / position-bias figures."""
+    f, j = judge["rankings"]["frequency"], judge["rankings"]["judge"]
+    grid = Table(box=None, padding=(0, 1), expand=False, show_edge=False)
+    grid.add_column("ranking by", style="dim", no_wrap=True, min_width=12)
+    grid.add_column("frequency", no_wrap=True, min_width=9)
+    grid.add_column("judge", no_wrap=True, min_width=9)
+    grid.add_row("reliability", fmt_pct(f["reliability_level"]), fmt_pct(j["reliability_level"]))
+    grid.add_row(f"{f.get('confidence', 0.95):.0%} bound", fmt_pct(f["reliability_lower_bound"]),
+                 fmt_pct(j["reliability_lower_bound"]))
+    grid.add_row(f"M* (α={judge['alpha']:.2f})", _m(f["m_star"]), _m(j["m_star"]))
+    grid.add_row("coverage", "—" if not f["coverage"] else f"{f['coverage']['estimate']:.1%}",
+                 "—" if not j["coverage"] else f"{j['coverage']['estimate']:.1%}")
+    grid.add_row("avg set size", "—" if f["avg_set_size"] is None else f"{f['avg_set_size']:.2f}",
+                 "—" if j["avg_set_size"] is None else f"{j['avg_set_size']:.2f}")
+    c, b = judge["cycles"], judge["position_bias"]
+    notes = Text()
+    if judge.get("judge"):
+        notes.append(f"judge {clean(judge['judge']['model'])}, {judge['judge']['reps']} verdicts/pair, random order\n", "bold")
+    notes.append(f"{c['n_items_with_cycle']}", style="bold red" if c["n_items_with_cycle"] else "bold")
+    notes.append(f" of {c['n_items_with_triples']} items with ≥ 3 compared answers have a preference cycle")
+    if c["mean_rho"] is not None:
+        notes.append(f" (mean ρ {c['mean_rho']:.3f}, max {c['max_rho']:.3f}; a coin-flip judge: 0.25)")
+    notes.append(f"\njudge reordered {judge['n_items_reordered']} of {judge['n_items_judged']} judged items, "
+                 f"changed the top answer on {judge['n_top_changed']}")
+    if b["first_shown_share"] is not None:
+        notes.append(f"\nfirst-shown answer wins {b['first_shown_share']:.1%} of {b['n_valid_verdicts']} valid "
+                     f"verdicts; {b['pairs_flipped_by_order']} of {b['pairs_decisive_both_orders']} pairs flip "
+                     "with the order")
+        notes.append("\nposition-only judge (verdicts follow the order)" if b.get("position_only") else "", "bold red")
+    v = judge["verdicts"]
+    notes.append(f"\nverdicts {v['valid']} valid of {v['total']}", style="dim")
+    if judge.get("calls"):
+        notes.append(f" · judge calls made {judge['calls']['made']}, cached {judge['calls']['cached']}", style="dim")
+    outer = Table.grid(padding=(0, 3), expand=True)
+    outer.add_column(no_wrap=True)
+    outer.add_column(ratio=1)
+    outer.add_row(grid, notes)
+    return outer
+
+
+def judge_cells(it: dict) -> tuple:
+    def score(key: str) -> str:  # "·" not verified yet (as the Items table), "∞" no acceptable answer
+        if key not in it:
+            return "·"
+        return "∞" if it[key] is None else str(it[key])
+
+    freq_top = it["compared"][0] if it["compared"] else "—"
+    judge_top = it["judge_order"][0] if it["judge_order"] else "—"
+    return (
+        safe_line(it["id"]),
+        str(len(it["compared"])),
+        Text("—" if it["rho"] is None else f"{it['rho']:.2f}", style="bold red" if it["rho"] else "dim"),
+        str(it["n_cycles"]),
+        str(it["mfas_cost"]),
+        safe_line(freq_top, 14, overflow="ellipsis"),
+        safe_line(judge_top, 14, style="bold yellow" if judge_top != freq_top else "", overflow="ellipsis"),
+        score("frequency_score"),
+        score("judge_score"),
+    )
+
+
+def cycle_view(it: dict) -> Text:
+    """One item's cycle viewer: each cyclic triple with the verdicts behind each of its edges (both orders)."""
+    def behind(x: str, y: str) -> str:
+        """x's wins – y's wins: in total, with x shown first, with y shown first."""
+        v = edge_verdicts(it["pairs"], x, y)
+        if v is None:
+            return "no verdicts"
+        (tx, ty), (xx, xy), (yx, yy) = v.total, v.x_first, v.y_first
+        return f"{tx}–{ty}  (x first {xx}–{xy}, y first {yx}–{yy})"
+
+    t = Text()
+    t.append(one_line(str(it["id"])), style="bold")
+    rho = "—" if it["rho"] is None else f"{it['rho']:.2f}"
+    t.append(f"  ρ = {rho}, {it['n_cycles']} cyclic triple(s)\n", style="bold red" if it["rho"] else "")
+    t.append("frequency order  ", style="dim")
+    t.append(one_line(" > ".join(it["compared"])) + "\n")
+    t.append("judge order      ", style="dim")
+    t.append(one_line(" > ".join(it["judge_order"])), style="bold")
+    t.append(f"  (MFAS cost {it['mfas_cost']})\n")
+    for tri in it["cyclic_triples"][:6]:
+        a, b, c = tri
+        ca, cb, cc = (one_line(str(x)) for x in tri)  # shown without controls; verdicts keyed by the raw names
+        t.append(f"\n{ca} → {cb} → {cc} → {ca}\n", style="bold yellow")
+        for x, y in ((a, b), (b, c), (c, a)):
+            t.append(f"  x={one_line(str(x))} beats y={one_line(str(y))}: ", style="dim")
+            t.append(behind(x, y) + "\n")
+    if len(it["cyclic_triples"]) > 6:
+        t.append(f"… and {len(it['cyclic_triples']) - 6} more\n", style="dim")
+    if not it["cyclic_triples"]:
+        t.append("\nno preference cycle among this item's answers\n", style="dim")
+        for p in it["pairs"][:6]:
+            if p["winner"]:
+                loser = p["b"] if p["winner"] == p["a"] else p["a"]
+                t.append(f"  x={one_line(str(p['winner']))} beats y={one_line(str(loser))}: ", style="dim")
+                t.append(behind(p["winner"], loser) + "\n")
+    return t
