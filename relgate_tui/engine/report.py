@@ -104,6 +104,16 @@ def _md_cell(x: Any) -> str:
     return one_line(str(x)).replace("|", "\\|")
 
 
+def plain_sentence(lower_bound: float | None, confidence: float, n: int) -> str:
+    """The result in plain words, first in Results and in the report (issue 24 §8): "Top answer right on ≥ 84.7% of
+    such questions (95% confidence, n = 200)." — the one-sided Clopper–Pearson lower bound of the
+    reliability level (paper Def. 2.4) over the ``n`` verified items."""
+    if not n or lower_bound is None or (isinstance(lower_bound, float) and math.isnan(lower_bound)):
+        return "No verified item yet: no reliability figure."
+    return (f"Top answer right on ≥ {100 * float(lower_bound):.1f}% of such questions ({float(confidence):.0%} "
+            f"confidence, n = {int(n)}).")
+
+
 def _calibration_reason(message: Any) -> str:
     """The calibration message without its own leading "M* = ∞: " (the line already says M* = ∞)."""
     text = str(message)
@@ -130,6 +140,8 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         f"- Task: {_md_cell(task.get('name', '?'))} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
         "",
         "## Verdict",
+        "",
+        plain_sentence(doc.get("reliability_lower_bound"), float(conf), int(doc.get("reliability_n") or 0)),
         "",
         f"**Reliability level {_pct(doc.get('reliability_level'))}** "
         f"(at least {_pct(doc.get('reliability_lower_bound'))} top-answer coverage with {conf:.0%} confidence), "

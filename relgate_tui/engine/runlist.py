@@ -27,7 +27,7 @@ from relgate_tui.engine.runfiles import (
 )
 from relgate_tui.engine.runstore import LABELS, MANIFEST, SAMPLES, Label, RunStore, StoredSample
 
-__all__ = ["RunSummary", "summarise", "list_runs", "open_run", "repair_run"]
+__all__ = ["RunSummary", "summarise", "list_runs", "open_run", "repair_run", "remove_run", "empty_runs"]
 
 
 @dataclass(frozen=True)
@@ -226,3 +226,27 @@ def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | No
     if len(matches) > 1:
         raise RunStoreError(f"run {name!r} is ambiguous: {', '.join(p.name for p in matches[:5])}")
     raise RunStoreError(f"no run {name!r} (looked in {root}; `relgate runs` lists them)")
+
+
+
+# ------------------------------------------------------------------------------------------------ removing runs
+def remove_run(store: RunStore) -> Path:
+    """Delete a run's directory (``relgate runs rm``). Takes the run's write lock first, so a run another relgate
+    process is writing is refused (:class:`RunStoreError`); only a directory holding a run manifest is removed."""
+    import shutil
+
+    path = Path(store.path)
+    if not (path / MANIFEST).is_file():
+        raise RunStoreError(f"{path}: not a run directory (no {MANIFEST})")
+    store.lock()
+    store.close()
+    shutil.rmtree(path)
+    return path
+
+
+def empty_runs(runs_root: str | os.PathLike[str]) -> list[RunSummary]:
+    """Runs holding nothing: no sample, no label, no results (a certify that failed before its first answer, a
+    setup left before sampling) — what ``relgate runs prune`` removes. Unreadable runs are never listed."""
+    return [s for s in list_runs(runs_root)
+            if not s.status.startswith("unreadable") and s.n_samples == 0 and s.n_labels == 0
+            and s.reliability_level is None]

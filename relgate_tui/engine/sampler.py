@@ -539,14 +539,24 @@ def run_sampling(
     return asyncio.run(main())
 
 
-async def probe(endpoint: EndpointConfig, task: str) -> tuple[float, float, float]:
-    """One real request (the task's first item): (seconds, prompt tokens, completion tokens). Uncached."""
+async def probe(endpoint: EndpointConfig, task: str, parallel: int = 1) -> tuple[float, float, float]:
+    """One warm-up request, then ``parallel`` real requests at once (the task's first items; uncached), as a run at
+    that concurrency sends them: (wall seconds of the batch / ``parallel`` — the time one call costs at that concurrency, so a one-slot
+    server that answers them one after another shows its full latency —, mean prompt tokens, mean completion
+    tokens)."""
     from relgate_tui.engine.tasks import load_task
 
-    item = load_task(task).items[0]
-    async with httpx.AsyncClient(trust_env=False) as client:
+    parallel = max(1, int(parallel))
+    items = load_task(task, limit=parallel).items
+    limits = httpx.Limits(max_connections=parallel, max_keepalive_connections=parallel)
+    async with httpx.AsyncClient(trust_env=False, limits=limits) as client:
+        # one untimed call first: the connection, and a server's own first-request costs (loading the model), are
+        # paid once per run, not per call
+        await complete(client, endpoint, item_messages(items[0]), seed=parallel)
         started = time.perf_counter()
-        completions = await complete(client, endpoint, item_messages(item), seed=0)
+        batches = await asyncio.gather(*(complete(client, endpoint, item_messages(items[i % len(items)]), seed=i)
+                                         for i in range(parallel)))
         seconds = time.perf_counter() - started
-    c = completions[0]
-    return seconds, float(c.prompt_tokens), float(c.completion_tokens)
+    firsts = [b[0] for b in batches]
+    return (seconds / parallel, sum(c.prompt_tokens for c in firsts) / parallel,
+            sum(c.completion_tokens for c in firsts) / parallel)

@@ -396,6 +396,28 @@ class RelgateApp(App[None]):
             self.pop_screen()
         self.show_home()
 
+    def save_run_config(self, setup: RunSetup) -> Path | None:
+        """Setup's "Save config": ``setup`` (with the Settings gate) as a run config ``relgate certify --config``
+        reads (:mod:`relgate_tui.engine.run_config`), in ``<data dir>/configs/``; notifies the path."""
+        import re
+
+        from relgate_tui.engine.run_config import save_run_config
+        from relgate_tui.engine.setup import certify_config
+
+        cfg = certify_config(setup, None)
+        if self.settings is not None and self.settings.gate is not None:
+            cfg = replace(cfg, min_reliability=self.settings.gate, confidence=self.settings.confidence,
+                          gate_on="level" if self.settings.gate_basis == "level" else "bound")
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{setup.model}-{Path(setup.task).stem}").strip("._")[:100] or "run"
+        path = self.services.resolved_runs_dir().parent / "configs" / f"{name}.toml"
+        try:
+            save_run_config(cfg, path, header=f"saved by the relgate TUI: {setup.model} on {setup.task}")
+        except (ValueError, OSError) as exc:
+            self.notify(str(exc), title="Config not saved", severity="error")
+            return None
+        self.notify(f"{path}\nrelgate certify --config {path}", title="Run config saved")
+        return path
+
     def export_results(self, fmt: str, alpha: float | None = None) -> Path | None:
         """Export the current run's results (JSON / CSV / Markdown) next to its files; notifies the path."""
         session = self.session

@@ -90,8 +90,10 @@ class CompareScreen(Screen[None]):
         table.add_column("", key="metric")
         settings = getattr(self.app, "settings", None)
         views: list[ResultsView] = []
+        # one column per run, sized so that every run is on screen from 80 columns (issue 24 §4)
+        width = max(12, (self.app.size.width - 26 - 3 * len(self.sessions)) // max(1, len(self.sessions)))
         for i, s in enumerate(self.sessions):
-            table.add_column(Text(s.short_title, overflow="ellipsis"), key=f"run{i}")
+            table.add_column(Text(s.short_title, overflow="ellipsis", no_wrap=True), key=f"run{i}", width=width)
             # each run against its own stored gate, as Runs, Results and `relgate report` show it (issue 24 §5)
             gate, basis = s.stored_gate()
             if self.gate is not None:  # an explicit gate for every run
@@ -111,7 +113,7 @@ class CompareScreen(Screen[None]):
             ("endpoint", lambda v, s: safe_line(s.endpoint_label, overflow="ellipsis")),
             ("reliability 1−α*", lambda v, s: level(v)),
             ("lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
-            ("verified items: top right", lambda v, s: f"{v.result.reliability_successes} of {v.result.reliability_n}"),
+            ("verified: top right", lambda v, s: f"{v.result.reliability_successes} of {v.result.reliability_n}"),
             ("calibration n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
             (f"M* at α = {self.alpha:.2f}", lambda v, s: fmt_m_star(v.result.m_star)),
             ("avg set size", lambda v, s: "—" if math.isnan(v.result.average_set_size)
@@ -122,14 +124,13 @@ class CompareScreen(Screen[None]):
             ("mode accuracy", lambda v, s: fmt_prop(v.result.mode_accuracy)),
             ("samples used / budget", lambda v, s: f"{v.result.samples_used} / {v.result.samples_budget}"),
             ("calls saved", lambda v, s: f"{v.result.calls_saved:.1%}"),
-            ("calls, last pass: made / cached / failed",
-             lambda v, s: f"{v.calls_made} / {v.calls_cached} / {v.calls_failed}"),
+            ("last pass: calls m/c/f", lambda v, s: f"{v.calls_made} / {v.calls_cached} / {v.calls_failed}"),
             ("gate", lambda v, s: Text("no gate", style="dim") if v.result.passed is None else
              Text("PASS" if v.result.passed else "FAIL", style="bold green" if v.result.passed else "bold red")),
             ("K_max · stopping", lambda v, s: f"{s.k_max} · {s.stopping}"),
             ("run", lambda v, s: safe_line(s.run_id, style="dim")),
         ]
-        for name, get in rows:
+        for name, get in rows:  # cells of untrusted text are cut to the column, never wrapped
             table.add_row(Text(name, style="bold"),
                           *(get(v, s) for v, s in zip(views, self.sessions, strict=True)), key=name)  # type: ignore[operator]
         self.query_one("#compare-title", Label).update(

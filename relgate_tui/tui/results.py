@@ -88,6 +88,7 @@ class ResultsScreen(Screen[str]):
     # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
         yield Header()
+        yield Static("", id="plain")
         with Horizontal(id="summary"):
             with Vertical(id="level-box"):
                 yield Label("Reliability level 1−α*", classes="panel-title")
@@ -209,6 +210,10 @@ class ResultsScreen(Screen[str]):
         v = self.view
         assert v is not None
         r = v.result
+        from relgate_tui.engine.report import plain_sentence
+
+        self.query_one("#plain", Static).update(Text(plain_sentence(
+            r.reliability_lower_bound, r.confidence, r.reliability_n), style="bold"))
         self.query_one("#level", Digits).update(f"{r.reliability_level:.3f}")
         bound = Text()
         bound.append(f"≥ {r.reliability_lower_bound:.3f}", style="bold")

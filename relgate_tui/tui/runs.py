@@ -72,21 +72,22 @@ class RunsScreen(Screen["RunsChoice | None"]):
     def on_mount(self) -> None:
         self.sub_title = "runs"
         table = self.query_one("#runs", DataTable)
-        for key, label in (
-            ("mark", " "),
-            ("kind", "kind"),
-            ("created", "created"),
-            ("model", "model"),
-            ("task", "task"),
-            ("level", "reliability (≥ bound)"),  # the headline before the counts: visible at 80 columns
-            ("mstar", "M*"),
-            ("gate", "gate"),
-            ("status", "status"),
-            ("items", "items"),
-            ("samples", "samples"),
-            ("labels", "labels"),
+        # the headline (level ≥ bound, M*, gate) right after what the run is: on screen from 80 columns
+        for key, label, width in (
+            ("mark", " ", None),
+            ("kind", "kind", None),
+            ("model", "model", 16),
+            ("task", "task", 14),
+            ("level", "level ≥ bound", None),
+            ("mstar", "M*", None),
+            ("gate", "gate", None),
+            ("created", "created", None),
+            ("status", "status", None),
+            ("items", "items", None),
+            ("samples", "samples", None),
+            ("labels", "labels", None),
         ):
-            table.add_column(label, key=key)
+            table.add_column(label, key=key, width=width)
         self.query_one("#runs-title", Label).update(safe_line(f"Loading runs from {self.runs_dir} …"))
         self._load()
 
@@ -101,11 +102,10 @@ class RunsScreen(Screen["RunsChoice | None"]):
         table = self.query_one("#runs", DataTable)
         self.audits = {a.id: a for a in audits}
         for a in audits:
-            table.add_row("", "audit", a.created.replace("T", " ")[5:16],
-                          Text(", ".join(a.judges)[:40], overflow="ellipsis"),
-                          Text(f"{a.data} / {a.criterion}"[:26], overflow="ellipsis"), "—", "—", "—",
-                          "finished" if a.finished else "unfinished", "—", f"{a.answers}/{a.planned}", "—",
-                          key=a.id)
+            table.add_row("", "audit", Text(", ".join(a.judges)[:40], overflow="ellipsis", no_wrap=True),
+                          Text(f"{a.data} / {a.criterion}"[:26], overflow="ellipsis", no_wrap=True), "—", "—", "—",
+                          a.created.replace("T", " ")[5:16], "finished" if a.finished else "unfinished", "—",
+                          f"{a.answers}/{a.planned}", "—", key=a.id)
 
     @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
     def _load(self) -> list[RunSummary]:
@@ -132,12 +132,12 @@ class RunsScreen(Screen["RunsChoice | None"]):
             table.add_row(
                 "",
                 "run",
-                s.created.replace("T", " ")[5:16],
-                safe_line(s.model + (" (simulated)" if s.simulated else ""), overflow="ellipsis"),
-                safe_line(s.task, 26, overflow="ellipsis"),
+                safe_line(s.model + (" (simulated)" if s.simulated else ""), overflow="ellipsis", no_wrap=True),
+                safe_line(s.task, 26, overflow="ellipsis", no_wrap=True),
                 _fmt_level(s),
                 s.m_star_text,
                 Text(s.gate_text, style="green" if s.passed else ("red" if s.passed is False else "dim")),
+                s.created.replace("T", " ")[5:16],
                 safe_line(s.status, style="red" if s.status.startswith("unreadable") else ""),
                 str(s.n_items),
                 str(s.n_samples),

@@ -157,7 +157,7 @@ async def test_a_runs_headline_figures_agree_across_every_screen(services, three
                    "m_star": str(grid.get_cell("M* at α = 0.10", col)),
                    "gate": _gate_word(str(grid.get_cell("gate", col)))}, truth[name], f"Compare {name}", 5e-4)
             doc = json.loads((s.path / "results.json").read_text())
-            assert str(grid.get_cell("verified items: top right", col)) == \
+            assert str(grid.get_cell("verified: top right", col)) == \
                 f"{round(doc['reliability_level'] * (doc['reliability_n'] + 1))} of {doc['reliability_n']}"
 
 

@@ -211,8 +211,10 @@ class AuditResultsView(Vertical):
         for inp in pw["inputs"]:  # the document lists them by ρ, largest first
             inputs.add_row(*input_cells(inp), key=inp["id"])
         n_cyclic = sum(1 for i in pw["inputs"] if i["n_cycles"])
+        tau = (pw["rankings"].get("mfas_exact") or {}).get("mean_kendall_tau")
         self.query_one("#inputs-title", Label).update(
-            f"Inputs by ρ — {n_cyclic} of {len(pw['inputs'])} with a cycle · Enter: cycle viewer")
+            f"Inputs by ρ — {n_cyclic} of {len(pw['inputs'])} with a cycle · mean τ-b (MFAS) {fmt(tau, '+.3f')} · "
+            "Enter: cycle viewer")
 
     def _show_direct(self, direct: dict[str, Any] | None, protocol: str) -> None:
         table = self.query_one("#likert", DataTable)
