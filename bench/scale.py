@@ -6,11 +6,11 @@ Builds, in a temporary directory, one stored run of ``--items`` items × ``--k``
 samples a seeded mix of easy, hard and unsolvable items), then measures (median of ``--repeat`` runs, each figure
 beside its target):
 
-* ``relgate runs`` — :func:`relgate_tui.engine.runlist.list_runs` over ``--runs`` stored runs of that size (hard
+* ``relgate runs`` — :func:`relgate_tui.engine.runs.listing.list_runs` over ``--runs`` stored runs of that size (hard
   links of the one run's files: same bytes, no extra disk). Target ≤ 0.5 s for 100 runs.
 * open — what the TUI does when a run is opened from Runs: ``Session.open`` + the results view at α = 0.10.
   Target ≤ 1.5 s. The run's writer left its derived sample index (``samples.index.npz``,
-  :mod:`relgate_tui.engine.sampleindex`), so no sample line is parsed; the same open of a copy *without* the index
+  :mod:`relgate_tui.engine.runs.sampleindex`), so no sample line is parsed; the same open of a copy *without* the index
   (a run written before indexes existed: every line parsed) is printed too, for information.
 * resume — ``relgate certify`` of that fully sampled run again (its command resumes it: nothing to sample, so no
   network call): prepare, the pipeline over 10k finished items, analysis, results document. Target ≤ 3 s.
@@ -34,9 +34,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from relgate_tui.engine.certify import CertifyConfig, prepare
-from relgate_tui.engine.runlist import list_runs
-from relgate_tui.engine.runstore import RunStatus, StoredSample
+from relgate_tui.engine.certification.certify import CertifyConfig, prepare
+from relgate_tui.engine.records import StoredSample
+from relgate_tui.engine.runs.listing import list_runs
+from relgate_tui.engine.runs.store import RunStatus
 
 UNREACHABLE = "http://127.0.0.1:9/v1"
 
@@ -111,7 +112,7 @@ def task_rss(root: Path, mb: int) -> tuple[float, float]:
         for i in range(n):
             f.write(line.replace('"x"', f'"x{i}"', 1) + "\n")
     # peak RSS from /proc (VmHWM, reset by exec), not getrusage: ru_maxrss keeps the forking parent's peak
-    code = ("import sys, time; from relgate_tui.engine.tasks import load_task; t = time.perf_counter(); "
+    code = ("import sys, time; from relgate_tui.engine.certification.tasks import load_task; t = time.perf_counter(); "
             "task = load_task(sys.argv[1], limit=5); dt = time.perf_counter() - t; assert len(task.items) == 5; "
             "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]; "
             "print(dt, int(hwm) / 1024)")
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--task-mb", type=int, default=200)
     args = ap.parse_args(argv)
     from relgate_tui.cli import main as cli
-    from relgate_tui.engine.session import Session
+    from relgate_tui.engine.certification.session import Session
 
     rows: list[tuple[str, str, str, bool]] = []
     with tempfile.TemporaryDirectory(prefix="relgate-scale-") as tmp:

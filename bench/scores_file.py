@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from relgate_tui.engine.scores_file import load_scores
+from relgate_tui.engine.judging.scores_file import load_scores
 
 TARGET_S = 1.0
 

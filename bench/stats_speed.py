@@ -20,16 +20,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from relgate_tui.core.certify import (
+from relgate_tui.core.certification.certify import (
     CertificationInput,
-    bootstrap_summary,
     build_input,
     compute_results,
     coverage_curve,
     item_record,
-    split_stability,
 )
-from relgate_tui.core.synthetic import SyntheticAgent, simulate_agent
+from relgate_tui.core.certification.readouts import bootstrap_summary, split_stability
+from relgate_tui.core.certification.synthetic import SyntheticAgent, simulate_agent
 
 N_ITEMS = 10_000
 K = 20

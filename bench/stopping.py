@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from relgate_tui.core.stopping import get_stopping_rule, simulate_stopping, unanimous_floor
+from relgate_tui.core.certification.stopping import get_stopping_rule, simulate_stopping, unanimous_floor
 
 RULES = ("paper", "anytime-v1", "anytime", "trustgate", "none")
 K_MAXES = (20, 10)

@@ -7,7 +7,7 @@ two clients ask it for the same number of calls, alternately, ``--repeats`` time
 
 * the **reference**: ``concurrency`` asyncio tasks, each with one keep-alive connection, writing a pre-built request
   and reading the ``Content-Length`` response — the least a client can do (no JSON, no bookkeeping);
-* **relgate**: the :class:`~relgate_tui.engine.sampler.Sampler` with the ``none`` stopping rule and no cache, one
+* **relgate**: the :class:`~relgate_tui.engine.transport.sampler.Sampler` with the ``none`` stopping rule and no cache, one
   sample per request (the stub ignores ``n``), timed from building the sampler to its last event (start-up
   included): request building, JSON parsing, canonicalization, stopping rule, events.
 
@@ -110,9 +110,9 @@ def measure_reference(port: int, concurrency: int, calls: int, body: bytes) -> t
 
 def relgate_job(calls: int, k: int):
     from relgate_tui.core.canon import get_canonicalizer
-    from relgate_tui.core.stopping import get_stopping_rule
-    from relgate_tui.engine.sampler import SamplingJob
-    from relgate_tui.engine.tasks import load_task
+    from relgate_tui.core.certification.stopping import get_stopping_rule
+    from relgate_tui.engine.certification.tasks import load_task
+    from relgate_tui.engine.transport.sampler import SamplingJob
 
     items = load_task("bigbench-3digit-addition").items
     n_items = max(1, calls // k)
@@ -122,8 +122,8 @@ def relgate_job(calls: int, k: int):
 
 
 def measure_relgate(port: int, concurrency: int, calls: int, k: int = 10) -> tuple[float, float]:
-    from relgate_tui.engine.endpoints import EndpointConfig
-    from relgate_tui.engine.sampler import Sampler, run_sampling
+    from relgate_tui.engine.transport.endpoints import EndpointConfig
+    from relgate_tui.engine.transport.sampler import Sampler, run_sampling
 
     job = relgate_job(calls, k)
     wall, cpu = time.perf_counter(), time.process_time()
@@ -138,9 +138,9 @@ def request_body() -> bytes:
     """The body relgate sends for the first item (so both clients send requests of the same size)."""
     import json
 
-    from relgate_tui.engine.endpoints import EndpointConfig
-    from relgate_tui.engine.endpoints import request_body as build
-    from relgate_tui.engine.prompts import item_messages
+    from relgate_tui.engine.transport.endpoints import EndpointConfig
+    from relgate_tui.engine.transport.endpoints import request_body as build
+    from relgate_tui.engine.transport.prompts import item_messages
 
     item = relgate_job(10, 10).items[0]
     return json.dumps(build(EndpointConfig("http://127.0.0.1:1/v1", "stub"), item_messages(item), 1)).encode()

@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         "judge-audit", help="audit an LLM judge: preference cycles, MFAS rankings, position bias, Likert sets",
         description="Audit an LLM judge on a data set with human scores (paper 000).",
     )
-    from relgate_tui.engine.judge_audit import add_arguments
+    from relgate_tui.engine.judging.audit_cli import add_arguments
 
     add_arguments(p)
     return parser
@@ -186,7 +186,7 @@ class _Progress:
 
 # ---------------------------------------------------------------------------------------------------------- commands
 def _cmd_certify(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.certify import CertifyConfig
+    from relgate_tui.engine.certification.certify import CertifyConfig
 
     cfg = CertifyConfig(
         task=args.task,
@@ -218,10 +218,10 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         pairwise_judge_api_key_env=args.pairwise_judge_api_key_env,
         pairwise_judge_reps=args.pairwise_judge_reps,
     ).validate()
-    from relgate_tui.engine.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
+    from relgate_tui.engine.certification.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
 
     if args.json_path and args.json_path != "-":
-        from relgate_tui.engine.report import check_output_path
+        from relgate_tui.engine.certification.report import check_output_path
 
         check_output_path(args.json_path, inputs=(args.task, args.labels))
     progress: _Progress | None = None
@@ -271,7 +271,7 @@ def _cmd_certify(args: argparse.Namespace) -> int:
             progress.close()
     doc = outcome.document
     if args.json_path:
-        from relgate_tui.engine.report import emit_json
+        from relgate_tui.engine.certification.report import emit_json
 
         emit_json(doc, args.json_path)
     if not args.quiet:
@@ -339,14 +339,14 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.runlist import list_runs
+    from relgate_tui.engine.runs.listing import list_runs
+    from relgate_tui.engine.runs.paths import runs_dir
 
     root = runs_dir(args.run_dir)
     if args.action:
         return _runs_remove(args, root)
     if args.repair:
-        from relgate_tui.engine.runlist import open_run, repair_run
+        from relgate_tui.engine.runs.listing import open_run, repair_run
 
         store = open_run(args.repair, root)
         try:
@@ -405,7 +405,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 def _runs_remove(args: argparse.Namespace, root: Any) -> int:
     """``relgate runs rm RUN`` / ``relgate runs prune [--dry-run]``."""
     from relgate_tui.core.text import one_line
-    from relgate_tui.engine.runlist import empty_runs, open_run, remove_run
+    from relgate_tui.engine.runs.listing import empty_runs, open_run, remove_run
     from relgate_tui.errors import UserError
 
     if args.action == "rm":
@@ -421,7 +421,7 @@ def _runs_remove(args: argparse.Namespace, root: Any) -> int:
     empty = empty_runs(root)
     for s in empty:
         if not args.dry_run:
-            from relgate_tui.engine.runstore import RunStore
+            from relgate_tui.engine.runs.store import RunStore
 
             remove_run(RunStore(s.path))
         print(f"{'would delete' if args.dry_run else 'deleted'} {one_line(s.run_id)} ({one_line(s.status)}, "
@@ -432,9 +432,9 @@ def _runs_remove(args: argparse.Namespace, root: Any) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.paths import runs_dir
-    from relgate_tui.engine.report import render_report, write_report
-    from relgate_tui.engine.runlist import open_run
+    from relgate_tui.engine.certification.report import render_report, write_report
+    from relgate_tui.engine.runs.listing import open_run
+    from relgate_tui.engine.runs.paths import runs_dir
 
     store = open_run(args.run, runs_dir(args.run_dir))
     doc = store.read_results()
@@ -443,7 +443,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
             f"run {store.run_id} has no results yet (status: {store.status}); rerun its certify command to finish it"
         )
     if args.output:
-        from relgate_tui.engine.report import check_output_path
+        from relgate_tui.engine.certification.report import check_output_path
 
         check_output_path(args.output)
         path = write_report(doc, args.format, args.output)
@@ -454,14 +454,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.tasks import format_task_table
+    from relgate_tui.engine.certification.tasks import format_task_table
 
     print(format_task_table())
     return EXIT_OK
 
 
 def _cmd_judge_audit(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.judge_audit import judge_audit_main
+    from relgate_tui.engine.judging.audit_cli import judge_audit_main
 
     return judge_audit_main(args)
 
@@ -492,7 +492,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     from relgate_tui.errors import RelgateError
 
     types: list[type[BaseException]] = [RelgateError, ValueError, OSError, UsageError]
-    for module, name in (("relgate_tui.engine.sampler", "EndpointUnreachable"),):
+    for module, name in (("relgate_tui.engine.transport.sampler", "EndpointUnreachable"),):
         mod = sys.modules.get(module)
         exc = getattr(mod, name, None) if mod is not None else None
         if isinstance(exc, type) and issubclass(exc, BaseException):
@@ -502,7 +502,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
 
 def _expand_config(argv: list[str]) -> list[str]:
     """``relgate certify --config FILE …``: the file's keys become flags placed before the command line's own, so
-    a flag given on the command line wins (:mod:`relgate_tui.engine.run_config`)."""
+    a flag given on the command line wins (:mod:`relgate_tui.engine.certification.run_config`)."""
     if not argv or argv[0] != "certify":
         return argv
     rest, path = [], None
@@ -519,7 +519,7 @@ def _expand_config(argv: list[str]) -> list[str]:
         i += 1
     if path is None:
         return argv
-    from relgate_tui.engine.run_config import config_argv, load_run_config
+    from relgate_tui.engine.certification.run_config import config_argv, load_run_config
 
     return ["certify", *config_argv(load_run_config(path)), *rest]
 

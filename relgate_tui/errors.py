@@ -33,3 +33,7 @@ def data_error(path: object, message: str, *, line: int | None = None, field: st
     where = f"{path}:{line}" if line is not None else f"{path}"
     what = f"field '{field}': " if field else ""
     return DataError(f"{where}: {what}{message}")
+
+
+class CertifyError(UserError):
+    """A user-facing pipeline error (bad option, bad labels file, unreachable endpoint …). One-line message."""

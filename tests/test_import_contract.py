@@ -1,18 +1,26 @@
-"""The import contract (issue 9 item 7), read statically from every import statement — function-local ones too:
+"""The import contract (issue 9 item 7, issue 19 §5), read statically from every import statement — function-local
+and ``TYPE_CHECKING`` ones too:
 
-- ``core`` imports neither ``engine``, ``tui``, ``demo``, ``commands`` nor ``cli``;
-- ``engine`` never imports ``tui``;
-- no import cycle between ``engine`` modules.
+- ``core`` imports neither ``engine``, ``tui``, ``demo``, ``commands`` nor ``cli``; ``engine`` never imports ``tui``;
+- ``engine.transport`` imports neither ``engine.runs`` nor ``engine.certification``; ``engine.runs`` imports no
+  ``engine.transport``;
+- no module imports a private name (``_x``) from another package — so ``judging`` and ``certification`` meet only
+  through public names, and ``tui`` imports no private engine name;
+- no import cycle between any two files of ``relgate_tui``;
+- ``engine/`` keeps at most 8 top-level entries and no module is over 600 lines;
+- every package ``ARCHITECTURE.md`` names exists.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
 
 PKG = Path(__file__).resolve().parents[1] / "relgate_tui"
+ARCHITECTURE = PKG.parent / "ARCHITECTURE.md"
 
 
 def _module_name(path: Path) -> str:
@@ -23,19 +31,17 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> set[str]:
+def _package_of(path: Path) -> str:
     here = _module_name(path)
-    return _imports_of(path.read_text(encoding="utf-8"), here if path.name == "__init__.py" else here.rpartition(".")[0])
+    return here if path.name == "__init__.py" else here.rpartition(".")[0]
 
 
-def _imports_of(source: str, package: str) -> set[str]:
-    """Every module name an import statement names (``from a import b`` counts ``a`` and ``a.b``); ``package`` is
-    the package relative imports start from."""
-    tree = ast.parse(source)
-    found: set[str] = set()
-    for node in ast.walk(tree):
+def _import_nodes(source: str, package: str) -> list[tuple[str, list[str]]]:
+    """``(module, [imported names])`` for every import statement; ``package`` is where relative imports start."""
+    out: list[tuple[str, list[str]]] = []
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            out.extend((alias.name, []) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -43,46 +49,121 @@ def _imports_of(source: str, package: str) -> set[str]:
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
-            found.add(mod)
-            found.update(f"{mod}.{alias.name}" for alias in node.names)
+            out.append((mod, [alias.name for alias in node.names]))
+    return out
+
+
+def _imports_of(source: str, package: str) -> set[str]:
+    """Every module name an import statement names (``from a import b`` counts ``a`` and ``a.b``)."""
+    found: set[str] = set()
+    for mod, names in _import_nodes(source, package):
+        found.add(mod)
+        found.update(f"{mod}.{n}" for n in names)
     return found
 
 
+def _files() -> list[Path]:
+    return sorted(PKG.rglob("*.py"))
+
+
 def _graph() -> dict[str, set[str]]:
-    return {_module_name(p): _imports(p) for p in PKG.rglob("*.py")}
+    return {_module_name(p): _imports_of(p.read_text(encoding="utf-8"), _package_of(p)) for p in _files()}
 
 
 def _under(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
+def _forbidden(src: str, targets: tuple[str, ...]) -> dict[str, list[str]]:
+    bad = {m: sorted(i for i in imps if any(_under(i, t) for t in targets))
+           for m, imps in _graph().items() if _under(m, src)}
+    return {m: v for m, v in bad.items() if v}
+
+
 def test_core_imports_nothing_above_it():
-    bad = {m: sorted(i for i in imps if any(_under(i, f"relgate_tui.{p}")
-                                            for p in ("engine", "tui", "demo", "commands", "cli")))
-           for m, imps in _graph().items() if _under(m, "relgate_tui.core")}
-    assert not {m: v for m, v in bad.items() if v}
+    assert not _forbidden("relgate_tui.core", tuple(f"relgate_tui.{p}" for p in
+                                                    ("engine", "tui", "demo", "commands", "cli")))
 
 
 def test_engine_never_imports_tui():
-    bad = {m: sorted(i for i in imps if _under(i, "relgate_tui.tui"))
-           for m, imps in _graph().items() if _under(m, "relgate_tui.engine")}
-    assert not {m: v for m, v in bad.items() if v}
+    assert not _forbidden("relgate_tui.engine", ("relgate_tui.tui",))
 
 
-def test_no_import_cycle_between_engine_modules():
+def test_transport_imports_neither_runs_nor_certification():
+    assert not _forbidden("relgate_tui.engine.transport",
+                          ("relgate_tui.engine.runs", "relgate_tui.engine.certification"))
+
+
+def test_runs_imports_no_transport():
+    assert not _forbidden("relgate_tui.engine.runs", ("relgate_tui.engine.transport",))
+
+
+def _owner(module: str) -> str:
+    """The package a module belongs to, at the depth the contract cares about: ``relgate_tui.engine.runs``,
+    ``relgate_tui.core.certification``, ``relgate_tui.tui.studies``, or the module itself at the top."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if len(parts) > 3 else ".".join(parts[:-1]) or module
+
+
+def _private_imports() -> list[str]:
+    modules = {_module_name(p) for p in _files()}
+    found = []
+    for path in _files():
+        here = _module_name(path)
+        for mod, names in _import_nodes(path.read_text(encoding="utf-8"), _package_of(path)):
+            if not _under(mod, "relgate_tui"):
+                continue
+            for name in names:
+                target = f"{mod}.{name}" if f"{mod}.{name}" in modules else mod
+                private = name.startswith("_") or any(p.startswith("_") and p != "__init__"
+                                                      for p in target.split("."))
+                if private and _owner(target) != _owner(here) and not _under(here, _owner(target)):
+                    found.append(f"{here} imports {mod}:{name}")
+    return found
+
+
+def test_no_private_name_crosses_a_package():
+    assert not _private_imports()
+
+
+def test_no_import_cycle_between_files():
     graph = _graph()
-    engine = {m for m in graph if _under(m, "relgate_tui.engine")}
     g = nx.DiGraph()
-    g.add_nodes_from(engine)
-    for m in engine:
-        for i in graph[m]:
-            if i in engine and i != m and not _under(m, i):  # a module importing its own package is not a cycle
-                g.add_edge(m, i)
-    cycles = [c for c in nx.simple_cycles(g) if not all(_under(x, c[0]) or _under(c[0], x) for x in c)]
+    g.add_nodes_from(graph)
+    for m, imps in graph.items():
+        for i in imps:
+            if i in graph and i != m and not _under(m, i) and not _under(i, m):
+                g.add_edge(m, i)  # a module importing its own package, or a package its own module, is no cycle
+    cycles = list(nx.simple_cycles(g))
     assert not cycles, f"import cycles: {cycles[:5]}"
 
 
+def test_engine_has_at_most_eight_top_level_entries_and_modules_stay_small():
+    entries = [p.name for p in (PKG / "engine").iterdir() if p.name != "__pycache__"]
+    assert len(entries) <= 8, sorted(entries)
+    big = {str(p.relative_to(PKG)): n for p in _files() if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert not big, big
+
+
+def test_architecture_names_only_packages_that_exist():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    named = set(re.findall(r"`(relgate_tui(?:/[a-z_]+)+/?)`", text))
+    assert len(named) >= 10, "ARCHITECTURE.md names the packages as `relgate_tui/…/`"
+    missing = [n for n in sorted(named) if not (PKG.parent / n.rstrip("/")).exists()
+               and not (PKG.parent / (n.rstrip("/") + ".py")).exists()]
+    assert not missing, missing
+    for pkg in ("core/certification", "engine/transport", "engine/runs", "engine/certification", "engine/judging",
+                "engine/importers", "tui"):
+        assert f"`relgate_tui/{pkg}/`" in text, pkg
+
+
 def test_the_checker_sees_function_local_and_relative_imports():
-    src = "def f():\n    from relgate_tui.engine import sampler\n    from . import x\n"
+    src = "def f():\n    from relgate_tui.engine import transport\n    from . import x\n"
     imps = _imports_of(src, "relgate_tui.core")
-    assert {"relgate_tui.engine", "relgate_tui.engine.sampler", "relgate_tui.core.x"} <= imps
+    assert {"relgate_tui.engine", "relgate_tui.engine.transport", "relgate_tui.core.x"} <= imps
+
+
+def test_the_checker_knows_each_module_s_package():
+    assert _owner("relgate_tui.engine.runs.files") == "relgate_tui.engine.runs"
+    assert _owner("relgate_tui.tui.app") == "relgate_tui.tui"
+    assert _owner("relgate_tui.cli") == "relgate_tui"

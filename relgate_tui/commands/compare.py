@@ -1,7 +1,7 @@
 """``relgate compare RUN_A RUN_B [--margin M]``: is B no worse than A on the items both runs share? (issue 15 §2).
 
 Exit 0 = B not worse (decided), 1 = B worse by more than the margin, 3 = undecided at this n (the summary says how
-many more items would decide it), 2 = error. Exact tests: see :mod:`relgate_tui.core.paired`.
+many more items would decide it), 2 = error. Exact tests: see :mod:`relgate_tui.core.certification.paired`.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _summary(doc: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.paired_runs import EXIT_CODES, compare_runs
+    from relgate_tui.engine.certification.paired_runs import EXIT_CODES, compare_runs
     from relgate_tui.errors import UserError
 
     if not 0.0 <= args.margin < 1.0:
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     doc = compare_runs(args.run_a, args.run_b, margin=args.margin, confidence=args.confidence,
                        runs_root=args.run_dir, match=args.match)
     if args.json_path:
-        from relgate_tui.engine.report import emit_json
+        from relgate_tui.engine.certification.report import emit_json
 
         emit_json(doc, args.json_path)
     if not args.quiet:

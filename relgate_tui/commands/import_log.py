@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     outcome = import_log(log, opts)
     doc = outcome.document
     if args.json_path:
-        from relgate_tui.engine.report import emit_json
+        from relgate_tui.engine.certification.report import emit_json
 
         emit_json(doc, args.json_path)
     if not args.quiet:

@@ -1,6 +1,6 @@
 """``relgate judge-intervals``: conformal prediction intervals for a judge's scores from a judge scores file (issue 12).
 
-Zero model calls: reads a judge scores file (``engine/scores_file.py``: JSONL or CSV with per-item human ratings and
+Zero model calls: reads a judge scores file (``engine/judging/scores_file.py``: JSONL or CSV with per-item human ratings and
 the judge's score-token log-probabilities) or a stored judge audit (``--audit ID_OR_PATH``,
 ``engine/judging/as_scores.py``: repetition 0 of each direct answer), runs the paper-001 comparison
 (``core/judge_intervals``) and prints the Markdown report; ``--json PATH`` writes the result document ('-' = stdout).
@@ -97,7 +97,7 @@ def load_input(path: str, *, judge: str | None, criterion: str | None, variant: 
     stored audit's, with ``path`` its label); ``scale``: the judge's scale values (None = those the log-probs
     name); one-line errors."""
     from relgate_tui.core.judge_intervals.study import prepare
-    from relgate_tui.engine.scores_file import load_scores
+    from relgate_tui.engine.judging.scores_file import load_scores
 
     if table is None:
         table = load_scores(path)
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from relgate_tui.core.judge_intervals.methods import parse_methods
     from relgate_tui.core.judge_intervals.report import render_markdown
     from relgate_tui.core.judge_intervals.study import run_study, shift_study
-    from relgate_tui.engine.report import emit_json
+    from relgate_tui.engine.certification.report import emit_json
     from relgate_tui.errors import UserError
 
     if not 0.0 < args.alpha < 1.0:

@@ -113,8 +113,8 @@ def _table(study: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from relgate_tui.commands.judge_intervals import source_table
-    from relgate_tui.engine.report import emit_json
-    from relgate_tui.engine.scores_file import load_scores
+    from relgate_tui.engine.certification.report import emit_json
+    from relgate_tui.engine.judging.scores_file import load_scores
 
     table, audit = source_table(args, "ratings")
     if table is None:

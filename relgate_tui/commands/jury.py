@@ -138,8 +138,8 @@ def run(args: argparse.Namespace) -> int:
     from relgate_tui.commands.judge_intervals import source_table
     from relgate_tui.core.jsonsafe import jsonable
     from relgate_tui.core.jury.study import run_jury_study
-    from relgate_tui.engine.report import emit_json
-    from relgate_tui.engine.scores_file import load_scores
+    from relgate_tui.engine.certification.report import emit_json
+    from relgate_tui.engine.judging.scores_file import load_scores
     from relgate_tui.errors import UserError
 
     if args.splits < 2:
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         if not (args.embeddings_endpoint and args.embeddings_model):
             raise UserError("--embeddings-endpoint and --embeddings-model go together")
         from relgate_tui.core.jury.features import TOPICS
-        from relgate_tui.engine.embeddings import embed_texts
+        from relgate_tui.engine.transport.embeddings import embed_texts
 
         embeddings = {}
         for comp, tx in texts.items():

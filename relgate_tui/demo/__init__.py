@@ -16,7 +16,7 @@ Models (``GET /v1/models``; every name starts with ``sim-``):
 ``sim-mid``,
 ``sim-weak``
 ``sim-judge``          pairwise / Likert / certification judge (:mod:`~.judge`), exact prompts of
-                       ``engine.judge_prompts`` only
+                       ``engine.judging.prompts`` only
 ``sim-judge-long``,    a pool of judges whose reliability depends on features of the item's text, and one
 ``-short``,            whose scores shift under prompt perturbations (:mod:`~.jury`); they also read
 ``-numbers``,          perturbed and other direct-scoring prompts (:mod:`~.recognise`)

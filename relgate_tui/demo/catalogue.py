@@ -2,7 +2,7 @@
 of the bundled judge-audit sets (with their human mean scores) by (criterion, text).
 
 Two lazily built, process-wide indexes (:func:`bundled_catalogue`, :func:`human_quality_index`) read the bundled
-tasks and the bundled judge-audit data through ``relgate_tui.engine.tasks`` / ``prompts`` / ``judge_data``. Items
+tasks and the bundled judge-audit data through ``relgate_tui.engine.certification.tasks`` / ``prompts`` / ``judge_data``. Items
 whose content appears twice in a task are served under the first item's id.
 """
 
@@ -68,7 +68,7 @@ class ItemCatalogue:
 
     @classmethod
     def from_tasks(cls, tasks: Iterable[object], item_messages) -> ItemCatalogue:
-        """Index ``tasks`` (``engine.tasks.Task``) using ``item_messages(item)`` for the user content."""
+        """Index ``tasks`` (``engine.certification.tasks.Task``) using ``item_messages(item)`` for the user content."""
         entries = []
         for task in tasks:
             canon = getattr(task, "canon", "") or ""
@@ -87,8 +87,8 @@ _CATALOGUE_LOCK = threading.Lock()
 
 def _load_bundled_catalogue() -> ItemCatalogue:
     try:
-        from relgate_tui.engine.prompts import item_messages
-        from relgate_tui.engine.tasks import bundled_tasks, load_task
+        from relgate_tui.engine.certification.tasks import bundled_tasks, load_task
+        from relgate_tui.engine.transport.prompts import item_messages
     except ImportError as exc:
         return ItemCatalogue(error=f"bundled tasks unavailable: {exc}")
     try:
@@ -132,7 +132,7 @@ def _field(obj: object, *names: str) -> object:
 
 def _load_human_quality() -> dict[tuple[str, str], float]:
     try:
-        from relgate_tui.engine import judge_data
+        from relgate_tui.engine.judging import data as judge_data
     except ImportError:
         return {}
     index: dict[tuple[str, str], float] = {}
@@ -178,7 +178,7 @@ _CANDIDATES: dict[str, CandidateInfo] | None = None
 
 def _load_candidates() -> dict[str, CandidateInfo]:
     try:
-        from relgate_tui.engine import judge_data
+        from relgate_tui.engine.judging import data as judge_data
     except ImportError:
         return {}
     index: dict[str, CandidateInfo] = {}
@@ -205,11 +205,11 @@ def candidate_index() -> dict[str, CandidateInfo]:
 
 
 def add_audit_data(path: str) -> int:
-    """Teach the simulated judges an extra judge-audit JSONL file (``engine.judge_data`` format): its candidates'
+    """Teach the simulated judges an extra judge-audit JSONL file (``engine.judging.data`` format): its candidates'
     human scores become their latent qualities and its inputs are recognised, like the bundled HANNA set. Process-wide
     and additive (a text already known keeps its first scores). Returns the number of candidates read; a bad file
     raises ``judge_data.AuditDataError`` (one line)."""
-    from relgate_tui.engine import judge_data
+    from relgate_tui.engine.judging import data as judge_data
 
     audit = judge_data.load_audit_set(path)
     human, candidates = human_quality_index(), candidate_index()

@@ -1,7 +1,7 @@
 """What the simulator knows about a question (:class:`SimItem`) and how it reads one it does not know.
 
 Items are recognised by the exact content of the last user message, as produced by
-``relgate_tui.engine.prompts.item_messages(item)`` for the bundled tasks (:mod:`relgate_tui.demo.catalogue`). Unknown
+``relgate_tui.engine.transport.prompts.item_messages(item)`` for the bundled tasks (:mod:`relgate_tui.demo.catalogue`). Unknown
 content: if it contains simple arithmetic "a + b", "a - b", "a * b" (also "plus", "minus", "times") that is evaluated
 as the correct answer; if it has lettered options ("A. ...", "B. ...") a hash-chosen letter is "correct"; otherwise a
 hash-chosen number 1–100 is. Unknown items get the id ``unknown_item_id(content)`` and a p* like any other item.
@@ -88,7 +88,7 @@ def mcq_index(answer: str, choices: Sequence[str]) -> int | None:
 
 
 def sim_item_from_task_item(item, canon: str = "", task: str = "") -> SimItem:
-    """Build the simulator's view of a ``relgate_tui.engine.tasks.TaskItem`` (first reference answer is the target).
+    """Build the simulator's view of a ``relgate_tui.engine.certification.tasks.TaskItem`` (first reference answer is the target).
 
     MCQ (choices present and the reference is a letter or an option's text) → kind "mcq"; a numeric reference (or a
     "numeric" canonicalizer) → "numeric"; anything else → "text". Items without a reference get a hash-chosen one.

@@ -46,7 +46,7 @@ from relgate_tui.demo.forms import cumulative, pick
 from relgate_tui.demo.hashing import gauss, unit
 from relgate_tui.demo.items import LETTERS, SimItem, mcq_index, plain_number
 from relgate_tui.demo.tokens import SimCompletion, split_tokens, token_choices
-from relgate_tui.engine import judge_prompts
+from relgate_tui.engine.judging import prompts as judge_prompts
 
 __all__ = [
     "INVALID_GEVAL",
@@ -254,7 +254,7 @@ def correctness_completion(
     return verdict_completion(q_a + g, q_b, rng, knobs, "Answer")
 
 
-UNRECOGNISED = "I am a simulated judge: send me a prompt built by relgate_tui.engine.judge_prompts."
+UNRECOGNISED = "I am a simulated judge: send me a prompt built by relgate_tui.engine.judging.prompts."
 
 
 def judge_completion(

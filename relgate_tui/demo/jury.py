@@ -62,7 +62,7 @@ from relgate_tui.demo.judge import (
 )
 from relgate_tui.demo.recognise import read_pairwise_prompt, read_scoring_prompt, variant_kind
 from relgate_tui.demo.tokens import SimCompletion
-from relgate_tui.engine import judge_prompts
+from relgate_tui.engine.judging import prompts as judge_prompts
 
 __all__ = ["HEDGES", "POOL_JUDGES", "ItemFeatures", "item_features", "pool_completion", "reliability"]
 

@@ -3,7 +3,7 @@ including perturbed ones (:func:`read_pairwise_prompt` reads perturbed pairwise 
 
 Order of attempts:
 
-1. **Exact**: :func:`relgate_tui.engine.judge_prompts.parse_direct_prompt` (the prompt ``direct_prompt`` builds).
+1. **Exact**: :func:`relgate_tui.engine.judging.prompts.parse_direct_prompt` (the prompt ``direct_prompt`` builds).
 2. **Known text**: the longest candidate text of the bundled judge-audit sets (HANNA) that occurs verbatim in the
    last user message; its input is the data set's input; the criterion is the data set's criterion named in the
    message (case-insensitive; else the closest word by ``difflib``, so a typo in the name still works).
@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from relgate_tui.demo.catalogue import CandidateInfo, candidate_index
 from relgate_tui.demo.items import last_user_content
-from relgate_tui.engine import judge_prompts
+from relgate_tui.engine.judging import prompts as judge_prompts
 
 __all__ = ["ScoringPrompt", "pairwise_variant_kind", "read_pairwise_prompt", "read_scoring_prompt", "variant_kind"]
 

@@ -21,69 +21,29 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.clock import Clock
 from textual.screen import Screen
 
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.help import HelpScreen, key_rows
 from relgate_tui.tui.home import HomeChoice, HomeScreen
+from relgate_tui.tui.services import AppServices
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.judge_audit import JudgeAuditConfig
-    from relgate_tui.engine.session import GateBasis, RunSetup, Session
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.setup import RunSetup
+    from relgate_tui.engine.certification.views import GateBasis
+    from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
     from relgate_tui.tui.settings_file import UISettings
 
-__all__ = ["AppServices", "RelgateApp", "make_app", "run"]
-
-
-@dataclass
-class AppServices:
-    """What the app needs from the outside world (all injectable; ``None`` = the real default).
-
-    * ``runs_dir`` / ``cache_dir`` / ``settings_path``: default to :mod:`relgate_tui.engine.paths`.
-    * ``discover``: returns the model servers running on loopback (default: :func:`engine.discovery.discover`).
-    * ``embedded_demo``: start the built-in simulated endpoint in-process when nothing is discovered.
-    * ``demo_latency_ms``: latency of that embedded endpoint (a little latency makes the live view readable).
-    * ``demo_port``: its preferred loopback port (a stable URL keeps demo runs resumable); 0 = any free port.
-    * ``progress_clock``: the clock of the sampling ProgressBar (``textual.clock.MockClock`` for snapshots).
-    * ``probe_latency``: measure a round trip before estimating sampling time (off in fast tests).
-    * ``seed``: the default run seed.
-    """
-
-    runs_dir: Path | None = None
-    cache_dir: Path | None = None
-    settings_path: Path | None = None
-    discover: Callable[[], Sequence[Any]] | None = None
-    embedded_demo: bool = True
-    demo_latency_ms: float = 2.0
-    demo_port: int = 47820
-    progress_clock: Clock | None = None
-    probe_latency: bool = True
-    seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def resolved_runs_dir(self) -> Path:
-        from relgate_tui.engine.paths import runs_dir
-
-        return Path(self.runs_dir) if self.runs_dir is not None else runs_dir()
-
-    def resolved_cache_dir(self) -> Path:
-        from relgate_tui.engine.paths import cache_dir
-
-        return Path(self.cache_dir) if self.cache_dir is not None else cache_dir()
-
-    def resolved_settings_path(self) -> Path:
-        from relgate_tui.engine.paths import data_dir
-
-        return Path(self.settings_path) if self.settings_path is not None else data_dir() / "settings.json"
+__all__ = ["RelgateApp", "make_app", "run"]
 
 
 class RelgateApp(App[None]):
@@ -134,7 +94,7 @@ class RelgateApp(App[None]):
     @work(thread=True, exit_on_error=False, group="prewarm")
     def _prewarm(self) -> None:
         """Import the engine in the background after the first paint (keeps cold start short)."""
-        import relgate_tui.engine.session  # noqa: F401
+        import relgate_tui.engine.certification.session  # noqa: F401
 
     def on_unmount(self) -> None:
         self.close_session()
@@ -153,7 +113,7 @@ class RelgateApp(App[None]):
     def ensure_demo(self) -> str:
         """Start the embedded simulated endpoint (once) and return its base URL."""
         if self.demo is None:
-            from relgate_tui.engine.session import start_demo
+            from relgate_tui.engine.certification.setup import start_demo
 
             self.demo = start_demo(self.services.demo_latency_ms, self.services.demo_port)
         return str(self.demo.base_url)
@@ -239,7 +199,7 @@ class RelgateApp(App[None]):
             self.show_home()
             return
         self._last_setup = setup
-        from relgate_tui.engine.session import Session
+        from relgate_tui.engine.certification.session import Session
 
         try:
             session = Session.create(
@@ -332,7 +292,7 @@ class RelgateApp(App[None]):
             self.show_home()
             return
         action, paths = choice
-        from relgate_tui.engine.session import Session
+        from relgate_tui.engine.certification.session import Session
 
         if action == "audit":  # a stored judge audit, reopened offline (issue 9)
             from relgate_tui.tui.judge import JudgeScreen
@@ -398,11 +358,11 @@ class RelgateApp(App[None]):
 
     def save_run_config(self, setup: RunSetup) -> Path | None:
         """Setup's "Save config": ``setup`` (with the Settings gate) as a run config ``relgate certify --config``
-        reads (:mod:`relgate_tui.engine.run_config`), in ``<data dir>/configs/``; notifies the path."""
+        reads (:mod:`relgate_tui.engine.certification.run_config`), in ``<data dir>/configs/``; notifies the path."""
         import re
 
-        from relgate_tui.engine.run_config import save_run_config
-        from relgate_tui.engine.setup import certify_config
+        from relgate_tui.engine.certification.run_config import save_run_config
+        from relgate_tui.engine.certification.setup import certify_config
 
         cfg = certify_config(setup, None)
         if self.settings is not None and self.settings.gate is not None:

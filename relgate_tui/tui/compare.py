@@ -23,7 +23,8 @@ from relgate_tui.tui.results import ALPHA_MAX, ALPHA_MIN, ALPHA_STEP, fmt_m_star
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.session import ResultsView, Session
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.views import ResultsView
 
 
 class CompareScreen(Screen[None]):
@@ -63,7 +64,7 @@ class CompareScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        from relgate_tui.engine.session import Session
+        from relgate_tui.engine.certification.session import Session
 
         self.sub_title = "compare runs"
         cache_dir = None
@@ -140,7 +141,7 @@ class CompareScreen(Screen[None]):
 
     def render_paired(self) -> None:
         """The paired gate (B = second run vs A = first) and the items B lost and won; hidden unless two runs."""
-        from relgate_tui.engine.paired_runs import compare_documents, no_shared_items
+        from relgate_tui.engine.certification.paired_runs import compare_documents, no_shared_items
 
         label = self.query_one("#compare-paired", Label)
         diff = self.query_one("#compare-diff", DataTable)

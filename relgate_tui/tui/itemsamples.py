@@ -18,7 +18,7 @@ from relgate_tui.core.types import INVALID
 from relgate_tui.tui.widgets.safetext import clean, safe, safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.session import ItemView
+    from relgate_tui.engine.certification.views import ItemView
 
 
 class ItemSamplesModal(ModalScreen[None]):

@@ -1,4 +1,4 @@
-"""Setup's pre-flight box: the estimate of :func:`relgate_tui.engine.setup.preflight` in words — calls, the latency
+"""Setup's pre-flight box: the estimate of :func:`relgate_tui.engine.certification.setup.preflight` in words — calls, the latency
 measured at the run's concurrency (or why it is not measured), time, cost, the pairwise judge's verdicts."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.setup import Preflight, RunSetup
+    from relgate_tui.engine.certification.setup import Preflight, RunSetup
 
 __all__ = ["preflight_text"]
 
@@ -44,7 +44,7 @@ def preflight_text(pf: Preflight, setup: RunSetup | None, latency: tuple[float, 
     t.append("cost        ", style="dim")
     t.append("—\n" if pf.cost is None else f"≈ ${pf.cost:,.2f}\n")
     if setup is not None and setup.pairwise_judge_model:
-        from relgate_tui.engine.judge_certify import MAX_JUDGE_CLASSES
+        from relgate_tui.engine.judging.certify_judge import MAX_JUDGE_CLASSES
 
         per_item = math.comb(MAX_JUDGE_CLASSES, 2) * setup.pairwise_judge_reps
         t.append("judge       ", style="dim")

@@ -1,9 +1,8 @@
 """Results (SPEC §5.4): reliability level with its lower bound, PASS/FAIL, M* at α, validation metrics, the item
 table with prediction sets, terminal plots, export.
 
-``+`` / ``-`` change α by 0.01 and everything is recomputed at once (``session.results`` → ``core.certify
-.compute_results``, well under a millisecond). Dismisses with "back" or "spotcheck" (``l``: verify the items still
-pending).
+``+`` / ``-`` change α by 0.01 and everything is recomputed at once (``session.results`` → ``compute_results``,
+well under a millisecond). Dismisses with "back" or "spotcheck" (``l``: verify the items still pending).
 """
 
 from __future__ import annotations
@@ -29,7 +28,8 @@ from relgate_tui.tui.widgets.safetext import safe_line
 __all__ = ["ResultsScreen", "judge_summary", "fmt_m_star", "fmt_prop", "ALPHA_MIN", "ALPHA_MAX", "ALPHA_STEP"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.session import GateBasis, ItemRow, ResultsView, Session
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.views import GateBasis, ItemRow, ResultsView
 
 FILTERS = ("all", "misses", "large sets", "ties")
 ALPHA_MIN, ALPHA_MAX, ALPHA_STEP = 0.01, 0.50, 0.01
@@ -39,7 +39,7 @@ CURVE_ALPHAS = tuple(round(0.01 * i, 2) for i in range(1, 51))
 def _readouts_for(inp, alpha: float, confidence: float):
     """SPEC §3.6 readouts at α: bootstrap intervals (B = 10,000, seeded) and 100-split stability (None when fewer
     than 2 verified items). Cheap: the multinomial bootstrap shortcut and one vectorised partition."""
-    from relgate_tui.core.readouts import bootstrap_summary, split_stability, verified_scores
+    from relgate_tui.core.certification.readouts import bootstrap_summary, split_stability, verified_scores
 
     boot = bootstrap_summary(inp, alpha, confidence=confidence)
     scores = verified_scores(inp)
@@ -197,7 +197,7 @@ class ResultsScreen(Screen[str]):
                               f"avg size {a.average_set_size:.2f}{cov}", style="dim"))
         weighted = self._weighted(r)
         if weighted is not None:
-            from relgate_tui.core.weighted_sets import weighted_summary
+            from relgate_tui.core.certification.weighted_sets import weighted_summary
 
             lines.append(Text(weighted_summary(weighted), style="dim"))
         if stab is not None:
@@ -210,7 +210,7 @@ class ResultsScreen(Screen[str]):
         v = self.view
         assert v is not None
         r = v.result
-        from relgate_tui.engine.report import plain_sentence
+        from relgate_tui.engine.certification.report import plain_sentence
 
         self.query_one("#plain", Static).update(Text(plain_sentence(
             r.reliability_lower_bound, r.confidence, r.reliability_n), style="bold"))

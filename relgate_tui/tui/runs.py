@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import one_line
-from relgate_tui.engine.runlist import RunSummary, list_runs
+from relgate_tui.engine.runs.listing import RunSummary, list_runs
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -27,7 +27,8 @@ from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.session import ItemProgress, SamplingUpdate, Session
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.views import ItemProgress, SamplingUpdate
 
 
 class SamplingScreen(Screen[str]):

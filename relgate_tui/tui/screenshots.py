@@ -57,7 +57,8 @@ async def render_all(out: Path, *, verbose: bool = True) -> list[Path]:
     os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
     from textual.widgets import Input, ProgressBar, Select
 
-    from relgate_tui.engine.session import RunSetup, Session
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.setup import RunSetup
     from relgate_tui.tui.app import make_app
 
     out.mkdir(parents=True, exist_ok=True)

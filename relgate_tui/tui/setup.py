@@ -7,7 +7,7 @@ started in-process on a free loopback port and pre-selected, labelled "simulated
 OpenAI-compatible base URL and the *name* of the environment variable holding its API key (the key itself is never
 shown or stored).
 
-Dismisses with a :class:`~relgate_tui.engine.session.RunSetup` (Ctrl+S / Start) or None (Escape).
+Dismisses with a :class:`~relgate_tui.engine.certification.session.RunSetup` (Ctrl+S / Start) or None (Escape).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState
 
-from relgate_tui.engine.session import (
+from relgate_tui.engine.certification.setup import (
     EndpointChoice,
     Preflight,
     RunSetup,
@@ -37,7 +37,7 @@ from relgate_tui.tui.preflight_text import preflight_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.tui.app import RelgateApp
+    from relgate_tui.tui.services import AppHost
 
 CUSTOM = "custom"
 NO_JUDGE = "__none__"
@@ -68,7 +68,7 @@ class SetupScreen(Screen["RunSetup | None"]):
     )
     HELP_TITLE = "Setup"
 
-    def __init__(self, app: RelgateApp, previous: RunSetup | None = None) -> None:
+    def __init__(self, app: AppHost, previous: RunSetup | None = None) -> None:
         super().__init__()
         self.relgate = app
         self.previous = previous
@@ -188,25 +188,25 @@ class SetupScreen(Screen["RunSetup | None"]):
 
     @work(thread=True, exclusive=True, group="tasks", exit_on_error=False)
     def _load_tasks(self) -> list[TaskChoice]:
-        from relgate_tui.engine.session import task_choices
+        from relgate_tui.engine.certification.setup import task_choices
 
         return task_choices()
 
     @work(thread=True, exclusive=True, group="task-file", exit_on_error=False)
     def _inspect_task(self, name_or_path: str) -> TaskChoice:
-        from relgate_tui.engine.session import inspect_task
+        from relgate_tui.engine.certification.setup import inspect_task
 
         return inspect_task(name_or_path)
 
     @work(exclusive=True, group="probe", exit_on_error=False)
     async def _probe(self, setup: RunSetup) -> tuple[float, float, float]:
-        from relgate_tui.engine.session import probe_latency
+        from relgate_tui.engine.certification.setup import probe_latency
 
         return await probe_latency(setup)
 
     @work(thread=True, exclusive=True, group="models", exit_on_error=False)
     def _list_models(self, base_url: str, api_key_env: str | None) -> tuple[str, ...]:
-        from relgate_tui.engine.session import list_models
+        from relgate_tui.engine.certification.setup import list_models
 
         return list_models(base_url, api_key_env)
 
@@ -519,7 +519,7 @@ class SetupScreen(Screen["RunSetup | None"]):
             if not quiet:
                 self.notify(str(exc), severity="warning")
             return
-        from relgate_tui.engine.setup import probe_parallelism
+        from relgate_tui.engine.certification.setup import probe_parallelism
 
         self.latency_error = "measuring…"
         self.latency_parallel = probe_parallelism(setup)
@@ -527,7 +527,7 @@ class SetupScreen(Screen["RunSetup | None"]):
         self._probe(setup)
 
     def _update_preflight(self) -> None:
-        from relgate_tui.engine.session import preflight
+        from relgate_tui.engine.certification.setup import preflight
 
         box = self.query_one("#preflight", Static)
         err = self.query_one("#setup-error", Static)

@@ -22,14 +22,15 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
-from relgate_tui.core.gate import sequential_gate
+from relgate_tui.core.certification.gate import sequential_gate
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.itemsamples import ItemSamplesModal, item_view_or_notice
 from relgate_tui.tui.widgets.safetext import clean, safe
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.session import ItemView, Session, SpotProgress
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.views import ItemView, SpotProgress
 
 
 def _pct(x: float | None) -> str:

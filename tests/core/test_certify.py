@@ -3,24 +3,22 @@ import math
 import numpy as np
 import pytest
 
-from relgate_tui.core.certify import (
+from relgate_tui.core.certification.certify import (
     CertificationInput,
     ItemRecord,
-    bootstrap_summary,
     build_input,
     compute_results,
     coverage_curve,
     item_record,
-    split_permutations,
-    split_stability,
 )
-from relgate_tui.core.conformal import m_star as conformal_m_star
-from relgate_tui.core.conformal import prediction_set
-from relgate_tui.core.intervals import wilson_interval
-from relgate_tui.core.quantile import conformal_quantile
-from relgate_tui.core.ranking import RankedClasses
-from relgate_tui.core.scores import NONE_SCORE
-from relgate_tui.core.synthetic import SyntheticAgent, simulate_agent
+from relgate_tui.core.certification.conformal import m_star as conformal_m_star
+from relgate_tui.core.certification.conformal import prediction_set
+from relgate_tui.core.certification.intervals import wilson_interval
+from relgate_tui.core.certification.quantile import conformal_quantile
+from relgate_tui.core.certification.ranking import RankedClasses
+from relgate_tui.core.certification.readouts import bootstrap_summary, split_permutations, split_stability
+from relgate_tui.core.certification.scores import NONE_SCORE
+from relgate_tui.core.certification.synthetic import SyntheticAgent, simulate_agent
 
 WORKED = [1.0] * 45 + [2.0] * 3 + [math.inf] * 2
 
@@ -341,7 +339,7 @@ def test_calls_saved_counts_only_samples_the_rule_did_not_draw():
 
 def _stopped_sampling(probs_by_item: np.ndarray, k_max: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(samples matrix, samples used) under the anytime rule: class 0 is the correct one."""
-    from relgate_tui.core.stopping import get_stopping_rule
+    from relgate_tui.core.certification.stopping import get_stopping_rule
 
     rule = get_stopping_rule("anytime")
     n, c = probs_by_item.shape
@@ -394,8 +392,8 @@ def test_worst_case_level_counts_skips_as_misses_and_m_star_infinity_is_flagged(
 @pytest.mark.parametrize("alpha", [0.05, 0.10, 0.30])
 def test_adaptive_sets_match_the_conformal_module(synthetic_run, alpha):
     """SPEC §3.4 adaptive sets (eq. 6.7) in the results: q̂, set sizes and coverage equal core/conformal.py's."""
-    from relgate_tui.core.conformal import adaptive_prediction_set, adaptive_threshold
-    from relgate_tui.core.scores import cumulative_score
+    from relgate_tui.core.certification.conformal import adaptive_prediction_set, adaptive_threshold
+    from relgate_tui.core.certification.scores import cumulative_score
 
     cal_recs, dep_recs, dep_ranked = synthetic_run
     res = compute_results(build_input(cal_recs, dep_recs, k_max=10), alpha)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from relgate_tui.core.conformal import (
+from relgate_tui.core.certification.conformal import (
     adaptive_prediction_set,
     adaptive_threshold,
     aps_prediction_set,
@@ -15,9 +15,9 @@ from relgate_tui.core.conformal import (
     prediction_set,
     weighted_m_star,
 )
-from relgate_tui.core.quantile import conformal_rank
-from relgate_tui.core.ranking import RankedClasses, rank_classes
-from relgate_tui.core.scores import aps_score, cumulative_score, lac_score
+from relgate_tui.core.certification.quantile import conformal_rank
+from relgate_tui.core.certification.ranking import RankedClasses, rank_classes
+from relgate_tui.core.certification.scores import aps_score, cumulative_score, lac_score
 from relgate_tui.core.types import INVALID
 
 ALPHAS = [0.01, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30]

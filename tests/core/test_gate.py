@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from relgate_tui.core.gate import decide_gate, sequential_gate
-from relgate_tui.core.intervals import clopper_pearson_lower, confidence_sequence, confidence_sequence_end
+from relgate_tui.core.certification.gate import decide_gate, sequential_gate
+from relgate_tui.core.certification.intervals import clopper_pearson_lower, confidence_sequence, confidence_sequence_end
 
 
 def _lower_table(n_max: int, bound) -> np.ndarray:

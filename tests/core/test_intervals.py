@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import binom
 
-from relgate_tui.core.intervals import (
+from relgate_tui.core.certification.intervals import (
     bootstrap_ci,
     bootstrap_distribution,
     clopper_pearson_interval,

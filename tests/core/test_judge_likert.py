@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from relgate_tui.core.certification.quantile import conformal_rank
 from relgate_tui.core.judge import (
     DEFAULT_ALPHAS,
     inter_judge_width_agreement,
@@ -22,7 +23,6 @@ from relgate_tui.core.judge import (
     spearman_or_nan,
     split_conformal_likert,
 )
-from relgate_tui.core.quantile import conformal_rank
 
 HANNA = Path(__file__).resolve().parents[2] / "assets" / "judge" / "hanna.jsonl"  # the bundled copy (MIT)
 HANNA_CRITERIA = ("Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity")

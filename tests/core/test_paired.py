@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relgate_tui.core.paired import (
+from relgate_tui.core.certification.paired import (
     PairedTable,
     _bounds,
     items_to_decide,
@@ -93,7 +93,7 @@ def test_items_to_decide_is_the_first_deciding_size() -> None:
     for t, m in ((PairedTable(60, 5, 5, 30), 0.05), (PairedTable(60, 10, 3, 27), 0.0)):
         n_star = items_to_decide(t, m)
         assert n_star is not None and n_star > t.n
-        from relgate_tui.core.paired import _scaled
+        from relgate_tui.core.certification.paired import _scaled
 
         assert paired_test(_scaled(t, n_star), m).decision != "undecided"
         assert paired_test(_scaled(t, n_star - 1), m).decision == "undecided"

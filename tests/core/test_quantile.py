@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relgate_tui.core.quantile import conformal_quantile, conformal_rank, min_calibration_size
+from relgate_tui.core.certification.quantile import conformal_quantile, conformal_rank, min_calibration_size
 
 
 def test_worked_example_n50():

@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relgate_tui.core.ranking import RankedClasses, leader_tie_rate, rank_classes, rank_from_counts, tie_rate
+from relgate_tui.core.certification.ranking import (
+    RankedClasses,
+    leader_tie_rate,
+    rank_classes,
+    rank_from_counts,
+    tie_rate,
+)
 from relgate_tui.core.types import INVALID
 
 

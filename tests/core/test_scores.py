@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relgate_tui.core.ranking import RankedClasses, rank_classes
-from relgate_tui.core.scores import (
+from relgate_tui.core.certification.ranking import RankedClasses, rank_classes
+from relgate_tui.core.certification.scores import (
     NONE_SCORE,
     acceptable_fraction,
     aps_score,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from relgate_tui.core.stopping import (
+from relgate_tui.core.certification.stopping import (
     STOPPING_RULES,
     AnytimeRule,
     NoStopping,

@@ -13,12 +13,12 @@ import math
 import numpy as np
 import pytest
 
-from relgate_tui.core.certify import CertificationInput, coverage_curve
-from relgate_tui.core.conformal import adaptive_threshold, m_star
-from relgate_tui.core.quantile import conformal_quantile, conformal_rank
-from relgate_tui.core.ranking import rank_classes
-from relgate_tui.core.scores import cumulative_score, rank_score
-from relgate_tui.core.synthetic import (
+from relgate_tui.core.certification.certify import CertificationInput, coverage_curve
+from relgate_tui.core.certification.conformal import adaptive_threshold, m_star
+from relgate_tui.core.certification.quantile import conformal_quantile, conformal_rank
+from relgate_tui.core.certification.ranking import rank_classes
+from relgate_tui.core.certification.scores import cumulative_score, rank_score
+from relgate_tui.core.certification.synthetic import (
     SyntheticAgent,
     adaptive_set_sizes,
     column_ranks,

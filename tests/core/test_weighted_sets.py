@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relgate_tui.core.conformal import m_star, weighted_m_star, weighted_m_stars
-from relgate_tui.core.jsonsafe import dumps
-from relgate_tui.core.ranking import RankedClasses
-from relgate_tui.core.weighted_sets import (
+from relgate_tui.core.certification.conformal import m_star, weighted_m_star, weighted_m_stars
+from relgate_tui.core.certification.ranking import RankedClasses
+from relgate_tui.core.certification.weighted_sets import (
     WeightedDeploymentItem,
     weighted_conformal,
     weighted_json,
     weighted_summary,
 )
+from relgate_tui.core.jsonsafe import dumps
 
 RANKED = RankedClasses(("a", "b", "c", "d"), (4, 3, 2, 1), 10)
 score_values = st.one_of(st.integers(1, 6).map(float), st.just(math.inf))

@@ -12,8 +12,13 @@ import pytest
 from relgate_tui.demo import DemoServer, JudgeKnobs, item_features, reliability
 from relgate_tui.demo.jury import POOL_JUDGES, pool_completion
 from relgate_tui.demo.recognise import read_scoring_prompt, variant_kind
-from relgate_tui.engine.judge_data import load_audit_set
-from relgate_tui.engine.judge_prompts import direct_prompt, pairwise_prompt, parse_direct_score, parse_pairwise_verdict
+from relgate_tui.engine.judging.data import load_audit_set
+from relgate_tui.engine.judging.prompts import (
+    direct_prompt,
+    pairwise_prompt,
+    parse_direct_score,
+    parse_pairwise_verdict,
+)
 
 CRITERION = "Coherence"
 

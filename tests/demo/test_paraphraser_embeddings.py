@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from relgate_tui.demo import DemoServer
 from relgate_tui.demo.recognise import read_scoring_prompt
 from relgate_tui.demo.tokens import split_tokens, token_choices
-from relgate_tui.engine.judge_prompts import direct_prompt, pairwise_prompt
+from relgate_tui.engine.judging.prompts import direct_prompt, pairwise_prompt
 
 
 @pytest.fixture(scope="module")

@@ -19,15 +19,16 @@ import pytest
 from relgate_tui import demo as sim
 from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
 from relgate_tui.demo import FAULT_KINDS, DemoServer, DemoServerProcess, FaultPlan, RequestRecord, main
-from relgate_tui.engine.judge_prompts import (
+from relgate_tui.engine.certification.tasks import Task, load_task
+from relgate_tui.engine.judging.prompts import (
     correctness_pairwise_prompt,
     direct_prompt,
     pairwise_prompt,
     parse_direct_score,
     parse_pairwise_verdict,
 )
-from relgate_tui.engine.prompts import item_messages
-from relgate_tui.engine.tasks import Task, TaskItem, load_task
+from relgate_tui.engine.records import TaskItem
+from relgate_tui.engine.transport.prompts import item_messages
 
 QUESTION = "What is 123 + 456?"
 

@@ -14,16 +14,17 @@ from relgate_tui.core.canon import canonicalize_references, get_canonicalizer
 from relgate_tui.core.judge.cycles import cycle_report
 from relgate_tui.core.judge.tournament import PairwiseVerdict, build_tournament
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.judge_data import load_audit_set
-from relgate_tui.engine.judge_prompts import (
+from relgate_tui.engine.certification.tasks import Task, bundled_tasks, load_task
+from relgate_tui.engine.judging.data import load_audit_set
+from relgate_tui.engine.judging.prompts import (
     correctness_pairwise_prompt,
     direct_prompt,
     pairwise_prompt,
     parse_direct_score,
     parse_pairwise_verdict,
 )
-from relgate_tui.engine.prompts import item_messages
-from relgate_tui.engine.tasks import Task, TaskItem, bundled_tasks, load_task
+from relgate_tui.engine.records import TaskItem
+from relgate_tui.engine.transport.prompts import item_messages
 
 IDS = [f"item-{k}" for k in range(3000)]
 

@@ -16,11 +16,11 @@ import pytest
 
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer
-from relgate_tui.engine import logprobs as lp
-from relgate_tui.engine.judge_data import load_audit_set
 from relgate_tui.engine.judging import direct, list_audits
 from relgate_tui.engine.judging.as_scores import audit_scores
+from relgate_tui.engine.judging.data import load_audit_set
 from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE
+from relgate_tui.engine.transport import logprobs as lp
 from relgate_tui.errors import DataError
 
 JUDGES = ("sim-judge-long", "sim-judge-short", "sim-judge-sensitive")

@@ -14,7 +14,7 @@ import pytest
 
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer, FaultPlan
-from relgate_tui.engine.runlist import open_run
+from relgate_tui.engine.runs.listing import open_run
 
 TASK = "bigbench-3digit-addition"
 RUNNER = (
@@ -337,7 +337,7 @@ def test_calls_saved_ignores_failed_items_under_rule_none(tmp_path, monkeypatch,
 def test_markdown_report_shows_gate_basis_and_section_3_6_readouts(first_run) -> None:
     """Issue 11 §4: the report states the gate decision with both numbers, the bootstrap intervals and the split
     stability from the document."""
-    from relgate_tui.engine.report import render_report
+    from relgate_tui.engine.certification.report import render_report
 
     doc = {**first_run["doc"], "min_reliability": 0.5, "passed": True, "n_skipped": 2,
            "gate": {"summary": "PASS: 95% lower bound 80.0% ≥ gate 50.0% (level 90.0%)"},

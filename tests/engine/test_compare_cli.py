@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.cli import main
-from relgate_tui.engine.runlist import list_runs
+from relgate_tui.engine.runs.listing import list_runs
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 

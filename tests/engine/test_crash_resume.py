@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.demo import DemoServer
-from relgate_tui.engine.certify import CRASH_AFTER_LABELS_ENV
-from relgate_tui.engine.endpoints import sample_seed
-from relgate_tui.engine.runlist import open_run
-from relgate_tui.engine.runstore import read_jsonl
+from relgate_tui.engine.certification.certify import CRASH_AFTER_LABELS_ENV
+from relgate_tui.engine.runs.listing import open_run
+from relgate_tui.engine.runs.store import read_jsonl
+from relgate_tui.engine.transport.endpoints import sample_seed
 
 CLI = [sys.executable, "-m", "relgate_tui.cli"]
 

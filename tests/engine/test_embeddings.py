@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from relgate_tui.engine.embeddings import embed_texts
+from relgate_tui.engine.transport.embeddings import embed_texts
 from relgate_tui.errors import EndpointError
 
 

@@ -14,11 +14,11 @@ import pytest
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer
 from relgate_tui.demo.judge import JudgeKnobs, judge_completion, score_probabilities
-from relgate_tui.engine.judge_prompts import direct_prompt, parse_direct_score
 from relgate_tui.engine.judging import AuditSpec, Judge, direct, geval, list_audits
 from relgate_tui.engine.judging.as_scores import audit_scores
+from relgate_tui.engine.judging.prompts import direct_prompt, parse_direct_score
 from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE, PromptVariant, perturbed_variants
-from relgate_tui.engine.logprobs import TokenLogprob
+from relgate_tui.engine.transport.logprobs import TokenLogprob
 from relgate_tui.errors import UserError
 
 # untrusted texts holding the templates' own markers: the input may hold anything (the response is split at the last
@@ -178,7 +178,7 @@ def test_judge_intervals_on_the_geval_audit_uses_the_scale_1_to_10(
 
 def test_a_scores_file_on_1_to_10_gives_paper_000s_note_not_wrong_sets() -> None:
     from relgate_tui.engine.judging import audit_from_scores
-    from relgate_tui.engine.scores_file import table_from_records
+    from relgate_tui.engine.judging.scores_file import table_from_records
 
     records = [{"id": f"i{i}", "score": 1 + i % 10, "human": 1 + (i % 10) / 2.25} for i in range(40)]
     doc = audit_from_scores(table_from_records(records, "ten.jsonl")).to_json()

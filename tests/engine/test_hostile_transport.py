@@ -10,13 +10,14 @@ import httpx
 import pytest
 
 from relgate_tui.core.canon import get_canonicalizer
-from relgate_tui.core.stopping import get_stopping_rule
-from relgate_tui.engine.cache import SampleCache
-from relgate_tui.engine.discovery import discover, list_models
-from relgate_tui.engine.endpoints import Completion, EndpointConfig, RequestFailed, complete
-from relgate_tui.engine.http11 import LeanHTTPTransport
-from relgate_tui.engine.httpread import status_of_sync
-from relgate_tui.engine.sampler import (
+from relgate_tui.core.certification.stopping import get_stopping_rule
+from relgate_tui.engine.records import TaskItem
+from relgate_tui.engine.transport.cache import SampleCache
+from relgate_tui.engine.transport.discovery import discover, list_models
+from relgate_tui.engine.transport.endpoints import Completion, EndpointConfig, RequestFailed, complete
+from relgate_tui.engine.transport.http11 import LeanHTTPTransport
+from relgate_tui.engine.transport.httpread import status_of_sync
+from relgate_tui.engine.transport.sampler import (
     ItemDone,
     RetryPolicy,
     SampleDone,
@@ -26,7 +27,6 @@ from relgate_tui.engine.sampler import (
     _answers,
     run_sampling,
 )
-from relgate_tui.engine.tasks import TaskItem
 
 from .hostile import ENDLESS_CHUNKED, OK, RST, HostileServer, chat, gzip_bomb, response
 

@@ -7,7 +7,7 @@ import asyncio
 import httpx
 import pytest
 
-from relgate_tui.engine.http11 import LeanHTTPTransport
+from relgate_tui.engine.transport.http11 import LeanHTTPTransport
 
 
 async def serve(responses: list[bytes], close_after: set[int] = frozenset()):

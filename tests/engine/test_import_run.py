@@ -10,15 +10,15 @@ import pytest
 
 from relgate_tui.cli import main
 from relgate_tui.core.canon import get_canonicalizer
-from relgate_tui.core.intervals import clopper_pearson_lower
-from relgate_tui.core.ranking import rank_classes
+from relgate_tui.core.certification.intervals import clopper_pearson_lower
+from relgate_tui.core.certification.ranking import rank_classes
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.analysis import item_rng, split_items
-from relgate_tui.engine.certify import CertifyConfig
+from relgate_tui.engine.certification.analysis import item_rng, split_items
+from relgate_tui.engine.certification.certify import CertifyConfig
+from relgate_tui.engine.certification.pipeline import run_certify
 from relgate_tui.engine.importers import load_log
 from relgate_tui.engine.importers.run import ImportOptions, import_log
-from relgate_tui.engine.pipeline import run_certify
-from relgate_tui.engine.runlist import list_runs, open_run
+from relgate_tui.engine.runs.listing import list_runs, open_run
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 LM_ADDITION = next((FIX / "lm_eval" / "addition").glob("samples_*.jsonl"))
@@ -75,7 +75,7 @@ def test_real_lm_eval_log_reproduces_resps0_and_certify_numbers(tmp_path: Path, 
     # a run like any other: listed, reopened offline by the TUI's session, same numbers
     runs = list_runs(tmp_path / "runs")
     assert len(runs) == 1 and runs[0].task == "relgate_addition" and runs[0].status == "complete"
-    from relgate_tui.engine.session import Session
+    from relgate_tui.engine.certification.session import Session
 
     session = Session.open(runs[0].path)
     try:
@@ -96,7 +96,7 @@ def test_import_equals_certify_on_the_same_samples(tmp_path: Path) -> None:
         outcome = run_certify(cfg)
     certified = outcome.document
     store = open_run(outcome.run_path)
-    from relgate_tui.engine.tasks import load_task
+    from relgate_tui.engine.certification.tasks import load_task
 
     task = {it.id: it for it in load_task("bigbench-3digit-addition").items}
     samples = tmp_path / "samples.jsonl"

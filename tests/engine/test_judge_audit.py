@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.demo import DemoServer
-from relgate_tui.engine.judge_audit import (
+from relgate_tui.engine.judging import JudgeProgress, export_name
+from relgate_tui.engine.judging.audit_cli import (
     JudgeAuditConfig,
     audit_events,
     audit_result,
@@ -20,8 +21,7 @@ from relgate_tui.engine.judge_audit import (
     run_judge_audit,
     select,
 )
-from relgate_tui.engine.judge_data import load_audit_set
-from relgate_tui.engine.judging import JudgeProgress, export_name
+from relgate_tui.engine.judging.data import load_audit_set
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,12 @@ import pytest
 
 from relgate_tui.cli import main
 from relgate_tui.core import judge as cj
-from relgate_tui.core.ranking import RankedClasses
+from relgate_tui.core.certification.ranking import RankedClasses
 from relgate_tui.core.types import INVALID
 from relgate_tui.demo import DemoServer, JudgeKnobs
-from relgate_tui.engine.certify import CertifyConfig, CertifyError
-from relgate_tui.engine.judge_certify import (
+from relgate_tui.engine.certification.certify import CertifyConfig
+from relgate_tui.engine.certification.judge_section import transitivity_sections
+from relgate_tui.engine.judging.certify_judge import (
     acceptable_from_verdict,
     judge_calls_needed,
     judge_item,
@@ -24,8 +25,8 @@ from relgate_tui.engine.judge_certify import (
     judge_rank_score,
     judge_requests,
 )
-from relgate_tui.engine.judge_section import transitivity_sections
-from relgate_tui.engine.tasks import TaskItem
+from relgate_tui.engine.records import TaskItem
+from relgate_tui.errors import CertifyError
 
 TASK = "bigbench-3digit-addition"
 
@@ -178,8 +179,8 @@ def test_bad_judge_options_are_one_line_errors(kwargs, fragment):
 
 
 def test_the_judge_does_not_change_the_run_identity():
-    from relgate_tui.engine.certify import run_identity
-    from relgate_tui.engine.tasks import load_task
+    from relgate_tui.engine.certification.certify import run_identity
+    from relgate_tui.engine.certification.tasks import load_task
 
     task = load_task(TASK)
     plain = CertifyConfig(task=TASK, endpoint="http://h/v1", model="m")
@@ -318,7 +319,7 @@ def test_cli_rejects_a_judge_model_without_endpoint(tmp_path, monkeypatch, capsy
 
 
 def test_markdown_report_has_the_judge_section(judged_run):
-    from relgate_tui.engine.report import report_markdown
+    from relgate_tui.engine.certification.report import report_markdown
 
     doc = judged_run["doc"]
     md = report_markdown(doc)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from relgate_tui.engine.judge_data import AuditDataError, bundled_audit_sets, load_audit_set
+from relgate_tui.engine.judging.data import AuditDataError, bundled_audit_sets, load_audit_set
 
 
 def test_bundled_hanna_has_96_prompts_of_11_stories_with_six_criteria() -> None:

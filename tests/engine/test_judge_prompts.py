@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relgate_tui.engine.judge_prompts import (
+from relgate_tui.engine.judging.prompts import (
     CorrectnessPrompt,
     DirectPrompt,
     PairwisePrompt,

@@ -16,10 +16,6 @@ import pytest
 
 from relgate_tui.core import judge as cj
 from relgate_tui.demo import DemoServer
-from relgate_tui.engine.cache import SampleCache
-from relgate_tui.engine.endpoints import sample_seed
-from relgate_tui.engine.judge_audit import JudgeAuditConfig, audit_result
-from relgate_tui.engine.judge_prompts import direct_prompt, pairwise_prompt
 from relgate_tui.engine.judging import (
     ORIGINAL,
     Answer,
@@ -36,8 +32,12 @@ from relgate_tui.engine.judging import (
 )
 from relgate_tui.engine.judging import pairwise as pw
 from relgate_tui.engine.judging.ask import seed_id
+from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig, audit_result
 from relgate_tui.engine.judging.direct import score_logprobs
-from relgate_tui.engine.scores_file import table_from_records
+from relgate_tui.engine.judging.prompts import direct_prompt, pairwise_prompt
+from relgate_tui.engine.judging.scores_file import table_from_records
+from relgate_tui.engine.transport.cache import SampleCache
+from relgate_tui.engine.transport.endpoints import sample_seed
 from relgate_tui.errors import DataError, UserError
 from tests.engine.logprob_server import LogprobJudge
 
@@ -135,7 +135,7 @@ def test_variant_files(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------------------ studies
 def test_the_exact_mfas_is_solved_once_per_input(monkeypatch: pytest.MonkeyPatch) -> None:
-    from relgate_tui.engine.judge_data import AuditCandidate, AuditInput
+    from relgate_tui.engine.judging.data import AuditCandidate, AuditInput
 
     calls = []
     real = cj.mfas_exact
@@ -366,7 +366,7 @@ class ScriptedJudge(LogprobJudge):
 
 
 def _synthetic_inputs(n_inputs: int, n_candidates: int) -> list:
-    from relgate_tui.engine.judge_data import AuditCandidate, AuditInput
+    from relgate_tui.engine.judging.data import AuditCandidate, AuditInput
 
     return [AuditInput(f"x{i:03d}", f"input {i}", tuple(AuditCandidate(f"c{j}", f"text {i}.{j}", {"X": float(j)})
                                                         for j in range(n_candidates))) for i in range(n_inputs)]

@@ -19,11 +19,12 @@ import pytest
 
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer, FaultPlan
-from relgate_tui.engine.analysis import CertifyError
-from relgate_tui.engine.runlist import open_run
-from relgate_tui.engine.runstore import RunStatus, RunStore
-from relgate_tui.engine.session import RunSetup, Session
-from relgate_tui.engine.tasks import TaskError, load_task
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.certification.setup import RunSetup
+from relgate_tui.engine.certification.tasks import TaskError, load_task
+from relgate_tui.engine.runs.listing import open_run
+from relgate_tui.engine.runs.store import RunStatus, RunStore
+from relgate_tui.errors import CertifyError
 
 TASK = "bigbench-3digit-addition"
 

@@ -16,10 +16,10 @@ import pytest
 
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer
-from relgate_tui.engine.cache import SampleCache
 from relgate_tui.engine.judging import AuditSpec, AuditStore, Judge, PromptVariant, audit_id, plan_audit
 from relgate_tui.engine.judging import paraphrase as para
 from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE, PAIRWISE_TEMPLATE, VariantOrigin
+from relgate_tui.engine.transport.cache import SampleCache
 from relgate_tui.errors import DataError, EndpointError, UserError
 from tests.engine.logprob_server import LogprobJudge
 

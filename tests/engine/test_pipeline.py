@@ -11,14 +11,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from relgate_tui.core.stopping import get_stopping_rule
+from relgate_tui.core.certification.stopping import get_stopping_rule
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.analysis import CallCounts, CertifyError, analyse, item_rng, split_items, used_sample_count
-from relgate_tui.engine.certify import CertifyConfig, results_document
-from relgate_tui.engine.labels_file import apply_labels, check_label_ranks, parse_labels_file
-from relgate_tui.engine.report import items_dataframe, render_report
-from relgate_tui.engine.runstore import Label, RunStore, StoredSample
-from relgate_tui.engine.tasks import Task, TaskItem
+from relgate_tui.engine.certification.analysis import CallCounts, analyse, item_rng, split_items, used_sample_count
+from relgate_tui.engine.certification.certify import CertifyConfig, results_document
+from relgate_tui.engine.certification.report import items_dataframe, render_report
+from relgate_tui.engine.certification.tasks import Task
+from relgate_tui.engine.records import StoredSample, TaskItem
+from relgate_tui.engine.runs.labels_file import apply_labels, check_label_ranks, parse_labels_file
+from relgate_tui.engine.runs.store import Label, RunStore
+from relgate_tui.errors import CertifyError
 
 
 # ----------------------------------------------------------------------------------------------------------- split
@@ -256,7 +258,7 @@ def test_report_formats() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from relgate_tui.engine.analysis import used_sample_counts  # noqa: E402
+from relgate_tui.engine.certification.analysis import used_sample_counts  # noqa: E402
 
 
 @settings(max_examples=150, deadline=None)

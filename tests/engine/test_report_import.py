@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.cli import main
-from relgate_tui.engine.report import report_markdown
+from relgate_tui.engine.certification.report import report_markdown
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 SEEDED = next((FIX / "lm_eval" / "addition_seeded").glob("samples_*.jsonl"))

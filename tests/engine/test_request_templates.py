@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relgate_tui.engine.endpoints import (
+from relgate_tui.engine.transport.endpoints import (
     EndpointConfig,
     body_encoder,
     fingerprinter,

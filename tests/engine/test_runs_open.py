@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer
-from relgate_tui.engine import runstore
-from relgate_tui.engine.cache import SampleCache
-from relgate_tui.engine.runlist import list_runs
-from relgate_tui.engine.runstore import RunStore, RunStoreError
-from relgate_tui.engine.session import Session
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.runs import store as runstore
+from relgate_tui.engine.runs.listing import list_runs
+from relgate_tui.engine.runs.store import RunStore, RunStoreError
+from relgate_tui.engine.transport.cache import SampleCache
 from tests.tui.runfixtures import stored_run
 
 TASK = "bigbench-3digit-addition"
@@ -169,7 +169,7 @@ def test_an_unsampled_item_is_never_offered_for_spot_check(tmp_path) -> None:
 def test_grouping_in_one_pass_equals_sorting_the_file_order(tmp_path, rows) -> None:
     """samples_by_item (one pass, sorting only items whose indices go back) == samples() grouped and sorted, the
     first occurrence of a repeated (item, index) winning."""
-    from relgate_tui.engine.runstore import StoredSample
+    from relgate_tui.engine.records import StoredSample
 
     root = tmp_path / f"r{abs(hash(tuple(rows)))}"
     store = RunStore.create_or_open(root, {"rows": len(rows)})
@@ -187,7 +187,7 @@ def test_grouping_in_one_pass_equals_sorting_the_file_order(tmp_path, rows) -> N
 def test_own_appends_extend_the_parsed_samples_exactly(tmp_path, monkeypatch) -> None:
     """After a read, this process's appends are added to the parsed samples without parsing the file again — and
     the result equals what a fresh reader parses; an out-of-order append falls back to parsing."""
-    from relgate_tui.engine.runstore import StoredSample
+    from relgate_tui.engine.records import StoredSample
 
     store = RunStore.create_or_open(tmp_path, {"x": 2})
     store.append_samples([StoredSample("a", 0, "1", "1"), StoredSample("b", 0, "2", "2")])

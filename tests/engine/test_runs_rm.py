@@ -8,8 +8,9 @@ import json
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer
 from relgate_tui.demo.faults import FaultPlan
-from relgate_tui.engine.runlist import list_runs
-from relgate_tui.engine.session import RunSetup, Session
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.certification.setup import RunSetup
+from relgate_tui.engine.runs.listing import list_runs
 
 TASK = "bigbench-3digit-addition"
 

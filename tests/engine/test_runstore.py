@@ -15,16 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relgate_tui.engine.runlist import list_runs, open_run
-from relgate_tui.engine.runstore import (
-    Label,
-    RunStore,
-    RunStoreError,
-    StoredSample,
-    make_run_id,
-    read_jsonl,
-    replay_labels,
-)
+from relgate_tui.engine.records import StoredSample
+from relgate_tui.engine.runs.listing import list_runs, open_run
+from relgate_tui.engine.runs.store import Label, RunStore, RunStoreError, make_run_id, read_jsonl, replay_labels
 
 IDENTITY = {"task_sha256": "ab" * 32, "model": "sim-mid", "endpoint": "http://127.0.0.1:1/v1", "k_max": 20}
 INFO = {"task": {"name": "demo", "sha256": "ab" * 32, "items": 3}, "model": "sim-mid", "endpoint": "x"}
@@ -202,7 +195,7 @@ def test_kill_minus_9_after_writes_loses_nothing(tmp_path: Path) -> None:
     """Labels and samples written by a process that is then SIGKILLed (no close, no atexit) are all there."""
     code = f"""
 import os, signal
-from relgate_tui.engine.runstore import RunStore, Label, StoredSample
+from relgate_tui.engine.runs.store import RunStore, Label, StoredSample
 s = RunStore.create_or_open({str(tmp_path)!r}, {IDENTITY!r}, fsync_interval=3600)
 for i in range(25):
     s.append_samples([StoredSample("q%d" % (i % 5), i // 5, "t", "c")])

@@ -12,13 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relgate_tui.core.stopping import get_stopping_rule
+from relgate_tui.core.certification.stopping import get_stopping_rule
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine import runstore
-from relgate_tui.engine.analysis import used_sample_counts
-from relgate_tui.engine.runstore import RunStore, RunStoreError, StoredSample
-from relgate_tui.engine.sampleindex import INDEX, ItemSamples, canonical_prefix, load_index, prefix_stats, stamp
-from relgate_tui.engine.session import Session
+from relgate_tui.engine.certification.analysis import used_sample_counts
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.records import StoredSample, canonical_prefix
+from relgate_tui.engine.runs import store as runstore
+from relgate_tui.engine.runs.sampleindex import INDEX, ItemSamples, load_index, prefix_stats, stamp
+from relgate_tui.engine.runs.store import RunStore, RunStoreError
 from tests.tui.runfixtures import stored_run
 
 
@@ -227,7 +228,7 @@ def test_prefix_states_match_a_direct_count() -> None:
 
 
 def test_the_fast_record_constructors_build_the_same_records() -> None:
-    from relgate_tui.engine.sampler import SampleDone, _sample_done
+    from relgate_tui.engine.transport.sampler import SampleDone, _sample_done
 
     assert StoredSample.trusted("a", 2, "t", "c", {"prompt_tokens": 1}, "fp") == StoredSample(
         "a", 2, "t", "c", {"prompt_tokens": 1}, "fp")
@@ -269,7 +270,7 @@ def test_texts_are_found_when_the_samples_file_was_rewritten_after_the_index_was
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "c", "d", INVALID]), max_size=25))
 def test_prefix_states_from_codes_equal_the_direct_ones(canon) -> None:
-    from relgate_tui.engine.sampleindex import _coded_prefix_stats
+    from relgate_tui.engine.runs.sampleindex import _coded_prefix_stats
 
     table = list(dict.fromkeys(c for c in canon if c != INVALID))
     codes = [-1 if c == INVALID else table.index(c) for c in canon]

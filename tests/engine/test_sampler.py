@@ -10,18 +10,19 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.core.canon import get_canonicalizer
-from relgate_tui.core.stopping import get_stopping_rule
+from relgate_tui.core.certification.stopping import get_stopping_rule
 from relgate_tui.demo import DemoServer, FaultPlan
-from relgate_tui.engine.cache import SampleCache
-from relgate_tui.engine.discovery import discover, discover_local_servers, list_models
-from relgate_tui.engine.endpoints import (
+from relgate_tui.engine.certification.tasks import load_task
+from relgate_tui.engine.transport.cache import SampleCache
+from relgate_tui.engine.transport.discovery import discover, discover_local_servers, list_models
+from relgate_tui.engine.transport.endpoints import (
     Completion,
     EndpointConfig,
     parse_retry_after,
     request_fingerprint,
     sample_seed,
 )
-from relgate_tui.engine.sampler import (
+from relgate_tui.engine.transport.sampler import (
     EndpointDown,
     EndpointUnreachable,
     EndpointUp,
@@ -33,7 +34,6 @@ from relgate_tui.engine.sampler import (
     SamplingJob,
     run_sampling,
 )
-from relgate_tui.engine.tasks import load_task
 
 ITEMS = load_task("bigbench-3digit-addition").items
 NUMERIC = get_canonicalizer("numeric")

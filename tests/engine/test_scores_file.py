@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from relgate_tui.engine.scores_file import ScoreRow, load_scores, table_from_records
+from relgate_tui.engine.judging.scores_file import ScoreRow, load_scores, table_from_records
 from relgate_tui.errors import DataError, RelgateError
 
 

@@ -1,4 +1,4 @@
-"""The TUI's engine facade (relgate_tui.engine.session): settings file, pre-flight, verification modes, labels,
+"""The TUI's engine facade (relgate_tui.engine.certification.session): settings file, pre-flight, verification modes, labels,
 reopening runs, export — on runs stored without any server."""
 
 from __future__ import annotations
@@ -8,14 +8,9 @@ import math
 
 import pytest
 
-from relgate_tui.engine.runstore import RunStore
-from relgate_tui.engine.session import (
-    RunSetup,
-    Session,
-    TaskChoice,
-    expected_samples_per_item,
-    preflight,
-)
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.certification.setup import RunSetup, TaskChoice, expected_samples_per_item, preflight
+from relgate_tui.engine.runs.store import RunStore
 from relgate_tui.tui.settings_file import UISettings, load_ui_settings, save_ui_settings
 from tests.tui.runfixtures import UNREACHABLE, stored_run
 

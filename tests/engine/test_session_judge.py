@@ -9,7 +9,8 @@ import json
 import pytest
 
 from relgate_tui.demo import DemoServer
-from relgate_tui.engine.session import RunSetup, Session
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.certification.setup import RunSetup
 
 TASK = "bigbench-3digit-addition"
 
@@ -75,7 +76,7 @@ def test_reopen_offline_recomputes_the_judge_section_without_network(judged_sess
 
 
 def test_a_changed_judge_configuration_is_asked_again(judged_session_path, tmp_path):
-    from relgate_tui.engine.judge_certify import PairwiseJudgeConfig, verdicts_from_document
+    from relgate_tui.engine.judging.certify_judge import PairwiseJudgeConfig, verdicts_from_document
 
     stored = json.loads((judged_session_path["path"] / "judge_verdicts.json").read_text())
     cfg = PairwiseJudgeConfig(endpoint=stored["judge"]["endpoint"], model="sim-judge", seed=5)

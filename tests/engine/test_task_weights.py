@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from relgate_tui.engine.tasks import TaskError, dump_items, load_task
+from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from relgate_tui.engine.prompts import item_messages
-from relgate_tui.engine.tasks import TaskError, bundled_tasks, format_task_table, load_task
+from relgate_tui.engine.certification.tasks import TaskError, bundled_tasks, format_task_table, load_task
+from relgate_tui.engine.transport.prompts import item_messages
 
 
 def test_bundled_tasks_meet_the_minimum_sizes() -> None:

@@ -28,7 +28,7 @@ def test_wheel_ships_assets_and_finds_every_bundled_task(tmp_path: Path) -> None
         z.extractall(site)
     code = (
         "import json, relgate_tui\n"
-        "from relgate_tui.engine.tasks import bundled_tasks, load_task\n"
+        "from relgate_tui.engine.certification.tasks import bundled_tasks, load_task\n"
         "print(json.dumps({'file': relgate_tui.__file__,"
         " 'tasks': {t.name: [t.items, len(load_task(t.name).items)] for t in bundled_tasks()}}))\n"
     )

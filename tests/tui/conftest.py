@@ -12,7 +12,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from textual.widgets import Input  # noqa: E402
 
-from relgate_tui.tui.app import AppServices  # noqa: E402
+from relgate_tui.tui.services import AppServices  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from relgate_tui.engine.runstore import StoredSample
-from relgate_tui.engine.session import RunSetup, Session
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.certification.setup import RunSetup
+from relgate_tui.engine.records import StoredSample
 
 UNREACHABLE = "http://127.0.0.1:9/v1"
 

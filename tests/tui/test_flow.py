@@ -9,8 +9,8 @@ import time
 
 from textual.widgets import Input, Select
 
-from relgate_tui.engine.runstore import RunStore
-from relgate_tui.engine.session import RunSetup
+from relgate_tui.engine.certification.setup import RunSetup
+from relgate_tui.engine.runs.store import RunStore
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.results import ResultsScreen

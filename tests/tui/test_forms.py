@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from relgate_tui.engine.session import EndpointChoice, default_endpoint_index, endpoint_choices
+from relgate_tui.engine.certification.setup import EndpointChoice, default_endpoint_index, endpoint_choices
 from relgate_tui.tui.forms import check_custom_endpoint, first_line, parse_number
 
 

@@ -18,9 +18,10 @@ from rich.console import Console
 from rich.text import Text
 from textual.widgets import DataTable, Label, Static
 
-from relgate_tui.engine.report import render_report
-from relgate_tui.engine.runstore import StoredSample
-from relgate_tui.engine.session import RunSetup, Session
+from relgate_tui.engine.certification.report import render_report
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.certification.setup import RunSetup
+from relgate_tui.engine.records import StoredSample
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.itemsamples import ItemSamplesModal
 from relgate_tui.tui.results import ResultsScreen

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from textual.widgets import Button, Checkbox, Input, Select
 
-from relgate_tui.engine import judge_audit
+from relgate_tui.engine.judging import audit_cli as judge_audit
 from relgate_tui.engine.judging import geval
 from relgate_tui.engine.judging.store import audit_id
 from relgate_tui.errors import UserError

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from relgate_tui.engine.runstore import RunStore, replay_labels
+from relgate_tui.engine.runs.store import RunStore, replay_labels
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.runs import RunsScreen
 from relgate_tui.tui.spotcheck import SpotCheckScreen

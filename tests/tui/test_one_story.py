@@ -13,9 +13,9 @@ import pytest
 from textual.widgets import DataTable, Digits
 
 from relgate_tui.cli import main
-from relgate_tui.engine.report import render_report
-from relgate_tui.engine.runlist import list_runs
-from relgate_tui.engine.session import Session
+from relgate_tui.engine.certification.report import render_report
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.runs.listing import list_runs
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.compare import CompareScreen
 from relgate_tui.tui.judge.run import ProgressPanel

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.command import CommandPalette
 
-from relgate_tui.engine.session import Session
+from relgate_tui.engine.certification.session import Session
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.compare import CompareScreen
 from relgate_tui.tui.help import HelpScreen

@@ -8,8 +8,8 @@ import math
 import pytest
 from textual.widgets import DataTable, Digits
 
-from relgate_tui.engine.runstore import Label, RunStore
-from relgate_tui.engine.session import Session
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.runs.store import Label, RunStore
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.itemsamples import ItemSamplesModal
 from relgate_tui.tui.results import ResultsScreen

@@ -10,7 +10,7 @@ import json
 from rich.console import Console
 from textual.widgets import DataTable, Input, Select, TabbedContent
 
-from relgate_tui.engine.session import RunSetup
+from relgate_tui.engine.certification.setup import RunSetup
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.results import ResultsScreen, judge_summary
 from relgate_tui.tui.sampling import SamplingScreen
@@ -89,7 +89,7 @@ async def test_judge_chosen_in_setup_is_asked_and_shown_in_results(services):
 
 
 async def test_results_without_a_judge_explain_how_to_get_one(services):
-    from relgate_tui.engine.session import Session
+    from relgate_tui.engine.certification.session import Session
     from tests.tui.runfixtures import stored_run
 
     path = stored_run(services.runs_dir)

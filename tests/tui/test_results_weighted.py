@@ -12,9 +12,9 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
-from relgate_tui.core.weighted_sets import weighted_summary
-from relgate_tui.engine.report import render_report
-from relgate_tui.engine.session import Session
+from relgate_tui.core.certification.weighted_sets import weighted_summary
+from relgate_tui.engine.certification.report import render_report
+from relgate_tui.engine.certification.session import Session
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.results import ResultsScreen
 from tests.tui.runfixtures import stored_run

@@ -11,9 +11,9 @@ import pytest
 from textual.widgets import Input
 
 from relgate_tui.cli import main
-from relgate_tui.engine.certify import CertifyConfig
-from relgate_tui.engine.run_config import CONFIG_KEYS, load_run_config, run_config_text
-from relgate_tui.engine.session import Session
+from relgate_tui.engine.certification.certify import CertifyConfig
+from relgate_tui.engine.certification.run_config import CONFIG_KEYS, load_run_config, run_config_text
+from relgate_tui.engine.certification.session import Session
 from relgate_tui.errors import UserError
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.setup import SetupScreen

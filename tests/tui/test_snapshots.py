@@ -8,7 +8,9 @@ import asyncio
 import pytest
 from textual.clock import MockClock
 
-from relgate_tui.engine.session import ItemProgress, RunSetup, SamplingUpdate, Session
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.certification.setup import RunSetup
+from relgate_tui.engine.certification.views import ItemProgress, SamplingUpdate
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.results import ResultsScreen
 from relgate_tui.tui.sampling import SamplingScreen

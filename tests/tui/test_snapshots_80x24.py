@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from relgate_tui.engine.session import Session
+from relgate_tui.engine.certification.session import Session
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.compare import CompareScreen
 from relgate_tui.tui.help import HelpScreen
@@ -267,7 +267,8 @@ def test_sampling_mid_run(services, snap_compare):
 
     from textual.clock import MockClock
 
-    from relgate_tui.engine.session import ItemProgress, RunSetup, SamplingUpdate
+    from relgate_tui.engine.certification.setup import RunSetup
+    from relgate_tui.engine.certification.views import ItemProgress, SamplingUpdate
     from relgate_tui.tui.sampling import SamplingScreen
     from tests.tui.runfixtures import UNREACHABLE
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from relgate_tui.engine.runstore import RunStore
-from relgate_tui.engine.session import Session
+from relgate_tui.engine.certification.session import Session
+from relgate_tui.engine.runs.store import RunStore
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.help import HelpScreen
@@ -181,7 +181,7 @@ async def test_audit_mode_counts_disagreements(services):
 async def test_live_gate_is_anytime_valid_and_says_when_it_is_decided(services, run_path):
     """Issue 11 §4: the live bound is the confidence sequence (not the fixed-n Clopper-Pearson bound), at the
     confidence the user set, and the screen says whether the gate is decided or how many more labels it needs."""
-    from relgate_tui.core.gate import sequential_gate
+    from relgate_tui.core.certification.gate import sequential_gate
 
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -7,7 +7,7 @@
   score or a real number (e.g. the mean over repetitions, or an expected score from score-token log-probs). A
   missing/unparseable judge output is passed as NaN and gets score +∞.
 * Threshold (paper eq. 2): q̂ = the ⌈(n+1)(1−α)⌉-th smallest calibration score, and q̂ = +∞ when that rank
-  exceeds n — :func:`relgate_tui.core.quantile.conformal_quantile` (SPEC §3.4).
+  exceeds n — :func:`relgate_tui.core.certification.quantile.conformal_quantile` (SPEC §3.4).
 * Prediction set (paper eq. 3): C(x) = {y ∈ {1, …, 5} : |ŷ − y| ≤ q̂}, width w(x) = |C(x)|. For a NaN ŷ the set is
   empty unless q̂ = ∞ (then it is the whole scale), which keeps y* ∈ C(x) ⇔ s ≤ q̂ and hence the guarantee
   P(y* ∈ C(x)) ≥ 1 − α.
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from relgate_tui.core.quantile import conformal_quantile
+from relgate_tui.core.certification.quantile import conformal_quantile
 
 LIKERT_SCALE: tuple[int, ...] = (1, 2, 3, 4, 5)
 DEFAULT_ALPHAS: tuple[float, ...] = (0.05, 0.10, 0.15, 0.20)

@@ -1,10 +1,10 @@
 """An imported log → a run in the run store, certified with zero model calls (issue 15 §1).
 
 The run is a run like any other (``relgate runs`` lists it, the TUI opens it offline, spot-check, export): it is
-made through the pipeline's public phases — :func:`~relgate_tui.engine.certify.prepare` (so the run id, manifest
+made through the pipeline's public phases — :func:`~relgate_tui.engine.certification.certify.prepare` (so the run id, manifest
 and configuration are exactly those that ``Session.open`` recomputes), then the K answers of every item are
-appended as the run's samples, labels (``--labels``) are applied, and :func:`~relgate_tui.engine.certify.analyse`
-(on the samples just written, held in memory) / :func:`~relgate_tui.engine.certify.results_document` compute the
+appended as the run's samples, labels (``--labels``) are applied, and :func:`~relgate_tui.engine.certification.certify.analyse`
+(on the samples just written, held in memory) / :func:`~relgate_tui.engine.certification.certify.results_document` compute the
 same document ``certify`` writes (``calls.made`` = 0) plus ``imported_from``.
 
 The run's task file ``task/<task>.jsonl`` (inside the run directory) holds each item's question, references and
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui.engine.importers.model import FLAG_REASONS, ImportedLog, assign_flags, flag_counts
-from relgate_tui.engine.runstore import RunStatus
+from relgate_tui.engine.runs.store import RunStatus
 from relgate_tui.errors import DataError, UserError
 
 __all__ = ["ImportOptions", "ImportOutcome", "import_log", "imported_task_lines", "task_filename", "PLACEHOLDER_ENDPOINT"]
@@ -121,7 +121,7 @@ def _imported_from(log: ImportedLog) -> dict[str, Any]:
 
 def _canonicalize_all(prepared: Any, log: ImportedLog) -> list[Any]:
     """StoredSample records for every imported answer (canonical classes memoised per (answer, options))."""
-    from relgate_tui.engine.runstore import StoredSample
+    from relgate_tui.engine.records import StoredSample
 
     canon = prepared.canonicalizer
     fingerprint = f"import:{log.tool}"
@@ -141,7 +141,7 @@ def _canonicalize_all(prepared: Any, log: ImportedLog) -> list[Any]:
 
 class _NeverStop:
     """Stopping rule "none" (every stored answer is used) without per-sample argument checks: the import replays
-    no sequential decision, and :class:`~relgate_tui.core.stopping.NoStopping` validates its counts on every call,
+    no sequential decision, and :class:`~relgate_tui.core.certification.stopping.NoStopping` validates its counts on every call,
     which is most of the analysis time at 200,000 answers. Same decisions, so the TUI's later analysis (with the
     run's configured rule "none") gives the same results."""
 
@@ -153,7 +153,7 @@ class _NeverStop:
 
 def _analyse(prepared: Any, samples_by_item: Mapping[str, Sequence[Any]]) -> Any:
     """The pipeline's analysis on the samples just written (kept in memory: no re-read of samples.jsonl)."""
-    from relgate_tui.engine.certify import analyse, reference_classes
+    from relgate_tui.engine.certification.certify import analyse, reference_classes
 
     cfg = prepared.config
     return analyse(replace(prepared.task, items=prepared.items), prepared.roles, samples_by_item,
@@ -164,7 +164,7 @@ def _analyse(prepared: Any, samples_by_item: Mapping[str, Sequence[Any]]) -> Any
 def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[str, Any],
             samples_by_item: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
     """Labels, analysis and the result document of a run whose samples are stored; writes results.json."""
-    from relgate_tui.engine.certify import CallCounts, apply_labels, check_label_ranks, results_document
+    from relgate_tui.engine.certification.certify import CallCounts, apply_labels, check_label_ranks, results_document
 
     analysis = _analyse(prepared, samples_by_item)
     if prepared.file_labels:
@@ -194,8 +194,8 @@ def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[
 def import_log(log: ImportedLog, opts: ImportOptions,
                on_phase: Callable[[str], None] | None = None) -> ImportOutcome:
     """Create (or reopen) the run of ``log`` and certify it. See the module docstring."""
-    from relgate_tui.engine.certify import CertifyConfig, prepare
-    from relgate_tui.engine.paths import runs_dir
+    from relgate_tui.engine.certification.certify import CertifyConfig, prepare
+    from relgate_tui.engine.runs.paths import runs_dir
 
     if not log.items:
         raise DataError(f"{log.files[0].path if log.files else log.task}: no items to import")

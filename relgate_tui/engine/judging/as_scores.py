@@ -1,7 +1,7 @@
 """A stored audit as a judge scores table: papers 001–003 on a live or stored audit, zero model calls (issues 12–14).
 
 :func:`audit_scores` reads a stored audit (:mod:`.store`: its directory, or its id under ``<data dir>/audits``) and
-returns a :class:`~relgate_tui.engine.scores_file.ScoresTable` with one row per (candidate, judge, criterion, prompt
+returns a :class:`~relgate_tui.engine.judging.scores_file.ScoresTable` with one row per (candidate, judge, criterion, prompt
 variant) of its direct study, built from the stored answers only (no endpoint is contacted):
 
 * ``id`` — ``"<input id>/<candidate id>"`` (e.g. ``P13/S7``);
@@ -37,8 +37,8 @@ from typing import Any
 
 from relgate_tui.engine.judging import direct, geval
 from relgate_tui.engine.judging.ask import Answer, Key
+from relgate_tui.engine.judging.scores_file import MAX_TEXT_CHARS, ScoresTable, table_from_records
 from relgate_tui.engine.judging.store import AuditStore, audits_dir, file_sha256
-from relgate_tui.engine.scores_file import MAX_TEXT_CHARS, ScoresTable, table_from_records
 from relgate_tui.errors import DataError
 
 

@@ -6,7 +6,7 @@ the key is only ever compared, never parsed); each request is asked ``reps`` tim
 :class:`Answer` per repetition — its text and, when the server returned them, its per-token log-probabilities — and
 the sampler's fault events as :class:`AskFailed` / :class:`EndpointState`.
 
-Everything that makes sampling robust is the sampler's (:class:`~relgate_tui.engine.sampler.Sampler`): bounded
+Everything that makes sampling robust is the sampler's (:class:`~relgate_tui.engine.transport.sampler.Sampler`): bounded
 concurrency, retries with jittered backoff, ``Retry-After``, the endpoint-down pause with probing, the request cache
 (a cached answer, log-probabilities included, comes back identical and costs no call). Cancelling the task that
 iterates :func:`ask` stops every request at once (the sampler cancels its workers until they are gone): there is no
@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from relgate_tui.engine.logprobs import TokenLogprob
+from relgate_tui.engine.transport.logprobs import TokenLogprob
 from relgate_tui.errors import UserError
 
 Key = tuple[str, ...]
@@ -71,7 +71,7 @@ class Judge:
         return self.name or self.model
 
     def endpoint_config(self) -> Any:
-        from relgate_tui.engine.endpoints import EndpointConfig
+        from relgate_tui.engine.transport.endpoints import EndpointConfig
 
         extra = {"top_logprobs": self.top_logprobs} if self.top_logprobs else {}
         return EndpointConfig(self.endpoint, self.model, api_key_env=self.api_key_env,
@@ -187,9 +187,9 @@ async def ask(
     ``held[key] = m``: repetitions 0..m−1 of that request are already held by the caller (a stored audit) and are
     not asked. ``calls`` (optional) is updated when the pass ends (also when it is cancelled). Raises
     :class:`~relgate_tui.errors.EndpointError` when the endpoint stays down longer than ``max_down_s``."""
-    from relgate_tui.core.stopping import get_stopping_rule
-    from relgate_tui.engine.runstore import StoredSample
-    from relgate_tui.engine.sampler import (
+    from relgate_tui.core.certification.stopping import get_stopping_rule
+    from relgate_tui.engine.records import StoredSample, TaskItem
+    from relgate_tui.engine.transport.sampler import (
         EndpointDown,
         EndpointUnreachable,
         EndpointUp,
@@ -198,7 +198,6 @@ async def ask(
         Sampler,
         SamplingJob,
     )
-    from relgate_tui.engine.tasks import TaskItem
     from relgate_tui.errors import EndpointError
 
     if not requests:
@@ -242,7 +241,7 @@ async def ask(
 
 def uncached(judge: Judge, requests: Sequence[Request], reps: int, seed: int, cache: Any) -> bool:
     """Would asking cost at least one call (some repetition of some request is not in ``cache``)?"""
-    from relgate_tui.engine.endpoints import request_fingerprint, sample_seed
+    from relgate_tui.engine.transport.endpoints import request_fingerprint, sample_seed
 
     endpoint = judge.endpoint_config()
     for request in requests:
@@ -262,7 +261,7 @@ async def check_reachable(judge: Judge, attempts: int = 3) -> None:
     import httpx
 
     from relgate_tui.core.redact import public_url
-    from relgate_tui.engine.httpread import status_of
+    from relgate_tui.engine.transport.httpread import status_of
     from relgate_tui.errors import EndpointError
 
     endpoint = judge.endpoint_config()

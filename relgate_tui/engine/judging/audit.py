@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from relgate_tui.engine.judge_data import AuditInput, AuditSet, load_audit_set
 from relgate_tui.engine.judging import direct, geval, pairwise
 from relgate_tui.engine.judging.ask import (
     Answer,
@@ -35,6 +34,7 @@ from relgate_tui.engine.judging.ask import (
     check_reachable,
     uncached,
 )
+from relgate_tui.engine.judging.data import AuditInput, AuditSet, load_audit_set
 from relgate_tui.engine.judging.results import AuditResult, StudyCell
 from relgate_tui.engine.judging.variants import ORIGINAL, PromptVariant
 from relgate_tui.errors import DataError, EndpointError, UserError
@@ -249,7 +249,7 @@ class _Collected:
 async def run_audit(spec: AuditSpec, *, store: Any = None, cache: Any = None,
                     transport: Any = None) -> AsyncIterator[AuditEvent]:
     """Run the audit (see the module docstring). ``store``: an open :class:`~.store.AuditStore` of this spec;
-    ``cache``: a :class:`~relgate_tui.engine.cache.SampleCache` (None = no request cache)."""
+    ``cache``: a :class:`~relgate_tui.engine.transport.cache.SampleCache` (None = no request cache)."""
     plan = plan_audit(spec)
     started = time.perf_counter()
     got = _Collected()

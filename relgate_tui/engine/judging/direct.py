@@ -36,11 +36,11 @@ import numpy as np
 from relgate_tui.core import judge as cj
 from relgate_tui.core.jsonsafe import finite_or_none
 from relgate_tui.core.judge_intervals.features import Located, locate_rating
-from relgate_tui.engine.judge_data import AuditInput
 from relgate_tui.engine.judging import geval
 from relgate_tui.engine.judging.ask import Key, Request
+from relgate_tui.engine.judging.data import AuditInput
 from relgate_tui.engine.judging.variants import PromptVariant
-from relgate_tui.engine.logprobs import TokenLogprob
+from relgate_tui.engine.transport.logprobs import TokenLogprob
 
 KIND = "direct"
 SCALE = tuple(cj.LIKERT_SCALE)

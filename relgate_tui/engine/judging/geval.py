@@ -31,7 +31,7 @@ built-in prompt for a scale 1–K (``2 ≤ K ≤ 10``):
       Score (1-K):
 
 Answers are read with :func:`parse_score`: the score-only answer by paper 000's strict first-line parser
-(:func:`~relgate_tui.engine.judge_prompts.parse_direct_score`), the G-Eval answer — reasoning, then the filled
+(:func:`~relgate_tui.engine.judging.prompts.parse_direct_score`), the G-Eval answer — reasoning, then the filled
 form — by the score after the last cue ("Score: 4"), else a number on the last line
 (:func:`~relgate_tui.core.judge_intervals.features.find_rating`, span ``"form"``), so a digit inside the reasoning
 ("Step 1", "3 main events") is never taken for the score. The rating token whose log-probabilities become paper
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from relgate_tui.core.judge_intervals.features import find_rating
-from relgate_tui.engine.judge_prompts import LIKERT_LEGEND, parse_direct_score
+from relgate_tui.engine.judging.prompts import LIKERT_LEGEND, parse_direct_score
 from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE
 from relgate_tui.errors import UserError
 

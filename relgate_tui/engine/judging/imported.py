@@ -1,7 +1,7 @@
 """A judge scores file as the answers of a direct audit: every analysis on outputs people already have, with zero
 model calls (issue 9 item 5).
 
-Each row of the file (:mod:`~relgate_tui.engine.scores_file`: ``id``, ``judge``, ``criterion``, ``variant``,
+Each row of the file (:mod:`~relgate_tui.engine.judging.scores_file`: ``id``, ``judge``, ``criterion``, ``variant``,
 ``score``, ``human``, ``logprobs``…) is one judged item: one candidate of its own input, scored once by its judge under
 its prompt variant. A row without ``score`` but with ``logprobs`` is scored by its most likely scale value (the
 greedy reading of the rating token); a row with neither is unscored. The result has one study cell per judge ×
@@ -29,7 +29,7 @@ def _score(row: Any) -> tuple[float, ...]:
 
 
 def audit_from_scores(table: Any, *, criterion: str | None = None, alpha: float = 0.10, seed: int = 0) -> AuditResult:
-    """The direct-study audit result of a loaded :class:`~relgate_tui.engine.scores_file.ScoresTable`."""
+    """The direct-study audit result of a loaded :class:`~relgate_tui.engine.judging.scores_file.ScoresTable`."""
     criteria = table.criteria()
     if criterion is None:
         if len(criteria) != 1:

@@ -34,9 +34,9 @@ import numpy as np
 from relgate_tui.core import judge as cj
 from relgate_tui.core.jsonsafe import finite_or_none
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.judge_data import AuditInput
-from relgate_tui.engine.judge_prompts import parse_pairwise_verdict
 from relgate_tui.engine.judging.ask import Key, Request
+from relgate_tui.engine.judging.data import AuditInput
+from relgate_tui.engine.judging.prompts import parse_pairwise_verdict
 from relgate_tui.engine.judging.variants import PromptVariant
 
 KIND = "pairwise"

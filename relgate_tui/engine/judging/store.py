@@ -12,7 +12,7 @@
 
 * ``results.json`` — the audit's JSON document (:meth:`AuditResult.to_json`), written when the audit finishes, and
   ``calls.json`` — the calls per judge and the wall time of the run that finished it;
-* ``audit.lock`` — the write lock (:func:`~relgate_tui.engine.dirlock.write_lock`, the runs' mechanism): the one
+* ``audit.lock`` — the write lock (:func:`~relgate_tui.engine.runs.lock.write_lock`, the runs' mechanism): the one
   process writing the audit holds it, so two processes resuming the same audit can never both append answers (the
   second gets a one-line :class:`~relgate_tui.errors.DataError`). :meth:`AuditStore.create_or_open` takes it, every
   write takes it; :meth:`AuditStore.open` and reading (answers, results, :func:`reopen_result`, :func:`list_audits`)
@@ -38,9 +38,9 @@ from typing import Any
 
 from relgate_tui import __version__
 from relgate_tui.core.jsonsafe import dumps
-from relgate_tui.engine import logprobs as lp
 from relgate_tui.engine.judging.ask import Answer
-from relgate_tui.engine.runfiles import _atomic_write_bytes
+from relgate_tui.engine.runs.files import atomic_write_bytes
+from relgate_tui.engine.transport import logprobs as lp
 from relgate_tui.errors import DataError
 
 FORMAT = 1
@@ -49,7 +49,7 @@ LOCK = "audit.lock"
 
 
 def audits_dir() -> Path:
-    from relgate_tui.engine.paths import data_dir
+    from relgate_tui.engine.runs.paths import data_dir
 
     return data_dir() / "audits"
 
@@ -131,7 +131,7 @@ class AuditStore:
             "criterion": plan.criterion, "inputs": [i.id for i in plan.inputs],
             "answers_per_judge": plan.answers_per_judge,
         }
-        _atomic_write_bytes(path / MANIFEST, dumps(manifest).encode())
+        atomic_write_bytes(path / MANIFEST, dumps(manifest).encode())
         return manifest
 
     @classmethod
@@ -197,8 +197,8 @@ class AuditStore:
         """``results.json`` and ``calls.json`` (per-judge calls and the wall time, so a reopened audit shows them)."""
         self.lock()
         calls = {"calls": result.calls, "wall_seconds": result.wall_seconds}
-        _atomic_write_bytes(self.path / CALLS, dumps(calls).encode())
-        _atomic_write_bytes(self.path / RESULTS, dumps(result.to_json()).encode())
+        atomic_write_bytes(self.path / CALLS, dumps(calls).encode())
+        atomic_write_bytes(self.path / RESULTS, dumps(result.to_json()).encode())
 
     def calls(self) -> dict[str, Any]:
         try:
@@ -232,7 +232,7 @@ class AuditStore:
 
 
 def _lock(path: Path) -> int:
-    from relgate_tui.engine.dirlock import write_lock
+    from relgate_tui.engine.runs.lock import write_lock
 
     return write_lock(path / LOCK, f"audit {path.name} is in use by another relgate process (it is being run or "
                                    "resumed there); wait for it to finish or stop it")

@@ -8,7 +8,7 @@ A :class:`PromptVariant` is a name and a template per protocol. Templates are pl
 * pairwise: ``{{response_a}}``, ``{{response_b}}`` (A is shown first);
 * direct: ``{{response}}``.
 
-:data:`ORIGINAL` is paper 000's prompts (:mod:`~relgate_tui.engine.judge_prompts`) written as templates: filling them
+:data:`ORIGINAL` is paper 000's prompts (:mod:`~relgate_tui.engine.judging.prompts`) written as templates: filling them
 gives exactly ``pairwise_prompt(...)`` / ``direct_prompt(...)`` (a test checks). A variant without a template for a
 protocol uses the original one. Perturbation generators (typo, newline, paraphrase; paper 002) produce variants from
 :data:`ORIGINAL`'s template texts, so they plug in as more entries of the audit's variant list.
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.judge_prompts import LIKERT_LEGEND
+from relgate_tui.engine.judging.prompts import LIKERT_LEGEND
 from relgate_tui.errors import DataError, UserError, data_error
 
 PAIRWISE_TEMPLATE = (

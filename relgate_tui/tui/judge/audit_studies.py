@@ -144,7 +144,7 @@ def finished(screen: Any, worker: Worker[Any], state: WorkerState) -> None:
         return
     if screen.state != "results":
         return
-    from relgate_tui.tui.studies.base import open_study_view
+    from relgate_tui.tui.studies import open_study_view
 
     _kind, study, data, audit = cast("tuple[str, Any, Any, Any]", worker.result)
     label = screen.audit_study.get("label", "")

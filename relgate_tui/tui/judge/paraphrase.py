@@ -142,7 +142,7 @@ class ParaphrasePanel(Vertical):
         cache = None
         try:
             if cache_dir is not None:
-                from relgate_tui.engine.cache import SampleCache
+                from relgate_tui.engine.transport.cache import SampleCache
 
                 cache = SampleCache(cache_dir)
             done = await write_paraphrase(judge, protocol=protocol, seed=seed, cache=cache)

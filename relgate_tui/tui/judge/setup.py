@@ -28,15 +28,15 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
 
-from relgate_tui.engine.judge_audit import JudgeAuditConfig
+from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
 from relgate_tui.tui.forms import check_custom_endpoint, first_line, parse_number
 from relgate_tui.tui.judge.direct_fields import DEFAULT_TOP_LOGPROBS, DirectFields, DirectSettings, paraphrase_refusal
 from relgate_tui.tui.judge.paraphrase import ParaphrasePanel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.judge_data import AuditSet
+    from relgate_tui.engine.certification.setup import EndpointChoice
     from relgate_tui.engine.judging import PromptVariant
-    from relgate_tui.engine.session import EndpointChoice
+    from relgate_tui.engine.judging.data import AuditSet
 
 CUSTOM = "custom"
 DATA_FILE = "__file__"
@@ -97,7 +97,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         return p.top_logprobs if p.protocol != "pairwise" else DEFAULT_TOP_LOGPROBS, p.prompt, p.scale
 
     def _initial_data_path(self) -> str:
-        from relgate_tui.engine.judge_data import bundled_audit_sets
+        from relgate_tui.engine.judging.data import bundled_audit_sets
 
         data = self.previous.data if self.previous is not None else ""
         return "" if data in {s.name for s in bundled_audit_sets()} else data
@@ -177,20 +177,20 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
     # ------------------------------------------------------------------------------------- setup: workers
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
     def _discover(self) -> list[EndpointChoice]:
-        from relgate_tui.engine.session import endpoint_choices
+        from relgate_tui.engine.certification.setup import endpoint_choices
 
         services = self.app.services  # type: ignore[attr-defined]
         return endpoint_choices(services.discover, services.embedded_demo, self.app.ensure_demo)  # type: ignore[attr-defined]
 
     @work(thread=True, exclusive=True, group="models", exit_on_error=False)
     def _list_models(self, base_url: str, api_key_env: str | None) -> tuple[str, ...]:
-        from relgate_tui.engine.session import list_models
+        from relgate_tui.engine.certification.setup import list_models
 
         return list_models(base_url, api_key_env)
 
     @work(thread=True, exclusive=True, group="data", exit_on_error=False)
     def _load_data(self, name_or_path: str) -> AuditSet:
-        from relgate_tui.engine.judge_data import load_audit_set
+        from relgate_tui.engine.judging.data import load_audit_set
 
         return load_audit_set(name_or_path)
 
@@ -213,7 +213,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         options = [(f"{e.label} — {e.error}" if e.error else e.label, f"ep{i}") for i, e in enumerate(endpoints)]
         select.set_options([*options, ("Custom URL (OpenAI-compatible)…", CUSTOM)])
         select.prompt = "choose an endpoint"
-        from relgate_tui.engine.session import default_endpoint_index
+        from relgate_tui.engine.certification.setup import default_endpoint_index
 
         index = default_endpoint_index(endpoints)
         if self.previous is not None:  # the last audit's endpoint when it is still listed, else its custom URL
@@ -258,7 +258,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
                 if judges.get_option_at_index(i).value in ticked]
 
     def _set_data_sets(self) -> None:
-        from relgate_tui.engine.judge_data import bundled_audit_sets
+        from relgate_tui.engine.judging.data import bundled_audit_sets
 
         select = self.query_one("#data", Select)
         sets = bundled_audit_sets()
@@ -510,7 +510,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         self.query_one("#data-info", Static).update(t)
 
     def _update_plan(self) -> None:
-        from relgate_tui.engine.judge_audit import planned_answers, select
+        from relgate_tui.engine.judging.audit_cli import planned_answers, select
 
         plan = self.query_one("#plan", Static)
         error = self.query_one("#judge-error", Static)

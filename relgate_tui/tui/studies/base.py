@@ -1,4 +1,4 @@
-"""``StudyView``: the common base of the study result screens, and ``open_study_view`` to pick one for a result.
+"""``StudyView``: the common base of the study result screens (``open_study_view`` in the package picks one).
 
 A view takes the study *result* object (``IntervalStudy`` of paper 001, ``IRTStudy`` of paper 002, ``JuryStudy`` of
 paper 003) and a title, never a file: the Studies screen builds results from a judge scores file, the judge audit
@@ -64,29 +64,3 @@ class StudyView(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
-
-
-def open_study_view(result: Any, title: str, *, source: str = "", export_dir: Path | None = None,
-                    data: Any = None, audit: Any = None) -> StudyView:
-    """The view of ``result``: an :class:`IRTView` for an ``IRTStudy``, a :class:`JuryView` for a ``JuryStudy``
-    (``data``, the study's ``JuryData``, adds every judge's score to the item detail), an :class:`IntervalsView` for
-    an ``IntervalStudy`` (``data``, its ``StudyInput``, gives the judge's score per item for width vs error).
-    ``audit`` (an ``AuditScores``) when the study comes from a stored audit: its JSON then names the audit as the
-    commands' ``--audit`` does. Raises ``TypeError`` for anything else."""
-    from relgate_tui.core.irt.study import IRTStudy
-    from relgate_tui.core.judge_intervals.study import IntervalStudy
-    from relgate_tui.core.jury.protocol import JuryStudy
-
-    if isinstance(result, IRTStudy):
-        from relgate_tui.tui.studies.irt import IRTView
-
-        return IRTView(result, title, source=source, export_dir=export_dir, audit=audit)
-    if isinstance(result, IntervalStudy):
-        from relgate_tui.tui.studies.intervals import IntervalsView
-
-        return IntervalsView(result, title, source=source, export_dir=export_dir, data=data, audit=audit)
-    if isinstance(result, JuryStudy):
-        from relgate_tui.tui.studies.jury import JuryView
-
-        return JuryView(result, title, source=source, export_dir=export_dir, data=data)
-    raise TypeError(f"no study view for {type(result).__name__}")

@@ -145,7 +145,7 @@ class StudiesScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self, path: str) -> tuple[str, Any]:
-        from relgate_tui.engine.scores_file import load_scores
+        from relgate_tui.engine.judging.scores_file import load_scores
 
         return path, load_scores(Path(path).expanduser())
 
@@ -297,7 +297,7 @@ class StudiesScreen(Screen[None]):
                 self._stopped("", "study cancelled")
 
     def _finished(self, study: str, criterion: str, result: Any, data: Any) -> None:
-        from relgate_tui.tui.studies.base import open_study_view
+        from relgate_tui.tui.studies import open_study_view
 
         self._stopped("", "study finished")
         path = self.loaded_path or ""

@@ -1,0 +1,23 @@
+"""A certification from task to results (SPEC §3–5): task → sampler → run store → analysis → results.
+
+Public names, by module:
+
+* :mod:`.assets` — ``assets_dir``: where the bundled tasks and audit sets live;
+* :mod:`.tasks` — ``load_task``, ``Task``, ``TaskError``, ``BundledTask``, ``bundled_tasks``, ``bundled_task_names``,
+  ``format_task_table``, ``dump_items``: task files and the bundled tasks;
+* :mod:`.certify` — ``CertifyConfig``, ``Prepared``, ``prepare``, ``open_prepared``, ``run_identity``,
+  ``reference_classes``, ``analyse_prepared``, ``results_document``, ``build_document``: the config, the prepared
+  run and the result document;
+* :mod:`.analysis` — ``Analysis``, ``ItemAnalysis``, ``CallCounts``, ``analyse``, ``core_input``, ``split_items``,
+  ``item_rng``, ``used_sample_count``, ``used_sample_counts``: the seeded split and the replayed stopping rule;
+* :mod:`.pipeline` — ``run``, ``run_certify``, ``RunControl``, ``CertifyOutcome`` and the events ``Sampling``,
+  ``EndpointDown``, ``EndpointUp``, ``Judging``, ``Done``: the one pipeline every front end drives;
+* :mod:`.judge_section` — ``judgement_section``, ``transitivity_sections``: the pairwise-judge section of a result;
+* :mod:`.setup` — ``RunSetup``, ``EndpointChoice``, ``TaskChoice``, ``Preflight``, ``preflight``, ``probe_latency``,
+  ``start_demo``, ``endpoint_choices``, … : setting up a run from the TUI;
+* :mod:`.views` — ``ResultsView``, ``ItemView``, ``ItemRow``, ``SamplingUpdate``, ``SpotProgress``, ``LiveTable``,
+  ``build_results_view``, ``build_item_view``, …: frozen view models the screens show;
+* :mod:`.session` — ``Session``: one run as the TUI works on it (it re-exports nothing);
+* :mod:`.report` — ``write_report``, ``render_report``, ``FORMATS``, …: JSON, CSV and Markdown exports;
+* :mod:`.paired_runs` — ``compare_runs``, ``compare_documents``, ``EXIT_CODES``: two stored runs item by item.
+"""

@@ -1,0 +1,586 @@
+"""Certification of a run (SPEC §3–4, issue 5 items 3, 6, 7): the config, the prepared run, the result document.
+
+The phases and who owns them:
+
+1. :func:`prepare` — validate the :class:`CertifyConfig`, load the task, resolve the canonicalizer, split the items
+   (:func:`~relgate_tui.engine.certification.analysis.split_items`: a seeded permutation of the sorted ids — never file order),
+   open or resume the run (:class:`~relgate_tui.engine.runs.store.RunStore`; the run id is a hash of everything that
+   determines the samples, so the same command resumes the same run). :func:`open_prepared` reopens a stored run
+   for viewing: read only, no lock, no write, from the run's own copy of its items when the task file moved.
+2. Sampling and the optional judge pass — :func:`relgate_tui.engine.certification.pipeline.run`, the one async pipeline the CLI
+   (``asyncio.run``) and the TUI (its worker) both iterate.
+3. Verification — automatic from the task's references (canonicalized by the same canonicalizer as the samples),
+   and/or verdicts from a labels file (:mod:`relgate_tui.engine.runs.labels_file`) or from the TUI. A human/file verdict
+   on an item takes precedence over its reference verdict.
+4. :func:`analyse_prepared` → :class:`~relgate_tui.engine.certification.analysis.Analysis`, then :func:`build_document` at any α
+   — the JSON of issue 5 item 7 (no timing fields, so an identical run gives an identical document apart from
+   ``calls``, which by definition describes the invocation). The CLI and the TUI both write ``results.json``
+   through :func:`build_document`.
+
+**Incomplete sampling.** When some item was not sampled to its stop or to K_max (requests failed), the document says
+``"sampling_complete": false`` and ``"passed": null``: no PASS/FAIL is decided on partial data (the CLI exits with
+its own code, see ``relgate_tui/cli.py``); unsampled items are listed with ``"not_sampled": true``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from relgate_tui import __version__
+from relgate_tui.core.canon import Canonicalizer
+from relgate_tui.core.certification import certify as core_certify
+from relgate_tui.core.certification.conformal import prediction_set
+from relgate_tui.core.certification.readouts import readout_json
+from relgate_tui.core.certification.weighted_sets import weighted_json
+from relgate_tui.core.redact import public_url
+from relgate_tui.engine.certification.analysis import (
+    Analysis,
+    CallCounts,
+    ItemAnalysis,
+    analyse,
+    item_rng,
+    split_items,
+    used_sample_count,
+)
+from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
+from relgate_tui.engine.runs.labels_file import (
+    CRASH_AFTER_LABELS_ENV,
+    apply_labels,
+    check_label_ranks,
+    parse_labels_file,
+)
+from relgate_tui.engine.runs.store import Label, RunStatus, RunStore, RunStoreError
+from relgate_tui.errors import CertifyError
+
+__all__ = [
+    "CertifyError",
+    "CertifyConfig",
+    "CallCounts",
+    "Prepared",
+    "ItemAnalysis",
+    "Analysis",
+    "split_items",
+    "item_rng",
+    "used_sample_count",
+    "parse_labels_file",
+    "check_label_ranks",
+    "apply_labels",
+    "prepare",
+    "open_prepared",
+    "run_identity",
+    "reference_classes",
+    "analyse",
+    "analyse_prepared",
+    "results_document",
+    "build_document",
+    "CRASH_AFTER_LABELS_ENV",
+    "RunStatus",
+]
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+STOPPING_CHOICES = ("anytime", "paper", "none")
+
+
+# ------------------------------------------------------------------------------------------------------------ config
+@dataclass(frozen=True)
+class CertifyConfig:
+    """Everything ``relgate certify`` takes (issue 5 item 7). ``canon`` None = the task's suggested canonicalizer;
+    ``n_cal`` None = half the items (rounded down); ``limit`` None = every item (else the first ``limit`` items of
+    the task file); ``max_tokens`` None = the server's default; ``min_reliability`` None = no gate; prices are per
+    million tokens. ``api_key_env`` is the NAME of an environment variable, never the key."""
+
+    task: str
+    endpoint: str
+    model: str
+    api_key_env: str | None = None
+    canon: str | None = None
+    system: str | None = None
+    temperature: float = 0.7
+    max_tokens: int | None = None
+    k_max: int = 20
+    delta: float = 0.05
+    stopping: str = "anytime"
+    alpha: float = 0.10
+    n_cal: int | None = None
+    seed: int = 0
+    concurrency: int = 8
+    labels: str | None = None
+    min_reliability: float | None = None
+    gate_on: str = "bound"  # "bound" (lower confidence bound, default) | "level"
+    run_dir: str | None = None
+    price_in: float | None = None
+    price_out: float | None = None
+    limit: int | None = None
+    confidence: float = 0.95
+    timeout_s: float = 60.0
+    max_down_s: float = 120.0
+    cache_dir: str | None = None
+    pairwise_judge_endpoint: str | None = None
+    pairwise_judge_model: str | None = None
+    pairwise_judge_api_key_env: str | None = None
+    pairwise_judge_reps: int = 3
+
+    @property
+    def uses_pairwise_judge(self) -> bool:
+        return self.pairwise_judge_endpoint is not None or self.pairwise_judge_model is not None
+
+    def pairwise_judge_config(self) -> Any:
+        """The :class:`~relgate_tui.engine.judging.certify_judge.PairwiseJudgeConfig` of the optional pairwise judge (None
+        without one). It shares the run's seed, timeout, concurrency, endpoint-down wait and sample cache."""
+        if not self.uses_pairwise_judge:
+            return None
+        from relgate_tui.engine.judging.certify_judge import PairwiseJudgeConfig
+
+        return PairwiseJudgeConfig(
+            endpoint=self.pairwise_judge_endpoint or "", model=self.pairwise_judge_model or "",
+            api_key_env=self.pairwise_judge_api_key_env, reps=self.pairwise_judge_reps, timeout_s=self.timeout_s,
+            concurrency=self.concurrency, seed=self.seed, max_down_s=self.max_down_s, cache_dir=self.cache_dir)
+
+    def endpoint_config(self) -> Any:
+        """The sampler's :class:`~relgate_tui.engine.transport.endpoints.EndpointConfig` (OpenAI-compatible chat)."""
+        from relgate_tui.engine.transport.endpoints import EndpointConfig
+
+        return EndpointConfig(
+            base_url=self.endpoint,
+            model=self.model,
+            kind="openai",
+            api_key_env=self.api_key_env,
+            system=self.system,
+            temperature=float(self.temperature),
+            max_tokens=self.max_tokens,
+            timeout_s=float(self.timeout_s),
+        )
+
+    def validate(self) -> CertifyConfig:
+        """Raise :class:`CertifyError` (one line) for an option value that cannot work; return self."""
+
+        def bad(msg: str) -> None:
+            raise CertifyError(msg)
+
+        if not self.task or not str(self.task).strip():
+            bad("--task is required (a bundled task name or a .jsonl/.csv file; `relgate tasks` lists them)")
+        if not self.endpoint or not re.match(r"^https?://", self.endpoint):
+            bad(f"--endpoint must be an http(s) URL such as http://127.0.0.1:8080/v1, got {self.endpoint!r}")
+        if not self.model or not self.model.strip():
+            bad("--model is required")
+        if self.api_key_env is not None and not _ENV_NAME.match(self.api_key_env):
+            bad("--api-key-env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself")
+        if not (_is_number(self.temperature) and 0.0 <= self.temperature <= 2.0):
+            bad(f"--temperature must be in [0, 2], got {self.temperature!r}")
+        if self.max_tokens is not None and not (_is_int(self.max_tokens) and self.max_tokens >= 1):
+            bad(f"--max-tokens must be a positive integer, got {self.max_tokens!r}")
+        if not (_is_int(self.k_max) and 1 <= self.k_max <= 1000):
+            bad(f"--k-max must be an integer in [1, 1000], got {self.k_max!r}")
+        if not (_is_number(self.delta) and 0.0 < self.delta < 1.0):
+            bad(f"--delta must be in (0, 1), got {self.delta!r}")
+        if self.stopping not in STOPPING_CHOICES:
+            bad(f"--stopping must be one of {', '.join(STOPPING_CHOICES)}, got {self.stopping!r}")
+        if not (_is_number(self.alpha) and 0.0 < self.alpha < 1.0):
+            bad(f"--alpha must be in (0, 1), got {self.alpha!r}")
+        if self.n_cal is not None and not (_is_int(self.n_cal) and self.n_cal >= 0):
+            bad(f"--n-cal must be a non-negative integer, got {self.n_cal!r}")
+        if not _is_int(self.seed) or self.seed < 0:
+            bad(f"--seed must be a non-negative integer, got {self.seed!r}")
+        if not (_is_int(self.concurrency) and 1 <= self.concurrency <= 1024):
+            bad(f"--concurrency must be an integer in [1, 1024], got {self.concurrency!r}")
+        if self.min_reliability is not None and not (
+            _is_number(self.min_reliability) and 0.0 <= self.min_reliability <= 1.0
+        ):
+            bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
+        if self.gate_on not in core_certify.GATE_ON_CHOICES:
+            bad(f"--gate-on must be 'bound' or 'level', got {self.gate_on!r}")
+        for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
+            if price is not None and not (_is_number(price) and price >= 0 and math.isfinite(price)):
+                bad(f"{name} must be a non-negative number (price per million tokens), got {price!r}")
+        if (self.price_in is None) != (self.price_out is None):
+            bad("give both --price-in and --price-out (prices per million input/output tokens)")
+        if self.limit is not None and not (_is_int(self.limit) and self.limit >= 1):
+            bad(f"--limit must be a positive integer, got {self.limit!r}")
+        if not (_is_number(self.confidence) and 0.0 < self.confidence < 1.0):
+            bad(f"the confidence level must be in (0, 1), got {self.confidence!r}")
+        if not (_is_number(self.timeout_s) and self.timeout_s > 0):
+            bad(f"the request timeout must be positive, got {self.timeout_s!r}")
+        if not (_is_number(self.max_down_s) and self.max_down_s >= 0):
+            bad(f"the endpoint-down wait must be non-negative, got {self.max_down_s!r}")
+        if self.uses_pairwise_judge:
+            if not self.pairwise_judge_endpoint:
+                bad("--pairwise-judge-model needs --pairwise-judge-endpoint (the judge's base URL)")
+            if not self.pairwise_judge_model or not self.pairwise_judge_model.strip():
+                bad("--pairwise-judge-endpoint needs --pairwise-judge-model (the judge model's name)")
+            from relgate_tui.engine.judging.certify_judge import JudgeCertifyError
+
+            try:
+                self.pairwise_judge_config().validate()
+            except JudgeCertifyError as exc:
+                raise CertifyError(str(exc)) from None
+        return self
+
+    def public_dict(self) -> dict[str, Any]:
+        """The config as stored in the run manifest (no secret: only the key's variable name; endpoint URLs without
+        userinfo or credential-looking query parameters, :func:`relgate_tui.core.redact.public_url`)."""
+        out = asdict(self)
+        for name in ("endpoint", "pairwise_judge_endpoint"):
+            if isinstance(out.get(name), str):
+                out[name] = public_url(out[name])
+        return out
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _score_json(score: float) -> int | None:
+    return None if math.isinf(score) else int(score)
+
+
+def _proportion_json(p: Any) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {"estimate": _num(p.estimate), "lower": _num(p.lower), "upper": _num(p.upper),
+            "successes": p.successes, "n": p.n}
+
+
+def _readouts(analysis: Analysis, res: Any, alpha: float) -> dict[str, Any]:
+    """:func:`~relgate_tui.core.certification.readouts.readout_json`; with sampling incomplete no PASS/FAIL is decided (issue 10
+    §4), and the ``gate`` block says so."""
+    out = readout_json(res, analysis.input, alpha)
+    gate = out.get("gate")
+    if gate and not analysis.sampling_complete:
+        out["gate"] = {**gate, "passed": None,
+                       "summary": f"undecided: sampling is incomplete ({analysis.n_incomplete} item(s) not sampled or "
+                                  "cut short by failed requests); rerun the same command to finish"}
+    return out
+
+
+def results_document(
+    analysis: Analysis,
+    *,
+    alpha: float,
+    header: Mapping[str, Any],
+    calls: CallCounts,
+    delta: float,
+    stopping: str,
+    confidence: float = 0.95,
+    gate: float | None = None,
+    prices: tuple[float, float] | None = None,
+    gate_on: str = "bound",
+) -> dict[str, Any]:
+    """The result document of issue 5 item 7 (plus a few extra, clearly named fields). ``header`` supplies
+    ``run_id``, ``endpoint``, ``model`` and ``task`` ({name, sha256, items})."""
+    res = analysis.results(alpha, confidence, gate, gate_on)
+    m_star = res.m_star
+    weighted = analysis.weighted(alpha, res.confidence)  # eq. 10.2, None unless the task gives weights
+    weighted_items = {} if weighted is None else {w.item_id: w for w in weighted.items}
+    items_json = []
+    for a in analysis.items:
+        entry: dict[str, Any] = {
+            "id": a.item_id,
+            "role": a.role,
+            "samples": a.ranked.n_samples,
+            "invalid": a.ranked.n_invalid,
+            "classes": [{"answer": c, "count": n} for c, n in zip(a.ranked.classes, a.ranked.counts, strict=True)],
+        }
+        if a.score is not None:
+            entry["score"] = _score_json(a.score)
+        entry["prediction_set"] = list(prediction_set(a.ranked, m_star))
+        entry["verified_by"] = a.verified_by
+        if a.skipped:
+            entry["skipped"] = True
+        if a.samples_stored > a.ranked.n_samples:
+            entry["samples_stored"] = a.samples_stored
+        if not a.complete:
+            entry["incomplete"] = True
+        if not a.sampled:
+            entry["not_sampled"] = True
+        if a.weight is not None:
+            entry["weight"] = a.weight
+        if (w := weighted_items.get(a.item_id)) is not None:
+            entry["weighted_m_star"] = _score_json(w.m_star)
+            entry["weighted_prediction_set"] = list(w.prediction_set)
+        items_json.append(entry)
+    has_ref = res.n_with_reference > 0
+    usage = dict(analysis.usage)
+    cost = None
+    if prices is not None:
+        cost = (usage.get("prompt_tokens", 0) * prices[0] + usage.get("completion_tokens", 0) * prices[1]) / 1e6
+    return {
+        "relgate_version": __version__,
+        "run_id": header["run_id"],
+        "endpoint": header["endpoint"],
+        "model": header["model"],
+        "task": dict(header["task"]),
+        "alpha": float(alpha),
+        "delta": float(delta),
+        "stopping": stopping,
+        "k_max": analysis.k_max,
+        "n_cal": res.n,
+        "n_skipped": res.n_skipped,
+        "n_pending": res.n_pending,
+        "n_incomplete": analysis.n_incomplete,
+        "n_not_sampled": analysis.n_not_sampled,
+        "sampling_complete": analysis.sampling_complete,
+        "reliability_level": res.reliability_level,
+        "reliability_lower_bound": res.reliability_lower_bound,
+        "reliability_n": res.reliability_n,
+        "confidence": res.confidence,
+        "m_star": None if math.isinf(m_star) else int(m_star),
+        "calibration_message": res.calibration_message,
+        "coverage": _num(res.coverage.estimate) if has_ref and res.coverage else None,
+        "conditional_coverage": (_num(res.conditional_coverage.estimate) if has_ref and res.conditional_coverage
+                                 else None),
+        "capability_gap": _num(res.capability_gap.estimate) if has_ref and res.capability_gap else None,
+        "avg_set_size": _num(res.average_set_size) if res.n_deployment else None,
+        "validation": {
+            "n_with_reference": res.n_with_reference,
+            "coverage": _proportion_json(res.coverage),
+            "conditional_coverage": _proportion_json(res.conditional_coverage),
+            "capability_gap": _proportion_json(res.capability_gap),
+            "mode_accuracy": _proportion_json(res.mode_accuracy),
+            "single_sample_accuracy": _proportion_json(res.single_sample_accuracy),
+        },
+        "calls": {
+            "made": calls.made,
+            "cached": calls.cached,
+            "failed": calls.failed,
+            "saved_vs_kmax": res.calls_saved,
+        },
+        "samples_used": res.samples_used,
+        "tie_rate": _num(res.tie_rate),
+        "usage": {**usage, "cost": cost},
+        "min_reliability": gate,
+        "gate_on": res.gate_on,
+        "passed": res.passed if analysis.sampling_complete else None,  # never decided on partial data
+        **_readouts(analysis, res, alpha),
+        "weighted_conformal": weighted_json(weighted),
+        "items": items_json,
+    }
+
+
+# -------------------------------------------------------------------------------------------------------- pipeline
+@dataclass
+class Prepared:
+    """A validated config with its task, canonicalizer, stopping rule, split and open run store."""
+
+    config: CertifyConfig
+    task: Any
+    items: tuple[Any, ...]
+    canon_spec: str
+    canonicalizer: Canonicalizer
+    rule: Any
+    calibration_ids: tuple[str, ...]
+    deployment_ids: tuple[str, ...]
+    store: RunStore
+    file_labels: list[Label] = field(default_factory=list)
+
+    @property
+    def roles(self) -> dict[str, str]:
+        return {**{i: "calibration" for i in self.calibration_ids}, **{i: "deployment" for i in self.deployment_ids}}
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return {
+            "run_id": self.store.run_id,
+            "endpoint": public_url(self.config.endpoint),
+            "model": self.config.model,
+            "task": {"name": self.task.name, "sha256": self.task.sha256, "items": len(self.items)},
+        }
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, Any]:
+    """The fields that determine the samples (the run id hashes them; see runstore's module docstring)."""
+    return {
+        "task_sha256": task.sha256,
+        "limit": cfg.limit,
+        "endpoint": public_url(cfg.endpoint.rstrip("/")),
+        "model": cfg.model,
+        "system": cfg.system,
+        "temperature": float(cfg.temperature),
+        "max_tokens": cfg.max_tokens,
+        "k_max": cfg.k_max,
+        "stopping": cfg.stopping,
+        "delta": float(cfg.delta),
+        "canon": canon_spec,
+        "seed": cfg.seed,
+    }
+
+
+def prepare(cfg: CertifyConfig) -> Prepared:
+    """Phase 1: validate, load the task and the labels file (nothing is written before both are known to be good),
+    resolve the canonicalizer and the stopping rule, split the items, open or resume the run."""
+    from relgate_tui.core.canon import get_canonicalizer
+    from relgate_tui.core.certification.stopping import get_stopping_rule
+    from relgate_tui.engine.runs.paths import runs_dir
+
+    cfg.validate()
+    task = load_task(cfg.task, limit=cfg.limit, suggest=cfg.canon is None)
+    items = tuple(task.items[: cfg.limit] if cfg.limit else task.items)
+    if not items:
+        raise CertifyError(f"task {task.name!r} has no items")
+    canon_spec = cfg.canon or task.canon
+    canonicalizer = get_canonicalizer(canon_spec)
+    rule = get_stopping_rule(cfg.stopping, cfg.delta)
+    ids = [it.id for it in items]
+    if cfg.n_cal is not None and cfg.n_cal > len(ids):
+        raise CertifyError(f"--n-cal {cfg.n_cal} is larger than the number of items ({len(ids)})")
+    cal_ids, dep_ids = split_items(ids, cfg.n_cal, cfg.seed)
+    file_labels = parse_labels_file(cfg.labels, ids) if cfg.labels else []
+    identity = run_identity(cfg, task, canon_spec)
+    info = {
+        "task": {"name": task.name, "path": str(task.path), "sha256": task.sha256, "items": len(items)},
+        "model": cfg.model,
+        "endpoint": public_url(cfg.endpoint),
+        "seed": cfg.seed,
+        "config": cfg.public_dict(),
+    }
+    store = RunStore.create_or_open(runs_dir(cfg.run_dir), identity, label=f"{task.name} {cfg.model}", info=info)
+    try:
+        if store.items_copy_path() is None:  # the run opens offline, whatever happens to the task file
+            store.write_items_copy(dump_items(items))
+    except BaseException:
+        store.close()
+        raise
+    return Prepared(cfg, task, items, canon_spec, canonicalizer, rule, cal_ids, dep_ids, store, file_labels)
+
+
+def open_prepared(path: str | os.PathLike[str]) -> Prepared:
+    """Reopen the stored run at ``path`` as it is — for viewing or resuming — without a network call, a lock or a
+    write (the first write of a resume takes the lock). The directory may have been renamed or copied: the run is
+    the one at ``path``. The items come from the task file when it still has the stored hash, else from the run's
+    own copy (``items.jsonl``); a labels file is not read again (its verdicts are in the run). Raises
+    :class:`CertifyError` or :class:`~relgate_tui.engine.runs.store.RunStoreError` (one line)."""
+    from relgate_tui.core.canon import get_canonicalizer
+    from relgate_tui.core.certification.stopping import get_stopping_rule
+
+    run_path = Path(path)
+    store = RunStore(run_path)  # reads only
+    manifest = store.manifest
+    known = {f.name for f in fields(CertifyConfig)}
+    raw = manifest.get("config")
+    identity = manifest.get("identity")
+    task_info = manifest.get("task")
+    if not isinstance(raw, dict) or not isinstance(identity, dict) or not isinstance(task_info, dict):
+        raise RunStoreError(f"{run_path / 'manifest.json'}: the run's manifest has no configuration")
+    try:
+        cfg = CertifyConfig(**{k: v for k, v in raw.items() if k in known})
+        cfg = replace(cfg, run_dir=str(run_path.parent), labels=None).validate()
+    except (TypeError, ValueError) as exc:
+        raise RunStoreError(f"{run_path / 'manifest.json'}: unreadable configuration ({exc})") from None
+    stored_sha = str(task_info.get("sha256") or "")
+    task = None
+    try:
+        task = load_task(cfg.task, limit=cfg.limit, suggest=False)  # the canonicalizer is the stored one
+    except TaskError:
+        pass
+    if task is None or (stored_sha and task.sha256 != stored_sha):
+        copy = store.items_copy_path()
+        if copy is None:
+            why = "changed" if task is not None else "cannot be read"
+            raise CertifyError(f"the task file {cfg.task} {why} since run {run_path.name} was made, and the run "
+                               "holds no copy of its items")
+        copied = load_task(str(copy), suggest=False)
+        task = replace(copied, name=str(task_info.get("name") or copied.name), sha256=stored_sha)
+    items = tuple(task.items[: cfg.limit] if cfg.limit else task.items)
+    canon_spec = str(identity.get("canon") or cfg.canon or task.canon)
+    ids = [it.id for it in items]
+    if cfg.n_cal is not None and cfg.n_cal > len(ids):
+        raise CertifyError(f"{run_path}: n_cal {cfg.n_cal} is larger than the number of items ({len(ids)})")
+    cal_ids, dep_ids = split_items(ids, cfg.n_cal, cfg.seed)
+    return Prepared(cfg, task, items, canon_spec, get_canonicalizer(canon_spec),
+                    get_stopping_rule(cfg.stopping, cfg.delta), cal_ids, dep_ids, store, [])
+
+
+def reference_classes(prepared: Prepared) -> Callable[[Any], set[str] | None]:
+    """``item → acceptable canonical classes`` (references through the run's canonicalizer,
+    :func:`relgate_tui.core.canon.canonicalize_references`), None without a usable reference."""
+    from relgate_tui.core.canon import canonicalize_references
+
+    cache: dict[str, set[str] | None] = {}
+
+    def refs(item: Any) -> set[str] | None:
+        if item.id not in cache:
+            acceptable = (
+                set(canonicalize_references(prepared.canonicalizer, item.answers, item.choices))
+                if item.answers else set()
+            )
+            # a reference the canonicalizer cannot parse verifies nothing: the item stays unverified (counted as
+            # pending), rather than being scored as a miss
+            cache[item.id] = acceptable or None
+        return cache[item.id]
+
+    return refs
+
+
+def analyse_prepared(prepared: Prepared, samples_by_item: Mapping[str, Sequence[Any]] | None = None) -> Analysis:
+    """Phase 4 on a prepared run: read samples (unless given) and labels back from the run store and analyse."""
+    cfg = prepared.config
+    return analyse(
+        replace(prepared.task, items=prepared.items),
+        prepared.roles,
+        prepared.store.samples_by_item() if samples_by_item is None else samples_by_item,
+        prepared.store.current_labels(),
+        canonicalize_refs=reference_classes(prepared),
+        rule=prepared.rule,
+        k_max=cfg.k_max,
+        seed=cfg.seed,
+    )
+
+
+
+
+def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confidence: float = 0.95,
+                  gate: float | None = None, calls: Any = None, judgements: Any = None) -> dict[str, Any] | None:
+    """The ``pairwise_judge`` section from the judge verdicts stored in the run (None without a judge or before its
+    pass): both rankings' reliability side by side and the cycle data (:mod:`relgate_tui.engine.judging.certify_judge`).
+    ``judgements``: the per-item judgements when the caller keeps them (the TUI), else computed here."""
+    from relgate_tui.engine.certification.judge_section import judgement_section
+    from relgate_tui.engine.judging.certify_judge import judge_items, verdicts_from_document
+
+    cfg = prepared.config.pairwise_judge_config()
+    if cfg is None:
+        return None
+    if judgements is None:
+        verdicts = verdicts_from_document(prepared.store.read_judge_verdicts(), cfg)
+        if verdicts is None:
+            return None
+        judgements = judge_items({a.item_id: a.ranked for a in analysis.items}, verdicts, cfg.max_classes)
+    refs = reference_classes(prepared)
+    by_id = {item.id: item for item in prepared.items}
+    return judgement_section(analysis, judgements, lambda item_id: refs(by_id[item_id]), alpha=alpha,
+                             confidence=confidence, gate=gate, calls=calls, judge=cfg)
+
+
+def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, calls: CallCounts,
+                   confidence: float = 0.95, gate: float | None = None, judge: dict[str, Any] | None = None,
+                   gate_on: str | None = None) -> dict[str, Any]:
+    """The run's result document at ``alpha`` — what both the CLI and the TUI write as ``results.json``:
+    :func:`results_document` over the run's header, config and prices, plus ``judge`` (the ``pairwise_judge``
+    section of :func:`judge_section`) when given."""
+    cfg = prepared.config
+    doc = results_document(
+        analysis, alpha=alpha, header=prepared.header, calls=calls, delta=cfg.delta, stopping=cfg.stopping,
+        confidence=confidence, gate=gate,
+        prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None and cfg.price_out is not None else None,
+        gate_on=gate_on or cfg.gate_on,
+    )
+    if judge is not None:
+        doc["pairwise_judge"] = judge
+    return doc

@@ -1,0 +1,199 @@
+"""Compare two stored runs item by item (issue 15 §2): the IO half of ``relgate compare`` (statistics in
+:mod:`relgate_tui.core.certification.paired`).
+
+Items are paired by the tools' document hashes when every item of both runs carries one (lm-eval imports: the
+hash of the document, stable across runs and models) and they are unique, else by item id; ``--match question``
+pairs them by question text instead (each run's own task copy; a question asked twice in a run pairs nothing), and
+a comparison where nothing pairs names both runs' id spaces and how many items question text would pair. An item counts when it is
+verified in both runs (its result entry has a ``score``: rank, or null = no acceptable class); it is correct when
+its score is 1 (the top answer is acceptable — the event behind the reliability level). Set sizes are the sizes of
+each run's stored prediction sets (each at its own M*).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from relgate_tui import __version__
+from relgate_tui.core.certification.paired import items_to_decide, paired_table, paired_test, set_size_difference
+from relgate_tui.core.text import one_line
+from relgate_tui.errors import DataError
+
+__all__ = ["compare_runs", "compare_documents", "EXIT_CODES", "MATCH_CHOICES", "no_shared_items", "run_questions"]
+
+EXIT_CODES = {"not_worse": 0, "worse": 1, "undecided": 3}
+
+
+def _num(x: float) -> float | None:
+    return None if isinstance(x, float) and math.isnan(x) else float(x)
+
+
+MATCH_CHOICES = ("auto", "question")
+
+
+def _question_key(text: str) -> str:
+    """Question text as a pairing key: case-folded, whitespace collapsed."""
+    return " ".join(str(text).split()).casefold()
+
+
+def _keyed(doc: Mapping[str, Any], by_hash: bool,
+           questions: Mapping[str, str] | None = None) -> dict[str, Mapping[str, Any]]:
+    """Items keyed by document hash, by id, or (``questions``: id → question text) by question text; a question
+    asked twice in one run pairs nothing (it is left out)."""
+    out: dict[str, Mapping[str, Any]] = {}
+    repeated: set[str] = set()
+    for entry in doc.get("items") or []:
+        if not (isinstance(entry, Mapping) and isinstance(entry.get("id"), str)):
+            continue
+        if questions is not None:
+            text = questions.get(entry["id"])
+            if not text or not text.strip():
+                continue
+            key = _question_key(text)
+            if key in out:
+                repeated.add(key)
+            out[key] = entry
+        else:
+            out[str(entry["doc_hash"]) if by_hash else entry["id"]] = entry
+    for key in repeated:
+        del out[key]
+    return out
+
+
+def id_spaces(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], n: int = 3) -> str:
+    """"A's ids: 0, 1, 2 …; B's ids: add3-0001, …" — what each run calls its items (for a "share no item" message)."""
+    def sample(doc: Mapping[str, Any]) -> str:
+        ids = [str(e["id"]) for e in doc.get("items") or [] if isinstance(e, Mapping) and isinstance(e.get("id"), str)]
+        return ", ".join(one_line(i)[:40] for i in ids[:n]) + (" …" if len(ids) > n else "") if ids else "none"
+
+    return f"A's ids: {sample(doc_a)}; B's ids: {sample(doc_b)}"
+
+
+def _hashable(doc: Mapping[str, Any]) -> bool:
+    items = [e for e in doc.get("items") or [] if isinstance(e, Mapping)]
+    hashes = [e.get("doc_hash") for e in items]
+    return bool(items) and all(isinstance(h, str) and h for h in hashes) and len(set(hashes)) == len(hashes)
+
+
+def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
+                      confidence: float = 0.95, match: str = "auto",
+                      questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> dict[str, Any]:
+    """The comparison document of two result documents (``results.json`` of two runs). ``match`` "auto" pairs by
+    document hash (when both runs carry unique ones) else by id; "question" pairs by question text (``questions``:
+    each run's id → question). With ``questions`` given, ``n_shared_by_question`` says how many items question text
+    would pair (the offer made when ids pair nothing)."""
+    if match not in MATCH_CHOICES:
+        raise DataError(f"match must be one of {', '.join(MATCH_CHOICES)}, got {match!r}")
+    by_hash = match == "auto" and _hashable(doc_a) and _hashable(doc_b)
+    if match == "question":
+        if questions is None:
+            raise DataError("matching by question text needs each run's questions")
+        a, b = _keyed(doc_a, False, questions[0]), _keyed(doc_b, False, questions[1])
+    else:
+        a, b = _keyed(doc_a, by_hash), _keyed(doc_b, by_hash)
+    shared = [k for k in a if k in b]
+    by_question = None
+    if questions is not None:
+        qa, qb = _keyed(doc_a, False, questions[0]), _keyed(doc_b, False, questions[1])
+        by_question = sum(1 for k in qa if k in qb)
+    ids, a_ok, b_ok, size_a, size_b = [], [], [], [], []
+    unverified = 0
+    for k in shared:
+        ea, eb = a[k], b[k]
+        if "score" not in ea or "score" not in eb or ea.get("skipped") or eb.get("skipped"):
+            unverified += 1
+            continue
+        ids.append((str(ea["id"]), str(eb["id"])))
+        a_ok.append(ea["score"] == 1)
+        b_ok.append(eb["score"] == 1)
+        size_a.append(float(len(ea["prediction_set"])) if isinstance(ea.get("prediction_set"), list) else math.nan)
+        size_b.append(float(len(eb["prediction_set"])) if isinstance(eb.get("prediction_set"), list) else math.nan)
+    table = paired_table(a_ok, b_ok)
+    test = paired_test(table, margin, confidence)
+    more = None
+    if test.decision == "undecided" and table.n:
+        n_decide = items_to_decide(table, margin, confidence)
+        more = None if n_decide is None else n_decide - table.n
+    sizes = set_size_difference(size_a, size_b)
+    lost = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok, strict=True) if x and not y]
+    won = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok, strict=True) if y and not x]
+    n = table.n
+
+    def run_info(doc: Mapping[str, Any], keyed: Mapping[str, Any]) -> dict[str, Any]:
+        return {"run_id": doc.get("run_id"), "model": doc.get("model"), "task": (doc.get("task") or {}).get("name"),
+                "items": len(keyed), "reliability_level": doc.get("reliability_level")}
+
+    return {
+        "relgate_version": __version__,
+        "run_a": run_info(doc_a, a),
+        "run_b": run_info(doc_b, b),
+        "matched_by": "question" if match == "question" else ("doc_hash" if by_hash else "id"),
+        "n_shared": len(shared),
+        "n_shared_by_question": by_question,
+        "n_unverified": unverified,
+        "n": n,
+        "margin": float(margin),
+        "confidence": float(confidence),
+        "table": {"both_right": table.n11, "b_lost": table.n10, "b_won": table.n01, "both_wrong": table.n00},
+        "accuracy_a": _num(test.accuracy_a),
+        "accuracy_b": _num(test.accuracy_b),
+        "reliability_level_a": (table.n11 + table.n10) / (n + 1),
+        "reliability_level_b": (table.n11 + table.n01) / (n + 1),
+        "difference": {"estimate": _num(test.difference), "lower": test.lower, "upper": test.upper,
+                       "confidence": test.confidence},
+        "test": {"method": test.method, "p_not_worse": test.p_not_worse, "p_worse": test.p_worse,
+                 "level": test.gamma},
+        "decision": test.decision,
+        "more_items_to_decide": more,
+        "set_size": {"n": sizes.n, "mean_a": _num(sizes.mean_a), "mean_b": _num(sizes.mean_b),
+                     "mean_difference": _num(sizes.mean_difference), "larger": sizes.larger,
+                     "smaller": sizes.smaller, "equal": sizes.equal},
+        "lost": lost,
+        "won": won,
+    }
+
+
+def run_questions(store: Any) -> dict[str, str]:
+    """A stored run's id → question text, from its own copy of the task file ({} when it cannot be read)."""
+    from relgate_tui.engine.certification.tasks import TaskError, load_task
+
+    task = store.manifest.get("task")
+    path = task.get("path") if isinstance(task, Mapping) else None
+    if not isinstance(path, str) or not path:
+        return {}
+    try:
+        return {it.id: it.question for it in load_task(path, suggest=False).items}
+    except (TaskError, OSError, ValueError):
+        return {}
+
+
+def no_shared_items(out: Mapping[str, Any], doc_a: Mapping[str, Any], doc_b: Mapping[str, Any]) -> str:
+    """Why nothing paired, in one line: both id spaces, and what question text would pair."""
+    msg = f"share no item (matched by {out['matched_by']}; {id_spaces(doc_a, doc_b)})"
+    n_q = out.get("n_shared_by_question")
+    if out["matched_by"] != "question" and n_q:
+        msg += f"; {n_q} item(s) pair by question text: --match question"
+    return msg
+
+
+def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: float = 0.95,
+                 runs_root: str | None = None, match: str = "auto") -> dict[str, Any]:
+    """Open two runs (path, id or unique id prefix) and compare their stored results."""
+    from relgate_tui.engine.runs.listing import open_run
+    from relgate_tui.engine.runs.paths import runs_dir
+
+    docs, questions = [], []
+    for run in (run_a, run_b):
+        store = open_run(run, runs_dir(runs_root))
+        doc = store.read_results()
+        if doc is None:
+            raise DataError(f"{store.path}: run {store.run_id} has no results yet (status: {store.status})")
+        docs.append(doc)
+        questions.append(run_questions(store))
+    out = compare_documents(docs[0], docs[1], margin=margin, confidence=confidence, match=match,
+                            questions=(questions[0], questions[1]))
+    if out["n_shared"] == 0:
+        raise DataError(f"runs {run_a} and {run_b} {no_shared_items(out, docs[0], docs[1])}")
+    return out

@@ -1,0 +1,438 @@
+"""The one certification pipeline (issue 10 §1): sampling and the optional judge pass of a prepared run, as events.
+
+:func:`run` is an async generator that both front ends iterate — the CLI through :func:`run_certify` (``asyncio.run``
+plus printing), the TUI in its sampling worker (:meth:`relgate_tui.engine.certification.session.Session.sample`). It:
+
+1. checks, when some item still needs a request that neither the run store nor the cache holds, that the API-key
+   variable is set and that the endpoint answers HTTP (one line otherwise);
+2. samples every item through the sampler (bounded concurrency, retries, sequential stopping, K_max cap), resuming
+   from the run store and the request cache; each completed sample is appended to the run before the sampler can
+   issue that item's next request; yields :class:`Sampling` after each sampler event and :class:`EndpointDown` /
+   :class:`EndpointUp`;
+3. raises :class:`~relgate_tui.engine.certification.analysis.CertifyError` when *every* request failed and nothing is stored (a
+   wrong key, a wrong model name): an error, never a result;
+4. with a pairwise judge, asks it about every item with ≥ 2 answer classes (:mod:`relgate_tui.engine.judging.certify_judge`,
+   cached) and stores its verdicts in the run, yielding :class:`Judging`;
+5. yields :class:`Done` with the invocation's call counts.
+
+The run status (:class:`~relgate_tui.engine.runs.store.RunStatus`) moves sampling → sampled | incomplete (→ judging →
+sampled); the front end then writes the result document (:func:`relgate_tui.engine.certification.certify.build_document`) and
+the final status. Pause/resume and stop go through a :class:`RunControl`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from relgate_tui.engine.certification.analysis import CallCounts, used_sample_counts
+from relgate_tui.engine.certification.certify import (
+    CertifyConfig,
+    Prepared,
+    analyse_prepared,
+    apply_labels,
+    build_document,
+    check_label_ranks,
+    judge_section,
+    prepare,
+)
+from relgate_tui.engine.records import StoredSample, canonical_prefix
+from relgate_tui.engine.runs.store import RunStatus, RunStore, RunStoreError
+from relgate_tui.engine.transport.sampler import (
+    EndpointDown as SamplerEndpointDown,
+)
+from relgate_tui.engine.transport.sampler import (
+    EndpointUnreachable,
+    ItemDone,
+    SampleDone,
+    SampleFailed,
+    Sampler,
+    SamplingJob,
+)
+from relgate_tui.engine.transport.sampler import (
+    EndpointUp as SamplerEndpointUp,
+)
+from relgate_tui.errors import CertifyError
+
+__all__ = [
+    "Sampling",
+    "EndpointDown",
+    "EndpointUp",
+    "Judging",
+    "Done",
+    "PipelineEvent",
+    "RunControl",
+    "run",
+    "open_cache",
+    "sampling_job",
+    "make_sampler",
+    "needs_network",
+    "check_reachable",
+    "CertifyOutcome",
+    "run_certify",
+]
+
+
+# ------------------------------------------------------------------------------------------------------------ events
+@dataclass(frozen=True)
+class Sampling:
+    """Progress after one sampler event: ``event`` is the sampler's :class:`SampleDone`, :class:`SampleFailed` or
+    :class:`ItemDone`; ``done_items`` of ``total_items`` are finished; ``calls`` counts this pass; ``samples_used``
+    sums the samples of the finished items; ``message`` names a notable event (an item that failed for good)."""
+
+    event: SampleDone | SampleFailed | ItemDone
+    done_items: int
+    total_items: int
+    calls: CallCounts
+    samples_used: int
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class EndpointDown:
+    """The endpoint stopped answering; sampling waits (up to the config's ``max_down_s``)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class EndpointUp:
+    """The endpoint answers again after ``down_seconds``; sampling resumed."""
+
+    down_seconds: float
+
+    @property
+    def message(self) -> str:
+        return f"endpoint back after {self.down_seconds:.1f} s; sampling resumed"
+
+
+@dataclass(frozen=True)
+class Judging:
+    """Progress of the pairwise judge pass: ``done`` of ``total`` judge answers, its own call counts."""
+
+    done: int
+    total: int
+    calls: CallCounts
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class Done:
+    """The pipeline finished: the sampling pass's ``calls``, the judge's (None without a judge), and the status the
+    run was left in (sampled, or incomplete when items were not sampled to their stop)."""
+
+    calls: CallCounts
+    judge_calls: CallCounts | None
+    status: RunStatus
+
+
+PipelineEvent = Sampling | EndpointDown | EndpointUp | Judging | Done
+
+
+class RunControl:
+    """Pause / resume the requests of a running pipeline (in-flight ones complete); the pipeline sets ``sampler``
+    to the sampler of its current phase (sampling, then the judge's)."""
+
+    def __init__(self) -> None:
+        self.sampler: Any = None
+
+    def pause(self) -> bool:
+        if self.sampler is None:
+            return False
+        self.sampler.pause()
+        return True
+
+    def resume(self) -> bool:
+        if self.sampler is None:
+            return False
+        self.sampler.resume()
+        return True
+
+
+# ------------------------------------------------------------------------------------------------------- sampling
+def open_cache(cfg: CertifyConfig) -> Any:
+    """The request cache of completed samples: ``cfg.cache_dir`` or ``<cache dir>/samples`` (engine/runs/paths.py). A
+    damaged cache database is moved aside and rebuilt by :class:`~relgate_tui.engine.transport.cache.SampleCache`."""
+    from relgate_tui.engine.runs.paths import cache_dir
+    from relgate_tui.engine.transport.cache import SampleCache
+
+    path = Path(cfg.cache_dir) if cfg.cache_dir else cache_dir() / "samples"
+    try:
+        return SampleCache(path)
+    except OSError as exc:
+        raise CertifyError(f"cannot open the sample cache {path}: {exc.strerror or exc}") from None
+
+
+def sampling_job(prepared: Prepared, existing: Any = None) -> SamplingJob:
+    """The sampler's job for the run: every item, the run's canonicalizer and stopping rule, K_max, seed, and the
+    samples already stored (the resume; read from the run store unless given)."""
+    cfg = prepared.config
+    return SamplingJob(
+        items=prepared.items,
+        canonicalizer=prepared.canonicalizer,
+        rule=prepared.rule,
+        k_max=cfg.k_max,
+        seed=cfg.seed,
+        existing=prepared.store.samples_by_item() if existing is None else existing,
+    )
+
+
+def make_sampler(prepared: Prepared, cache: Any = None, **kwargs: Any) -> Sampler:
+    """A sampler that persists every completed sample into the run store (one whole-line write each, before the
+    item's next request)."""
+    cfg = prepared.config
+    store = prepared.store
+    kwargs.setdefault("max_down_s", cfg.max_down_s)
+
+    def persist(sample: StoredSample) -> None:
+        store.append_samples([sample])
+
+    return Sampler(cfg.endpoint_config(), concurrency=cfg.concurrency, cache=cache, persist=persist, **kwargs)
+
+
+def needs_network(prepared: Prepared, job: SamplingJob, cache: Any) -> bool:
+    """True when some item still needs a sample that neither the run store nor the cache holds."""
+    from relgate_tui.engine.transport.endpoints import request_fingerprint, sample_seed
+    from relgate_tui.engine.transport.prompts import item_messages
+
+    cfg = prepared.config
+    endpoint = cfg.endpoint_config()
+    stored = [job.existing.get(item.id, ()) for item in prepared.items]
+    prefixes = [canonical_prefix(s) for s in stored]
+    replayed = used_sample_counts(prefixes, prepared.rule, cfg.k_max, [getattr(s, "stats", None) for s in stored])
+    for item, canon, (_, complete) in zip(prepared.items, prefixes, replayed, strict=True):
+        if complete:
+            continue
+        index = len(canon)
+        fp = request_fingerprint(endpoint, item_messages(item), index, sample_seed(cfg.seed, item.id, index))
+        if cache is None or cache.get(fp) is None:
+            return True
+    return False
+
+
+def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
+    """Fail fast (one line) when nothing answers HTTP at the endpoint: ``GET <base>/models`` up to ``attempts``
+    times with a short backoff. Any HTTP status counts as reachable (the sampler handles the rest)."""
+    import time
+
+    import httpx
+
+    from relgate_tui.core.redact import public_url
+    from relgate_tui.engine.transport.httpread import status_of_sync
+
+    url = cfg.endpoint.rstrip("/") + "/models"
+    endpoint = cfg.endpoint_config()
+    last = ""
+    for attempt in range(attempts):
+        try:
+            with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s)) as client:
+                status_of_sync(client, url, endpoint.headers(), min(10.0, cfg.timeout_s))  # the body is never read
+            return
+        except httpx.TimeoutException:
+            last = "timed out"
+        except httpx.HTTPError as exc:
+            last = f"{type(exc).__name__}"
+        if attempt + 1 < attempts:
+            time.sleep(0.25 * 2**attempt)
+    raise CertifyError(f"cannot reach the endpoint {public_url(cfg.endpoint)} ({last} after {attempts} attempts); is the server "
+                       "running?")
+
+
+def _calls(totals: Any) -> CallCounts:
+    return CallCounts(int(totals.made), int(totals.cached), int(totals.failed))
+
+
+# ------------------------------------------------------------------------------------------------------- pipeline
+async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | None = None,
+              judge: bool = True) -> AsyncIterator[PipelineEvent]:
+    """Sample the run and (with a pairwise judge and ``judge``) ask the judge; yield the events of the module
+    docstring. Raises :class:`CertifyError` (one line) when the endpoint cannot be reached, stays down longer than
+    ``max_down_s``, every request failed, or the run is in use by another process. Completed samples are kept
+    whatever happens: the same command (or Resume) continues."""
+    cfg = prepared.config
+    store = prepared.store
+    control = control or RunControl()
+    own_cache = cache is None
+    if own_cache:
+        cache = await asyncio.to_thread(open_cache, cfg)
+    try:
+        try:
+            store.lock()
+        except RunStoreError as exc:
+            raise CertifyError(str(exc)) from None
+        existing = store.samples_by_item()
+        job = sampling_job(prepared, existing)
+        if needs_network(prepared, job, cache):
+            if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+                raise CertifyError(f"--api-key-env {cfg.api_key_env}: that environment variable is not set (or empty)")
+            await asyncio.to_thread(check_reachable, cfg)
+        sampler = make_sampler(prepared, cache)
+        control.sampler = sampler
+        store.set_status(RunStatus.SAMPLING)
+        total = len(prepared.items)
+        done = used = 0
+        incomplete = 0
+        first_error = ""
+        try:
+            async for event in sampler.run(job):
+                if isinstance(event, SamplerEndpointDown):
+                    yield EndpointDown(event.message)
+                    continue
+                if isinstance(event, SamplerEndpointUp):
+                    yield EndpointUp(event.down_seconds)
+                    continue
+                message = None
+                if isinstance(event, ItemDone):
+                    done += 1
+                    used += event.n_samples
+                    if event.failed:
+                        incomplete += 1
+                        message = f"item {event.item_id}: sampling failed after {event.n_samples} samples (kept)"
+                elif isinstance(event, SampleFailed) and (event.final or event.wait_s >= 5):
+                    message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
+                    if event.final:
+                        first_error = first_error or f"{event.error_kind}: {event.message}"
+                yield Sampling(event, done, total, _calls(sampler.totals), used, message)
+        except EndpointUnreachable as exc:
+            raise CertifyError(str(exc)) from None
+        finally:
+            control.sampler = None
+            store.sync_samples()
+        calls = _calls(sampler.totals)
+        if calls.failed and not calls.made and not calls.cached and not any(existing.values()):
+            store.set_status(RunStatus.INCOMPLETE)
+            raise CertifyError(f"every request failed ({calls.failed} failed, none answered; first: {first_error}) "
+                               "— check the endpoint URL, the model name and the API key")
+        judge_calls = None
+        if judge and cfg.uses_pairwise_judge:
+            store.set_status(RunStatus.JUDGING)
+            async for jevent in _judge_pass(prepared, cache, control):
+                if isinstance(jevent, CallCounts):
+                    judge_calls = jevent
+                else:
+                    yield jevent
+        status = RunStatus.INCOMPLETE if incomplete else RunStatus.SAMPLED
+        store.set_status(status)
+        yield Done(calls, judge_calls, status)
+    finally:
+        if own_cache:
+            cache.close()
+
+
+async def _judge_pass(prepared: Prepared, cache: Any, control: RunControl) -> AsyncIterator[Judging | CallCounts]:
+    """Ask the pairwise judge about every item with ≥ 2 answer classes (k verdicts per pair in seeded random orders,
+    paper 000, through the sampler and the cache), store the verdicts in the run; yields progress, then the judge's call counts."""
+    from relgate_tui.engine.judging.certify_judge import (
+        JudgeCertifyError,
+        ask_pairwise_judge_async,
+        judge_calls_needed,
+        verdicts_document,
+    )
+
+    cfg = prepared.config.pairwise_judge_config()
+    analysis = await asyncio.to_thread(analyse_prepared, prepared)
+    ranked = {a.item_id: a.ranked for a in analysis.items}
+    total = judge_calls_needed(ranked, cfg.max_classes, cfg.reps)
+    yield Judging(0, total, CallCounts())
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def on_sampler(sampler: Any) -> None:
+        control.sampler = sampler
+
+    task = asyncio.ensure_future(ask_pairwise_judge_async(
+        prepared.items, ranked, cfg, cache=cache, on_progress=queue.put_nowait, on_sampler=on_sampler))
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            finished, _ = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter not in finished:
+                getter.cancel()
+                break
+            p = getter.result()
+            yield Judging(p.done, total, CallCounts(p.made, p.cached, p.failed), p.message)
+        while not queue.empty():
+            p = queue.get_nowait()
+            yield Judging(p.done, total, CallCounts(p.made, p.cached, p.failed), p.message)
+        try:
+            verdicts, calls = task.result()
+        except JudgeCertifyError as exc:
+            raise CertifyError(str(exc)) from None
+    finally:
+        if not task.done():
+            task.cancel()
+        control.sampler = None
+    prepared.store.write_judge_verdicts(verdicts_document(cfg, verdicts))
+    judge_calls = CallCounts(calls.made, calls.cached, calls.failed)
+    yield Judging(total, total, judge_calls)
+    yield judge_calls
+
+
+# ------------------------------------------------------------------------------------------------------ CLI driver
+@dataclass
+class CertifyOutcome:
+    """What :func:`run_certify` returns: the result document, the run's directory and the invocation's calls. The
+    CLI's exit code follows from ``document["sampling_complete"]`` and ``document["passed"]``."""
+
+    document: dict[str, Any]
+    run_path: Path
+    calls: CallCounts
+
+
+def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | None = None) -> CertifyOutcome:
+    """All phases, as ``relgate certify`` runs them: prepare, :func:`run` under ``asyncio.run`` (every event to
+    ``on_event``), apply the labels file, write ``results.json`` (:func:`~relgate_tui.engine.certification.certify.build_document`,
+    the same document the TUI writes) and the final status."""
+    prepared = prepare(cfg)
+    failed = True
+    try:
+        done: list[Done] = []
+
+        async def drive() -> None:
+            async for event in run(prepared):
+                if isinstance(event, Done):
+                    done.append(event)
+                if on_event is not None:
+                    on_event(event)
+
+        asyncio.run(drive())
+        finished = done[-1]
+        analysis = analyse_prepared(prepared)
+        if prepared.file_labels:
+            n_classes = {a.item_id: a.ranked.n_classes for a in analysis.items if a.sampled}
+            sampled_labels = [lab for lab in prepared.file_labels if lab.item in n_classes]
+            check_label_ranks(sampled_labels, n_classes, str(cfg.labels))
+            if apply_labels(prepared.store, sampled_labels):
+                analysis = analyse_prepared(prepared)
+        judge = judge_section(prepared, analysis, alpha=cfg.alpha, confidence=cfg.confidence,
+                              gate=cfg.min_reliability, calls=finished.judge_calls)
+        doc = build_document(prepared, analysis, alpha=cfg.alpha, calls=finished.calls, confidence=cfg.confidence,
+                             gate=cfg.min_reliability, judge=judge)
+        prepared.store.write_results(doc)
+        prepared.store.set_status(RunStatus.COMPLETE if analysis.sampling_complete else RunStatus.INCOMPLETE)
+        failed = False
+        return CertifyOutcome(doc, prepared.store.path, finished.calls)
+    finally:
+        _close_or_drop(prepared, failed)
+
+
+def _close_or_drop(prepared: Prepared, failed: bool) -> None:
+    """Close the run; a certify that failed before storing anything (a wrong key or model name: every request
+    failed) leaves no "created · 0 samples" run behind — an empty run directory is removed (issue 24 §8)."""
+    empty = False
+    if failed:
+        try:
+            counts = prepared.store.count_files()
+            empty = counts["samples"] == 0 and counts["labels"] == 0 and prepared.store.read_results() is None
+        except (OSError, ValueError, RunStoreError):
+            empty = False
+    prepared.close()
+    if empty:
+        from relgate_tui.engine.runs.listing import remove_run
+
+        with contextlib.suppress(OSError, RunStoreError):
+            remove_run(RunStore(prepared.store.path))

@@ -1,0 +1,345 @@
+"""Setting up a run from the TUI (SPEC §4.1–4.2): the endpoints and tasks on offer, the embedded demo, the
+:class:`RunSetup` the setup screen decides, its pre-flight estimate and latency probe, and its translation into the
+pipeline's :class:`~relgate_tui.engine.certification.certify.CertifyConfig` (:func:`certify_config`)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from relgate_tui.engine.certification.certify import CertifyConfig
+
+__all__ = [
+    "EndpointChoice",
+    "TaskChoice",
+    "VerificationMode",
+    "RunSetup",
+    "Preflight",
+    "DEMO_PREFERRED_PORT",
+    "start_demo",
+    "demo_endpoint",
+    "endpoint_choices",
+    "default_endpoint_index",
+    "discover_endpoints",
+    "list_models",
+    "task_choices",
+    "inspect_task",
+    "REFERENCE_WORKLOAD",
+    "expected_samples_per_item",
+    "preflight",
+    "probe_latency",
+    "certify_config",
+]
+
+
+@dataclass(frozen=True)
+class EndpointChoice:
+    """A model server the setup screen can offer: a discovered local server, the embedded demo (``simulated``) or
+    a custom URL. ``models`` are the ids from ``/v1/models`` (empty when unknown); ``error`` says why listing
+    failed. ``judge_models``: the models offered as the optional pairwise judge when they differ from ``models``
+    (the demo's answer models cannot judge; its ``sim-judge`` can); empty = any of ``models``."""
+
+    label: str
+    base_url: str
+    models: tuple[str, ...] = ()
+    simulated: bool = False
+    kind: str = "openai"
+    error: str = ""
+    judge_models: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskChoice:
+    """A task as the setup screen shows it (bundled or loaded from a file)."""
+
+    name: str
+    n_items: int
+    canon: str
+    description: str = ""
+    has_references: bool = True
+    path: str = ""
+    bundled: bool = True
+
+
+VerificationMode = Literal["auto", "human", "audit"]
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """Everything the setup screen decides (the TUI twin of ``relgate certify``'s options).
+
+    ``verification``: "auto" = items with references are verified by the canonicalized reference, the human
+    checks the rest; "human" = the human verifies every calibration item (references are ignored for
+    calibration, still used for validation); "audit" = like auto, plus a seeded random ``audit_fraction`` of the
+    automatic verdicts is shown to the human for confirmation and disagreements are reported.
+    ``n_cal`` = number of calibration items (None = half the items); ``limit`` = use only the first ``limit``
+    items of a seeded permutation of the task (None = all).
+    """
+
+    base_url: str
+    model: str
+    task: str
+    kind: str = "openai"
+    api_key_env: str | None = None
+    simulated: bool = False
+    canon: str = ""
+    system: str | None = None
+    k_max: int = 20
+    delta: float = 0.05
+    stopping: str = "anytime"
+    alpha: float = 0.10
+    temperature: float = 0.7
+    max_tokens: int | None = None
+    concurrency: int = 8
+    n_cal: int | None = None
+    limit: int | None = None
+    seed: int = 0
+    verification: VerificationMode = "auto"
+    audit_fraction: float = 0.20
+    price_in: float | None = None
+    price_out: float | None = None
+    pairwise_judge_model: str | None = None
+    pairwise_judge_url: str | None = None
+    pairwise_judge_reps: int = 3
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """The pre-flight estimate: worst-case calls (items × K_max), expected calls under the chosen stopping rule
+    (simulated on the reference workload mix of SPEC §8), time = expected calls × the seconds one call costs when
+    measured at the run's concurrency (:func:`probe_latency`; None when not measured), and cost from the user's
+    prices and the probe's token usage (None when unknown)."""
+
+    n_items: int
+    n_cal: int
+    worst_calls: int
+    expected_calls: int
+    latency_s: float | None = None
+    seconds: float | None = None
+    cost: float | None = None
+    note: str = ""
+
+
+
+# ------------------------------------------------------------------------------------------------ setup helpers
+DEMO_PREFERRED_PORT = 47820
+"""The embedded demo listens here when the port is free (else on any free port): runs against the demo keep the
+same endpoint URL — hence the same run id and cache keys — from one app start to the next."""
+
+
+def start_demo(latency_ms: float = 0.0, port: int = DEMO_PREFERRED_PORT) -> Any:
+    """Start the built-in simulated endpoint in-process on loopback (``port``, else a free port)."""
+    from relgate_tui.demo.server import DemoServer
+
+    if port:
+        try:
+            return DemoServer(port=port, latency_ms=latency_ms).start()
+        except OSError:
+            pass
+    return DemoServer(port=0, latency_ms=latency_ms).start()
+
+
+def looks_simulated(endpoint: str, model: str) -> bool:
+    """A run against relgate's own simulated models: a loopback endpoint (the embedded demo or ``relgate
+    demo-server``) and one of the demo's model names. Every screen and report marks such a run "simulated"."""
+    from urllib.parse import urlsplit
+
+    from relgate_tui.demo.simulate import SIM_MODELS
+
+    try:
+        host = urlsplit(str(endpoint)).hostname or ""
+    except ValueError:
+        return False
+    return host in ("127.0.0.1", "localhost", "::1") and str(model) in SIM_MODELS
+
+
+def demo_endpoint(base_url: str) -> EndpointChoice:
+    """The embedded demo as an endpoint choice (its answer models; its simulated judge only as the judge)."""
+    from relgate_tui.demo.simulate import ANSWER_MODELS, JUDGE_MODEL
+
+    return EndpointChoice("relgate demo · simulated models (built in)", base_url, tuple(ANSWER_MODELS),
+                          simulated=True, judge_models=(JUDGE_MODEL,))
+
+
+def endpoint_choices(discover: Callable[[], Sequence[Any]] | None, embedded_demo: bool,
+                     ensure_demo: Callable[[], str]) -> list[EndpointChoice]:
+    """What the setup screens offer: the discovered servers, then (when ``embedded_demo``) the built-in demo,
+    started by ``ensure_demo`` — a demo that fails to start is listed with its error, never fatal."""
+    found = list(discover_endpoints(discover))
+    if embedded_demo:
+        try:
+            found.append(demo_endpoint(ensure_demo()))
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            found.append(EndpointChoice("built-in demo (failed to start)", "", simulated=True, error=str(exc)))
+    return found
+
+
+def default_endpoint_index(endpoints: Sequence[EndpointChoice]) -> int | None:
+    """The endpoint pre-selected: the first usable real server, else the first usable one (the demo), else None."""
+    usable = [i for i, e in enumerate(endpoints) if e.base_url and not e.error]
+    real = [i for i in usable if not endpoints[i].simulated]
+    return real[0] if real else (usable[0] if usable else None)
+
+
+def discover_endpoints(discover: Callable[[], Sequence[Any]] | None = None) -> list[EndpointChoice]:
+    """Model servers running on loopback (SPEC §4.2), as endpoint choices — via :mod:`engine.transport.discovery` unless a
+    ``discover`` callable is injected (tests). A server that answers but cannot list models is kept, with its
+    error."""
+    if discover is None:
+        from relgate_tui.engine.transport.discovery import discover as default_discover
+
+        discover = default_discover
+    out: list[EndpointChoice] = []
+    for server in discover():
+        if isinstance(server, EndpointChoice):
+            out.append(server)
+            continue
+        name = str(getattr(server, "name", "") or getattr(server, "kind", "") or "server")
+        url = str(getattr(server, "base_url", ""))
+        models = tuple(str(m) for m in (getattr(server, "models", ()) or ()))
+        error = str(getattr(server, "error", "") or "")
+        out.append(EndpointChoice(f"{name} · {url}", url, models, error=error))
+    return out
+
+
+def list_models(base_url: str, api_key_env: str | None = None) -> tuple[str, ...]:
+    """The model ids ``GET {base_url}/models`` lists (via :mod:`engine.transport.discovery`)."""
+    from relgate_tui.engine.transport.discovery import list_models as _list_models
+
+    return tuple(_list_models(base_url, api_key_env=api_key_env))
+
+
+def task_choices() -> list[TaskChoice]:
+    """The bundled tasks with their item counts and suggested canonicalizers."""
+    from relgate_tui.engine.certification.tasks import bundled_tasks
+
+    return [
+        TaskChoice(
+            name=t.name,
+            n_items=int(t.items),
+            canon=t.canon,
+            description=getattr(t, "description", ""),
+            has_references=True,
+            path=str(getattr(t, "file", "")),
+            bundled=True,
+        )
+        for t in bundled_tasks()
+    ]
+
+
+def inspect_task(name_or_path: str) -> TaskChoice:
+    """Load a task (bundled name or file) and describe it; the loader's one-line error (``TaskError``) propagates."""
+    from relgate_tui.engine.certification.tasks import bundled_task_names, load_task
+
+    task = load_task(name_or_path)
+    return TaskChoice(
+        name=task.name,
+        n_items=len(task.items),
+        canon=task.canon,
+        description=task.description,
+        has_references=any(item.answers for item in task.items),
+        path=str(task.path),
+        bundled=name_or_path in bundled_task_names(),
+    )
+
+
+# The reference workload of SPEC §8 (weights, class distributions): the pre-flight's "expected calls" assume it.
+REFERENCE_WORKLOAD: tuple[tuple[float, tuple[float, ...]], ...] = (
+    (0.60, (0.97, 0.02, 0.01)),
+    (0.25, (0.75, 0.15, 0.10)),
+    (0.15, (0.45, 0.30, 0.15, 0.10)),
+)
+
+
+@functools.lru_cache(maxsize=64)
+def expected_samples_per_item(stopping: str, delta: float, k_max: int) -> float:
+    """Mean samples per item the stopping rule uses on :data:`REFERENCE_WORKLOAD` (seeded simulation with the
+    core's :func:`~relgate_tui.core.certification.stopping.simulate_stopping`)."""
+    import numpy as np
+
+    from relgate_tui.core.certification.stopping import get_stopping_rule, simulate_stopping
+
+    rule = get_stopping_rule(stopping, delta)
+    rng = np.random.default_rng(0)
+    return sum(w * simulate_stopping(rule, p, k_max, 400, rng).mean_samples for w, p in REFERENCE_WORKLOAD)
+
+
+def preflight(
+    setup: RunSetup, task: TaskChoice, latency: tuple[float, float, float] | None = None
+) -> Preflight:
+    """Worst-case and expected calls, time and cost of ``setup`` on ``task``. ``latency`` = (seconds per call,
+    prompt tokens, completion tokens) measured by :func:`probe_latency`, or None."""
+    n_items = min(task.n_items, setup.limit) if setup.limit else task.n_items
+    if setup.n_cal is not None and setup.n_cal > n_items:
+        raise ValueError(f"calibration items: {setup.n_cal} is more than the {n_items} items used")
+    n_cal = setup.n_cal if setup.n_cal is not None else n_items // 2
+    worst = n_items * setup.k_max
+    per_item = expected_samples_per_item(setup.stopping, float(setup.delta), int(setup.k_max))
+    expected = int(round(n_items * per_item))
+    seconds = cost = None
+    if latency is not None:  # seconds per call measured at the run's concurrency (probe_latency): no division
+        seconds = expected * latency[0]
+        if setup.price_in is not None and setup.price_out is not None:
+            cost = expected * (latency[1] * setup.price_in + latency[2] * setup.price_out) / 1e6
+    note = "expected: the stopping rule simulated on a typical mix (60% easy, 25% medium, 15% hard items)"
+    if setup.simulated:
+        note += " · simulated endpoint: free"
+    return Preflight(n_items, n_cal, worst, expected, None if latency is None else latency[0], seconds, cost, note)
+
+
+PROBE_MAX_PARALLEL = 16
+
+
+def probe_parallelism(setup: RunSetup) -> int:
+    """How many requests the latency probe sends at once: the run's concurrency (at most 16)."""
+    return max(1, min(int(setup.concurrency), PROBE_MAX_PARALLEL))
+
+
+async def probe_latency(setup: RunSetup) -> tuple[float, float, float]:
+    """Measure the endpoint at the run's concurrency (issue 24 §2): :func:`probe_parallelism` real requests at once
+    (the task's first items); returns (seconds per call at that concurrency, prompt tokens, completion tokens) — the
+    pre-flight multiplies the expected calls by it, never divides a single latency by the concurrency (a one-slot
+    server answers in turn)."""
+    from relgate_tui.engine.certification.tasks import load_task
+    from relgate_tui.engine.transport.sampler import probe
+
+    parallel = probe_parallelism(setup)
+    items = load_task(setup.task, limit=parallel).items
+    return await probe(certify_config(setup, runs_dir=None).endpoint_config(), items, parallel)
+
+
+
+def certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | None = None) -> CertifyConfig:
+    """The pipeline's :class:`~relgate_tui.engine.certification.certify.CertifyConfig` for a TUI setup (the sample cache lives in
+    ``<cache_dir>/samples``, the CLI's default layout)."""
+    return CertifyConfig(
+        task=setup.task,
+        endpoint=setup.base_url,
+        model=setup.model,
+        api_key_env=setup.api_key_env,
+        canon=setup.canon or None,
+        system=setup.system,
+        temperature=setup.temperature,
+        max_tokens=setup.max_tokens,
+        k_max=setup.k_max,
+        delta=setup.delta,
+        stopping=setup.stopping,
+        alpha=setup.alpha,
+        n_cal=setup.n_cal,
+        seed=setup.seed,
+        concurrency=setup.concurrency,
+        run_dir=None if runs_dir is None else str(runs_dir),
+        price_in=setup.price_in,
+        price_out=setup.price_out,
+        limit=setup.limit,
+        cache_dir=None if cache_dir is None else str(Path(cache_dir) / "samples"),
+        pairwise_judge_endpoint=(setup.pairwise_judge_url or setup.base_url) if setup.pairwise_judge_model else None,
+        pairwise_judge_model=setup.pairwise_judge_model or None,
+        pairwise_judge_api_key_env=(setup.api_key_env if setup.pairwise_judge_model and not setup.pairwise_judge_url
+                                    else None),
+        pairwise_judge_reps=setup.pairwise_judge_reps,
+    )
+

@@ -1,0 +1,253 @@
+"""Finding, listing and repairing stored runs (``relgate runs``, the Runs screen) on top of :mod:`.store`.
+
+Listing reads each run's manifest only: its ``counts`` (samples and labels with the byte sizes of their files) and
+``result`` (the headline figures) are written by the process that wrote the run, so no sample and no results document
+is parsed; a file whose size changed since is counted on bytes. A run that cannot be read — a corrupt manifest, a
+field of the wrong type — is one row with status "unreadable: …". Two directories may hold the same run id (a backup
+copy): rows are told apart by their path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from relgate_tui.engine.records import StoredSample
+from relgate_tui.engine.runs.files import (
+    RunStoreError,
+    _count_lines,
+    _is_int,
+    _obj,
+    _opt_float,
+    _size,
+    _write_all,
+    atomic_write_bytes,
+)
+from relgate_tui.engine.runs.store import LABELS, MANIFEST, SAMPLES, Label, RunStore
+
+__all__ = ["RunSummary", "summarise", "list_runs", "open_run", "repair_run", "remove_run", "empty_runs"]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One row of ``relgate runs`` / the Runs screen."""
+
+    run_id: str
+    path: Path
+    task: str
+    model: str
+    endpoint: str
+    created: str
+    status: str
+    n_items: int
+    n_samples: int
+    n_labels: int
+    reliability_level: float | None = None
+    reliability_lower_bound: float | None = None
+    m_star: int | None = None
+    passed: bool | None = None
+    has_gate: bool = False  # the stored results were judged against a gate (``min_reliability``)
+
+    @property
+    def simulated(self) -> bool:
+        """A run against relgate's simulated models (:func:`relgate_tui.engine.certification.setup.looks_simulated`)."""
+        from relgate_tui.engine.certification.setup import looks_simulated
+
+        return looks_simulated(self.endpoint, self.model)
+
+    @property
+    def m_star_text(self) -> str:
+        """M* as every screen writes it: "∞" when the results say none is finite (JSON null), "—" without results."""
+        if self.reliability_level is None:
+            return "—"
+        return "∞" if self.m_star is None else str(self.m_star)
+
+    @property
+    def gate_text(self) -> str:
+        """PASS / FAIL / "no gate" (the results were judged against none, as ``relgate report`` says) / "—" (no
+        results yet, or a gate left undecided by incomplete sampling)."""
+        if self.passed is not None:
+            return "PASS" if self.passed else "FAIL"
+        return "no gate" if self.reliability_level is not None and not self.has_gate else "—"
+
+
+
+def summarise(store: RunStore) -> RunSummary:
+    """A :class:`RunSummary` for listings: from the manifest alone when its stored counts are current (no sample
+    is parsed); a manifest field of the wrong type raises :class:`RunStoreError` (an "unreadable" row)."""
+    m = store.manifest
+    where = store.path / MANIFEST
+    task = m.get("task", {})
+    if not isinstance(task, dict):
+        raise RunStoreError(f"{where}: field 'task' is not an object")
+    for key in ("model", "endpoint", "created", "status"):
+        if not isinstance(m.get(key, ""), str):
+            raise RunStoreError(f"{where}: field {key!r} is not a string")
+    n_items = task.get("items", 0)
+    if not _is_int(n_items) or not isinstance(task.get("name", ""), str):
+        raise RunStoreError(f"{where}: field 'task' has a wrong-typed 'name' or 'items'")
+    counts = _obj(m, "counts")
+    samples_path, labels_path = store.path / SAMPLES, store.path / LABELS
+    n_samples = counts.get("samples")
+    if not _is_int(n_samples) or counts.get("samples_bytes") != _size(samples_path):
+        n_samples = _count_lines(samples_path)
+    n_labels = counts.get("labels")
+    if not _is_int(n_labels) or counts.get("labels_bytes") != _size(labels_path):
+        n_labels = len(store.current_labels())
+    res = _obj(m, "result")
+    if "result" not in m:  # a run written before the manifest carried the headline
+        res = store.read_results() or {}
+    m_star = res.get("m_star")
+    return RunSummary(
+        run_id=store.run_id,
+        path=store.path,
+        task=str(task.get("name", "")),
+        model=str(m.get("model", "")),
+        endpoint=str(m.get("endpoint", "")),
+        created=str(m.get("created", "")),
+        status=store.status,
+        n_items=int(n_items),
+        n_samples=int(n_samples or 0),
+        n_labels=int(n_labels or 0),
+        reliability_level=_opt_float(res.get("reliability_level")),
+        reliability_lower_bound=_opt_float(res.get("reliability_lower_bound")),
+        m_star=m_star if _is_int(m_star) else None,
+        passed=res.get("passed") if isinstance(res.get("passed"), bool) else None,
+        has_gate=isinstance(res.get("min_reliability"), (int, float)) or isinstance(res.get("passed"), bool),
+    )
+
+
+
+def repair_run(store: RunStore) -> dict[str, int]:
+    """Move every corrupt line of ``samples.jsonl`` and ``labels.jsonl`` (not JSON, not an object, or not a
+    valid record) to ``<file>.quarantine`` (appended, fsync-ed; nothing is deleted) and rewrite the file with the
+    good lines (atomic replace). A torn last line is dropped as on every open. Takes the write lock. Returns the
+    number of lines quarantined per file name."""
+    store.lock()
+    store.release_files()
+    moved: dict[str, int] = {}
+    for name, valid in ((SAMPLES, _valid_sample), (LABELS, _valid_event)):
+        path = store.path / name
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            continue
+        end = data.rfind(b"\n")
+        good: list[bytes] = []
+        bad: list[bytes] = []
+        for raw in data[: end + 1].split(b"\n")[:-1] if end >= 0 else []:
+            if raw.strip():
+                (good if valid(raw) else bad).append(raw + b"\n")
+        moved[name] = len(bad)
+        if not bad:
+            continue
+        qfd = os.open(store.path / f"{name}.quarantine", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            _write_all(qfd, b"".join(bad))
+            os.fsync(qfd)
+        finally:
+            os.close(qfd)
+        atomic_write_bytes(path, b"".join(good))
+    store.update_manifest(counts=store.count_files())
+    return moved
+
+
+
+def _valid_sample(raw: bytes) -> bool:
+    try:
+        obj = json.loads(raw)
+        StoredSample.from_json(obj)
+    except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _valid_event(raw: bytes) -> bool:
+    try:
+        ev = json.loads(raw)
+        if not isinstance(ev, dict):
+            return False
+        if ev.get("event") == "undo":
+            return True
+        if ev.get("event") != "label":
+            return False
+        Label.from_event(ev)
+    except (ValueError, TypeError, UnicodeDecodeError):
+        return False
+    return True
+
+
+# -------------------------------------------------------------------------------------------------- finding runs
+def _run_dirs(runs_root: Path) -> Iterator[Path]:
+    try:
+        entries = sorted(runs_root.iterdir())
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise RunStoreError(f"cannot list runs in {runs_root}: {exc.strerror or exc}") from None
+    for p in entries:
+        if p.is_dir() and (p / MANIFEST).is_file():
+            yield p
+
+
+def list_runs(runs_root: str | os.PathLike[str]) -> list[RunSummary]:
+    """Summaries of every run under ``runs_root``, newest first. A run that cannot be read (a corrupt manifest, a
+    field of the wrong type) is one row with status "unreadable: …" instead of breaking the listing. Two directories
+    may hold the same run id (a backup copy): each is its own row, told apart by its path."""
+    out: list[RunSummary] = []
+    for p in _run_dirs(Path(runs_root)):
+        try:
+            out.append(summarise(RunStore(p)))
+        except (RunStoreError, ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+            out.append(RunSummary(p.name, p, "", "", "", "", f"unreadable: {exc}", 0, 0, 0))
+    out.sort(key=lambda s: (s.created, s.run_id, str(s.path)), reverse=True)
+    return out
+
+
+def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | None = None) -> RunStore:
+    """Open an existing run by path, by id under ``runs_root`` (default: the data dir's runs), or by a unique id
+    prefix. Opening takes no lock; the first write does."""
+    candidate = Path(run).expanduser()
+    if (candidate / MANIFEST).is_file():
+        return RunStore(candidate)
+    if runs_root is None:
+        from relgate_tui.engine.runs.paths import runs_dir
+
+        runs_root = runs_dir()
+    root = Path(runs_root)
+    name = str(run)
+    if (root / name / MANIFEST).is_file():
+        return RunStore(root / name)
+    matches = [p for p in _run_dirs(root) if p.name.startswith(name)] if name and "/" not in name else []
+    if len(matches) == 1:
+        return RunStore(matches[0])
+    if len(matches) > 1:
+        raise RunStoreError(f"run {name!r} is ambiguous: {', '.join(p.name for p in matches[:5])}")
+    raise RunStoreError(f"no run {name!r} (looked in {root}; `relgate runs` lists them)")
+
+
+
+# ------------------------------------------------------------------------------------------------ removing runs
+def remove_run(store: RunStore) -> Path:
+    """Delete a run's directory (``relgate runs rm``). Takes the run's write lock first, so a run another relgate
+    process is writing is refused (:class:`RunStoreError`); only a directory holding a run manifest is removed."""
+    import shutil
+
+    path = Path(store.path)
+    if not (path / MANIFEST).is_file():
+        raise RunStoreError(f"{path}: not a run directory (no {MANIFEST})")
+    store.lock()
+    store.close()
+    shutil.rmtree(path)
+    return path
+
+
+def empty_runs(runs_root: str | os.PathLike[str]) -> list[RunSummary]:
+    """Runs holding nothing: no sample, no label, no results (a certify that failed before its first answer, a
+    setup left before sampling) — what ``relgate runs prune`` removes. Unreadable runs are never listed."""
+    return [s for s in list_runs(runs_root)
+            if not s.status.startswith("unreadable") and s.n_samples == 0 and s.n_labels == 0
+            and s.reliability_level is None]

@@ -1,0 +1,20 @@
+"""Talking to model servers (SPEC §4.1–4.4). Imports neither :mod:`~relgate_tui.engine.runs` nor
+:mod:`~relgate_tui.engine.certification`; its data types are :mod:`relgate_tui.engine.records`'.
+
+Public names, by module:
+
+* :mod:`.http11` — ``LeanHTTPTransport``, ``ResponseTooLarge``: a lean HTTP/1.1 keep-alive transport for httpx;
+* :mod:`.httpread` — ``BodyTooLarge``, ``inflate``, ``status_of``, ``status_of_sync``, ``get_bounded``,
+  ``get_bounded_sync``: bounded reads of small responses (probes, model lists);
+* :mod:`.endpoints` — ``EndpointConfig``, ``Completion``, ``RequestFailed``, ``complete``, ``request_body``,
+  ``request_fingerprint``, ``fingerprinter``, ``body_encoder``, ``sample_seed``, ``parse_response``,
+  ``parse_retry_after``: OpenAI-compatible and generic JSON endpoints;
+* :mod:`.discovery` — ``DiscoveredServer``, ``discover``, ``discover_local_servers``, ``list_models``;
+* :mod:`.logprobs` — ``TokenLogprob``, ``parse_logprobs``, ``to_json``, ``from_json``;
+* :mod:`.embeddings` — ``embed_texts``;
+* :mod:`.prompts` — ``item_messages``, ``user_content``: how a task item becomes chat messages;
+* :mod:`.cache` — ``SampleCache``: completed samples by request fingerprint, on disk;
+* :mod:`.sampler` — ``Sampler``, ``SamplingJob``, ``RetryPolicy``, ``SamplingTotals``, the events ``SampleDone``,
+  ``SampleFailed``, ``ItemDone``, ``EndpointDown``, ``EndpointUp``, ``EndpointUnreachable``, and ``run_sampling``,
+  ``class_counts``, ``probe``.
+"""

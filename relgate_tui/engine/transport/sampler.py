@@ -1,0 +1,579 @@
+"""Frugal, fault-tolerant sampling (SPEC §3.7, §4.3).
+
+Every item is sampled *sequentially* — sample 0, 1, 2, … — and after each sample its canonical answers go to the
+sequential stopping rule (``should_stop(counts, n_samples)``: counts of the non-INVALID classes, all samples);
+sampling stops when the rule certifies the leader or at ``k_max``. Concurrency is *across* items: ``concurrency``
+workers each take the next item from a queue, so at most ``concurrency`` requests are in flight.
+
+Resume and cost: samples already in the run store are not requested again; a sample whose request fingerprint is in
+the cache costs no call. Each new sample is handed to ``persist`` (the run store) *before* the next request for that
+item is sent, so a kill at any moment loses no paid sample. Samples are keyed by index, with a per-index ``seed``,
+so the same run always asks the same questions.
+
+Faults: timeouts, connection errors, 429 (honouring ``Retry-After``, seconds or HTTP date, up to a cap), 5xx,
+malformed JSON and empty choices are retried with jittered exponential backoff; other 4xx are not retried and are
+reported for the item. A failed item never aborts the run: it is reported and the others go on. After
+``pause_after`` consecutive failed requests the endpoint is considered down: every worker waits (no item burns its
+retries), an :class:`EndpointDown` event is emitted and the endpoint is probed with backoff until it answers
+(:class:`EndpointUp`), or until ``max_down_s`` has passed, when :class:`EndpointUnreachable` is raised.
+
+``n > 1``: with the ``none`` rule the remaining samples of an item are asked for in one request when the server
+honours ``n``; a server that returns fewer choices (llama.cpp) is remembered and asked one sample at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import http.cookiejar
+import random
+import ssl
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from relgate_tui.core.redact import public_url
+from relgate_tui.core.types import INVALID
+from relgate_tui.engine.records import StoredSample, TaskItem, canonical_prefix
+from relgate_tui.engine.transport.cache import SampleCache
+from relgate_tui.engine.transport.endpoints import (
+    Completion,
+    EndpointConfig,
+    RequestFailed,
+    body_encoder,
+    complete,
+    fingerprinter,
+    sample_seed,
+)
+from relgate_tui.engine.transport.http11 import LeanHTTPTransport
+from relgate_tui.engine.transport.httpread import status_of
+from relgate_tui.engine.transport.logprobs import TokenLogprob
+from relgate_tui.engine.transport.prompts import item_messages
+
+
+# ------------------------------------------------------------------------------------------------------ events
+@dataclass(frozen=True)
+class SampleDone:
+    item_id: str
+    index: int
+    text: str
+    canonical: str
+    cached: bool
+    usage: dict[str, int] = field(default_factory=dict)
+    logprobs: tuple[TokenLogprob, ...] | None = None  # per-token log-probs when the server sent them
+
+
+def _sample_done(item_id: str, index: int, text: str, canonical: str, cached: bool, usage: dict[str, int],
+                 logprobs: tuple[TokenLogprob, ...] | None) -> SampleDone:
+    """``SampleDone(...)`` without the frozen dataclass's per-field ``__setattr__`` (one event per call)."""
+    event = object.__new__(SampleDone)
+    event.__dict__.update(item_id=item_id, index=index, text=text, canonical=canonical, cached=cached, usage=usage,
+                          logprobs=logprobs)
+    return event
+
+
+@dataclass(frozen=True)
+class SampleFailed:
+    """A failed request. ``final``: no more retries — the item stops here (with the samples it has)."""
+
+    item_id: str
+    index: int
+    error_kind: str
+    message: str
+    final: bool
+    attempt: int = 1
+    wait_s: float = 0.0  # how long the retry waits (a server's Retry-After, capped, or the backoff)
+
+
+@dataclass(frozen=True)
+class ItemDone:
+    item_id: str
+    n_samples: int
+    stopped_early: bool
+    counts: dict[str, int]
+    failed: bool = False
+    resumed: int = 0  # samples that were already in the run store
+
+
+@dataclass(frozen=True)
+class EndpointDown:
+    message: str
+
+
+@dataclass(frozen=True)
+class EndpointUp:
+    down_seconds: float
+
+
+SamplerEvent = SampleDone | SampleFailed | ItemDone | EndpointDown | EndpointUp
+
+
+_FINISHED: Any = object()  # end-of-run marker on the event queue
+
+
+class EndpointUnreachable(RuntimeError):
+    """The endpoint stayed down longer than ``max_down_s``."""
+
+
+# ------------------------------------------------------------------------------------------------------ settings
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries per request: ``max_attempts`` in all, delays ``base_delay_s · 2^(attempt−1)`` with full jitter, capped
+    at ``max_delay_s``; a server's ``Retry-After`` is honoured up to ``max_retry_after_s``."""
+
+    max_attempts: int = 5
+    base_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+    max_retry_after_s: float = 30.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after_s)
+        return rng.uniform(0.0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+
+    def wait_note(self, wait: float, retry_after: float | None) -> str:
+        """What a retry waits for, said in the failure's message when it is a server's ``Retry-After`` or long."""
+        if retry_after is not None:
+            capped = " (capped)" if retry_after > self.max_retry_after_s else ""
+            return f"; the server asked to retry after {retry_after:g} s: waiting {_seconds(wait)} s{capped}"
+        return f"; retrying in {_seconds(wait)} s" if wait >= 5 else ""
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
+
+
+@dataclass
+class SamplingTotals:
+    """Calls of one sampling pass. ``made``: requests answered (each paid); ``cached``: samples served from the cache
+    or the run store; ``failed``: requests that failed after their retries; ``retries``: failed attempts retried."""
+
+    made: int = 0
+    cached: int = 0
+    failed: int = 0
+    retries: int = 0
+    samples_new: int = 0
+    samples_used: int = 0
+    items: int = 0
+    items_stopped_early: int = 0
+    items_failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def saved_vs_kmax(self, k_max: int) -> float:
+        budget = self.items * k_max
+        return 1.0 - self.samples_used / budget if budget else 0.0
+
+    def cost(self, price_in: float | None, price_out: float | None) -> float | None:
+        """Cost from prices per million input / output tokens."""
+        if price_in is None or price_out is None:
+            return None
+        return (self.prompt_tokens * price_in + self.completion_tokens * price_out) / 1e6
+
+
+@dataclass(frozen=True)
+class SamplingJob:
+    """What to sample: the items (``TaskItem``s), the canonicalizer ``(text, choices) -> class``, the stopping rule,
+    ``k_max``, the run seed and the samples already stored (by item id, any order)."""
+
+    items: Sequence[Any]
+    canonicalizer: Callable[[str, Sequence[str]], str]
+    rule: Any
+    k_max: int
+    seed: int = 0
+    existing: Mapping[str, Sequence[StoredSample]] = field(default_factory=dict)
+
+
+def class_counts(canonicals: Sequence[str]) -> dict[str, int]:
+    return dict(Counter(c for c in canonicals if c != INVALID))
+
+
+# ------------------------------------------------------------------------------------------------------ sampler
+class Sampler:
+    """Samples a :class:`SamplingJob` against one endpoint. Use :meth:`run` (async iterator of events) or
+    :func:`run_sampling` (blocking, with a callback)."""
+
+    def __init__(
+        self,
+        endpoint: EndpointConfig,
+        *,
+        concurrency: int = 8,
+        cache: SampleCache | None = None,
+        persist: Callable[[StoredSample], None] | None = None,
+        retry: RetryPolicy | None = None,
+        pause_after: int = 8,
+        probe_interval_s: float = 1.0,
+        max_down_s: float | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        rng_seed: int = 0,
+    ):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.endpoint = endpoint
+        self.concurrency = concurrency
+        self.cache = cache
+        self.persist = persist
+        self.retry = retry or RetryPolicy()
+        self.pause_after = pause_after
+        self.probe_interval_s = probe_interval_s
+        self.max_down_s = max_down_s
+        self.totals = SamplingTotals()
+        self._transport = transport
+        self._rng = random.Random(rng_seed)
+        self._honours_n: bool | None = None
+        self._consecutive_failures = 0
+        self._up = asyncio.Event()
+        self._running = asyncio.Event()  # cleared while the user pauses
+        self._down_since: float | None = None
+        self._down_busy = False  # the last pause was timeouts while other requests were answered
+        self._queue: asyncio.Queue[SamplerEvent] | None = None
+        self._prober: asyncio.Task[None] | None = None
+        self._fingerprinters: dict[str, tuple[list[dict], Callable[[int, int | None], str],
+                                              Callable[[int | None, int], bytes]]] = {}
+
+    # -- user pause --------------------------------------------------------------------------------------------
+    def pause(self) -> None:
+        """Stop issuing new requests (in-flight ones complete)."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    @property
+    def endpoint_down(self) -> bool:
+        return not self._up.is_set()
+
+    # -- main loop ---------------------------------------------------------------------------------------------
+    async def run(self, job: SamplingJob) -> AsyncIterator[SamplerEvent]:
+        """Sample every item of ``job``; yields events as they happen. Cancelling (or closing the iterator) stops the
+        workers; samples already handed to ``persist`` stay."""
+        self._up.set()
+        self._running.set()
+        queue: asyncio.Queue[SamplerEvent] = asyncio.Queue()
+        self._queue = queue
+        todo: asyncio.Queue[Any] = asyncio.Queue()
+        for item in job.items:
+            todo.put_nowait(item)
+        # One client per worker (each worker has at most one request in flight). Plain http:// goes through the lean
+        # keep-alive transport (engine/http11.py): httpcore's pool and h11 cost ~1-2 ms of client CPU per call on
+        # loopback, the lean path a fraction of that (bench/throughput.py); https:// still uses httpcore.
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        n_workers = min(self.concurrency, len(job.items))
+        async with contextlib.AsyncExitStack() as stack:
+            channels = []
+            for _ in range(n_workers):
+                lean = None if self._transport is not None else LeanHTTPTransport()
+                client = await stack.enter_async_context(
+                    httpx.AsyncClient(limits=limits, transport=self._transport or lean, trust_env=False,
+                                      verify=_ssl_context(), cookies=_IgnoredCookies())
+                )
+                channels.append(_Channel(client, lean))
+            workers = [asyncio.create_task(self._worker(channel, job, todo)) for channel in channels]
+            done = asyncio.gather(*workers)
+            done.add_done_callback(functools.partial(_finished, queue))
+            try:
+                while True:
+                    event = await queue.get()
+                    if event is _FINISHED:
+                        break
+                    yield event
+                done.result()  # re-raise a worker's exception (EndpointUnreachable)
+            finally:
+                await _cancel_until_done(workers)
+                if self._prober is not None:
+                    self._prober.cancel()
+                    await asyncio.gather(self._prober, return_exceptions=True)
+                    self._prober = None
+
+    def _emit(self, event: SamplerEvent) -> None:
+        assert self._queue is not None
+        self._queue.put_nowait(event)
+
+    async def _worker(self, channel: _Channel, job: SamplingJob, todo: asyncio.Queue[Any]) -> None:
+        while True:
+            try:
+                item = todo.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await self._sample_item(channel, job, item)
+
+    async def _sample_item(self, channel: _Channel, job: SamplingJob, item: Any) -> None:
+        # contiguous prefix 0..m-1 (a gap means the samples after it are asked again)
+        canonicals = canonical_prefix(job.existing.get(item.id, ()))
+        resumed = len(canonicals)
+        self.totals.cached += resumed
+        self.totals.items += 1
+        messages = item_messages(item)
+        failed = False
+        counts = class_counts(canonicals)  # kept as samples arrive (first-appearance order, as Counter gives it)
+        while len(canonicals) < job.k_max and not job.rule.should_stop(list(counts.values()), len(canonicals)):
+            index = len(canonicals)
+            want = job.k_max - index if job.rule.name == "none" and self._honours_n is not False else 1
+            got = await self._get_samples(channel, job, item, messages, index, want)
+            if got is None:
+                failed = True
+                break
+            for i, (completion, cached, fingerprint) in enumerate(got):
+                canonical = job.canonicalizer(completion.text, item.choices)
+                usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
+                sample = StoredSample.trusted(item.id, index + i, completion.text, canonical, usage, fingerprint)
+                if self.persist is not None:
+                    self.persist(sample)
+                canonicals.append(canonical)
+                if canonical != INVALID:
+                    counts[canonical] = counts.get(canonical, 0) + 1
+                self._emit(_sample_done(item.id, index + i, completion.text, canonical, cached, usage,
+                                        completion.logprobs))
+        stopped_early = len(canonicals) < job.k_max and not failed
+        self.totals.samples_used += len(canonicals)
+        self.totals.items_stopped_early += stopped_early
+        self.totals.items_failed += failed
+        self._fingerprinters.pop(item.id, None)
+        self._emit(ItemDone(item.id, len(canonicals), stopped_early, counts, failed, resumed))
+
+    def _fingerprint(self, job: SamplingJob, item: Any, messages: list[dict], index: int,
+                     seed: int | None = None) -> str:
+        """:func:`request_fingerprint` of sample ``index`` (whose ``seed`` is :func:`sample_seed`, given when known),
+        through a per-item :func:`fingerprinter` (kept while the item is sampled: the same ``messages`` object)."""
+        return self._encoders(item.id, messages)[1](index, sample_seed(job.seed, item.id, index) if seed is None
+                                                     else seed)
+
+    def _encoders(self, item_id: str, messages: list[dict]) -> tuple[list[dict], Callable[[int, int | None], str],
+                                                                       Callable[[int | None, int], bytes]]:
+        """The item's (messages, fingerprinter, body encoder), built once per item (the same ``messages`` object)."""
+        memo = self._fingerprinters.get(item_id)
+        if memo is None or memo[0] is not messages:
+            memo = self._fingerprinters[item_id] = (messages, fingerprinter(self.endpoint, messages),
+                                                    body_encoder(self.endpoint, messages))
+        return memo
+
+    async def _get_samples(
+        self, channel: _Channel, job: SamplingJob, item: Any, messages: list[dict], index: int, want: int
+    ) -> list[tuple[Completion, bool, str]] | None:
+        """Samples ``index …`` (1, or ``want`` when asking with n) with their request fingerprints: from the cache,
+        else from the endpoint."""
+        seed = sample_seed(job.seed, item.id, index)
+        fingerprint = self._fingerprint(job, item, messages, index, seed)
+        if self.cache is not None:
+            hit = self.cache.get(fingerprint)
+            if hit is not None:
+                self.totals.cached += 1
+                return [(hit, True, fingerprint)]
+        n = want if (want > 1 and self.endpoint.kind == "openai") else 1
+        completions = await self._request(channel, item.id, index, messages, seed, n)
+        if completions is None:
+            return None
+        if n > 1:
+            if len(completions) < n:
+                self._honours_n = False  # llama.cpp: one choice whatever n says
+            else:
+                self._honours_n = True
+        completions = completions[:want]
+        out = []
+        for i, c in enumerate(completions):
+            fp = fingerprint if i == 0 else self._fingerprint(job, item, messages, index + i)
+            if self.cache is not None:
+                self.cache.put(fp, c)
+            out.append((c, False, fp))
+        self.totals.samples_new += len(out)
+        return out
+
+    async def _request(
+        self, channel: _Channel, item_id: str, index: int, messages: list[dict], seed: int, n: int
+    ) -> list[Completion] | None:
+        attempt = 0
+        while True:
+            if not self._running.is_set():  # paused by the user
+                await self._running.wait()
+            if not self._up.is_set():
+                await self._wait_until_up()
+            attempt += 1
+            try:
+                payload = self._encoders(item_id, messages)[2](seed, n)
+                completions = await complete(channel.client, self.endpoint, messages, seed=seed, n=n, lean=channel.lean,
+                                             payload=payload)
+            except RequestFailed as exc:
+                endpoint_fault = exc.kind in ("timeout", "connection", "5xx")
+                if endpoint_fault:
+                    self._consecutive_failures += 1
+                    if self._consecutive_failures >= self.pause_after and self._up.is_set():
+                        self._go_down(exc)
+                final = not exc.retryable or attempt >= self.retry.max_attempts
+                if self.endpoint_down and endpoint_fault and exc.retryable:
+                    final = False  # while the endpoint is down, waiting is not this item's fault
+                    attempt = min(attempt, self.retry.max_attempts - 1)
+                wait = 0.0 if final or self.endpoint_down else self.retry.delay(attempt, exc.retry_after, self._rng)
+                self._emit(SampleFailed(item_id, index, exc.kind, str(exc) + self.retry.wait_note(wait, exc.retry_after),
+                                        final, attempt, wait))
+                if final:
+                    self.totals.failed += 1
+                    return None
+                self.totals.retries += 1
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                continue
+            self._consecutive_failures = 0
+            self.totals.made += 1
+            for c in completions:
+                self.totals.prompt_tokens += c.prompt_tokens
+                self.totals.completion_tokens += c.completion_tokens
+            return completions
+
+    # -- endpoint down / up ------------------------------------------------------------------------------------
+    def _busy(self, exc: RequestFailed) -> bool:
+        """Timeouts while the same endpoint answers other requests: a server busy at this concurrency (one slot
+        working through a queue), not an unreachable one (issue 24 §2)."""
+        return exc.kind == "timeout" and self.totals.made > 0
+
+    def _go_down(self, exc: RequestFailed) -> None:
+        self._up.clear()
+        self._down_since = time.monotonic()
+        self._down_busy = self._busy(exc)
+        if self._down_busy:
+            self._emit(EndpointDown(
+                f"the server is busy: {self._consecutive_failures} requests timed out after "
+                f"{self.endpoint.timeout_s:g} s while others were answered — lower --concurrency (or raise "
+                "--timeout); sampling paused, retrying"))
+        else:
+            self._emit(EndpointDown(f"endpoint unreachable after {self._consecutive_failures} failed requests "
+                                    f"({exc.kind}: {exc}); sampling paused, retrying"))
+        if self._prober is None or self._prober.done():
+            self._prober = asyncio.create_task(self._probe_until_up())
+
+    async def _wait_until_up(self) -> None:
+        if self._up.is_set():
+            return
+        if self.max_down_s is None:
+            await self._up.wait()
+            return
+        assert self._down_since is not None
+        remaining = self.max_down_s - (time.monotonic() - self._down_since)
+        try:
+            await asyncio.wait_for(self._up.wait(), timeout=max(0.0, remaining))
+        except TimeoutError:
+            if self._down_busy:
+                raise EndpointUnreachable(
+                    f"the server at {public_url(self.endpoint.base_url)} is busy: its requests kept timing out after "
+                    f"{self.endpoint.timeout_s:g} s while others were answered — lower --concurrency (or raise "
+                    "--timeout); stopped (completed samples are kept: rerun to resume)"
+                ) from None
+            raise EndpointUnreachable(
+                f"endpoint {public_url(self.endpoint.base_url)} unreachable for {self.max_down_s:g} s; stopped "
+                "(completed samples are kept: rerun the same command to resume)"
+            ) from None
+
+    async def _probe_until_up(self) -> None:
+        delay = self.probe_interval_s
+        async with httpx.AsyncClient(transport=self._transport, trust_env=False) as client:
+            while not self._up.is_set():
+                await asyncio.sleep(delay)
+                if await _answers(client, self.endpoint):
+                    assert self._down_since is not None
+                    down = time.monotonic() - self._down_since
+                    self._consecutive_failures = 0
+                    self._up.set()
+                    self._emit(EndpointUp(down))
+                    return
+                delay = min(delay * 2, 10.0)
+
+
+def _finished(queue: asyncio.Queue[Any], gathered: asyncio.Future[Any]) -> None:
+    """End of the workers: mark the event queue, and retrieve the outcome now, so that workers cancelled by Ctrl-C
+    do not log "exception was never retrieved" tracebacks (the run's own exception is re-raised by ``result()``)."""
+    if not gathered.cancelled():
+        gathered.exception()
+    queue.put_nowait(_FINISHED)
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One verified TLS context for every client (loading the CA bundle costs ~30 ms each time)."""
+    return ssl.create_default_context()
+
+
+async def _answers(client: httpx.AsyncClient, endpoint: EndpointConfig) -> bool:
+    """Does the endpoint answer HTTP at all (any status below 500)? Cheap: ``GET /models`` or the base URL, status
+    line only (the body is never read: a gzip bomb or an endless body costs nothing)."""
+    url = endpoint.base_url.rstrip("/") + "/models" if endpoint.kind == "openai" else endpoint.base_url
+    try:
+        status = await status_of(client, url, endpoint.headers(), min(5.0, endpoint.timeout_s))
+    except httpx.HTTPError:
+        return False
+    return status < 500
+
+
+# ------------------------------------------------------------------------------------------------------ helpers
+@dataclass(frozen=True)
+class _Channel:
+    """One worker's connection: its httpx client and, unless a transport was injected, the lean transport under it,
+    which :func:`~relgate_tui.engine.transport.endpoints.complete` calls directly for plain-http endpoints."""
+
+    client: httpx.AsyncClient
+    lean: LeanHTTPTransport | None
+
+
+class _IgnoredCookies(http.cookiejar.CookieJar):
+    """A model API needs no cookies; httpx would otherwise parse every response's headers for them (about a tenth
+    of the client's CPU per call on loopback, ``bench/throughput.py``)."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+
+async def _cancel_until_done(tasks: Sequence[asyncio.Task[Any]], poll_s: float = 0.05) -> None:
+    """Cancel ``tasks`` and wait until every one has ended. Cancelling once is not enough on Python 3.11:
+    ``asyncio.wait_for`` returns the result instead of raising when the cancellation races with a response that has
+    just arrived, and that worker would go on through the queue; so whatever is still running is cancelled again."""
+    pending = {t for t in tasks if not t.done()}
+    while pending:
+        for t in pending:
+            t.cancel()
+        _, pending = await asyncio.wait(pending, timeout=poll_s)
+    for t in tasks:  # retrieve every outcome (nobody else reads a cancelled worker's exception)
+        if not t.cancelled():
+            t.exception()
+
+
+def run_sampling(
+    sampler: Sampler, job: SamplingJob, on_event: Callable[[SamplerEvent], None] | None = None
+) -> SamplingTotals:
+    """Blocking wrapper (the CLI): run the sampler to completion, calling ``on_event`` for every event."""
+
+    async def main() -> SamplingTotals:
+        async for event in sampler.run(job):
+            if on_event is not None:
+                on_event(event)
+        return sampler.totals
+
+    return asyncio.run(main())
+
+
+async def probe(endpoint: EndpointConfig, items: Sequence[TaskItem], parallel: int = 1) -> tuple[float, float, float]:
+    """One warm-up request, then ``parallel`` real requests at once (``items`` in turn; uncached), as a run at that
+    concurrency sends them: (wall seconds of the batch / ``parallel`` — the time one call costs at that concurrency,
+    so a one-slot server that answers them one after another shows its full latency —, mean prompt tokens, mean
+    completion tokens)."""
+    if not items:
+        raise ValueError("the latency probe needs at least one task item")
+    parallel = max(1, int(parallel))
+    limits = httpx.Limits(max_connections=parallel, max_keepalive_connections=parallel)
+    async with httpx.AsyncClient(trust_env=False, limits=limits) as client:
+        # one untimed call first: the connection, and a server's own first-request costs (loading the model), are
+        # paid once per run, not per call
+        await complete(client, endpoint, item_messages(items[0]), seed=parallel)
+        started = time.perf_counter()
+        batches = await asyncio.gather(*(complete(client, endpoint, item_messages(items[i % len(items)]), seed=i)
+                                         for i in range(parallel)))
+        seconds = time.perf_counter() - started
+    firsts = [b[0] for b in batches]
+    return (seconds / parallel, sum(c.prompt_tokens for c in firsts) / parallel,
+            sum(c.completion_tokens for c in firsts) / parallel)
