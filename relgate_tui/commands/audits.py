@@ -2,7 +2,8 @@
 
 ``relgate audits`` prints one line per audit (id, data / criterion, judges, variants, answers stored of planned,
 finished or not). ``relgate audits ID`` recomputes that audit's result from its stored answers with no endpoint
-(``--json FILE|-``, ``--markdown FILE``; default: the summary lines).
+(``--json FILE|-``, ``--markdown FILE``; default: the summary lines); ``--scores FILE`` writes its direct scores as a
+judge scores file, the input of ``relgate judge-intervals`` / ``judge-irt`` / ``jury`` and of the TUI's Studies.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("audit", nargs="?", default=None, help="an audit id (or its directory) to reopen")
     p.add_argument("--json", default=None, help="write the reopened audit's JSON here ('-' = stdout)")
     p.add_argument("--markdown", default=None, help="write the reopened audit's Markdown report here")
+    p.add_argument("--scores", default=None, metavar="FILE",
+                   help="write the audit's direct scores as a judge scores file (the Studies' input; JSONL)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,6 +49,17 @@ def run(args: argparse.Namespace) -> int:
     except RelgateError as exc:
         print(f"relgate: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
+    if args.scores:
+        from relgate_tui.engine.judging.as_scores import audit_scores
+        from relgate_tui.engine.runs.files import atomic_write_bytes
+
+        try:
+            scores = audit_scores(path)
+        except RelgateError as exc:
+            print(f"relgate: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 2
+        atomic_write_bytes(Path(args.scores), scores.scores_jsonl())
+        print(f"wrote {len(scores.records)} scores to {args.scores} ({scores.summary()})", file=sys.stderr)
     if args.json == "-":
         print(audit_json(result), end="")
     elif args.json:

@@ -58,6 +58,8 @@ class JudgeScreen(JudgeSetup):
                 tooltip="Paper 001's conformal intervals of this judge × variant (needs log-probs)"),
         Binding("r", "study_view('irt')", "IRT", id="judge.irt",
                 tooltip="Paper 002's IRT diagnostics of every judge (needs several prompt variants)"),
+        Binding("y", "study_view('jury')", "Jury", id="judge.jury",
+                tooltip="Paper 003's jury-on-demand of the audit's judges (needs several judges)"),
         Binding("escape", "back", "Back", id="judge.back",
                 tooltip="Setup: back home · running: stop (asks first) · results: back to the setup"),
     ]
