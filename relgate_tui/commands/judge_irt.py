@@ -94,6 +94,9 @@ def document(study: Any, path: str | None, audit: Any = None) -> dict[str, Any]:
     return head | {"judges": {j.judge: j.to_json() for j in study.judges}}
 
 
+from relgate_tui.commands.study_caveats import irt_caveats  # noqa: E402 - light (no numpy)
+
+
 def _table(study: Any) -> str:
     def f(x: float | None) -> str:
         return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else f"{x:.2f}"
@@ -111,6 +114,23 @@ def _table(study: Any) -> str:
     return "\n".join(lines)
 
 
+def _flips(table: Any, study: Any, args: argparse.Namespace) -> tuple[str, ...]:
+    """Judges whose Phase 1 mark changes under the other prior — refitted only for small samples (cheap there,
+    and where it matters: with many items both priors agree)."""
+    from relgate_tui.commands.study_caveats import IRT_STABLE_N
+    from relgate_tui.errors import RelgateError
+
+    if min((len(j.ids) for j in study.judges), default=IRT_STABLE_N) >= IRT_STABLE_N:
+        return ()
+    other = "map" if args.prior == "mml" else "mml"
+    try:
+        alt = build_study(table, judge=args.judge, criterion=args.criterion, prior=other, original=args.original)
+    except (RelgateError, ValueError):
+        return ()
+    marks = {j.judge: j.phase1_pass for j in alt.judges}
+    return tuple(j.judge for j in study.judges if j.judge in marks and marks[j.judge] != j.phase1_pass)
+
+
 def run(args: argparse.Namespace) -> int:
     from relgate_tui.commands.judge_intervals import source_table
     from relgate_tui.engine.certification.report import emit_json
@@ -122,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
     study = build_study(table, judge=args.judge, criterion=args.criterion, prior=args.prior, original=args.original)
     if not args.quiet and args.json_path != "-":
         print(_table(study))
+        for line in irt_caveats(study, _flips(table, study, args)):  # small samples say so (issue 24 §7)
+            print(f"caveat: {line}")
     if args.json_path:
         emit_json(document(study, None if audit else str(args.ratings), audit), args.json_path)
     if args.markdown:

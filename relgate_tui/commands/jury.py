@@ -167,6 +167,10 @@ def run(args: argparse.Namespace) -> int:
                            n_search=args.search, workers=max(1, args.workers))
     if not args.quiet and args.json_path != "-":
         print(_table(study))
+        from relgate_tui.commands.study_caveats import jury_caveats
+
+        for line in jury_caveats(study):  # small samples say so (issue 24 §7)
+            print(f"caveat: {line}")
     if args.json_path:
         source = {"audit": audit.to_json()} if audit is not None else {"scores_file": str(args.scores)}
         doc = {"relgate_version": __version__, **source,

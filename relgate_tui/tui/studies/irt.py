@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
+from relgate_tui.commands.study_caveats import irt_caveats
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
 from relgate_tui.tui.widgets.plots import Plot, Series, xy_chart
@@ -158,6 +159,8 @@ class IRTView(StudyView):
                 text.append("; " + plain(j.phase2_sentence, 300))
             if j.reason:
                 text.append(f" [{plain(j.reason, 200)}]", style="yellow")
+        for line in irt_caveats(self.result):  # small samples say so (issue 24 §7)
+            text.append(f"\ncaveat: {line}", style="bold yellow")
         self.query_one("#irt-diagnosis", Static).update(text)
 
     # ---------------------------------------------------------------------------------------------- the plots

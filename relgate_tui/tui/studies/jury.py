@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
+from relgate_tui.commands.study_caveats import jury_caveats
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
 from relgate_tui.tui.widgets.plots import Plot, Series, xy_chart
@@ -78,7 +79,8 @@ class JuryView(StudyView):
             ("Jury-on-demand", "bold"), " · ", safe(self.title_text, 80),
             f" · {study.n_items} items, {len(study.judges)} judges, {study.splits} splits (60/20/20)\n", verdict,
             f" (* = jury significantly better, p < {study.claim_alpha:g}) · K per split "
-            f"{list(study.k_per_split)[:12]} · features: {', '.join(plain(g, 16) for g in study.feature_groups)}"))
+            f"{list(study.k_per_split)[:12]} · features: {', '.join(plain(g, 16) for g in study.feature_groups)}",
+            *((f"\ncaveat: {line}", "bold yellow") for line in jury_caveats(study))))
         self._fill_methods()
         self._fill_judges()
         self._fill_items()
