@@ -290,8 +290,9 @@ class Session:
                     last = event
                     changed = table.apply(event.event)
                     yield update((table.row(changed),) if changed else (), (event.message,) if event.message else ())
-                elif isinstance(event, pipeline.EndpointDown):
-                    paused = "endpoint unreachable"
+                elif isinstance(event, pipeline.EndpointDown):  # "the server is busy: …" or "endpoint unreachable"
+                    paused = ("the server is busy — lower the concurrency" if event.message.startswith("the server is busy")
+                              else "endpoint unreachable")
                     yield update(messages=(event.message,))
                 elif isinstance(event, pipeline.EndpointUp):
                     paused = None
