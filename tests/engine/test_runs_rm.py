@@ -70,3 +70,30 @@ def test_runs_rm_refuses_a_run_another_process_is_writing(tmp_path, monkeypatch,
         assert session.path.is_dir()
     finally:
         session.close()
+
+
+def test_a_run_against_relgate_demo_server_is_marked_simulated_everywhere(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 24 §5: `relgate certify` against `relgate demo-server` is a simulated run in Runs, `relgate runs`,
+    the Results title and the report — not only runs started on the TUI's embedded demo."""
+    from relgate_tui.engine.certification.report import render_report
+    from relgate_tui.engine.runs.store import RunStore
+
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path))
+    with DemoServer() as demo:
+        assert main(["certify", "--task", TASK, "--endpoint", demo.base_url, "--model", "sim-mid", "--limit", "6",
+                     "--k-max", "3", "--quiet"]) == 0
+    (summary,) = list_runs(tmp_path / "runs")
+    assert summary.simulated
+    session = Session.open(summary.path)
+    try:
+        assert "(simulated)" in session.title
+    finally:
+        session.close()
+    doc = RunStore(summary.path).read_results()
+    assert render_report(doc, "md").splitlines()[0].endswith("on sim-mid (simulated model)")
+    capsys.readouterr()
+    assert main(["runs"]) == 0
+    assert "sim-mid (simulated)" in capsys.readouterr().out
+    # a model of another name on loopback, or the demo's names on another host, is not marked
+    assert not summary.__class__(**{**summary.__dict__, "model": "llama3"}).simulated
+    assert not summary.__class__(**{**summary.__dict__, "endpoint": "https://api.example.com/v1"}).simulated
