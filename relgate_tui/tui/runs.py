@@ -72,12 +72,14 @@ class RunsScreen(Screen["RunsChoice | None"]):
     def on_mount(self) -> None:
         self.sub_title = "runs"
         table = self.query_one("#runs", DataTable)
-        # the headline (level ≥ bound, M*, gate) right after what the run is: on screen from 80 columns
+        # the headline (level ≥ bound, M*, gate) right after what the run is: on screen from 80 columns, where the
+        # model and task columns are cut to fit
+        narrow = self.app.size.width < 110
         for key, label, width in (
             ("mark", " ", None),
             ("kind", "kind", None),
-            ("model", "model", 16),
-            ("task", "task", 14),
+            ("model", "model", 16 if narrow else None),
+            ("task", "task", 14 if narrow else None),
             ("level", "level ≥ bound", None),
             ("mstar", "M*", None),
             ("gate", "gate", None),
