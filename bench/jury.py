@@ -28,10 +28,10 @@ def main() -> None:
     label = f"{n:,} items × {judges} judges, 10 splits, 2 processes"
     print(f"{label:<44}{wall:>8.1f}{TARGET_S:>10.0f}  {'PASS' if wall <= TARGET_S else 'FAIL'}")
     print()
-    print(f"{'method':<26}{'Kendall τ':>10}{'sd':>7}{'p (jury >)':>12}")
+    print(f"{'method':<26}{'Kendall τ':>10}{'sd':>7}{'p corrected':>12}{'p Wilcoxon':>12}")
     comp = {c.baseline: c for c in study.comparisons}
     for name, m in sorted(study.methods.items(), key=lambda kv: -kv[1].tau_mean):
-        p = f"{comp[name].p_value:>12.3f}" if name in comp else f"{'':>12}"
+        p = (f"{comp[name].p_corrected:>12.3f}{comp[name].p_value:>12.3f}" if name in comp else f"{'':>24}")
         print(f"{name:<26}{m.tau_mean:>10.3f}{m.tau_sd:>7.3f}{p}")
     print(f"claims improvement: {study.claims_improvement}; K per split: {list(study.k_per_split)}")
 

@@ -76,9 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--labels", metavar="FILE", help='JSONL verdicts: {"id", "rank": r} | {"id", "none": true} | {"id", "skip": true}')
     c.add_argument("--min-reliability", type=float, metavar="R",
                    help="gate: exit 1 when the reliability (see --gate-on) is below R")
-    c.add_argument("--gate-on", choices=("bound", "level"), default="bound",
+    c.add_argument("--gate-on", choices=("bound", "level", "assisted", "best"), default=None,
                    help="gate on the lower confidence bound (default: a model at R passes <= 1 - confidence of the "
-                        "time) or on the point estimate (passes such a model about half the time)")
+                        "time), on the point estimate (passes such a model about half the time), on the "
+                        "judge-assisted bound, or on the better of the human-only and assisted bounds at half the "
+                        "error each (best: the default with --verify-judge-model)")
     c.add_argument("--confidence", type=float, default=0.95, metavar="C",
                    help="confidence of the lower bound (default 0.95)")
     c.add_argument("--json", metavar="PATH", dest="json_path", help="write the result document to PATH ('-' = stdout)")
@@ -94,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--pairwise-judge-api-key-env", metavar="VAR", help="NAME of the variable holding the judge's key")
     j.add_argument("--pairwise-judge-reps", type=int, default=3, metavar="K",
                    help="odd number of verdicts per pair, random orders (default 3)")
+
+    v = c.add_argument_group("verification judge (optional): checks every item's top answer; the judge-assisted "
+                             "bound needs fewer human labels when the judge is good")
+    v.add_argument("--verify-judge-model", metavar="NAME", help="the verification judge model")
+    v.add_argument("--verify-judge-endpoint", metavar="URL", help="its OpenAI-compatible base URL (default: --endpoint)")
+    v.add_argument("--verify-judge-api-key-env", metavar="VAR", help="NAME of the variable holding its key")
 
     r = sub.add_parser("runs", help="list runs", description="List the runs in the data dir (or --run-dir).")
     r.add_argument("--run-dir", metavar="DIR")
@@ -206,7 +214,7 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         labels=args.labels,
         min_reliability=args.min_reliability,
-        gate_on=args.gate_on,
+        gate_on=args.gate_on or ("best" if args.verify_judge_model else "bound"),
         confidence=args.confidence,
         run_dir=args.run_dir,
         price_in=args.price_in,
@@ -217,6 +225,9 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         pairwise_judge_model=args.pairwise_judge_model,
         pairwise_judge_api_key_env=args.pairwise_judge_api_key_env,
         pairwise_judge_reps=args.pairwise_judge_reps,
+        verify_judge_model=args.verify_judge_model,
+        verify_judge_endpoint=args.verify_judge_endpoint,
+        verify_judge_api_key_env=args.verify_judge_api_key_env,
     ).validate()
     from relgate_tui.engine.certification.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
 
@@ -261,7 +272,7 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         if now - judge_state["last"] >= 2.0 or update.done == update.total:
             judge_state["last"] = now
             c = update.calls
-            con.print(f"pairwise judge: {update.done}/{update.total} verdicts, calls made {c.made} · "
+            con.print(f"{update.which} judge: {update.done}/{update.total} verdicts, calls made {c.made} · "
                       f"cached {c.cached} · failed {c.failed}")
 
     try:
@@ -298,9 +309,13 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
         f"(≥ {_fmt_pct(doc['reliability_lower_bound'])} with {doc['confidence']:.0%} confidence, "
         f"n = {doc['reliability_n']}){verdict}"
     )
+    assisted = doc.get("judge_assisted")
+    if assisted:
+        _print_assisted(con, assisted)
     if doc.get("gate"):
-        con.print(f"gate (on the {'lower bound' if doc['gate_on'] == 'bound' else 'level'}): "
-                  f"{escape(doc['gate']['summary'])}")
+        basis = {"bound": "lower bound", "level": "level", "assisted": "judge-assisted bound",
+                 "best": "better bound"}.get(doc["gate_on"], doc["gate_on"])
+        con.print(f"gate (on the {basis}): {escape(doc['gate']['summary'])}")
     worst = doc.get("worst_case") or {}
     if doc.get("n_skipped") and worst.get("level") is not None:
         con.print(f"worst case with the {doc['n_skipped']} skipped item(s) counted as misses: level "
@@ -336,6 +351,26 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
                   f"compared answers have a preference cycle (mean ρ {cyc['mean_rho'] or 0:.3f}); judge reordered "
                   f"{judge['n_items_reordered']} of {judge['n_items_judged']} items; judge calls made "
                   f"{judge['calls']['made']}, cached {judge['calls']['cached']}")
+
+
+def _print_assisted(con: Any, block: dict[str, Any]) -> None:
+    from rich.markup import escape
+
+    if block.get("lower_bound") is None:
+        con.print(f"judge-assisted: {escape(str(block.get('message', '')))}")
+        return
+    ag = block["agreement"]
+    far = ag["false_accept"]
+    kappa = ag["kappa"]
+    con.print(f"judge-assisted reliability {_fmt_pct(block['estimate'])} (≥ {_fmt_pct(block['lower_bound'])} with "
+              f"{block['confidence']:.0%} confidence; {block['n_labels']} human labels, {block['n_judged']} items "
+              f"judged by {escape(block['judge']['model'])})"
+              + (f"; ≈ {block['more_labels']} more labels to clear the gate" if block.get("more_labels") else ""))
+    kappa_text = ("—" if kappa["estimate"] is None else f"{kappa['estimate']:.2f}"
+                  + (f" [{kappa['lower']:.2f}, {kappa['upper']:.2f}]" if kappa["lower"] is not None else ""))
+    con.print(f"judge vs human on {ag['n']} labelled items: agreement {_fmt_pct(ag['agreement_rate'])}, "
+              f"κ {kappa_text}, false accepts {ag['table']['judge_yes_human_no']} of {far['n_human_no']} wrong "
+              f"answers (rate ≤ {_fmt_pct(far['upper'])} with {block['confidence']:.0%} confidence)")
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:

@@ -38,6 +38,12 @@ def register(subparsers: Any) -> None:
                    help="boundary adjustment: none, full (half the grid step), or a threshold λ (default full)")
     p.add_argument("--grid", default="auto", metavar="auto|integer|thirds|LIST",
                    help="admissible labels: detected, integers, thirds (3-rater means) or a comma-separated list")
+    p.add_argument("--fit-share", type=float, metavar="F",
+                   help="share of the calibration half that trains the learned methods (default 0.8, leaving at least "
+                        "min(50, half) items to calibrate on); the rest calibrates")
+    p.add_argument("--ordinal-grid", action="store_true",
+                   help="ordinal methods classify on the label grid (13 classes for three-rater means; the authors' "
+                        "construction: log-probs interpolated onto the grid, softmax) instead of the 1–K scale")
     p.add_argument("--shift-scores", metavar="FILE",
                    help="also calibrate on all of --scores and test on all of this file (distribution shift)")
     p.add_argument("--workers", type=int, default=1, metavar="N", help="processes for the seeds (default 1)")
@@ -175,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
         methods = parse_methods(args.methods)
     except ValueError as exc:
         raise UserError(f"--methods: {exc}") from None
+    if args.fit_share is not None and not 0.05 <= args.fit_share <= 0.95:
+        raise UserError(f"--fit-share must be in [0.05, 0.95], got {args.fit_share:g}")
     lam = _lambda(args.adjust)
     grid = _grid(args.grid)
     table, audit = source_table(args)
@@ -186,13 +194,14 @@ def run(args: argparse.Namespace) -> int:
                                  grid=grid, alpha=args.alpha)
     seeds = range(1, args.seeds + 1)
     study = run_study(inp, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam, labels=labels,
-                      workers=args.workers)
+                      workers=args.workers, ordinal_grid=args.ordinal_grid, fit_share=args.fit_share)
     if args.shift_scores:
         import dataclasses
 
         inp_b, lab_b = load_input(args.shift_scores, judge=labels["judge"], criterion=labels["criterion"],
                                   variant=None, grid=grid, alpha=args.alpha)
-        shift = shift_study(inp, inp_b, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam)
+        shift = shift_study(inp, inp_b, methods=methods, alpha=args.alpha, seeds=seeds, lam=lam,
+                            ordinal_grid=args.ordinal_grid, fit_share=args.fit_share)
         study = dataclasses.replace(study, shift=shift, labels={**labels, "shift_scores_file": lab_b["scores_file"]})
     md = render_markdown(study)
     from relgate_tui.commands.study_caveats import intervals_caveats

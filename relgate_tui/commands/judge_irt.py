@@ -3,6 +3,7 @@
 ::
 
     relgate judge-irt (--ratings FILE | --audit ID_OR_PATH) [--judge NAME] [--criterion NAME] [--prior mml|map] [--original VARIANT]
+                      [--cv-ddof 0|1]
                       [--json PATH] [--markdown PATH] [--quiet]
 
 The file is a judge scores file in long format: one row per sample × prompt variant (``id``, ``variant``, ``score``,
@@ -33,6 +34,9 @@ def register(sub: Any) -> None:
     p.add_argument("--criterion", metavar="NAME", help="the criterion (required when the file has several)")
     p.add_argument("--prior", choices=("mml", "map"), default="mml",
                    help="mml: marginal maximum likelihood (default); map: with the paper's priors")
+    p.add_argument("--cv-ddof", type=int, choices=(0, 1), default=0,
+                   help="C_V's variance convention: 0 population (default), 1 sample variances (the paper leaves it "
+                        "open)")
     p.add_argument("--original", default="original", metavar="VARIANT", help="the unperturbed prompt's variant name")
     p.add_argument("--json", dest="json_path", metavar="PATH", help="write the JSON document ('-' = stdout)")
     p.add_argument("--markdown", metavar="PATH", help="write a Markdown report")
@@ -45,7 +49,8 @@ def _printable(text: str, limit: int = 60) -> str:
     return one_line(str(text), limit)
 
 
-def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: str, original: str) -> Any:
+def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: str, original: str,
+                cv_ddof: int = 0) -> Any:
     """The IRT study of a scores table (raises a one-line ``UserError``/``DataError``)."""
     from relgate_tui.core.irt.study import run_irt_study
     from relgate_tui.errors import UserError
@@ -79,16 +84,19 @@ def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: 
         raise UserError(f"{table.path}: judge {_printable(missing[0])!r} has no scores (the IRT study needs parsed "
                         "scores)")
     return run_irt_study(criterion, per_judge, human=human or None, raters=raters or None, prior=prior,
-                         original=original)
+                         original=original, cv_ddof=cv_ddof)
 
 
-def document(study: Any, path: str | None, audit: Any = None) -> dict[str, Any]:
+def document(study: Any, path: str | None, audit: Any = None, unscored_rows: int | None = None) -> dict[str, Any]:
     """The JSON document: one judge's fields at the top level, or ``judges`` keyed by name when there are several.
-    From a stored audit, ``audit`` (its id and counts) replaces ``ratings_file``."""
+    From a stored audit, ``audit`` (its id and counts) replaces ``ratings_file``; ``unscored_rows`` counts the rows
+    with a null score (no score for that judge, item and variant)."""
     from relgate_tui import __version__
 
     source = {"audit": audit.to_json()} if audit is not None else {"ratings_file": path}
     head = {"relgate_version": __version__, **source, "criterion": study.criterion}
+    if unscored_rows is not None:
+        head["unscored_rows"] = unscored_rows
     if len(study.judges) == 1:
         return head | study.judges[0].to_json()
     return head | {"judges": {j.judge: j.to_json() for j in study.judges}}
@@ -139,13 +147,16 @@ def run(args: argparse.Namespace) -> int:
     table, audit = source_table(args, "ratings")
     if table is None:
         table = load_scores(args.ratings)
-    study = build_study(table, judge=args.judge, criterion=args.criterion, prior=args.prior, original=args.original)
+    study = build_study(table, judge=args.judge, criterion=args.criterion, prior=args.prior, original=args.original,
+                        cv_ddof=args.cv_ddof)
     if not args.quiet and args.json_path != "-":
+        if note := table.unscored_note():
+            print(note)
         print(_table(study))
         for line in irt_caveats(study, _flips(table, study, args)):  # small samples say so (issue 24 §7)
             print(f"caveat: {line}")
     if args.json_path:
-        emit_json(document(study, None if audit else str(args.ratings), audit), args.json_path)
+        emit_json(document(study, None if audit else str(args.ratings), audit, table.unscored()), args.json_path)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(study.to_markdown())

@@ -3,17 +3,24 @@
 ::
 
     relgate jury (--scores FILE | --audit ID_OR_PATH) [--criterion NAME] [--splits 10] [--seed 0] [--search 3]
+                 [--group-by input|source|id-prefix|none|FIELD]
                  [--embeddings-endpoint URL --embeddings-model NAME [--embeddings-api-key-env VAR]]
                  [--json PATH] [--markdown PATH] [--quiet]
 
 ``--audit`` reads a stored judge audit with several judges instead (its direct answers, repetition 0, with the
 input and candidate texts of its data set: ``engine/judging/as_scores.py``). Exit 0 when the study ran (whatever it found), 2 on an error (one line).
+
+Splits keep every group of items in one part (``core/jury/groups.py``): ``--group-by input`` (the default when the
+items have ``input`` texts: items judging the same source text), ``source``, ``id-prefix`` (the id before its last
+separator), any other field of the scores file, or ``none`` (the paper's item-level splits). With item-level splits
+and ids that look grouped, a one-line warning says so (stderr, JSON ``warnings``).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
 from relgate_tui.core.text import one_line
@@ -30,6 +37,9 @@ def register(sub: Any) -> None:
                    help="instead of --scores: a stored judge audit with several judges (its id or directory)")
     p.add_argument("--criterion", metavar="NAME", help="the criterion (required when the file has several)")
     p.add_argument("--splits", type=int, default=10, help="random 60/20/20 splits (default 10)")
+    p.add_argument("--group-by", metavar="WHAT",
+                   help="keep each group of items in one split part: input (default when the file has input texts), "
+                        "source, id-prefix, none (item-level, the paper's), or a field of the scores file")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--search", type=int, default=3, metavar="N", help="random-search configurations per predictor")
     p.add_argument("--workers", type=int, default=1, metavar="N", help="run the splits on N processes (same result)")
@@ -58,8 +68,49 @@ def _entropy(logprobs: Any) -> float:
     return -sum(p / z * math.log(p / z) for p in ps if p > 0)
 
 
-def build_data(table: Any, criterion: str | None) -> tuple[Any, dict[str, list[str | None]]]:
-    """The pool's :class:`JuryData` and texts from a scores table (raises a one-line ``UserError``)."""
+
+def _groups(table: Any, rows: list[Any], ids: list[str], inputs: list[str | None],
+            group_by: str | None) -> tuple[str | None, list[str] | None, str | None]:
+    """(grouping name, group per item, warning): ``group_by`` None = the default (input when there are input texts,
+    else item-level); an item without the grouping value is its own group."""
+    from relgate_tui.core.jury.groups import id_prefix, looks_grouped
+    from relgate_tui.errors import UserError
+
+    if group_by is None:
+        group_by = "input" if any(inputs) else "none"
+    if group_by == "none":
+        seen = looks_grouped(ids)
+        if seen is None:
+            return None, None, None
+        sep, g = seen
+        example = next(i for i in ids if sep in i)
+        return None, None, (f"item ids look grouped ({len(ids)} ids share {g} prefixes before {sep!r}, e.g. "
+                            f"{_printable(example, 30)!r}) but the splits are by item: items of one group can sit in "
+                            "train and test; use --group-by id-prefix (or input, source, a field)")
+    if group_by == "input":
+        values: list[str | None] = list(inputs)
+    elif group_by == "id-prefix":
+        seen = looks_grouped(ids)
+        if seen is None:
+            raise UserError(f"{table.path}: --group-by id-prefix: the ids share no prefix before a separator")
+        values = [id_prefix(i, seen[0]) for i in ids]
+    else:
+        pos = {i: k for k, i in enumerate(ids)}
+        values = [None] * len(ids)
+        for r in rows:
+            v = r.source if group_by == "source" else r.fields.get(group_by)
+            if v and values[pos[r.id]] is None:
+                values[pos[r.id]] = v
+        if not any(values):
+            raise UserError(f"{table.path}: --group-by {_printable(group_by, 40)}: no row has that field")
+    groups = [f"v:{v}" if v else f"item:{i}" for v, i in zip(values, ids, strict=True)]
+    return group_by, groups, None
+
+
+def build_data(table: Any, criterion: str | None,
+               group_by: str | None = None) -> tuple[Any, dict[str, list[str | None]]]:
+    """The pool's :class:`JuryData` and texts from a scores table (raises a one-line ``UserError``); ``group_by``
+    as ``--group-by`` (None: the default)."""
     import numpy as np
 
     from relgate_tui.core.jury.features import item_feature_matrix
@@ -104,13 +155,16 @@ def build_data(table: Any, criterion: str | None) -> tuple[Any, dict[str, list[s
         raise UserError(f"{table.path}: no 'output' texts: the reliability predictors need the judged texts")
     missing_h = int(np.sum(np.isnan(human)))
     keep = ~np.isnan(human)
+    grouping, groups, warning = _groups(table, rows, ids, inputs, group_by)
     x, names = item_feature_matrix(inputs, outputs)
     data = JuryData(ids=tuple(i for i, k in zip(ids, keep, strict=True) if k), judges=tuple(judges),
                     scores=scores[keep], human=human[keep], features=x[keep], feature_names=tuple(names),
                     sources=tuple(s for s, k in zip(sources, keep, strict=True) if k) if len(set(sources)) > 1
                     else None,
                     judge_features=np.nan_to_num(entropy[keep], nan=-1.0) if any_lp else None,
-                    judge_feature_names=("logprob_entropy",) if any_lp else ())
+                    judge_feature_names=("logprob_entropy",) if any_lp else (),
+                    groups=None if groups is None else tuple(g for g, k in zip(groups, keep, strict=True) if k),
+                    group_by=grouping, warnings=(warning,) if warning else ())
     texts = {"input": [t for t, k in zip(inputs, keep, strict=True) if k],
              "output": [t for t, k in zip(outputs, keep, strict=True) if k]}
     if missing_h and not keep.any():
@@ -120,16 +174,18 @@ def build_data(table: Any, criterion: str | None) -> tuple[Any, dict[str, list[s
 
 def _table(study: Any) -> str:
     comp = {c.baseline: c for c in study.comparisons}
-    lines = [f"{'method':<34}{'Kendall τ':>11}{'sd':>7}{'p':>8}{'δ':>7}"]
+    lines = [f"splits: {study.splits} × 60/20/20, {study.split_words()}",
+             f"{'method':<34}{'Kendall τ':>11}{'sd':>7}{'p corr':>8}{'p Wilc':>8}{'δ':>7}"]
     for name, m in sorted(study.methods.items(), key=lambda kv: -kv[1].tau_mean):
         c = comp.get(name)
-        extra = f"{c.p_value:>8.3f}{c.cliffs_delta:>+7.2f}" if c else f"{'':>8}{'':>7}"
-        mark = " *" if c and c.p_value < study.claim_alpha else ""
+        extra = f"{c.p_corrected:>8.3f}{c.p_value:>8.3f}{c.cliffs_delta:>+7.2f}" if c else f"{'':>8}{'':>8}{'':>7}"
+        mark = " *" if c and c.p_corrected < study.claim_alpha else ""
         lines.append(f"{_printable(name, 33):<34}{m.tau_mean:>11.3f}{m.tau_sd:>7.3f}{extra}{mark}")
     verdict = "claims" if study.claims_improvement else "does not claim"
-    lines.append(f"jury-on-demand {verdict} an improvement (one-sided exact Wilcoxon over {study.splits} splits; "
-                 f"* p < {study.claim_alpha}); K per split {list(study.k_per_split)}; features: "
-                 f"{', '.join(study.feature_groups)}")
+    lines.append(f"jury-on-demand {verdict} an improvement (one-sided corrected resampled t-test, Nadeau & Bengio, "
+                 f"over {study.splits} splits; * p < {study.claim_alpha}; the paper's Wilcoxon beside it overstates "
+                 f"significance: the splits overlap); δ = share of splits won − lost; K per split "
+                 f"{list(study.k_per_split)}; features: {', '.join(study.feature_groups)}")
     return "\n".join(lines)
 
 
@@ -147,7 +203,12 @@ def run(args: argparse.Namespace) -> int:
     table, audit = source_table(args)
     if table is None:
         table = load_scores(args.scores)
-    data, texts = build_data(table, args.criterion)
+    group_by = args.group_by.strip() if args.group_by is not None else None
+    if group_by == "":
+        raise UserError("--group-by needs a value (input, source, id-prefix, none or a field)")
+    data, texts = build_data(table, args.criterion, group_by)
+    for w in data.warnings:
+        print(f"relgate: warning: {w}", file=sys.stderr)
     embeddings = None
     if args.embeddings_endpoint or args.embeddings_model:
         if not (args.embeddings_endpoint and args.embeddings_model):
@@ -166,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
     study = run_jury_study(data, texts=texts, embeddings=embeddings, splits=args.splits, seed=args.seed,
                            n_search=args.search, workers=max(1, args.workers))
     if not args.quiet and args.json_path != "-":
+        if note := table.unscored_note():
+            print(note)
         print(_table(study))
         from relgate_tui.commands.study_caveats import jury_caveats
 
@@ -174,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json_path:
         source = {"audit": audit.to_json()} if audit is not None else {"scores_file": str(args.scores)}
         doc = {"relgate_version": __version__, **source,
-               "criterion": args.criterion or table.criteria()[0],
+               "criterion": args.criterion or table.criteria()[0], "unscored_rows": table.unscored(),
                "embeddings": "endpoint" if embeddings else "tf-idf + truncated SVD (text-only fallback)"}
         emit_json(jsonable(doc | study.to_json()), args.json_path)
     if args.markdown:

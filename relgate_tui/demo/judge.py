@@ -23,6 +23,11 @@ human means ~1/3 of 5-story inputs do).
 * certification (``correctness_pairwise_prompt``): q = ``correct_margin`` if the answer's canonical class
   (``core.canon.get_canonicalizer(task.canon)``) is a reference class of the bundled item, else 0, plus a persistent
   U[0, 0.3] per answer; then as pairwise. Unknown question: hash quality.
+* verification (``verification_prompt``, issue 22: "does this answer correctly answer the question?"): the judge
+  believes the truth (the answer's canonical class is a reference class of the bundled item) on a persistent
+  ``verify_agreement`` share of answers (hash of question and answer) and the opposite on the rest; it says "yes"
+  with probability ``verify_sharpness`` when it believes the answer correct, else 1 − ``verify_sharpness``; its
+  log-probs carry that probability. Unknown question: belief from a hash (a coin flip).
 * ``invalid_rate``: share of unparseable judge replies. Surface forms: mostly "A"/"B"/"4", sometimes "A.",
   "**A**", "Response A", "Score: 4", "4/5".
 
@@ -78,6 +83,8 @@ class JudgeKnobs:
     direct_sd: float = 0.4
     correct_margin: float = 1.5
     invalid_rate: float = 0.01
+    verify_agreement: float = 0.92
+    verify_sharpness: float = 0.95
 
 
 def latent_quality(text: str, criterion: str, human: dict[tuple[str, str], float] | None = None) -> float:
@@ -254,6 +261,34 @@ def correctness_completion(
     return verdict_completion(q_a + g, q_b, rng, knobs, "Answer")
 
 
+_YES_NO_FORMS: tuple[tuple[str, int], ...] = (("{v}", 6), ("{v}.", 3), ("**{v}**", 1))
+
+
+def verification_completion(
+    prompt: judge_prompts.VerificationPrompt, rng: Random, knobs: JudgeKnobs, catalogue: ItemCatalogue | None
+) -> SimCompletion:
+    """The reply to a verification prompt ("yes"/"no"; module docstring)."""
+    found = (catalogue or bundled_catalogue()).by_question.get(prompt.question)
+    if found is None:
+        truth = unit("verify-truth", prompt.question, prompt.answer) < 0.5
+    else:
+        sim_item, task, task_item = found
+        verdicts = _canonical_classes(task, task_item, prompt.answer, prompt.answer)
+        truth = _plain_match(sim_item, prompt.answer) if verdicts is None else verdicts[0]
+    believes = truth if unit("verify-belief", prompt.question, prompt.answer) < knobs.verify_agreement else not truth
+    p_yes = knobs.verify_sharpness if believes else 1.0 - knobs.verify_sharpness
+    invalid_rate = knobs.invalid_rate
+    replies = [(t, invalid_rate / len(INVALID_VERDICTS)) for t in INVALID_VERDICTS]
+    replies += [(form.format(v=v), (1.0 - invalid_rate) * w * p)
+                for form, w in _form_weights(_YES_NO_FORMS) for v, p in (("Yes", p_yes), ("No", 1.0 - p_yes))]
+    if rng.random() < invalid_rate:
+        return _completion(INVALID_VERDICTS[int(rng.random() * len(INVALID_VERDICTS))], replies)
+    word = "Yes" if rng.random() < p_yes else "No"
+    return _completion(pick(_YES_NO_TABLE, rng).format(v=word), replies)
+
+
+_YES_NO_TABLE = cumulative(_YES_NO_FORMS)
+
 UNRECOGNISED = "I am a simulated judge: send me a prompt built by relgate_tui.engine.judging.prompts."
 
 
@@ -292,6 +327,9 @@ def judge_completion(
     correctness = judge_prompts.parse_correctness_prompt(messages)
     if correctness is not None:
         return correctness_completion(correctness, rng, knobs, catalogue)
+    verification = judge_prompts.parse_verification_prompt(messages)
+    if verification is not None:
+        return verification_completion(verification, rng, knobs, catalogue)
     scoring = recognise.read_scoring_prompt(messages)  # a typo / newline variant of the direct prompt
     if scoring is not None and recognise.variant_kind(scoring) in ("newline", "typo"):
         quality = latent_quality(scoring.text, scoring.criterion)

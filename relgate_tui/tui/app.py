@@ -152,6 +152,10 @@ class RelgateApp(App[None]):
             self.show_setup(self._last_setup)
         elif choice == "runs":
             self.show_runs()
+        elif choice == "review":
+            from relgate_tui.tui.review.connect import ReviewConnectScreen
+
+            self.push_screen(ReviewConnectScreen(), callback=lambda _: self.show_home())
         elif choice == "judge":
             from relgate_tui.tui.judge import JudgeScreen
 

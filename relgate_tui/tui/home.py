@@ -1,4 +1,4 @@
-"""Home: New run, Open run, Judge audit, Settings. Dismisses with the chosen action's name."""
+"""Home: New run, Open run, Review (team), Judge audit, Studies, Settings. Dismisses with the chosen action's name."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-HomeChoice = Literal["new", "runs", "judge", "studies", "settings", "quit"]
+HomeChoice = Literal["new", "runs", "review", "judge", "studies", "settings", "quit"]
 
 CHOICES: tuple[tuple[HomeChoice, str, str], ...] = (
     # each description fits one line beside its key in an 80-column terminal (issue 24 §4)
     ("new", "New run", "sample, spot-check and certify a model on a task"),
     ("runs", "Open run", "review, resume or compare runs (works offline)"),
+    ("review", "Review (team)", "several reviewers label one run, agreement"),
     ("judge", "Judge audit", "how reliable is an LLM judge? cycles, Likert sets"),
     ("studies", "Studies", "score intervals, IRT, jury-on-demand (scores files)"),
     ("settings", "Settings", "gate threshold, confidence, audit fraction, theme"),
@@ -38,6 +39,7 @@ class HomeScreen(Screen[HomeChoice]):
     BINDINGS = [
         Binding("n", "choose('new')", "New run", id="home.new"),
         Binding("o", "choose('runs')", "Open run", id="home.runs"),
+        Binding("v", "choose('review')", "Review (team)", id="home.review"),
         Binding("j", "choose('judge')", "Judge audit", id="home.judge"),
         Binding("t", "choose('studies')", "Studies", id="home.studies"),
         Binding("s", "choose('settings')", "Settings", id="home.settings"),
@@ -64,7 +66,7 @@ class HomeScreen(Screen[HomeChoice]):
 
     @staticmethod
     def _label(key: str, title: str, desc: str) -> str:
-        letter = {"new": "n", "runs": "o", "judge": "j", "studies": "t", "settings": "s", "quit": "q"}[key]
+        letter = {"new": "n", "runs": "o", "review": "v", "judge": "j", "studies": "t", "settings": "s", "quit": "q"}[key]
         tail = f"  [dim]{desc}[/]" if desc else ""
         return f"[b]{title:<12}[/] [dim]({letter})[/]{tail}"
 

@@ -19,13 +19,12 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
+from relgate_tui.engine.certification.assisted_section import assisted_gate
 from relgate_tui.tui.itemsamples import ItemSamplesModal, item_view_or_notice
-from relgate_tui.tui.results_judge import JUDGE_COLUMNS, cycle_view, judge_cells, judge_summary
-from relgate_tui.tui.widgets.figures import fmt_m_star, fmt_pct, fmt_prop, fmt_score
+from relgate_tui.tui.results_judges import JUDGE_COLUMNS, assisted_view, cycle_view, judge_cells, judge_summary
+from relgate_tui.tui.review.notice import show_message
 from relgate_tui.tui.widgets.plots import Plot, Series, histogram, xy_chart
 from relgate_tui.tui.widgets.safetext import safe_line
-
-__all__ = ["ResultsScreen", "judge_summary", "fmt_m_star", "fmt_prop", "ALPHA_MIN", "ALPHA_MAX", "ALPHA_STEP"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.session import Session
@@ -34,6 +33,28 @@ if TYPE_CHECKING:  # pragma: no cover
 FILTERS = ("all", "misses", "large sets", "ties")
 ALPHA_MIN, ALPHA_MAX, ALPHA_STEP = 0.01, 0.50, 0.01
 CURVE_ALPHAS = tuple(round(0.01 * i, 2) for i in range(1, 51))
+
+
+def fmt_pct(x: float | None, digits: int = 1) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}%}"
+
+
+def fmt_m_star(m: float) -> str:
+    return "∞" if math.isinf(m) else str(int(m))
+
+
+def fmt_prop(p) -> str:  # noqa: ANN001 - core Proportion
+    if p is None:
+        return "—"
+    return f"{p.estimate:.1%} [{p.lower:.1%}, {p.upper:.1%}]"
+
+
+def fmt_score(s: float | None) -> str:
+    if s is None:
+        return "·"
+    return "∞" if math.isinf(s) else str(int(s))
+
+
 
 
 def _readouts_for(inp, alpha: float, confidence: float):
@@ -45,6 +66,12 @@ def _readouts_for(inp, alpha: float, confidence: float):
     scores = verified_scores(inp)
     stab = split_stability(scores, alpha=alpha) if scores.size >= 2 else None
     return boot, stab
+
+
+def _prop_json(p: dict | None) -> str:
+    if not p:
+        return "—"
+    return f"{p['estimate']:.1%} [{p['lower']:.1%}, {p['upper']:.1%}]"
 
 
 class ResultsScreen(Screen[str]):
@@ -114,6 +141,8 @@ class ResultsScreen(Screen[str]):
                 with Horizontal(id="judge-body"):
                     yield DataTable(id="judge-items", cursor_type="row", zebra_stripes=True)
                     yield Static("", id="judge-cycle")
+            with TabPane("Verification judge", id="tab-assisted"):
+                yield Static("", id="assisted")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -158,6 +187,7 @@ class ResultsScreen(Screen[str]):
         self._render_table()
         self._render_plots()
         self._render_judge(settings)
+        self._render_assisted(settings)
 
     def _readouts(self, r):
         try:
@@ -296,9 +326,7 @@ class ResultsScreen(Screen[str]):
             calls.append(f"{v.disagreements} of {v.audited} disagree", style="bold red" if v.disagreements else "")
         self.query_one("#calls", Static).update(calls)
 
-        msg = self.query_one("#message", Static)
-        msg.update(Text(r.calibration_message or "", style="bold yellow"))
-        msg.display = bool(r.calibration_message)
+        show_message(self.query_one("#message", Static), r.calibration_message, self.session.path)
 
     def _rows(self) -> list[ItemRow]:
         assert self.view is not None
@@ -401,6 +429,12 @@ class ResultsScreen(Screen[str]):
         self.query_one("#plot-samples", Plot).set_draw(draw_samples)
 
     # ------------------------------------------------------------------------------------------------ judge
+    def _render_assisted(self, settings: object) -> None:
+        """The verification judge's tab (issue 22): the judge-assisted bound, the agreement table, its gate."""
+        confidence = getattr(settings, "confidence", 0.95)
+        block = self.session.assisted(confidence, self.gate)
+        self.query_one("#assisted", Static).update(assisted_view(block, assisted_gate(block, self.view, self.gate)))
+
     def _render_judge(self, settings: object) -> None:
         """The pairwise judge's tab: both rankings side by side, cycle statistics, the judged items by ρ."""
         summary = self.query_one("#judge-summary", Static)

@@ -47,6 +47,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
         Binding("r", "resume", "Resume", id="runs.resume", tooltip="Resume sampling / spot-check of the run"),
         Binding("space", "mark", "Mark", id="runs.mark", tooltip="Mark or unmark the run for comparison"),
         Binding("c", "compare", "Compare", id="runs.compare", tooltip="Compare the marked runs (two or more)"),
+        Binding("p", "publish", "Publish for review", id="runs.publish",
+                tooltip="Put the run's calibration items into a team-review session"),
         Binding("i", "import_log", "Import…", id="runs.import",
                 tooltip="Import an lm-eval / Inspect / samples log as a run (no model calls)"),
         Binding("escape", "back", "Back", id="runs.back", tooltip="Back to home"),
@@ -230,6 +232,15 @@ class RunsScreen(Screen["RunsChoice | None"]):
             self.notify("mark two or more runs with Space first", severity="warning")
             return
         self.dismiss(("compare", [self.summaries[r].path for r in self.marked]))
+
+    def action_publish(self) -> None:
+        from relgate_tui.tui.review.publish import PublishModal
+
+        s = self._current()
+        if s is None:
+            self.notify("no run to publish", severity="warning")
+            return
+        self.app.push_screen(PublishModal(Path(s.path)))
 
     def action_import_log(self) -> None:
         from relgate_tui.tui.importer import ImportScreen

@@ -146,10 +146,10 @@ class SamplingScreen(Screen[str]):
         if update is not None:
             self._latest = None
             bar = self.query_one("#bar", ProgressBar)
-            if update.judge_total:  # the pairwise judge's pass, after sampling
+            if update.judge_total:  # a judge's pass (pairwise or verification), after sampling
                 bar.update(total=update.judge_total, progress=update.judge_done)
                 self.query_one("#items-count", Label).update(
-                    f" pairwise judge: {update.judge_done} / {update.judge_total} verdicts")
+                    f" {update.judge_name} judge: {update.judge_done} / {update.judge_total} verdicts")
             else:
                 bar.update(total=max(1, update.items_total), progress=update.items_done)
                 self.query_one("#items-count", Label).update(f" {update.items_done} / {update.items_total} items")

@@ -33,6 +33,7 @@ from relgate_tui.engine.certification.setup import (
     endpoint_choices,
 )
 from relgate_tui.tui.forms import check_custom_endpoint, parse_number
+from relgate_tui.tui.judge_fields import JUDGE_FIELDS, chosen_judge, judge_fields, set_judge_options
 from relgate_tui.tui.preflight_text import preflight_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
@@ -40,7 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.tui.services import AppHost
 
 CUSTOM = "custom"
-NO_JUDGE = "__none__"
 TASK_FILE = "__file__"
 CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"),
           ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
@@ -125,13 +125,7 @@ class SetupScreen(Screen["RunSetup | None"]):
                     yield Label("verification")
                     yield Select([(a, b) for a, b in VERIFICATION], value=p.verification, allow_blank=False,
                                  id="verification", compact=True)
-                yield Label("Pairwise judge (optional: a second ranking of each item's answers)", classes="section")
-                with Grid(classes="fields numbers"):
-                    yield Label("judge model")
-                    yield Select([("none", NO_JUDGE)], value=NO_JUDGE, allow_blank=False, id="judge-model",
-                                 compact=True)
-                    yield Label("judge repetitions")
-                    yield Input(str(p.pairwise_judge_reps), id="judge-reps", type="integer", compact=True)
+                yield from judge_fields(p.pairwise_judge_reps)
                 yield Label("Sampling and calibration", classes="section")
                 with Grid(classes="fields numbers"):
                     yield Label("K_max")
@@ -277,14 +271,11 @@ class SetupScreen(Screen["RunSetup | None"]):
         # Default for the simulated endpoint: the middle-quality model, which makes an instructive demo.
         preferred = prev if prev in models else ("sim-mid" if "sim-mid" in models else models[0])
         select.value = preferred
-        judge = self.query_one("#judge-model", Select)
         ep_value = self.query_one("#endpoint", Select).value
         endpoint = (self.endpoints[int(ep_value[2:])]
                     if isinstance(ep_value, str) and ep_value.startswith("ep") else None)
-        judges = (endpoint.judge_models if endpoint is not None and endpoint.judge_models else models)
-        judge.set_options([("none", NO_JUDGE)] + [(m, m) for m in judges])
-        prev_judge = self.previous.pairwise_judge_model if self.previous else None
-        judge.value = prev_judge if prev_judge in judges else NO_JUDGE
+        set_judge_options(self, endpoint.judge_models if endpoint is not None and endpoint.judge_models else models,
+                          self.previous)
 
     def _set_tasks(self, tasks: list[TaskChoice], error: str = "") -> None:
         self.tasks = tasks
@@ -400,7 +391,7 @@ class SetupScreen(Screen["RunSetup | None"]):
         if event.control.id == "concurrency" and self.latency is not None:
             self._remeasure()  # the probe measures at the run's concurrency
         elif event.control.id in ("k-max", "delta", "stopping", "alpha", "n-cal", "limit", "price-in", "price-out",
-                                  "verification", "judge-model", "judge-reps"):
+                                  "verification", *JUDGE_FIELDS):
             self._update_preflight()
 
     def _toggle_rows(self) -> None:
@@ -463,8 +454,6 @@ class SetupScreen(Screen["RunSetup | None"]):
                 raise ValueError("regex pattern: give a pattern with one capture group")
             canon = f"regex:{pattern}"
         settings = getattr(self.relgate, "settings", None)
-        judge_value = self.query_one("#judge-model", Select).value
-        judge_model = judge_value if isinstance(judge_value, str) and judge_value != NO_JUDGE else None
         return RunSetup(
             base_url=url,
             model=model,
@@ -486,7 +475,8 @@ class SetupScreen(Screen["RunSetup | None"]):
             audit_fraction=getattr(settings, "audit_fraction", 0.2),
             price_in=self._number("price-in", "price in", optional=True, lo=0),
             price_out=self._number("price-out", "price out", optional=True, lo=0),
-            pairwise_judge_model=judge_model,
+            pairwise_judge_model=chosen_judge(self, "judge-model"),
+            verify_judge_model=chosen_judge(self, "verify-judge-model"),
             pairwise_judge_reps=self._number("judge-reps", "judge repetitions", int, lo=1, hi=50),
         )
 

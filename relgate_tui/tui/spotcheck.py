@@ -3,7 +3,10 @@
 Keys: ``y`` accept the highlighted candidate (score = its rank), ``n`` reject it and move to the next candidate
 (rejecting the last one records "none acceptable"), ``x`` none acceptable (score ∞), ``s`` skip (counted and
 reported), ``u`` undo (the last rejection on this item, else the last recorded label — it comes back on screen),
-``e`` the raw samples, ``?`` help, Escape leave (every label is already saved; resume later from Runs).
+``e`` the raw samples, ``j`` reveal the verification judge's verdict on the item just labelled (issue 22: never on
+the item on screen — the label is blind to it), ``?`` help, Escape leave (every label is already saved; resume later
+from Runs). With a verification judge the progress panel also shows the judge-assisted bound and ≈ how many more
+labels it needs to clear the gate.
 
 Every label goes through ``session.label`` — written and fsync-ed by the run store — *before* the screen shows the
 next item. Dismisses with "done" (nothing left to verify) or "left" (Escape).
@@ -47,6 +50,8 @@ class SpotCheckScreen(Screen[str]):
         Binding("s", "skip", "Skip", id="spot.skip", tooltip="Skip this item (excluded from n, reported)"),
         Binding("u", "undo", "Undo", id="spot.undo", tooltip="Undo the last rejection or the last label"),
         Binding("e", "samples", "Samples", id="spot.samples", tooltip="Show the item's raw samples"),
+        Binding("j", "reveal", "Judge", id="spot.reveal",
+                tooltip="Reveal the verification judge's verdict on the item you just labelled"),
         Binding("escape", "leave", "Results", id="spot.leave", tooltip="Leave: labels are saved, resume any time"),
     ]
     HELP = (
@@ -62,6 +67,7 @@ class SpotCheckScreen(Screen[str]):
         self.cursor = 0  # index of the highlighted candidate of the current item
         self.view: ItemView | None = None
         self.last_message = ""
+        self.last_labelled: str | None = None  # the one item whose judge verdict ``j`` may reveal
 
     # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
@@ -91,6 +97,7 @@ class SpotCheckScreen(Screen[str]):
             ("s", "skip (reported)"),
             ("u", "undo"),
             ("e", "raw samples"),
+            ("j", "judge's verdict (last item)"),
             ("?", "all keys"),
             ("Esc", "leave (saved)"),
         ):
@@ -235,6 +242,17 @@ class SpotCheckScreen(Screen[str]):
                 t.append(f"decided {live.decided} on {p.n} verified items ({who})\n", style=style)
             else:
                 t.append(live.summary() + "\n", style=style)
+        assisted = self.session.assisted(p.confidence, gate)
+        if assisted is not None and assisted.get("lower_bound") is not None:
+            t.append("\nJudge-assisted ", style="dim")
+            t.append(f"≥ {_pct(assisted['lower_bound'])}", style="bold")
+            t.append(f" ({assisted['n_labels']} labels, {assisted['n_judged']} judged)\n")
+            more = assisted.get("more_labels")
+            if gate is not None:
+                t.append(f"gate {gate:.0%}: ", style="dim")
+                t.append("cleared\n" if more == 0 else
+                         "not within 300 more labels at this rate\n" if more is None else
+                         f"≈ {more} more labels needed\n", style="bold green" if more == 0 else "yellow")
         if p.audited:
             t.append(f"\nAudit: {p.audited} checked, ", style="dim")
             t.append(f"{p.disagreements} disagreement{'s' if p.disagreements != 1 else ''}",
@@ -256,6 +274,7 @@ class SpotCheckScreen(Screen[str]):
         if item is None:
             return
         outcome = self.session.label(item, rank=rank, none=none, skip=skip)  # persisted (fsync) before we move on
+        self.last_labelled = item
         self.queue.popleft()
         self.cursor = 0
         self.last_message = f"saved: {item} → {what}"
@@ -299,12 +318,29 @@ class SpotCheckScreen(Screen[str]):
         if item is None:
             self.notify("nothing to undo", severity="warning")
             return
+        if item == self.last_labelled:  # back on screen: its judge verdict is hidden again (blind label)
+            self.last_labelled = None
         if item in self.queue:
             self.queue.remove(item)
         self.queue.appendleft(item)
         self.cursor = 0
         self.last_message = f"undone: {item} is back"
         self._show_current()
+
+    def action_reveal(self) -> None:
+        item = self.last_labelled
+        if item is None:
+            self.notify("label an item first: the judge's verdict is shown only after your own", severity="warning")
+            return
+        verdict = self.session.verify_verdict(item)
+        if verdict is None:
+            self.notify("no verification judge verdict for that item", severity="warning")
+            return
+        words = {"ok": "correct" if verdict.f else "wrong", "unparseable": "unparseable reply (counted as wrong)",
+                 "failed": "request failed (counted as wrong)", "no_answer": "no valid top answer"}[verdict.status]
+        p_yes = "" if verdict.p_yes is None else f", P(yes) {verdict.p_yes:.0%}"
+        self.last_message = f"judge on {one_line(item)}: {words}{p_yes}"
+        self._render_progress()
 
     def action_samples(self) -> None:
         if self.view is not None:

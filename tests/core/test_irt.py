@@ -24,7 +24,7 @@ from relgate_tui.core.irt.metrics import (
     wasserstein_1,
     within_category_variance,
 )
-from relgate_tui.core.irt.study import judge_irt
+from relgate_tui.core.irt.study import PHASE2_NEEDS_RATERS, judge_irt
 
 # shared/ sits beside the checkout (CI clones it there); RELGATE_SHARED_DATA overrides the place
 DATA = Path(os.environ.get("RELGATE_SHARED_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -276,3 +276,41 @@ def test_study_end_to_end_flags_a_prompt_sensitive_judge():
     assert len(doc["variants"]["typo"]["b"]) == 4 and len(doc["samples"]) == 400
     for key in ("c_v", "rho", "theta_ratio", "d_w", "phase1_pass", "converged", "loglik"):
         assert key in doc
+
+
+def test_eq2_sample_variance_convention_is_an_option():
+    theta = np.array([0.0, 2.0, 1.0, 3.0, 5.0, 4.0])
+    ratings = np.column_stack([[1, 1, 2, 2, 2, 3], [1, 2, 2, 2, 2, 3]]).astype(float)
+    v = np.array([np.var([0.0, 2.0], ddof=1) + np.var([1.0, 3.0, 5.0], ddof=1) + 0.0,  # single sample: 0
+                  0.0 + np.var([2.0, 1.0, 3.0, 5.0], ddof=1) + 0.0]) / 2
+    cv1, vbar1 = prompt_consistency(theta, ratings, ddof=1)
+    assert vbar1 == pytest.approx(tuple(v)) and cv1 == pytest.approx(v.std(ddof=1) / v.mean())
+    cv0, _ = prompt_consistency(theta, ratings)
+    assert cv0 == pytest.approx(prompt_consistency(theta, ratings, ddof=0)[0]) and cv0 != pytest.approx(cv1)
+    with pytest.raises(ValueError, match="ddof"):
+        prompt_consistency(theta, ratings, ddof=2)
+    r, _, _ = _perturbed_judge(3, 0.4, n=200)
+    assert judge_irt("j", "c", r, cv_ddof=1).to_json()["c_v_ddof"] == 1
+    assert judge_irt("j", "c", r).to_json()["c_v_ddof"] == 0
+
+
+def test_phase2_is_not_reported_from_a_single_human_column():
+    """One human number per sample: the human GRM's a is not identified (issue 20), so no θ_ratio and no D_W."""
+    ratings, human, raters = _perturbed_judge(2, 0.0)
+    for kwargs in ({}, {"raters": {i: (h,) for i, h in human.items()}}):
+        for prior in ("mml", "map"):
+            j = judge_irt("j", "c", ratings, human=human, prior=prior, **kwargs)
+            assert j.theta_ratio is None and j.d_w is None and j.phase2_label is None and j.human_fit is None
+            assert j.reason == PHASE2_NEEDS_RATERS and "\n" not in j.reason and "several" in j.reason
+            assert j.curve_llm and j.monotone  # the LLM's score-level curve is identified and still given
+            doc = j.to_json()
+            assert doc["theta_ratio"] is None and doc["d_w"] is None
+
+
+def test_phase2_from_several_raters_is_the_same_under_mml_and_map():
+    ratings, human, raters = _perturbed_judge(2, 0.0)
+    mml = judge_irt("j", "c", ratings, human=human, raters=raters, prior="mml")
+    map_ = judge_irt("j", "c", ratings, human=human, raters=raters, prior="map")
+    assert mml.theta_ratio is not None and map_.theta_ratio is not None
+    assert abs(mml.theta_ratio - map_.theta_ratio) <= 0.05
+    assert mml.phase2_label == map_.phase2_label and mml.reason is None

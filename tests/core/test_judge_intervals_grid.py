@@ -24,6 +24,18 @@ def test_the_notes_examples():
     assert _adj(3.2, 4.9, INT, 0.0) == pytest.approx((3.2, 4.9))
 
 
+def test_an_endpoint_a_hair_from_a_label_is_snapped_onto_it():
+    """np.isclose's default relative tolerance (1e-5 · |label|) once counted 4.99996 as "already on 5": it stayed
+    there, and a label 5 was missed. Every endpoint within 1e-12 of no label is rounded; the label is covered."""
+    for gap in (3e-5, 5e-5, 1e-7, 1e-10):
+        lo, up = _adj(1 + gap, 5 - gap, INT, INT.full_lambda)
+        assert (lo, up) == (1.0, 5.0)
+        lo, up = _adj(10 / 3 + gap, 14 / 3 - gap, THIRDS, THIRDS.full_lambda)
+        assert lo == pytest.approx(10 / 3, abs=1e-12) and up == pytest.approx(14 / 3, abs=1e-12)
+        assert lo <= 10 / 3 + 1e-12 and up >= 14 / 3 - 1e-12
+    assert _adj(4.0, 4.0, INT, INT.full_lambda) == (4.0, 4.0)
+
+
 def test_clipping_and_ties():
     assert _adj(-np.inf, np.inf, INT, 0.0) == (1.0, 5.0)      # q̂ = ∞ → the full scale
     assert _adj(2.5, 3.5, INT, 0.5) == (2.0, 4.0)             # halfway endpoints move outward

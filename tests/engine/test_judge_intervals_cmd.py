@@ -133,3 +133,16 @@ def test_shift_scores_calibrate_on_a_test_on_b(tmp_path, capsys):
     assert [s["method"] for s in doc["shift"]] == ["ordinal-aps"]
     assert doc["shift_scores_file"] == str(b)
     assert "## Calibrate on A, test on B" in out.read_text()
+
+
+def test_ordinal_grid_option_and_uninformative_fields(tmp_path, capsys):
+    path = _write(tmp_path / "s.jsonl", 200, raters=3)
+    out = tmp_path / "iv.json"
+    assert main(["judge-intervals", "--scores", str(path), "--methods", "ordinal-aps", "--seeds", "2",
+                 "--ordinal-grid", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["ordinal_classes"] == "label grid"
+    m = doc["methods"]["ordinal-aps"]
+    assert {"full_scale_share", "uninformative", "uninformative_reason"} <= set(m)
+    assert m["uninformative"] is False and m["uninformative_reason"] is None
+    assert "ordinal methods on the 13 label-grid classes" in capsys.readouterr().out

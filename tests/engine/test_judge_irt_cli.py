@@ -86,3 +86,43 @@ def test_unknown_judge_and_missing_file(tmp_path, capsys):
     assert "no rows for judge 'nobody'" in capsys.readouterr().err
     assert main(["judge-irt", "--ratings", str(tmp_path / "none.jsonl")]) == 2
     assert "file not found" in capsys.readouterr().err
+
+
+def test_a_single_human_column_gives_no_phase2_and_says_so_in_one_line(tmp_path, capsys):
+    path = _scores_file(tmp_path, raters=False)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows:
+        r["human"] = float(int(r["id"][1:]) % 5 + 1)
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = tmp_path / "irt.json"
+    assert main(["judge-irt", "--ratings", str(path), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["theta_ratio"] is None and doc["d_w"] is None and doc["phase2_label"] is None
+    printed = capsys.readouterr().out.splitlines()
+    said = [line for line in printed if "Phase 2 needs several human raters" in line]
+    assert len(said) == 1
+
+
+def test_cv_ddof_option(tmp_path):
+    path = _scores_file(tmp_path, shift=0.5, n=200)
+    docs = []
+    for ddof in ("0", "1"):
+        out = tmp_path / f"irt{ddof}.json"
+        assert main(["judge-irt", "--ratings", str(path), "--cv-ddof", ddof, "--json", str(out), "--quiet"]) == 0
+        docs.append(json.loads(out.read_text()))
+    assert [d["c_v_ddof"] for d in docs] == [0, 1] and docs[0]["c_v"] != docs[1]["c_v"]
+    assert docs[0]["theta_ratio"] is not None  # several raters: Phase 2 is reported
+
+
+def test_null_scores_are_no_score_and_counted(tmp_path, capsys):
+    path = _scores_file(tmp_path, n=200)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows[::7]:
+        r["score"] = None
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = tmp_path / "irt.json"
+    assert main(["judge-irt", "--ratings", str(path), "--json", str(out)]) == 0
+    n_null = len(rows[::7])
+    doc = json.loads(out.read_text())
+    assert doc["unscored_rows"] == n_null and doc["converged"] is True and doc["n_samples"] == 200
+    assert f"{n_null} of {len(rows)} row(s) have a null score" in capsys.readouterr().out

@@ -44,7 +44,9 @@ def test_json_document(tmp_path):
         assert set(m["per_source"]) == {"a", "b"}
     jury = doc["methods"]["jury"]
     assert {"k", "tolerance", "auc", "vs", "claims_improvement"} <= set(jury)
-    assert set(jury["vs"]["average-all"]) == {"p_value", "cliffs_delta", "significant"}
+    assert set(jury["vs"]["average-all"]) == {"p_value", "p_corrected", "cliffs_delta", "significant"}
+    assert doc["group_by"] == "input" and doc["n_groups"] == 150  # every item has its own input text
+    assert doc["claims_improvement"] == jury["claims_improvement"]
     assert "logprob" in doc["feature_groups"] and "embedding" in doc["feature_groups"]
     assert doc["embeddings"].startswith("tf-idf")
     assert "| jury |" in md.read_text()
@@ -65,3 +67,16 @@ def test_embeddings_options_go_together(tmp_path, capsys):
     path = _scores_file(tmp_path, n=60)
     assert main(["jury", "--scores", str(path), "--embeddings-model", "x", "--quiet"]) == 2
     assert "go together" in capsys.readouterr().err
+
+
+def test_null_scores_are_no_score_for_that_judge(tmp_path, capsys):
+    path = _scores_file(tmp_path, n=80, logprobs=False)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows[::9]:
+        r["score"] = None
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = tmp_path / "jury.json"
+    assert main(["jury", "--scores", str(path), "--splits", "2", "--search", "1", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["unscored_rows"] == len(rows[::9]) and doc["n_items"] == 80
+    assert f"{len(rows[::9])} of {len(rows)} row(s) have a null score" in capsys.readouterr().out

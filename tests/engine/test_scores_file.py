@@ -140,3 +140,20 @@ def test_rows_are_frozen():
     r = ScoreRow(id="a", score=1.0)
     with pytest.raises(AttributeError):
         r.score = 2.0  # type: ignore[misc]
+
+
+def test_a_null_score_is_no_score_for_that_judge_and_item_and_is_counted(tmp_path):
+    rows = [{"id": "a", "judge": "j1", "score": 4, "human": 4}, {"id": "a", "judge": "j2", "score": None, "human": 4},
+            {"id": "b", "judge": "j1", "score": None}, {"id": "b", "judge": "j2", "score": 2}]
+    t = load_scores(_jsonl(tmp_path, rows))
+    assert len(t) == 4 and t.unscored() == 2
+    r = t.get("a", "j2", "overall")
+    assert r is not None and r.score is None and r.logprobs is None and r.human == 4
+    note = t.unscored_note()
+    assert note is not None and note.startswith("2 of 4 row(s) have a null score") and "\n" not in note
+    again = table_from_records([r.to_record() for r in t.rows])  # written back as "score": null
+    assert again.unscored() == 2 and [r.to_record() for r in again.rows] == [r.to_record() for r in t.rows]
+    assert load_scores(_jsonl(tmp_path, [{"id": "x", "score": 1}], name="ok.jsonl")).unscored_note() is None
+    p = tmp_path / "s.csv"
+    p.write_text("id,judge,score\ni1,j,3\ni2,j,\n", encoding="utf-8")
+    assert load_scores(p).unscored() == 1

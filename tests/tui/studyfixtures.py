@@ -21,21 +21,25 @@ VARIANTS = ("original", "typo", "newline", "paraphrase")
 EVIL = "[bold red]evil[/]\u202ejudge\x1b[2J"  # markup, a bidi override and an escape sequence: shown verbatim-safe
 
 
-def irt_ratings(n: int = 150) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, float]]:
-    """judge → id → variant → rating (1–5), and the human score per id, for a steady and a noisy judge."""
+def irt_ratings(n: int = 150) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, float],
+                                       dict[str, tuple[float, ...]]]:
+    """judge → id → variant → rating (1–5), the human score per id (mean of three raters) and the raters' ratings,
+    for a steady and a noisy judge (Phase 2 needs several raters: core/irt/study.py)."""
     steady, theta = simulate_grm([2.2, 2.0, 2.1, 1.9], [[-1.5, -0.5, 0.5, 1.5]] * 4, n, seed=3)
     rng = np.random.default_rng(4)
     noisy = np.clip(np.round(1 + (theta[:, None] + 2.2) * 0.9 + rng.normal(0, 1.1, (n, 4))), 1, 5)
-    human = {f"s{i}": float(np.clip(np.round(3 + 1.2 * theta[i]), 1, 5)) for i in range(n)}
+    rated = np.clip(np.round(3 + 1.2 * theta[:, None] + rng.normal(0, 0.5, (n, 3))), 1, 5)
+    raters = {f"s{i}": tuple(float(v) for v in rated[i]) for i in range(n)}
+    human = {i: sum(r) / 3 for i, r in raters.items()}
     per_judge = {name: {f"s{i}": {v: float(y[i, k]) for k, v in enumerate(VARIANTS)} for i in range(n)}
                  for name, y in (("steady-judge", steady), (EVIL, noisy))}
-    return per_judge, human
+    return per_judge, human, raters
 
 
 @cache
 def irt_study() -> IRTStudy:
-    per_judge, human = irt_ratings()
-    return run_irt_study("coherence", per_judge, human=human)
+    per_judge, human, raters = irt_ratings()
+    return run_irt_study("coherence", per_judge, human=human, raters=raters)
 
 
 @cache
@@ -50,13 +54,13 @@ def jury_study() -> JuryStudy:
 
 
 def write_irt_file(path: Path, judges: tuple[str, ...] = ("steady-judge",), n: int = 120) -> Path:
-    per_judge, human = irt_ratings(n)
+    per_judge, _, raters = irt_ratings(n)
     with path.open("w", encoding="utf-8") as fh:
         for judge in judges:
             for i, per in per_judge[judge].items():
                 for v, score in per.items():
                     fh.write(json.dumps({"id": i, "judge": judge, "criterion": "coherence", "variant": v,
-                                         "score": score, "human": human[i]}) + "\n")
+                                         "score": score, "humans": list(raters[i])}) + "\n")
     return path
 
 

@@ -21,7 +21,7 @@ async def test_home_is_first_screen_and_lists_the_four_entries(services):
         assert isinstance(app.screen, HomeScreen)
         menu = app.screen.query_one("#menu")
         ids = [menu.get_option_at_index(i).id for i in range(menu.option_count)]
-        assert ids == ["new", "runs", "judge", "studies", "settings", "quit"]
+        assert ids == ["new", "runs", "review", "judge", "studies", "settings", "quit"]
         assert "0 stored runs" in str(app.screen.query_one("#status").content)
 
 
@@ -31,7 +31,7 @@ async def test_help_lists_every_key_of_the_screen_and_closes(services):
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         keys = dict(app.screen.screen_rows)
-        assert set(keys) == {"n", "o", "j", "t", "s", "q"}
+        assert set(keys) == {"n", "o", "v", "j", "t", "s", "q"}
         assert any(k == "? / f1" for k, _ in app.screen.app_rows)
         await pilot.press("escape")
         assert isinstance(app.screen, HomeScreen)

@@ -113,7 +113,7 @@ async def test_results_without_a_judge_explain_how_to_get_one(services):
 async def test_judge_rows_and_json_tell_pending_from_infinity(services):
     """Issue 24 §5: an item not verified yet shows "·" in the Judge & cycles table (as in the Items table) and has no
     score keys in the JSON; null there means ∞ (no acceptable answer), never "not labelled"."""
-    from relgate_tui.tui.results_judge import judge_cells
+    from relgate_tui.tui.results_judges import judge_cells
     from relgate_tui.tui.spotcheck import SpotCheckScreen
 
     cells = judge_cells({"id": "a", "compared": ["1", "2"], "rho": None, "n_cycles": 0, "mfas_cost": 0,

@@ -1,15 +1,22 @@
 """The ``text`` canonicalizer (SPEC §3.1), also applied to ``regex:`` captures: short factual answers → a
 normalised phrase, or INVALID.
 
-Where the answer is: the last ``\\boxed{…}``, ``<answer>…</answer>`` tag or JSON ``answer`` field; else the text
+Where the answer is (after a closed ``</think>`` block; none inside one that never closes): the last ``\\boxed{…}``, ``<answer>…</answer>`` tag or JSON ``answer`` field; else the text
 after the last explicit cue ("The final answer is", "the answer is", "Answer:"); else, for a multi-line reply, its
 first line when short (an answer then an explanation) or else its last line. Then lead-ins are removed ("So",
 "It's", "I think", "Therefore,") and a trailing explanation is cut (the first sentence is kept; ", because …",
 " — …" and parenthesised remarks dropped), so "It's Paris." and "Paris, because it is the capital." are one class.
+A cue may be joined by a dash ("Answer - Paris", "Answer – Paris"). A yes/no answer followed only by a tag ("Yes, it
+is.", "No, it isn't.", "Yes, that's right.") is its yes/no.
 Normalisation: Unicode NFKC, casefold, acronym dots joined (``U.S.A.`` → ``usa``), punctuation removed (a decimal
-point or comma between digits is kept), whitespace collapsed, and a *leading* article (a, an, the) removed when more
-words follow — so option ``A``, ``Vitamin A`` and ``U.S.A.`` keep their letters. A lone "the"/"an" or a bare cue is
-INVALID.
+point or comma between digits is kept), whitespace collapsed, and articles removed as the SQuAD normalisation
+(``normalize_answer``) the field scores free text with does — *wherever they stand* ("the cat in the hat", "cat in
+the hat" and "cat in hat" are one class) — with one departure, so that letters stay answers: "a" is removed only as
+the first word. After a word, a lone "a" is a letter name as often as an article ("Vitamin A", "Plan A", "Type A
+personality"), and classes are lower case and must read back as themselves, so a "vitamin a" can no longer be told
+from "cat in a hat": both keep their "a". "the" and "an" go wherever they stand. An answer that is only an article
+is not emptied: a lone "A" is the letter; a lone "the"/"an", or a bare cue, is INVALID. ``U.S.A.`` is joined
+before articles are looked for, so it keeps its letters.
 """
 
 from __future__ import annotations
@@ -18,11 +25,12 @@ import re
 import unicodedata
 
 from relgate_tui.core.canon.clean import clean
-from relgate_tui.core.canon.locate import boxed_contents
+from relgate_tui.core.canon.locate import after_thinking, boxed_contents
 
 __all__ = ["normalise_text", "text_class"]
 
-_CUE = re.compile(r"(?:\bfinal\s+answer|\bthe\s+answer|\banswer)\s*(?:is|:|would\s+be|=)\s*", re.IGNORECASE)
+_CUE = re.compile(r"(?:\bfinal\s+answer|\bthe\s+answer|\banswer)\s*(?:is|:|would\s+be|=|[-–—](?=\s))\s*",
+                  re.IGNORECASE)
 _TAG = re.compile(r"<(final_answer|answer)>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
 _JSON_FIELD = re.compile(r'"(?:final[_ ]?answer|answer)"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
 _PREAMBLE = re.compile(
@@ -51,9 +59,23 @@ _LEAD_WORDS = (
     ("definitely",), ("likely",), ("correct",),
 )  # fmt: skip
 _ARTICLES = ("a", "an", "the")
+_INNER_ARTICLES = ("an", "the")  # removed wherever they stand; "a" only as the first word (module docstring)
+_YES_NO = ("yes", "no")
+# a tag after yes/no: a pronoun with an auxiliary ("it is", "they don t", "she was not") or an agreement word
+_TAG_PRONOUNS = frozenset("it that this they he she we you i there".split())
+_TAG_WORDS = _TAG_PRONOUNS | frozenset(
+    "s is are was were do does did can could will would has have had should must am m re ll d ve t not n isn aren "
+    "wasn weren don doesn didn cannot couldn won wouldn hasn haven hadn shouldn true right correct so indeed of "
+    "course definitely absolutely exactly certainly sure think believe".split()
+)
+_AGREEMENT_OPENERS = frozenset("that right correct true indeed of definitely absolutely exactly certainly sure".split())
 
 
 def _span(text: str) -> str:
+    answer_part = after_thinking(text)
+    if answer_part is None:
+        return ""  # reasoning cut off inside its <think> block: no answer
+    text = answer_part
     boxed = [b for b in boxed_contents(text) if b.strip()]
     if boxed:
         return boxed[-1]
@@ -101,6 +123,8 @@ def normalise_text(text: str) -> str | None:
     i, changed, first = 0, True, True  # words[i:] is what is left (an index, not copies: linear time)
     while changed and i < len(words):
         changed = False
+        if len(words) - i > 1 and words[i] in _YES_NO and _is_tag(words[i + 1 :]):
+            return words[i]  # "Yes, it is." / "So no, it isn't."
         for cue in _CUE_WORDS:
             if tuple(words[i : i + len(cue)]) == cue:
                 if len(words) - i == len(cue):
@@ -117,7 +141,15 @@ def normalise_text(text: str) -> str | None:
     words = words[i:]
     if words in (["the"], ["an"]):
         return None  # a lone article is no answer
+    if len(words) > 1:  # SQuAD: articles removed wherever they stand ("a" only as the first word, above)
+        words = [w for w in words if w not in _INNER_ARTICLES] or words[-1:]
     return " ".join(words) or None
+
+
+def _is_tag(words: list[str]) -> bool:
+    """``words`` (after a yes/no) are only a tag: a pronoun and an auxiliary, or an agreement ("that's right")."""
+    return (len(words) <= 5 and (words[0] in _TAG_PRONOUNS or words[0] in _AGREEMENT_OPENERS)
+            and all(w in _TAG_WORDS for w in words))
 
 
 _LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|emph)\s*\{([^{}]*)\}")

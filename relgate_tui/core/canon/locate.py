@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["Span", "boxed_contents", "locate", "looks_refused", "looks_truncated"]
+__all__ = ["Span", "after_thinking", "boxed_contents", "locate", "looks_refused", "looks_truncated"]
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,19 @@ _REFUSAL = re.compile(
 )
 _TRUNCATED_END = re.compile(
     r"(?:[:,(\[{+*/=×-]|\\|(?:^|(?<=\s))(?:the|a|an|and|or|to|of|then|so|is|are|was|by|with|we|for|that|which|step|from|in|on"
-    r"|at|be|as|if|this|these|its|our|let|now|next|first|second|finally|thus|therefore|hence))\s*$",
+    r"|at|be|as|if|this|these|its|our|let|now|next|first|second|finally|thus|therefore|hence"
+    r"|makes?|gives?|gets?|equals|becomes?|yields?|leaves|costs?|earns?|pays?|totals?|needs?|has|have|had|get|got))\s*$",
     re.IGNORECASE,
 )
+# the final sentence announces an operation ("Now we multiply 5 by 4", "Next, add 12 and 7") with no result after it
+_PENDING_OPERATION = re.compile(
+    r"\b(?:multiply|divide|add|subtract|calculate|compute|convert|sum\s+up)\b"
+    r"(?![^\n]*(?:=|\b(?:is|are|equals?|gives?|giving|gets?|getting|get|makes?|making|yields?|results?|which|so|that'?s)\b))"
+    r"[^\n.!?;]*$",
+    re.IGNORECASE,
+)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 
 
 def looks_refused(text: str) -> bool:
@@ -107,10 +117,23 @@ _LIST_MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•]|step\s+\d+[.:)]?)\s*$", r
 
 
 def looks_truncated(line: str) -> bool:
-    """The final line stops mid-thought: a trailing colon, comma, operator or function word, or a bare list
-    marker ("2.")."""
+    """The final line stops mid-thought: a trailing colon, comma, operator, function word or object-less verb, a
+    bare list marker ("2."), or a final sentence that announces an operation and gives no result."""
     line = line.rstrip(" *_`")
-    return _TRUNCATED_END.search(line) is not None or _LIST_MARKER.match(line) is not None
+    if _TRUNCATED_END.search(line) is not None or _LIST_MARKER.match(line) is not None:
+        return True
+    last = SENTENCE_END.split(line)[-1] if not line.endswith((".", "!", "?")) else ""
+    return _PENDING_OPERATION.search(last) is not None
+
+
+def after_thinking(text: str) -> str | None:
+    """The reply without its reasoning block: the text after the last ``</think>``; None when a ``<think>`` block
+    never closes (the reasoning was cut off before any answer); the text itself when there is no block."""
+    closes = list(_THINK_CLOSE.finditer(text))
+    opens = list(_THINK_OPEN.finditer(text))
+    if opens and (not closes or opens[-1].start() > closes[-1].start()):
+        return None
+    return text[closes[-1].end() :] if closes else text
 
 
 def _json_answer(text: str) -> str | None:
@@ -158,8 +181,12 @@ def correction_tail(text: str, after: int) -> str | None:
 def locate(text: str) -> list[Span]:
     """Candidate answer spans of a cleaned, LaTeX-rewritten reply, best first (see the module docstring). The
     caller takes the first span it can read. The final line is a candidate only when the reply neither refuses
-    nor stops mid-thought."""
+    nor stops mid-thought; a reply whose reasoning block never closes has no candidate."""
     spans: list[Span] = []
+    answer_part = after_thinking(text)
+    if answer_part is None:
+        return []
+    text = answer_part
     value = _json_answer(text)
     if value is not None:
         return [Span(value, "json")]

@@ -5,7 +5,8 @@ equals an option's text; the last explicit cue ("the answer is [definitely] B", 
 D") — a cue naming two options ("A and C") is no single answer; a first line that is only a letter ("B", then a
 blank line and an explanation naming other options); an answer naming several options ("Both A and C are
 correct.") is INVALID; a leading letter ("B", "(B) …", "B) …", "B. …", "b is correct") — but never the English
-article ("A train leaves…" is not option A); a commitment ("I'd say it's probably B, though C is close.", "I choose
+article ("A train leaves…" is not option A); a letter joined to an option's text by a dash ("A - London", "A – London",
+"B — Paris"), the letter — unless the text is exactly another option's, which contradicts it (INVALID); a commitment ("I'd say it's probably B, though C is close.", "I choose
 C"); bold ``**C**``; the first parenthesised letter; "option c" / "Choice (b)"; an option's text after a cue (the
 head of the cue's clause: "The answer is Paris, not Berlin." → Paris) or as the only option text mentioned outside a
 negation; a lone capital letter token. Letters need word boundaries (the "d" of "definitely" is not option D).
@@ -43,6 +44,7 @@ _MCQ_LEADING_LOWER = re.compile(
     r"^\s*[(\[]\s*([a-j])\s*[)\]]|^\s*([a-j])\s*[).:](?:\s|$)|^\s*([a-j])\s*$"
     r"|^\s*([a-j])\s+(?=(?:is|seems|would\s+be|must\s+be|should\s+be)\s+(?:the\s+)?(?:correct|right|best|answer|true))",
 )
+_DASHED = re.compile(r"^\s*[*_]*\s*[(\[]?\s*([A-Ja-j])\s*[)\]]?\s*(?:[-–—]\s+|\s[-–—]\s*)(\S[^\n]*)")
 _MCQ_BOLD = re.compile(r"\*\*\s*[(\[]?([A-J])[)\]]?\s*[.:)]?\s*\*\*")
 _MCQ_PAREN = re.compile(r"[(\[]\s*([A-J])\s*[)\]]")
 _MCQ_LONE = re.compile(r"(?<![\w'’-])([A-J])(?![\w'’-])")
@@ -186,6 +188,12 @@ def mcq_class(answer: str, choices: Sequence[str]) -> str | None:
     first_sentence = re.split(r"(?<=[a-z)\]])[.!?](?:\s|$)|\n", text, maxsplit=1)[0]
     if _MULTI.match(first_sentence) or _ONLY_LIST.fullmatch(text):
         return None
+    dashed = _DASHED.match(text)
+    if dashed and ok(dashed.group(1)):
+        named = by_text(dashed.group(2)) or by_text(clause_head(dashed.group(2)))
+        if named is not None and named != ok(dashed.group(1)):
+            return None  # "A - London" when London is option B: the letter and the text disagree
+        return ok(dashed.group(1))
     lead = ok(_leading_letter(text))
     if lead:
         return lead

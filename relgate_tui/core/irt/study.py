@@ -8,7 +8,12 @@ Choices the paper leaves open (notes §2.6–2.7), made here and reported in the
 
 - Phase 2 uses the θ̂ of the Phase 1 joint fit (θ is shared across variants, so the joint fit is the paper's model)
   and groups samples by their *original-prompt* rating for θ_range; max/min are the observed extremes.
-- The human θ comes from a GRM fitted on the human ratings of the same samples (one item per rater).
+- The human θ comes from a GRM fitted on the human ratings of the same samples, one item per rater. It needs at
+  least two raters per sample (``raters``, a file's ``humans``): fitted on a single item (one ``human`` number per
+  sample), the GRM's discrimination is not identified — the likelihood is flat in a, MML stops at its start value,
+  MAP returns the prior, and θ_ratio runs from 4.7 to 0.6 as a goes from 0.3 to 8 (issue 20). So with fewer than two
+  raters Phase 2 reports no θ_ratio and no D_W, only the one-line reason :data:`PHASE2_NEEDS_RATERS`; the
+  score-level curve of the LLM's θ̂ by human score (identified: it uses the judge's fit only) is still given.
 - Phase 2 is computed for every judge whose fits converged, whether or not it passed Phase 1 (as the paper's tables
   do), and the JSON says whether Phase 1 passed.
 """
@@ -22,6 +27,7 @@ import numpy as np
 
 from relgate_tui.core.irt.grm import GRMFit, IRTInputError, fit_grm
 from relgate_tui.core.irt.metrics import (
+    CV_DDOF,
     CV_MAX,
     RHO_MIN,
     is_monotone,
@@ -33,6 +39,9 @@ from relgate_tui.core.irt.metrics import (
     theta_range,
     wasserstein_1,
 )
+
+PHASE2_NEEDS_RATERS = ("Phase 2 needs several human raters per sample (a `humans` list): with one human score the "
+                       "human θ scale is not identified, so θ_ratio and D_W are not reported")
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,7 @@ class JudgeIRT:
     monotone: bool | None = None
     reason: str | None = None
     notes: tuple[str, ...] = field(default=())
+    cv_ddof: int = 0
 
     @property
     def converged(self) -> bool:
@@ -81,6 +91,7 @@ class JudgeIRT:
             "samples": [{"id": i, "theta": float(t), "theta_var": float(s)}
                         for i, t, s in zip(self.ids, self.fit.theta, self.fit.theta_var, strict=True)],
             "c_v": self.c_v, "rho": self.rho, "phase1_pass": self.phase1_pass, "phase1": self.phase1_sentence,
+            "c_v_ddof": self.cv_ddof,
             "thresholds": {"c_v_max": CV_MAX, "rho_min": RHO_MIN},
             "theta_range_llm": self.theta_range_llm, "theta_range_human": self.theta_range_human,
             "theta_ratio": self.theta_ratio, "d_w": self.d_w, "phase2_label": self.phase2_label,
@@ -136,10 +147,14 @@ def judge_irt(
     original: str = "original",
     prior: str = "mml",
     near_tolerance: float = 0.10,
+    cv_ddof: int = 0,
 ) -> JudgeIRT:
     """Phase 1 and Phase 2 for one judge. ``ratings[id][variant]`` is the judge's rating; ``human[id]`` the human
-    score (mean over raters); ``raters[id]`` the per-rater ratings (same length for every id). Raises
-    :class:`IRTInputError` (one line) when the judge's ratings cannot be fitted."""
+    score (mean over raters); ``raters[id]`` the per-rater ratings (same length for every id, at least two for
+    Phase 2); ``cv_ddof`` the variance convention of C_V (0 or 1, :mod:`.metrics`). Raises :class:`IRTInputError`
+    (one line) when the judge's ratings cannot be fitted."""
+    if cv_ddof not in CV_DDOF:
+        raise IRTInputError(f"C_V ddof must be 0 or 1, not {cv_ddof!r}")
     ids = tuple(ratings)
     variants = tuple(dict.fromkeys(v for per in ratings.values() for v in per))
     if not variants:
@@ -157,12 +172,12 @@ def judge_irt(
         scale = tuple(float(v) for v in range(int(min(scale)), int(max(scale)) + 1))
     base = JudgeIRT(judge=judge, criterion=criterion, ids=ids, variants=variants, original=original, scale=scale,
                     fit=fit, c_v=None, v_bar=(), rho=None, phase1_pass=None,
-                    phase1_sentence="no metrics: the fit did not converge")
+                    phase1_sentence="no metrics: the fit did not converge", cv_ddof=cv_ddof)
     if not fit.converged:
         return replace(base, reason=fit.message)
     notes = []
     if len(variants) >= 2:
-        c_v, v_bar = prompt_consistency(fit.theta, y)
+        c_v, v_bar = prompt_consistency(fit.theta, y, cv_ddof)
     else:
         c_v, v_bar = None, ()
         notes.append("one prompt variant only: C_V needs several, so Phase 1 is undecided")
@@ -186,14 +201,18 @@ def _phase2(result: JudgeIRT, y: np.ndarray, human: Mapping[str, float],
         return replace(result, reason=f"Phase 2 needs at least 10 samples with a human score and an "
                                       f"original-prompt rating (have {len(keep)})")
     h = np.array([human[result.ids[k]] for k in keep], dtype=float)
-    if raters and all(result.ids[k] in raters for k in keep):
-        widths = {len(raters[result.ids[k]]) for k in keep}
-        if len(widths) != 1:
-            return replace(result, reason="Phase 2: samples have different numbers of human raters")
-        hy = np.array([list(raters[result.ids[k]]) for k in keep], dtype=float)
-        items = tuple(f"rater{r + 1}" for r in range(hy.shape[1]))
-    else:
-        hy, items = h[:, None], ("human",)
+    th_llm = result.fit.theta[keep]
+    curve_llm = tuple(score_level_curve(th_llm, h))
+    curves = replace(result, curve_llm=curve_llm, monotone=is_monotone(curve_llm))
+    if not raters or not all(result.ids[k] in raters for k in keep):
+        return replace(curves, reason=PHASE2_NEEDS_RATERS)
+    widths = {len(raters[result.ids[k]]) for k in keep}
+    if len(widths) != 1:
+        return replace(curves, reason="Phase 2: samples have different numbers of human raters")
+    if widths.pop() < 2:
+        return replace(curves, reason=PHASE2_NEEDS_RATERS)
+    hy = np.array([list(raters[result.ids[k]]) for k in keep], dtype=float)
+    items = tuple(f"rater{r + 1}" for r in range(hy.shape[1]))
     try:
         human_fit = fit_grm(hy, items, prior=prior)
     except IRTInputError as exc:
@@ -201,21 +220,18 @@ def _phase2(result: JudgeIRT, y: np.ndarray, human: Mapping[str, float],
     if not human_fit.converged:
         return replace(result, human_fit=human_fit, reason=f"Phase 2: the human fit did not converge: "
                                                            f"{human_fit.message}")
-    th_llm = result.fit.theta[keep]
     r_llm = theta_range(th_llm, y[keep, o])
     r_hum = theta_range(human_fit.theta, h)
     ratio = r_llm / r_hum if r_hum != 0 else float("nan")
     label, sentence = phase2_labels(ratio, near_tolerance)
-    curve_llm = tuple(score_level_curve(th_llm, h))
-    return replace(result, human_fit=human_fit, theta_range_llm=r_llm, theta_range_human=r_hum, theta_ratio=ratio,
+    return replace(curves, human_fit=human_fit, theta_range_llm=r_llm, theta_range_human=r_hum, theta_ratio=ratio,
                    d_w=wasserstein_1(th_llm, human_fit.theta), phase2_label=label, phase2_sentence=sentence,
-                   curve_llm=curve_llm, curve_human=tuple(score_level_curve(human_fit.theta, h)),
-                   monotone=is_monotone(curve_llm))
+                   curve_human=tuple(score_level_curve(human_fit.theta, h)))
 
 
 def run_irt_study(criterion: str, per_judge: Mapping[str, Mapping[str, Mapping[str, float]]], *,
                   human: Mapping[str, float] | None = None, raters: Mapping[str, Sequence[float]] | None = None,
-                  prior: str = "mml", original: str = "original") -> IRTStudy:
+                  prior: str = "mml", original: str = "original", cv_ddof: int = 0) -> IRTStudy:
     """:func:`judge_irt` for every judge in ``per_judge`` (judge → id → variant → rating)."""
     return IRTStudy(criterion, tuple(judge_irt(j, criterion, r, human=human, raters=raters, prior=prior,
-                                               original=original) for j, r in per_judge.items()))
+                                               original=original, cv_ddof=cv_ddof) for j, r in per_judge.items()))

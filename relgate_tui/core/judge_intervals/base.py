@@ -3,9 +3,9 @@
 **Which data trains the learned models** (the paper does not say; notes §2.2). The paper splits items 50/50 into a
 calibration half and a test half. A learned model fitted on the same points it is calibrated on breaks
 exchangeability between calibration and test scores, so the guarantee is lost. The statistically valid reading used
-here: the calibration half is split again (in its permutation order) into a *fit* part (first ⌊m/2⌋) that trains
-the quantile regressors / networks / kernels / boosting, and a *conformal* part (the rest) that computes the
-scores and q̂. Ordinal methods learn nothing, so they calibrate on the whole calibration half.
+here: the calibration half is split again (in its permutation order) into a *fit* part that trains the quantile
+regressors / networks / kernels / boosting, and a *conformal* part (the rest) that computes the scores and q̂. The
+fit part is 80% by default (at least min(50, m/2) items left to calibrate on; ``study.fit_size``, measured there). Ordinal methods learn nothing, so they calibrate on the whole calibration half.
 
 **Conformal quantile.** q̂ is the ⌈(n+1)(1−α)⌉-th smallest of the n calibration scores (the notes: the paper prints
 [·], ⌊·⌋ and ⌈·⌉; the guarantee of Eq. 5 needs the ceiling). When ⌈(n+1)(1−α)⌉ > n, q̂ = +∞ (the interval is the
@@ -36,6 +36,7 @@ class SplitData:
     scale: np.ndarray    # the K scale values behind the columns of z (e.g. 1..5)
     lo: float            # smallest admissible label
     hi: float            # largest admissible label
+    label_step: float | None = None   # the label grid's step (regular grids), for label-aligned bins
 
     @property
     def z_calib_all(self) -> np.ndarray:

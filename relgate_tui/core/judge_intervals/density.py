@@ -57,24 +57,47 @@ def _nested_sequence(p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return big_l, big_u, mass
 
 
-def chr_method(d: SplitData, alpha: float, seed: int) -> Bounds:
-    """Conformal histogram regression. For levels τ, C_τ(z) is the nested bin interval whose estimated mass first
-    reaches τ (Eq. 28); score s_i = the smallest τ with y_i ∈ C_τ(z_i) (Eq. 29, here with τ continuous, T → ∞);
-    t̂ = the ⌈(n+1)(1−α)⌉-th smallest score; C(z) = C_t̂(z) (Eq. 30).
+def chr_edges(d: SplitData) -> np.ndarray:
+    """CHR's bins: label-aligned when the labels lie on a regular grid of at most CHR_BINS values (one bin per label,
+    centred on it: edges halfway between labels, the outer ones clipped to [lo, hi]); else equal bins, ~8 fit points
+    each, 10–50."""
+    if d.label_step is not None and d.label_step > 0:
+        g = int(round((d.hi - d.lo) / d.label_step)) + 1
+        if 2 <= g <= CHR_BINS:
+            inner = d.lo + d.label_step * (np.arange(1, g) - 0.5)
+            return np.concatenate([[d.lo], inner, [d.hi]])
+    return bin_edges(d.lo, d.hi, int(np.clip(d.z_fit.shape[0] // 8, 10, CHR_BINS)))
 
-    This *is* the conformal calibration step (the paper's authors' code skipped it, hence their ~80% coverage).
-    Guarantee: P(Y ∈ C(Z)) ≥ 1 − α (Sesia & Romano 2021, Thm 1; without their optional randomisation, so the
-    coverage is conservative rather than exact).
+
+def chr_method(d: SplitData, alpha: float, seed: int) -> Bounds:
+    """Conformal histogram regression with the randomised score of Sesia & Romano (2021, §2.3).
+
+    For levels τ, C_τ(z) is the nested bin interval whose estimated mass first reaches τ (Eq. 28): C_1 ⊂ … ⊂ C_J, with
+    masses M_1 ≤ … ≤ M_J = 1 (M_0 = 0). A label y first enters at k_y; the deterministic score of Eq. 29 is M_{k_y},
+    which jumps by a whole bin's mass — with 13-valued labels (three-rater means) nearly every label sits at such a
+    jump, and the set grows by whole bins: conservative, and 2–3× wider than need be. The randomised score is
+    s = M_{k_y − 1} + U·(M_{k_y} − M_{k_y − 1}), U ~ Uniform(0, 1) (seeded). With t̂ the ⌈(n+1)(1−α)⌉-th smallest
+    calibration score, a test point's set is C_{k−1} or C_k, where M_{k−1} < t̂ ≤ M_k, taking C_k with probability
+    (t̂ − M_{k−1}) / (M_k − M_{k−1}): y is in the set exactly when its own randomised score is ≤ t̂.
+
+    Guarantee: the randomised scores are exchangeable and continuous, so P(Y ∈ C(Z)) ≥ 1 − α (and ≤ 1 − α + 1/(n+1)):
+    exact rather than conservative. This *is* the conformal calibration step (the paper's authors' code skipped it,
+    hence their ~80% coverage).
     """
     std = standardizer(d.z_fit)
-    n_bins = int(np.clip(d.z_fit.shape[0] // 8, 10, CHR_BINS))   # ~8 fit points per bin, 10–50 bins
-    edges = bin_edges(d.lo, d.hi, n_bins)
+    edges = chr_edges(d)
+    n_bins = len(edges) - 1
     net = histogram_net(std(d.z_fit), bin_index(d.y_fit, edges), n_bins, seed=seed)
+    rng = np.random.default_rng([seed, 20_211])
     p_cal = softmax(net.forward(std(d.z_cal)))
     L, U, M = _nested_sequence(p_cal)
     b = bin_index(d.y_cal, edges)[:, None]
     contained = (L <= b) & (b <= U)
-    scores = np.where(contained, M, np.inf).min(axis=1)
+    k_y = np.argmax(contained, axis=1)   # nested: the first interval holding y (C_J holds every bin)
+    rows = np.arange(len(k_y))
+    m_hi = M[rows, k_y]
+    m_lo = np.where(k_y > 0, M[rows, np.maximum(k_y - 1, 0)], 0.0)
+    scores = m_lo + rng.uniform(size=len(k_y)) * (m_hi - m_lo)
     t = conformal_quantile(scores, alpha)
     if math.isinf(t):
         n = d.z_test.shape[0]
@@ -83,7 +106,18 @@ def chr_method(d: SplitData, alpha: float, seed: int) -> Bounds:
     Lt, Ut, Mt = _nested_sequence(p_test)
     k = np.argmax(Mt >= t - 1e-12, axis=1)   # first (smallest) interval reaching t; M_J = 1 ≥ t always
     rows = np.arange(len(k))
+    below = np.where(k > 0, Mt[rows, np.maximum(k - 1, 0)], 0.0)
+    gap = Mt[rows, k] - below
+    take = np.where(gap > 1e-12, (t - below) / np.where(gap > 1e-12, gap, 1.0), 1.0)
+    k = np.where((k > 0) & (rng.uniform(size=len(k)) > take), k - 1, k)
+    if _label_aligned(d, edges):   # one label per bin: the interval from the first to the last label it holds
+        centres = d.lo + d.label_step * np.arange(n_bins)  # type: ignore[operator]
+        return Bounds(centres[Lt[rows, k]], centres[Ut[rows, k]])
     return Bounds(edges[Lt[rows, k]], edges[Ut[rows, k] + 1])
+
+
+def _label_aligned(d: SplitData, edges: np.ndarray) -> bool:
+    return d.label_step is not None and len(edges) - 1 == int(round((d.hi - d.lo) / d.label_step)) + 1
 
 
 # ---- R2CCP ----------------------------------------------------------------------------------------------------

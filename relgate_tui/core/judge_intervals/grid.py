@@ -97,7 +97,10 @@ def _round(x: np.ndarray, v: np.ndarray, lam: float, *, side: str) -> np.ndarray
     j = np.clip(np.searchsorted(v, x, side="left"), 1, len(v) - 1)
     below, above = v[j - 1], v[j]
     d_below, d_above = x - below, above - x
-    exact = np.isclose(x, v[np.abs(x[:, None] - v[None, :]).argmin(axis=1)], atol=1e-12) if x.size else x.astype(bool)
+    # an endpoint already on a label stays put; "on" is an absolute 1e-12 (np.isclose's default relative tolerance,
+    # 1e-5 · |label|, kept an endpoint 5·10⁻⁵ below a label 5 unsnapped, and the label was then counted as missed)
+    nearest_label = v[np.abs(x[:, None] - v[None, :]).argmin(axis=1)] if x.size else x
+    exact = np.isclose(x, nearest_label, rtol=0.0, atol=1e-12) if x.size else x.astype(bool)
     if side == "lower":   # ties go down (outward)
         nearest = np.where(d_below <= d_above + _TOL, below, above)
     else:                 # ties go up (outward)

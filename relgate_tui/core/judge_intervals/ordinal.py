@@ -4,16 +4,36 @@ Both grow a contiguous set of scale values from the most probable one, adding at
 larger (weighted) probability — Lu et al.'s ordinal APS order, and the greedy order of Xu et al.'s
 ``WeightedCRPredictor``. These methods learn nothing, so they calibrate on the whole calibration half.
 A label y (possibly a 3-rater mean such as 10/3) is covered by a set [l, u] of scale values when l ≤ y ≤ u.
+
+**Classes on the label grid** (:func:`on_label_grid`, ``--ordinal-grid``). With three-rater-mean labels the grid has
+13 values (1, 4/3, …, 5) but the judge's tokens only 5, so sets over 1–5 end on integers and cover a label like 10/3
+only by reaching 3 or 4. The authors' construction (their ``OrdinalAPS_random.ipynb``, commented out there) classifies
+on the grid instead: each item's K log-probs are interpolated linearly onto the grid values (np.interp; the grid's
+end points are the scale's, 1 → 1 and 5 → 13 under 3y − 2) and softmax over the G grid classes gives p; the methods
+then grow sets of grid values. Any score keeps the conformal guarantee, so coverage stays ≥ 1 − α; the sets can end
+on thirds, which makes them narrower on three-rater data.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from .base import INF_REASON, Bounds, SplitData
 from .features import softmax_rows
+
+
+def on_label_grid(d: SplitData, values: Sequence[float]) -> SplitData:
+    """The split with its log-prob columns interpolated onto the label grid ``values`` (module docstring)."""
+    v = np.asarray(values, dtype=float)
+
+    def interp(z: np.ndarray) -> np.ndarray:
+        return np.vstack([np.interp(v, d.scale, row) for row in z]) if z.size else np.empty((0, v.size))
+
+    return replace(d, z_fit=interp(d.z_fit), z_cal=interp(d.z_cal), z_test=interp(d.z_test), scale=v)
 
 
 def _grow(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

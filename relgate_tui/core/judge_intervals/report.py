@@ -41,7 +41,8 @@ def render_markdown(study: IntervalStudy) -> str:
         f"{head}" if head else "",
         f"{study.n_items} items ({study.dropped} rows dropped: no log-probs or no human rating) · α = {study.alpha:g} "
         f"(target coverage {100 * target:g}%) · {len(study.seeds)} seeds · grid {study.grid.name} "
-        f"(step {study.grid.step:.4g}) · adjustment λ = {study.adjust_lambda:.4g}",
+        f"(step {study.grid.step:.4g}) · adjustment λ = {study.adjust_lambda:.4g}"
+        + (f" · ordinal methods on the {len(study.grid.values)} label-grid classes" if study.ordinal_grid else ""),
         "",
         "| method | family | coverage | width | adj. coverage | adj. width | seeds ≥ 1−α (adj.) | binom p (adj.) | "
         "criterion | s/run |",
@@ -49,13 +50,16 @@ def render_markdown(study: IntervalStudy) -> str:
     ]
     for m in study.methods:
         ok = "✓" if m.adjusted.coverage_mean >= target else "✗"
+        if m.uninformative:
+            ok += " uninformative"
         lines.append(
             f"| {m.name} | {m.family} | {_pct(m.raw.coverage_mean)} ± {_pct(m.raw.coverage_sd)} | "
             f"{_f(m.raw.width_mean)} ± {_f(m.raw.width_sd)} | {_pct(m.adjusted.coverage_mean)} ± "
             f"{_pct(m.adjusted.coverage_sd)} | {_f(m.adjusted.width_mean)} ± {_f(m.adjusted.width_sd)} | "
             f"{100 * m.adjusted.share_covered:.0f}% | {_f(m.adjusted.binom_p_median)} | {ok} | "
             f"{m.seconds_mean:.2f} |")
-    lines += ["", "Criterion ✓: mean coverage after adjustment ≥ 1 − α. Coverage after adjustment is never lower "
+    lines += ["", "Criterion ✓: mean coverage after adjustment ≥ 1 − α; *uninformative*: most of the method's "
+              "intervals span the whole scale (valid, but no finding). Coverage after adjustment is never lower "
               "than before (Theorem 1): " + ("holds on every split for every method."
                                              if all(m.never_dropped for m in study.methods) else
                                              "VIOLATED for " + ", ".join(m.name for m in study.methods
@@ -78,7 +82,7 @@ def render_markdown(study: IntervalStudy) -> str:
         for s in study.shift:
             lines.append(f"| {s.method} | {_pct(s.coverage_mean)} ± {_pct(s.coverage_sd)} | {_f(s.width_mean)} | "
                          f"{_pct(s.adj_coverage_mean)} | {_f(s.adj_width_mean)} |")
-    notes = [(m.name, r) for m in study.methods for r in m.reasons]
+    notes = [(m.name, r) for m in study.methods for r in (*m.reasons, m.uninformative_reason) if r]
     if notes:
         lines += ["", "## Notes", ""] + [f"- {name}: {r}" for name, r in notes]
     return "\n".join(line for line in lines) + "\n"

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from relgate_tui.core.jury.features import TOPICS, EmbeddingFeatures, group_of, tfidf_embeddings
+from relgate_tui.core.jury.groups import group_splits, item_splits
 from relgate_tui.core.jury.predictors import fit_predictor, reliability_labels, roc_auc
 from relgate_tui.core.jury.protocol import (
     BASELINES,
@@ -21,10 +22,11 @@ from relgate_tui.core.jury.protocol import (
     JuryStudy,
     MethodResult,
     _mean_available,
-    cliffs_delta,
+    corrected_t_greater,
     jury_scores,
     kendall,
     normalise,
+    paired_delta,
     wilcoxon_greater,
 )
 from relgate_tui.errors import DataError
@@ -64,15 +66,19 @@ def validate(data: JuryData) -> None:
     empty = [data.judges[c] for c in range(j) if np.all(np.isnan(data.scores[:, c]))]
     if empty:
         raise JuryInputError(f"judge {empty[0]!r} has no scores")
+    if data.groups is not None:
+        if len(data.groups) != n:
+            raise JuryInputError(f"{len(data.groups)} group labels for {n} items")
+        g = len(set(data.groups))
+        if g < 10:
+            raise JuryInputError(f"{g} groups ({data.group_by}): a grouped 60/20/20 protocol needs at least 10 "
+                                 "(split by item, or group by a finer field)")
 
 
-def _splits(n: int, count: int, seed: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    out = []
-    for s in range(count):
-        perm = np.random.default_rng(seed + s).permutation(n)
-        a, b = int(round(0.6 * n)), int(round(0.8 * n))
-        out.append((np.sort(perm[:a]), np.sort(perm[a:b]), np.sort(perm[b:])))
-    return out
+def splits_of(data: JuryData, count: int, seed: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The protocol's (train, validation, test) index parts: grouped when ``data.groups`` is set (:mod:`.groups`)."""
+    n = data.scores.shape[0]
+    return item_splits(n, count, seed) if data.groups is None else group_splits(data.groups, count, seed)
 
 
 def _tune(r_all: np.ndarray, s: np.ndarray, h: np.ndarray, ks: Sequence[int],
@@ -167,7 +173,7 @@ def _run(data: JuryData, texts: Mapping[str, Sequence[str | None]] | None,
     aucs: dict[str, list[float | None]] = {j: [] for j in data.judges}
     examples: list[dict] = []
     ctx = _SplitContext(data, texts, embeddings, s_norm, h_norm, tols, tuple(ks), tuple(sources), n_search, seed)
-    for split_no, out in enumerate(_outcomes(ctx, _splits(n, splits, seed), workers, progress)):
+    for split_no, out in enumerate(_outcomes(ctx, splits_of(data, splits, seed), workers, progress)):
         k_chosen.append(out["k"])
         tol_chosen.append(out["tolerances"])
         for name, auc in out["aucs"].items():
@@ -183,14 +189,17 @@ def _run(data: JuryData, texts: Mapping[str, Sequence[str | None]] | None,
                                {src: tuple(v) for src, v in per_source[m].items()} if len(per_source[m]) > 1 else {})
                for m in method_taus}
     comparisons = tuple(Comparison(b, wilcoxon_greater(method_taus["jury"], method_taus[b]),
-                                   cliffs_delta(method_taus["jury"], method_taus[b]))
+                                   paired_delta(method_taus["jury"], method_taus[b]),
+                                   corrected_t_greater(method_taus["jury"], method_taus[b]))
                         for b in method_taus if b != "jury")
     auc_mean = {j: (float(np.mean([a for a in v if a is not None])) if any(a is not None for a in v) else None)
                 for j, v in aucs.items()}
     return JuryStudy(judges=data.judges, n_items=n, splits=splits, seed=seed, methods=methods,
                      k_per_split=tuple(k_chosen), tolerance_per_split=tuple(tol_chosen), auc_per_judge=auc_mean,
                      comparisons=comparisons, feature_groups=tuple(groups), example_items=tuple(examples),
-                     claim_alpha=claim_alpha)
+                     claim_alpha=claim_alpha, group_by=data.group_by if data.groups is not None else None,
+                     n_groups=len(set(data.groups)) if data.groups is not None else None,
+                     warnings=data.warnings)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,9 @@ from relgate_tui.engine.certification.analysis import (
     split_items,
     used_sample_count,
 )
+from relgate_tui.engine.certification.assisted_section import ASSISTED_GATES, apply_assisted_gate
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
+from relgate_tui.engine.review.summary import read_review_summary
 from relgate_tui.engine.runs.labels_file import (
     CRASH_AFTER_LABELS_ENV,
     apply_labels,
@@ -127,6 +129,9 @@ class CertifyConfig:
     pairwise_judge_model: str | None = None
     pairwise_judge_api_key_env: str | None = None
     pairwise_judge_reps: int = 3
+    verify_judge_model: str | None = None
+    verify_judge_endpoint: str | None = None  # None = the answering endpoint
+    verify_judge_api_key_env: str | None = None  # issue 22: judging.verify_judge.config_of(cfg)
 
     @property
     def uses_pairwise_judge(self) -> bool:
@@ -195,8 +200,8 @@ class CertifyConfig:
             _is_number(self.min_reliability) and 0.0 <= self.min_reliability <= 1.0
         ):
             bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
-        if self.gate_on not in core_certify.GATE_ON_CHOICES:
-            bad(f"--gate-on must be 'bound' or 'level', got {self.gate_on!r}")
+        if self.gate_on not in (*core_certify.GATE_ON_CHOICES, *ASSISTED_GATES):
+            bad(f"--gate-on must be one of bound, level, assisted, best, got {self.gate_on!r}")
         for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
             if price is not None and not (_is_number(price) and price >= 0 and math.isfinite(price)):
                 bad(f"{name} must be a non-negative number (price per million tokens), got {price!r}")
@@ -221,13 +226,16 @@ class CertifyConfig:
                 self.pairwise_judge_config().validate()
             except JudgeCertifyError as exc:
                 raise CertifyError(str(exc)) from None
+        from relgate_tui.engine.judging.verify_judge import check_options
+
+        check_options(self)  # the verification judge's options and the gates that need it
         return self
 
     def public_dict(self) -> dict[str, Any]:
         """The config as stored in the run manifest (no secret: only the key's variable name; endpoint URLs without
         userinfo or credential-looking query parameters, :func:`relgate_tui.core.redact.public_url`)."""
         out = asdict(self)
-        for name in ("endpoint", "pairwise_judge_endpoint"):
+        for name in ("endpoint", "pairwise_judge_endpoint", "verify_judge_endpoint"):
             if isinstance(out.get(name), str):
                 out[name] = public_url(out[name])
         return out
@@ -570,17 +578,23 @@ def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confi
 
 def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, calls: CallCounts,
                    confidence: float = 0.95, gate: float | None = None, judge: dict[str, Any] | None = None,
-                   gate_on: str | None = None) -> dict[str, Any]:
-    """The run's result document at ``alpha`` — what both the CLI and the TUI write as ``results.json``:
-    :func:`results_document` over the run's header, config and prices, plus ``judge`` (the ``pairwise_judge``
-    section of :func:`judge_section`) when given."""
+                   gate_on: str | None = None, assisted: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run's ``results.json`` (CLI and TUI): :func:`results_document` over the run's header, config and prices, plus
+    ``judge`` (``pairwise_judge``, :func:`judge_section`) and ``assisted`` (``judge_assisted``; decides "assisted"/"best")."""
     cfg = prepared.config
+    on = gate_on or cfg.gate_on
     doc = results_document(
         analysis, alpha=alpha, header=prepared.header, calls=calls, delta=cfg.delta, stopping=cfg.stopping,
         confidence=confidence, gate=gate,
         prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None and cfg.price_out is not None else None,
-        gate_on=gate_on or cfg.gate_on,
+        gate_on="bound" if on in ASSISTED_GATES else on,
     )
     if judge is not None:
         doc["pairwise_judge"] = judge
+    if assisted is not None:
+        doc["judge_assisted"] = assisted
+        apply_assisted_gate(doc, assisted, on)
+    review = read_review_summary(prepared.store.path)
+    if review is not None:  # the last `relgate review pull` into this run (issue 21)
+        doc["review"] = review
     return doc

@@ -12,7 +12,8 @@ plus printing), the TUI in its sampling worker (:meth:`relgate_tui.engine.certif
 3. raises :class:`~relgate_tui.engine.certification.analysis.CertifyError` when *every* request failed and nothing is stored (a
    wrong key, a wrong model name): an error, never a result;
 4. with a pairwise judge, asks it about every item with ≥ 2 answer classes (:mod:`relgate_tui.engine.judging.certify_judge`,
-   cached) and stores its verdicts in the run, yielding :class:`Judging`;
+   cached) and stores its verdicts in the run, yielding :class:`Judging`; with a verification judge, asks it about
+   every sampled item without a reference (:mod:`relgate_tui.engine.judging.verify_judge`, issue 22) likewise;
 5. yields :class:`Done` with the invocation's call counts.
 
 The run status (:class:`~relgate_tui.engine.runs.store.RunStatus`) moves sampling → sampled | incomplete (→ judging →
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui.engine.certification.analysis import CallCounts, used_sample_counts
+from relgate_tui.engine.certification.assisted_section import assisted_block
 from relgate_tui.engine.certification.certify import (
     CertifyConfig,
     Prepared,
@@ -113,12 +115,14 @@ class EndpointUp:
 
 @dataclass(frozen=True)
 class Judging:
-    """Progress of the pairwise judge pass: ``done`` of ``total`` judge answers, its own call counts."""
+    """Progress of a judge pass: ``done`` of ``total`` judge answers, its own call counts; ``which`` judge:
+    "pairwise" or "verification" (issue 22)."""
 
     done: int
     total: int
     calls: CallCounts
     message: str | None = None
+    which: str = "pairwise"
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,7 @@ class Done:
     calls: CallCounts
     judge_calls: CallCounts | None
     status: RunStatus
+    verify_calls: CallCounts | None = None
 
 
 PipelineEvent = Sampling | EndpointDown | EndpointUp | Judging | Done
@@ -316,9 +321,17 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     judge_calls = jevent
                 else:
                     yield jevent
+        verify_calls = None
+        if judge and cfg.verify_judge_model is not None:
+            store.set_status(RunStatus.JUDGING)
+            async for jevent in _verify_pass(prepared, cache, control):
+                if isinstance(jevent, CallCounts):
+                    verify_calls = jevent
+                else:
+                    yield jevent
         status = RunStatus.INCOMPLETE if incomplete else RunStatus.SAMPLED
         store.set_status(status)
-        yield Done(calls, judge_calls, status)
+        yield Done(calls, judge_calls, status, verify_calls)
     finally:
         if own_cache:
             cache.close()
@@ -347,17 +360,8 @@ async def _judge_pass(prepared: Prepared, cache: Any, control: RunControl) -> As
     task = asyncio.ensure_future(ask_pairwise_judge_async(
         prepared.items, ranked, cfg, cache=cache, on_progress=queue.put_nowait, on_sampler=on_sampler))
     try:
-        while True:
-            getter = asyncio.ensure_future(queue.get())
-            finished, _ = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
-            if getter not in finished:
-                getter.cancel()
-                break
-            p = getter.result()
-            yield Judging(p.done, total, CallCounts(p.made, p.cached, p.failed), p.message)
-        while not queue.empty():
-            p = queue.get_nowait()
-            yield Judging(p.done, total, CallCounts(p.made, p.cached, p.failed), p.message)
+        async for event in _follow(task, queue, total, "pairwise"):
+            yield event
         try:
             verdicts, calls = task.result()
         except JudgeCertifyError as exc:
@@ -370,6 +374,66 @@ async def _judge_pass(prepared: Prepared, cache: Any, control: RunControl) -> As
     judge_calls = CallCounts(calls.made, calls.cached, calls.failed)
     yield Judging(total, total, judge_calls)
     yield judge_calls
+
+
+async def _follow(task: Any, queue: asyncio.Queue[Any], total: int, which: str) -> AsyncIterator[Judging]:
+    """Relay a judge pass's progress reports (``queue``) as :class:`Judging` events until ``task`` ends."""
+    while True:
+        getter = asyncio.ensure_future(queue.get())
+        finished, _ = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+        if getter not in finished:
+            getter.cancel()
+            break
+        p = getter.result()
+        yield Judging(p.done, total, CallCounts(p.made, p.cached, p.failed), p.message, which)
+    while not queue.empty():
+        p = queue.get_nowait()
+        yield Judging(p.done, total, CallCounts(p.made, p.cached, p.failed), p.message, which)
+
+
+async def _verify_pass(prepared: Prepared, cache: Any, control: RunControl) -> AsyncIterator[Judging | CallCounts]:
+    """Ask the verification judge about every sampled item without a reference (issue 22,
+    :mod:`relgate_tui.engine.judging.verify_judge`; cached) and store its verdicts in the run; yields progress, then its
+    call counts."""
+    from relgate_tui.engine.judging.certify_judge import JudgeCertifyError
+    from relgate_tui.engine.judging.verify_judge import (
+        ask_verify_judge_async,
+        config_of,
+        top_answer_text,
+        verdicts_document,
+    )
+
+    cfg = config_of(prepared.config)
+    assert cfg is not None  # run() calls this only with a verification judge
+    samples = await asyncio.to_thread(prepared.store.samples_by_item)
+    analysis = await asyncio.to_thread(analyse_prepared, prepared, samples)
+    tops = {a.item_id: (top_answer_text(samples.get(a.item_id, ()), a.ranked.classes[0]) if a.ranked.n_classes
+                        else None)
+            for a in analysis.items if a.sampled and not a.has_reference}
+    total = sum(v is not None for v in tops.values())
+    yield Judging(0, total, CallCounts(), None, "verification")
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def on_sampler(sampler: Any) -> None:
+        control.sampler = sampler
+
+    task = asyncio.ensure_future(ask_verify_judge_async(
+        prepared.items, tops, cfg, cache=cache, on_progress=queue.put_nowait, on_sampler=on_sampler))
+    try:
+        async for event in _follow(task, queue, total, "verification"):
+            yield event
+        try:
+            verdicts, calls = task.result()
+        except JudgeCertifyError as exc:
+            raise CertifyError(str(exc)) from None
+    finally:
+        if not task.done():
+            task.cancel()
+        control.sampler = None
+    prepared.store.write_verify_verdicts(verdicts_document(cfg, verdicts))
+    verify_calls = CallCounts(calls.made, calls.cached, calls.failed)
+    yield Judging(total, total, verify_calls, None, "verification")
+    yield verify_calls
 
 
 # ------------------------------------------------------------------------------------------------------ CLI driver
@@ -410,8 +474,10 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
                 analysis = analyse_prepared(prepared)
         judge = judge_section(prepared, analysis, alpha=cfg.alpha, confidence=cfg.confidence,
                               gate=cfg.min_reliability, calls=finished.judge_calls)
+        assisted = assisted_block(prepared, analysis, confidence=cfg.confidence, gate=cfg.min_reliability,
+                                  calls=finished.verify_calls)
         doc = build_document(prepared, analysis, alpha=cfg.alpha, calls=finished.calls, confidence=cfg.confidence,
-                             gate=cfg.min_reliability, judge=judge)
+                             gate=cfg.min_reliability, judge=judge, assisted=assisted)
         prepared.store.write_results(doc)
         prepared.store.set_status(RunStatus.COMPLETE if analysis.sampling_complete else RunStatus.INCOMPLETE)
         failed = False

@@ -27,6 +27,7 @@ from typing import Any
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import csv_cell, one_line, strip_controls
+from relgate_tui.engine.review.summary import review_markdown
 from relgate_tui.errors import UserError
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
@@ -46,8 +47,10 @@ def items_dataframe(doc: Mapping[str, Any]):
     import pandas as pd
 
     rows = []
+    verdicts = {r["id"]: r for r in (doc.get("judge_assisted") or {}).get("verdicts") or []}
     for it in doc.get("items", []):
         classes = it.get("classes", [])
+        verdict = verdicts.get(it.get("id"))
         rows.append(
             {
                 "id": it.get("id"),
@@ -62,10 +65,12 @@ def items_dataframe(doc: Mapping[str, Any]):
                 "prediction_set": " | ".join(str(a) for a in it.get("prediction_set", [])),
                 "set_size": len(it.get("prediction_set", [])),
                 "incomplete": bool(it.get("incomplete", False)),
+                "verify_judge": "" if verdict is None else verdict["judge"],
+                "verify_judge_p_yes": "" if verdict is None or verdict["p_yes"] is None else verdict["p_yes"],
             }
         )
     columns = ["id", "role", "samples", "invalid", "n_classes", "top_answer", "classes", "score", "verified_by",
-               "prediction_set", "set_size", "incomplete"]
+               "prediction_set", "set_size", "incomplete", "verify_judge", "verify_judge_p_yes"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -156,6 +161,7 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         *_readout_lines(doc),
         "",
         *_import_markdown(doc),
+        *review_markdown(doc.get("review")),
     ]
     if doc.get("coverage") is not None:
         lines += [
@@ -191,6 +197,7 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
             + (f"; cost {cost:.4f}" if isinstance(cost, (int, float)) else "")
         )
     lines += _judge_markdown(doc.get("pairwise_judge"))
+    lines += _assisted_markdown(doc.get("judge_assisted"))
     lines += ["", "## Items", "", "| id | role | samples | invalid | top classes | score | set |", "|---|---|---|---|---|---|---|"]
     for it in doc.get("items", []):
         classes = it.get("classes", [])
@@ -262,6 +269,31 @@ def _import_markdown(doc: Mapping[str, Any]) -> list[str]:
         lines.append("- No items flagged")
     lines += [f"- Note: {_md_cell(n)}" for n in imp.get("notes") or []]
     return [*lines, ""]
+
+
+def _assisted_markdown(block: Mapping[str, Any] | None) -> list[str]:
+    """The ``judge_assisted`` block (issue 22): the assisted bound and the agreement table."""
+    if not block:
+        return []
+    who = _md_cell((block.get("judge") or {}).get("model", "?"))
+    if block.get("lower_bound") is None:
+        return ["", f"## Judge-assisted certification ({who})", "", f"- {_md_cell(block.get('message', ''))}"]
+    ag, conf = block["agreement"], block["confidence"]
+    t, k, far = ag["table"], ag["kappa"], ag["false_accept"]
+    kappa = "—" if k["estimate"] is None else f"{k['estimate']:.2f}" + (
+        f" ({conf:.0%} interval {k['lower']:.2f} to {k['upper']:.2f})" if k["lower"] is not None else "")
+    return [
+        "", f"## Judge-assisted certification ({who})", "",
+        f"**Reliability {_pct(block['estimate'])}, at least {_pct(block['lower_bound'])} with {conf:.0%} confidence** "
+        f"({block['n_labels']} human labels, {block['n_judged']} items judged; {_md_cell(block['method'])}; "
+        f"{_md_cell(block['population'])}).", "",
+        "| | human: correct | human: wrong |", "|---|---|---|",
+        f"| judge: correct | {t['judge_yes_human_yes']} | {t['judge_yes_human_no']} |",
+        f"| judge: wrong | {t['judge_no_human_yes']} | {t['judge_no_human_no']} |", "",
+        f"- Agreement {_pct(ag['agreement_rate'])} on {ag['n']} labelled items; Cohen's κ {kappa}",
+        f"- False accepts (judge says correct, human says wrong): {t['judge_yes_human_no']} of {far['n_human_no']} "
+        f"wrong answers; rate ≤ {_pct(far['upper'])} with {conf:.0%} confidence",
+    ]
 
 
 def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:

@@ -54,6 +54,7 @@ from relgate_tui.engine.certification.views import (
     build_results_view,
 )
 from relgate_tui.engine.records import canonical_prefix
+from relgate_tui.engine.runs.labels import by_a_person
 from relgate_tui.engine.runs.store import Label, RunStatus, RunStoreError, json_object
 
 __all__ = ["Session", "TUI_MANIFEST_KEY"]
@@ -100,6 +101,7 @@ class Session:
         self._items = {item.id: item for item in prepared.items}
         self._roles = prepared.roles
         self._analysis: Analysis | None = None
+        self._assisted: tuple[Any, ...] | None = None  # (analysis, confidence, gate, block): see assisted()
         self._by_id: dict[str, Any] = {}
         self._samples: Mapping[str, Sequence[Any]] | None = None
         status = self.store.run_status
@@ -281,7 +283,8 @@ class Session:
                 calls_made=base.made + c.made + j.made, calls_cached=base.cached + c.cached + j.cached,
                 calls_failed=base.failed + c.failed + j.failed, samples_used=used,
                 saved=1.0 - used / (done * self.k_max) if done else 0.0, paused=paused, errors=messages,
-                judge_done=judge.done if judge else 0, judge_total=judge.total if judge else 0)
+                judge_done=judge.done if judge else 0, judge_total=judge.total if judge else 0,
+                judge_name=judge.which if judge else "pairwise")
 
         self._modified = True
         try:
@@ -425,7 +428,7 @@ class Session:
 
     def pending_items(self) -> list[str]:
         """:meth:`human_items` still without a human (or labels-file) verdict."""
-        return [i for i in self.human_items() if self._by_id[i].verified_by not in ("human", "file")]
+        return [i for i in self.human_items() if not by_a_person(self._by_id[i].verified_by)]
 
     def item_view(self, item_id: str) -> ItemView:
         """Question, ranked candidates (INVALID apart), raw samples and verdicts of one item."""
@@ -475,7 +478,7 @@ class Session:
         audited = disagreements = 0
         for item_id in self.audit_ids:
             a = self._by_id.get(item_id)
-            if a is None or a.verified_by not in ("human", "file") or a.skipped:
+            if a is None or not by_a_person(a.verified_by) or a.skipped:
                 continue
             audited += 1
             disagreements += int(a.reference_score is not None and a.score != a.reference_score)
@@ -484,7 +487,7 @@ class Session:
     def spot_progress(self, confidence: float = 0.95) -> SpotProgress:
         """Items verified by hand so far and the reliability level (with its bound) over every verified item."""
         items = self.human_items()
-        done = [i for i in items if self._by_id[i].verified_by in ("human", "file")]
+        done = [i for i in items if by_a_person(self._by_id[i].verified_by)]
         skipped = sum(1 for i in done if self._by_id[i].skipped)
         res = compute_results(self.analysis().input, self.alpha, confidence)
         audited, disagreements = self.audit_counts()
@@ -501,6 +504,27 @@ class Session:
             disagreements=disagreements,
             successes=res.reliability_successes if has_n else 0,
         )
+
+    def assisted(self, confidence: float = 0.95, gate: float | None = None) -> dict[str, Any] | None:
+        """The ``judge_assisted`` block now (issue 22; None without a verification judge): the live panel's bound
+        and "≈ m more labels" (with ``gate``). The judge's verdicts are read from the run, never shown by this."""
+        from relgate_tui.engine.certification.assisted_section import assisted_block
+
+        a = self.analysis()  # a new object after every label and every pass: the cache key
+        if self._assisted is None or self._assisted[0] is not a or self._assisted[1:3] != (confidence, gate):
+            self._assisted = (a, confidence, gate, assisted_block(self.prepared, a, confidence=confidence, gate=gate))
+        return self._assisted[3]
+
+    def verify_verdict(self, item_id: str) -> Any:
+        """The verification judge's stored verdict on ``item_id`` (None without one). The spot-check reveals it only
+        after the item was labelled (the label is blind)."""
+        from relgate_tui.engine.judging.verify_judge import config_of, verdicts_from_document
+
+        cfg = config_of(self.prepared.config)
+        if cfg is None:
+            return None
+        verdicts = verdicts_from_document(self.store.read_verify_verdicts(), cfg)
+        return None if verdicts is None else verdicts.get(item_id)
 
     # ------------------------------------------------------------------------------------------------- results
     def call_counts(self) -> CallCounts:
@@ -540,7 +564,8 @@ class Session:
         gate_on = None if gate_basis is None else ("level" if gate_basis == "level" else "bound")
         return build_document(self.prepared, self.analysis(), alpha=a, calls=self.call_counts(),
                               confidence=confidence, gate=gate, gate_on=gate_on,
-                              judge=self.judge_results(a, gate=gate, confidence=confidence))
+                              judge=self.judge_results(a, gate=gate, confidence=confidence),
+                              assisted=self.assisted(confidence, gate))
 
     def save_results(self, alpha: float | None = None, *, gate: float | None = None,
                      confidence: float = 0.95, gate_basis: GateBasis | None = None) -> dict[str, Any]:

@@ -104,6 +104,7 @@ class RunSetup:
     pairwise_judge_model: str | None = None
     pairwise_judge_url: str | None = None
     pairwise_judge_reps: int = 3
+    verify_judge_model: str | None = None  # issue 22: the verification judge (on the answering endpoint)
 
 
 @dataclass(frozen=True)
@@ -341,5 +342,7 @@ def certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | Non
         pairwise_judge_api_key_env=(setup.api_key_env if setup.pairwise_judge_model and not setup.pairwise_judge_url
                                     else None),
         pairwise_judge_reps=setup.pairwise_judge_reps,
+        verify_judge_model=setup.verify_judge_model or None,
+        verify_judge_api_key_env=setup.api_key_env if setup.verify_judge_model else None,
     )
 

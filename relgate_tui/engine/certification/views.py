@@ -74,6 +74,7 @@ class SamplingUpdate:
     finished: bool = False
     judge_done: int = 0
     judge_total: int = 0
+    judge_name: str = "pairwise"  # which judge's pass: "pairwise" | "verification" (issue 22)
 
 
 # ---------------------------------------------------------------------------------------------------- spot-check

@@ -76,6 +76,10 @@ __all__ = [
     "parse_direct_score",
     "parse_pairwise_prompt",
     "parse_pairwise_verdict",
+    "VerificationPrompt",
+    "verification_prompt",
+    "parse_verification_prompt",
+    "parse_yes_no",
 ]
 
 LIKERT_LEGEND = "1 = Very Poor, 2 = Poor, 3 = Fair, 4 = Good, 5 = Excellent"
@@ -110,6 +114,19 @@ class CorrectnessPrompt:
     question: str
     answer_a: str
     answer_b: str
+
+
+@dataclass(frozen=True)
+class VerificationPrompt:
+    """The parts of a verification prompt ("does this answer correctly answer the question?", issue 22)."""
+
+    question: str
+    answer: str
+
+
+_YES_NO_INSTRUCTION = 'Answer with exactly "yes" or "no". No explanation.'
+_VERIFY_HEAD = "You are checking a candidate answer to the following question.\n\nQuestion: "
+_VERIFY_TAIL = f"\n\nDoes the answer correctly answer the question?\n{_YES_NO_INSTRUCTION}"
 
 
 def _check_text(name: str, value: object) -> str:
@@ -178,6 +195,23 @@ def correctness_pairwise_prompt(question: str, answer_a: str, answer_b: str) -> 
         f"{_AB_INSTRUCTION}"
     )
     return [{"role": "user", "content": content}]
+
+
+def verification_prompt(question: str, answer: str) -> list[dict]:
+    """Verification prompt (issue 22): is this one answer correct? The judge sees the question and the answer only::
+
+        You are checking a candidate answer to the following question.
+
+        Question: {question}
+
+        Answer: {answer}
+
+        Does the answer correctly answer the question?
+        Answer with exactly "yes" or "no". No explanation.
+    """
+    _check_text("question", question)
+    _check_text("answer", answer)
+    return [{"role": "user", "content": f"{_VERIFY_HEAD}{question}\n\nAnswer: {answer}{_VERIFY_TAIL}"}]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -295,6 +329,18 @@ def parse_correctness_prompt(messages: object) -> CorrectnessPrompt | None:
     return CorrectnessPrompt(rest[:cut], pair[0], pair[1])
 
 
+def parse_verification_prompt(messages: object) -> VerificationPrompt | None:
+    """Inverse of :func:`verification_prompt` (reads the last user message; splits at the last "Answer: ")."""
+    content = _user_content(messages)
+    if content is None or not content.startswith(_VERIFY_HEAD) or not content.endswith(_VERIFY_TAIL):
+        return None
+    rest = content[len(_VERIFY_HEAD) : len(content) - len(_VERIFY_TAIL)]
+    cut = rest.rfind("\n\nAnswer: ")
+    if cut < 0:
+        return None
+    return VerificationPrompt(rest[:cut], rest[cut + len("\n\nAnswer: ") :])
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Answer parsers (strict).
 
@@ -377,3 +423,24 @@ def parse_direct_score(text: object, scale_max: int = 5) -> int | None:
         return None
     score = int(match["score"])
     return score if 1 <= score <= scale_max else None
+
+
+_YES_NO = re.compile(r"(?:(?:the\s+)?(?:final\s+)?(?:answer|verdict)\s*(?:is\s*:?|:)\s*)?(?P<word>yes|no)\s*[.!]?",
+                     re.IGNORECASE)
+
+
+def parse_yes_no(text: object) -> int | None:
+    """Strictly parse a verification reply: 1 for "yes", 0 for "no" (first non-empty line, optional "Answer:" lead-in,
+    markup and brackets ignored), None for anything else or when a later line restates the other word."""
+    lines = _lines(text)
+    if not lines:
+        return None
+    first = _YES_NO.fullmatch(lines[0])
+    if first is None:
+        return None
+    word = first["word"].casefold()
+    for later in lines[1:]:
+        again = _YES_NO.fullmatch(_INTERJECTION.sub("", later))
+        if again is not None and again["word"].casefold() != word:
+            return None
+    return 1 if word == "yes" else 0

@@ -7,10 +7,14 @@ One row per item × judge × criterion (× prompt variant). JSONL, one object pe
      "variant": "original", "input": "source text …", "output": "judged text …", "source": "dialsummeval"}
 
 or CSV with the same columns, where ``lp_1 … lp_K`` hold the log-probabilities and ``human_1 … human_R`` the
-per-rater human ratings. Only ``id`` is required, plus a ``score`` or ``logprobs``; ``judge`` defaults to ``judge``,
+per-rater human ratings. Only ``id`` is required, plus a ``score`` or ``logprobs``; ``"score": null`` (or an empty
+``score`` cell in a CSV that has the column) without log-probabilities is a judge answer that could not be parsed:
+the row is kept as "no score" for that judge and item, and :meth:`ScoresTable.unscored` counts such rows for the
+summaries (a row with neither field at all is still an error). ``judge`` defaults to ``judge``,
 ``criterion`` to ``overall`` and ``variant`` to ``original``. ``logprobs`` maps each scale value (an integer) to the
-log-probability of its token at the rating position. ``human`` defaults to the mean of ``humans``. Unknown columns are
-ignored. Every problem is a :class:`~relgate_tui.errors.DataError` of one line naming the file, the line and the
+log-probability of its token at the rating position. ``human`` defaults to the mean of ``humans``. Other columns
+with a scalar value are kept as text in ``ScoreRow.fields`` (e.g. a document id for ``relgate jury --group-by
+FIELD``): at most 32 per row, 1,000 characters each; lists and objects there are ignored. Every problem is a :class:`~relgate_tui.errors.DataError` of one line naming the file, the line and the
 field; the same (id, judge, criterion, variant) twice is an error.
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import re
 import stat
@@ -37,6 +42,8 @@ _LP_COLUMN = re.compile(r"^lp_(-?\d+)$")
 _HUMAN_COLUMN = re.compile(r"^human_(\d+)$")
 _NAME_FIELDS = ("judge", "criterion", "variant", "source")
 _TEXT_FIELDS = ("input", "output")
+_KNOWN = frozenset(("id", "score", "human", "humans", "logprobs", *_NAME_FIELDS, *_TEXT_FIELDS))
+MAX_EXTRA_FIELDS, MAX_EXTRA_CHARS = 32, 1_000
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,7 @@ class ScoreRow:
     output: str | None = None
     source: str | None = None
     line: int = 0
+    fields: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -65,8 +73,8 @@ class ScoreRow:
         """The JSONL object of this row (absent fields left out); ``table_from_records`` reads it back unchanged."""
         rec: dict[str, Any] = {"id": self.id, "judge": self.judge, "criterion": self.criterion,
                                "variant": self.variant}
-        if self.score is not None:
-            rec["score"] = self.score
+        if self.score is not None or self.logprobs is None:
+            rec["score"] = self.score  # None: an unparsed answer, written back as "score": null
         if self.human is not None:
             rec["human"] = self.human
         if self.humans:
@@ -77,7 +85,7 @@ class ScoreRow:
             value = getattr(self, name)
             if value is not None:
                 rec[name] = value
-        return rec
+        return rec | dict(self.fields)
 
 
 @dataclass(frozen=True)
@@ -120,6 +128,16 @@ class ScoresTable:
                      if (judge is None or r.judge == judge) and (criterion is None or r.criterion == criterion)
                      and (variant is None or r.variant == variant))
         return ScoresTable(self.path, rows)
+
+    def unscored(self) -> int:
+        """Rows with no score and no log-probabilities (``"score": null``: the judge's answer was not parsed)."""
+        return sum(1 for r in self.rows if r.score is None and r.logprobs is None)
+
+    def unscored_note(self) -> str | None:
+        """The summary line about :meth:`unscored` rows, or None when every row has a score."""
+        n = self.unscored()
+        return None if n == 0 else (f"{n:,} of {len(self.rows):,} row(s) have a null score (an unparsed judge "
+                                    "answer): counted as no score for that judge and item")
 
     def scale(self) -> tuple[int, ...]:
         """The scale values that carry log-probabilities anywhere in the table, sorted (``()`` when none do)."""
@@ -167,6 +185,7 @@ def _csv_records(text: str, display: str) -> list[tuple[int, dict[str, Any]]]:
     if not reader.fieldnames:
         raise data_error(display, "empty file (no header row)", line=1)
     header = [(h or "").strip() for h in reader.fieldnames]
+    has_score = "score" in header
     if "id" not in header:
         raise data_error(display, "missing column in the header", line=1, field="id")
     rows: list[tuple[int, dict[str, Any]]] = []
@@ -194,6 +213,8 @@ def _csv_records(text: str, display: str) -> list[tuple[int, dict[str, Any]]]:
                     rec[key] = value
             if logprobs:
                 rec["logprobs"] = logprobs
+            elif has_score and "score" not in rec:
+                rec["score"] = None  # an empty score cell: the CSV form of "score": null
             if humans:
                 rec["humans"] = [_csv_number(v, display, line, f"human_{i}") for i, v in sorted(humans)]
             rows.append((line, rec))
@@ -258,12 +279,26 @@ def _row(rec: Mapping[str, Any], display: str, line: int) -> ScoreRow:
     if human is None and humans:
         human = math.fsum(humans) / len(humans)
     logprobs = _logprobs(rec.get("logprobs"), err)
-    if score is None and logprobs is None:
-        raise err("score", "a row needs a score or logprobs")
+    if score is None and logprobs is None and "score" not in rec:
+        raise err("score", "a row needs a score or logprobs (or \"score\": null for an unparsed answer)")
     return ScoreRow(id=str(raw_id).strip(), judge=names["judge"] or DEFAULT_JUDGE,
                     criterion=names["criterion"] or DEFAULT_CRITERION, score=score, human=human, humans=humans,
                     logprobs=logprobs, variant=names["variant"] or DEFAULT_VARIANT, input=texts["input"],
-                    output=texts["output"], source=names["source"], line=line)
+                    output=texts["output"], source=names["source"], line=line, fields=_extra_fields(rec, err))
+
+
+def _extra_fields(rec: Mapping[str, Any], err: Any) -> Mapping[str, str]:
+    out: dict[str, str] = {}
+    for key, value in rec.items():
+        if key in _KNOWN or value is None or isinstance(value, (list, dict)):
+            continue
+        if len(out) >= MAX_EXTRA_FIELDS:
+            break
+        text = value if isinstance(value, str) else json.dumps(value)
+        if len(text) > MAX_EXTRA_CHARS:
+            raise err(str(key)[:40], f"value too long ({len(text):,} characters; at most {MAX_EXTRA_CHARS:,})")
+        out[str(key)] = text
+    return MappingProxyType(out)
 
 
 def _number(value: Any, err: Any, name: str) -> float | None:

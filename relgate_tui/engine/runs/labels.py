@@ -8,16 +8,29 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LABEL_SOURCES", "Label", "replay_labels"]
+__all__ = ["LABEL_SOURCES", "REVIEW_SOURCE_PREFIX", "is_label_source", "by_a_person", "Label", "replay_labels"]
 
 LABEL_SOURCES = ("human", "reference", "file")
+REVIEW_SOURCE_PREFIX = "review:"  # a team review's final label: "review:<session id>" (issue 21)
+
+
+def is_label_source(source: object) -> bool:
+    """One of :data:`LABEL_SOURCES`, or ``review:<session id>``."""
+    return isinstance(source, str) and (source in LABEL_SOURCES or (
+        source.startswith(REVIEW_SOURCE_PREFIX) and 0 < len(source) - len(REVIEW_SOURCE_PREFIX) <= 64))
+
+
+def by_a_person(source: object) -> bool:
+    """True for a verdict a person gave: the spot-check, a labels file or a team review."""
+    return source in ("human", "file") or (isinstance(source, str) and source.startswith(REVIEW_SOURCE_PREFIX))
 
 
 @dataclass(frozen=True)
 class Label:
     """A verification verdict for one item: the accepted ``rank`` (1 = the top candidate), ``none`` (no candidate is
     acceptable: score ∞, always counted) or ``skip`` (excluded from n, counted in n_skipped). ``source`` says who
-    decided: "human" (spot-check), "reference" (automatic, from the task's answers) or "file" (``--labels``)."""
+    decided: "human" (spot-check), "reference" (automatic, from the task's answers), "file" (``--labels``) or
+    "review:<session>" (a team review's final label, ``relgate review pull``)."""
 
     item: str
     rank: int | None = None
@@ -34,8 +47,9 @@ class Label:
             raise ValueError(f"label for item {self.item!r}: give exactly one of rank, none, skip")
         if self.rank is not None and (isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1):
             raise ValueError(f"label for item {self.item!r}: rank must be an integer >= 1, got {self.rank!r}")
-        if self.source not in LABEL_SOURCES:
-            raise ValueError(f"label source must be one of {', '.join(LABEL_SOURCES)}, got {self.source!r}")
+        if not is_label_source(self.source):
+            raise ValueError(f"label source must be one of {', '.join(LABEL_SOURCES)} or review:<session>, "
+                             f"got {str(self.source)[:80]!r}")
 
     @property
     def kind(self) -> str:

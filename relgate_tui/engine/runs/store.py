@@ -13,6 +13,7 @@ Layout of ``<runs dir>/<run_id>/``::
                       {"event": "undo", "ts"}
     results.json    the last computed result document (rewritten atomically)
     judge_verdicts.json  the optional pairwise judge's verdicts per item (rewritten atomically)
+    verify_verdicts.json the optional verification judge's verdicts per item (issue 22; rewritten atomically)
     items.jsonl     a copy of the items the run uses (a task file), written once: the run opens after its task
                     file moved or changed
     run.lock        advisory lock held by the one process writing the run
@@ -93,6 +94,7 @@ SAMPLES = "samples.jsonl"
 LABELS = "labels.jsonl"
 RESULTS = "results.json"
 JUDGE_VERDICTS = "judge_verdicts.json"
+VERIFY_VERDICTS = "verify_verdicts.json"
 ITEMS = "items.jsonl"
 LOCK = "run.lock"
 FORMAT = 1
@@ -494,6 +496,19 @@ class RunStore:
         """Replace ``judge_verdicts.json`` (the optional pairwise judge's verdicts) atomically."""
         self._ensure_lock()
         atomic_write_json(self.path / JUDGE_VERDICTS, dict(verdicts))
+
+    def write_verify_verdicts(self, verdicts: Mapping[str, Any]) -> None:
+        """Replace ``verify_verdicts.json`` (the optional verification judge's verdicts) atomically."""
+        self._ensure_lock()
+        atomic_write_json(self.path / VERIFY_VERDICTS, dict(verdicts))
+
+    def read_verify_verdicts(self) -> dict[str, Any] | None:
+        """The stored verification-judge verdicts, or None (no judge, or not asked yet)."""
+        try:
+            doc = _read_json(self.path / VERIFY_VERDICTS)
+        except FileNotFoundError:
+            return None
+        return doc if isinstance(doc, dict) else None
 
     def read_judge_verdicts(self) -> dict[str, Any] | None:
         """The stored pairwise-judge verdicts, or None (no judge, or not asked yet)."""

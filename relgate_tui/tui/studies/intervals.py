@@ -71,7 +71,8 @@ class IntervalsView(StudyView):
         Binding("c", "export('csv')", "CSV", id="intervals.csv", tooltip="Write every method's per-item intervals"),
     ]
     HELP = ("Coverage: the share of test items whose human rating lies in its interval (mean ± sd over the seeds); "
-            "✓ when the mean is ≥ 1 − α. Width: mean interval length on the rating scale. 'adj.' = after snapping "
+            "✓ when the mean is ≥ 1 − α; 'uninformative' when most intervals span the whole scale (valid but no "
+            "finding). Width: mean interval length on the rating scale. 'adj.' = after snapping "
             "the ends to the admissible labels (never lowers coverage). The chart shows the selected method's "
             "intervals on the first seed's test items (green: human label inside; red: outside).")
     HELP_TITLE = "Judge score intervals"
@@ -126,6 +127,8 @@ class IntervalsView(StudyView):
             table.add_column(label, key=key)
         for m in s.methods:
             note = Text(plain(m.reasons[0], 40), style="yellow") if m.reasons else Text("")
+            if m.uninformative:
+                note = Text("uninformative", style="bold yellow")
             if not m.never_dropped:
                 note = Text("adjustment lowered coverage", style="bold red")
             table.add_row(
@@ -169,8 +172,9 @@ class IntervalsView(StudyView):
         s = self.result
         when = "after" if self.adjusted else "before"
         head = Text.assemble((m.name, "bold"), f" ({m.family}) · intervals {when} adjustment (a switches)")
-        for r in m.reasons:
-            head.append("\n" + plain(r, 160), style="yellow")
+        for r in (*m.reasons, m.uninformative_reason):
+            if r:
+                head.append("\n" + plain(r, 160), style="yellow")
         self.query_one("#iv-method", Static).update(head)
         if self.scores is None:
             errors = Text("width vs judge error: needs the judge's scores (open the study from a scores file or an "

@@ -77,9 +77,12 @@ class JuryView(StudyView):
             ("does not claim an improvement", "bold yellow")
         self.query_one("#jury-title", Label).update(Text.assemble(
             ("Jury-on-demand", "bold"), " · ", safe(self.title_text, 80),
-            f" · {study.n_items} items, {len(study.judges)} judges, {study.splits} splits (60/20/20)\n", verdict,
-            f" (* = jury significantly better, p < {study.claim_alpha:g}) · K per split "
+            f" · {study.n_items} items, {len(study.judges)} judges, {study.splits} splits (60/20/20, ",
+            safe(study.split_words(), 60), ")\n", verdict,
+            f" (* = jury significantly better by the corrected resampled t-test, p < {study.claim_alpha:g}; the "
+            f"paper's Wilcoxon beside it) · K per split "
             f"{list(study.k_per_split)[:12]} · features: {', '.join(plain(g, 16) for g in study.feature_groups)}",
+            *(part for w in study.warnings for part in ("\n", safe("warning: " + w, 200, "yellow"))),
             *((f"\ncaveat: {line}", "bold yellow") for line in jury_caveats(study))))
         self._fill_methods()
         self._fill_judges()
@@ -94,19 +97,21 @@ class JuryView(StudyView):
         table = self.query_one("#jury-methods", DataTable)
         table.add_column("method", key="method")
         table.add_column("Kendall τ", key="tau")
-        table.add_column("p (jury >)", key="p")
-        table.add_column("Cliff's δ", key="delta")
+        table.add_column("p corr. (jury >)", key="p")
+        table.add_column("p Wilcoxon", key="pw")
+        table.add_column("paired δ", key="delta")
         comp = {c.baseline: c for c in study.comparisons}
         for name, m in sorted(study.methods.items(), key=lambda kv: -kv[1].tau_mean):
             c = comp.get(name)
             label = safe(name, 34, "bold" if name == "jury" else "")
             if c is None:
-                p_cell, d_cell = Text("—", style="dim"), Text("—", style="dim")
+                p_cell, w_cell, d_cell = Text("—", style="dim"), Text("—", style="dim"), Text("—", style="dim")
             else:
-                sig = c.p_value < study.claim_alpha
-                p_cell = Text(num(c.p_value, 3) + (" *" if sig else ""), style="bold green" if sig else "")
+                sig = c.p_corrected < study.claim_alpha
+                p_cell = Text(num(c.p_corrected, 3) + (" *" if sig else ""), style="bold green" if sig else "")
+                w_cell = Text(num(c.p_value, 3), style="dim")
                 d_cell = Text(num(c.cliffs_delta, 2, signed=True))
-            table.add_row(label, f"{num(m.tau_mean, 3)} ± {num(m.tau_sd, 3)}", p_cell, d_cell, key=name)
+            table.add_row(label, f"{num(m.tau_mean, 3)} ± {num(m.tau_sd, 3)}", p_cell, w_cell, d_cell, key=name)
 
     def _fill_judges(self) -> None:
         study = self.result

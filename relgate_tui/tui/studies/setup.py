@@ -185,7 +185,9 @@ class StudiesScreen(Screen[None]):
         self._status(Text.assemble(f"{len(table):,} rows · {len(table.ids()):,} items · ",
                                    f"{len(table.judges())} judge(s): ",
                                    safe(", ".join(plain(j, 24) for j in table.judges()[:6]), 120),
-                                   f" · variants: {', '.join(plain(v, 16) for v in table.variants()[:6])}"))
+                                   f" · variants: {', '.join(plain(v, 16) for v in table.variants()[:6])}",
+                                   f" · {table.unscored():,} null score(s) counted as no score"
+                                   if table.unscored() else ""))
 
     # ---------------------------------------------------------------------------------------------- running
     def action_run(self) -> None:

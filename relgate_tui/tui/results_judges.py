@@ -1,17 +1,19 @@
-"""The Results screen's Judge & cycles tab: both rankings side by side (the pairwise judge's section of the result
-document, ``engine.judge_section``), the judged items' rows and the cycle viewer of one item."""
+"""The Results screen's judge panels: the pairwise judge's rankings and cycles (issue 4 item 3, paper 000) and the
+verification judge's judge-assisted bound with its agreement table (issue 22)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.widgets.cycles import edge_verdicts
-from relgate_tui.tui.widgets.figures import fmt_pct
 from relgate_tui.tui.widgets.safetext import clean, safe_line
 
-__all__ = ["JUDGE_COLUMNS", "judge_summary", "judge_cells", "cycle_view"]
+__all__ = ["JUDGE_COLUMNS", "judge_summary", "judge_cells", "cycle_view", "assisted_view"]
 
 JUDGE_COLUMNS = ("id", "n", "rho", "cycles", "cost", "freq", "judge", "s", "sj")
 
@@ -20,10 +22,8 @@ def _m(m: int | None) -> str:
     return "∞" if m is None else str(m)
 
 
-def _prop_json(p: dict | None) -> str:
-    if not p:
-        return "—"
-    return f"{p['estimate']:.1%} [{p['lower']:.1%}, {p['upper']:.1%}]"
+def _pct(x: float | None) -> str:
+    return "—" if x is None or x != x else f"{x:.1%}"  # None or NaN
 
 
 def judge_summary(judge: dict) -> Table:
@@ -33,9 +33,9 @@ def judge_summary(judge: dict) -> Table:
     grid.add_column("ranking by", style="dim", no_wrap=True, min_width=12)
     grid.add_column("frequency", no_wrap=True, min_width=9)
     grid.add_column("judge", no_wrap=True, min_width=9)
-    grid.add_row("reliability", fmt_pct(f["reliability_level"]), fmt_pct(j["reliability_level"]))
-    grid.add_row(f"{f.get('confidence', 0.95):.0%} bound", fmt_pct(f["reliability_lower_bound"]),
-                 fmt_pct(j["reliability_lower_bound"]))
+    grid.add_row("reliability", _pct(f["reliability_level"]), _pct(j["reliability_level"]))
+    grid.add_row(f"{f.get('confidence', 0.95):.0%} bound", _pct(f["reliability_lower_bound"]),
+                 _pct(j["reliability_lower_bound"]))
     grid.add_row(f"M* (α={judge['alpha']:.2f})", _m(f["m_star"]), _m(j["m_star"]))
     grid.add_row("coverage", "—" if not f["coverage"] else f"{f['coverage']['estimate']:.1%}",
                  "—" if not j["coverage"] else f"{j['coverage']['estimate']:.1%}")
@@ -123,4 +123,40 @@ def cycle_view(it: dict) -> Text:
                 loser = p["b"] if p["winner"] == p["a"] else p["a"]
                 t.append(f"  x={one_line(str(p['winner']))} beats y={one_line(str(loser))}: ", style="dim")
                 t.append(behind(p["winner"], loser) + "\n")
+    return t
+
+
+def assisted_view(block: Mapping[str, Any] | None, gate: Mapping[str, Any] | None = None) -> Text:
+    """The verification judge's panel: the judge-assisted bound next to the human-only one, the judge-vs-human
+    table, κ and the false-accept bound (issue 22 §3), and the gate when it was decided on the assisted bounds."""
+    t = Text()
+    if block is None:
+        t.append("This run has no verification judge. Choose one in Setup (or run relgate certify --verify-judge-model "
+                 "NAME): it checks every item's top answer, and the judge-assisted bound then needs fewer human "
+                 "labels when the judge is good.", style="dim")
+        return t
+    if block.get("lower_bound") is None:
+        t.append(clean(str(block.get("message", ""))), style="yellow")
+        return t
+    conf = float(block["confidence"])
+    t.append("Judge-assisted reliability ", style="bold")
+    t.append(f"{_pct(block['estimate'])}, ≥ {_pct(block['lower_bound'])} with {conf:.0%} confidence\n", style="bold")
+    t.append(f"{block['n_labels']} human labels, {block['n_judged']} items judged by "
+             f"{one_line(str(block['judge']['model']))}; {one_line(str(block['population']))}\n", style="dim")
+    if block.get("more_labels"):
+        t.append(f"≈ {block['more_labels']} more labels to clear the gate\n", style="yellow")
+    ag = block["agreement"]
+    table, kappa, far = ag["table"], ag["kappa"], ag["false_accept"]
+    t.append("\n                 human: correct   human: wrong\n", style="dim")
+    t.append(f"judge: correct   {table['judge_yes_human_yes']:>14}   {table['judge_yes_human_no']:>12}\n")
+    t.append(f"judge: wrong     {table['judge_no_human_yes']:>14}   {table['judge_no_human_no']:>12}\n")
+    t.append(f"\nagreement {_pct(ag['agreement_rate'])}; Cohen's κ ")
+    t.append("—" if kappa["estimate"] is None else f"{kappa['estimate']:.2f}")
+    if kappa["lower"] is not None:
+        t.append(f" [{kappa['lower']:.2f}, {kappa['upper']:.2f}]")
+    t.append("\nfalse accepts ", style="bold")
+    t.append(f"{table['judge_yes_human_no']} of {far['n_human_no']} wrong answers; rate ≤ {_pct(far['upper'])} with "
+             f"{conf:.0%} confidence\n", style="bold red" if (far["upper"] or 0) > 0.3 else "")
+    if gate and gate.get("gate_on") in ("assisted", "best"):
+        t.append(f"\ngate: {one_line(str(gate['summary']))}\n", style="bold")
     return t

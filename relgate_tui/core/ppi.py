@@ -1,0 +1,287 @@
+r"""Judge-assisted (prediction-powered) lower bound on the top-answer reliability (issue 22 §2).
+
+**Estimand.** The one today's bound has (SPEC §3.5, paper 004 Def. 2.4): θ = P(the top answer of an item drawn from
+the task is acceptable). The run's N judged items x_1..x_N are an i.i.d. sample from the task; Y_j ∈ {0, 1} is the
+human verdict (1 = the top answer is acceptable) that item j *would* receive, f_j ∈ {0, 1} the verification judge's
+verdict, known for all N items. The humans label n of them, in an order that is a uniformly random permutation drawn
+independently of the data (the spot-check's seeded order). Nothing is assumed about the judge.
+
+**Construction** (two terms, error δ = 1 − confidence split δ = δ_pop + δ_lab with δ_pop = δ/5):
+
+1. *Finite population, judge as control variate, by betting, without replacement.* Conditionally on the N items
+   (so every f_j is a constant, and so is μ_N = (1/N) Σ_j Y_j), the labelled items are a simple random sample drawn
+   without replacement. Before label t (t = 1, 2, …) the mean of the unlabelled Y's under the hypothesis μ_N = m is
+   r_t(m) = (N m − Σ_{i<t} Y_i)/(N − t + 1) and the mean of the unlabelled f's is q_t (known). So the increment
+
+   .. math:: g_t(m) = (Y_t - r_t(m)) - \lambda_t (f_t - q_t)
+
+   has conditional mean 0 at m = μ_N, for any λ_t fixed before label t (Waudby-Smith & Ramdas, "Confidence
+   sequences for sampling without replacement", NeurIPS 2020, §3; the control variate is prediction-powered
+   inference's rectifier, Angelopoulos et al., Science 2023, with PPI++'s power tuning λ, Angelopoulos, Duchi &
+   Zrnic 2023). The capital K_t(m) = ∏_{i≤t} (1 + s_i T_i(m)), T_i(m) = g_i(m)/w_i(m),
+   w_i(m) = r_i(m) + λ_i (1 − q_i) (the largest possible loss of g_i, reached when Y = 0 and f = 1), with a bet
+   fraction s_i ∈ [0, c], c < 1, is a non-negative martingale at m = μ_N (Waudby-Smith & Ramdas, "Estimating means of
+   bounded random variables by betting", JRSS-B 2023, §4), so by Ville's inequality
+   P(∃ t: K_t(μ_N) ≥ 1/δ_lab) ≤ δ_lab. Since 1 + s T_t(m) = 1 − s + s (Y_t + λ_t (1 − f_t))/w_t(m) and w_t grows
+   with m, K_t(m) is non-increasing in m when s_t does not depend on m — it does not here — so the rejected set
+   {m : K_t(m) ≥ 1/δ_lab} is an interval [0, ρ_t]; ρ_t is evaluated on the grid m = j/G (G = 400), rounded down,
+   and L_t = max_{u≤t} ρ_u (a running maximum of a confidence sequence is still one).
+2. *From the N items to the task.* N μ_N ~ Binomial(N, θ), so by the exact one-sided Clopper–Pearson bound
+   P(θ < CP_{δ_pop}(N μ_N, N)) ≤ δ_pop, and CP is increasing in its count: θ ≥ CP_{δ_pop}(⌈N L_t⌉, N).
+
+Union bound: P(∃ t: lower_t > θ) ≤ δ_lab + δ_pop = δ — valid in finite samples and **anytime in n**: a reviewer may
+look after every label and stop whenever they like (e.g. when the bound clears a gate).
+
+**Why this construction.** Betting needs no normal approximation and is valid at every stopping time (the normal
+interval of ppi-python's ``ppi_mean_ci`` exceeds θ in up to 45% of runs at n = 30 in bench/judge_assisted.py);
+conditioning on the N items makes every judge verdict a known constant, so the control variate's mean q_t is exact
+and the bets and λ may use all N verdicts without breaking predictability. Its price is step 2 (≈ 0.016 of the bound
+at N = 2,000, θ = 0.9), paid even by a useless judge — which is why the default gate also looks at the human-only
+bound (:mod:`relgate_tui.engine.certification.assisted_section`). An i.i.d. variant that bounds the judge term from
+items that can never be labelled (the deployment split) avoids that price when λ ≈ 0; it is not implemented.
+
+**Tuning, all predictable** (chosen from the labels already seen and the N judge verdicts only; any such choice keeps
+the guarantee, none needs a normal approximation): λ_t = PPI++'s variance-optimal weight Cov(Y, f)/Var(f), which for
+a 0/1 judge is p̂_1 − p̂_0 (p̂_v = the labelled items' acceptance rate among judge verdict v, with one pseudo-label
+leaning towards agreement, :data:`AGREE_PRIOR`), clipped to [0, 1] (≈ 1 for a good judge, ≈ 0 for a coin flip);
+s_t = the Kelly (growth-optimal) fraction against the plug-in law of the coming label — f ~ Bernoulli(q_t),
+Y | f ~ Bernoulli(p̂_f) — evaluated at the plug-in boundary m_ref = estimate − σ̂ √(2 ln(1/δ)/t) (Waudby-Smith &
+Ramdas 2023 §3.3; never below the current bound) and truncated at c = 0.95. The human verdicts never enter the
+judge's verdicts (the judge never sees a label).
+
+**What no valid method can beat.** With a judge that says "yes" on a share μ_f of the items and agrees with every
+human label so far, the data are equally likely under a task where a share μ_f − θ' of the judge's "yes" are wrong;
+so clearing a gate g needs n ≥ ln(1/δ)/(−ln(1 − (μ_f − g))) labels whatever the construction (26–29 at μ_f = 0.9,
+g = 0.8, 95%). bench/judge_assisted.py prints it beside the measured numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import betaincinv
+
+__all__ = ["Bound", "METHOD", "POP_SHARE", "GRID", "reliability_bound", "bound_path", "bound_paths", "labels_to_clear",
+           "more_labels_needed", "fewest_labels_possible"]
+
+METHOD = "ppi-betting-wor+clopper-pearson"
+"""The ``method`` of every :class:`Bound` (results JSON ``judge_assisted.method``)."""
+
+POP_SHARE = 0.2
+"""δ_pop / δ: the error share of the step from the N judged items to the task (Clopper–Pearson over N)."""
+
+GRID = 400
+"""The candidate means m = j/GRID of the betting test (the bound is rounded down to this grid)."""
+
+_BET_CAP = 0.95
+AGREE_PRIOR = 0.9
+"""The bet's and λ's prior: one pseudo-label per judge verdict, agreeing with it with weight 0.9 (a tuning choice,
+fixed before any label: it favours judges that mostly agree, which are the ones worth using)."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A lower confidence bound on θ with its point estimate (PPI: mean f over N + mean (Y − f) over n)."""
+
+    lower: float
+    estimate: float
+    method: str
+
+
+def _as01(x: ArrayLike, name: str) -> np.ndarray:
+    a = np.asarray(x)
+    if a.size and not np.isin(a, (0, 1)).all():
+        raise ValueError(f"{name} must hold only 0 and 1")
+    return a.astype(np.float64)
+
+
+def _check(judge_all: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if judge_all.ndim != 1 or judge_all.size == 0:
+        raise ValueError("judge_all must be a non-empty 1-d array of the judge's verdicts on all items")
+    if f_lab.shape != y_lab.shape:
+        raise ValueError("judge_labelled and human_labelled must have the same length (the same items, same order)")
+    n, big_n, yes = f_lab.shape[-1], judge_all.size, judge_all.sum()
+    if n > big_n or (f_lab.sum(axis=-1) > yes).any() or ((n - f_lab.sum(axis=-1)) > big_n - yes).any():
+        raise ValueError("the labelled items must be a subset of the judged items (judge_labelled is not part of "
+                         "judge_all)")
+
+
+def _cp_lower(k: np.ndarray, n: int, delta: float) -> np.ndarray:
+    k = np.clip(k, 0, n)
+    safe = np.maximum(k, 1)
+    return np.where(k > 0, betaincinv(safe, n - safe + 1.0, delta), 0.0)
+
+
+def _rates(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p̂_1 = P̂(Y = 1 | f = 1), p̂_0 = P̂(Y = 1 | f = 0) from the labelled (f, Y) counts, with one pseudo-label per
+    judge verdict leaning towards agreement (:data:`AGREE_PRIOR`)."""
+    p1 = (cells[:, 0] + AGREE_PRIOR) / (cells[:, 0] + cells[:, 1] + 1.0)
+    p0 = (cells[:, 2] + 1.0 - AGREE_PRIOR) / (cells[:, 2] + cells[:, 3] + 1.0)
+    return p1, p0
+
+
+def _bet(q: np.ndarray, p1: np.ndarray, p0: np.ndarray, lam: np.ndarray, w_ref: np.ndarray) -> np.ndarray:
+    """The bet fraction s_t ∈ [0, c]: Kelly's growth-optimal fraction against the plug-in law of the coming label's
+    outcome — f ~ Bernoulli(q_t) (the unlabelled items' judge mean, known), Y | f ~ Bernoulli(p̂_f) — at m_ref, where
+    the outcome is worth T(f, Y) = (Y + λ(1 − f))/w(m_ref) − 1; Newton steps on the concave Σ π log(1 + sT)."""
+    pi = np.stack([q * p1, q * (1 - p1), (1 - q) * p0, (1 - q) * (1 - p0)], axis=1)
+    w = np.maximum(w_ref, 1e-12)[:, None]
+    num = np.array([1.0, 0.0, 1.0, 0.0])[None, :] + lam[:, None] * np.array([0.0, 0.0, 1.0, 1.0])[None, :]
+    tt = num / w - 1.0
+    s = np.clip((pi * tt).sum(1) / np.maximum((pi * tt * tt).sum(1), 1e-12), 0.0, _BET_CAP)
+    for _ in range(8):
+        d = 1.0 + s[:, None] * tt
+        s = np.clip(s + (pi * tt / d).sum(1) / np.maximum((pi * np.square(tt / d)).sum(1), 1e-12), 0.0, _BET_CAP)
+    return s
+
+
+def _population_path(yes: np.ndarray, big_n: int, f_lab: np.ndarray, y_lab: np.ndarray, delta: float,
+                     floor: float = 0.0) -> np.ndarray:
+    """ρ_t (running max) for R runs at once: (R, n) lower bounds on the finite-population mean μ_N (step 1);
+    ``yes`` (R,) is each run's number of judge "yes" among its N items."""
+    runs, n = y_lab.shape
+    grid = np.arange(math.ceil(floor * GRID), GRID + 1, dtype=np.float64) / GRID
+    log_k = np.zeros((runs, grid.size))
+    threshold = math.log(1.0 / delta)
+    out = np.zeros((runs, n))
+    s_y = np.zeros(runs)
+    s_f = np.zeros(runs)
+    cells = np.zeros((runs, 4))  # the labelled (f, Y) counts: (1, 1), (1, 0), (0, 1), (0, 0)
+    bound = np.zeros(runs)
+    rows = np.arange(runs)
+    for t in range(n):
+        rem = big_n - t
+        q = (yes - s_f) / rem
+        p1, p0 = _rates(cells)
+        lam = np.clip(p1 - p0, 0.0, 1.0)  # PPI++'s Cov(Y, f)/Var(f), for a 0/1 judge
+        scale = big_n / rem
+        m_ref = bound
+        if t:  # the plug-in boundary: the estimate of μ_N minus σ̂ √(2 ln(1/δ)/t), never below the bound
+            est = (s_y + rem * (q * p1 + (1 - q) * p0)) / big_n
+            spread = np.sqrt(est * (1.0 - est) + 0.25 / (t + 1.0))
+            m_ref = np.clip(np.maximum(bound, est - spread * math.sqrt(2.0 * threshold / t)), 0.0, 1.0)
+        bet = _bet(q, p1, p0, lam, scale * m_ref - s_y / rem + lam * (1.0 - q))
+        y, f = y_lab[:, t], f_lab[:, t]
+        num = y + lam * (1.0 - f)
+        r = scale * grid[None, :] - (s_y / rem)[:, None]
+        w = r + (lam * (1.0 - q))[:, None]
+        ratio = np.where(w > 1e-12, num[:, None] / np.maximum(w, 1e-12), np.where(num[:, None] > 0, np.inf, 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_k += np.log1p(bet[:, None] * (ratio - 1.0))
+        log_k[r < -1e-12] = np.inf  # a remaining mean below 0: impossible after the labels seen
+        cells[rows, 2 * (1 - f).astype(np.int64) + (1 - y).astype(np.int64)] += 1
+        s_y += y
+        s_f += f
+        rejected = log_k >= threshold
+        # monotone in m: the rejected grid points are a prefix; ρ_t = the last of them (0 when none)
+        first_kept = np.where(rejected.all(1), grid.size, np.argmin(rejected, axis=1))
+        rho = np.where(first_kept > 0, grid[np.maximum(first_kept - 1, 0)], 0.0)
+        bound = np.maximum(bound, rho)
+        out[rows, t] = bound
+    return out
+
+
+def bound_paths(judge_yes: ArrayLike, n_items: int, judge_labelled: np.ndarray, human_labelled: np.ndarray,
+                confidence: float = 0.95, *, floor: float = 0.0) -> np.ndarray:
+    """The bound path of R runs at once (vectorised; benches and the live estimate): run r has ``judge_yes[r]``
+    judge "yes" among its ``n_items`` judged items and labelled verdicts ``judge_labelled[r]``,
+    ``human_labelled[r]`` (shape (R, n), 0/1). Returns (R, n): entry [r, t − 1] is run r's bound after t labels.
+    ``floor`` > 0 tests only the candidate means ≥ floor (faster); a bound that would fall below it is reported as 0
+    (still valid, only less informative)."""
+    f2, y2 = np.atleast_2d(np.asarray(judge_labelled, np.float64)), np.atleast_2d(np.asarray(human_labelled, np.float64))
+    yes = np.broadcast_to(np.asarray(judge_yes, np.float64), (f2.shape[0],)).astype(np.float64)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if f2.shape != y2.shape or n_items < f2.shape[1] or (yes < 0).any() or (yes > n_items).any():
+        raise ValueError("judge_labelled and human_labelled must have one shape, with n ≤ n_items labels per run")
+    if f2.shape[1] == 0:
+        return np.zeros((f2.shape[0], 0))
+    delta = 1.0 - confidence
+    mu = _population_path(yes, int(n_items), f2, y2, (1.0 - POP_SHARE) * delta, floor)
+    k = np.ceil(mu * n_items - 1e-9)
+    return _cp_lower(k, int(n_items), POP_SHARE * delta)
+
+
+def bound_path(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: ArrayLike,
+               confidence: float = 0.95) -> np.ndarray:
+    """The lower bound after each label (shape (n,)): entry t − 1 is the bound a reviewer sees after t labels;
+    stopping at any t keeps P(bound > θ) ≤ 1 − confidence (module docstring)."""
+    f_all = _as01(judge_all, "judge_all")
+    f_lab = _as01(judge_labelled, "judge_labelled")
+    y_lab = _as01(human_labelled, "human_labelled")
+    if f_lab.ndim != 1:
+        raise ValueError("judge_labelled and human_labelled must be 1-d (one run)")
+    _check(f_all, f_lab, y_lab, confidence)
+    return bound_paths(f_all.sum(), f_all.size, f_lab[None, :], y_lab[None, :], confidence)[0]
+
+
+def reliability_bound(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: ArrayLike,
+                      confidence: float = 0.95) -> Bound:
+    """Judge-assisted lower bound on θ = P(top answer acceptable) after all the labels given (module docstring).
+
+    ``judge_all``: the judge's 0/1 verdicts on all N items; ``judge_labelled``: its verdicts on the labelled items,
+    in the order they were labelled; ``human_labelled``: the humans' 0/1 verdicts on the same items, same order.
+    With no labels the bound is 0 and the estimate the judge's mean."""
+    f_all = _as01(judge_all, "judge_all")
+    f_lab = _as01(judge_labelled, "judge_labelled")
+    y_lab = _as01(human_labelled, "human_labelled")
+    path = bound_path(f_all, f_lab, y_lab, confidence)
+    lower = float(path[-1]) if path.size else 0.0
+    estimate = float(f_all.mean() + (y_lab.mean() - f_lab.mean() if y_lab.size else 0.0))
+    return Bound(lower, min(1.0, max(0.0, estimate)), METHOD)
+
+
+def labels_to_clear(path: np.ndarray, threshold: float) -> np.ndarray:
+    """Per run, the first number of labels at which the bound path reaches ``threshold`` (n + 1 when never)."""
+    p = np.atleast_2d(path)
+    hit = p >= threshold
+    return np.where(hit.any(1), np.argmax(hit, axis=1) + 1, p.shape[1] + 1)
+
+
+def more_labels_needed(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: ArrayLike,
+                       threshold: float, confidence: float = 0.95, *, sims: int = 32, horizon: int = 300,
+                       seed: int = 0) -> int | None:
+    """≈ how many more labels the judge-assisted bound needs to reach ``threshold``: the median, over ``sims``
+    seeded continuations, of the first passage, drawing the unlabelled items at random (without replacement) and
+    their human verdicts from the labelled items' judge/human table (add-one smoothed; the judge's own verdict of
+    each drawn item is kept). 0 when already cleared; None when the median continuation does not clear within
+    ``horizon`` more labels, or when no item is left to label. An estimate for the live panel, not a guarantee."""
+    f_all = _as01(judge_all, "judge_all")
+    f_lab = _as01(judge_labelled, "judge_labelled")
+    y_lab = _as01(human_labelled, "human_labelled")
+    _check(f_all, f_lab, y_lab, confidence)
+    n = f_lab.size
+    now = float(bound_path(f_all, f_lab, y_lab, confidence)[-1]) if n else 0.0
+    if now >= threshold:
+        return 0
+    left = f_all.size - n
+    steps = min(horizon, left)
+    if steps <= 0:
+        return None
+    rng = np.random.default_rng(seed)
+    yes_left = int(f_all.sum() - f_lab.sum())
+    pool = np.r_[np.ones(yes_left), np.zeros(left - yes_left)]
+    p_ok = [(float(((f_lab == v) & (y_lab == 1)).sum()) + 1.0) / (float((f_lab == v).sum()) + 2.0) for v in (0, 1)]
+    future_f = np.stack([rng.permutation(pool)[:steps] for _ in range(sims)])
+    future_y = (rng.random((sims, steps)) < np.where(future_f == 1, p_ok[1], p_ok[0])).astype(np.float64)
+    f_runs = np.hstack([np.broadcast_to(f_lab, (sims, n)), future_f])
+    y_runs = np.hstack([np.broadcast_to(y_lab, (sims, n)), future_y])
+    floor = max(0.0, min(now, threshold) - 0.1)  # candidates far below the gate cannot matter here (faster)
+    path = bound_paths(f_all.sum(), f_all.size, f_runs, y_runs, confidence, floor=floor)[:, n:]
+    first = labels_to_clear(path, threshold)
+    median = float(np.median(first))
+    return None if median > steps else int(math.ceil(median))
+
+
+def fewest_labels_possible(judge_yes_share: float, threshold: float, confidence: float = 0.95) -> float:
+    """The fewest labels with which *any* valid method can clear ``threshold`` when the judge says yes on
+    ``judge_yes_share`` of the items and every label agrees with it (module docstring, last paragraph)."""
+    gap = judge_yes_share - threshold
+    if gap <= 0:
+        return math.inf
+    return math.log(1.0 / (1.0 - confidence)) / -math.log1p(-gap)

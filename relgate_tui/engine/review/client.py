@@ -1,0 +1,114 @@
+"""One reviewer working through one session (issue 21 §3, §8): the queue, the journal, undo, reconnection.
+
+:class:`Reviewer` is what both ``relgate review label`` and the TUI's review screen drive:
+
+* :meth:`Reviewer.next_item` claims the next item (``None`` when the queue holds nothing more for this reviewer).
+* :meth:`Reviewer.label` writes the keypress to the journal and then tries to send every waiting entry in
+  order; when the database is unreachable the entry stays in the journal and :attr:`Reviewer.waiting` says how many
+  wait ("database unreachable: N labels waiting"); :meth:`Reviewer.flush` sends them once it is back.
+* :meth:`Reviewer.undo` cancels the reviewer's own last label (a waiting one by key, else the last committed one).
+
+``on_commit`` (optional) is called with the seconds from the keypress to its commit, for the benchmark.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from relgate_tui.core.review.verdicts import parse_verdict
+from relgate_tui.engine.review.db import ReviewError, ReviewUnreachable
+from relgate_tui.engine.review.journal import Journal, journal_path
+from relgate_tui.engine.review.store import Claim, ReviewStore, SessionInfo
+
+__all__ = ["Reviewer", "Sent"]
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one flush did: entries committed, rejected (with the reasons), still waiting; ``unreachable`` holds the
+    one-line reason when the database could not be reached."""
+
+    committed: int
+    rejected: tuple[str, ...]
+    waiting: int
+    unreachable: str = ""
+
+
+class Reviewer:
+    """See the module docstring."""
+
+    def __init__(self, store: ReviewStore, session: SessionInfo, name: str, *, journal: Journal | None = None,
+                 on_commit: Callable[[float], None] | None = None) -> None:
+        self.store = store
+        self.session = session
+        self.name = name
+        self.journal = journal or Journal(journal_path(store.db.public, session.id, name))
+        self.on_commit = on_commit
+        self.current: Claim | None = None
+        self._undone_item: str | None = None
+
+    @property
+    def waiting(self) -> int:
+        """Journal entries not yet in the database."""
+        return len(self.journal.waiting())
+
+    def next_item(self, exclude: set[str] | frozenset[str] = frozenset()) -> Claim | None:
+        self.current = self.store.claim(self.session.id, self.name, exclude=exclude)
+        return self.current
+
+    def label(self, item_id: str, verdict: str) -> Sent:
+        """Journal the verdict (fsync), then send every waiting entry."""
+        parse_verdict(verdict)
+        self.journal.append({"op": "label", "key": uuid.uuid4().hex, "item": item_id, "verdict": verdict,
+                             "ts": time.time()}, sync=False)  # fsync'd by flush unless committed at once
+        if self.current is not None and self.current.item_id == item_id:
+            self.current = None
+        return self.flush()
+
+    def undo(self) -> tuple[str | None, Sent]:
+        """Cancel the reviewer's last label; returns (its item id or None, the flush)."""
+        pending = self.journal.last_unsent_label()
+        target: str | None
+        if pending is not None:
+            target, item = pending["key"], str(pending["item"])
+        else:
+            target = self.store.last_label_key(self.session.id, self.name)
+            if target is None:
+                return None, self.flush()
+            item = None
+        self.journal.append({"op": "undo", "key": uuid.uuid4().hex, "target": target, "ts": time.time()},
+                            sync=False)
+        sent = self.flush()
+        return item or self._undone_item, sent
+
+    def flush(self) -> Sent:
+        """Send the waiting entries in order (exactly once each, see :mod:`.journal`)."""
+        committed = 0
+        rejected: list[str] = []
+        for e in self.journal.waiting():
+            try:
+                if e["op"] == "label":
+                    t0 = float(e.get("ts") or time.time())
+                    outcome = self.store.commit_label(self.session.id, str(e["item"]), self.name,
+                                                      str(e["verdict"]), e["key"])
+                    if outcome == "committed" and self.on_commit is not None:
+                        self.on_commit(time.time() - t0)
+                    committed += 1
+                    self.journal.mark_sent(e["key"], outcome)
+                else:
+                    item = self.store.undo(self.session.id, self.name, key=e.get("target"))
+                    self._undone_item = item
+                    self.journal.mark_sent(e["key"], "undone" if item else "nothing")
+            except ReviewUnreachable as exc:
+                self.journal.sync()  # what waits is on disk before the screen says so
+                return Sent(committed, tuple(rejected), self.waiting, str(exc))
+            except ReviewError as exc:  # refused (slot taken, …): told once, never resent
+                rejected.append(str(exc))
+                self.journal.mark_sent(e["key"], "rejected", str(exc))
+        return Sent(committed, tuple(rejected), 0)
+
+    def close(self) -> None:
+        self.journal.close()

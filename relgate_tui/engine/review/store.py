@@ -1,0 +1,409 @@
+"""The review store (issue 21 §1, §3): sessions, the claim queue with leases, blind labels, undo, adjudication.
+
+One code path for SQLite and PostgreSQL (SQLAlchemy 2 Core over :mod:`.schema`):
+
+* **Claims.** :meth:`ReviewStore.claim` hands a reviewer the first item (queue order) that still needs labels and
+  that they have not labelled. The candidate row is locked with ``SELECT … FOR UPDATE SKIP LOCKED`` (PostgreSQL;
+  SQLite's ``BEGIN IMMEDIATE`` serialises writers instead, and SQLAlchemy drops the clause there), then its filled
+  slots are counted again by a fresh statement while the lock is held — every claimer holds that lock while it
+  inserts, so the count is exact — and a full item is passed over. A claim lasts for the session's lease
+  (default 10 minutes); an expired claim no longer holds a slot, so an abandoned item returns to the queue.
+* **Labels.** :meth:`ReviewStore.commit_label` locks the item row (waiting), checks that the item still has a free
+  slot for this reviewer (a lease that expired and was taken over is refused with :class:`LabelRejected`: "one gets
+  it, the other is told and moves on"), inserts the verdict and marks the claim done, in one transaction. The
+  client's key makes a resend of a committed label a no-op ("duplicate"), so the journal's replay is exactly once.
+* **Blindness.** Nothing here returns another reviewer's verdict of an item to a reviewer who has not labelled it:
+  PostgreSQL enforces it with row-level security (:func:`.schema.security_statements`), and the item payload never
+  holds a verdict.
+
+Times are the clients' clocks (``time.time()``): a lease of minutes tolerates ordinary clock skew.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from relgate_tui.core.review.verdicts import parse_verdict
+from relgate_tui.engine.review import schema as S
+from relgate_tui.engine.review.db import ReviewDB, ReviewDenied, ReviewError, connect
+from relgate_tui.errors import UserError
+
+__all__ = ["DEFAULT_LEASE", "SessionInfo", "Claim", "LabelRejected", "ReviewStore", "open_store"]
+
+DEFAULT_LEASE = 600.0
+
+
+class LabelRejected(ReviewError):
+    """The label cannot be taken: the item's slots were filled meanwhile, or this reviewer already labelled it."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    name: str
+    run_id: str
+    per_item: int
+    lease_seconds: float
+    created_by: str
+    created_at: float
+    n_items: int
+    run_info: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """An item handed to a reviewer: its queue position, payload (question, candidates…) and lease end."""
+
+    session_id: str
+    item_id: str
+    position: int
+    payload: Mapping[str, Any]
+    expires_at: float
+
+
+def _check_rank(item_id: str, verdict: str, n_candidates: int) -> None:
+    rank, _, _ = parse_verdict(verdict)
+    if rank is not None and rank > n_candidates:
+        raise ReviewError(f"item {item_id} has {n_candidates} candidate answer{'s' if n_candidates != 1 else ''}, "
+                          f"so rank {rank} does not exist (use none if no candidate is acceptable)")
+
+
+def _loads(text: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+class ReviewStore:
+    """Operations on one review database (see the module docstring). Every method is one transaction."""
+
+    def __init__(self, db: ReviewDB) -> None:
+        self.db = db
+
+    # ---------------------------------------------------------------------------------------------- schema
+    def _version(self, c: Connection) -> str | None:
+        if not sa.inspect(c).has_table(S.meta.name):
+            return None
+        return c.execute(sa.select(S.meta.c.value).where(S.meta.c.key == "schema_version")).scalar_one_or_none()
+
+    def check(self) -> None:
+        """Refuse a missing or newer schema (one line); the embedded store creates its schema on first use."""
+        found = self.db.run("open the review store", self._version)
+        if found is None and not self.db.is_postgres:
+            self.init()
+            return
+        S.check_version(found, self.db.public)
+
+    def init(self) -> list[str]:
+        """Create the schema (and on PostgreSQL the roles, grants and policies); idempotent. Returns what it did."""
+
+        def go(c: Connection) -> list[str]:
+            done = []
+            found = self._version(c)
+            if found is not None:
+                S.check_version(found, self.db.public)
+            S.metadata.create_all(c)
+            if found is None:
+                c.execute(sa.insert(S.meta).values(key="schema_version", value=str(S.SCHEMA_VERSION)))
+                done.append(f"created the review schema (version {S.SCHEMA_VERSION})")
+            else:
+                done.append(f"the review schema (version {found}) is in place")
+            if self.db.is_postgres:
+                schema = c.execute(sa.text("SELECT current_schema()")).scalar_one()
+                for stmt in S.security_statements(str(schema)):
+                    c.exec_driver_sql(stmt)
+                done.append(f"roles {S.REVIEWER_ROLE} and {S.ADJUDICATOR_ROLE}, their grants and row-level "
+                            "policies are in place")
+            return done
+
+        return self.db.run("create the review schema", go)
+
+    def grant(self, role: str, *, adjudicator: bool) -> str:
+        """Put an existing database role in the reviewer (or adjudicator) group (PostgreSQL only)."""
+        if not self.db.is_postgres:
+            raise UserError("roles exist only on PostgreSQL: the embedded store names reviewers with --as")
+        group = S.ADJUDICATOR_ROLE if adjudicator else S.REVIEWER_ROLE
+
+        def go(c: Connection) -> str:
+            found = c.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :r"), {"r": role}).first()
+            if found is None:
+                raise ReviewError(f"no database role {role!r}: create it first (createuser, or CREATE ROLE … LOGIN)")
+            quoted = c.dialect.identifier_preparer.quote(role)
+            c.exec_driver_sql(f"GRANT {group} TO {quoted}")
+            return group
+
+        return self.db.run(f"grant {group}", go)
+
+    # ---------------------------------------------------------------------------------------------- sessions
+    def publish(self, *, name: str, run_id: str, per_item: int, items: Sequence[tuple[str, Mapping[str, Any]]],
+                run_info: Mapping[str, Any], created_by: str, lease_seconds: float = DEFAULT_LEASE) -> str:
+        """A new session of ``items`` (id, payload) in queue order; returns its id."""
+        if per_item < 1:
+            raise UserError(f"--per-item must be at least 1, got {per_item}")
+        if not items:
+            raise UserError(f"run {run_id} has no calibration item with samples to review")
+        sid = uuid.uuid4().hex[:12]
+
+        def go(c: Connection) -> str:
+            c.execute(sa.insert(S.sessions).values(
+                id=sid, name=name, run_id=run_id, per_item=per_item, lease_seconds=float(lease_seconds),
+                created_by=created_by, created_at=time.time(), run_info=json.dumps(dict(run_info))))
+            c.execute(sa.insert(S.items), [
+                {"session_id": sid, "item_id": item_id, "position": pos, "payload": json.dumps(dict(payload)),
+                 "n_candidates": len(payload.get("candidates") or ()), "touched": 0}
+                for pos, (item_id, payload) in enumerate(items)])
+            return sid
+
+        return self.db.run("publish the session", go)
+
+    def _session_row(self, c: Connection, sid: str, *, count: bool = True) -> SessionInfo:
+        rows = c.execute(sa.select(S.sessions).where(S.sessions.c.id.startswith(sid, autoescape=True))).all()
+        exact = [r for r in rows if r.id == sid]
+        if exact:
+            rows = exact
+        if not rows:
+            raise ReviewError(f"no review session {sid!r} in {self.db.public}")
+        if len(rows) > 1:
+            raise ReviewError(f"review session {sid!r} is ambiguous: {', '.join(r.id for r in rows[:5])}")
+        r = rows[0]
+        n = c.execute(sa.select(sa.func.count()).select_from(S.items).where(S.items.c.session_id == r.id)
+                      ).scalar() if count else 0
+        return SessionInfo(r.id, r.name, r.run_id, int(r.per_item), float(r.lease_seconds), r.created_by,
+                           float(r.created_at), int(n or 0), _loads(r.run_info))
+
+    def session(self, sid: str) -> SessionInfo:
+        """The session with id (or unique id prefix) ``sid``."""
+        return self.db.run("read the session", lambda c: self._session_row(c, sid))
+
+    def sessions(self) -> list[SessionInfo]:
+        def go(c: Connection) -> list[SessionInfo]:
+            ids = c.execute(sa.select(S.sessions.c.id).order_by(S.sessions.c.created_at.desc())).scalars().all()
+            return [self._session_row(c, i) for i in ids]
+
+        return self.db.run("list the sessions", go)
+
+    def item_ids(self, sid: str) -> list[str]:
+        return list(self.db.run("read the items", lambda c: c.execute(
+            sa.select(S.items.c.item_id).where(S.items.c.session_id == sid).order_by(S.items.c.position)
+        ).scalars().all()))
+
+    def payload(self, sid: str, item_id: str) -> dict[str, Any]:
+        text = self.db.run("read the item", lambda c: c.execute(sa.select(S.items.c.payload).where(
+            S.items.c.session_id == sid, S.items.c.item_id == item_id)).scalar_one_or_none())
+        if text is None:
+            raise ReviewError(f"item {item_id!r} is not in session {sid}")
+        return _loads(text)
+
+    # ---------------------------------------------------------------------------------------------- queue
+    @staticmethod
+    def _others_filled(sid: str, item: Any, reviewer: str, now: float) -> Any:
+        """Slots of ``item`` held by other reviewers: labelled, or claimed with a lease still running."""
+        cl = S.claims.c
+        return (sa.select(sa.func.count()).select_from(S.claims)
+                .where(cl.session_id == sid, cl.item_id == item, cl.reviewer != reviewer,
+                       sa.or_(cl.state == "done", cl.expires_at > now)))
+
+    @staticmethod
+    def _put_claim(c: Connection, sid: str, item: str, reviewer: str, state: str, expires: float) -> None:
+        cl = S.claims.c
+        n = c.execute(sa.update(S.claims).where(cl.session_id == sid, cl.item_id == item, cl.reviewer == reviewer)
+                      .values(state=state, expires_at=expires)).rowcount
+        if not n:
+            c.execute(sa.insert(S.claims).values(session_id=sid, item_id=item, reviewer=reviewer, state=state,
+                                                 expires_at=expires))
+
+    def claim(self, sid: str, reviewer: str, *, exclude: Iterable[str] = (), now: float | None = None
+              ) -> Claim | None:
+        """The next item for ``reviewer`` (their own running claim first), claimed for the lease; None when the
+        queue holds nothing more for them."""
+        skip = set(exclude)
+
+        def go(c: Connection) -> Claim | None:
+            t = time.time() if now is None else now
+            info = self._session_row(c, sid, count=False)
+            it, cl = S.items.c, S.claims.c
+            mine = (sa.select(cl.item_id).where(cl.session_id == info.id, cl.reviewer == reviewer,
+                                               cl.state == "claimed", cl.expires_at > t))
+            held = [i for i in c.execute(mine).scalars().all() if i not in skip]
+            done_by_me = sa.exists().where(cl.session_id == info.id, cl.item_id == it.item_id,
+                                           cl.reviewer == reviewer, cl.state == "done")
+            tried: set[str] = set()
+            while True:
+                q = sa.select(it.item_id, it.position, it.payload).where(it.session_id == info.id)
+                if held:
+                    q = q.where(it.item_id.in_(held))
+                else:
+                    q = q.where(~done_by_me, self._others_filled(info.id, it.item_id, reviewer, t)
+                                .scalar_subquery() < info.per_item)
+                if skip | tried:
+                    q = q.where(it.item_id.not_in(skip | tried))
+                row = c.execute(q.order_by(it.position).limit(1).with_for_update(skip_locked=True, of=S.items)
+                                ).first()
+                if row is None:
+                    if held:
+                        held = []
+                        continue
+                    return None
+                filled = c.execute(self._others_filled(info.id, row.item_id, reviewer, t)).scalar_one()
+                if filled >= info.per_item:  # filled between the scan's snapshot and our lock
+                    tried.add(row.item_id)
+                    continue
+                expires = t + info.lease_seconds
+                self._put_claim(c, info.id, row.item_id, reviewer, "claimed", expires)
+                c.execute(sa.update(S.items).where(it.session_id == info.id, it.item_id == row.item_id)
+                          .values(touched=it.touched + 1))
+                return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), expires)
+
+        return self.db.run("claim an item", go)
+
+    def release(self, sid: str, item_id: str, reviewer: str) -> None:
+        """Give a claimed item back at once (its lease ends now)."""
+        cl = S.claims.c
+        self.db.run("release the claim", lambda c: c.execute(
+            sa.update(S.claims).where(cl.session_id == sid, cl.item_id == item_id, cl.reviewer == reviewer,
+                                      cl.state == "claimed").values(expires_at=0.0)))
+
+    # ---------------------------------------------------------------------------------------------- labels
+    def commit_label(self, sid: str, item_id: str, reviewer: str, verdict: str, key: str, *,
+                     now: float | None = None) -> str:
+        """Commit one verdict: "committed", or "duplicate" when ``key`` was committed before. Raises
+        :class:`LabelRejected` when the item has no free slot for this reviewer any more. ``sid``: the full
+        session id."""
+        parse_verdict(verdict)
+
+        def go(c: Connection) -> str:
+            t = time.time() if now is None else now
+            lb, it, se = S.labels.c, S.items.c, S.sessions.c
+            # one round trip: the item row locked (waiting for a claimer holding it), the session's R, whether this
+            # key was committed before, whether this reviewer already labelled the item
+            dup = sa.select(sa.func.count()).select_from(S.labels).where(lb.client_key == key).scalar_subquery()
+            mine = (sa.select(sa.func.count()).select_from(S.labels)
+                    .where(lb.session_id == sid, lb.item_id == item_id, lb.reviewer == reviewer).scalar_subquery())
+            row = c.execute(sa.select(se.per_item, it.n_candidates, dup.label("dup"), mine.label("mine"))
+                            .select_from(S.items.join(S.sessions, se.id == it.session_id))
+                            .where(it.session_id == sid, it.item_id == item_id).with_for_update(of=S.items)).first()
+            if row is not None and row.dup:
+                return "duplicate"
+            if row is None:
+                if c.execute(sa.select(lb.id).where(lb.client_key == key)).first() is not None:
+                    return "duplicate"
+                raise ReviewError(f"item {item_id!r} is not in session {sid}")
+            if row.mine:
+                raise LabelRejected(f"{reviewer} already labelled item {item_id} (undo it first)")
+            _check_rank(item_id, verdict, row.n_candidates)
+            # counted after the lock, by a new statement: exact (every claimer holds the lock while it inserts)
+            filled = c.execute(self._others_filled(sid, item_id, reviewer, t)).scalar_one()
+            if filled >= row.per_item:
+                raise LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease "
+                                    "ran out and another reviewer took the slot)")
+            c.execute(sa.insert(S.labels).values(session_id=sid, item_id=item_id, reviewer=reviewer,
+                                                 verdict=verdict, client_key=key, created_at=t))
+            self._put_claim(c, sid, item_id, reviewer, "done", t)
+            return "committed"
+
+        return self.db.run("save the label", go)
+
+    def undo(self, sid: str, reviewer: str, *, key: str | None = None, now: float | None = None) -> str | None:
+        """Delete ``reviewer``'s label with client key ``key`` (else their last one) and claim the item again;
+        returns its item id, None when there is nothing to undo."""
+
+        def go(c: Connection) -> str | None:
+            t = time.time() if now is None else now
+            info = self._session_row(c, sid)
+            lb = S.labels.c
+            q = sa.select(lb.id, lb.item_id).where(lb.session_id == info.id, lb.reviewer == reviewer)
+            q = q.where(lb.client_key == key) if key is not None else q.order_by(lb.id.desc()).limit(1)
+            row = c.execute(q).first()
+            if row is None:
+                return None
+            c.execute(sa.delete(S.labels).where(lb.id == row.id))
+            self._put_claim(c, info.id, row.item_id, reviewer, "claimed", t + info.lease_seconds)
+            return str(row.item_id)
+
+        return self.db.run("undo the label", go)
+
+    def last_label_key(self, sid: str, reviewer: str) -> str | None:
+        lb = S.labels.c
+        return self.db.run("read your last label", lambda c: c.execute(
+            sa.select(lb.client_key).where(lb.session_id == sid, lb.reviewer == reviewer)
+            .order_by(lb.id.desc()).limit(1)).scalar_one_or_none())
+
+    def labels(self, sid: str) -> dict[str, dict[str, str]]:
+        """item → reviewer → verdict, of the labels this connection may read (on PostgreSQL: its own, those of
+        items it labelled, or all of them for an adjudicator)."""
+        lb = S.labels.c
+        rows = self.db.run("read the labels", lambda c: c.execute(
+            sa.select(lb.item_id, lb.reviewer, lb.verdict).where(lb.session_id == sid).order_by(lb.id)).all())
+        out: dict[str, dict[str, str]] = {}
+        for r in rows:
+            out.setdefault(r.item_id, {})[r.reviewer] = r.verdict
+        return out
+
+    def labelled_by(self, sid: str) -> dict[str, list[str]]:
+        """item → reviewers who labelled it (from the claims: no verdict, readable by every reviewer)."""
+        cl = S.claims.c
+        rows = self.db.run("read the progress", lambda c: c.execute(
+            sa.select(cl.item_id, cl.reviewer).where(cl.session_id == sid, cl.state == "done")
+            .order_by(cl.item_id, cl.reviewer)).all())
+        out: dict[str, list[str]] = {}
+        for r in rows:
+            out.setdefault(r.item_id, []).append(r.reviewer)
+        return out
+
+    # ---------------------------------------------------------------------------------------------- adjudication
+    def adjudications(self, sid: str) -> dict[str, str]:
+        """item → the adjudicator's verdict. A reviewer role may not read them (ReviewDenied)."""
+        ad = S.adjudications.c
+        try:
+            rows = self.db.run("read the adjudications", lambda c: c.execute(
+                sa.select(ad.item_id, ad.verdict).where(ad.session_id == sid)).all())
+        except ReviewDenied:
+            raise ReviewDenied(f"the adjudicator queue needs the {S.ADJUDICATOR_ROLE} role") from None
+        return {r.item_id: r.verdict for r in rows}
+
+    def adjudicate(self, sid: str, item_id: str, verdict: str, adjudicator: str) -> None:
+        parse_verdict(verdict)
+
+        def go(c: Connection) -> None:
+            ad = S.adjudications.c
+            info = self._session_row(c, sid)
+            n = c.execute(sa.select(S.items.c.n_candidates).where(S.items.c.session_id == info.id,
+                                                                  S.items.c.item_id == item_id)).scalar_one_or_none()
+            if n is None:
+                raise ReviewError(f"item {item_id!r} is not in session {info.id}")
+            _check_rank(item_id, verdict, n)
+            updated = c.execute(sa.update(S.adjudications).where(ad.session_id == info.id, ad.item_id == item_id)
+                                .values(verdict=verdict, adjudicator=adjudicator, created_at=time.time())).rowcount
+            if not updated:
+                c.execute(sa.insert(S.adjudications).values(session_id=info.id, item_id=item_id, verdict=verdict,
+                                                            adjudicator=adjudicator, created_at=time.time()))
+
+        try:
+            self.db.run("record the adjudication", go)
+        except ReviewDenied:
+            raise ReviewDenied(f"adjudicating needs the {S.ADJUDICATOR_ROLE} role") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def open_store(db: str | None = None, *, check: bool = True) -> ReviewStore:
+    """The review store at ``db`` (``--db`` / ``$RELGATE_DB`` / embedded), its schema checked."""
+    store = ReviewStore(connect(db))
+    if check:
+        try:
+            store.check()
+        except BaseException:
+            store.close()
+            raise
+    return store

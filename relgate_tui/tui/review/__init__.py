@@ -1,0 +1,2 @@
+"""Team review in the terminal UI (issue 21): connect and pick a session (Home → Review (team)), label what the
+queue hands this reviewer (the spot-check's keys), the adjudicator's queue, and Runs → Publish for review."""

@@ -1,0 +1,176 @@
+"""Home → Review (team): connect to a review store, pick a session, label it, see its status, adjudicate.
+
+The database field takes a ``postgresql://`` or ``sqlite:///`` URL (empty: ``$RELGATE_DB``, else the embedded file
+in the data dir); a password in it is used for the connection only — the screen shows the URL without it. The name
+field is the reviewer's name on the embedded store (``--as``); on PostgreSQL a reviewer is their database role.
+Keys: Enter on a session / ``l`` label, ``t`` status, ``a`` adjudicate, Escape back.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
+
+from relgate_tui.core.text import one_line
+from relgate_tui.engine.review.db import ReviewError
+from relgate_tui.engine.review.store import ReviewStore, SessionInfo, open_store
+from relgate_tui.tui.widgets.safetext import safe, safe_line
+
+
+class ReviewConnectScreen(Screen[None]):
+    CSS_PATH = "review.tcss"
+    BINDINGS = [
+        Binding("l", "label", "Label", id="connect.label", tooltip="Label the highlighted session"),
+        Binding("t", "status", "Status", id="connect.status", tooltip="Progress, agreement and disputes"),
+        Binding("a", "adjudicate", "Adjudicate", id="connect.adjudicate", tooltip="The disputed items"),
+        Binding("escape", "back", "Back", id="connect.back"),
+    ]
+    HELP = ("Connect to the team's review store (PostgreSQL, or the embedded file on this machine), pick a session "
+            "and label what the queue hands you.")
+    HELP_TITLE = "Review (team)"
+
+    def __init__(self, db: str = "", as_name: str = "") -> None:
+        super().__init__()
+        self.db = db
+        self.as_name = as_name
+        self.store: ReviewStore | None = None
+        self.sessions: dict[str, SessionInfo] = {}
+        self._typed = ""  # the URL as typed (it may hold a password); the field then shows it without
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="connect-main"):
+            yield Label("Review store", classes="panel-title")
+            with Horizontal(id="connect-row"):
+                yield Input(self.db, placeholder="postgresql://role@host/db — empty: $RELGATE_DB or the embedded file",
+                            id="connect-db", password=False)
+                yield Input(self.as_name, placeholder="your name (embedded store only)", id="connect-as")
+                yield Button("Connect", id="connect-go", variant="primary")
+            yield Label("", id="connect-where")
+            yield DataTable(id="connect-sessions", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="connect-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "team review"
+        self.query_one("#connect-db", Input).focus()
+
+    @on(Button.Pressed, "#connect-go")
+    @on(Input.Submitted)
+    def connect(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        field = self.query_one("#connect-db", Input)
+        shown = field.value.strip()
+        url = self._typed if self._typed and shown == self._public(self._typed) else shown
+        try:
+            self.store = open_store(url or None)
+            sessions = self.store.sessions()
+        except (ReviewError, ValueError) as exc:
+            self.query_one("#connect-where", Label).update(safe_line(str(exc), style="bold red"))
+            return
+        if url:  # never leave a password on screen
+            self._typed = url
+            field.value = self._public(url)
+        self.query_one("#connect-where", Label).update(safe_line(f"connected to {self.store.db.public}"))
+        table = self.query_one("#connect-sessions", DataTable)
+        table.clear(columns=True)
+        table.add_columns("session", "name", "run", "R", "items")
+        self.sessions = {s.id: s for s in sessions}
+        for s in sessions:
+            table.add_row(s.id, safe_line(s.name, 50), safe_line(s.run_id, 40), str(s.per_item), str(s.n_items),
+                          key=s.id)
+        if sessions:
+            table.focus()
+        else:
+            self.query_one("#connect-status", Static).update(Text(
+                "no session yet: Runs → Publish for review (p), or `relgate review publish RUN`", style="dim"))
+
+    @staticmethod
+    def _public(url: str) -> str:
+        from relgate_tui.core.redact import public_url
+
+        return public_url(url) if "://" in url else url
+
+    def _current(self) -> SessionInfo | None:
+        table = self.query_one("#connect-sessions", DataTable)
+        if self.store is None or not self.sessions or table.row_count == 0:
+            self.notify("connect and pick a session first", severity="warning")
+            return None
+        return self.sessions.get(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def _who(self) -> str | None:
+        assert self.store is not None
+        try:
+            return self.store.db.identity(self.query_one("#connect-as", Input).value.strip() or None)
+        except (ReviewError, ValueError) as exc:
+            self.notify(one_line(str(exc)), severity="error")
+            return None
+
+    @on(DataTable.RowSelected, "#connect-sessions")
+    def action_label(self) -> None:
+        from relgate_tui.engine.review.client import Reviewer
+        from relgate_tui.tui.review.label import ReviewLabelScreen
+
+        s = self._current()
+        who = self._who() if s is not None else None
+        if s is None or who is None or self.store is None:
+            return
+        self.app.push_screen(ReviewLabelScreen(Reviewer(self.store, s, who)), callback=lambda _: self.action_status())
+
+    def action_status(self) -> None:
+        from relgate_tui.engine.review.status import session_state, status_document
+
+        s = self._current()
+        if s is None or self.store is None:
+            return
+        try:
+            doc = status_document(session_state(self.store, s.id))
+        except ReviewError as exc:
+            self.query_one("#connect-status", Static).update(safe_line(str(exc), style="bold red"))
+            return
+
+        def est(e: dict[str, object]) -> str:
+            v, ci = e.get("value"), e.get("ci")
+            if not isinstance(v, float):
+                return "—"
+            return f"{v:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if isinstance(ci, list) else "")
+
+        ag = doc["agreement"]
+        lines = [f"{doc['labels']} labels on {doc['items']} items · {len(doc['final'])} final · "
+                 f"{len(doc['disputed'])} disputed · {len(doc['adjudicated'])} adjudicated · "
+                 f"{len(doc['pending'])} pending",
+                 f"Fleiss κ {est(ag['fleiss_kappa'])} · Krippendorff α {est(ag['krippendorff_alpha'])} "
+                 "(95% bootstrap over items)"]
+        if doc["counted_as_misses"]:
+            n = len(doc["counted_as_misses"])
+            lines.append(f"{n} disputed item{'s' if n != 1 else ''} counted as misses (strict policy)")
+        for p in ag["pairs"]:
+            lines.append(f"Cohen κ {p['a']} · {p['b']}: {est(p['cohen_kappa'])}")
+        for name, r in doc["reviewers"].items():
+            lines.append(f"{name}: {r['labels']} labels · agreement with final "
+                         f"{est(r['agreement_with_final'] or {})}")
+        if not doc["complete_view"]:
+            lines.append("(your role reads only part of the labels: these figures cover what it may read)")
+        self.query_one("#connect-status", Static).update(safe("\n".join(lines)))
+
+    def action_adjudicate(self) -> None:
+        from relgate_tui.tui.review.adjudicate import AdjudicateScreen
+
+        s = self._current()
+        who = self._who() if s is not None else None
+        if s is None or who is None or self.store is None:
+            return
+        self.app.push_screen(AdjudicateScreen(self.store, s.id, who), callback=lambda _: self.action_status())
+
+    def action_back(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        self.dismiss(None)
