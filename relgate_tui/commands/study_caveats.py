@@ -6,8 +6,9 @@
   variants (a = 1.8, four thresholds, 10 seeds): mean C_V 0.21 at n = 150, 0.17 at n = 400 (such a judge fails the
   0.10 mark 80–90% of the time), 0.08 at n = 1,600 (20%). Below ``IRT_STABLE_N`` items the Phase 1 marks are indications;
   a fit that did not converge names the CLI's ``--prior map``.
-* **Jury** (paper 003): the one-sided exact Wilcoxon signed-rank test over S splits cannot give p below 2^−S (every
-  split favouring the jury): with S ≤ 4 no improvement can ever be claimed at p < 0.05.
+* **Jury** (paper 003): the paper's one-sided exact Wilcoxon signed-rank test over S splits (shown beside the claim's
+  corrected resampled t-test) cannot give p below 2^−S (every split favouring the jury): with S ≤ 4 it can never
+  reach p < 0.05.
 * **Intervals** (paper 001): an interval that is the whole scale always covers; when every interval of a method is
   full-scale its ✓ says nothing about the judge.
 """
@@ -50,8 +51,8 @@ def jury_caveats(study: Any) -> list[str]:
     p_min = smallest_wilcoxon_p(study.splits)
     if p_min >= study.claim_alpha:
         need = math.ceil(math.log2(1.0 / study.claim_alpha) + 1e-12)
-        return [f"{study.splits} splits can never reach p < {study.claim_alpha:g} (the smallest attainable p is "
-                f"{p_min:.3g}): no improvement can be claimed — use at least {need} splits"]
+        return [f"with {study.splits} splits the paper's exact Wilcoxon can never reach p < {study.claim_alpha:g} "
+                f"(the smallest attainable p is {p_min:.3g}) — use at least {need} splits"]
     return []
 
 

@@ -30,8 +30,8 @@ def test_jury_splits_that_can_never_reach_p_below_alpha_say_so(splits, caveat):
     lines = jury_caveats(NS(splits=splits, claim_alpha=0.05))
     assert bool(lines) == caveat
     if splits == 3:
-        assert lines == ["3 splits can never reach p < 0.05 (the smallest attainable p is 0.125): no improvement can "
-                         "be claimed — use at least 5 splits"]
+        assert lines == ["with 3 splits the paper's exact Wilcoxon can never reach p < 0.05 (the smallest attainable "
+                         "p is 0.125) — use at least 5 splits"]
 
 
 def test_full_scale_intervals_are_not_a_success():

@@ -15,7 +15,7 @@ from relgate_tui.engine.certification.session import Session
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.compare import CompareScreen
 from relgate_tui.tui.help import HelpScreen
-from relgate_tui.tui.home import HomeScreen
+from relgate_tui.tui.home import CHOICES, HomeScreen
 from relgate_tui.tui.itemsamples import ItemSamplesModal
 from relgate_tui.tui.results import ResultsScreen
 from relgate_tui.tui.runs import RunsScreen
@@ -49,7 +49,7 @@ def test_home(services, snap_compare):
         assert isinstance(screen, HomeScreen)
         assert "-narrow" in screen.classes and "-short" in screen.classes
         menu = screen.query_one("#menu")
-        assert menu.region.height == 8  # six choices, one line each, inside the border
+        assert menu.region.height == len(CHOICES) + 2  # one line per choice, inside the border
 
     assert snap_compare(make_app(services), run_before=run_before, terminal_size=SIZE)
 

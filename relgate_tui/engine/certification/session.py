@@ -545,16 +545,13 @@ class Session:
                                   disagreements=disagreements)
 
     def stored_gate(self) -> tuple[float | None, GateBasis]:
-        """The gate the run's stored results were judged against — ``(min_reliability, basis)`` of its
-        ``results.json`` (what ``relgate runs`` and ``relgate report`` show), else of its certify config (None: no
-        gate). A run is shown against its own gate on every screen, so one run tells one story (issue 24 §5)."""
+        """``(min_reliability, basis)`` of the run's ``results.json`` (what ``relgate runs`` / ``report`` show), else
+        of its config (None: no gate): a run is shown against its own gate everywhere (issue 24 §5)."""
         doc = self.store.read_results()
-        src: dict[str, Any] = doc if isinstance(doc, dict) and "min_reliability" in doc else {
-            "min_reliability": self.config.min_reliability, "gate_on": self.config.gate_on}
+        src = doc if isinstance(doc, dict) and "min_reliability" in doc else vars(self.config)
         gate = src.get("min_reliability")
         gate = float(gate) if isinstance(gate, (int, float)) and not isinstance(gate, bool) else None
-        basis: GateBasis = "level" if src.get("gate_on") == "level" else "lower_bound"
-        return gate, basis
+        return gate, ("level" if src.get("gate_on") == "level" else "lower_bound")
 
     def document(self, alpha: float | None = None, *, gate: float | None = None,
                  confidence: float = 0.95, gate_basis: GateBasis | None = None) -> dict[str, Any]:
