@@ -4,7 +4,9 @@
 
     relgate                                  the terminal UI
     relgate certify --task T --endpoint URL --model M [options]   headless certification (exit 0 / 1 / 2)
+    relgate certify --config run.toml [options]   the same, every flag read from a TOML file (flags win)
     relgate runs [--run-dir DIR] [--repair RUN]   list runs (or quarantine a run's corrupt lines)
+    relgate runs rm RUN | relgate runs prune [--dry-run]
     relgate report RUN [--format md|json|csv] [--output PATH]
     relgate tasks                            bundled tasks
     relgate demo-server [--port N] [--latency-ms X] [--fault-rate R]
@@ -55,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("certify", help="certify a model on a task (headless; exit 0 pass / 1 below gate / 2 error / "
                                        "3 sampling incomplete)",
                        description="Sample, verify, calibrate and report a model's reliability on a task.")
+    c.add_argument("--config", metavar="FILE", help="a run config (TOML): every key is one of these flags "
+                   "(k-max = 20); flags given here win")
     c.add_argument("--task", required=True, metavar="NAME_OR_PATH", help="bundled task name or .jsonl/.csv file")
     c.add_argument("--endpoint", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
     c.add_argument("--model", required=True, metavar="NAME")
@@ -104,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--run-dir", metavar="DIR")
     r.add_argument("--json", action="store_true", dest="as_json", help="print the list as JSON")
     r.add_argument("--repair", metavar="RUN", help="move the corrupt lines of a run's samples/labels to *.quarantine")
+    r.add_argument("action", nargs="?", choices=("rm", "prune"),
+                   help="rm RUN: delete a run; prune: delete every run holding nothing (no sample, label or result)")
+    r.add_argument("target", nargs="?", metavar="RUN", help="the run to delete (rm): id, unique prefix or directory")
+    r.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
 
     p = sub.add_parser("report", help="export a run's results", description="Print or write a run's results.")
     p.add_argument("run", metavar="RUN", help="run id (or unique prefix) or run directory")
@@ -371,6 +379,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     from relgate_tui.engine.runs.paths import runs_dir
 
     root = runs_dir(args.run_dir)
+    if args.action:
+        return _runs_remove(args, root)
     if args.repair:
         from relgate_tui.engine.runs.listing import open_run, repair_run
 
@@ -413,17 +423,47 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         if col == "run":
             table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=max(20, console.width - 62))
         else:
-            table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=max(len(col), 4))
+            table.add_column(col, no_wrap=True, overflow="ellipsis",
+                             min_width=7 if col == "gate" else max(len(col), 4))  # "no gate" whole
     for r in rows:
         cells = {
-            "run": r.run_id, "task": r.task, "model": r.model, "created": r.created.replace("T", " ")[:19],
+            "run": r.run_id, "task": r.task, "model": r.model + (" (simulated)" if r.simulated else ""), "created": r.created.replace("T", " ")[:19],
             "status": r.status, "samples": str(r.n_samples), "labels": str(r.n_labels),
             "reliability": _fmt_pct(r.reliability_level), "bound": _fmt_pct(r.reliability_lower_bound),
-            "M*": "" if r.reliability_level is None else ("∞" if r.m_star is None else str(r.m_star)),
-            "gate": {None: "", True: "PASS", False: "FAIL"}[r.passed],
+            "M*": r.m_star_text,
+            "gate": r.gate_text,
         }
         table.add_row(*(Text(one_line(str(cells[c]))) for c in columns))  # ids and names are untrusted text
     console.print(table)
+    return EXIT_OK
+
+
+def _runs_remove(args: argparse.Namespace, root: Any) -> int:
+    """``relgate runs rm RUN`` / ``relgate runs prune [--dry-run]``."""
+    from relgate_tui.core.text import one_line
+    from relgate_tui.engine.runs.listing import empty_runs, open_run, remove_run
+    from relgate_tui.errors import UserError
+
+    if args.action == "rm":
+        if not args.target:
+            raise UserError("relgate runs rm RUN: name the run to delete (`relgate runs` lists them)")
+        store = open_run(args.target, root)
+        summary = f"{store.run_id} ({store.status}, {store.count_files()['samples']} samples)"
+        remove_run(store)
+        print(f"deleted run {one_line(summary)}", file=sys.stderr)
+        return EXIT_OK
+    if args.target:
+        raise UserError("relgate runs prune takes no RUN (it deletes every empty run; rm RUN deletes one)")
+    empty = empty_runs(root)
+    for s in empty:
+        if not args.dry_run:
+            from relgate_tui.engine.runs.store import RunStore
+
+            remove_run(RunStore(s.path))
+        print(f"{'would delete' if args.dry_run else 'deleted'} {one_line(s.run_id)} ({one_line(s.status)}, "
+              "no sample, label or result)", file=sys.stderr)
+    if not empty:
+        print(f"no empty run in {one_line(str(root))}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -493,6 +533,30 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     return tuple(types)
 
 
+def _expand_config(argv: list[str]) -> list[str]:
+    """``relgate certify --config FILE …``: the file's keys become flags placed before the command line's own, so
+    a flag given on the command line wins (:mod:`relgate_tui.engine.certification.run_config`)."""
+    if not argv or argv[0] != "certify":
+        return argv
+    rest, path = [], None
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--config" and i + 1 < len(argv):
+            path, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith("--config="):
+            path = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    if path is None:
+        return argv
+    from relgate_tui.engine.certification.run_config import config_argv, load_run_config
+
+    return ["certify", *config_argv(load_run_config(path)), *rest]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run relgate. Returns the process exit code (0 ok / pass, 1 below the gate, 2 error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -503,6 +567,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return int(demo_main(argv[1:]) or 0)
     try:
+        argv = _expand_config(argv)
         args = build_parser().parse_args(argv)
         if args.command is None:
             return _run_tui()

@@ -2,7 +2,8 @@
 
 ``relgate audits`` prints one line per audit (id, data / criterion, judges, variants, answers stored of planned,
 finished or not). ``relgate audits ID`` recomputes that audit's result from its stored answers with no endpoint
-(``--json FILE|-``, ``--markdown FILE``; default: the summary lines).
+(``--json FILE|-``, ``--markdown FILE``; default: the summary lines); ``--scores FILE`` writes its direct scores as a
+judge scores file, the input of ``relgate judge-intervals`` / ``judge-irt`` / ``jury`` and of the TUI's Studies.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--markdown", default=None, help="write the reopened audit's Markdown report here")
     p.add_argument("--repair", action="store_true",
                    help="move the corrupt lines of the audit's answers.jsonl to answers.jsonl.quarantine")
+    p.add_argument("--scores", default=None, metavar="FILE",
+                   help="write the audit's direct scores as a judge scores file (the Studies' input; JSONL)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +63,13 @@ def run(args: argparse.Namespace) -> int:
                                       else "no corrupt line"), file=sys.stderr)
         return 0
     try:
-        check_outputs((args.json, args.markdown))
+        check_outputs((args.json, args.markdown, args.scores))
+        if args.scores:
+            from relgate_tui.engine.judging.as_scores import audit_scores
+
+            scores = audit_scores(path)
+            write_output(args.scores, scores.scores_jsonl())
+            echo(f"wrote {len(scores.records)} scores to {args.scores} ({scores.summary()})", file=sys.stderr)
         result = reopen_result(path)
         if args.json == "-":
             print(audit_json(result), end="")

@@ -23,6 +23,8 @@ def register(subparsers: Any) -> None:
                    help="non-inferiority margin on top-answer accuracy (default 0.05)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="two-sided confidence of the interval; each one-sided claim errs with (1-c)/2 (default 0.95)")
+    p.add_argument("--match", choices=("auto", "question"), default="auto",
+                   help="pair items by document hash / id (auto, default) or by question text (question)")
     p.add_argument("--json", metavar="PATH", dest="json_path", help="write the comparison to PATH ('-' = stdout)")
     p.add_argument("--run-dir", metavar="DIR", help="directory holding runs (default: the data dir's runs/)")
     p.add_argument("--quiet", action="store_true", help="no summary on stderr")
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs((args.json_path,))
     doc = compare_runs(args.run_a, args.run_b, margin=args.margin, confidence=args.confidence,
-                       runs_root=args.run_dir)
+                       runs_root=args.run_dir, match=args.match)
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 

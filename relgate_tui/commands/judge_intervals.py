@@ -208,6 +208,10 @@ def run(args: argparse.Namespace) -> int:
                             ordinal_grid=args.ordinal_grid, fit_share=args.fit_share)
         study = dataclasses.replace(study, shift=shift, labels={**labels, "shift_scores_file": lab_b["scores_file"]})
     md = render_markdown(study)
+    from relgate_tui.commands.study_caveats import intervals_caveats
+
+    for line in intervals_caveats(study):  # small samples say so (issue 24 §7)
+        md = md.rstrip("\n") + f"\n\nCaveat: {line}\n"
     if audit is not None:
         md = md.rstrip("\n") + f"\n\n{_printable(audit.summary(), 400)}\n"
     doc = jsonsafe.jsonable(study) | ({"audit": audit.to_json()} if audit is not None else {})

@@ -102,6 +102,9 @@ def document(study: Any, path: str | None, audit: Any = None, unscored_rows: int
     return head | {"judges": {j.judge: j.to_json() for j in study.judges}}
 
 
+from relgate_tui.commands.study_caveats import irt_caveats  # noqa: E402 - light (no numpy)
+
+
 def _table(study: Any) -> str:
     def f(x: float | None) -> str:
         return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else f"{x:.2f}"
@@ -117,6 +120,23 @@ def _table(study: Any) -> str:
                      + (f"; {j.phase2_sentence}" if j.phase2_sentence else "")
                      + (f" [{j.reason}]" if j.reason else ""))
     return "\n".join(lines)
+
+
+def _flips(table: Any, study: Any, args: argparse.Namespace) -> tuple[str, ...]:
+    """Judges whose Phase 1 mark changes under the other prior — refitted only for small samples (cheap there,
+    and where it matters: with many items both priors agree)."""
+    from relgate_tui.commands.study_caveats import IRT_STABLE_N
+    from relgate_tui.errors import RelgateError
+
+    if min((len(j.ids) for j in study.judges), default=IRT_STABLE_N) >= IRT_STABLE_N:
+        return ()
+    other = "map" if args.prior == "mml" else "mml"
+    try:
+        alt = build_study(table, judge=args.judge, criterion=args.criterion, prior=other, original=args.original)
+    except (RelgateError, ValueError):
+        return ()
+    marks = {j.judge: j.phase1_pass for j in alt.judges}
+    return tuple(j.judge for j in study.judges if j.judge in marks and marks[j.judge] != j.phase1_pass)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
         if note := table.unscored_note():
             echo(note)
         echo(_table(study))
+        for line in irt_caveats(study, _flips(table, study, args)):  # small samples say so (issue 24 §7)
+            echo(f"caveat: {line}")
     if args.json_path:
         emit_json(document(study, None if audit else str(args.ratings), audit, table.unscored()), args.json_path,
                   inputs)

@@ -253,6 +253,10 @@ def run(args: argparse.Namespace) -> int:
         if note := table.unscored_note():
             echo(note)
         echo(_table(study))
+        from relgate_tui.commands.study_caveats import jury_caveats
+
+        for line in jury_caveats(study):  # small samples say so (issue 24 §7)
+            echo(f"caveat: {line}")
     if args.json_path:
         source = {"audit": audit.to_json()} if audit is not None else {"scores_file": str(args.scores)}
         doc = {"relgate_version": __version__, **source,

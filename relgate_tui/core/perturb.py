@@ -4,8 +4,9 @@
   — the paper's fallback edit, and the edit of every example it lists ("task → tsak", "only → onyl", "JSON → SJON").
   The paper chooses the words with the highest final-layer attention of Qwen3-8B; relgate has no local attention
   model, so it draws them uniformly (seeded) among the eligible words: alphabetic words of at least 4 letters outside
-  placeholders (``{…}``), outside the rating instructions (any line that mentions a score, rating or scale, or holds a
-  digit) and not in the protected keywords (the criterion name, "json", "format", "score", …).
+  placeholders (``{…}``), outside the rating and answer instructions (any line that mentions a score, rating or
+  scale, says how to answer — answer, reply, respond, exactly — or holds a digit: ``Answer with exactly "A" or "B"``
+  stays as written) and not in the protected keywords (the criterion name, "json", "format", "score", …).
 - **newline**: up to ``n_breaks`` (default 3) extra line breaks inserted at seeded sentence or line boundaries outside
   placeholders (§3.3 "sentence-level line breaks"; App. B "up to three positions").
 - **paraphrase** needs a language model (a configurable endpoint); :func:`paraphrase_instruction` words the request and
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 PLACEHOLDER = re.compile(r"\{[^{}\n]*\}")
 _BRACED = re.compile(r"\{+[^{}\n]*\}+")
 WORD = re.compile(r"[A-Za-z]{4,}")
-RATING_LINE = re.compile(r"\b(score|scores|rating|rate|scale)\b|\d", re.IGNORECASE)
+RATING_LINE = re.compile(r"\b(score|scores|rating|rate|scale|answer|reply|respond|exactly)\b|\d", re.IGNORECASE)
 DEFAULT_PROTECTED = frozenset({"json", "format", "score", "rating", "scale", "output", "answer", "only"})
 VARIANT_KINDS = ("original", "typo", "newline", "paraphrase")
 

@@ -25,6 +25,8 @@ def _parser() -> _ArgumentParser:
     )
     parser.add_argument("--port", type=int, default=0, help="TCP port (0 = any free port; default 0)")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="simulated latency per chat call (ms)")
+    parser.add_argument("--slots", type=int, default=0,
+                        help="answer at most N requests at a time, like a server with N slots (0 = unlimited)")
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of chat calls that fail (0-1)")
     parser.add_argument("--fault-kinds", default=",".join(FAULT_KINDS),
                         help=f"comma-separated fault kinds to draw from (default: all of {','.join(FAULT_KINDS)})")
@@ -59,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             raise _UsageError(f"--latency-ms must be non-negative and finite (at most {MAX_LATENCY_MS:g} ms), got "
                               f"{args.latency_ms:g}")
         faults = FaultPlan(rate=args.fault_rate, kinds=parse_fault_kinds(args.fault_kinds), seed=args.fault_seed)
-        server = DemoServer(args.port, args.latency_ms, faults, honour_n=not args.ignore_n,
+        server = DemoServer(args.port, args.latency_ms, faults, honour_n=not args.ignore_n, slots=args.slots,
                             judge_data=args.judge_data).start()
     except SystemExit as exc:  # --help
         return int(exc.code or 0)

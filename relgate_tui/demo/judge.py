@@ -296,7 +296,11 @@ def judge_completion(
     messages: object, rng: Random, knobs: JudgeKnobs, catalogue: ItemCatalogue | None = None
 ) -> SimCompletion:
     """The simulated judge's reply to a judge prompt built by :mod:`judge_prompts`, with token log-probs."""
-    pairwise = judge_prompts.parse_pairwise_prompt(messages)
+    from relgate_tui.demo import recognise  # typo / newline variants of relgate's own prompts too
+
+    pairwise = recognise.read_pairwise_prompt(messages)
+    if pairwise is not None and recognise.pairwise_variant_kind(pairwise, messages) == "paraphrase":
+        pairwise = None  # sim-judge reads relgate's prompts and their typo / newline variants, nothing else
     if pairwise is not None:
         scope = pairwise.criterion.casefold()
         q_a = latent_quality(pairwise.text_a, pairwise.criterion)
@@ -326,6 +330,13 @@ def judge_completion(
     verification = judge_prompts.parse_verification_prompt(messages)
     if verification is not None:
         return verification_completion(verification, rng, knobs, catalogue)
+    scoring = recognise.read_scoring_prompt(messages)  # a typo / newline variant of the direct prompt
+    if scoring is not None and recognise.variant_kind(scoring) in ("newline", "typo"):
+        quality = latent_quality(scoring.text, scoring.criterion)
+        mu5 = quality + knobs.direct_item_sd * gauss("direct", scoring.criterion.casefold(), scoring.text)
+        stretch = (scoring.scale - 1) / 4.0
+        return score_completion(rng, 1.0 + (mu5 - 1.0) * stretch, knobs.direct_sd * stretch, knobs.invalid_rate,
+                                scoring.scale)
     return SimCompletion(UNRECOGNISED, None, False, -0.05)
 
 

@@ -60,7 +60,7 @@ from relgate_tui.demo.judge import (
     score_completion,
     verdict_completion,
 )
-from relgate_tui.demo.recognise import read_scoring_prompt, variant_kind
+from relgate_tui.demo.recognise import read_pairwise_prompt, read_scoring_prompt, variant_kind
 from relgate_tui.demo.tokens import SimCompletion
 from relgate_tui.engine.judging import prompts as judge_prompts
 
@@ -129,7 +129,7 @@ def pool_completion(
     judge: str, messages: object, rng: Random, knobs: JudgeKnobs, catalogue: ItemCatalogue | None = None
 ) -> SimCompletion:
     """The reply of pool judge ``judge`` (module docstring), with token log-probs."""
-    pairwise = judge_prompts.parse_pairwise_prompt(messages)
+    pairwise = read_pairwise_prompt(messages)
     if pairwise is not None:
         criterion = pairwise.criterion.casefold()
         r_a, r_b = reliability(judge, pairwise.text_a), reliability(judge, pairwise.text_b)

@@ -1,4 +1,5 @@
-"""How the pool judges (:mod:`relgate_tui.demo.jury`) read a direct-scoring prompt, including perturbed ones.
+"""How the simulated judges (``sim-judge``, :mod:`relgate_tui.demo.jury`'s pool) read a direct-scoring prompt,
+including perturbed ones (:func:`read_pairwise_prompt` reads perturbed pairwise prompts the same way).
 
 Order of attempts:
 
@@ -20,14 +21,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from relgate_tui.demo.catalogue import CandidateInfo, candidate_index
 from relgate_tui.demo.items import last_user_content
 from relgate_tui.engine.judging import prompts as judge_prompts
 
-__all__ = ["ScoringPrompt", "read_scoring_prompt", "variant_kind"]
+__all__ = ["ScoringPrompt", "pairwise_variant_kind", "read_pairwise_prompt", "read_scoring_prompt", "variant_kind"]
 
 _SCALE = re.compile(r"(?:scale\s+(?:of|from)\s+1\s*(?:-|–|to)\s*|from\s+1\s+to\s+|between\s+1\s+and\s+)(\d{1,2})\b",
                     re.IGNORECASE)
@@ -126,6 +127,63 @@ def read_scoring_prompt(messages: object) -> ScoringPrompt | None:
     return ScoringPrompt(criterion, "", input_text, text, _scale(content), _template(content, input_text, text), False)
 
 
+_PAIR_MARK = {side: re.compile(rf"^[^\W\d_]{{3,14}}[ \t]+{side}[ \t]*:[ \t]*", re.MULTILINE) for side in "AB"}
+
+
+def read_pairwise_prompt(messages: object) -> judge_prompts.PairwisePrompt | None:
+    """The pairwise-preference request in ``messages``: the exact prompt ``pairwise_prompt`` builds, else a
+    perturbed one (typo / newline / paraphrase of it) read by its "<word> A:" / "<word> B:" lines — the word may
+    carry a typo. A's text runs up to B's line; B's text is the longest known candidate text it starts with, else
+    it runs up to the next blank line. The criterion is read as for direct scoring. None if it is not one."""
+    exact = judge_prompts.parse_pairwise_prompt(messages)
+    if exact is not None:
+        return _known_ends(exact)
+    content = last_user_content(messages)
+    if not content or judge_prompts.parse_correctness_prompt(messages) is not None:
+        return None  # "which answer is correct?" has its own reader
+    mark_a = next(iter(_PAIR_MARK["A"].finditer(content)), None)
+    if mark_a is None:
+        return None
+    marks_b = [m for m in _PAIR_MARK["B"].finditer(content) if m.start() > mark_a.end()]
+    if not marks_b:
+        return None
+    mark_b = marks_b[-1]
+    text_a = content[mark_a.end() : mark_b.start()].rstrip("\n")
+    rest = content[mark_b.end() :]
+    known_b = [t for t in candidate_index() if rest.startswith(t)]
+    if known_b:
+        text_b = max(known_b, key=len)
+    else:
+        end = rest.find("\n\n")
+        text_b = rest[: end if end >= 0 else len(rest)]
+    if not text_a.strip() or not text_b.strip():
+        return None
+    info = candidate_index().get(text_a) or candidate_index().get(text_b)
+    if info is not None:
+        criterion, description = _criterion_of(content, info)
+        input_text = info.input_text if info.input_text in content else ""
+    else:
+        found = _CRITERION.search(content)
+        criterion = next((g for g in found.groups() if g), "quality").strip() if found else "quality"
+        description = ""
+        inputs = [m for m in _INPUT_LINE.finditer(content) if m.end() <= mark_a.start()]
+        input_text = content[inputs[-1].end() : mark_a.start()].strip("\n") if inputs else ""
+    return judge_prompts.PairwisePrompt(input_text, text_a, text_b, criterion, description)
+
+
+def _known_ends(prompt: judge_prompts.PairwisePrompt) -> judge_prompts.PairwisePrompt:
+    """A newline variant can leave an extra line break at the end of a response: a text that is a known candidate
+    once its surrounding line breaks are dropped is read as that candidate."""
+    index = candidate_index()
+
+    def known(text: str) -> str:
+        bare = text.strip("\n")
+        return bare if text not in index and bare in index else text
+
+    a, b = known(prompt.text_a), known(prompt.text_b)
+    return prompt if (a, b) == (prompt.text_a, prompt.text_b) else replace(prompt, text_a=a, text_b=b)
+
+
 def _canonical_templates(criterion: str, description: str) -> list[str]:
     criterion = criterion if criterion.strip() and "\n" not in criterion else "quality"
     out = []
@@ -133,6 +191,23 @@ def _canonical_templates(criterion: str, description: str) -> list[str]:
         content = judge_prompts.direct_prompt("\x00input\x00", "\x00response\x00", criterion, variant)[0]["content"]
         out.append(content.replace("\x00input\x00", "{input}").replace("\x00response\x00", "{response}"))
     return out
+
+
+def pairwise_variant_kind(prompt: judge_prompts.PairwisePrompt, messages: object) -> str:
+    """:func:`variant_kind` for a pairwise prompt: "original", "newline", "typo" or "paraphrase" against the
+    prompt ``pairwise_prompt`` builds for the same criterion."""
+    content = last_user_content(messages) or ""
+    observed = content
+    for text, mark in ((prompt.text_a, "\x00a\x00"), (prompt.text_b, "\x00b\x00"), (prompt.input_text, "\x00i\x00")):
+        if text.strip():
+            observed = observed.replace(text, mark)
+    criterion = prompt.criterion if prompt.criterion.strip() and "\n" not in prompt.criterion else "quality"
+    try:
+        canonical = [judge_prompts.pairwise_prompt("\x00i\x00", "\x00a\x00", "\x00b\x00", criterion, d)[0]["content"]
+                     for d in dict.fromkeys((prompt.description, ""))]
+    except ValueError:  # a criterion relgate's prompts cannot carry: not one of its prompts
+        return "paraphrase"
+    return _closest(observed, tuple(canonical))
 
 
 def variant_kind(prompt: ScoringPrompt) -> str:
@@ -145,8 +220,12 @@ def variant_kind(prompt: ScoringPrompt) -> str:
 
 @lru_cache(maxsize=4096)
 def _classify(observed: str, criterion: str, description: str) -> str:
+    return _closest(observed, tuple(_canonical_templates(criterion, description)))
+
+
+def _closest(observed: str, canonicals: tuple[str, ...]) -> str:
     best = 0.0
-    for canonical in _canonical_templates(criterion, description):
+    for canonical in canonicals:
         if observed == canonical:
             return "original"
         if " ".join(observed.split()) == " ".join(canonical.split()):

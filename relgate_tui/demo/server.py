@@ -20,7 +20,8 @@ last user message and seed; without a seed a per-server counter varies them), ``
 
 Faults (:mod:`relgate_tui.demo.faults`) are decided for every well-formed model request (chat or embeddings: a JSON
 object with a ``model``), in arrival order: a ``FaultPlan.script`` applies to the first requests, then ``rate`` draws
-from ``kinds`` with a seeded RNG. ``latency_ms`` delays every model response, including fault responses ("reset",
+from ``kinds`` with a seeded RNG. ``slots`` (0 = unlimited) lets at most that many requests spend their latency at
+once, as a server with that many slots (llama.cpp ``-np``) does. ``latency_ms`` delays every model response, including fault responses ("reset",
 which reads the whole request and then closes with a TCP RST, does so at once).
 
 Implementation: stdlib asyncio (``asyncio.start_server``) in a daemon thread with its own event loop; a small
@@ -98,6 +99,7 @@ class DemoServer:
         judge: JudgeKnobs | None = None,
         catalogue: ItemCatalogue | None = None,
         judge_data: Sequence[str] = (),
+        slots: int = 0,
     ) -> None:
         if not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an integer 0-65535, got {port!r}")
@@ -105,6 +107,10 @@ class DemoServer:
             raise ValueError(f"latency must be non-negative, got {latency_ms} ms")
         self.port = port
         self.latency_ms = float(latency_ms)
+        if not isinstance(slots, int) or slots < 0:
+            raise ValueError(f"slots must be a non-negative integer, got {slots!r}")
+        self.slots = slots  # 0 = unlimited; N = at most N requests in their latency at once (llama.cpp -np N)
+        self._slot_gate: asyncio.Semaphore | None = None
         self.honour_n = honour_n
         self.judge = judge if judge is not None else JudgeKnobs()
         for path in judge_data:  # before serving: the judges' indexes are only read once requests arrive
@@ -426,7 +432,12 @@ class DemoServer:
         :class:`_Reset` for "reset" (the request has been read in full; it closes at once, without the latency)."""
         if fault == "reset":
             raise _Reset
-        if self.latency_ms > 0:
+        if self.latency_ms > 0 and self.slots:
+            if self._slot_gate is None:  # created on the server's loop, at its first request
+                self._slot_gate = asyncio.Semaphore(self.slots)
+            async with self._slot_gate:  # a server with N slots answers N requests at a time
+                await asyncio.sleep(self.latency_ms / 1000.0)
+        elif self.latency_ms > 0:
             await asyncio.sleep(self.latency_ms / 1000.0)
         if fault == "slow":
             await asyncio.sleep(self.faults.slow_ms / 1000.0)

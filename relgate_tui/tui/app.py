@@ -40,6 +40,7 @@ from relgate_tui.tui.services import AppServices
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.session import Session
     from relgate_tui.engine.certification.setup import RunSetup
+    from relgate_tui.engine.certification.views import GateBasis
     from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
     from relgate_tui.tui.home import HomeChoice
     from relgate_tui.tui.settings_file import UISettings
@@ -52,6 +53,10 @@ class RelgateApp(App[None]):
     TITLE = "relgate"
     SUB_TITLE = "LLM reliability certification"
     CSS_PATH = "app.tcss"
+    # every screen is usable from 80×24 (issue 24 §4): below 110 columns / 30 rows a screen carries "-narrow" /
+    # "-short", and its stylesheet stacks or trims panels for it
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help", tooltip="Show every key"),
         Binding("f1", "help", "Help", show=False, id="app.help_f1", tooltip="Show every key"),
@@ -66,6 +71,7 @@ class RelgateApp(App[None]):
         self._last_setup: RunSetup | None = None
         self._last_judge_audit: JudgeAuditConfig | None = None
         self._return_to_runs = False
+        self._own_gate_runs: set[Path] = set()  # runs opened from Runs: shown against the gate they were stored with
         self.history: list[tuple[str, Any]] = []  # (screen, dismissed value), in order — the flow as it happened
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
@@ -200,6 +206,7 @@ class RelgateApp(App[None]):
             self.notify(str(exc), title="Cannot start the run", severity="error", timeout=10)
             self.show_setup(setup)
             return
+        self._own_gate_runs.discard(session.path)
         self.session = session
         self.show_sampling(session)
 
@@ -232,8 +239,18 @@ class RelgateApp(App[None]):
 
     def show_results(self, session: Session) -> None:
         self.session = session
-        gate = self.settings.gate if self.settings else None
-        self.open_screen("results", session, gate=gate, callback=self._after_results)
+        gate, basis = self.gate_for(session)
+        self.open_screen("results", session, gate=gate, gate_basis=basis, callback=self._after_results)
+
+    def gate_for(self, session: Session) -> tuple[float | None, GateBasis]:
+        """The gate a run is shown against: a run made here from Setup, the Settings gate; a run opened from Runs,
+        the gate its stored results were judged against (``Session.stored_gate``) — so Runs, Results, Compare,
+        ``relgate report`` and the JSON tell one story about it (issue 24 §5)."""
+        if session.path in self._own_gate_runs:
+            return session.stored_gate()
+        if self.settings is None:
+            return None, "lower_bound"
+        return self.settings.gate, self.settings.gate_basis
 
     def _after_results(self, action: str | None) -> None:
         self.history.append(("results", action))
@@ -275,6 +292,7 @@ class RelgateApp(App[None]):
             self.show_runs()
             return
         self.session = session
+        self._own_gate_runs.add(session.path)
         if action == "resume" and not session.sampling_complete:
             self.show_sampling(session)
         elif action == "resume":
@@ -327,6 +345,28 @@ class RelgateApp(App[None]):
             self.pop_screen()
         self.show_home()
 
+    def save_run_config(self, setup: RunSetup) -> Path | None:
+        """Setup's "Save config": ``setup`` (with the Settings gate) as a run config ``relgate certify --config``
+        reads (:mod:`relgate_tui.engine.certification.run_config`), in ``<data dir>/configs/``; notifies the path."""
+        import re
+
+        from relgate_tui.engine.certification.run_config import save_run_config
+        from relgate_tui.engine.certification.setup import certify_config
+
+        cfg = certify_config(setup, None)
+        if self.settings is not None and self.settings.gate is not None:
+            cfg = replace(cfg, min_reliability=self.settings.gate, confidence=self.settings.confidence,
+                          gate_on="level" if self.settings.gate_basis == "level" else "bound")
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{setup.model}-{Path(setup.task).stem}").strip("._")[:100] or "run"
+        path = self.services.resolved_runs_dir().parent / "configs" / f"{name}.toml"
+        try:
+            save_run_config(cfg, path, header=f"saved by the relgate TUI: {setup.model} on {setup.task}")
+        except (ValueError, OSError) as exc:
+            self.notify(str(exc), title="Config not saved", severity="error")
+            return None
+        self.notify(f"{path}\nrelgate certify --config {path}", title="Run config saved")
+        return path
+
     def export_results(self, fmt: str, alpha: float | None = None) -> Path | None:
         """Export the current run's results (JSON / CSV / Markdown) next to its files; notifies the path."""
         session = self.session
@@ -336,7 +376,9 @@ class RelgateApp(App[None]):
         if alpha is None:
             alpha = getattr(self.screen, "alpha", None)
         try:
-            path = session.export(fmt, alpha=alpha, gate=self.settings.gate if self.settings else None)
+            gate, basis = self.gate_for(session)
+            path = session.export(fmt, alpha=alpha, gate=gate, gate_basis=basis,
+                                  confidence=self.settings.confidence if self.settings else 0.95)
         except (ValueError, OSError) as exc:
             self.notify(str(exc), title="Export failed", severity="error")
             return None

@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label
 
+from relgate_tui.core.text import one_line
 from relgate_tui.tui.results import ALPHA_MAX, ALPHA_MIN, ALPHA_STEP, fmt_m_star, fmt_prop
 from relgate_tui.tui.widgets.safetext import safe_line
 
@@ -36,6 +37,8 @@ class CompareScreen(Screen[None]):
                 tooltip="Decrease α by 0.01 for every run"),
         Binding("m", "margin", "Margin", id="compare.margin",
                 tooltip="Cycle the paired gate's non-inferiority margin (two runs)"),
+        Binding("t", "match", "Pair by text", id="compare.match",
+                tooltip="Pair the two runs' items by question text instead of by id / document hash"),
         Binding("escape", "back", "Back", id="compare.back", tooltip="Back to the runs"),
     ]
     MARGINS = (0.0, 0.01, 0.02, 0.05, 0.10)
@@ -51,6 +54,7 @@ class CompareScreen(Screen[None]):
         self.errors: list[str] = []
         self.margin = 0.05
         self.paired: PairedView | None = None
+        self.match = "auto"  # "question": pair by question text (t)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -64,9 +68,6 @@ class CompareScreen(Screen[None]):
         from relgate_tui.engine.certification.session import Session
 
         self.sub_title = "compare runs"
-        settings = getattr(self.app, "settings", None)
-        if self.gate is None and settings is not None:
-            self.gate = settings.gate
         cache_dir = None
         services = getattr(self.app, "services", None)
         if services is not None:
@@ -91,16 +92,16 @@ class CompareScreen(Screen[None]):
         table.add_column("", key="metric")
         settings = getattr(self.app, "settings", None)
         views: list[ResultsView] = []
+        # one column per run, sized so that every run is on screen from 80 columns (issue 24 §4)
+        width = max(12, (self.app.size.width - 26 - 3 * len(self.sessions)) // max(1, len(self.sessions)))
         for i, s in enumerate(self.sessions):
-            table.add_column(Text(s.short_title, overflow="ellipsis"), key=f"run{i}")
-            views.append(
-                s.results(
-                    self.alpha,
-                    gate=self.gate,
-                    gate_basis=getattr(settings, "gate_basis", "level"),
-                    confidence=getattr(settings, "confidence", 0.95),
-                )
-            )
+            table.add_column(Text(s.short_title, overflow="ellipsis", no_wrap=True), key=f"run{i}", width=width)
+            # each run against its own stored gate, as Runs, Results and `relgate report` show it (issue 24 §5)
+            gate, basis = s.stored_gate()
+            if self.gate is not None:  # an explicit gate for every run
+                gate, basis = self.gate, ("level" if getattr(settings, "gate_basis", "") == "level" else "lower_bound")
+            views.append(s.results(self.alpha, gate=gate, gate_basis=basis,
+                                   confidence=getattr(settings, "confidence", 0.95)))
         best = max((v.result.reliability_level for v in views), default=None)
 
         def level(v: ResultsView) -> Text:
@@ -114,7 +115,8 @@ class CompareScreen(Screen[None]):
             ("endpoint", lambda v, s: safe_line(s.endpoint_label, overflow="ellipsis")),
             ("reliability 1−α*", lambda v, s: level(v)),
             ("lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
-            ("verified n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
+            ("verified: top right", lambda v, s: f"{v.result.reliability_successes} of {v.result.reliability_n}"),
+            ("calibration n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
             (f"M* at α = {self.alpha:.2f}", lambda v, s: fmt_m_star(v.result.m_star)),
             ("avg set size", lambda v, s: "—" if math.isnan(v.result.average_set_size)
              else f"{v.result.average_set_size:.2f}"),
@@ -124,13 +126,13 @@ class CompareScreen(Screen[None]):
             ("mode accuracy", lambda v, s: fmt_prop(v.result.mode_accuracy)),
             ("samples used / budget", lambda v, s: f"{v.result.samples_used} / {v.result.samples_budget}"),
             ("calls saved", lambda v, s: f"{v.result.calls_saved:.1%}"),
-            ("calls made / cached / failed", lambda v, s: f"{v.calls_made} / {v.calls_cached} / {v.calls_failed}"),
-            ("gate", lambda v, s: "—" if v.result.passed is None else
+            ("last pass: calls m/c/f", lambda v, s: f"{v.calls_made} / {v.calls_cached} / {v.calls_failed}"),
+            ("gate", lambda v, s: Text("no gate", style="dim") if v.result.passed is None else
              Text("PASS" if v.result.passed else "FAIL", style="bold green" if v.result.passed else "bold red")),
             ("K_max · stopping", lambda v, s: f"{s.k_max} · {s.stopping}"),
             ("run", lambda v, s: safe_line(s.run_id, style="dim")),
         ]
-        for name, get in rows:
+        for name, get in rows:  # cells of untrusted text are cut to the column, never wrapped
             table.add_row(Text(name, style="bold"),
                           *(get(v, s) for v, s in zip(views, self.sessions, strict=True)), key=name)  # type: ignore[operator]
         self.query_one("#compare-title", Label).update(
@@ -152,21 +154,27 @@ class CompareScreen(Screen[None]):
             self.paired = None
             return
         docs = [s.document(self.alpha) for s in self.sessions]
-        questions = tuple({it.id: question_hash(it.question, it.choices) for it in s.prepared.items}
-                          for s in self.sessions)
+        items = [s.prepared.items for s in self.sessions]
+        questions = tuple({it.id: question_hash(it.question, it.choices) for it in its} for its in items)
+        texts = tuple({it.id: it.question for it in its} for its in items)
         try:
-            p = self.paired = paired_view(docs[0], docs[1], margin=self.margin,
-                                          questions=(questions[0], questions[1]))
+            p = self.paired = paired_view(docs[0], docs[1], margin=self.margin, match=self.match,
+                                          questions=(questions[0], questions[1]), question_texts=(texts[0], texts[1]))
         except DataError as exc:  # not the same questions: no paired gate, one line saying why
             self.paired = None
             diff.display = False
             label.update(safe_line(f"No paired gate: {exc}", style="bold yellow"))
             return
+        if p.no_pairs is not None:  # say why, with both id spaces and the offer to pair by question text
+            reason = p.no_pairs.replace("--match question", "press t")
+            label.update(Text.assemble(("Paired gate: ", "bold"), ("the two runs ", ""), (one_line(reason), "yellow")))
+            return
         verdict = {"not_worse": ("B not worse", "bold green"), "worse": ("B worse", "bold red"),
                    "undecided": ("undecided", "bold yellow")}[p.decision]
         line = Text.assemble(
             ("Paired gate ", "bold"), (f"(margin {self.margin:g}, m to change): ", "dim"), verdict,
-            f" · {p.n} paired items · B lost {p.b_lost}, won {p.b_won} · accuracy B − A ",
+            f" · {p.n} paired items{' (by question text)' if p.matched_by == 'question' else ''} · B lost {p.b_lost}, "
+            f"won {p.b_won} · accuracy B − A ",
             "—" if p.estimate is None else f"{p.estimate:+.3f} [{p.lower:+.3f}, {p.upper:+.3f}]")
         if p.decision == "undecided":
             more = p.more_items_to_decide
@@ -180,6 +188,10 @@ class CompareScreen(Screen[None]):
             diff.add_row(safe_line(c.item_id), Text(c.change, style="red" if c.change == "lost" else "green"),
                          safe_line(c.top_a, overflow="ellipsis"), safe_line(c.top_b, overflow="ellipsis"),
                          key=f"{c.change}:{c.item_id}")
+
+    def action_match(self) -> None:
+        self.match = "auto" if self.match == "question" else "question"
+        self.render_paired()
 
     def action_margin(self) -> None:
         i = self.MARGINS.index(self.margin) if self.margin in self.MARGINS else -1

@@ -15,11 +15,12 @@ from textual.widgets.option_list import Option
 HomeChoice = Literal["new", "runs", "review", "judge", "studies", "settings", "quit"]
 
 CHOICES: tuple[tuple[HomeChoice, str, str], ...] = (
-    ("new", "New run", "choose a model and a task, sample, spot-check, certify"),
-    ("runs", "Open run", "review, resume or compare earlier runs — works offline"),
-    ("review", "Review (team)", "several reviewers label one run: agreement, adjudication"),
-    ("judge", "Judge audit", "how reliable is an LLM judge? (cycles, MFAS repair, Likert sets)"),
-    ("studies", "Studies", "score intervals, IRT, jury-on-demand from judge scores files"),
+    # each description fits one line beside its key in an 80-column terminal (issue 24 §4)
+    ("new", "New run", "sample, spot-check and certify a model on a task"),
+    ("runs", "Open run", "review, resume or compare runs (works offline)"),
+    ("review", "Review (team)", "several reviewers label one run, agreement"),
+    ("judge", "Judge audit", "how reliable is an LLM judge? cycles, Likert sets"),
+    ("studies", "Studies", "score intervals, IRT, jury-on-demand (scores files)"),
     ("settings", "Settings", "gate threshold, confidence, audit fraction, theme"),
     ("quit", "Quit", ""),
 )

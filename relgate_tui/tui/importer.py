@@ -56,6 +56,12 @@ def detect_kind(path: Path) -> str | None:
     """
     if path.suffix.lower() == ".eval":
         return "inspect"
+    if path.is_dir():  # an lm-eval output folder, or its root (one folder per model), as `relgate import` takes it
+        try:
+            found = any(path.glob("samples_*.json*")) or any(path.glob("*/samples_*.json*"))
+        except OSError:
+            return None
+        return "lm-eval" if found else None
     try:
         with path.open("rb") as f:
             head = f.read(_SNIFF_BYTES).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
@@ -151,14 +157,15 @@ class ImportScreen(ModalScreen["ImportDone | None"]):
     # choosing a file ---------------------------------------------------------------------------------------------
 
     @on(DirectoryTree.FileSelected, "#import-tree")
-    def _file_chosen(self, event: DirectoryTree.FileSelected) -> None:
-        self.query_one("#import-path", Input).value = str(event.path)
+    @on(DirectoryTree.DirectorySelected, "#import-tree")
+    def _file_chosen(self, event: DirectoryTree.FileSelected | DirectoryTree.DirectorySelected) -> None:
+        self.query_one("#import-path", Input).value = str(event.path)  # a folder: an lm-eval output (root)
 
     @on(Input.Changed, "#import-path")
     def _path_changed(self, event: Input.Changed) -> None:
         self.query_one("#import-error", Static).update("")
         path = Path(event.value.strip()).expanduser()
-        kind = detect_kind(path) if event.value.strip() and path.is_file() else None
+        kind = detect_kind(path) if event.value.strip() and path.exists() else None
         status = self.query_one("#import-status", Static)
         if kind is not None:
             self.query_one("#import-kind", Select).value = kind
@@ -177,7 +184,7 @@ class ImportScreen(ModalScreen["ImportDone | None"]):
             return
         path = Path(raw).expanduser()
         if kind == Select.NULL or not isinstance(kind, str):
-            detected = detect_kind(path) if path.is_file() else None
+            detected = detect_kind(path) if path.exists() else None
             if detected is None:
                 error.update(safe_line(f"{path}: choose the source kind (lm-eval, inspect or samples)",
                                        style="bold red"))

@@ -30,7 +30,7 @@ from relgate_tui.tui.widgets.safetext import safe_line
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.judge_section import JudgedItem, JudgeSectionView
     from relgate_tui.engine.certification.session import Session
-    from relgate_tui.engine.certification.views import ItemRow, ResultsView
+    from relgate_tui.engine.certification.views import GateBasis, ItemRow, ResultsView
 
 FILTERS = ("all", "misses", "large sets", "ties")
 ALPHA_MIN, ALPHA_MAX, ALPHA_STEP = 0.01, 0.50, 0.01
@@ -76,13 +76,15 @@ class ResultsScreen(Screen[str]):
         Binding("minus,underscore", "alpha(-1)", "α−", key_display="-", id="results.alpha_down",
                 tooltip="Decrease α by 0.01 (larger sets)"),
         Binding("f", "filter", "Filter", id="results.filter", tooltip="Items: all → misses → large sets → ties"),
-        Binding("p", "plots", "Plots", id="results.plots", tooltip="Switch between the item table and the plots"),
+        Binding("p", "plots", "Plots", id="results.plots", tooltip="Open the plots (on the plots: back to the items)"),
         Binding("d", "judge_tab", "Judge", id="results.judge",
                 tooltip="Pairwise judge: both rankings side by side and the cycle diagnostics"),
         Binding("j", "export('json')", "JSON", id="results.json", tooltip="Export results as JSON"),
         Binding("c", "export('csv')", "CSV", id="results.csv", tooltip="Export the item table as CSV"),
         Binding("m", "export('md')", "Report", id="results.md", tooltip="Export a Markdown report"),
         Binding("l", "spotcheck", "Spot-check", id="results.spot", tooltip="Verify the items still pending"),
+        Binding("v", "details", "Details", id="results.details", show=False,
+                tooltip="Show or hide the validation grid (hidden on a terminal under 30 rows)"),
         Binding("escape", "back", "Back", id="results.back", tooltip="Back (the run is saved)"),
     ]
     HELP = (
@@ -92,10 +94,12 @@ class ResultsScreen(Screen[str]):
     )
     HELP_TITLE = "Results"
 
-    def __init__(self, session: Session, *, gate: float | None = None, alpha: float | None = None) -> None:
+    def __init__(self, session: Session, *, gate: float | None = None, alpha: float | None = None,
+                 gate_basis: GateBasis | None = None) -> None:
         super().__init__()
         self.session = session
         self.gate = gate
+        self._gate_basis = gate_basis  # None: the Settings basis
         self.alpha = round(alpha if alpha is not None else session.alpha, 2)
         self.filter_index = 0
         self.view: ResultsView | None = None
@@ -107,6 +111,7 @@ class ResultsScreen(Screen[str]):
     # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
         yield Header()
+        yield Static("", id="plain")
         with Horizontal(id="summary"):
             with Vertical(id="level-box"):
                 yield Label("Reliability level 1−α*", classes="panel-title")
@@ -151,9 +156,17 @@ class ResultsScreen(Screen[str]):
         table.focus()
         try:  # keep the run's results.json (what the Runs list shows) current
             settings = getattr(self.app, "settings", None)
-            self.session.save_results(self.alpha, gate=self.gate, confidence=getattr(settings, "confidence", 0.95))
+            self.session.save_results(self.alpha, gate=self.gate, confidence=getattr(settings, "confidence", 0.95),
+                                      gate_basis=self.gate_basis)
         except (ValueError, OSError) as exc:
             self.notify(f"could not save results.json: {exc}", severity="warning")
+
+    @property
+    def gate_basis(self) -> GateBasis:
+        if self._gate_basis is not None:
+            return self._gate_basis
+        basis = getattr(getattr(self.app, "settings", None), "gate_basis", "lower_bound")
+        return "level" if basis == "level" else "lower_bound"
 
     # --------------------------------------------------------------------------------------------- compute
     def recompute(self) -> None:
@@ -162,7 +175,7 @@ class ResultsScreen(Screen[str]):
         self.view = self.session.results(
             self.alpha,
             gate=self.gate,
-            gate_basis=getattr(settings, "gate_basis", "lower_bound"),
+            gate_basis=self.gate_basis,
             confidence=getattr(settings, "confidence", 0.95),
             curve_alphas=CURVE_ALPHAS,
         )
@@ -223,6 +236,10 @@ class ResultsScreen(Screen[str]):
         v = self.view
         assert v is not None
         r = v.result
+        from relgate_tui.engine.certification.report import plain_sentence
+
+        self.query_one("#plain", Static).update(Text(plain_sentence(
+            r.reliability_lower_bound, r.confidence, r.reliability_n), style="bold"))
         self.query_one("#level", Digits).update(f"{r.reliability_level:.3f}")
         bound = Text()
         bound.append(f"≥ {r.reliability_lower_bound:.3f}", style="bold")
@@ -234,7 +251,7 @@ class ResultsScreen(Screen[str]):
         verdict = Text()
         if r.passed is None:
             verdict.append(" NO GATE ", style="reverse")
-            verdict.append("  set one in Settings", style="dim")
+            verdict.append("  no gate for this run", style="dim")
         else:
             verdict.append(" PASS " if r.passed else " FAIL ", style="bold reverse green" if r.passed else
                            "bold reverse red")
@@ -477,9 +494,13 @@ class ResultsScreen(Screen[str]):
         self.filter_index = (self.filter_index + 1) % len(FILTERS)
         self._render_table()
 
+    def action_details(self) -> None:
+        self.toggle_class("-details")
+
     def action_plots(self) -> None:
+        """Open the Plots tab (from Items or Judge & cycles); on Plots, back to Items."""
         tabs = self.query_one("#tabs", TabbedContent)
-        tabs.active = "tab-plots" if tabs.active == "tab-items" else "tab-items"
+        tabs.active = "tab-items" if tabs.active == "tab-plots" else "tab-plots"
 
     def action_export(self, fmt: str) -> None:
         path = self.app.export_results(fmt, alpha=self.alpha)  # type: ignore[attr-defined]

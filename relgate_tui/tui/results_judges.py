@@ -4,6 +4,7 @@ the verification judge's judge-assisted bound with its agreement table (issue 22
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,13 @@ def judge_summary(judge: JudgeSectionView) -> Table:
     return outer
 
 
+def _score_cell(score: float | None) -> str:
+    """"·" not verified yet (as the Items table), "∞" no acceptable answer, else the rank."""
+    if score is None:
+        return "·"
+    return "∞" if math.isinf(score) else str(int(score))
+
+
 def judge_cells(it: JudgedItem) -> tuple:
     freq_top = it.compared[0] if it.compared else "—"
     judge_top = it.judge_order[0] if it.judge_order else "—"
@@ -79,8 +87,8 @@ def judge_cells(it: JudgedItem) -> tuple:
         str(it.mfas_cost),
         safe_line(freq_top, 14, overflow="ellipsis"),
         safe_line(judge_top, 14, style="bold yellow" if judge_top != freq_top else "", overflow="ellipsis"),
-        _m(it.frequency_score),
-        _m(it.judge_score),
+        _score_cell(it.frequency_score),
+        _score_cell(it.judge_score),
     )
 
 

@@ -75,21 +75,24 @@ class RunsScreen(Screen["RunsChoice | None"]):
     def on_mount(self) -> None:
         self.sub_title = "runs"
         table = self.query_one("#runs", DataTable)
-        for key, label in (
-            ("mark", " "),
-            ("kind", "kind"),
-            ("created", "created"),
-            ("model", "model"),
-            ("task", "task"),
-            ("status", "status"),
-            ("items", "items"),
-            ("samples", "samples"),
-            ("labels", "labels"),
-            ("level", "reliability (≥ bound)"),
-            ("mstar", "M*"),
-            ("gate", "gate"),
+        # the headline (level ≥ bound, M*, gate) right after what the run is: on screen from 80 columns, where the
+        # model and task columns are cut to fit
+        narrow = self.app.size.width < 110
+        for key, label, width in (
+            ("mark", " ", None),
+            ("kind", "kind", None),
+            ("model", "model", 16 if narrow else None),
+            ("task", "task", 14 if narrow else None),
+            ("level", "level ≥ bound", None),
+            ("mstar", "M*", None),
+            ("gate", "gate", None),
+            ("created", "created", None),
+            ("status", "status", None),
+            ("items", "items", None),
+            ("samples", "samples", None),
+            ("labels", "labels", None),
         ):
-            table.add_column(label, key=key)
+            table.add_column(label, key=key, width=width)
         self.query_one("#runs-title", Label).update(safe_line(f"Loading runs from {self.runs_dir} …"))
         self._load()
 
@@ -104,11 +107,10 @@ class RunsScreen(Screen["RunsChoice | None"]):
         table = self.query_one("#runs", DataTable)
         self.audits = {a.id: a for a in audits}
         for a in audits:
-            table.add_row("", "audit", safe_line(str(a.created).replace("T", " ")[5:16]),
-                          safe_line(", ".join(map(str, a.judges)), 40, overflow="ellipsis"),
-                          safe_line(f"{a.data} / {a.criterion}", 26, overflow="ellipsis"),
-                          "finished" if a.finished else "unfinished", "—", f"{a.answers}/{a.planned}", "—", "—", "—",
-                          "—", key=a.id)
+            table.add_row("", "audit", safe_line(", ".join(map(str, a.judges)), 40, overflow="ellipsis"),
+                          safe_line(f"{a.data} / {a.criterion}", 26, overflow="ellipsis"), "—", "—", "—",
+                          safe_line(str(a.created).replace("T", " ")[5:16]), "finished" if a.finished else "unfinished",
+                          "—", f"{a.answers}/{a.planned}", "—", key=a.id)
 
     @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
     def _load(self) -> list[RunSummary]:
@@ -132,20 +134,19 @@ class RunsScreen(Screen["RunsChoice | None"]):
         # keyed by directory: a backup copy of a run holds the same run id (issue 10 §5)
         self.summaries = {str(s.path): s for s in summaries}
         for s in summaries:
-            gate = "—" if s.passed is None else ("PASS" if s.passed else "FAIL")
             table.add_row(
                 "",
                 "run",
+                safe_line(s.model + (" (simulated)" if s.simulated else ""), overflow="ellipsis", no_wrap=True),
+                safe_line(s.task, 26, overflow="ellipsis", no_wrap=True),
+                _fmt_level(s),
+                s.m_star_text,
+                Text(s.gate_text, style="green" if s.passed else ("red" if s.passed is False else "dim")),
                 s.created.replace("T", " ")[5:16],
-                safe_line(s.model, overflow="ellipsis"),
-                safe_line(s.task, 26, overflow="ellipsis"),
                 safe_line(s.status, style="red" if s.status.startswith("unreadable") else ""),
                 str(s.n_items),
                 str(s.n_samples),
                 str(s.n_labels),
-                _fmt_level(s),
-                "—" if s.m_star is None else str(s.m_star),
-                Text(gate, style="green" if s.passed else ("red" if s.passed is False else "dim")),
                 key=str(s.path),
             )
         n = len(summaries)

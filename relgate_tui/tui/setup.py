@@ -12,7 +12,6 @@ Dismisses with a :class:`~relgate_tui.engine.certification.session.RunSetup` (Ct
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,7 @@ from relgate_tui.engine.certification.setup import (
 )
 from relgate_tui.tui.forms import check_custom_endpoint, parse_number
 from relgate_tui.tui.judge_fields import JUDGE_FIELDS, chosen_judge, judge_fields, set_judge_options
+from relgate_tui.tui.preflight_text import preflight_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,22 +52,14 @@ VERIFICATION = (
 )
 
 
-def _fmt_duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "unknown"
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 class SetupScreen(Screen["RunSetup | None"]):
     CSS_PATH = "setup.tcss"
     BINDINGS = [
         Binding("ctrl+s", "start", "Start run", id="setup.start", tooltip="Start sampling with these settings"),
         Binding("ctrl+l", "probe", "Probe latency", id="setup.probe",
                 tooltip="Send one request to measure the endpoint's latency"),
+        Binding("ctrl+o", "save_config", "Save config", id="setup.save_config",
+                tooltip="Save these settings as a run config: relgate certify --config FILE runs the same run"),
         Binding("escape", "back", "Back", id="setup.back", tooltip="Back to home"),
     ]
     HELP = (
@@ -86,6 +78,7 @@ class SetupScreen(Screen["RunSetup | None"]):
         self.task_error = ""
         self.latency: tuple[float, float, float] | None = None  # seconds, prompt tokens, completion tokens
         self.latency_error = ""
+        self.latency_parallel = 1  # requests the probe sent at once (the run's concurrency, at most 16)
         # A value set by the screen itself (suggestions) is remembered, so that its Changed event is not mistaken
         # for the user's choice (Changed messages arrive after the assignment).
         self._canon_touched = False
@@ -379,17 +372,26 @@ class SetupScreen(Screen["RunSetup | None"]):
 
     @on(Input.Blurred, "#url")
     @on(Input.Blurred, "#api-key-env")
+    @on(Input.Blurred, "#model-name")
     def _url_entered(self) -> None:
         if self.query_one("#endpoint", Select).value == CUSTOM:
             url = self.query_one("#url", Input).value.strip()
             if url:
                 self._list_models(url, self.query_one("#api-key-env", Input).value.strip() or None)
+            self._remeasure()  # a new endpoint or model: the old latency says nothing about it
+
+    def _remeasure(self) -> None:
+        self.latency = None
+        self._update_preflight()
+        self._auto_probe()
 
     @on(Input.Changed)
     @on(Select.Changed)
     def _any_change(self, event: Input.Changed | Select.Changed) -> None:
-        if event.control.id in ("k-max", "delta", "stopping", "alpha", "concurrency", "n-cal", "limit",
-                                "price-in", "price-out", "verification", *JUDGE_FIELDS):
+        if event.control.id == "concurrency" and self.latency is not None:
+            self._remeasure()  # the probe measures at the run's concurrency
+        elif event.control.id in ("k-max", "delta", "stopping", "alpha", "n-cal", "limit", "price-in", "price-out",
+                                  "verification", *JUDGE_FIELDS):
             self._update_preflight()
 
     def _toggle_rows(self) -> None:
@@ -507,7 +509,10 @@ class SetupScreen(Screen["RunSetup | None"]):
             if not quiet:
                 self.notify(str(exc), severity="warning")
             return
+        from relgate_tui.engine.certification.setup import probe_parallelism
+
         self.latency_error = "measuring…"
+        self.latency_parallel = probe_parallelism(setup)
         self._update_preflight()
         self._probe(setup)
 
@@ -536,33 +541,7 @@ class SetupScreen(Screen["RunSetup | None"]):
             return
         if pf is None:
             return
-        t = Text()
-        t.append(f"{pf.n_items} items", style="bold")
-        t.append(f" ({pf.n_cal} calibration)\n")
-        t.append("worst case  ", style="dim")
-        t.append(f"{pf.worst_calls:,} calls\n", style="bold")
-        t.append("expected    ", style="dim")
-        t.append(f"≈ {pf.expected_calls:,} calls\n", style="bold green")
-        t.append("latency     ", style="dim")
-        if self.latency is not None:
-            t.append(f"{self.latency[0] * 1000:.0f} ms per call (measured)\n")
-        else:
-            t.append((self.latency_error or "not measured (^l)") + "\n", style="dim")
-        t.append("time        ", style="dim")
-        t.append(f"≈ {_fmt_duration(pf.seconds)}\n")
-        t.append("cost        ", style="dim")
-        t.append("—\n" if pf.cost is None else f"≈ ${pf.cost:,.2f}\n")
-        if setup is not None and setup.pairwise_judge_model:
-            from relgate_tui.engine.judging.certify_judge import MAX_JUDGE_CLASSES
-
-            per_item = math.comb(MAX_JUDGE_CLASSES, 2) * setup.pairwise_judge_reps
-            t.append("judge       ", style="dim")
-            t.append(f"≤ {pf.n_items * per_item:,} verdicts", style="bold")
-            t.append(f" ({setup.pairwise_judge_reps} verdicts in random orders per pair of an item's top ≤ "
-                     f"{MAX_JUDGE_CLASSES} answers; unanimous items need none)\n", style="dim")
-        if pf.note:
-            t.append(pf.note, style="dim italic")
-        box.update(t)
+        box.update(preflight_text(pf, setup, self.latency, self.latency_parallel, self.latency_error))
 
     # ---------------------------------------------------------------------------------------------- actions
     def action_start(self) -> None:
@@ -573,6 +552,14 @@ class SetupScreen(Screen["RunSetup | None"]):
             self.notify(str(exc), title="Cannot start yet", severity="error")
             return
         self.dismiss(setup)
+
+    def action_save_config(self) -> None:
+        try:
+            setup = self.collect()
+        except ValueError as exc:
+            self.notify(str(exc), title="Cannot save yet", severity="error")
+            return
+        self.app.save_run_config(setup)  # type: ignore[attr-defined]
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -225,17 +225,23 @@ class SpotCheckScreen(Screen[str]):
             t.append(f", {p.skipped} skipped")
         t.append("\n\nReliability so far\n", style="dim")
         t.append(_pct(p.reliability_level), style="bold")
-        t.append(f"  (n = {p.n})\n")
+        t.append(f"  (n = {p.n}: {p.by_hand} by you, {p.automatic} by reference)\n")
         # the live bound is a confidence sequence: safe to stop labelling the moment it clears the gate
-        successes = 0 if p.reliability_level is None else round(p.reliability_level * (p.n + 1))
-        live = sequential_gate(successes, p.n, getattr(settings, "gate", None) or 0.0, p.confidence)
+        gate, _basis = self._gate()
+        live = sequential_gate(p.successes, p.n, gate or 0.0, p.confidence)
         t.append(f"≥ {_pct(live.lower if p.n else None)}", style="bold")
         t.append(f" with {p.confidence:.0%} confidence, at any stopping point\n")
-        gate = getattr(settings, "gate", None)
+        if p.n:
+            t.append(f"(Results shows ≥ {_pct(p.reliability_lower_bound)}: Clopper–Pearson, valid only for a "
+                     "number of labels fixed in advance)\n", style="dim")
         if gate is not None:
             t.append(f"gate {gate:.0%}: ", style="dim")
             style = {"PASS": "bold green", "FAIL": "bold red"}.get(live.decided or "", "yellow")
-            t.append(live.summary() + "\n", style=style)
+            if live.decided is not None:
+                who = "from references alone" if p.by_hand == 0 else f"{p.by_hand} labelled by you"
+                t.append(f"decided {live.decided} on {p.n} verified items ({who})\n", style=style)
+            else:
+                t.append(live.summary() + "\n", style=style)
         assisted = self.session.assisted(p.confidence, gate)
         if assisted is not None and assisted.get("lower_bound") is not None:
             t.append("\nJudge-assisted ", style="dim")
@@ -254,6 +260,13 @@ class SpotCheckScreen(Screen[str]):
             t.append("\n")
         self.query_one("#progress", Static).update(t)
         self.query_one("#last", Static).update(Text(self.last_message, style="dim"))
+
+    def _gate(self) -> tuple[float | None, str]:
+        """The gate this run is shown against — the same as on Results (``RelgateApp.gate_for``)."""
+        gate_for = getattr(self.app, "gate_for", None)
+        if gate_for is not None:
+            return gate_for(self.session)
+        return getattr(getattr(self.app, "settings", None), "gate", None), "lower_bound"
 
     # ---------------------------------------------------------------------------------------------- actions
     def _record(self, *, rank: int | None = None, none: bool = False, skip: bool = False, what: str) -> None:

@@ -74,3 +74,50 @@ def test_lm_eval_runs_pair_by_document_hash(tmp_path: Path) -> None:
 def test_errors_exit_2(tmp_path: Path, capsys, args: list[str]) -> None:
     assert main(["compare", *args, "--run-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+# ------------------------------------------------------------------------ issue 24 §1: ids that match across tools
+def _lm_eval_and_inspect(tmp_path: Path, *, strip_own_ids: bool = False) -> tuple[str, str]:
+    """The same addition items logged by lm-eval and by Inspect, imported; ``strip_own_ids`` drops the documents'
+    own ``id`` from the lm-eval log (an lm-eval task whose documents carry none: ids are lm-eval's doc_id)."""
+    runs = tmp_path / "runs"
+    source = FIX / "lm_eval" / "addition"
+    if strip_own_ids:
+        copy = tmp_path / "lm_eval_no_ids"
+        copy.mkdir()
+        for f in source.iterdir():
+            text = f.read_text(encoding="utf-8")
+            if f.name.startswith("samples_"):
+                rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+                for r in rows:
+                    r["doc"].pop("id")
+                text = "".join(json.dumps(r) + "\n" for r in rows)
+            (copy / f.name).write_text(text, encoding="utf-8")
+        source = copy
+    assert main(["import", "lm-eval", str(source), "--run-dir", str(runs), "--quiet"]) == 0
+    assert main(["import", "inspect", str(FIX / "inspect" / "addition_zstd.eval"), "--run-dir", str(runs),
+                 "--quiet"]) == 0
+    by_tool = {r.model: r.run_id for r in list_runs(runs)}
+    return by_tool["sim-mid"], by_tool["openai-api/relgate/sim-mid"]
+
+
+def test_lm_eval_and_inspect_logs_of_the_same_items_pair_them_all(tmp_path: Path) -> None:
+    lm, inspect = _lm_eval_and_inspect(tmp_path)
+    inspect_doc = json.loads(next((tmp_path / "runs").glob(f"{inspect}/results.json")).read_text(encoding="utf-8"))
+    rc, doc = _compare(tmp_path, lm, inspect)
+    assert rc in (0, 1, 3) and doc["matched_by"] == "id"
+    assert doc["n_shared"] == doc["n"] == len(inspect_doc["items"]) == 8  # every Inspect item has its lm-eval pair
+    assert doc["n_shared_by_question"] == 8  # question text agrees with the ids
+
+
+def test_when_ids_pair_nothing_the_message_names_both_id_spaces_and_offers_question_text(tmp_path: Path,
+                                                                                          capsys) -> None:
+    lm, inspect = _lm_eval_and_inspect(tmp_path, strip_own_ids=True)
+    capsys.readouterr()
+    rc, _ = _compare(tmp_path, lm, inspect)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1
+    assert "A's ids: 0, 1, 2 …" in err and "B's ids: add3-0001, add3-0002, add3-0005 …" in err
+    assert "8 item(s) pair by question text: --match question" in err
+    rc, doc = _compare(tmp_path, lm, inspect, "--match", "question")
+    assert rc in (0, 1, 3) and doc["matched_by"] == "question" and doc["n"] == 8

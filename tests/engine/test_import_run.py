@@ -52,7 +52,7 @@ def test_real_lm_eval_log_reproduces_resps0_and_certify_numbers(tmp_path: Path, 
     rows = [json.loads(line) for line in LM_ADDITION.read_text(encoding="utf-8").splitlines() if line.strip()]
     first: dict[str, dict] = {}
     for r in rows:
-        first.setdefault(str(r["doc_id"]), r)
+        first.setdefault(str(r["doc"]["id"]), r)  # issue 24 §1: an item is named by its document's own id
     for entry in doc["items"]:
         direct = Counter(canon(a) for a in first[entry["id"]]["resps"][0])
         invalid = direct.pop(INVALID, 0)
@@ -156,13 +156,13 @@ def test_reimport_reuses_the_run_and_keeps_labels(tmp_path: Path, capsys) -> Non
     args = ["import", "lm-eval", str(LM_ADDITION), "--run-dir", str(tmp_path), "--quiet"]
     assert _cli(args, capsys)[0] == 0
     labels = tmp_path / "labels.jsonl"
-    labels.write_text('{"id": "0", "none": true}\n', encoding="utf-8")
+    labels.write_text('{"id": "add3-0001", "none": true}\n', encoding="utf-8")  # the document's own id
     assert _cli(args + ["--labels", str(labels)], capsys)[0] == 0
     assert _cli(args, capsys)[0] == 0
     runs = list_runs(tmp_path)
     assert len(runs) == 1
     store = open_run(runs[0].path)
-    assert store.current_labels()["0"].none
+    assert store.current_labels()["add3-0001"].none
     assert len(store.samples()) == 60  # 12 items x 5, written once
 
 
@@ -175,7 +175,7 @@ def test_gate_exit_code(tmp_path: Path, capsys) -> None:
 def test_errors_leave_nothing_in_the_run_store(tmp_path: Path, capsys) -> None:
     runs = tmp_path / "runs"
     bad_labels = tmp_path / "labels.jsonl"
-    bad_labels.write_text('{"id": "0", "rank": 9}\n', encoding="utf-8")  # fails after the samples are written
+    bad_labels.write_text('{"id": "add3-0001", "rank": 9}\n', encoding="utf-8")  # fails after the samples are written
     rc, err = _cli(["import", "lm-eval", str(LM_ADDITION), "--run-dir", str(runs), "--labels", str(bad_labels)],
                    capsys)
     assert rc == 2 and "rank 9" in err and err.count("\n") == 1

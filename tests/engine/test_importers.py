@@ -40,9 +40,9 @@ def test_lm_eval_jsonl_takes_all_of_resps0_once_per_document() -> None:
     first = {}
     for r in rows:
         first.setdefault(str(r["doc_id"]), r)
-    assert [it.id for it in log.items] == list(first)
-    for it in log.items:
-        r = first[it.id]
+    # issue 24 §1: each item is named by its document's own id (the data set's), not by lm-eval's doc_id
+    assert [it.id for it in log.items] == [r["doc"]["id"] for r in first.values()]
+    for it, r in zip(log.items, first.values(), strict=True):
         assert it.samples == tuple(r["resps"][0])  # all K raw answers, never filtered_resps
         assert it.answers == (r["target"],) and it.doc_hash == r["doc_hash"]
         assert it.question == r["doc"]["question"]  # the user message of the chat prompt
@@ -57,7 +57,7 @@ def test_lm_eval_classes_match_canonicalizing_resps0_directly() -> None:
     log = load_log("lm-eval", path)
     direct = {}
     for r in _raw_rows(path):
-        direct.setdefault(str(r["doc_id"]), Counter(canon(a) for a in r["resps"][0]))
+        direct.setdefault(str(r["doc"]["id"]), Counter(canon(a) for a in r["resps"][0]))
     assert {it.id: Counter(canon(s) for s in it.samples) for it in log.items} == direct
     assert any(len(c) > 1 for c in direct.values())  # the fixture has disagreeing repeats
 

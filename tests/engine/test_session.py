@@ -38,7 +38,9 @@ def test_preflight_counts_time_and_cost():
     assert (pf.n_items, pf.n_cal, pf.worst_calls) == (100, 40, 2000)
     per_item = expected_samples_per_item("anytime", 0.05, 20)
     assert 1 <= per_item < 20 and pf.expected_calls == round(100 * per_item)
-    assert pf.seconds == pytest.approx(pf.expected_calls * 0.5 / 10)
+    # the latency is measured at the run's concurrency (issue 24 §2: probe_latency sends that many calls at once),
+    # so the time is expected calls × seconds per call — never a single call's latency divided by the concurrency
+    assert pf.seconds == pytest.approx(pf.expected_calls * 0.5)
     assert pf.cost == pytest.approx(pf.expected_calls * (100 * 1.0 + 10 * 2.0) / 1e6)
     # "none" never stops early; "paper" cannot stop before k = 21 at δ = 0.05, so saves nothing at K_max = 20
     assert expected_samples_per_item("none", 0.05, 20) == 20

@@ -32,6 +32,7 @@ def stored_run(
     k_max: int = 10,
     verification: str = "human",
     seed: int = 0,
+    alpha: float = 0.10,
 ) -> Path:
     """Create a complete run (every item sampled ``k_max`` times, stopping "none") and return its directory.
 
@@ -39,7 +40,7 @@ def stored_run(
     distractor), 10% unsolvable (never correct); 5% of samples are unparseable.
     """
     setup = RunSetup(base_url=UNREACHABLE, model=model, task=task, limit=limit, n_cal=n_cal, k_max=k_max,
-                     stopping="none", verification=verification, seed=seed)  # type: ignore[arg-type]
+                     stopping="none", verification=verification, seed=seed, alpha=alpha)  # type: ignore[arg-type]
     session = Session.create(setup, runs_dir=runs_dir)
     prepared = session.prepared
     rng = random.Random(seed)

@@ -95,6 +95,10 @@ async def test_i_and_r_open_the_studies_of_a_stored_audit(services, stored: Path
         assert isinstance(irt, IRTView)
         assert [j.judge for j in irt.result.judges] == ["sim-judge-long"]
         assert set(irt.result.judges[0].fit.items) == {"original", "strict"}
+        table = irt.query_one("#irt-table")
+        for variant in ("original", "strict"):  # issue 24 §3: the unparseable share per judge × variant
+            bad, total = audit.unparseable_by[("sim-judge-long", variant)]
+            assert total == 8 * 5 and str(table.get_cell(f"unparseable {variant}", "j0")) == f"{bad} of {total}"
         await pilot.press("j")
         doc = json.loads(irt.exported[0].read_text(encoding="utf-8"))
         ref = document(build_study(audit.table, judge=None, criterion=None, prior="mml", original="original"),
@@ -175,3 +179,39 @@ def test_an_unstored_audit_is_refused_in_one_line() -> None:
     fake = SimpleNamespace(reopen=None, config=SimpleNamespace(store=False))
     with pytest.raises(UserError, match="not stored"):
         audit_studies.stored_audit(fake)
+
+
+@pytest.fixture(scope="module")
+def jury_audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A stored direct audit of three simulated judges on 60 items (a pool for the jury: its 60/20/20 protocol
+    needs at least 50)."""
+    home = tmp_path_factory.mktemp("jury_audit")
+    with pytest.MonkeyPatch.context() as mp, DemoServer() as demo:
+        mp.setenv("RELGATE_HOME", str(home))
+        assert main(["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
+                     "--model", "sim-judge", "--judge", "model=sim-judge-long", "--judge", "model=sim-judge-short",
+                     "--protocol", "direct", "--reps", "1", "--top-logprobs", "5", "--inputs", "12",
+                     "--candidates", "5", "--seed", "4", "--json", str(home / "a.json")]) == 0
+    (summary,) = list_audits(home / "audits")
+    return Path(summary.path)
+
+
+async def test_y_opens_the_jury_of_an_audit_with_several_judges(services, jury_audit: Path, monkeypatch) -> None:
+    """Issue 24 §6: the audit results reach paper 003's study too (y), as `relgate jury --audit` computes it."""
+    from relgate_tui.commands.jury import build_data
+    from relgate_tui.tui.studies.jury import JuryView
+
+    monkeypatch.setattr(audit_studies, "JURY_SPLITS", 2)  # the test's time: two splits
+    services.embedded_demo = False
+    app = make_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await _reopen(app, pilot, jury_audit)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: isinstance(app.screen, JuryView), what="the jury view")
+        await pilot.pause()  # the view's header mounts before the app may close
+        view = app.screen
+        data, _texts = build_data(audit_scores(jury_audit).table, None)
+        assert sorted(view.result.judges) == sorted(data.judges) == ["sim-judge", "sim-judge-long", "sim-judge-short"]
+        assert view.result.splits == 2 and len(view.result.k_per_split) == 2
+        await pilot.press("escape")
+        await pilot.pause()

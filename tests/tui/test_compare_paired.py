@@ -56,3 +56,29 @@ async def test_one_run_hides_the_paired_gate(services, tmp_path: Path) -> None:
         assert not app.screen.query_one("#compare-diff", DataTable).display
         await pilot.press("m")  # nothing to compare: no error
         assert app.screen.paired is None
+
+
+async def test_runs_whose_ids_differ_say_why_and_pair_by_question_text_on_t(services, tmp_path: Path) -> None:
+    """Issue 24 §1: "0 paired items" never comes without a reason; t pairs the items by their question text."""
+    def write(name: str, prefix: str) -> Path:
+        p = tmp_path / f"{name}.jsonl"
+        with p.open("w", encoding="utf-8") as f:
+            for i in range(12):
+                f.write(json.dumps({"id": f"{prefix}{i}", "question": f"What is {i} plus {i}?", "answer": str(2 * i),
+                                    "model": name, "samples": [str(2 * i)] * 3}) + "\n")
+        return import_log(load_log("samples", p), ImportOptions(run_dir=str(services.runs_dir))).run_path
+
+    a, b = write("model-a", "doc-"), write("model-b", "")
+    app = make_app(services)
+    async with app.run_test(size=(140, 50)) as pilot:
+        app.push_screen(CompareScreen([a, b]))
+        await pilot.pause()
+        screen = app.screen
+        line = str(screen.query_one("#compare-paired", Label).render())
+        assert screen.paired["n_shared"] == 0
+        assert "share no item (matched by id; A's ids: doc-0, doc-1, doc-2 …; B's ids: 0, 1, 2 …)" in line
+        assert "12 item(s) pair by question text: press t" in line
+        await pilot.press("t")
+        line = str(screen.query_one("#compare-paired", Label).render())
+        assert screen.paired["matched_by"] == "question" and screen.paired["n"] == 12
+        assert "12 paired items (by question text)" in line and ("B not worse" in line or "undecided" in line)

@@ -148,3 +148,25 @@ async def test_escape_cancels(services, monkeypatch: pytest.MonkeyPatch) -> None
         assert app.screen.imported is None
         assert app.screen.query_one("#runs", DataTable).row_count == 0
     assert not services.runs_dir.exists() or list(services.runs_dir.iterdir()) == []
+
+
+async def test_an_lm_eval_output_root_imports_as_the_cli_takes_it(services, monkeypatch, tmp_path: Path) -> None:
+    """Issue 24 §6: the output root lm-eval writes (one folder per model) is accepted, detected as lm-eval."""
+    import shutil
+
+    root = tmp_path / "out"
+    shutil.copytree(FIXTURES / "lm_eval" / "addition", root / "sim-mid")
+    assert detect_kind(root) == "lm-eval" and detect_kind(root / "sim-mid") == "lm-eval"
+    assert detect_kind(tmp_path) is None  # samples two folders down: not an output root
+    monkeypatch.chdir(tmp_path)
+    app = make_app(services)
+    async with app.run_test(size=(140, 44)) as pilot:
+        modal = await _import_modal(app, pilot)
+        modal.query_one("#import-path", Input).value = str(root)
+        await pilot.pause()
+        assert modal.query_one("#import-kind", Select).value == "lm-eval"
+        await pilot.press("ctrl+s")
+        await _settle(app, pilot)
+        runs = app.screen
+        assert isinstance(runs, RunsScreen) and runs.imported is not None
+        assert runs.imported.run_id.startswith("relgate-addition-sim-mid")

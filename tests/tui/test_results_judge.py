@@ -52,6 +52,11 @@ async def test_judge_chosen_in_setup_is_asked_and_shown_in_results(services):
         await pilot.press("d")
         await pilot.pause()
         assert results.query_one("#tabs", TabbedContent).active == "tab-judge"
+        await pilot.press("p")  # issue 24 §5: p opens the plots from any tab (it toggled back to the items)
+        assert results.query_one("#tabs", TabbedContent).active == "tab-plots"
+        await pilot.press("d")
+        await pilot.pause()
+        assert results.query_one("#tabs", TabbedContent).active == "tab-judge"
         judge = results.judge
         assert judge is not None
         text = str(results.query_one("#judge-summary").content)
@@ -109,3 +114,47 @@ async def test_results_without_a_judge_explain_how_to_get_one(services):
         await pilot.pause()
         assert "no pairwise judge" in str(app.screen.query_one("#judge-summary").content)
         assert not app.screen.query_one("#judge-body").display
+
+
+async def test_judge_rows_and_json_tell_pending_from_infinity(services):
+    """Issue 24 §5: an item not verified yet shows "·" in the Judge & cycles table (as in the Items table) and has no
+    score keys in the JSON; null there means ∞ (no acceptable answer), never "not labelled"."""
+    from relgate_tui.tui.results_judges import judge_cells
+    from relgate_tui.tui.spotcheck import SpotCheckScreen
+
+    cells = judge_cells({"id": "a", "compared": ["1", "2"], "rho": None, "n_cycles": 0, "mfas_cost": 0,
+                         "judge_order": ["1", "2"]})
+    assert [str(c) for c in cells[-2:]] == ["·", "·"]
+    cells = judge_cells({"id": "a", "compared": ["1", "2"], "rho": None, "n_cycles": 0, "mfas_cost": 0,
+                         "judge_order": ["1", "2"], "frequency_score": None, "judge_score": 2})
+    assert [str(c) for c in cells[-2:]] == ["∞", "2"]
+
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        setup = await fill_setup(app, pilot, items="24", n_cal="12", k_max="8", verification="human",
+                                 model="sim-weak")
+        judge_select = setup.query_one("#judge-model", Select)
+        await wait_until(pilot, lambda: any(v == "sim-judge" for _, v in judge_select._options), what="models")
+        judge_select.value = "sim-judge"
+        setup.query_one("#judge-reps", Input).value = "1"
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        sampling = app.screen
+        await wait_until(pilot, lambda: sampling.state == "finished", what="sampling and judging")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SpotCheckScreen), what="the spot-check")
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("y")  # leave the spot-check with every calibration item still pending
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultsScreen), what="results")
+        results = app.screen
+        await pilot.press("d")
+        await pilot.pause()
+        judge = results.judge
+        pending = [it for it in judge["items"] if it["role"] == "calibration"]
+        assert pending and all("frequency_score" not in it and "judge_score" not in it for it in pending)
+        table = results.query_one("#judge-items", DataTable)
+        rows = {str(table.get_row_at(i)[0]): table.get_row_at(i) for i in range(table.row_count)}
+        for it in pending:
+            assert [str(c) for c in rows[it["id"]][-2:]] == ["·", "·"]

@@ -137,3 +137,29 @@ async def test_escape_goes_home(services):
         await pilot.pause()
         assert isinstance(app.screen, HomeScreen)
         assert app.history[-1] == ("setup", None)
+
+
+async def test_a_new_url_or_model_or_concurrency_drops_the_old_latency(services):
+    """Issue 24 §2: the demo's measured latency never stands for a custom URL: typing one (or another model name, or
+    another concurrency) drops the measurement — "not measured" until the probe measures the new endpoint."""
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        setup = await open_setup(app, pilot)
+        setup.latency, setup.latency_parallel = (0.037, 20.0, 5.0), 8  # as if the demo had been measured
+        setup._update_preflight()
+        assert "37 ms per call, measured with 8 at once" in str(setup.query_one("#preflight").content)
+        setup.query_one("#endpoint", Select).value = CUSTOM
+        await pilot.pause()
+        setup.query_one("#url", Input).value = "http://127.0.0.1:8080/v1"
+        setup.query_one("#model-name", Input).value = "my-model"
+        setup.query_one("#url", Input).focus()
+        await pilot.pause()
+        setup.latency = (0.037, 20.0, 5.0)  # measured once more, then the URL field is left
+        setup.query_one("#model-name", Input).focus()
+        await pilot.pause()
+        box = str(setup.query_one("#preflight").content)
+        assert setup.latency is None and "37 ms" not in box and "not measured" in box
+        setup.latency = (0.037, 20.0, 5.0)
+        setup.query_one("#concurrency", Input).value = "2"
+        await pilot.pause()
+        assert setup.latency is None and "not measured" in str(setup.query_one("#preflight").content)

@@ -194,5 +194,25 @@ async def test_live_gate_is_anytime_valid_and_says_when_it_is_decided(services, 
         live = sequential_gate(round(p.reliability_level * (p.n + 1)), p.n, 0.5, 0.9)
         assert f"≥ {100 * live.lower:.1f}%" in text and "with 90% confidence, at any stopping point" in text
         assert live.lower < p.reliability_lower_bound  # anytime validity is paid for in width
-        assert "gate 50%: " + live.summary() in text
-        assert ("decided: PASS after" in text) == (live.decided == "PASS")
+        # issue 24 §5: a decision names how many verified items it rests on and who verified them
+        expected = live.summary() if live.decided is None else f"decided {live.decided} on {p.n} verified items"
+        assert "gate 50%: " + expected in text
+        assert ("decided PASS on" in text) == (live.decided == "PASS")
+        assert f"{p.by_hand} by you, {p.automatic} by reference" in text
+        assert f"Results shows ≥ {100 * p.reliability_lower_bound:.1f}%: Clopper–Pearson" in text
+
+
+async def test_live_gate_decided_by_references_alone_says_so(services):
+    """Issue 24 §5: before any human label, a decision resting on reference verdicts is not "after n labels"."""
+    path = stored_run(services.runs_dir, verification="audit")
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.settings = type(app.settings)(**{**app.settings.__dict__, "gate": 0.999})
+        session = await _open_spotcheck(app, pilot, path, [])
+        p = session.spot_progress()
+        text = str(app.screen.query_one("#progress").render())
+        assert p.by_hand == 0 and p.automatic == p.n > 0
+        assert f"(n = {p.n}: 0 by you, {p.n} by reference)" in text
+        assert f"gate 100%: decided FAIL on {p.n} verified items (from references alone)" in text
+        assert "after" not in text
+        session.close()

@@ -110,7 +110,8 @@ def judgement_section(
       over every verdict (the coin-flip orders keep the first-shown share unbiased) with its ``flag`` and
       ``position_only``;
     * ``items``: per judged item, the compared classes, the verdicts per pair and order, the tournament edges, ρ and
-      cyclic triples, the MFAS cost, the judge order, both scores and the judge's prediction set at its M*."""
+      cyclic triples, the MFAS cost, the judge order, both scores (``frequency_score`` / ``judge_score``: null = ∞;
+      absent while the item is not verified, as the document's ``score``) and the judge's prediction set at its M*."""
     freq_records_cal, freq_records_dep, judge_cal, judge_dep = [], [], [], []
     judge_scores: dict[str, float | None] = {}
     for a in analysis.items:
@@ -160,10 +161,14 @@ def judgement_section(
             "mfas_optimal": j.mfas.optimal if j.mfas else True,
             "judge_order": list(j.order),
             "reordered": j.order != j.frequency_order,
-            "frequency_score": _score_json(freq_score.get(j.item_id)),
-            "judge_score": _score_json(judge_scores.get(j.item_id)),
             "judge_prediction_set": list(j.prediction_set(judge_res.m_star)),
         })
+        # as the document's items: a score key only once the item is verified (null = ∞, no acceptable answer);
+        # an item not labelled yet has neither key (issue 24 §5: null never means "pending")
+        if freq_score.get(j.item_id) is not None:
+            items_json[-1]["frequency_score"] = _score_json(freq_score[j.item_id])
+        if judge_scores.get(j.item_id) is not None:
+            items_json[-1]["judge_score"] = _score_json(judge_scores[j.item_id])
     n_verdicts = sum(len(j.verdicts) for j in judged)
     n_valid = sum(1 for j in judged for v in j.verdicts if v.is_valid)
     return {
@@ -211,7 +216,8 @@ class RankingSummary:
 @dataclass(frozen=True)
 class JudgedItem:
     """One judged item: its compared answers (frequency order), the verdicts per pair, ρ and cyclic triples, the MFAS
-    cost, the judge's order and both rank scores (None = ∞ or unverified)."""
+    cost, the judge's order and both rank scores: a rank, ``math.inf`` (no acceptable answer) or None (not verified
+    yet — the document then has no score key)."""
 
     id: str
     compared: tuple[str, ...]
@@ -221,8 +227,8 @@ class JudgedItem:
     cyclic_triples: tuple[tuple[str, ...], ...]
     mfas_cost: int
     judge_order: tuple[str, ...]
-    frequency_score: int | None
-    judge_score: int | None
+    frequency_score: float | None
+    judge_score: float | None
 
 
 @dataclass(frozen=True)
@@ -265,7 +271,14 @@ def _judged_item(it: Mapping[str, Any]) -> JudgedItem:
                   for p in it["pairs"])
     return JudgedItem(str(it["id"]), tuple(it["compared"]), pairs, it["rho"], int(it["n_cycles"]),
                       tuple(tuple(c) for c in it["cyclic_triples"]), int(it["mfas_cost"]), tuple(it["judge_order"]),
-                      it["frequency_score"], it["judge_score"])
+                      _item_score(it, "frequency_score"), _item_score(it, "judge_score"))
+
+
+def _item_score(it: Mapping[str, Any], key: str) -> float | None:
+    """A judged item's score as the view holds it: absent key = not verified (None), null = ∞, else the rank."""
+    if key not in it:
+        return None
+    return math.inf if it[key] is None else it[key]
 
 
 def judge_section_view(section: Mapping[str, Any]) -> JudgeSectionView:

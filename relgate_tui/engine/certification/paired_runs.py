@@ -4,7 +4,9 @@
 Before anything is counted, the paired items must ask the same question (a SHA-256 per item of its question text and
 choices, :func:`question_hash`): two runs on different tasks that happen to share ids are refused with one line.
 Items are paired by the tools' document hashes when every item of both runs carries one (lm-eval imports: the
-hash of the document, stable across runs and models) and they are unique, else by item id. An item counts when it is
+hash of the document, stable across runs and models) and they are unique, else by item id; ``--match question``
+pairs them by question text instead (each run's own task copy; a question asked twice in a run pairs nothing), and
+a comparison where nothing pairs names both runs' id spaces and how many items question text would pair. An item counts when it is
 verified in both runs (its result entry has a ``score``: rank, or null = no acceptable class); it is correct when
 its score is 1 (the top answer is acceptable — the event behind the reliability level). Set sizes are the sizes of
 each run's stored prediction sets (each at its own M*).
@@ -24,7 +26,8 @@ from relgate_tui.core.certification.paired import items_to_decide, paired_table,
 from relgate_tui.core.text import one_line
 from relgate_tui.errors import DataError
 
-__all__ = ["compare_runs", "compare_documents", "paired_view", "PairedView", "ItemChange", "EXIT_CODES"]
+__all__ = ["compare_runs", "compare_documents", "paired_view", "PairedView", "ItemChange", "EXIT_CODES",
+           "MATCH_CHOICES", "question_hash", "no_shared_items"]
 
 EXIT_CODES = {"not_worse": 0, "worse": 1, "undecided": 3}
 
@@ -33,12 +36,45 @@ def _num(x: float) -> float | None:
     return None if isinstance(x, float) and math.isnan(x) else float(x)
 
 
-def _keyed(doc: Mapping[str, Any], by_hash: bool) -> dict[str, Mapping[str, Any]]:
+MATCH_CHOICES = ("auto", "question")
+
+
+def _question_key(text: str) -> str:
+    """Question text as a pairing key: case-folded, whitespace collapsed."""
+    return " ".join(str(text).split()).casefold()
+
+
+def _keyed(doc: Mapping[str, Any], by_hash: bool,
+           questions: Mapping[str, str] | None = None) -> dict[str, Mapping[str, Any]]:
+    """Items keyed by document hash, by id, or (``questions``: id → question text) by question text; a question
+    asked twice in one run pairs nothing (it is left out)."""
     out: dict[str, Mapping[str, Any]] = {}
+    repeated: set[str] = set()
     for entry in doc.get("items") or []:
-        if isinstance(entry, Mapping) and isinstance(entry.get("id"), str):
+        if not (isinstance(entry, Mapping) and isinstance(entry.get("id"), str)):
+            continue
+        if questions is not None:
+            text = questions.get(entry["id"])
+            if not text or not text.strip():
+                continue
+            key = _question_key(text)
+            if key in out:
+                repeated.add(key)
+            out[key] = entry
+        else:
             out[str(entry["doc_hash"]) if by_hash else entry["id"]] = entry
+    for key in repeated:
+        del out[key]
     return out
+
+
+def id_spaces(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], n: int = 3) -> str:
+    """"A's ids: 0, 1, 2 …; B's ids: add3-0001, …" — what each run calls its items (for a "share no item" message)."""
+    def sample(doc: Mapping[str, Any]) -> str:
+        ids = [str(e["id"]) for e in doc.get("items") or [] if isinstance(e, Mapping) and isinstance(e.get("id"), str)]
+        return ", ".join(one_line(i)[:40] for i in ids[:n]) + (" …" if len(ids) > n else "") if ids else "none"
+
+    return f"A's ids: {sample(doc_a)}; B's ids: {sample(doc_b)}"
 
 
 def _hashable(doc: Mapping[str, Any]) -> bool:
@@ -54,13 +90,24 @@ def question_hash(question: str, choices: Any = ()) -> str:
 
 
 def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
-                      confidence: float = 0.95,
-                      questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> dict[str, Any]:
-    """The comparison document of two result documents (``results.json`` of two runs). ``questions``: each run's
-    ``item id → question hash`` (:func:`question_hash`); a paired item whose questions differ is refused (one-line
-    :class:`DataError`): the runs do not ask the same thing, whatever their ids say."""
-    by_hash = _hashable(doc_a) and _hashable(doc_b)
-    a, b = _keyed(doc_a, by_hash), _keyed(doc_b, by_hash)
+                      confidence: float = 0.95, match: str = "auto",
+                      questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
+                      question_texts: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> dict[str, Any]:
+    """The comparison document of two result documents (``results.json`` of two runs). ``match`` "auto" pairs by
+    document hash (when both runs carry unique ones) else by id; "question" pairs by question text
+    (``question_texts``: each run's id → question). ``questions``: each run's ``item id → question hash``
+    (:func:`question_hash`); a paired item whose questions differ is refused (one-line :class:`DataError`): the runs
+    do not ask the same thing, whatever their ids say. With ``question_texts`` given, ``n_shared_by_question`` says
+    how many items question text would pair (the offer made when ids pair nothing)."""
+    if match not in MATCH_CHOICES:
+        raise DataError(f"match must be one of {', '.join(MATCH_CHOICES)}, got {match!r}")
+    by_hash = match == "auto" and _hashable(doc_a) and _hashable(doc_b)
+    if match == "question":
+        if question_texts is None:
+            raise DataError("matching by question text needs each run's questions")
+        a, b = _keyed(doc_a, False, question_texts[0]), _keyed(doc_b, False, question_texts[1])
+    else:
+        a, b = _keyed(doc_a, by_hash), _keyed(doc_b, by_hash)
     shared = [k for k in a if k in b]
     if questions is not None:
         qa, qb = questions
@@ -71,6 +118,10 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
             raise DataError(f"{len(differ)} of {len(shared)} paired items ask different questions (first: item "
                             f"{one_line(str(first), 60)!r}; tasks {one_line(str(task_a), 40)!r} and "
                             f"{one_line(str(task_b), 40)!r}): these runs are not on the same task; not compared")
+    by_question = None
+    if question_texts is not None:
+        ta, tb = _keyed(doc_a, False, question_texts[0]), _keyed(doc_b, False, question_texts[1])
+        by_question = sum(1 for k in ta if k in tb)
     ids, a_ok, b_ok, size_a, size_b = [], [], [], [], []
     unverified = 0
     for k in shared:
@@ -102,8 +153,9 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
         "relgate_version": __version__,
         "run_a": run_info(doc_a, a),
         "run_b": run_info(doc_b, b),
-        "matched_by": "doc_hash" if by_hash else "id",
+        "matched_by": "question" if match == "question" else ("doc_hash" if by_hash else "id"),
         "n_shared": len(shared),
+        "n_shared_by_question": by_question,
         "n_unverified": unverified,
         "n": n,
         "margin": float(margin),
@@ -153,30 +205,46 @@ class PairedView:
     upper: float | None
     more_items_to_decide: int | None  # undecided: about how many more items would decide (None: none would)
     changes: tuple[ItemChange, ...]  # the lost items, then the won ones
+    matched_by: str  # "doc_hash" | "id" | "question"
+    no_pairs: str | None  # nothing paired: why, in one line (both id spaces, the offer to pair by question)
 
 
 def paired_view(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
-                confidence: float = 0.95,
-                questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> PairedView:
-    """:func:`compare_documents` of two result documents (``questions`` as there) as the typed view the TUI reads."""
-    out = compare_documents(doc_a, doc_b, margin=margin, confidence=confidence, questions=questions)
+                confidence: float = 0.95, match: str = "auto",
+                questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
+                question_texts: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> PairedView:
+    """:func:`compare_documents` of two result documents (the keywords as there) as the typed view the TUI reads."""
+    out = compare_documents(doc_a, doc_b, margin=margin, confidence=confidence, match=match, questions=questions,
+                            question_texts=question_texts)
     tops = [{e["id"]: (e["classes"][0]["answer"] if e.get("classes") else "—") for e in d.get("items") or []}
             for d in (doc_a, doc_b)]
     d, t = out["difference"], out["table"]
     changes = tuple(ItemChange(i, change, tops[0].get(i, "—"), tops[1].get(i, "—"))
                     for change in ("lost", "won") for i in out[change])
     return PairedView(out["decision"], out["n"], out["margin"], t["b_lost"], t["b_won"], d["estimate"], d["lower"],
-                      d["upper"], out["more_items_to_decide"], changes)
+                      d["upper"], out["more_items_to_decide"], changes, out["matched_by"],
+                      no_shared_items(out, doc_a, doc_b) if out["n_shared"] == 0 else None)
+
+
+def no_shared_items(out: Mapping[str, Any], doc_a: Mapping[str, Any], doc_b: Mapping[str, Any]) -> str:
+    """Why nothing paired, in one line: both id spaces, and what question text would pair."""
+    msg = f"share no item (matched by {out['matched_by']}; {id_spaces(doc_a, doc_b)})"
+    n_q = out.get("n_shared_by_question")
+    if out["matched_by"] != "question" and n_q:
+        msg += f"; {n_q} item(s) pair by question text: --match question"
+    return msg
 
 
 def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: float = 0.95,
-                 runs_root: str | None = None) -> dict[str, Any]:
+                 runs_root: str | None = None, match: str = "auto") -> dict[str, Any]:
     """Open two runs (path, id or unique id prefix) and compare their stored results."""
     from relgate_tui.engine.certification.certify import open_prepared
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.runs.paths import runs_dir
 
-    docs, questions = [], []
+    docs: list[Mapping[str, Any]] = []
+    questions: list[dict[str, str]] = []
+    texts: list[dict[str, str]] = []
     for run in (run_a, run_b):
         store = open_run(run, runs_dir(runs_root))
         doc = store.read_results()
@@ -186,10 +254,12 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
         prepared = open_prepared(store.path)
         try:
             questions.append({it.id: question_hash(it.question, it.choices) for it in prepared.items})
+            texts.append({it.id: it.question for it in prepared.items})
         finally:
             prepared.close()
-    out = compare_documents(docs[0], docs[1], margin=margin, confidence=confidence,
+    out = compare_documents(docs[0], docs[1], margin=margin, confidence=confidence, match=match,
+                            question_texts=(texts[0], texts[1]),
                             questions=(questions[0], questions[1]))
     if out["n_shared"] == 0:
-        raise DataError(f"runs {run_a} and {run_b} share no item (matched by {out['matched_by']})")
+        raise DataError(f"runs {run_a} and {run_b} {no_shared_items(out, docs[0], docs[1])}")
     return out

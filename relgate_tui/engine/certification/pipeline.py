@@ -24,6 +24,7 @@ the final status. Pause/resume and stop go through a :class:`RunControl`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from relgate_tui.engine.certification.certify import (
     prepare,
 )
 from relgate_tui.engine.records import StoredSample, canonical_prefix
-from relgate_tui.engine.runs.store import RunStatus, RunStoreError
+from relgate_tui.engine.runs.store import RunStatus, RunStore, RunStoreError
 from relgate_tui.engine.transport.sampler import (
     EndpointDown as SamplerEndpointDown,
 )
@@ -452,6 +453,7 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
     ``on_event``), apply the labels file, write ``results.json`` (:func:`~relgate_tui.engine.certification.certify.build_document`,
     the same document the TUI writes) and the final status."""
     prepared = prepare(cfg)
+    failed = True
     try:
         done: list[Done] = []
 
@@ -479,6 +481,25 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
                              gate=cfg.min_reliability, judge=judge, assisted=assisted)
         prepared.store.write_results(doc)
         prepared.store.set_status(RunStatus.COMPLETE if analysis.sampling_complete else RunStatus.INCOMPLETE)
+        failed = False
         return CertifyOutcome(doc, prepared.store.path, finished.calls)
     finally:
-        prepared.close()
+        _close_or_drop(prepared, failed)
+
+
+def _close_or_drop(prepared: Prepared, failed: bool) -> None:
+    """Close the run; a certify that failed before storing anything (a wrong key or model name: every request
+    failed) leaves no "created · 0 samples" run behind — an empty run directory is removed (issue 24 §8)."""
+    empty = False
+    if failed:
+        try:
+            counts = prepared.store.count_files()
+            empty = counts["samples"] == 0 and counts["labels"] == 0 and prepared.store.read_results() is None
+        except (OSError, ValueError, RunStoreError):
+            empty = False
+    prepared.close()
+    if empty:
+        from relgate_tui.engine.runs.listing import remove_run
+
+        with contextlib.suppress(OSError, RunStoreError):
+            remove_run(RunStore(prepared.store.path))

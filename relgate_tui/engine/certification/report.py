@@ -109,6 +109,22 @@ def _md_cell(x: Any) -> str:
     return one_line(str(x)).replace("|", "\\|")
 
 
+def plain_sentence(lower_bound: float | None, confidence: float, n: int) -> str:
+    """The result in plain words, first in Results and in the report (issue 24 §8): "Top answer right on ≥ 84.7% of
+    such questions (95% confidence, n = 200)." — the one-sided Clopper–Pearson lower bound of the
+    reliability level (paper Def. 2.4) over the ``n`` verified items."""
+    if not n or lower_bound is None or (isinstance(lower_bound, float) and math.isnan(lower_bound)):
+        return "No verified item yet: no reliability figure."
+    return (f"Top answer right on ≥ {100 * float(lower_bound):.1f}% of such questions ({float(confidence):.0%} "
+            f"confidence, n = {int(n)}).")
+
+
+def _calibration_reason(message: Any) -> str:
+    """The calibration message without its own leading "M* = ∞: " (the line already says M* = ∞)."""
+    text = str(message)
+    return text.split(": ", 1)[1] if text.startswith("M* = ∞: ") else text
+
+
 def report_markdown(doc: Mapping[str, Any]) -> str:
     """A human-readable report (no external table library needed)."""
     task = doc.get("task", {})
@@ -118,14 +134,19 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
     verdict = "no gate" if passed is None else ("PASS" if passed else "FAIL")
     gate = doc.get("min_reliability")
     calls = doc.get("calls", {})
+    from relgate_tui.engine.certification.setup import looks_simulated
+
+    sim = " (simulated model)" if looks_simulated(str(doc.get("endpoint", "")), str(doc.get("model", ""))) else ""
     lines = [
-        f"# relgate certification — {_md_cell(task.get('name', '?'))} on {_md_cell(doc.get('model', '?'))}",
+        f"# relgate certification — {_md_cell(task.get('name', '?'))} on {_md_cell(doc.get('model', '?'))}{sim}",
         "",
         f"- Run: `{_md_cell(doc.get('run_id', '?'))}` (relgate {doc.get('relgate_version', '?')})",
         f"- Endpoint: {_md_cell(public_url(str(doc.get('endpoint', '?'))))}",
         f"- Task: {_md_cell(task.get('name', '?'))} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
         "",
         "## Verdict",
+        "",
+        plain_sentence(doc.get("reliability_lower_bound"), float(conf), int(doc.get("reliability_n") or 0)),
         "",
         f"**Reliability level {_pct(doc.get('reliability_level'))}** "
         f"(at least {_pct(doc.get('reliability_lower_bound'))} top-answer coverage with {conf:.0%} confidence), "
@@ -134,7 +155,7 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
         f"- Gate: {verdict}" + (f" (min reliability {_pct(gate)})" if gate is not None else "")
         + (f" — {(doc.get('gate') or {}).get('summary')}" if doc.get("gate") else ""),
         f"- Conformal threshold at α = {doc.get('alpha')}: M* = {'∞' if m_star is None else m_star}"
-        + (f" — {doc['calibration_message']}" if doc.get("calibration_message") else ""),
+        + (f" — {_calibration_reason(doc['calibration_message'])}" if doc.get("calibration_message") else ""),
         f"- Calibration items scored: {doc.get('n_cal')}; skipped: {doc.get('n_skipped')}; "
         f"not yet verified: {doc.get('n_pending', 0)}",
         *_readout_lines(doc),

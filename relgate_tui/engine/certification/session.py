@@ -39,6 +39,7 @@ from relgate_tui.engine.certification.setup import (
     RunSetup,
     VerificationMode,
     certify_config,
+    looks_simulated,
 )
 from relgate_tui.engine.certification.views import (
     GateBasis,
@@ -155,7 +156,8 @@ class Session:
             fraction = tui.get("audit_fraction", 0.2)
             session = cls(prepared, verification=verification if verification in ("auto", "human", "audit") else "auto",
                           audit_fraction=float(fraction) if isinstance(fraction, (int, float)) else 0.2,
-                          cache_dir=cache_dir, simulated=tui.get("simulated") is True)
+                          cache_dir=cache_dir, simulated=tui.get("simulated") is True
+                          or looks_simulated(prepared.config.endpoint, prepared.config.model))
             session._samples_by_item(refresh=True)
             session.store.current_labels()
         except (RunStoreError, TypeError, ValueError) as exc:
@@ -294,8 +296,9 @@ class Session:
                     last = event
                     changed = table.apply(event.event)
                     yield update((table.row(changed),) if changed else (), (event.message,) if event.message else ())
-                elif isinstance(event, pipeline.EndpointDown):
-                    paused = "endpoint unreachable"
+                elif isinstance(event, pipeline.EndpointDown):  # "the server is busy: …" or "endpoint unreachable"
+                    paused = ("the server is busy — lower the concurrency" if event.message.startswith("the server is busy")
+                              else "endpoint unreachable")
                     yield update(messages=(event.message,))
                 elif isinstance(event, pipeline.EndpointUp):
                     paused = None
@@ -510,6 +513,7 @@ class Session:
             confidence=confidence,
             audited=audited,
             disagreements=disagreements,
+            successes=res.reliability_successes if has_n else 0,
         )
 
     def assisted(self, confidence: float = 0.95, gate: float | None = None) -> dict[str, Any] | None:
@@ -551,21 +555,31 @@ class Session:
                                   curve_alphas=curve_alphas, calls=self.call_counts(), audited=audited,
                                   disagreements=disagreements)
 
+    def stored_gate(self) -> tuple[float | None, GateBasis]:
+        """``(min_reliability, basis)`` of the run's ``results.json`` (what ``relgate runs`` / ``report`` show), else
+        of its config (None: no gate): a run is shown against its own gate everywhere (issue 24 §5)."""
+        doc = self.store.read_results()
+        src = doc if isinstance(doc, dict) and "min_reliability" in doc else vars(self.config)
+        gate = src.get("min_reliability")
+        gate = float(gate) if isinstance(gate, (int, float)) and not isinstance(gate, bool) else None
+        return gate, ("level" if src.get("gate_on") == "level" else "lower_bound")
+
     def document(self, alpha: float | None = None, *, gate: float | None = None,
-                 confidence: float = 0.95) -> dict[str, Any]:
+                 confidence: float = 0.95, gate_basis: GateBasis | None = None) -> dict[str, Any]:
         """The result document at ``alpha`` — :func:`~relgate_tui.engine.certification.certify.build_document`, the JSON
-        ``relgate certify`` writes."""
+        ``relgate certify`` writes (``gate_basis`` None: the run's configured ``gate_on``)."""
         a = self.alpha if alpha is None else alpha
+        gate_on = None if gate_basis is None else ("level" if gate_basis == "level" else "bound")
         return build_document(self.prepared, self.analysis(), alpha=a, calls=self.call_counts(),
-                              confidence=confidence, gate=gate,
+                              confidence=confidence, gate=gate, gate_on=gate_on,
                               judge=self.judge_results(a, gate=gate, confidence=confidence),
                               assisted=self.assisted(confidence, gate))
 
     def save_results(self, alpha: float | None = None, *, gate: float | None = None,
-                     confidence: float = 0.95) -> dict[str, Any]:
+                     confidence: float = 0.95, gate_basis: GateBasis | None = None) -> dict[str, Any]:
         """The result document; written as the run's ``results.json`` (what ``relgate runs`` lists) with the run's
         status only when this session added to the run — viewing a run never rewrites it."""
-        doc = self.document(alpha, gate=gate, confidence=confidence)
+        doc = self.document(alpha, gate=gate, confidence=confidence, gate_basis=gate_basis)
         if not self._modified:
             return doc
         self.store.write_results(doc)
@@ -579,14 +593,14 @@ class Session:
         return doc
 
     def export(self, fmt: str, *, alpha: float | None = None, gate: float | None = None,
-               confidence: float = 0.95) -> Path:
+               confidence: float = 0.95, gate_basis: GateBasis | None = None) -> Path:
         """Export the results (``fmt`` "json", "csv" or "md") into ``<run>/exports/``; returns the file's path."""
         from relgate_tui.engine.certification.report import FORMATS, write_report
 
         if fmt not in FORMATS:
             raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
         a = self.alpha if alpha is None else alpha
-        doc = self.save_results(a, gate=gate, confidence=confidence)
+        doc = self.save_results(a, gate=gate, confidence=confidence, gate_basis=gate_basis)
         name = f"{self.run_id}-alpha{a:.2f}.{fmt}"
         return write_report(doc, fmt, self.path / "exports" / name)
 

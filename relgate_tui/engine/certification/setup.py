@@ -110,8 +110,9 @@ class RunSetup:
 @dataclass(frozen=True)
 class Preflight:
     """The pre-flight estimate: worst-case calls (items × K_max), expected calls under the chosen stopping rule
-    (simulated on the reference workload mix of SPEC §8), time from a measured latency and the concurrency, and cost
-    from the user's prices and the probe's token usage (None when unknown)."""
+    (simulated on the reference workload mix of SPEC §8), time = expected calls × the seconds one call costs when
+    measured at the run's concurrency (:func:`probe_latency`; None when not measured), and cost from the user's
+    prices and the probe's token usage (None when unknown)."""
 
     n_items: int
     n_cal: int
@@ -140,6 +141,20 @@ def start_demo(latency_ms: float = 0.0, port: int = DEMO_PREFERRED_PORT) -> Any:
         except OSError:
             pass
     return DemoServer(port=0, latency_ms=latency_ms).start()
+
+
+def looks_simulated(endpoint: str, model: str) -> bool:
+    """A run against relgate's own simulated models: a loopback endpoint (the embedded demo or ``relgate
+    demo-server``) and one of the demo's model names. Every screen and report marks such a run "simulated"."""
+    from urllib.parse import urlsplit
+
+    from relgate_tui.demo.simulate import SIM_MODELS
+
+    try:
+        host = urlsplit(str(endpoint)).hostname or ""
+    except ValueError:
+        return False
+    return host in ("127.0.0.1", "localhost", "::1") and str(model) in SIM_MODELS
 
 
 def demo_endpoint(base_url: str) -> EndpointChoice:
@@ -266,8 +281,8 @@ def preflight(
     per_item = expected_samples_per_item(setup.stopping, float(setup.delta), int(setup.k_max))
     expected = int(round(n_items * per_item))
     seconds = cost = None
-    if latency is not None:
-        seconds = expected * latency[0] / max(1, setup.concurrency)
+    if latency is not None:  # seconds per call measured at the run's concurrency (probe_latency): no division
+        seconds = expected * latency[0]
         if setup.price_in is not None and setup.price_out is not None:
             cost = expected * (latency[1] * setup.price_in + latency[2] * setup.price_out) / 1e6
     note = "expected: the stopping rule simulated on a typical mix (60% easy, 25% medium, 15% hard items)"
@@ -276,13 +291,25 @@ def preflight(
     return Preflight(n_items, n_cal, worst, expected, None if latency is None else latency[0], seconds, cost, note)
 
 
+PROBE_MAX_PARALLEL = 16
+
+
+def probe_parallelism(setup: RunSetup) -> int:
+    """How many requests the latency probe sends at once: the run's concurrency (at most 16)."""
+    return max(1, min(int(setup.concurrency), PROBE_MAX_PARALLEL))
+
+
 async def probe_latency(setup: RunSetup) -> tuple[float, float, float]:
-    """Send one real request (the task's first item) and return (seconds, prompt tokens, completion tokens)."""
+    """Measure the endpoint at the run's concurrency (issue 24 §2): :func:`probe_parallelism` real requests at once
+    (the task's first items); returns (seconds per call at that concurrency, prompt tokens, completion tokens) — the
+    pre-flight multiplies the expected calls by it, never divides a single latency by the concurrency (a one-slot
+    server answers in turn)."""
     from relgate_tui.engine.certification.tasks import load_task
     from relgate_tui.engine.transport.sampler import probe
 
-    item = load_task(setup.task).items[0]
-    return await probe(certify_config(setup, runs_dir=None).endpoint_config(), item)
+    parallel = probe_parallelism(setup)
+    items = load_task(setup.task, limit=parallel).items
+    return await probe(certify_config(setup, runs_dir=None).endpoint_config(), items, parallel)
 
 
 

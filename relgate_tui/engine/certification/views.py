@@ -122,6 +122,17 @@ class SpotProgress:
     confidence: float
     audited: int = 0
     disagreements: int = 0
+    successes: int = 0  # verified items whose top answer is acceptable (the level's numerator)
+
+    @property
+    def by_hand(self) -> int:
+        """Verified items labelled by a person (here or from a labels file), skips excluded."""
+        return self.done - self.skipped
+
+    @property
+    def automatic(self) -> int:
+        """Verified items whose verdict came from a reference answer (not from a person)."""
+        return max(0, self.n - self.by_hand)
 
 
 # ------------------------------------------------------------------------------------------------------- results

@@ -10,7 +10,8 @@ Formats (detected from the first non-blank character):
   ``target`` unconverted, no ``filter``/hash fields).
 
 One row per document: the first filter seen is kept and rows are de-duplicated on ``doc_id`` (the raw ``resps`` are
-the same under every filter). The K answers of a generation task are **all of** ``resps[0]`` — never
+the same under every filter). An item's id is the document's own ``id`` when every document has a distinct one (so an
+lm-eval import pairs with an Inspect log or a task file of the same items), else lm-eval's ``doc_id``. The K answers of a generation task are **all of** ``resps[0]`` — never
 ``filtered_resps``, which may already be a majority vote. For log-likelihood multiple choice (``resps[i]`` holds
 ``[log-likelihood, is_greedy]`` per repeat for option i) the answer of repeat r is the letter of the arg-max option.
 
@@ -25,6 +26,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +284,16 @@ def _is_loglikelihood(resps: list[Any]) -> bool:
     return bool(isinstance(first, list) and first and isinstance(first[0], (list, tuple)))
 
 
+def _own_id(doc: Any) -> str | None:
+    """A document's own id (``doc["id"]``, a non-empty string or integer), else None."""
+    if not isinstance(doc, Mapping):
+        return None
+    own = doc.get("id")
+    if isinstance(own, bool) or not isinstance(own, (int, str)) or not str(own).strip():
+        return None
+    return str(own)
+
+
 def _mc_item(path: Path, line: int, row: Mapping[str, Any], item_id: str) -> ImportedItem:
     resps = row["resps"]
     args = _request_args(row)
@@ -347,6 +359,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
 
     chosen_filter: str | None = None
     seen: set[str] = set()
+    own_ids: list[str | None] = []  # each document's own "id", when it has one
     items: list[ImportedItem] = []
     gen_kwargs: dict[str, Any] = {}
     loglik = False
@@ -370,6 +383,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         if item_id in seen:
             continue
         seen.add(item_id)
+        own_ids.append(_own_id(row.get("doc")))
         resps = row["resps"]
         if not isinstance(resps, list) or not resps:
             raise data_error(samples_path, "expected a non-empty list of per-request responses", line=line,
@@ -393,6 +407,11 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         items.append(ImportedItem(item_id, question, samples, tuple(dict.fromkeys(_targets(row.get("target")))),
                                   (), _opt_str(row.get("doc_hash"))))
 
+    if own_ids and all(own_ids) and len(set(own_ids)) == len(own_ids):
+        # the documents' own ids (the data set's, as Inspect and the task file use them), not lm-eval's row index
+        items = [replace(it, id=str(own)) for it, own in zip(items, own_ids, strict=True)]
+    elif any(own_ids):
+        notes.append("item ids are lm-eval's doc_id: the documents' own 'id' fields are missing or repeated")
     if not gen_kwargs:
         gen_kwargs = _as_dict(config.get("generation_kwargs"))
         gen_kwargs.update(_as_dict(run_config.get("gen_kwargs")))

@@ -27,6 +27,7 @@ SHA-256 is in the manifest): otherwise the texts could belong to other answers, 
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections import Counter
@@ -57,6 +58,13 @@ class AuditScores:
     scale: tuple[int, ...] = direct.SCALE  # the audit's scale 1–K
     prompt: str = geval.DEFAULT_PROMPT
     no_rating_token: Mapping[str, int] = field(default_factory=dict)  # reason → answers without a rating token
+    # (judge, variant) → (unparseable, answers read): what each judge × prompt variant gave no score for
+    unparseable_by: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    records: tuple[Mapping[str, Any], ...] = ()  # the table's rows as scores-file records (``relgate audits --scores``)
+
+    def scores_jsonl(self) -> bytes:
+        """The table as a judge scores file (JSONL, one record per row; :func:`load_scores` reads it back)."""
+        return "".join(json.dumps(dict(r), ensure_ascii=False, sort_keys=True) + "\n" for r in self.records).encode()
 
     def summary(self) -> str:
         """One line for the user: rows, and every answer that did not become a full row."""
@@ -120,6 +128,7 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
     records: list[dict[str, Any]] = []
     answers = unparseable = dropped = missing = no_lp = 0
     reasons: Counter[str] = Counter()
+    per_cell: dict[tuple[str, str], tuple[int, int]] = {}
     for judge in spec.judges:
         for req in plan.requests:
             if req.key[0] != direct.KIND:
@@ -132,6 +141,8 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
             _, variant, input_id, cand_id = req.key
             inp, cand = items[(input_id, cand_id)]
             score = direct.parse(answer.text, spec.prompt, spec.scale)
+            bad, seen = per_cell.get((judge.label, variant), (0, 0))
+            per_cell[(judge.label, variant)] = (bad + (score is None), seen + 1)
             found = direct.locate(answer.logprobs, answer.text, spec.prompt, spec.scale)
             lps = _clean_logprobs(found.logprobs)
             if lps is None:
@@ -159,4 +170,4 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
                         f"{missing} planned answers missing)")
     table = table_from_records(records, f"audit {store.id}")
     return AuditScores(store.id, str(path), table, answers, unparseable, dropped, missing, no_lp,
-                       geval.scale_values(spec.scale), spec.prompt, dict(reasons))
+                       geval.scale_values(spec.scale), spec.prompt, dict(reasons), per_cell, tuple(records))

@@ -216,7 +216,8 @@ def parse_judge(spec: str, default_endpoint: str | None, defaults: argparse.Name
         return Judge(endpoint, fields["model"], fields.get("api_key_env") or None,
                      float(fields.get("temperature", defaults.temperature)),
                      int(fields.get("max_tokens", defaults.max_tokens)),
-                     int(fields.get("top_logprobs", defaults.top_logprobs)), name=fields.get("name", ""))
+                     int(fields.get("top_logprobs", defaults.top_logprobs)),
+                     timeout_s=float(getattr(defaults, "timeout", 60.0)), name=fields.get("name", ""))
     except ValueError as exc:
         raise UserError(f"--judge {spec!r}: {exc}") from None
 
@@ -258,6 +259,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alpha", type=float, default=0.10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                        help="per-request timeout in seconds, for every judge (default 60, as certify)")
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--max-tokens", type=int, default=None,
                         help="per answer (default 16; 400 with --prompt geval, which reasons before scoring)")
@@ -355,8 +358,15 @@ def _config(args: argparse.Namespace) -> JudgeAuditConfig:
         seed=args.seed, concurrency=args.concurrency, temperature=args.temperature, max_tokens=args.max_tokens,
         top_logprobs=args.top_logprobs, more_judges=tuple(more), variants=variants, store=not args.no_store,
         use_cache=not args.no_cache, likert_protocol=getattr(args, "likert_protocol", "single"),
-        paraphraser=paraphraser, prompt=prompt, scale=scale,
+        paraphraser=paraphraser, prompt=prompt, scale=scale, timeout_s=_timeout(args),
     )
+
+
+def _timeout(args: argparse.Namespace) -> float:
+    value = float(getattr(args, "timeout", 60.0))
+    if not (value > 0 and value <= 3600):
+        raise UserError(f"--timeout must be in (0, 3600] seconds, got {value:g}")
+    return value
 
 
 def _progress_printer() -> Callable[[Any], None]:

@@ -169,8 +169,14 @@ class DirectResult:
                 "mean_q_hat": finite_or_none(r.mean_q_hat), "spearman_width_error": finite_or_none(r.spearman_width_error),
                 "n_cal": r.n_cal, "n_test": r.n_test, "n_infinite_q": r.n_infinite_q} for r in self.table],
             "n_scored": self.n_scored,
+            "answers": self.answer_counts(),
             "width_vs_error": None if self.width_vs_error is None else self.width_vs_error.to_json(),
         }
+
+    def answer_counts(self) -> dict[str, int]:
+        """Judge answers asked for scores, and how many of them held no parseable score."""
+        every = [a for s in self.scores for a in (s.answers if s.answers is not None else s.scores)]
+        return {"total": len(every), "unparseable": sum(1 for a in every if a is None)}
 
 
 def candidates_of(inputs: Sequence[AuditInput], variant: str, scores: Mapping[Key, Sequence[float | None]],
@@ -215,6 +221,10 @@ def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int, protocol: 
                 f"audit scored on 1-{scale}: no sets (its log-probs serve paper 001: relgate judge-intervals --audit)")
         return DirectResult(tuple(rows), table, len(answers), wve, protocol, replaced, none, note, reasons)
     preds, replaced, none = cj.likert_point_predictions(answers, protocol)
+    if answers and none == len(answers):  # garbage is never a number: no full-scale sets "covering" every item
+        note = (f"no valid scores: every answer of the {len(answers)} candidates was unparseable, so there are no "
+                "conformal sets")
+        return DirectResult(tuple(rows), table, len(answers), wve, protocol, replaced, none, note, reasons)
     human = np.array([r.human for r in human_rows], dtype=float)
     alphas = sorted(set(cj.DEFAULT_ALPHAS) | {alpha})
     if len(preds) >= 4:

@@ -126,10 +126,13 @@ class PairwiseResult:
             "protocol": {"name": PROTOCOL_NAME, "k": self.k, "seed": self.seed, "orders": "seeded fair coin per verdict",
                          "reasks": False},
             "inputs": [i.to_json() for i in self.inputs],
-            "cycles": {"n_inputs": c.n_inputs, "n_inputs_used": c.n_inputs_used, "mean_rho": c.mean_rho,
-                       "cycle_share": c.cycle_share, "share_inputs_with_cycle": c.cycle_share,
-                       "random_baseline": c.random_baseline, "max_rho": c.max_rho, "median_rho": c.median_rho,
-                       "pooled_rho": c.pooled_rho, "n_unresolved_pairs": c.n_unresolved_pairs},
+            # null, never NaN, when no input has a decided triple (e.g. every verdict unparseable)
+            "cycles": {"n_inputs": c.n_inputs, "n_inputs_used": c.n_inputs_used,
+                       "mean_rho": finite_or_none(c.mean_rho), "cycle_share": finite_or_none(c.cycle_share),
+                       "share_inputs_with_cycle": finite_or_none(c.cycle_share),
+                       "random_baseline": c.random_baseline, "max_rho": finite_or_none(c.max_rho),
+                       "median_rho": finite_or_none(c.median_rho), "pooled_rho": finite_or_none(c.pooled_rho),
+                       "n_unresolved_pairs": c.n_unresolved_pairs},
             "rankings": {m: {"mean_kendall_tau": finite_or_none(t), "n_inputs": self.n_tau_inputs[m]}
                          for m, t in self.mean_kendall_tau.items()},
             "position_bias": {
@@ -161,7 +164,8 @@ def analyse_input(inp: AuditInput, verdicts: Sequence[cj.PairwiseVerdict], crite
     mfas = cj.mfas_exact(tournament, tie_seed=tie_seed)
     rankings = cj.all_rankings(tournament, tie_seed=tie_seed, mfas=mfas)
     human = {c.id: c.human[criterion] for c in inp.candidates if criterion in c.human}
-    full = len(human) == len(ids)
+    # a ranking built from no valid verdict is the tie-break order, not the judge's: no τ from zero verdicts
+    full = len(human) == len(ids) and any(v.is_valid for v in verdicts)
     taus = {m: cj.kendall_tau_b(r, human) if full else math.nan for m, r in rankings.items()}
     return PairwiseInput(inp.id, tuple(ids), tuple(verdicts), tournament, cj.transitivity_report(tournament), mfas,
                          rankings, taus, human)

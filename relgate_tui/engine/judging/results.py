@@ -10,6 +10,7 @@ variant: ``judge``, ``variant``, ``pairwise``, ``direct``). Every non-finite num
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -122,30 +123,64 @@ def markdown_report(result: AuditResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+def unparseable_share(doc: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """(unparseable, total) judge answers per protocol of one judge × variant document (its ``pairwise`` verdicts
+    and ``direct`` score answers); a protocol the cell did not ask is absent."""
+    out: dict[str, tuple[int, int]] = {}
+    pw, di = doc.get("pairwise"), doc.get("direct")
+    if isinstance(pw, Mapping) and isinstance(pw.get("verdicts"), Mapping):
+        out["verdicts"] = (int(pw["verdicts"].get("invalid", 0)), int(pw["verdicts"].get("total", 0)))
+    if isinstance(di, Mapping) and isinstance(di.get("answers"), Mapping):
+        out["scores"] = (int(di["answers"].get("unparseable", 0)), int(di["answers"].get("total", 0)))
+    return out
+
+
+def unparseable_text(doc: Mapping[str, Any]) -> str:
+    """"unparseable: 990 of 990 verdicts (100%), 1 of 198 scores" — "" when every answer parsed."""
+    parts = [f"{bad:,} of {total:,} {what}" + (f" ({bad / total:.0%})" if bad / total >= 0.01 else "")
+             for what, (bad, total) in unparseable_share(doc).items() if total and bad]
+    return "unparseable: " + ", ".join(parts) if parts else ""
+
+
+def unparseable_line(cell: Any) -> str:
+    doc = {"pairwise": None if cell.pairwise is None else {"verdicts": {"invalid": cell.pairwise.n_invalid,
+                                                                      "total": cell.pairwise.n_verdicts}},
+           "direct": None if cell.direct is None else {"answers": cell.direct.answer_counts()}}
+    return unparseable_text(doc)
+
+
 def summary_lines(result: AuditResult) -> list[str]:
     """The CLI's few lines: per judge × variant, cycles, position bias, Kendall τ, Likert coverage; the calls."""
     lines = [f"judge audit: {result.data} / {result.criterion} ({result.n_inputs} inputs, {result.protocol}, "
              f"k = {result.reps}, {len(result.judges)} judge(s), {len(result.variants)} variant(s))"]
     for cell in result.cells:
         lines.append(f"  {cell.judge} [{cell.variant}]")
+        share = unparseable_line(cell)
+        if share:
+            lines.append(f"    {share}")
         if cell.pairwise is not None:
             j = cell.pairwise.to_json()
             cyc, bias = j["cycles"], j["position_bias"]
-            if cyc["mean_rho"] is not None:
-                lines.append(f"    cycles: mean rho {cyc['mean_rho']:.3f}, inputs with >=1 cycle "
-                             f"{cyc['share_inputs_with_cycle']:.0%}, max rho {cyc['max_rho']:.3f}")
-            fs = bias["first_shown_share"]
-            lines.append(f"    position bias: first-shown wins {fs:.1%}" if fs is not None
-                         else "    position bias: no valid verdicts")
-            taus = ", ".join(f"{m} {v['mean_kendall_tau']:+.3f}" for m, v in j["rankings"].items()
-                             if v["mean_kendall_tau"] is not None)
-            lines.append(f"    Kendall tau vs human: {taus or 'n/a'}")
+            if bias["n_valid_verdicts"] == 0:
+                lines.append("    pairwise: no valid verdicts — no cycles, no position bias, no Kendall tau")
+            else:
+                if cyc["mean_rho"] is not None:
+                    lines.append(f"    cycles: mean rho {cyc['mean_rho']:.3f}, inputs with >=1 cycle "
+                                 f"{cyc['share_inputs_with_cycle']:.0%}, max rho {cyc['max_rho']:.3f}")
+                fs = bias["first_shown_share"]
+                lines.append(f"    position bias: first-shown wins {fs:.1%}" if fs is not None
+                             else "    position bias: —")
+                taus = ", ".join(f"{m} {v['mean_kendall_tau']:+.3f}" for m, v in j["rankings"].items()
+                                 if v["mean_kendall_tau"] is not None)
+                lines.append(f"    Kendall tau vs human: {taus or '—'}")
         if cell.direct is not None:
             if cell.direct.note:
                 lines.append(f"    direct scores: {cell.direct.note}")
             for row in cell.direct.table:
-                lines.append(f"    Likert sets alpha {row.alpha:.2f}: coverage {row.coverage:.3f} "
-                             f"(target {row.target_coverage:.2f}), mean width {row.mean_width:.2f}")
+                cov = "—" if not math.isfinite(row.coverage) else f"{row.coverage:.3f}"
+                width = "—" if not math.isfinite(row.mean_width) else f"{row.mean_width:.2f}"
+                lines.append(f"    Likert sets alpha {row.alpha:.2f}: coverage {cov} "
+                             f"(target {row.target_coverage:.2f}), mean width {width}")
     c = result.total_calls
     lines.append(f"  calls: {c['made']} made, {c['cached']} cached, {c['failed']} failed; {result.wall_seconds:.1f} s")
     return lines

@@ -209,7 +209,8 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-_HEADLINE = ("reliability_level", "reliability_lower_bound", "m_star", "passed", "sampling_complete")
+_HEADLINE = ("reliability_level", "reliability_lower_bound", "m_star", "passed", "sampling_complete",
+             "min_reliability")
 
 
 def _size(path: Path) -> int:

@@ -27,7 +27,7 @@ from relgate_tui.engine.runs.files import (
 )
 from relgate_tui.engine.runs.store import LABELS, MANIFEST, SAMPLES, Label, RunStore
 
-__all__ = ["RunSummary", "summarise", "list_runs", "open_run", "repair_run"]
+__all__ = ["RunSummary", "summarise", "list_runs", "open_run", "repair_run", "remove_run", "empty_runs"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,29 @@ class RunSummary:
     reliability_lower_bound: float | None = None
     m_star: int | None = None
     passed: bool | None = None
+    has_gate: bool = False  # the stored results were judged against a gate (``min_reliability``)
+
+    @property
+    def simulated(self) -> bool:
+        """A run against relgate's simulated models (:func:`relgate_tui.engine.certification.setup.looks_simulated`)."""
+        from relgate_tui.engine.certification.setup import looks_simulated
+
+        return looks_simulated(self.endpoint, self.model)
+
+    @property
+    def m_star_text(self) -> str:
+        """M* as every screen writes it: "∞" when the results say none is finite (JSON null), "—" without results."""
+        if self.reliability_level is None:
+            return "—"
+        return "∞" if self.m_star is None else str(self.m_star)
+
+    @property
+    def gate_text(self) -> str:
+        """PASS / FAIL / "no gate" (the results were judged against none, as ``relgate report`` says) / "—" (no
+        results yet, or a gate left undecided by incomplete sampling)."""
+        if self.passed is not None:
+            return "PASS" if self.passed else "FAIL"
+        return "no gate" if self.reliability_level is not None and not self.has_gate else "—"
 
 
 
@@ -92,6 +115,7 @@ def summarise(store: RunStore) -> RunSummary:
         reliability_lower_bound=_opt_float(res.get("reliability_lower_bound")),
         m_star=m_star if _is_int(m_star) else None,
         passed=res.get("passed") if isinstance(res.get("passed"), bool) else None,
+        has_gate=isinstance(res.get("min_reliability"), (int, float)) or isinstance(res.get("passed"), bool),
     )
 
 
@@ -184,3 +208,27 @@ def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | No
     if len(matches) > 1:
         raise RunStoreError(f"run {name!r} is ambiguous: {', '.join(p.name for p in matches[:5])}")
     raise RunStoreError(f"no run {name!r} (looked in {root}; `relgate runs` lists them)")
+
+
+
+# ------------------------------------------------------------------------------------------------ removing runs
+def remove_run(store: RunStore) -> Path:
+    """Delete a run's directory (``relgate runs rm``). Takes the run's write lock first, so a run another relgate
+    process is writing is refused (:class:`RunStoreError`); only a directory holding a run manifest is removed."""
+    import shutil
+
+    path = Path(store.path)
+    if not (path / MANIFEST).is_file():
+        raise RunStoreError(f"{path}: not a run directory (no {MANIFEST})")
+    store.lock()
+    store.close()
+    shutil.rmtree(path)
+    return path
+
+
+def empty_runs(runs_root: str | os.PathLike[str]) -> list[RunSummary]:
+    """Runs holding nothing: no sample, no label, no results (a certify that failed before its first answer, a
+    setup left before sampling) — what ``relgate runs prune`` removes. Unreadable runs are never listed."""
+    return [s for s in list_runs(runs_root)
+            if not s.status.startswith("unreadable") and s.n_samples == 0 and s.n_labels == 0
+            and s.reliability_level is None]

@@ -233,6 +233,7 @@ class Sampler:
         self._up = asyncio.Event()
         self._running = asyncio.Event()  # cleared while the user pauses
         self._down_since: float | None = None
+        self._down_busy = False  # the last pause was timeouts while other requests were answered
         self._queue: asyncio.Queue[SamplerEvent] | None = None
         self._prober: asyncio.Task[None] | None = None
         self._fingerprinters: dict[str, tuple[list[dict], Callable[[int, int | None], str],
@@ -471,11 +472,23 @@ class Sampler:
             self._slots_pending = False
 
     # -- endpoint down / up ------------------------------------------------------------------------------------
+    def _busy(self, exc: RequestFailed) -> bool:
+        """Timeouts while the same endpoint answers other requests: a server busy at this concurrency (one slot
+        working through a queue), not an unreachable one (issue 24 §2)."""
+        return exc.kind == "timeout" and self.totals.made > 0
+
     def _go_down(self, exc: RequestFailed) -> None:
         self._up.clear()
         self._down_since = time.monotonic()
-        self._emit(EndpointDown(f"endpoint unreachable after {self._consecutive_failures} failed requests "
-                                f"({exc.kind}: {exc}); sampling paused, retrying"))
+        self._down_busy = self._busy(exc)
+        if self._down_busy:
+            self._emit(EndpointDown(
+                f"the server is busy: {self._consecutive_failures} requests timed out after "
+                f"{self.endpoint.timeout_s:g} s while others were answered — lower --concurrency (or raise "
+                "--timeout); sampling paused, retrying"))
+        else:
+            self._emit(EndpointDown(f"endpoint unreachable after {self._consecutive_failures} failed requests "
+                                    f"({exc.kind}: {exc}); sampling paused, retrying"))
         if self._prober is None or self._prober.done():
             self._prober = asyncio.create_task(self._probe_until_up())
 
@@ -490,6 +503,12 @@ class Sampler:
         try:
             await asyncio.wait_for(self._up.wait(), timeout=max(0.0, remaining))
         except TimeoutError:
+            if self._down_busy:
+                raise EndpointUnreachable(
+                    f"the server at {public_url(self.endpoint.base_url)} is busy: its requests kept timing out after "
+                    f"{self.endpoint.timeout_s:g} s while others were answered — lower --concurrency (or raise "
+                    "--timeout); stopped (completed samples are kept: rerun to resume)"
+                ) from None
             raise EndpointUnreachable(
                 f"endpoint {public_url(self.endpoint.base_url)} unreachable for {self.max_down_s:g} s; stopped "
                 "(completed samples are kept: rerun the same command to resume)"
@@ -581,11 +600,23 @@ def run_sampling(
     return asyncio.run(main())
 
 
-async def probe(endpoint: EndpointConfig, item: TaskItem) -> tuple[float, float, float]:
-    """One real request (a task's first item): (seconds, prompt tokens, completion tokens). Uncached."""
-    async with httpx.AsyncClient(trust_env=False) as client:
+async def probe(endpoint: EndpointConfig, items: Sequence[TaskItem], parallel: int = 1) -> tuple[float, float, float]:
+    """One warm-up request, then ``parallel`` real requests at once (``items`` in turn; uncached), as a run at that
+    concurrency sends them: (wall seconds of the batch / ``parallel`` — the time one call costs at that concurrency,
+    so a one-slot server that answers them one after another shows its full latency —, mean prompt tokens, mean
+    completion tokens)."""
+    if not items:
+        raise ValueError("the latency probe needs at least one task item")
+    parallel = max(1, int(parallel))
+    limits = httpx.Limits(max_connections=parallel, max_keepalive_connections=parallel)
+    async with httpx.AsyncClient(trust_env=False, limits=limits) as client:
+        # one untimed call first: the connection, and a server's own first-request costs (loading the model), are
+        # paid once per run, not per call
+        await complete(client, endpoint, item_messages(items[0]), seed=parallel)
         started = time.perf_counter()
-        completions = await complete(client, endpoint, item_messages(item), seed=0)
+        batches = await asyncio.gather(*(complete(client, endpoint, item_messages(items[i % len(items)]), seed=i)
+                                         for i in range(parallel)))
         seconds = time.perf_counter() - started
-    c = completions[0]
-    return seconds, float(c.prompt_tokens), float(c.completion_tokens)
+    firsts = [b[0] for b in batches]
+    return (seconds / parallel, sum(c.prompt_tokens for c in firsts) / parallel,
+            sum(c.completion_tokens for c in firsts) / parallel)

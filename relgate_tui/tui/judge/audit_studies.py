@@ -77,8 +77,24 @@ def irt_of_audit(path: Path) -> tuple[Any, Any]:
     return build_study(audit.table, judge=None, criterion=None, prior="mml", original="original"), audit
 
 
+JURY_SPLITS = 10
+
+
+def jury_of_audit(path: Path, progress: Any) -> tuple[Any, Any, Any]:
+    """(JuryStudy, JuryData, AuditScores) of a stored audit's judges as a pool — ``relgate jury --audit``'s
+    ``build_data`` and study, ``JURY_SPLITS`` splits (a one-line error with fewer than the jury needs)."""
+    from relgate_tui.commands.jury import build_data
+    from relgate_tui.engine.judging.as_scores import audit_scores
+    from relgate_tui.tui.studies.setup import run_jury
+
+    audit = audit_scores(path)
+    data, texts = build_data(audit.table, None)
+    return run_jury(data, texts, JURY_SPLITS, 3, progress), data, audit
+
+
 def start(screen: Any, kind: str) -> None:
-    """Start building the ``kind`` (``intervals`` | ``irt``) study of the screen's audit in a thread worker."""
+    """Start building the ``kind`` (``intervals`` | ``irt`` | ``jury``) study of the screen's audit in a thread
+    worker."""
     if running(screen):
         screen.notify("a study of this audit is already being computed (Escape cancels it)", severity="warning")
         return
@@ -100,11 +116,15 @@ def start(screen: Any, kind: str) -> None:
         def progress(done: int, total: int) -> None:
             if worker.is_cancelled:
                 raise StudyCancelled
-            screen.app.call_from_thread(_progress, screen, done, total)
+            screen.app.call_from_thread(_progress, screen, done, total, kind)
+
+        if kind == "jury":
+            return (kind, *jury_of_audit(path, progress))
 
         return (kind, *intervals_of_audit(path, judge, variant, alpha, progress))
 
-    what = "intervals (paper 001)" if kind == "intervals" else "IRT diagnostics (paper 002)"
+    what = {"intervals": "intervals (paper 001)", "irt": "IRT diagnostics (paper 002)",
+            "jury": "jury-on-demand (paper 003)"}[kind]
     screen.sub_title = f"judge audit · results · computing the {what}… (Escape cancels)"
     screen.audit_study.update(kind=kind, label=f"{plain(judge, 40)} [{plain(variant, 20)}]"
                               if kind == "intervals" else "")
@@ -127,8 +147,10 @@ def cancel(screen: Any) -> bool:
     return True
 
 
-def _progress(screen: Any, done: int, total: int) -> None:
-    if running(screen):
+def _progress(screen: Any, done: int, total: int, kind: str = "intervals") -> None:
+    if running(screen) and kind == "jury":
+        screen.sub_title = f"judge audit · results · jury: split {done} of {total} (Escape cancels)"
+    elif running(screen):
         phase = "seed" if done <= SEEDS else "calibration-size curve, seed"
         screen.sub_title = (f"judge audit · results · intervals: {phase} {done if done <= SEEDS else done - SEEDS} "
                             f"of {SEEDS} (Escape cancels)")
@@ -158,6 +180,7 @@ def _notice(screen: Any, kind: str, error: BaseException | None) -> None:
     text = " ".join(str(error or "unknown error").split())
     if not isinstance(error, RelgateError):
         text = f"unexpected error ({type(error).__name__}): {text}"
-    title = {"intervals": "No intervals for this audit", "irt": "No IRT study for this audit"}.get(
+    title = {"intervals": "No intervals for this audit", "irt": "No IRT study for this audit",
+             "jury": "No jury study for this audit"}.get(
         kind, "The study could not be computed")
     screen.notify(plain(text, 300), title=title, severity="warning", markup=False, timeout=10)

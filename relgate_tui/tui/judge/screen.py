@@ -59,6 +59,8 @@ class JudgeScreen(JudgeSetup):
                 tooltip="Paper 001's conformal intervals of this judge × variant (needs log-probs)"),
         Binding("r", "study_view('irt')", "IRT", id="judge.irt",
                 tooltip="Paper 002's IRT diagnostics of every judge (needs several prompt variants)"),
+        Binding("y", "study_view('jury')", "Jury", id="judge.jury",
+                tooltip="Paper 003's jury-on-demand of the audit's judges (needs several judges)"),
         Binding("escape", "back", "Back", id="judge.back",
                 tooltip="Setup: back home · running: stop (asks first) · results: back to the setup"),
     ]
@@ -189,9 +191,20 @@ class JudgeScreen(JudgeSetup):
         self.query_one(ProgressPanel).reset(Text(
             f"{names} judging {Path(cfg.data).name} / {cfg.criterion} · {cfg.protocol}, k = {cfg.reps} · "
             f"prompts: {variants} · "
-            f"{self._audit_size(cfg)} · seed {cfg.seed}\n{label}", style="dim"))
+            f"{self._audit_size(cfg)} · seed {cfg.seed}\n{label}", style="dim"), planned=self._planned(cfg))
         self._set_state("running")
         self.query_one("#judge-parts", ContentSwitcher).current = "judge-run"
+
+    def _planned(self, cfg: JudgeAuditConfig) -> int:
+        """Judge answers the whole audit plans (every judge × variant × protocol): the progress bar's total from
+        the start, so it never runs backwards as the judges start one after another (issue 24 §5)."""
+        from relgate_tui.engine.judging.audit_cli import planned_answers, select
+
+        if self.audit_set is None:
+            return 0
+        inputs = select(self.audit_set, cfg.inputs, cfg.candidates, cfg.seed)
+        spec = cfg.to_spec()
+        return len(spec.judges) * sum(planned_answers(inputs, cfg.protocol, cfg.reps, len(spec.variants)).values())
 
     def _audit_size(self, cfg: JudgeAuditConfig) -> str:
         """"N inputs × M candidates" as the audit will use them (the data set may have fewer than asked for)."""

@@ -22,6 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from relgate_tui.core.text import one_line
+from relgate_tui.engine.judging.results import unparseable_text
 from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
 from relgate_tui.tui.widgets.safetext import safe_line
@@ -41,7 +42,7 @@ METHOD_NAMES = {
 
 def fmt(x: float | None, spec: str = ".3f") -> str:
     """A number of the document (None = undefined or ∞, shown as —)."""
-    return "—" if x is None else format(x, spec)
+    return "—" if x is None or (isinstance(x, float) and x != x) else format(x, spec)
 
 
 # ------------------------------------------------------------------------------------------------ summary texts
@@ -58,6 +59,9 @@ def heading(doc: dict[str, Any], endpoint_label: str) -> Text:
     c = doc["calls"]
     t.append(f"  ·  calls made {c['made']:,}, cached {c['cached']:,}, ", style="dim")
     t.append(f"failed {c['failed']}", style="bold red" if c["failed"] else "dim")
+    share = unparseable_text(doc)  # per judge × variant: garbage is counted, never scored
+    if share:
+        t.append("\n" + share, style="bold yellow")
     return t
 
 
@@ -67,6 +71,10 @@ def cycle_stats(pw: dict[str, Any]) -> Text:
     t = Text()
     t.append("Preference cycles", style="bold")
     t.append(f" ({c['n_inputs']} inputs" + (f", k = {k})\n" if k else ")\n"))
+    if v["total"] and v["invalid"] == v["total"]:
+        t.append("no valid verdicts — ", style="bold yellow")
+        t.append(f"all {v['total']:,} unparseable: no cycles, no τ", style="yellow")
+        return t
     baseline = c.get("random_baseline")
     for name, value in (("mean ρ", fmt(c["mean_rho"])),
                         ("random baseline", fmt(baseline, ".3f") if baseline is not None else ""),
@@ -216,8 +224,10 @@ class AuditResultsView(Vertical):
         for inp in pw["inputs"]:  # the document lists them by ρ, largest first
             inputs.add_row(*input_cells(inp), key=inp["id"])
         n_cyclic = sum(1 for i in pw["inputs"] if i["n_cycles"])
+        tau = (pw["rankings"].get("mfas_exact") or {}).get("mean_kendall_tau")
         self.query_one("#inputs-title", Label).update(
-            f"Inputs by ρ — {n_cyclic} of {len(pw['inputs'])} with a cycle · Enter: cycle viewer")
+            f"Inputs by ρ — {n_cyclic} of {len(pw['inputs'])} with a cycle · mean τ-b (MFAS) {fmt(tau, '+.3f')} · "
+            "Enter: cycle viewer")
 
     def _show_direct(self, direct: dict[str, Any] | None, protocol: str) -> None:
         table = self.query_one("#likert", DataTable)

@@ -29,6 +29,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
+from relgate_tui.commands.study_caveats import intervals_caveats
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
 from relgate_tui.tui.studies.intervals_chart import (
@@ -109,6 +110,8 @@ class IntervalsView(StudyView):
         title.append(f"\n{s.n_items} items ({s.dropped} dropped) · α {s.alpha:g} → target coverage "
                      f"{100 * (1 - s.alpha):g}% · {len(s.seeds)} seeds (50/50 splits) · {s.grid.name} grid "
                      f"(step {s.grid.step:.3g}) · λ {s.adjust_lambda:.3g}", style="dim")
+        for line in intervals_caveats(s):  # small samples say so (issue 24 §7)
+            title.append(f"\ncaveat: {line}", style="bold yellow")
         self.query_one("#iv-title", Label).update(title)
         self._fill_methods()
         self.query_one("#iv-chart", Chart).set_draw(self._draw_chart, caption=self._caption)

@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
+from relgate_tui.commands.study_caveats import irt_caveats
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
@@ -127,8 +128,17 @@ class IRTView(StudyView):
         variants = list(dict.fromkeys(v for j in judges for v in j.variants))
         for v in variants:
             rows.append((f"α {plain(v, 16)} (v̄)", lambda j, v=v: self._alpha(j, v)))
+        if self.audit is not None and getattr(self.audit, "unparseable_by", None):
+            for v in variants:  # garbage is counted per judge × variant, never scored (issue 24 §3)
+                rows.append((f"unparseable {plain(v, 12)}", lambda j, v=v: self._unparseable(j, v)))
         for name, get in rows:
             table.add_row(Text(name, style="bold"), *(get(j) for j in judges), key=name)
+
+    def _unparseable(self, j: Any, variant: str) -> Text:
+        bad, total = self.audit.unparseable_by.get((j.judge, variant), (0, 0))
+        if not total:
+            return Text("—", style="dim")
+        return Text(f"{bad} of {total}", style="bold yellow" if bad else "")
 
     @staticmethod
     def _alpha(j: Any, variant: str) -> str:
@@ -149,6 +159,8 @@ class IRTView(StudyView):
                 text.append("; " + plain(j.phase2_sentence, 300))
             if j.reason:
                 text.append(f" [{plain(j.reason, 200)}]", style="yellow")
+        for line in irt_caveats(self.result):  # small samples say so (issue 24 §7)
+            text.append(f"\ncaveat: {line}", style="bold yellow")
         self.query_one("#irt-diagnosis", Static).update(text)
 
     # ---------------------------------------------------------------------------------------------- the plots

@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
+from relgate_tui.commands.study_caveats import jury_caveats
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
@@ -81,7 +82,8 @@ class JuryView(StudyView):
             f" (* = jury significantly better by the corrected resampled t-test, p < {study.claim_alpha:g}; the "
             f"paper's Wilcoxon beside it) · K per split "
             f"{list(study.k_per_split)[:12]} · features: {', '.join(plain(g, 16) for g in study.feature_groups)}",
-            *(part for w in study.warnings for part in ("\n", safe("warning: " + w, 200, "yellow")))))
+            *(part for w in study.warnings for part in ("\n", safe("warning: " + w, 200, "yellow"))),
+            *((f"\ncaveat: {line}", "bold yellow") for line in jury_caveats(study))))
         self._fill_methods()
         self._fill_judges()
         self._fill_items()

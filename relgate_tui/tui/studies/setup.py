@@ -1,4 +1,5 @@
-"""The Studies screen: pick a judge scores file, a criterion and a study, run it, open its view.
+"""The Studies screen: pick a judge scores file (or a stored judge audit: ``ctrl+o`` opens the picker,
+:mod:`.picker`), a criterion and a study, run it, open its view.
 
 - **Intervals** (paper 001): one judge's conformal intervals (``relgate judge-intervals``'s ``load_input`` and the
   core's ``run_study``), with α, the number of seeds and the methods (all nine, or the fast six: all but LVD and the
@@ -60,6 +61,8 @@ class StudiesScreen(Screen[None]):
     CSS_PATH = "studies.tcss"
     BINDINGS = [
         Binding("ctrl+s", "run", "Run", id="studies.run", tooltip="Run the chosen study"),
+        Binding("ctrl+o", "pick", "Open…", id="studies.open",
+                tooltip="Pick a judge scores file (examples/ holds some) or a stored judge audit"),
         Binding("escape", "escape", "Back / cancel", id="studies.back", tooltip="Cancel a running study, or go back"),
     ]
     HELP = ("A judge scores file (JSONL or CSV, see the README): intervals need one judge's score-token log-probs and "
@@ -84,7 +87,8 @@ class StudiesScreen(Screen[None]):
         yield Header()
         with Vertical(id="studies-box"):
             yield Label("Judge scores file", classes="field-label")
-            yield Input(self.initial_path, placeholder="path to a .jsonl or .csv judge scores file", id="path")
+            yield Input(self.initial_path, placeholder="a .jsonl / .csv judge scores file or an audit folder · ctrl+o picks",
+                        id="path")
             yield Label("", id="path-error")
             with Horizontal(classes="row"):
                 with Vertical():
@@ -146,9 +150,26 @@ class StudiesScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self, path: str) -> tuple[str, Any]:
+        """A judge scores file, or a stored audit's directory (its direct scores, as ``relgate audits --scores``)."""
         from relgate_tui.engine.judging.scores_file import load_scores
 
-        return path, load_scores(Path(path).expanduser())
+        target = Path(path).expanduser()
+        if target.is_dir():
+            from relgate_tui.engine.judging.as_scores import audit_scores
+
+            return path, audit_scores(target).table
+        return path, load_scores(target)
+
+    def action_pick(self) -> None:
+        """The file picker (issue 24 §6): a scores file from a tree, or a stored audit."""
+        from relgate_tui.tui.studies.picker import ScoresPicker
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.query_one("#path", Input).value = path
+                self.load(path)
+
+        self.app.push_screen(ScoresPicker(), callback=chosen)
 
     def _loaded(self, path: str, table: Any) -> None:
         self.table, self.loaded_path = table, path

@@ -61,6 +61,7 @@ class ProgressPanel(Vertical):
         self._side = side
         self._clock = clock
         self._seen: set[str] = set()
+        self._planned = 0  # the whole pass's planned total (reset), so the bar never runs backwards
 
     def compose(self) -> ComposeResult:
         with Vertical(id="progress-top"):
@@ -83,9 +84,12 @@ class ProgressPanel(Vertical):
     def set_info(self, info: Text | str) -> None:
         self.query_one("#run-info", Static).update(info)
 
-    def reset(self, info: Text | str) -> None:
-        """A new pass: clear the bar, the counters and the errors; ``info`` is its line of context."""
+    def reset(self, info: Text | str, planned: int = 0) -> None:
+        """A new pass: clear the bar, the counters and the errors; ``info`` is its line of context; ``planned`` its
+        total over every source (0 = unknown: the largest total seen so far), so the bar never runs backwards as
+        sources start one after another (issue 24 §5)."""
         self._seen = set()
+        self._planned = planned
         self.query_one("#errors", RichLog).clear()
         self.query_one("#bar", ProgressBar).update(total=1, progress=0)
         self.query_one("#count", Label).update("")
@@ -106,7 +110,7 @@ class ProgressPanel(Vertical):
         """Per-source progress. ``per_source``: name → an object with ``done``, ``total``, ``made``, ``cached``,
         ``failed``; the bar shows their sums, the phase lines each source and then ``phase``."""
         done = sum(p.done for p in per_source.values())
-        total = sum(p.total for p in per_source.values())
+        total = self._planned = max(self._planned, sum(p.total for p in per_source.values()))
         self.progress(done, total, f" {done:,} / {total:,} {self.unit}")
         lines = Text()
         for name, p in per_source.items():

@@ -1,0 +1,82 @@
+"""The pre-flight's time estimate against a real run on a one-slot loopback server (issue 24 §2).
+
+A demo server with one slot (``relgate demo-server --slots 1``: it answers one request at a time, as llama.cpp with
+``-np 1``) and a fixed latency serves ``sim-mid``, ignoring ``n`` like llama.cpp (one sample per request). For each
+concurrency the Setup screen's pre-flight is computed exactly as the TUI does it — :func:`probe_latency` (the run's
+concurrency in parallel calls), then :func:`preflight` — and the same run is sampled as the TUI's Sampling screen
+samples it (stopping ``none``, so the calls are exactly the expected ones), timed from start to finish. Reported: estimate, measured wall time, their
+ratio, and the estimate the old rule (one call's latency divided by the concurrency) would have given.
+Target: the estimate within 25% of the measured time.
+
+Run: ``python bench/preflight_estimate.py [--latency-ms 30] [--items 12] [--k-max 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+TARGET = 0.25
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--latency-ms", type=float, default=30.0)
+    ap.add_argument("--items", type=int, default=12)
+    ap.add_argument("--k-max", type=int, default=5)
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8])
+    args = ap.parse_args()
+
+    from relgate_tui.demo import DemoServer
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.setup import RunSetup, inspect_task, preflight, probe_latency
+
+    task = "bigbench-3digit-addition"
+    rows = []
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["RELGATE_HOME"] = home
+        for concurrency in args.concurrency:
+            with DemoServer(latency_ms=args.latency_ms, slots=1, honour_n=False) as server:
+                setup = RunSetup(base_url=server.base_url, model="sim-mid", task=task, limit=args.items,
+                                 k_max=args.k_max, stopping="none", concurrency=concurrency, seed=concurrency)
+                latency = asyncio.run(probe_latency(setup))
+                pf = preflight(setup, inspect_task(task), latency)
+                single = asyncio.run(probe_latency(RunSetup(base_url=server.base_url, model="sim-mid", task=task,
+                                                            concurrency=1)))
+                session = Session.create(setup, runs_dir=Path(home) / "runs", cache_dir=Path(home) / "cache")
+                before = len(server.chat_requests)
+
+                async def drain(s=session) -> None:
+                    async for _ in s.sample():
+                        pass
+
+                started = time.perf_counter()  # the sampling pass, as the TUI's Sampling screen runs it
+                asyncio.run(drain())
+                measured = time.perf_counter() - started
+                session.close()
+                calls = len(server.chat_requests) - before
+            assert pf.seconds is not None
+            rows.append((concurrency, pf.expected_calls, calls, pf.seconds, measured,
+                         pf.expected_calls * single[0] / concurrency))
+    print(f"one-slot loopback server, latency {args.latency_ms:g} ms, {args.items} items × K_max {args.k_max} "
+          "(stopping none)")
+    print(f"{'concurrency':>11} {'expected calls':>14} {'server calls':>12} {'estimate s':>10} {'measured s':>10} "
+          f"{'error':>7} {'old rule s':>10}   target |error| ≤ {TARGET:.0%}")
+    worst = 0.0
+    for c, expected, calls, est, meas, old in rows:
+        err = est / meas - 1.0
+        worst = max(worst, abs(err))
+        print(f"{c:>11} {expected:>14} {calls:>12} {est:>10.2f} {meas:>10.2f} {err:>+7.1%} {old:>10.2f}")
+    print(f"worst |error| {worst:.1%} ({'within' if worst <= TARGET else 'OUTSIDE'} the {TARGET:.0%} target)")
+    return 0 if worst <= TARGET else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,56 @@
+"""Setup's pre-flight box: the estimate of :func:`relgate_tui.engine.certification.setup.preflight` in words — calls, the latency
+measured at the run's concurrency (or why it is not measured), time, cost, the pairwise judge's verdicts."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.certification.setup import Preflight, RunSetup
+
+__all__ = ["preflight_text"]
+
+
+def _fmt_duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "unknown"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def preflight_text(pf: Preflight, setup: RunSetup | None, latency: tuple[float, float, float] | None, parallel: int,
+                   error: str) -> Text:
+    """The box's text; ``parallel``: requests the probe sent at once; ``error``: why there is no latency."""
+    t = Text()
+    t.append(f"{pf.n_items} items", style="bold")
+    t.append(f" ({pf.n_cal} calibration)\n")
+    t.append("worst case  ", style="dim")
+    t.append(f"{pf.worst_calls:,} calls\n", style="bold")
+    t.append("expected    ", style="dim")
+    t.append(f"≈ {pf.expected_calls:,} calls\n", style="bold green")
+    t.append("latency     ", style="dim")
+    if latency is not None:
+        t.append(f"{latency[0] * 1000:.0f} ms per call, measured with {parallel} at once\n")
+    else:
+        t.append((error or "not measured (^l)") + "\n", style="dim")
+    t.append("time        ", style="dim")
+    t.append(f"≈ {_fmt_duration(pf.seconds)}\n")
+    t.append("cost        ", style="dim")
+    t.append("—\n" if pf.cost is None else f"≈ ${pf.cost:,.2f}\n")
+    if setup is not None and setup.pairwise_judge_model:
+        from relgate_tui.engine.judging.certify_judge import MAX_JUDGE_CLASSES
+
+        per_item = math.comb(MAX_JUDGE_CLASSES, 2) * setup.pairwise_judge_reps
+        t.append("judge       ", style="dim")
+        t.append(f"≤ {pf.n_items * per_item:,} verdicts", style="bold")
+        t.append(f" ({setup.pairwise_judge_reps} verdicts in random orders per pair of an item's top ≤ "
+                 f"{MAX_JUDGE_CLASSES} answers; unanimous items need none)\n", style="dim")
+    if pf.note:
+        t.append(pf.note, style="dim italic")
+    return t

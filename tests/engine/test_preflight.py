@@ -1,0 +1,93 @@
+"""A pre-flight that tells the truth (issue 24 §2): the latency is measured at the run's concurrency with parallel
+probe calls and the time estimate multiplies by it, never divides one call's latency by the concurrency (a one-slot
+server answers in turn). How close the estimate comes to a real run's wall time is measured by
+``bench/preflight_estimate.py`` (timing does not belong in a test)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from relgate_tui.demo import DemoServer
+from relgate_tui.engine.certification.setup import (
+    PROBE_MAX_PARALLEL,
+    RunSetup,
+    inspect_task,
+    preflight,
+    probe_latency,
+    probe_parallelism,
+)
+
+TASK = "bigbench-3digit-addition"
+
+
+@pytest.mark.parametrize("concurrency", [1, 8, 32])
+def test_the_estimate_is_expected_calls_times_the_per_call_time_measured_at_that_concurrency(concurrency):
+    setup = RunSetup(base_url="http://127.0.0.1:9/v1", model="m", task=TASK, limit=40, concurrency=concurrency)
+    pf = preflight(setup, inspect_task(TASK), (0.5, 20.0, 5.0))
+    assert pf.seconds == pytest.approx(pf.expected_calls * 0.5)  # no division by the concurrency
+    assert probe_parallelism(setup) == min(concurrency, PROBE_MAX_PARALLEL)
+
+
+def test_the_probe_sends_its_calls_at_once_and_a_one_slot_server_shows_its_full_latency():
+    with DemoServer(latency_ms=40, slots=1) as server:
+        setup = RunSetup(base_url=server.base_url, model="sim-mid", task=TASK, concurrency=4)
+        per_call, prompt_tokens, completion_tokens = asyncio.run(probe_latency(setup))
+        assert len(server.chat_requests) == 1 + 4  # a warm-up call, then one per slot of the run's concurrency
+        assert len({r.body_sha256 for r in server.chat_requests}) == 5  # all different requests
+    # four requests on one slot: each waits its turn, so one call costs at least the server's full latency
+    # (a lower bound set by the server's own sleeps — dividing one call's latency by 4 would give ~10 ms)
+    assert per_call >= 0.040 and prompt_tokens > 0 and completion_tokens > 0
+
+
+def test_timeouts_while_other_requests_succeed_say_the_server_is_busy(tmp_path, monkeypatch):
+    """Issue 24 §2: eight requests at once on a one-slot server whose every answer takes 300 ms, with a 1 s timeout:
+    the first answers come back, the ones queued behind them time out (the server's own sleeps guarantee it). That is
+    a busy server — lower the concurrency —, not an unreachable endpoint."""
+    from relgate_tui.engine.certification.certify import CertifyConfig, prepare
+    from relgate_tui.engine.certification.pipeline import EndpointDown, run
+
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path))
+    with DemoServer(latency_ms=300, slots=1, honour_n=False) as server:
+        cfg = CertifyConfig(task=TASK, endpoint=server.base_url, model="sim-mid", limit=8, k_max=4,
+                            stopping="none", concurrency=8, timeout_s=1.0, run_dir=str(tmp_path / "runs"),
+                            cache_dir=str(tmp_path / "cache")).validate()
+        prepared = prepare(cfg)
+
+        async def first_pause() -> str:
+            events = run(prepared)
+            try:
+                async for event in events:
+                    if isinstance(event, EndpointDown):
+                        return event.message
+            finally:
+                await events.aclose()
+            return ""
+
+        try:
+            message = asyncio.run(first_pause())
+        finally:
+            prepared.close()
+        answered = [r for r in server.chat_requests if r.status == 200]
+    assert answered  # other requests were answered
+    assert message.startswith("the server is busy:") and "lower --concurrency" in message
+    assert "unreachable" not in message
+
+
+def test_judge_audit_takes_a_timeout_like_certify(tmp_path, monkeypatch, capsys):
+    import json
+
+    from relgate_tui.cli import main
+
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path))
+    base = ["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--protocol", "direct", "--inputs", "2",
+            "--candidates", "3", "--reps", "1", "--no-store"]
+    with DemoServer() as demo:
+        assert main([*base, "--endpoint", demo.base_url, "--model", "sim-judge", "--timeout", "0"]) == 2
+        assert "--timeout must be in (0, 3600] seconds, got 0" in capsys.readouterr().err
+        out = tmp_path / "a.json"
+        assert main([*base, "--endpoint", demo.base_url, "--model", "sim-judge", "--timeout", "7.5",
+                     "--judge", "model=sim-judge-long", "--json", str(out)]) == 0
+    judges = json.loads(out.read_text())["judges"]
+    assert [j["timeout_s"] for j in judges] == [7.5, 7.5]
