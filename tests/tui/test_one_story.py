@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-from relgate_tui.tui.judge.run import ProgressPanel
 from textual.widgets import DataTable, Digits
 
 from relgate_tui.cli import main
@@ -21,6 +20,7 @@ from relgate_tui.tui.app import make_app
 from relgate_tui.tui.compare import CompareScreen
 from relgate_tui.tui.results import ResultsScreen
 from relgate_tui.tui.runs import RunsScreen
+from relgate_tui.tui.widgets.progress import ProgressPanel
 from tests.tui.runfixtures import stored_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
@@ -170,7 +170,7 @@ async def test_the_audit_progress_bar_never_runs_backwards(services):
 
     class Host(App[None]):
         def compose(self):
-            yield ProgressPanel(id="panel")
+            yield ProgressPanel(per_source=True, id="panel")
 
     app = Host()
     async with app.run_test(size=(100, 30)) as pilot:
