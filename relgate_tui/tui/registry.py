@@ -32,6 +32,7 @@ SCREEN_FACTORIES: dict[str, str] = {
     "import": "relgate_tui.tui.importer:ImportScreen",
     "judge": "relgate_tui.tui.judge:JudgeScreen",
     "studies": "relgate_tui.tui.studies.setup:StudiesScreen",
+    "scores_picker": "relgate_tui.tui.studies.picker:ScoresPicker",
     "study_view": "relgate_tui.tui.studies:open_study_view",
     "settings": "relgate_tui.tui.settings:SettingsScreen",
     "help": "relgate_tui.tui.help:HelpScreen",

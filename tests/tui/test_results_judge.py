@@ -119,14 +119,15 @@ async def test_results_without_a_judge_explain_how_to_get_one(services):
 async def test_judge_rows_and_json_tell_pending_from_infinity(services):
     """Issue 24 §5: an item not verified yet shows "·" in the Judge & cycles table (as in the Items table) and has no
     score keys in the JSON; null there means ∞ (no acceptable answer), never "not labelled"."""
+    from relgate_tui.engine.certification.judge_section import _judged_item
     from relgate_tui.tui.results_judges import judge_cells
     from relgate_tui.tui.spotcheck import SpotCheckScreen
 
-    cells = judge_cells({"id": "a", "compared": ["1", "2"], "rho": None, "n_cycles": 0, "mfas_cost": 0,
-                         "judge_order": ["1", "2"]})
+    item = {"id": "a", "compared": ["1", "2"], "pairs": [], "rho": None, "n_cycles": 0, "cyclic_triples": [],
+            "mfas_cost": 0, "judge_order": ["1", "2"]}
+    cells = judge_cells(_judged_item(item))  # the document's item as the typed view reads it: no score key
     assert [str(c) for c in cells[-2:]] == ["·", "·"]
-    cells = judge_cells({"id": "a", "compared": ["1", "2"], "rho": None, "n_cycles": 0, "mfas_cost": 0,
-                         "judge_order": ["1", "2"], "frequency_score": None, "judge_score": 2})
+    cells = judge_cells(_judged_item({**item, "frequency_score": None, "judge_score": 2}))  # null = ∞
     assert [str(c) for c in cells[-2:]] == ["∞", "2"]
 
     app = make_app(services)
@@ -151,7 +152,7 @@ async def test_judge_rows_and_json_tell_pending_from_infinity(services):
         results = app.screen
         await pilot.press("d")
         await pilot.pause()
-        judge = results.judge
+        judge = results.session.judge_results(results.alpha)  # the document's section the typed view reads
         pending = [it for it in judge["items"] if it["role"] == "calibration"]
         assert pending and all("frequency_score" not in it and "judge_score" not in it for it in pending)
         table = results.query_one("#judge-items", DataTable)

@@ -33,6 +33,9 @@ __all__ = [
 
 MAX_DIGITS = 4_000  # Python refuses int() of more than 4,300 digits; longer "numbers" are not answers
 MAX_EXPONENT = 1_000
+MAX_RESULT_BITS = 3_000  # ≈ 903 digits: a value built by a power or an exponent stays shorter than the 1,000
+# characters of an answer's segment that are read (canon.locate), so its class reads back as itself ("3³000" would
+# be 1,432 digits, of which a re-read sees only the last 1,000)
 
 NUMBER = re.compile(
     r"""
@@ -166,6 +169,8 @@ def _to_fraction(m: re.Match[str]) -> Fraction | None:
         if m.group("scale"):
             value *= _SCALE[m.group("scale").lower()]
     except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    if max(abs(value.numerator), value.denominator).bit_length() > MAX_RESULT_BITS:
         return None
     sign = (m.group("sign") or "").strip().lower()
     if sign in ("-", "negative", "minus"):

@@ -36,6 +36,7 @@ from relgate_tui.errors import CertifyError
 
 __all__ = [
     "CertifyError",
+    "audit_items",
     "CallCounts",
     "ItemAnalysis",
     "Analysis",
@@ -340,3 +341,12 @@ def core_input(items: Sequence[ItemAnalysis], k_max: int) -> core_certify.Certif
     return core_certify.build_input(cal, dep, k_max)
 
 
+def audit_items(candidates: Sequence[str], fraction: float, seed: int) -> tuple[str, ...]:
+    """A seeded random ``fraction`` (at least one) of the reference-verified calibration items, in split order: the
+    items a human checks in the "audit" verification mode."""
+    if not candidates:
+        return ()
+    k = max(1, int(round(fraction * len(candidates))))
+    rng = np.random.default_rng([int(seed), 0xA0D17])
+    chosen = set(rng.choice(len(candidates), size=min(k, len(candidates)), replace=False).tolist())
+    return tuple(c for i, c in enumerate(candidates) if i in chosen)

@@ -21,12 +21,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from relgate_tui.core.certification.certify import compute_results
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.certification import pipeline
-from relgate_tui.engine.certification.analysis import Analysis, CallCounts, analyse, core_input
+from relgate_tui.engine.certification.analysis import Analysis, CallCounts, analyse, audit_items, core_input
 from relgate_tui.engine.certification.certify import (
     Prepared,
     build_document,
@@ -63,17 +61,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Session", "TUI_MANIFEST_KEY"]
 
 TUI_MANIFEST_KEY = "tui"
-
-
-def _audit_items(candidates: Sequence[str], fraction: float, seed: int) -> tuple[str, ...]:
-    """A seeded random ``fraction`` (at least one) of the reference-verified calibration items, in split order."""
-
-    if not candidates:
-        return ()
-    k = max(1, int(round(fraction * len(candidates))))
-    rng = np.random.default_rng([int(seed), 0xA0D17])
-    chosen = set(rng.choice(len(candidates), size=min(k, len(candidates)), replace=False).tolist())
-    return tuple(c for i, c in enumerate(candidates) if i in chosen)
 
 
 class Session:
@@ -114,7 +101,7 @@ class Session:
         self.audit_ids: tuple[str, ...] = ()
         if verification == "audit":
             with_refs = [i for i in prepared.calibration_ids if self._items[i].answers]
-            self.audit_ids = _audit_items(with_refs, audit_fraction, self.config.seed)
+            self.audit_ids = audit_items(with_refs, audit_fraction, self.config.seed)
         self._audit_set = frozenset(self.audit_ids)
         previous_calls, previous_judge_calls = self.store.result_calls()
         self._stored_calls = {k: _count(previous_calls.get(k)) for k in ("made", "cached", "failed")}
@@ -603,7 +590,6 @@ class Session:
         doc = self.save_results(a, gate=gate, confidence=confidence, gate_basis=gate_basis)
         name = f"{self.run_id}-alpha{a:.2f}.{fmt}"
         return write_report(doc, fmt, self.path / "exports" / name)
-
 
 
 def _count(value: Any) -> int:

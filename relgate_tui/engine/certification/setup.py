@@ -305,7 +305,7 @@ async def probe_latency(setup: RunSetup) -> tuple[float, float, float]:
     pre-flight multiplies the expected calls by it, never divides a single latency by the concurrency (a one-slot
     server answers in turn)."""
     from relgate_tui.engine.certification.tasks import load_task
-    from relgate_tui.engine.transport.sampler import probe
+    from relgate_tui.engine.transport.probe import probe
 
     parallel = probe_parallelism(setup)
     items = load_task(setup.task, limit=parallel).items

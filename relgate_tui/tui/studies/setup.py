@@ -162,14 +162,13 @@ class StudiesScreen(Screen[None]):
 
     def action_pick(self) -> None:
         """The file picker (issue 24 §6): a scores file from a tree, or a stored audit."""
-        from relgate_tui.tui.studies.picker import ScoresPicker
 
         def chosen(path: str | None) -> None:
             if path:
                 self.query_one("#path", Input).value = path
                 self.load(path)
 
-        self.app.push_screen(ScoresPicker(), callback=chosen)
+        host(self.app).open_screen("scores_picker", callback=chosen)
 
     def _loaded(self, path: str, table: Any) -> None:
         self.table, self.loaded_path = table, path
