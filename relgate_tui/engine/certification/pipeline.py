@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -342,7 +343,6 @@ async def _judge_pass(prepared: Prepared, cache: Any, control: RunControl) -> As
     """Ask the pairwise judge about every item with ≥ 2 answer classes (k verdicts per pair in seeded random orders,
     paper 000, through the sampler and the cache), store the verdicts in the run; yields progress, then the judge's call counts."""
     from relgate_tui.engine.judging.certify_judge import (
-        JudgeCertifyError,
         ask_pairwise_judge_async,
         judge_calls_needed,
         verdicts_document,
@@ -353,28 +353,43 @@ async def _judge_pass(prepared: Prepared, cache: Any, control: RunControl) -> As
     ranked = {a.item_id: a.ranked for a in analysis.items}
     total = judge_calls_needed(ranked, cfg.max_classes, cfg.reps)
     yield Judging(0, total, CallCounts())
+    async for event in _judge_task(functools.partial(ask_pairwise_judge_async, prepared.items, ranked, cfg,
+                                                     cache=cache), total, "pairwise", control):
+        if isinstance(event, Judging):
+            yield event
+        else:
+            verdicts, calls = event
+    prepared.store.write_judge_verdicts(verdicts_document(cfg, verdicts))
+    judge_calls = CallCounts(calls.made, calls.cached, calls.failed)
+    yield Judging(total, total, judge_calls)
+    yield judge_calls
+
+
+async def _judge_task(ask: Callable[..., Any], total: int, which: str,
+                      control: RunControl) -> AsyncIterator[Judging | tuple[Any, Any]]:
+    """Run one judge pass, ``ask(on_progress=, on_sampler=)`` (the pairwise or the verification judge): its progress
+    as :class:`Judging` events, then its ``(verdicts, calls)``. The pass's sampler is the run's while it runs (so a
+    pause reaches it); cancelling the caller cancels the pass; a judge error is one :class:`CertifyError` line."""
+    from relgate_tui.engine.judging.certify_judge import JudgeCertifyError
+
     queue: asyncio.Queue[Any] = asyncio.Queue()
 
     def on_sampler(sampler: Any) -> None:
         control.sampler = sampler
 
-    task = asyncio.ensure_future(ask_pairwise_judge_async(
-        prepared.items, ranked, cfg, cache=cache, on_progress=queue.put_nowait, on_sampler=on_sampler))
+    task = asyncio.ensure_future(ask(on_progress=queue.put_nowait, on_sampler=on_sampler))
     try:
-        async for event in _follow(task, queue, total, "pairwise"):
+        async for event in _follow(task, queue, total, which):
             yield event
         try:
-            verdicts, calls = task.result()
+            result = task.result()
         except JudgeCertifyError as exc:
             raise CertifyError(str(exc)) from None
     finally:
         if not task.done():
             task.cancel()
         control.sampler = None
-    prepared.store.write_judge_verdicts(verdicts_document(cfg, verdicts))
-    judge_calls = CallCounts(calls.made, calls.cached, calls.failed)
-    yield Judging(total, total, judge_calls)
-    yield judge_calls
+    yield result
 
 
 async def _follow(task: Any, queue: asyncio.Queue[Any], total: int, which: str) -> AsyncIterator[Judging]:
@@ -396,7 +411,6 @@ async def _verify_pass(prepared: Prepared, cache: Any, control: RunControl) -> A
     """Ask the verification judge about every sampled item without a reference (issue 22,
     :mod:`relgate_tui.engine.judging.verify_judge`; cached) and store its verdicts in the run; yields progress, then its
     call counts."""
-    from relgate_tui.engine.judging.certify_judge import JudgeCertifyError
     from relgate_tui.engine.judging.verify_judge import (
         ask_verify_judge_async,
         config_of,
@@ -413,24 +427,12 @@ async def _verify_pass(prepared: Prepared, cache: Any, control: RunControl) -> A
             for a in analysis.items if a.sampled and not a.has_reference}
     total = sum(v is not None for v in tops.values())
     yield Judging(0, total, CallCounts(), None, "verification")
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-
-    def on_sampler(sampler: Any) -> None:
-        control.sampler = sampler
-
-    task = asyncio.ensure_future(ask_verify_judge_async(
-        prepared.items, tops, cfg, cache=cache, on_progress=queue.put_nowait, on_sampler=on_sampler))
-    try:
-        async for event in _follow(task, queue, total, "verification"):
+    async for event in _judge_task(functools.partial(ask_verify_judge_async, prepared.items, tops, cfg, cache=cache),
+                                   total, "verification", control):
+        if isinstance(event, Judging):
             yield event
-        try:
-            verdicts, calls = task.result()
-        except JudgeCertifyError as exc:
-            raise CertifyError(str(exc)) from None
-    finally:
-        if not task.done():
-            task.cancel()
-        control.sampler = None
+        else:
+            verdicts, calls = event
     prepared.store.write_verify_verdicts(verdicts_document(cfg, verdicts))
     verify_calls = CallCounts(calls.made, calls.cached, calls.failed)
     yield Judging(total, total, verify_calls, None, "verification")
