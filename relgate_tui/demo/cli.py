@@ -11,6 +11,7 @@ import argparse
 import signal
 import sys
 import threading
+import time
 
 from relgate_tui.demo.faults import FAULT_KINDS, FaultPlan, parse_fault_kinds
 from relgate_tui.demo.server import DemoServer
@@ -68,11 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"relgate demo-server: {exc}", file=sys.stderr, flush=True)
         return 2
-    stop = threading.Event()
+    # The handler only flips a flag: ``Event.set()`` in a signal handler can deadlock when the signal lands while
+    # the main thread holds the event's lock inside ``wait()`` (CI hung here once); ``time.sleep`` is interrupted
+    # by the signal, so the loop sees the flag at once.
+    stop: list[int] = []
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
-            previous[signum] = signal.signal(signum, lambda *_: stop.set())
+            previous[signum] = signal.signal(signum, lambda signum, _frame: stop.append(signum))
     try:
         print(server.base_url, flush=True)
         print(
@@ -81,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{f' ({args.fault_kinds})' if args.fault_rate else ''}. Stop with Ctrl-C.",
             flush=True,
         )
-        while not stop.wait(0.2):
-            pass
+        while not stop:
+            time.sleep(0.2)
     except KeyboardInterrupt:
         pass
     finally:
