@@ -6,8 +6,8 @@ Tables (SQLAlchemy Core; the same on both)::
     review_sessions      a published run: id, name, run_id, per_item (R), lease_seconds, created_by/at, run_info
     review_items         the session's items in queue order, each with its payload (question, ranked candidates
                          with counts and one representative text per class, references) and its number of
-                         candidates (a rank beyond it is refused); ``touched`` is bumped by
-                         every claim, so concurrent claimers of one item serialise on its row
+                         candidates (a rank beyond it is refused); concurrent claimers of one item serialise on
+                         its row (``FOR UPDATE``); ``touched`` is unused since (kept: schema version 1)
     review_claims        (session, item, reviewer) → state "claimed" until ``expires_at`` (the lease) or "done"
                          (labelled); what the queue counts — it holds no verdict, so every reviewer may read it
     review_labels        one verdict per (session, item, reviewer), with the client's key (``client_key``, unique:
@@ -68,7 +68,8 @@ claims = Table("review_claims", metadata,
                Column("reviewer", Text, primary_key=True),
                Column("state", String(8), nullable=False),
                Column("expires_at", Float, nullable=False),
-               ForeignKeyConstraint(["session_id", "item_id"], ["review_items.session_id", "review_items.item_id"]))
+               ForeignKeyConstraint(["session_id", "item_id"], ["review_items.session_id", "review_items.item_id"]),
+               sa.Index("review_claims_by_reviewer", "session_id", "reviewer", "state"))
 
 labels = Table("review_labels", metadata,
                Column("id", Integer, primary_key=True, autoincrement=True),

@@ -32,6 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from relgate_tui.core.review.verdicts import parse_verdict
+from relgate_tui.engine.review import queries as Q
 from relgate_tui.engine.review import schema as S
 from relgate_tui.engine.review.db import ReviewDB, ReviewDenied, ReviewError, connect
 from relgate_tui.errors import UserError
@@ -89,6 +90,7 @@ class ReviewStore:
 
     def __init__(self, db: ReviewDB) -> None:
         self.db = db
+        self._infos: dict[str, SessionInfo] = {}
 
     # ---------------------------------------------------------------------------------------------- schema
     def _version(self, c: Connection) -> str | None:
@@ -205,22 +207,17 @@ class ReviewStore:
         return _loads(text)
 
     # ---------------------------------------------------------------------------------------------- queue
-    @staticmethod
-    def _others_filled(sid: str, item: Any, reviewer: str, now: float) -> Any:
-        """Slots of ``item`` held by other reviewers: labelled, or claimed with a lease still running."""
-        cl = S.claims.c
-        return (sa.select(sa.func.count()).select_from(S.claims)
-                .where(cl.session_id == sid, cl.item_id == item, cl.reviewer != reviewer,
-                       sa.or_(cl.state == "done", cl.expires_at > now)))
+    def _info(self, c: Connection, sid: str) -> SessionInfo:
+        """The session's fixed settings (id, R, lease — never changed after publishing), read once per store."""
+        info = self._infos.get(sid)
+        if info is None:
+            info = self._session_row(c, sid, count=False)
+            self._infos[sid] = self._infos[info.id] = info
+        return info
 
-    @staticmethod
-    def _put_claim(c: Connection, sid: str, item: str, reviewer: str, state: str, expires: float) -> None:
-        cl = S.claims.c
-        n = c.execute(sa.update(S.claims).where(cl.session_id == sid, cl.item_id == item, cl.reviewer == reviewer)
-                      .values(state=state, expires_at=expires)).rowcount
-        if not n:
-            c.execute(sa.insert(S.claims).values(session_id=sid, item_id=item, reviewer=reviewer, state=state,
-                                                 expires_at=expires))
+    def _put_claim(self, c: Connection, sid: str, item: str, reviewer: str, state: str, expires: float) -> None:
+        c.execute(Q.upsert_claim(c.dialect.name),
+                  {"sid": sid, "item": item, "me": reviewer, "state": state, "expires": expires})
 
     def claim(self, sid: str, reviewer: str, *, exclude: Iterable[str] = (), now: float | None = None
               ) -> Claim | None:
@@ -230,39 +227,22 @@ class ReviewStore:
 
         def go(c: Connection) -> Claim | None:
             t = time.time() if now is None else now
-            info = self._session_row(c, sid, count=False)
-            it, cl = S.items.c, S.claims.c
-            mine = (sa.select(cl.item_id).where(cl.session_id == info.id, cl.reviewer == reviewer,
-                                               cl.state == "claimed", cl.expires_at > t))
-            held = [i for i in c.execute(mine).scalars().all() if i not in skip]
-            done_by_me = sa.exists().where(cl.session_id == info.id, cl.item_id == it.item_id,
-                                           cl.reviewer == reviewer, cl.state == "done")
+            info = self._info(c, sid)
+            params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": t, "per_item": info.per_item}
             tried: set[str] = set()
-            while True:
-                q = sa.select(it.item_id, it.position, it.payload).where(it.session_id == info.id)
-                if held:
-                    q = q.where(it.item_id.in_(held))
-                else:
-                    q = q.where(~done_by_me, self._others_filled(info.id, it.item_id, reviewer, t)
-                                .scalar_subquery() < info.per_item)
-                if skip | tried:
-                    q = q.where(it.item_id.not_in(skip | tried))
-                row = c.execute(q.order_by(it.position).limit(1).with_for_update(skip_locked=True, of=S.items)
-                                ).first()
+            scans = [Q.HELD, Q.SCAN]
+            while scans:
+                row = c.execute(scans[0], {**params, "skip": sorted(skip | tried)}).first()
                 if row is None:
-                    if held:
-                        held = []
-                        continue
-                    return None
-                filled = c.execute(self._others_filled(info.id, row.item_id, reviewer, t)).scalar_one()
-                if filled >= info.per_item:  # filled between the scan's snapshot and our lock
-                    tried.add(row.item_id)
+                    scans.pop(0)
+                    continue
+                if c.execute(Q.OTHERS_FILLED, {**params, "item": row.item_id}).scalar_one() >= info.per_item:
+                    tried.add(row.item_id)  # filled between the scan's snapshot and our lock
                     continue
                 expires = t + info.lease_seconds
                 self._put_claim(c, info.id, row.item_id, reviewer, "claimed", expires)
-                c.execute(sa.update(S.items).where(it.session_id == info.id, it.item_id == row.item_id)
-                          .values(touched=it.touched + 1))
                 return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), expires)
+            return None
 
         return self.db.run("claim an item", go)
 
@@ -283,31 +263,24 @@ class ReviewStore:
 
         def go(c: Connection) -> str:
             t = time.time() if now is None else now
-            lb, it, se = S.labels.c, S.items.c, S.sessions.c
+            params = {"sid": sid, "item": item_id, "me": reviewer, "key": key, "now": t}
             # one round trip: the item row locked (waiting for a claimer holding it), the session's R, whether this
             # key was committed before, whether this reviewer already labelled the item
-            dup = sa.select(sa.func.count()).select_from(S.labels).where(lb.client_key == key).scalar_subquery()
-            mine = (sa.select(sa.func.count()).select_from(S.labels)
-                    .where(lb.session_id == sid, lb.item_id == item_id, lb.reviewer == reviewer).scalar_subquery())
-            row = c.execute(sa.select(se.per_item, it.n_candidates, dup.label("dup"), mine.label("mine"))
-                            .select_from(S.items.join(S.sessions, se.id == it.session_id))
-                            .where(it.session_id == sid, it.item_id == item_id).with_for_update(of=S.items)).first()
+            row = c.execute(Q.LABEL_CHECK, params).first()
             if row is not None and row.dup:
                 return "duplicate"
             if row is None:
-                if c.execute(sa.select(lb.id).where(lb.client_key == key)).first() is not None:
+                if c.execute(sa.select(S.labels.c.id).where(S.labels.c.client_key == key)).first() is not None:
                     return "duplicate"
                 raise ReviewError(f"item {item_id!r} is not in session {sid}")
             if row.mine:
                 raise LabelRejected(f"{reviewer} already labelled item {item_id} (undo it first)")
             _check_rank(item_id, verdict, row.n_candidates)
             # counted after the lock, by a new statement: exact (every claimer holds the lock while it inserts)
-            filled = c.execute(self._others_filled(sid, item_id, reviewer, t)).scalar_one()
-            if filled >= row.per_item:
+            if c.execute(Q.OTHERS_FILLED, params).scalar_one() >= row.per_item:
                 raise LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease "
                                     "ran out and another reviewer took the slot)")
-            c.execute(sa.insert(S.labels).values(session_id=sid, item_id=item_id, reviewer=reviewer,
-                                                 verdict=verdict, client_key=key, created_at=t))
+            c.execute(Q.INSERT_LABEL, {**params, "verdict": verdict})
             self._put_claim(c, sid, item_id, reviewer, "done", t)
             return "committed"
 
