@@ -5,7 +5,7 @@ embedded SQLite store.
 Run: ``python bench/review.py [--items 400] [--reviewers 8] [--backend both|postgres|sqlite]``. Each reviewer is
 its own process, connected as its own database role on PostgreSQL (``--as`` on SQLite), and works the queue through
 the same :class:`~relgate_tui.engine.review.client.Reviewer` as ``relgate review label`` (claim, journal with fsync,
-commit). Checks: exactly ``items × R`` labels, every item labelled by exactly R distinct reviewers, none lost, none
+commit); they start labelling together, once all of them are connected. Checks: exactly ``items × R`` labels, every item labelled by exactly R distinct reviewers, none lost, none
 duplicated. Prints the time from a label (the keypress, journaled) to its commit — p50 and p95 beside the target
 (p95 ≤ 30 ms on loopback) — and exits 1 when a check or the target fails.
 """
@@ -39,6 +39,10 @@ def worker(url: str, sid: str, as_name: str | None, out: str, seed: int) -> None
     name = store.db.identity(as_name)
     times: list[float] = []
     r = Reviewer(store, store.session(sid), name, on_commit=times.append)
+    # start line: every reviewer is imported and connected before anyone labels (8 Pythons booting at once would
+    # otherwise compete with the first labels for the CPU and time their start-up, not the store)
+    print("ready", flush=True)
+    sys.stdin.readline()
     n = 0
     while (claim := r.next_item()) is not None:
         n_cand = max(1, len(claim.payload.get("candidates") or []))
@@ -95,11 +99,17 @@ def bench(kind: str, n_items: int, n_reviewers: int, per_item: int) -> dict[str,
         out = tmp / "pub.json"
         assert main(["review", "publish", run, "--db", admin, "--per-item", str(per_item), "--json", str(out)]) == 0
         sid = json.loads(out.read_text())["session"]
-        t0 = time.perf_counter()
         procs = []
         for k, (url, as_name) in enumerate(urls):
             cmd = [sys.executable, __file__, "--worker", url, sid, as_name or "", str(tmp / f"w{k}.json"), str(k)]
-            procs.append(subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(ROOT)}))
+            procs.append(subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, text=True))
+        for p in procs:
+            p.stdout.readline()  # "ready" (or EOF when the worker failed: its exit code says so below)
+        t0 = time.perf_counter()
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.close()
         codes = [p.wait() for p in procs]
         wall = time.perf_counter() - t0
         results = [json.loads((tmp / f"w{k}.json").read_text()) for k in range(n_reviewers) if codes[k] == 0]

@@ -5,17 +5,23 @@ constructs with bound parameters, built here at import time and reused, so each 
 compilation lookup instead of building and hashing an expression tree (about a third of a label's client time
 before), and each does its work in as few round trips as the locking allows:
 
-* :data:`HELD` — the reviewer's own running claims (an undo or a reopened screen resumes them first).
-* :data:`SCAN` — the first item, in queue order, this reviewer has not labelled and whose slots held by others
-  (labelled, or claimed under a running lease) are fewer than R, locked with ``FOR UPDATE SKIP LOCKED`` (dropped on
-  SQLite, whose writers are serialised). "Full" items are one hashed set per statement (a ``GROUP BY … HAVING`` over
-  the session's claims), not a count per item: the scan stays cheap when most of the queue is done.
-* :data:`OTHERS_FILLED` — the same count for one item, re-read by a fresh statement once its row lock is held (a
-  claimer committed after the scan's snapshot is seen: in READ COMMITTED each statement takes a new snapshot).
+* :data:`SCAN` — the reviewer's own running claim first (an undo or a reopened screen resumes it), else the first
+  item, in queue order, this reviewer has not labelled and whose slots held by others (labelled, or claimed under a
+  running lease) are fewer than R; locked with ``FOR UPDATE SKIP LOCKED`` (dropped on SQLite, whose writers are
+  serialised). "Full" items are one hashed set per statement (a ``GROUP BY … HAVING`` over the session's claims), not
+  a count per item: the scan stays cheap when most of the queue is done.
+* :func:`upsert_claim` ``(if_room=True)`` — the claim, written only while the locked item still has a slot for this
+  reviewer, counted by the same statement (:data:`OTHERS_FILLED` as a subquery). In READ COMMITTED each statement
+  takes a new snapshot, so a claimer that committed after the scan's snapshot is counted: exact, since every writer
+  of an item's claims holds its row lock. Nothing written = the item filled meanwhile; the scan moves on.
 * :data:`LABEL_CHECK` — a label's item row locked (waiting for a claimer holding it), with the session's R, the
-  candidate count, whether the client key was committed before and whether this reviewer labelled the item.
+  candidate count, whether the client key was committed before and whether this reviewer labelled the item; then
+  :data:`INSERT_LABEL` inserts the label only while the slot is still there (the same count, after the lock).
 * :func:`upsert_claim` — the reviewer's claim row set to "claimed" until a lease end, or "done": one
   ``INSERT … ON CONFLICT DO UPDATE`` (both dialects spell it the same way in SQLAlchemy).
+
+A claim is thus BEGIN, SCAN, upsert, COMMIT and a label BEGIN, check, insert, upsert, COMMIT: four and five round
+trips, and a claimer holds an item's lock for two of them.
 
 Parameter names: ``sid`` session id, ``me`` reviewer, ``now`` the client's clock, ``per_item`` R, ``item``,
 ``skip`` (expanding: item ids passed over), ``key`` the label's client key.
@@ -30,7 +36,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from relgate_tui.engine.review import schema as S
 
-__all__ = ["HELD", "SCAN", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
+__all__ = ["SCAN", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
 
 _it, _cl, _lb, _se = S.items.c, S.claims.c, S.labels.c, S.sessions.c
 _P = sa.bindparam
@@ -41,23 +47,20 @@ def _held_by_others(item: Any) -> Any:
             sa.or_(_cl.state == "done", _cl.expires_at > _P("now")))
 
 
-HELD = (sa.select(_it.item_id, _it.position, _it.payload)
-        .where(_it.session_id == _P("sid"), _it.item_id.not_in(_P("skip", expanding=True)),
-               _it.item_id.in_(sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.reviewer == _P("me"),
-                                                            _cl.state == "claimed", _cl.expires_at > _P("now"))))
-        .order_by(_it.position).limit(1).with_for_update(skip_locked=True, of=S.items))
-
 _FULL = (sa.select(_cl.item_id)
          .where(_cl.session_id == _P("sid"), _cl.reviewer != _P("me"),
                 sa.or_(_cl.state == "done", _cl.expires_at > _P("now")))
          .group_by(_cl.item_id).having(sa.func.count() >= _P("per_item")))
 _DONE_BY_ME = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.reviewer == _P("me"),
                                            _cl.state == "done")
+_MINE_RUNNING = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.reviewer == _P("me"),
+                                             _cl.state == "claimed", _cl.expires_at > _P("now"))
 
 SCAN = (sa.select(_it.item_id, _it.position, _it.payload)
         .where(_it.session_id == _P("sid"), _it.item_id.not_in(_P("skip", expanding=True)),
-               _it.item_id.not_in(_DONE_BY_ME), _it.item_id.not_in(_FULL))
-        .order_by(_it.position).limit(1).with_for_update(skip_locked=True, of=S.items))
+               _it.item_id.not_in(_DONE_BY_ME), sa.or_(_it.item_id.in_(_MINE_RUNNING), _it.item_id.not_in(_FULL)))
+        .order_by(_it.item_id.in_(_MINE_RUNNING).desc(), _it.position).limit(1)
+        .with_for_update(skip_locked=True, of=S.items))
 
 OTHERS_FILLED = sa.select(sa.func.count()).select_from(S.claims).where(*_held_by_others(_P("item")))
 
@@ -68,21 +71,43 @@ LABEL_CHECK = (sa.select(_se.per_item, _it.n_candidates, _DUP.label("dup"), _MIN
                .select_from(S.items.join(S.sessions, _se.id == _it.session_id))
                .where(_it.session_id == _P("sid"), _it.item_id == _P("item")).with_for_update(of=S.items))
 
-INSERT_LABEL = sa.insert(S.labels).values(session_id=_P("sid"), item_id=_P("item"), reviewer=_P("me"),
-                                          verdict=_P("verdict"), client_key=_P("key"), created_at=_P("now"))
-
-_UPSERTS: dict[str, Any] = {}
 
 
-def upsert_claim(dialect: str) -> Any:
+def _room() -> Any:
+    """The item (parameter ``item``) still has a slot for this reviewer: others hold fewer than ``per_item``."""
+    return OTHERS_FILLED.scalar_subquery() < _P("per_item")
+
+
+def _params(*names: str) -> list[Any]:
+    types = {"now": sa.Float(), "expires": sa.Float()}
+    return [_P(n, type_=types.get(n, sa.String())).label(n) for n in names]
+
+
+INSERT_LABEL = sa.insert(S.labels).from_select(
+    ["session_id", "item_id", "reviewer", "verdict", "client_key", "created_at"],
+    sa.select(*_params("sid", "item", "me", "verdict", "key", "now")).where(_room())).returning(_lb.id)
+"""The label, inserted only while the item has a slot for this reviewer (counted by the same statement, after the
+item's row lock: exact); no row returned = the slot went to someone else (``RETURNING``, not the row count: psycopg
+reports -1 for an ``INSERT … SELECT``)."""
+
+_UPSERTS: dict[tuple[str, bool], Any] = {}
+
+
+def upsert_claim(dialect: str, *, if_room: bool = False) -> Any:
     """``INSERT … ON CONFLICT (session, item, reviewer) DO UPDATE`` of the claim row (parameters ``sid``, ``item``,
-    ``me``, ``state``, ``expires``) for the dialect ``"postgresql"`` or ``"sqlite"``."""
-    stmt = _UPSERTS.get(dialect)
+    ``me``, ``state``, ``expires``) for the dialect ``"postgresql"`` or ``"sqlite"``. ``if_room``: only while the
+    item has a slot for this reviewer (also ``now``, ``per_item``; no row returned = full)."""
+    stmt = _UPSERTS.get((dialect, if_room))
     if stmt is None:
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-        ins = insert(S.claims).values(session_id=_P("sid"), item_id=_P("item"), reviewer=_P("me"),
-                                      state=_P("state"), expires_at=_P("expires"))
-        stmt = _UPSERTS[dialect] = ins.on_conflict_do_update(
+        cols = ["session_id", "item_id", "reviewer", "state", "expires_at"]
+        if if_room:
+            ins = insert(S.claims).from_select(cols, sa.select(*_params("sid", "item", "me", "state", "expires"))
+                                               .where(_room()))
+        else:
+            ins = insert(S.claims).values(session_id=_P("sid"), item_id=_P("item"), reviewer=_P("me"),
+                                          state=_P("state"), expires_at=_P("expires"))
+        stmt = _UPSERTS[(dialect, if_room)] = ins.on_conflict_do_update(
             index_elements=[_cl.session_id, _cl.item_id, _cl.reviewer],
-            set_={"state": ins.excluded.state, "expires_at": ins.excluded.expires_at})
+            set_={"state": ins.excluded.state, "expires_at": ins.excluded.expires_at}).returning(_cl.item_id)
     return stmt

@@ -230,19 +230,15 @@ class ReviewStore:
             info = self._info(c, sid)
             params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": t, "per_item": info.per_item}
             tried: set[str] = set()
-            scans = [Q.HELD, Q.SCAN]
-            while scans:
-                row = c.execute(scans[0], {**params, "skip": sorted(skip | tried)}).first()
+            while True:
+                row = c.execute(Q.SCAN, {**params, "skip": sorted(skip | tried)}).first()
                 if row is None:
-                    scans.pop(0)
-                    continue
-                if c.execute(Q.OTHERS_FILLED, {**params, "item": row.item_id}).scalar_one() >= info.per_item:
-                    tried.add(row.item_id)  # filled between the scan's snapshot and our lock
-                    continue
+                    return None
                 expires = t + info.lease_seconds
-                self._put_claim(c, info.id, row.item_id, reviewer, "claimed", expires)
-                return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), expires)
-            return None
+                if c.execute(Q.upsert_claim(c.dialect.name, if_room=True),
+                             {**params, "item": row.item_id, "state": "claimed", "expires": expires}).first():
+                    return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), expires)
+                tried.add(row.item_id)  # filled between the scan's snapshot and our lock
 
         return self.db.run("claim an item", go)
 
@@ -276,11 +272,10 @@ class ReviewStore:
             if row.mine:
                 raise LabelRejected(f"{reviewer} already labelled item {item_id} (undo it first)")
             _check_rank(item_id, verdict, row.n_candidates)
-            # counted after the lock, by a new statement: exact (every claimer holds the lock while it inserts)
-            if c.execute(Q.OTHERS_FILLED, params).scalar_one() >= row.per_item:
+            # the slot counted after the lock, by the insert itself: exact (every claimer holds the lock to write)
+            if c.execute(Q.INSERT_LABEL, {**params, "verdict": verdict, "per_item": row.per_item}).first() is None:
                 raise LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease "
                                     "ran out and another reviewer took the slot)")
-            c.execute(Q.INSERT_LABEL, {**params, "verdict": verdict})
             self._put_claim(c, sid, item_id, reviewer, "done", t)
             return "committed"
 

@@ -1,0 +1,80 @@
+"""The queue's exactness under load (issue 21 §3): the claim and the label write only while the item still has a
+slot, counted by the writing statement itself after the item's row lock — never from the scan's older snapshot.
+
+A claim written from a stale scan (the slots filled between the scan and the lock) would hand an item to R + 1
+reviewers; the statements are checked directly on a full item, and eight reviewers working one session at once must
+leave exactly R labels on every item."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from relgate_tui.engine.review import queries as Q
+from relgate_tui.engine.review.client import Reviewer
+from relgate_tui.engine.review.store import open_store
+from tests.review.conftest import Backend, import_run
+from tests.review.test_store import _publish
+
+
+def test_a_full_item_takes_no_claim_and_no_label_even_from_a_stale_scan(backend: Backend, tmp_path: Path) -> None:
+    run = import_run(tmp_path, 2)  # one calibration item, R = 2
+    sid = _publish(backend, tmp_path, run)
+    stores = {n: open_store(backend.args(n)[1]) for n in ("alice", "bob", "carol")}
+    try:
+        names = {n: stores[n].db.identity(backend.reviewer(n)[1]) for n in stores}
+        item = stores["alice"].claim(sid, names["alice"])
+        assert item is not None and stores["bob"].claim(sid, names["bob"]) is not None
+        assert stores["carol"].claim(sid, names["carol"]) is None  # the scan sees it full
+        now = time.time()
+        params = {"sid": sid, "item": item.item_id, "me": names["carol"], "now": now, "per_item": 2}
+
+        def write(c):  # what a claimer whose scan predates bob's claim would execute next, and a label of carol's
+            claim = c.execute(Q.upsert_claim(c.dialect.name, if_room=True),
+                              {**params, "state": "claimed", "expires": now + 600}).first()
+            label = c.execute(Q.INSERT_LABEL, {**params, "verdict": "1", "key": "k-carol"}).first()
+            return claim, label
+
+        assert stores["carol"].db.run("write", write) == (None, None)
+        assert stores["alice"].labelled_by(sid) == {}
+    finally:
+        for s in stores.values():
+            s.close()
+
+
+def test_eight_reviewers_at_once_leave_exactly_r_labels_on_every_item(backend: Backend, tmp_path: Path) -> None:
+    run = import_run(tmp_path, 60)  # 30 calibration items
+    sid = _publish(backend, tmp_path, run)
+    names = [f"rev{k}" for k in range(8)]
+    stores = {n: open_store(backend.args(n)[1]) for n in names}
+    rejected: list[str] = []
+    counts: dict[str, int] = {}
+    start = threading.Barrier(len(names))
+
+    def work(n: str) -> None:
+        store = stores[n]
+        reviewer = Reviewer(store, store.session(sid), store.db.identity(backend.reviewer(n)[1]))
+        start.wait()
+        done = 0
+        while (claim := reviewer.next_item()) is not None:
+            sent = reviewer.label(claim.item_id, "1")
+            rejected.extend(sent.rejected)
+            done += sent.committed
+        counts[n] = done
+        reviewer.close()
+
+    try:
+        threads = [threading.Thread(target=work, args=(n,)) for n in names]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        by = stores[names[0]].labelled_by(sid)
+        items = stores[names[0]].item_ids(sid)
+    finally:
+        for s in stores.values():
+            s.close()
+    assert rejected == []  # nobody was handed an item whose slots were already taken
+    assert {i: len(set(by.get(i, []))) for i in items} == {i: 2 for i in items}
+    assert sum(counts.values()) == 2 * len(items) == sum(len(v) for v in by.values())
