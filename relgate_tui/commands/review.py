@@ -231,7 +231,8 @@ def _label(store: Any, args: argparse.Namespace) -> int:
                 exclude.add(claim.item_id)
                 store.release(info.id, claim.item_id, name)
                 continue
-            reviewer.label(claim.item_id, verdict)  # journaled first; a failed send is retried at the loop's top
+            # journaled first; a failed send is retried at the loop's top; the next item is claimed with the label
+            reviewer.label(claim.item_id, verdict, claim_next=True, exclude=exclude)
             done += 1
     finally:
         reviewer.close()

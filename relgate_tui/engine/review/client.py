@@ -4,7 +4,8 @@
 
 * :meth:`Reviewer.next_item` claims the next item (``None`` when the queue holds nothing more for this reviewer).
 * :meth:`Reviewer.label` writes the keypress to the journal and then tries to send every waiting entry in
-  order; when the database is unreachable the entry stays in the journal and :attr:`Reviewer.waiting` says how many
+  order (with ``claim_next`` the last label and the claim of the next item go in one transaction, and
+  :meth:`Reviewer.next_item` hands that claim out without asking again); when the database is unreachable the entry stays in the journal and :attr:`Reviewer.waiting` says how many
   wait ("database unreachable: N labels waiting"); :meth:`Reviewer.flush` sends them once it is back.
 * :meth:`Reviewer.undo` cancels the reviewer's own last label (a waiting one by key, else the last committed one).
 
@@ -48,6 +49,7 @@ class Reviewer:
         self.journal = journal or Journal(journal_path(store.db.public, session.id, name))
         self.on_commit = on_commit
         self.current: Claim | None = None
+        self._prefetched = False  # ``current`` was claimed with the last label (``label(claim_next=True)``)
         self._undone_item: str | None = None
 
     @property
@@ -56,20 +58,29 @@ class Reviewer:
         return len(self.journal.waiting())
 
     def next_item(self, exclude: set[str] | frozenset[str] = frozenset()) -> Claim | None:
+        if self._prefetched:
+            self._prefetched = False
+            if self.current is None or self.current.item_id not in exclude:
+                return self.current
         self.current = self.store.claim(self.session.id, self.name, exclude=exclude)
         return self.current
 
-    def label(self, item_id: str, verdict: str) -> Sent:
-        """Journal the verdict (fsync), then send every waiting entry."""
+    def label(self, item_id: str, verdict: str, *, claim_next: bool = False,
+              exclude: set[str] | frozenset[str] = frozenset()) -> Sent:
+        """Journal the verdict (fsync), then send every waiting entry; ``claim_next``: claim the next item (not in
+        ``exclude``) in the label's transaction."""
         parse_verdict(verdict)
         self.journal.append({"op": "label", "key": uuid.uuid4().hex, "item": item_id, "verdict": verdict,
                              "ts": time.time()}, sync=False)  # fsync'd by flush unless committed at once
         if self.current is not None and self.current.item_id == item_id:
             self.current = None
-        return self.flush()
+        self._prefetched = False
+        return self.flush(claim_next=set(exclude) if claim_next else None)
 
     def undo(self) -> tuple[str | None, Sent]:
-        """Cancel the reviewer's last label; returns (its item id or None, the flush)."""
+        """Cancel the reviewer's last label; returns (its item id or None, the flush). The next
+        :meth:`next_item` asks the queue again (the undone item, claimed again, comes first)."""
+        self._prefetched = False
         pending = self.journal.last_unsent_label()
         target: str | None
         if pending is not None:
@@ -84,16 +95,22 @@ class Reviewer:
         sent = self.flush()
         return item or self._undone_item, sent
 
-    def flush(self) -> Sent:
-        """Send the waiting entries in order (exactly once each, see :mod:`.journal`)."""
+    def flush(self, claim_next: set[str] | None = None) -> Sent:
+        """Send the waiting entries in order (exactly once each, see :mod:`.journal`); ``claim_next`` (the items to
+        pass over): claim the next item with the last label."""
         committed = 0
         rejected: list[str] = []
-        for e in self.journal.waiting():
+        entries = self.journal.waiting()
+        for n, e in enumerate(entries, 1):
             try:
                 if e["op"] == "label":
                     t0 = float(e.get("ts") or time.time())
-                    outcome = self.store.commit_label(self.session.id, str(e["item"]), self.name,
-                                                      str(e["verdict"]), e["key"])
+                    args = (self.session.id, str(e["item"]), self.name, str(e["verdict"]), e["key"])
+                    if claim_next is not None and n == len(entries):
+                        outcome, self.current = self.store.commit_label_and_claim(*args, exclude=claim_next)
+                        self._prefetched = True
+                    else:
+                        outcome = self.store.commit_label(*args)
                     if outcome == "committed" and self.on_commit is not None:
                         self.on_commit(time.time() - t0)
                     committed += 1

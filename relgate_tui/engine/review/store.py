@@ -219,28 +219,27 @@ class ReviewStore:
         c.execute(Q.upsert_claim(c.dialect.name),
                   {"sid": sid, "item": item, "me": reviewer, "state": state, "expires": expires})
 
+    def _claim_in(self, c: Connection, sid: str, reviewer: str, skip: set[str], t: float) -> Claim | None:
+        info = self._info(c, sid)
+        params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": t, "per_item": info.per_item}
+        tried: set[str] = set()
+        while True:
+            row = c.execute(Q.SCAN, {**params, "skip": sorted(skip | tried)}).first()
+            if row is None:
+                return None
+            expires = t + info.lease_seconds
+            if c.execute(Q.upsert_claim(c.dialect.name, if_room=True),
+                         {**params, "item": row.item_id, "state": "claimed", "expires": expires}).first():
+                return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), expires)
+            tried.add(row.item_id)  # filled between the scan's snapshot and our lock
+
     def claim(self, sid: str, reviewer: str, *, exclude: Iterable[str] = (), now: float | None = None
               ) -> Claim | None:
         """The next item for ``reviewer`` (their own running claim first), claimed for the lease; None when the
         queue holds nothing more for them."""
         skip = set(exclude)
-
-        def go(c: Connection) -> Claim | None:
-            t = time.time() if now is None else now
-            info = self._info(c, sid)
-            params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": t, "per_item": info.per_item}
-            tried: set[str] = set()
-            while True:
-                row = c.execute(Q.SCAN, {**params, "skip": sorted(skip | tried)}).first()
-                if row is None:
-                    return None
-                expires = t + info.lease_seconds
-                if c.execute(Q.upsert_claim(c.dialect.name, if_room=True),
-                             {**params, "item": row.item_id, "state": "claimed", "expires": expires}).first():
-                    return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), expires)
-                tried.add(row.item_id)  # filled between the scan's snapshot and our lock
-
-        return self.db.run("claim an item", go)
+        return self.db.run("claim an item", lambda c: self._claim_in(
+            c, sid, reviewer, skip, time.time() if now is None else now))
 
     def release(self, sid: str, item_id: str, reviewer: str) -> None:
         """Give a claimed item back at once (its lease ends now)."""
@@ -250,34 +249,49 @@ class ReviewStore:
                                       cl.state == "claimed").values(expires_at=0.0)))
 
     # ---------------------------------------------------------------------------------------------- labels
+    def _label_in(self, c: Connection, sid: str, item_id: str, reviewer: str, verdict: str, key: str,
+                  t: float) -> str:
+        params = {"sid": sid, "item": item_id, "me": reviewer, "key": key, "now": t}
+        # one round trip: the item row locked (waiting for a claimer holding it), the session's R, whether this
+        # key was committed before, whether this reviewer already labelled the item
+        row = c.execute(Q.LABEL_CHECK, params).first()
+        if row is not None and row.dup:
+            return "duplicate"
+        if row is None:
+            if c.execute(sa.select(S.labels.c.id).where(S.labels.c.client_key == key)).first() is not None:
+                return "duplicate"
+            raise ReviewError(f"item {item_id!r} is not in session {sid}")
+        if row.mine:
+            raise LabelRejected(f"{reviewer} already labelled item {item_id} (undo it first)")
+        _check_rank(item_id, verdict, row.n_candidates)
+        # the slot counted after the lock, by the insert itself: exact (every claimer holds the lock to write)
+        if c.execute(Q.INSERT_LABEL, {**params, "verdict": verdict, "per_item": row.per_item}).first() is None:
+            raise LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease "
+                                "ran out and another reviewer took the slot)")
+        self._put_claim(c, sid, item_id, reviewer, "done", t)
+        return "committed"
+
     def commit_label(self, sid: str, item_id: str, reviewer: str, verdict: str, key: str, *,
                      now: float | None = None) -> str:
         """Commit one verdict: "committed", or "duplicate" when ``key`` was committed before. Raises
         :class:`LabelRejected` when the item has no free slot for this reviewer any more. ``sid``: the full
         session id."""
         parse_verdict(verdict)
+        return self.db.run("save the label", lambda c: self._label_in(
+            c, sid, item_id, reviewer, verdict, key, time.time() if now is None else now))
 
-        def go(c: Connection) -> str:
+    def commit_label_and_claim(self, sid: str, item_id: str, reviewer: str, verdict: str, key: str, *,
+                               exclude: Iterable[str] = (), now: float | None = None) -> tuple[str, Claim | None]:
+        """:meth:`commit_label` and then :meth:`claim` of the next item, in one transaction: what a reviewer does
+        at every keypress, for one lock turn and one commit instead of two. A refused label (``LabelRejected``)
+        claims nothing (the transaction is rolled back)."""
+        parse_verdict(verdict)
+        skip = set(exclude)
+
+        def go(c: Connection) -> tuple[str, Claim | None]:
             t = time.time() if now is None else now
-            params = {"sid": sid, "item": item_id, "me": reviewer, "key": key, "now": t}
-            # one round trip: the item row locked (waiting for a claimer holding it), the session's R, whether this
-            # key was committed before, whether this reviewer already labelled the item
-            row = c.execute(Q.LABEL_CHECK, params).first()
-            if row is not None and row.dup:
-                return "duplicate"
-            if row is None:
-                if c.execute(sa.select(S.labels.c.id).where(S.labels.c.client_key == key)).first() is not None:
-                    return "duplicate"
-                raise ReviewError(f"item {item_id!r} is not in session {sid}")
-            if row.mine:
-                raise LabelRejected(f"{reviewer} already labelled item {item_id} (undo it first)")
-            _check_rank(item_id, verdict, row.n_candidates)
-            # the slot counted after the lock, by the insert itself: exact (every claimer holds the lock to write)
-            if c.execute(Q.INSERT_LABEL, {**params, "verdict": verdict, "per_item": row.per_item}).first() is None:
-                raise LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease "
-                                    "ran out and another reviewer took the slot)")
-            self._put_claim(c, sid, item_id, reviewer, "done", t)
-            return "committed"
+            return self._label_in(c, sid, item_id, reviewer, verdict, key, t), self._claim_in(c, sid, reviewer,
+                                                                                                skip, t)
 
         return self.db.run("save the label", go)
 

@@ -214,7 +214,8 @@ class ReviewLabelScreen(Screen[str]):
         if c is None:
             self.notify(self.message or "no item in hand", severity="warning")
             return
-        sent = self.reviewer.label(c.item_id, code)  # journaled before it is sent
+        # journaled before it is sent; the next item is claimed in the label's transaction (_next hands it out)
+        sent = self.reviewer.label(c.item_id, code, claim_next=True, exclude=self._skipped)
         self.labelled += 1
         self.claim = None
         self.message = f"saved: {c.item_id} → {what}"
