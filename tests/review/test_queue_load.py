@@ -78,3 +78,30 @@ def test_eight_reviewers_at_once_leave_exactly_r_labels_on_every_item(backend: B
     assert rejected == []  # nobody was handed an item whose slots were already taken
     assert {i: len(set(by.get(i, []))) for i in items} == {i: 2 for i in items}
     assert sum(counts.values()) == 2 * len(items) == sum(len(v) for v in by.values())
+
+
+def test_a_label_claims_the_next_item_in_its_transaction_and_undo_brings_the_item_back(backend: Backend,
+                                                                                       tmp_path: Path) -> None:
+    run = import_run(tmp_path, 6)  # three calibration items
+    sid = _publish(backend, tmp_path, run)
+    store = open_store(backend.args("alice")[1])
+    try:
+        reviewer = Reviewer(store, store.session(sid), store.db.identity(backend.reviewer("alice")[1]))
+        items = store.item_ids(sid)
+        first = reviewer.next_item()
+        assert first is not None and first.item_id == items[0]
+        sent = reviewer.label(first.item_id, "1", claim_next=True)
+        assert sent.committed == 1 and reviewer.current is not None and reviewer.current.item_id == items[1]
+        assert reviewer.next_item().item_id == items[1]  # handed out without a second claim
+        # label the second, then undo it: the queue is asked again and the undone item comes back, not the third
+        reviewer.label(items[1], "2", claim_next=True)
+        undone, _ = reviewer.undo()
+        assert undone == items[1] and reviewer.next_item().item_id == items[1]
+        # passing an item over: the prefetched claim is not handed out when it is excluded
+        reviewer.label(items[1], "1", claim_next=True)
+        assert reviewer.current is not None and reviewer.current.item_id == items[2]
+        assert reviewer.next_item(exclude={items[2]}) is None
+        assert store.labelled_by(sid) == {items[0]: [reviewer.name], items[1]: [reviewer.name]}
+        reviewer.close()
+    finally:
+        store.close()
