@@ -54,6 +54,16 @@ def test_a_heavier_test_weight_never_lowers_m_star_w(pairs, alpha, t1, t2):
     assert a <= b
 
 
+def test_weights_tiny_beside_another_test_weight_still_give_the_unweighted_m_star():
+    """Calibration weights and one test weight of 1e-310 (subnormal) beside a test weight of 1: divided by the
+    largest weight, that row's total mass is subnormal and (n + 1)/total overflowed (inf × 0 = NaN masses). Equal
+    weights are the unweighted case, so the row's M*_w is M*."""
+    scores = [1.0, 2.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    with np.errstate(over="raise", invalid="raise"):
+        got = weighted_m_stars(scores, [1e-310] * 10, 0.2, [1.0, 1e-310])
+    assert got[1] == m_star(scores, 0.2) and got[0] == math.inf
+
+
 # ------------------------------------------------------------------------------------------------ exact example
 def test_exact_small_example():
     # calibration scores 1, 1, 2, 3 with weights 1, 1, 1, 5 (total 8); α = 0.2

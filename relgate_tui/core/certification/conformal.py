@@ -148,9 +148,18 @@ def weighted_m_stars(scores: ArrayLike, weights: ArrayLike, alpha: float, test_w
     for start in range(0, unique.size, rows):
         total = w_sum + unique[start:start + rows]
         ok = total > 0
-        scale = np.where(ok, (n + 1) / np.where(ok, total, 1.0), 0.0)
+        with np.errstate(over="ignore"):
+            scale = np.where(ok, (n + 1) / np.where(ok, total, 1.0), 0.0)
+        tiny = ~np.isfinite(scale)  # a subnormal total: this row's masses are all tiny beside the largest weight
+        scale[tiny] = 0.0
         cum = np.cumsum(ws[None, :] * scale[:, None], axis=1)
         found[start:start + rows] = np.where(ok, (cum < needed).sum(axis=1), n)  # cum is non-decreasing
+        for r in np.flatnonzero(tiny):  # rescale such a row by its own largest weight instead (its total is ≥ 1)
+            u = unique[start + r] * top
+            row_top = max(float(w.max()), u)
+            wr = w[order] / row_top
+            cum_r = np.cumsum(wr * ((n + 1) / (float(wr.sum()) + u / row_top)))
+            found[start + r] = int((cum_r < needed).sum())
     idx = found[inverse]
     finite = idx < n
     out[finite] = ss[idx[finite]]
