@@ -4,8 +4,8 @@ one slot (llama.cpp's default, Ollama) is never sent more than it can serve befo
 :class:`AdaptiveLimit` is an AIMD limiter with a latency signal, in the manner of TCP congestion control (Jacobson
 1988) and of the gradient limiters used for service concurrency (Netflix ``concurrency-limits``):
 
-* it starts at the server's advertised parallelism when it has one (llama.cpp's ``GET /props`` → ``total_slots``,
-  :func:`advertised_slots`), which is then also its ceiling, else at :data:`START` requests — never at the
+* it starts at the server's advertised parallelism when it has one (llama.cpp's ``GET /props`` → ``total_slots``;
+  1 for llama-cpp-python's server, which serves one request at a time; :func:`advertised_slots`), which is then also its ceiling, else at :data:`START` requests — never at the
   configured maximum, which a one-slot server would queue until the timeout;
 * each answered request is a latency sample ``rtt``; the floor ``rtt_min`` is the smallest seen. A request that took
   longer than ``QUEUE_FACTOR · rtt_min + QUEUE_SLACK_S`` waited in the server's queue: latency grows with
@@ -108,36 +108,64 @@ class AdaptiveLimit:
         self.limit = max(1.0, math.floor(self.limit / 2) if halve else math.floor(self.limit) - 1.0)
 
 
+def _root(base_url: str) -> str:
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
 def props_url(base_url: str) -> str:
     """llama.cpp serves ``/props`` at the server's root: the base URL without a trailing ``/v1``."""
-    root = base_url.rstrip("/")
-    if root.endswith("/v1"):
-        root = root[: -len("/v1")]
-    return root + "/props"
+    return _root(base_url) + "/props"
 
 
-async def advertised_slots(client: Any, base_url: str, headers: dict[str, str]) -> int | None:
-    """The server's ``total_slots`` (llama.cpp ``GET /props``), or None: no such endpoint, not JSON, not an integer
-    in 1..1024, slow (over :data:`PROPS_TIMEOUT_S`) or larger than :data:`PROPS_MAX_BYTES` — any doubt is None."""
+LLAMA_CPP_PYTHON_TITLE = "llama.cpp Python API"
+"""The title of llama-cpp-python's server in its OpenAPI document (``GET /openapi.json``, FastAPI's)."""
+
+
+async def _get_json(client: Any, url: str, headers: dict[str, str]) -> tuple[int | None, Any]:
+    """(HTTP status, the JSON body or None) of a small GET; status None when no answer came within
+    :data:`PROPS_TIMEOUT_S` (or the connection failed). A body over :data:`PROPS_MAX_BYTES` or not JSON is None."""
     import httpx
 
     try:
         async with asyncio.timeout(PROPS_TIMEOUT_S):
-            async with client.stream("GET", props_url(base_url),
-                                     headers={**headers, "Accept-Encoding": "identity"}) as resp:
+            async with client.stream("GET", url, headers={**headers, "Accept-Encoding": "identity"}) as resp:
                 if resp.status_code != 200:
-                    return None
+                    return resp.status_code, None
                 body = bytearray()
                 async for chunk in resp.aiter_raw():
                     body += chunk
                     if len(body) > PROPS_MAX_BYTES:
-                        return None
+                        return resp.status_code, None
     except (httpx.HTTPError, TimeoutError, OSError, ValueError):
-        return None
+        return None, None
     try:
-        slots = json.loads(bytes(body)).get("total_slots")
-    except (ValueError, AttributeError, RecursionError):
+        return 200, json.loads(bytes(body))
+    except (ValueError, RecursionError):
+        return 200, None
+
+
+async def advertised_slots(client: Any, base_url: str, headers: dict[str, str]) -> int | None:
+    """The server's parallelism, or None when it does not say (any doubt is None):
+
+    * llama.cpp's server: ``GET /props`` → ``total_slots``, an integer in 1..1024;
+    * llama-cpp-python's server (no ``/props``; recognised by the title of its OpenAPI document, asked only when
+      ``/props`` was answered with an error status): 1 — it serves one request at a time behind one lock, and
+      advertises nothing.
+
+    A slow answer (over :data:`PROPS_TIMEOUT_S`), a large one (over :data:`PROPS_MAX_BYTES`) or anything not shaped
+    as expected is None."""
+    status, doc = await _get_json(client, props_url(base_url), headers)
+    if status == 200:
+        slots = doc.get("total_slots") if isinstance(doc, dict) else None
+        if isinstance(slots, int) and not isinstance(slots, bool) and 1 <= slots <= 1024:
+            return slots
         return None
-    if isinstance(slots, int) and not isinstance(slots, bool) and 1 <= slots <= 1024:
-        return slots
+    if status is None:  # no answer at all: asking more would only wait longer
+        return None
+    _, api = await _get_json(client, _root(base_url) + "/openapi.json", headers)
+    info = api.get("info") if isinstance(api, dict) else None
+    title = info.get("title") if isinstance(info, dict) else None
+    if isinstance(title, str) and LLAMA_CPP_PYTHON_TITLE in title:
+        return 1
     return None
