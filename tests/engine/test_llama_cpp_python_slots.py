@@ -7,61 +7,30 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import httpx
 import pytest
 
 from relgate_tui.engine.transport.concurrency import START, AdaptiveLimit, advertised_slots
+from tests.engine.hostile import HANG, HostileServer, response
 
 
-class _Server:
-    def __init__(self, routes: dict[str, tuple[int, bytes]], hang: set[str] = frozenset()) -> None:
-        self.asked: list[str] = []
-        self.release = threading.Event()
-        outer = self
+def _server(routes: dict[str, tuple[int, bytes]], *, hang_first: bool = False) -> HostileServer:
+    """Answers GET <path> from ``routes`` (else 404, as FastAPI); ``hang_first``: the first request is never
+    answered."""
+    def route(head: bytes) -> bytes:
+        path = head.split(b"\r\n", 1)[0].split(b" ")[1].decode()
+        status, body = routes.get(path, (404, b'{"detail": "Not Found"}'))
+        return response(status, body, ["Content-Type: application/json"])
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802
-                outer.asked.append(self.path)
-                if self.path in hang:
-                    outer.release.wait(10)
-                    return
-                status, body = routes.get(self.path, (404, b'{"detail": "Not Found"}'))
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except OSError:
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-
-    def __enter__(self) -> _Server:
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+    return HostileServer(script=[HANG] if hang_first else [], default=route)
 
 
-def _slots(server: _Server) -> int | None:
+def _asked(server: HostileServer) -> list[str]:
+    return [h.split(b"\r\n", 1)[0].split(b" ")[1].decode() for h in server.heads]
+
+
+def _slots(server: HostileServer) -> int | None:
     async def go() -> int | None:
         async with httpx.AsyncClient(trust_env=False) as client:
             return await advertised_slots(client, server.base_url, {})
@@ -74,9 +43,9 @@ def _openapi(title: str) -> tuple[int, bytes]:
 
 
 def test_llama_cpp_python_is_one_slot() -> None:
-    with _Server({"/openapi.json": _openapi("🦙 llama.cpp Python API")}) as server:
+    with _server({"/openapi.json": _openapi("🦙 llama.cpp Python API")}) as server:
         assert _slots(server) == 1
-    assert server.asked == ["/props", "/openapi.json"]
+    assert _asked(server) == ["/props", "/openapi.json"]
     limit = AdaptiveLimit(8, 1)
     assert limit.allowed == 1 and limit.maximum == 1
 
@@ -89,21 +58,21 @@ def test_llama_cpp_python_is_one_slot() -> None:
     {"/openapi.json": (200, b" " * (70 * 1024) + b"{}")},             # too large to read
 ], ids=["vllm", "none", "not-json", "misplaced", "too-large"])
 def test_other_servers_keep_the_default_start(routes: dict[str, tuple[int, bytes]]) -> None:
-    with _Server(routes) as server:
+    with _server(routes) as server:
         assert _slots(server) is None
     assert AdaptiveLimit(8, None).allowed == START
 
 
 def test_llama_cpp_props_win_and_nothing_more_is_asked() -> None:
-    with _Server({"/props": (200, b'{"total_slots": 3}')}) as server:
+    with _server({"/props": (200, b'{"total_slots": 3}')}) as server:
         assert _slots(server) == 3
-    assert server.asked == ["/props"]
+    assert _asked(server) == ["/props"]
 
 
 def test_a_server_that_does_not_answer_props_is_asked_nothing_more(monkeypatch: pytest.MonkeyPatch) -> None:
     from relgate_tui.engine.transport import concurrency
 
     monkeypatch.setattr(concurrency, "PROPS_TIMEOUT_S", 0.3)  # the wait is not the point: what is asked after it
-    with _Server({"/openapi.json": _openapi("llama.cpp Python API")}, hang={"/props"}) as server:
+    with _server({"/openapi.json": _openapi("llama.cpp Python API")}, hang_first=True) as server:
         assert _slots(server) is None  # after the timeout; the OpenAPI document is not asked for
-        assert server.asked == ["/props"]
+        assert _asked(server) == ["/props"]
