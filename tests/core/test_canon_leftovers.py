@@ -28,6 +28,10 @@ STILL_READ = [
     ("Multiply 5 by 4 to get 20", "20"),
     ("<think>5 * 4 = 20, minus 2 is 18</think>\nThe answer is 18.", "18"),
     ("<think>\nlet me see: 7 + 5 = 12\n</think>\n\n12", "12"),
+    # LaTeX inline math is math mode, not a parenthesised remark (Qwen2.5-Coder-0.5B on llama.cpp: read as 23)
+    ("53 times 23 is \\(10,896\\).", "10896"),
+    ("\\[ 53 \\times 23 = 1129 \\]\n\nSo, the answer is \\(1129\\).", "1129"),
+    ("The product is \\[ 1219 \\]", "1219"),
 ]
 
 

@@ -77,6 +77,7 @@ _LATEX_FRAC_DIGITS = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
 _LATEX_SQRT_BRACED = re.compile(r"\\sqrt\s*\{\s*([^{}]*)\}")
 _LATEX_ROOT_BRACED = re.compile(r"\\sqrt\s*\[\s*(\d+)\s*\]\s*\{\s*([^{}]*)\}")
 _LATEX_SQRT_ATOM = re.compile(r"\\sqrt\s*(\d+|[A-Za-z](?![A-Za-z]))")
+_LATEX_MATH_DELIMITERS = re.compile(r"\\[()\[\]]")
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|textrm|mathrm|mathbf|operatorname|mbox)\s*\{([^{}]*)\}")
 _LATEX_DROP = re.compile(r"\\(?:left|right|displaystyle|!|;|quad|qquad)|\^\s*\{?\\circ\}?|\\circ")
 _LATEX_THOUSANDS = re.compile(r"(?<=\d)(?:\\,|\{,\})(?=\d{3})")
@@ -96,7 +97,8 @@ def prepare_math(text: str) -> str:
 
 def delatex(text: str) -> str:
     """Rewrite LaTeX into plain text: ``\\frac{a}{b}`` → the number a/b (or ``(a)/(b)`` when a or b is not a number),
-    ``\\sqrt{a}`` → ``√(a)``, ``\\pi`` → ``π``, ``\\text{…}`` → its text, spacing commands dropped."""
+    ``\\sqrt{a}`` → ``√(a)``, ``\\pi`` → ``π``, ``\\text{…}`` → its text, spacing commands and the math delimiters
+    ``\\( \\)`` ``\\[ \\]`` dropped (so "23 is \\(10,896\\)" is not read as 23 with a remark in parentheses)."""
     if "\\" not in text and "^" not in text:
         return text
     text = _LATEX_THOUSANDS.sub("", text)
@@ -115,6 +117,7 @@ def delatex(text: str) -> str:
             break
         text = new
     text = _LATEX_DROP.sub("", text)
+    text = _LATEX_MATH_DELIMITERS.sub(" ", text)  # \( … \) and \[ … \] are math mode, not a parenthesised remark
     text = text.replace("\\$", "$").replace("\\%", "%").replace("\\,", " ")
     return _BRACED_POWER.sub(r"^\1", text)
 
