@@ -19,7 +19,7 @@ from relgate_tui.engine.certification.certify import CRASH_AFTER_LABELS_ENV
 from relgate_tui.engine.runs.listing import open_run
 from relgate_tui.engine.runs.store import read_jsonl
 from relgate_tui.engine.transport.endpoints import sample_seed
-from tests.engine.conftest import InProcessCli
+from tests.conftest import InProcessCli
 
 CLI = [sys.executable, "-m", "relgate_tui.cli"]
 

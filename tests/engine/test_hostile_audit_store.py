@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.conftest import InProcessCli
+from tests.conftest import InProcessCli
 from tests.engine.stored_audit import stored_audit
 
 ROOT = Path(__file__).resolve().parents[2]

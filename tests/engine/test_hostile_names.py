@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.engine.conftest import InProcessCli
+from tests.conftest import InProcessCli
 from tests.engine.stored_audit import stored_audit
 
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"

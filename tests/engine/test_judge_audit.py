@@ -20,7 +20,7 @@ from relgate_tui.engine.judging.audit_cli import (
     select,
 )
 from relgate_tui.engine.judging.data import load_audit_set
-from tests.engine.conftest import InProcessCli
+from tests.conftest import InProcessCli
 
 
 @pytest.fixture(scope="module")

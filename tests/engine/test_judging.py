@@ -39,7 +39,7 @@ from relgate_tui.engine.judging.scores_file import table_from_records
 from relgate_tui.engine.transport.cache import SampleCache
 from relgate_tui.engine.transport.endpoints import sample_seed
 from relgate_tui.errors import DataError, UserError
-from tests.engine.conftest import InProcessCli
+from tests.conftest import InProcessCli
 from tests.engine.logprob_server import LogprobJudge
 
 GOLDEN = Path(__file__).parent / "golden" / "judge_audit.json"

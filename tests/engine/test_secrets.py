@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from relgate_tui.demo import DemoServer
-from tests.engine.conftest import InProcessCli
+from tests.conftest import InProcessCli
 
 
 class RecordingRelay:

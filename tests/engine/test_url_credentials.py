@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.conftest import InProcessCli
+from tests.conftest import InProcessCli
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "imports" / "lm_eval" / "addition"
