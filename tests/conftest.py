@@ -1,4 +1,4 @@
-"""Session-wide test setup.
+"""Session-wide test setup, and the ``incli`` fixture (relgate's CLI in the test's process).
 
 hypothesis is imported here, at start-up, while the main thread is the only thread. Its pytest plugin otherwise
 imports it lazily at session end (terminal summary) when a run collected no hypothesis test, and pytest's assertion
@@ -7,4 +7,61 @@ AST recursion counter is shared between threads (cpython#106905), which fails th
 constructor recursion depth mismatch" although every test passed.
 """
 
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
 import hypothesis  # noqa: F401
+import pytest
+
+InProcessCli = Callable[..., "subprocess.CompletedProcess[str]"]
+
+# A fresh interpreter's warning filters (CPython without -W or PYTHONWARNINGS), in order
+_INTERPRETER_FILTERS = (("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, ""),
+                        ("ignore", PendingDeprecationWarning, ""), ("ignore", ImportWarning, ""),
+                        ("ignore", ResourceWarning, ""))
+
+
+@pytest.fixture
+def incli(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> InProcessCli:
+    """``incli(home, *argv, cwd=None, env=None)``: ``relgate *argv`` run in this process through ``cli.main`` — the
+    code ``python -m relgate_tui.cli`` runs — with ``RELGATE_HOME=home``, no other ``RELGATE_*`` variable, ``env``
+    added and ``cwd`` (default ``home``) as the working directory; its exit code and everything written to file
+    descriptors 1 and 2 (``capfd``) come back as a ``CompletedProcess``. What pytest would otherwise intercept reaches
+    stderr as in a process of its own: warnings under a fresh interpreter's filters, and log records through
+    logging's last-resort handler (the root logger without pytest's handlers).
+
+    For tests about what a command does and prints, not about the process (signals, kill -9, interpreter start-up):
+    a new interpreter per command costs a second or more of imports."""
+    from relgate_tui import cli
+
+    def run(home: Path, *argv: str, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        root = logging.getLogger()
+        handlers = root.handlers[:]
+        with monkeypatch.context() as m, warnings.catch_warnings(record=True) as caught:
+            for key in [k for k in os.environ if k.startswith("RELGATE_")]:
+                m.delenv(key)
+            m.setenv("RELGATE_HOME", str(home))
+            for key, value in (env or {}).items():
+                m.setenv(key, value)
+            m.chdir(cwd or home)
+            warnings.resetwarnings()
+            for action, category, module in _INTERPRETER_FILTERS:
+                warnings.filterwarnings(action, category=category, module=module, append=True)
+            capfd.readouterr()  # what the test printed before is not this command's output
+            root.handlers = []
+            try:
+                code = cli.main(list(argv))
+            finally:
+                root.handlers = handlers
+            out = capfd.readouterr()
+        shown = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line) for w in caught)
+        return subprocess.CompletedProcess(["relgate", *argv], code, out.out, out.err + shown)
+
+    return run

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 from pathlib import Path
 
 import networkx as nx
@@ -55,8 +56,12 @@ def _import_nodes(source: str, package: str) -> list[tuple[str, list[str]]]:
 
 def _imports_of(source: str, package: str) -> set[str]:
     """Every module name an import statement names (``from a import b`` counts ``a`` and ``a.b``)."""
+    return _named(_import_nodes(source, package))
+
+
+def _named(nodes: list[tuple[str, list[str]]]) -> set[str]:
     found: set[str] = set()
-    for mod, names in _import_nodes(source, package):
+    for mod, names in nodes:
         found.add(mod)
         found.update(f"{mod}.{n}" for n in names)
     return found
@@ -66,8 +71,20 @@ def _files() -> list[Path]:
     return sorted(PKG.rglob("*.py"))
 
 
+@cache
+def _sources() -> dict[Path, str]:
+    """Every source file, read once per test process (the tests only read them)."""
+    return {p: p.read_text(encoding="utf-8") for p in _files()}
+
+
+@cache
+def _nodes() -> dict[Path, list[tuple[str, list[str]]]]:
+    """Every file's import statements, parsed once per test process."""
+    return {p: _import_nodes(src, _package_of(p)) for p, src in _sources().items()}
+
+
 def _graph() -> dict[str, set[str]]:
-    return {_module_name(p): _imports_of(p.read_text(encoding="utf-8"), _package_of(p)) for p in _files()}
+    return {_module_name(p): _named(nodes) for p, nodes in _nodes().items()}
 
 
 def _under(name: str, package: str) -> bool:
@@ -106,11 +123,11 @@ def _owner(module: str) -> str:
 
 
 def _private_imports() -> list[str]:
-    modules = {_module_name(p) for p in _files()}
+    modules = {_module_name(p) for p in _sources()}
     found = []
-    for path in _files():
+    for path, nodes in _nodes().items():
         here = _module_name(path)
-        for mod, names in _import_nodes(path.read_text(encoding="utf-8"), _package_of(path)):
+        for mod, names in nodes:
             if not _under(mod, "relgate_tui"):
                 continue
             for name in names:
@@ -141,7 +158,7 @@ def test_no_import_cycle_between_files():
 def test_engine_has_at_most_eight_top_level_entries_and_modules_stay_small():
     entries = [p.name for p in (PKG / "engine").iterdir() if p.name != "__pycache__"]
     assert len(entries) <= 8, sorted(entries)
-    big = {str(p.relative_to(PKG)): n for p in _files() if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    big = {str(p.relative_to(PKG)): n for p, src in _sources().items() if (n := len(src.splitlines())) > 600}
     assert not big, big
 
 

@@ -15,6 +15,7 @@ import pytest
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer, FaultPlan
 from relgate_tui.engine.runs.listing import open_run
+from tests.conftest import InProcessCli
 
 TASK = "bigbench-3digit-addition"
 RUNNER = (
@@ -99,11 +100,11 @@ def test_certify_json_schema(first_run) -> None:
     assert doc["reliability_level"] == pytest.approx(top / (30 + 1))
 
 
-def test_rerun_costs_zero_calls_and_gives_the_same_json(demo, first_run, tmp_path) -> None:
+def test_rerun_costs_zero_calls_and_gives_the_same_json(demo, first_run, tmp_path, incli: InProcessCli) -> None:
     out = tmp_path / "again.json"
     before = len(demo.requests)
     args = [*first_run["args"][:-1], str(out)]
-    proc = run_cli(args, first_run["home"])
+    proc = incli(first_run["home"], *args)
     assert proc.returncode == 0, proc.stderr
     assert len(demo.requests) == before  # not a single request, not even the reachability probe
     again, first = json.loads(out.read_text()), first_run["doc"]

@@ -1,5 +1,6 @@
 """SIGKILL `relgate certify` mid-sampling and mid-labelling, rerun, compare with an uninterrupted run (SPEC §7,
-issue 5 acceptance): same final JSON, no repeated request for a completed sample, no label lost."""
+issue 5 acceptance): same final JSON, no repeated request for a completed sample, no label lost. The killed run is a
+process of its own; the reruns and reference runs are ``cli.main`` in the test's process (``incli``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from relgate_tui.engine.certification.certify import CRASH_AFTER_LABELS_ENV
 from relgate_tui.engine.runs.listing import open_run
 from relgate_tui.engine.runs.store import read_jsonl
 from relgate_tui.engine.transport.endpoints import sample_seed
+from tests.conftest import InProcessCli
 
 CLI = [sys.executable, "-m", "relgate_tui.cli"]
 
@@ -47,7 +49,7 @@ def _count_lines(path: Path) -> int:
         return 0
 
 
-def test_sigkill_mid_sampling_then_resume(tmp_path: Path) -> None:
+def test_sigkill_mid_sampling_then_resume(tmp_path: Path, incli: InProcessCli) -> None:
     with DemoServer(latency_ms=15) as server:
         run_dir = tmp_path / "runs"
         args = ["certify", "--task", "bigbench-3digit-addition", "--limit", "36", "--endpoint", server.base_url,
@@ -76,7 +78,7 @@ def test_sigkill_mid_sampling_then_resume(tmp_path: Path) -> None:
 
         # 2. rerun the same command with an EMPTY cache (another RELGATE_HOME): only the run store can resume
         out = tmp_path / "resumed.json"
-        resumed = _run([*args, "--json", str(out)], tmp_path / "home2")
+        resumed = incli(tmp_path / "home2", *args, "--json", str(out), cwd=tmp_path)
         assert resumed.returncode == 0, resumed.stderr
         doc = json.loads(out.read_text())
         new_requests = _chat(server)[requests_before:]
@@ -92,7 +94,7 @@ def test_sigkill_mid_sampling_then_resume(tmp_path: Path) -> None:
         ref_out = tmp_path / "reference.json"
         ref_args = [a if a != server.base_url else fresh.base_url for a in args]
         ref_args[ref_args.index(str(run_dir))] = str(tmp_path / "runs_ref")
-        ref = _run([*ref_args, "--json", str(ref_out)], tmp_path / "home3")
+        ref = incli(tmp_path / "home3", *ref_args, "--json", str(ref_out), cwd=tmp_path)
         assert ref.returncode == 0, ref.stderr
         reference = json.loads(ref_out.read_text())
         paid = len(_chat(fresh))
@@ -110,7 +112,7 @@ def labelled_task(tmp_path: Path) -> Path:
     return task
 
 
-def test_sigkill_mid_labelling_then_resume(tmp_path: Path, labelled_task: Path) -> None:
+def test_sigkill_mid_labelling_then_resume(tmp_path: Path, labelled_task: Path, incli: InProcessCli) -> None:
     """Labels from a file are being persisted (fsync per verdict) when the process is SIGKILLed; the rerun applies the
     rest exactly once and the result equals an uninterrupted run's."""
     with DemoServer() as server:
@@ -119,8 +121,8 @@ def test_sigkill_mid_labelling_then_resume(tmp_path: Path, labelled_task: Path) 
         homes = {name: tmp_path / name for name in ("crash", "reference")}
         # sample both runs first (the labels refer to the ranked candidates the user saw)
         first = tmp_path / "first.json"
-        assert _run([*base, "--json", str(first)], homes["crash"]).returncode == 0
-        assert _run(base, homes["reference"]).returncode == 0
+        assert incli(homes["crash"], *base, "--json", str(first), cwd=tmp_path).returncode == 0
+        assert incli(homes["reference"], *base, cwd=tmp_path).returncode == 0
         items = [it for it in json.loads(first.read_text())["items"] if it["role"] == "calibration"]
         verdicts = []
         for j, it in enumerate(items):
@@ -145,9 +147,9 @@ def test_sigkill_mid_labelling_then_resume(tmp_path: Path, labelled_task: Path) 
 
         # rerun: the remaining labels are applied once, nothing is re-sampled
         out, ref_out = tmp_path / "resumed.json", tmp_path / "reference.json"
-        resumed = _run([*base, "--labels", str(labels), "--json", str(out)], homes["crash"])
+        resumed = incli(homes["crash"], *base, "--labels", str(labels), "--json", str(out), cwd=tmp_path)
         assert resumed.returncode == 0, resumed.stderr
-        reference = _run([*base, "--labels", str(labels), "--json", str(ref_out)], homes["reference"])
+        reference = incli(homes["reference"], *base, "--labels", str(labels), "--json", str(ref_out), cwd=tmp_path)
         assert reference.returncode == 0, reference.stderr
         assert len(_chat(server)) == requests_after_sampling  # labelling never calls the model
 

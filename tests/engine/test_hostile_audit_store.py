@@ -1,6 +1,7 @@
 """Issue 23 §3, §7, §8 on the stored audits: a FIFO or a /dev/zero link planted as an audit's answers.jsonl or
 manifest.json is refused at once (never a hang, never unbounded memory); a reopened audit whose data file changed
-says so; a corrupt middle line is repaired by `relgate audits --repair`. Real files, the real CLI."""
+says so; a corrupt middle line is repaired by `relgate audits --repair`. Real files, the real CLI: in a process of its
+own where a planted file could hang it or fill its memory, else ``cli.main`` in the test's process (``incli``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import InProcessCli
 from tests.engine.stored_audit import stored_audit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +57,7 @@ def test_a_special_file_planted_in_an_audit_is_refused_not_read(audit_template: 
         assert reopened.returncode == 0, reopened.stderr
 
 
-def test_a_reopened_audit_whose_data_changed_says_so(tmp_path: Path) -> None:
+def test_a_reopened_audit_whose_data_changed_says_so(tmp_path: Path, incli: InProcessCli) -> None:
     data = tmp_path / "set.jsonl"
     rows = []
     for p in range(3):
@@ -64,26 +66,27 @@ def test_a_reopened_audit_whose_data_changed_says_so(tmp_path: Path) -> None:
                                     for c in range(2)]})
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     audit = stored_audit(tmp_path, data=str(data))
-    assert _cli(tmp_path, "audits", audit.name, "--json", "-").returncode == 0
+    assert incli(tmp_path, "audits", audit.name, "--json", "-").returncode == 0
     rows[0]["candidates"][0]["human"]["Coherence"] = 5 if rows[0]["candidates"][0]["human"]["Coherence"] != 5 else 1
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    r = _cli(tmp_path, "audits", audit.name, "--json", "-")
+    r = incli(tmp_path, "audits", audit.name, "--json", "-")
     assert r.returncode == 2 and "has changed since the audit" in r.stderr and r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-def test_a_corrupt_middle_line_is_repaired_by_audits_repair(audit_template: Path, tmp_path: Path) -> None:
+def test_a_corrupt_middle_line_is_repaired_by_audits_repair(audit_template: Path, tmp_path: Path,
+                                                            incli: InProcessCli) -> None:
     audit = _copy(audit_template, tmp_path)
     answers = audit / "answers.jsonl"
     lines = answers.read_bytes().splitlines(keepends=True)
-    good = _cli(tmp_path, "audits", audit.name, "--json", "-")
+    good = incli(tmp_path, "audits", audit.name, "--json", "-")
     assert good.returncode == 0
     broken = [*lines[:1], b'{"judge": "lp-judge", "key": [1, \n', *lines[1:]]
     answers.write_bytes(b"".join(broken))
-    r = _cli(tmp_path, "audits", audit.name, "--json", "-")
+    r = incli(tmp_path, "audits", audit.name, "--json", "-")
     assert r.returncode == 2 and "answers.jsonl:2" in r.stderr and "--repair" in r.stderr
-    r = _cli(tmp_path, "audits", audit.name, "--repair")
+    r = incli(tmp_path, "audits", audit.name, "--repair")
     assert r.returncode == 0 and "moved 1 corrupt line" in r.stderr, r.stderr
     assert (audit / "answers.jsonl.quarantine").read_bytes() == b'{"judge": "lp-judge", "key": [1, \n'
-    again = _cli(tmp_path, "audits", audit.name, "--json", "-")
+    again = incli(tmp_path, "audits", audit.name, "--json", "-")
     assert again.returncode == 0 and json.loads(again.stdout) == json.loads(good.stdout)

@@ -1,6 +1,6 @@
 """The CLI against the hostile server (issue 10 §2, §4): a 401 that echoes the ``Authorization`` header, answers that
-repeat it and an endpoint URL with credentials leave no secret in the output, the run directory or the cache; Ctrl-C
-prints one line and no CancelledError traceback."""
+repeat it and an endpoint URL with credentials leave no secret in the output, the run directory or the cache (the CLI
+in the test's process: ``incli``); Ctrl-C prints one line and no CancelledError traceback (a process of its own)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 from relgate_tui.core.redact import public_url, redact
+from tests.conftest import InProcessCli
 
 from .hostile import ECHO_AUTH, HANG, HostileServer, chat
 
@@ -35,23 +36,21 @@ def _echo_in_answer(head: bytes) -> bytes:
     return chat(f"you sent Authorization: {auth} -- the answer is 42")
 
 
-def test_an_echoed_api_key_is_never_printed_or_stored(tmp_path: Path) -> None:
+def test_an_echoed_api_key_is_never_printed_or_stored(tmp_path: Path, incli: InProcessCli) -> None:
     key = f"sk-canary-{uuid.uuid4().hex}"
-    env = _env(tmp_path, key)
     outputs = []
     with HostileServer(default=ECHO_AUTH) as server:
-        proc = subprocess.run([*CLI, "certify", "--task", "bigbench-3digit-addition", "--limit", "3", "--k-max", "2",
-                               "--endpoint", server.base_url, "--model", "m", "--api-key-env", "RELGATE_TEST_KEY",
-                               "--seed", "1"], capture_output=True, text=True, env=env, timeout=120)
+        proc = incli(tmp_path / "home", "certify", "--task", "bigbench-3digit-addition", "--limit", "3", "--k-max",
+                     "2", "--endpoint", server.base_url, "--model", "m", "--api-key-env", "RELGATE_TEST_KEY", "--seed",
+                     "1", cwd=tmp_path, env={"RELGATE_TEST_KEY": key})
         outputs += [proc.stdout, proc.stderr]
         assert any(key in h.decode("latin-1") for h in server.heads)  # the key really was sent (and echoed)
     assert "request rejected (HTTP 401)" in proc.stderr and "[redacted]" in proc.stderr
     with HostileServer(default=_echo_in_answer) as server:
         userinfo_url = server.base_url.replace("http://", "http://alice:hunter2pw@")
-        proc = subprocess.run([*CLI, "certify", "--task", "bigbench-3digit-addition", "--limit", "3", "--k-max", "2",
-                               "--endpoint", userinfo_url, "--model", "m", "--api-key-env", "RELGATE_TEST_KEY",
-                               "--seed", "2", "--json", str(tmp_path / "out.json")],
-                              capture_output=True, text=True, env=env, timeout=120)
+        proc = incli(tmp_path / "home", "certify", "--task", "bigbench-3digit-addition", "--limit", "3", "--k-max",
+                     "2", "--endpoint", userinfo_url, "--model", "m", "--api-key-env", "RELGATE_TEST_KEY", "--seed",
+                     "2", "--json", str(tmp_path / "out.json"), cwd=tmp_path, env={"RELGATE_TEST_KEY": key})
         outputs += [proc.stdout, proc.stderr]
     assert proc.returncode in (0, 1), proc.stderr
     assert not any(key in text or "hunter2pw" in text for text in outputs)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from relgate_tui.engine.judging.audit_cli import (
     select,
 )
 from relgate_tui.engine.judging.data import load_audit_set
+from tests.conftest import InProcessCli
 
 
 @pytest.fixture(scope="module")
@@ -112,25 +111,21 @@ def test_selection_is_seeded() -> None:
         (["--candidates", "1"], "--candidates must be"),
     ],
 )
-def test_cli_errors_are_one_line(server: DemoServer, tmp_path: Path, args: list[str], message: str) -> None:
+def test_cli_errors_are_one_line(server: DemoServer, tmp_path: Path, args: list[str], message: str,
+                                 incli: InProcessCli) -> None:
     base = {"--data": "hanna", "--criterion": "Coherence", "--endpoint": server.base_url, "--model": "sim-judge"}
     for k, v in zip(args[::2], args[1::2]):
         base[k] = v
     argv = [x for kv in base.items() for x in kv] + ["--inputs", "2", "--candidates", base.get("--candidates", "3")]
-    env = {"RELGATE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    r = subprocess.run([sys.executable, "-m", "relgate_tui.cli", "judge-audit", *argv], capture_output=True, text=True, env=env)
+    r = incli(tmp_path, "judge-audit", *argv)
     assert r.returncode == 2
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
-def test_cli_writes_json(server: DemoServer, tmp_path: Path) -> None:
+def test_cli_writes_json(server: DemoServer, tmp_path: Path, incli: InProcessCli) -> None:
     out = tmp_path / "audit.json"
-    r = subprocess.run(
-        [sys.executable, "-m", "relgate_tui.cli", "judge-audit", "--data", "hanna", "--criterion", "Empathy",
-         "--endpoint", server.base_url, "--model", "sim-judge", "--inputs", "3", "--candidates", "4", "--reps", "1",
-         "--json", str(out)],
-        capture_output=True, text=True, env={"RELGATE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
+    r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Empathy", "--endpoint", server.base_url,
+              "--model", "sim-judge", "--inputs", "3", "--candidates", "4", "--reps", "1", "--json", str(out))
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     assert doc["pairwise"]["verdicts"]["total"] == 3 * 6 * 1

@@ -39,6 +39,7 @@ from relgate_tui.engine.judging.scores_file import table_from_records
 from relgate_tui.engine.transport.cache import SampleCache
 from relgate_tui.engine.transport.endpoints import sample_seed
 from relgate_tui.errors import DataError, UserError
+from tests.conftest import InProcessCli
 from tests.engine.logprob_server import LogprobJudge
 
 GOLDEN = Path(__file__).parent / "golden" / "judge_audit.json"
@@ -47,11 +48,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _env(home: Path) -> dict[str, str]:
     return {"RELGATE_HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
-
-
-def _cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "relgate_tui.cli", *argv], capture_output=True, text=True,
-                          env=_env(home), cwd=str(home), timeout=300)
 
 
 async def _collect(judge: Judge, requests: list[Request], reps: int, cache: SampleCache) -> list[Answer]:
@@ -153,10 +149,11 @@ def demo():
         yield srv
 
 
-def test_judge_audit_json_is_pinned_on_a_seeded_demo_audit(demo: DemoServer, tmp_path: Path) -> None:
+def test_judge_audit_json_is_pinned_on_a_seeded_demo_audit(demo: DemoServer, tmp_path: Path,
+                                                              incli: InProcessCli) -> None:
     """The golden document: ``relgate judge-audit --json`` on the demo's simulated judge, both protocols, seeded.
     Only the version and the wall time vary between runs."""
-    r = _cli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
+    r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
              "--model", "sim-judge", "--protocol", "both", "--reps", "3", "--inputs", "5", "--candidates", "4",
              "--seed", "3", "--no-store", "--json", "audit.json")
     assert r.returncode == 0, r.stderr
@@ -183,9 +180,10 @@ ORIGINAL_DIRECT_STRICT = __import__("relgate_tui.engine.judging.variants", froml
     "{{definition}}", "Definition of {{criterion}}: {{description}} Be strict.\n")
 
 
-def test_three_judges_and_two_variants_from_the_cli_reopen_offline_unchanged(demo: DemoServer, tmp_path: Path) -> None:
+def test_three_judges_and_two_variants_from_the_cli_reopen_offline_unchanged(demo: DemoServer, tmp_path: Path,
+                                                                              incli: InProcessCli) -> None:
     variant = _variant_file(tmp_path)
-    r = _cli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
+    r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
              "--model", "sim-judge", "--judge", "model=sim-judge-long",
              "--judge", "model=sim-judge-short,name=short,top_logprobs=3", "--variant", f"strict={variant}",
              "--protocol", "both", "--reps", "1", "--inputs", "3", "--candidates", "3", "--json", "out.json",
@@ -216,9 +214,9 @@ def test_three_judges_and_two_variants_from_the_cli_reopen_offline_unchanged(dem
     # reopened offline (no server): every number unchanged
     stored = json.loads((Path(audit.path) / "results.json").read_text())
     assert stored == doc
-    listing = _cli(tmp_path, "audits")
+    listing = incli(tmp_path, "audits")
     assert audit.id in listing.stdout and "finished" in listing.stdout
-    reopened = _cli(tmp_path, "audits", audit.id, "--json", "-")
+    reopened = incli(tmp_path, "audits", audit.id, "--json", "-")
     assert reopened.returncode == 0, reopened.stderr
     assert json.loads(reopened.stdout) == doc
 
@@ -245,7 +243,7 @@ def test_log_probs_flow_from_the_judge_to_a_stored_audit_and_its_export(tmp_path
 
 
 # ------------------------------------------------------------------------------------------------------ kill -9
-def test_a_stored_audit_resumes_after_kill_9_without_paying_twice(tmp_path: Path) -> None:
+def test_a_stored_audit_resumes_after_kill_9_without_paying_twice(tmp_path: Path, incli: InProcessCli) -> None:
     argv = ["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--model", "sim-judge", "--protocol",
             "both", "--reps", "3", "--inputs", "6", "--candidates", "4", "--seed", "5", "--concurrency", "2",
             "--no-cache", "--json", "out.json"]
@@ -269,7 +267,7 @@ def test_a_stored_audit_resumes_after_kill_9_without_paying_twice(tmp_path: Path
         n_first = len(server.chat_requests)
         planned = 6 * (6 + 4) * 3  # per input: 6 pairs + 4 candidates; × k = 3 (verdicts per pair, scores)
         assert 40 <= len(held) < planned
-        r = _cli(home, *argv, "--endpoint", server.base_url)
+        r = incli(home, *argv, "--endpoint", server.base_url)
         assert r.returncode == 0, r.stderr
         second = server.chat_requests[n_first:]
         held_seeds = {sample_seed(5, seed_id(tuple(h["key"])), h["rep"]) for h in held}
@@ -280,7 +278,7 @@ def test_a_stored_audit_resumes_after_kill_9_without_paying_twice(tmp_path: Path
         # the same audit, uninterrupted, in a fresh data dir
         fresh = tmp_path / "fresh"
         fresh.mkdir()
-        r = _cli(fresh, *argv, "--endpoint", server.base_url)
+        r = incli(fresh, *argv, "--endpoint", server.base_url)
         assert r.returncode == 0, r.stderr
         uninterrupted = json.loads((fresh / "out.json").read_text())
     for doc in (resumed, uninterrupted):
@@ -290,7 +288,7 @@ def test_a_stored_audit_resumes_after_kill_9_without_paying_twice(tmp_path: Path
 
 
 # ------------------------------------------------------------------------------------------------------ scores files
-def test_a_scores_file_is_analysed_with_zero_calls(tmp_path: Path) -> None:
+def test_a_scores_file_is_analysed_with_zero_calls(tmp_path: Path, incli: InProcessCli) -> None:
     records = []
     for i in range(40):
         human = 1 + i % 5
@@ -312,11 +310,11 @@ def test_a_scores_file_is_analysed_with_zero_calls(tmp_path: Path) -> None:
     assert all(r["judge_scores"] == [int(r["human"])] for r in j3)  # scored by the most likely scale value
     path = tmp_path / "scores.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    r = _cli(tmp_path, "judge-audit", "--scores", str(path), "--json", "-")
+    r = incli(tmp_path, "judge-audit", "--scores", str(path), "--json", "-")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["studies"] == doc["studies"]
     path.write_text('{"id": "x", "score": "high"}\n')
-    r = _cli(tmp_path, "judge-audit", "--scores", str(path))
+    r = incli(tmp_path, "judge-audit", "--scores", str(path))
     assert r.returncode == 2 and "scores.jsonl:1" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
@@ -335,8 +333,8 @@ def test_a_stored_audit_refuses_changed_data(tmp_path: Path, monkeypatch: pytest
         AuditStore.create_or_open(plan_audit(spec))
 
 
-def test_an_unreachable_judge_is_one_line_before_anything_is_paid(tmp_path: Path) -> None:
-    r = _cli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
+def test_an_unreachable_judge_is_one_line_before_anything_is_paid(tmp_path: Path, incli: InProcessCli) -> None:
+    r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
              "http://127.0.0.1:9/v1", "--model", "nobody", "--inputs", "2", "--candidates", "3")
     assert r.returncode == 2 and "judge nobody: cannot reach http://127.0.0.1:9/v1" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
@@ -439,8 +437,9 @@ def test_paper_000_statistics_through_a_loopback_audit(policy: str, tmp_path: Pa
     assert (flag == "position_only") == (policy == "first") == pwd["position_consistency"]["position_only"]
 
 
-def test_even_reps_are_refused_for_pairwise_and_the_likert_protocol_is_recorded(tmp_path: Path) -> None:
-    r = _cli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
+def test_even_reps_are_refused_for_pairwise_and_the_likert_protocol_is_recorded(tmp_path: Path,
+                                                                                  incli: InProcessCli) -> None:
+    r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
              "http://127.0.0.1:9/v1", "--model", "m", "--reps", "2")
     assert r.returncode == 2 and "--reps must be odd" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     with ScriptedJudge("coin") as server:

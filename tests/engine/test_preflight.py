@@ -51,7 +51,7 @@ def test_timeouts_while_other_requests_succeed_say_the_server_is_busy(tmp_path, 
 
     monkeypatch.setenv("RELGATE_HOME", str(tmp_path))
     with DemoServer(latency_ms=300, slots=1, honour_n=False) as server:
-        cfg = CertifyConfig(task=TASK, endpoint=server.base_url, model="sim-mid", limit=8, k_max=4,
+        cfg = CertifyConfig(task=TASK, endpoint=server.base_url, model="sim-mid", limit=8, k_max=2,
                             stopping="none", concurrency=8, timeout_s=1.0, run_dir=str(tmp_path / "runs"),
                             cache_dir=str(tmp_path / "cache")).validate()
         prepared = prepare(cfg)

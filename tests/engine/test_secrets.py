@@ -8,17 +8,14 @@ relgate and the demo endpoint, so the test can also prove the key WAS sent (Auth
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 import threading
 import uuid
 from pathlib import Path
 
 from relgate_tui.demo import DemoServer
-
-CLI = [sys.executable, "-m", "relgate_tui.cli"]
+from tests.conftest import InProcessCli
 
 
 class RecordingRelay:
@@ -72,14 +69,13 @@ def _hits(root: Path, needle: bytes) -> list[str]:
     return found
 
 
-def test_api_key_never_written_anywhere(tmp_path: Path) -> None:
+def test_api_key_never_written_anywhere(tmp_path: Path, incli: InProcessCli) -> None:
     canary = f"sk-relgate-canary-{uuid.uuid4().hex}"
     home = tmp_path / "home"
-    env = {**os.environ, "RELGATE_HOME": str(home), "RELGATE_TEST_API_KEY": canary}
     outputs: list[str] = []
 
-    def run(*args: str) -> subprocess.CompletedProcess:
-        proc = subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=120)
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        proc = incli(home, *args, cwd=tmp_path, env={"RELGATE_TEST_API_KEY": canary})
         outputs.extend([proc.stdout, proc.stderr])
         return proc
 

@@ -4,8 +4,6 @@ database role; blind labelling; the adjudicator queue is closed to reviewers; no
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import psycopg
@@ -15,6 +13,7 @@ import sqlalchemy as sa
 from relgate_tui.cli import main
 from relgate_tui.engine.review.db import ReviewDenied
 from relgate_tui.engine.review.store import open_store
+from tests.conftest import InProcessCli
 from tests.review.conftest import Backend, import_run, write_labels
 
 
@@ -96,16 +95,13 @@ def test_a_reviewer_cannot_read_the_adjudicator_queue(pgb: Backend, tmp_path: Pa
     assert main(["review", "pull", sid, *pgb.args("alice")]) == 2
 
 
-def test_no_password_anywhere_after_a_full_session(pgb: Backend, tmp_path: Path) -> None:
+def test_no_password_anywhere_after_a_full_session(pgb: Backend, tmp_path: Path, incli: InProcessCli) -> None:
     run = import_run(tmp_path, 12)
     outputs: list[str] = []
-    env_home = str(tmp_path / "home")
 
     def cli(*args: str, ok: bool = True) -> None:
-        # each command in its own process: stdout and stderr exactly as a user sees them
-        proc = subprocess.run([sys.executable, "-m", "relgate_tui.cli", *args], capture_output=True, text=True,
-                              env={"RELGATE_HOME": env_home, "PATH": "/usr/bin:/bin",
-                                   "PYTHONPATH": str(Path(__file__).resolve().parents[2])}, timeout=120)
+        # stdout and stderr as a user sees them: read at file descriptors 1 and 2, warnings and log records included
+        proc = incli(tmp_path / "home", *args, cwd=tmp_path)
         outputs.extend([proc.stdout, proc.stderr])
         assert (proc.returncode == 0) is ok, proc.stderr
 
