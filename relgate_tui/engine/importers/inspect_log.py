@@ -40,7 +40,9 @@ ZIP_ZSTD = 93
 
 class _Budget:
     """Bytes an archive may still inflate to, counted on the bytes actually decompressed (never on the sizes its
-    directory declares: a member that declares 2 bytes may inflate to gigabytes)."""
+    directory declares: a member that declares 2 bytes may inflate to gigabytes). A member is read in chunks and
+    never past its declared size (plus one byte, to see that it lies), the member cap or what the archive has left:
+    memory follows the smallest of the three, whatever the compressed data would inflate to."""
 
     def __init__(self, total: int) -> None:
         self.left = total
@@ -49,14 +51,18 @@ class _Budget:
         """Everything ``stream`` yields, read in chunks while within the member and archive budgets; it must be
         exactly ``declared`` bytes."""
         limit = min(MAX_MEMBER_BYTES, self.left)
+        stop = min(limit, max(declared, 0))  # reading one byte past this tells a lying member
         chunks, n = [], 0
         while True:
-            chunk = stream.read(min(1 << 20, limit + 1 - n))
+            chunk = stream.read(min(1 << 20, stop + 1 - n))
             if not chunk:
                 break
             chunks.append(chunk)
             n += len(chunk)
-            if n > limit:
+            if n > stop:
+                if n > declared:
+                    raise data_error(path, f"member inflates to more than the {declared} bytes the directory says",
+                                     field=name)
                 which = "member" if limit == MAX_MEMBER_BYTES else "archive"
                 cap = MAX_MEMBER_BYTES if which == "member" else MAX_TOTAL_BYTES
                 raise data_error(path, f"{which} inflates to more than {cap >> 20} MB (the directory says "
