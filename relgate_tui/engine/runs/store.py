@@ -136,7 +136,7 @@ class RunStore:
 
     def __init__(self, path: str | os.PathLike[str], *, fsync_interval: float = 0.5) -> None:
         self.path = Path(path)
-        if not (self.path / MANIFEST).is_file():
+        if not os.path.lexists(self.path / MANIFEST):  # present but not a regular file: one line from the read
             raise RunStoreError(f"{self.path}: not a relgate run (no {MANIFEST})")
         self.fsync_interval = fsync_interval
         self._lock_fd: int | None = None
@@ -176,7 +176,7 @@ class RunStore:
         except OSError as exc:
             raise RunStoreError(f"cannot create the run directory {path}: {exc.strerror or exc}") from None
         manifest_path = path / MANIFEST
-        if not manifest_path.is_file():
+        if not os.path.lexists(manifest_path):
             now = _now_iso()
             manifest = {
                 "format": FORMAT,
@@ -190,7 +190,7 @@ class RunStore:
             }
             store_lock = cls._acquire_lock(path)
             try:
-                if not manifest_path.is_file():  # re-check under the lock
+                if not os.path.lexists(manifest_path):  # re-check under the lock
                     atomic_write_json(manifest_path, manifest)
             except BaseException:
                 os.close(store_lock)
@@ -208,7 +208,10 @@ class RunStore:
         return store
 
     def _load_manifest(self) -> dict[str, Any]:
-        manifest = _read_json(self.path / MANIFEST)
+        try:
+            manifest = _read_json(self.path / MANIFEST)
+        except FileNotFoundError:  # a dangling symlink, or removed meanwhile
+            raise RunStoreError(f"{self.path}: not a relgate run (no {MANIFEST})") from None
         if not isinstance(manifest, dict) or not isinstance(manifest.get("run_id"), str):
             raise RunStoreError(f"{self.path / MANIFEST}: not a relgate run manifest")
         return manifest
