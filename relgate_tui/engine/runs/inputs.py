@@ -65,8 +65,13 @@ def read_regular(path: PathLike, limit: int, *, what: str = "an input") -> bytes
     with open_regular(path, what=what) as f:
         data = read_bounded(f, limit)
     if data is None:
-        raise InputError(f"{path}: {what} larger than {_size(limit)}; refusing to read it")
+        raise too_large(path, limit, what)
     return data
+
+
+def too_large(path: PathLike, limit: int, what: str) -> InputError:
+    """The one-line refusal of an input larger than ``limit`` bytes (counted on the bytes read)."""
+    return InputError(f"{path}: {what} larger than {_size(limit)}; refusing to read it")
 
 
 def read_bounded(f: BinaryIO, limit: int) -> bytes | None:

@@ -165,11 +165,14 @@ class ItemSamples(Sequence[StoredSample]):
             prompt += _int(u.get("prompt_tokens", 0))
             completion += _int(u.get("completion_tokens", 0))
         old_spans = self.spans
+        all_spans: Any
         if old_spans is None or spans is None:
             all_spans = None
         else:
             all_spans = [*(old_spans.tolist() if isinstance(old_spans, np.ndarray) else old_spans), *spans]
         samples = None if self._samples is None else [*self._samples, *new]
+        if samples is None and all_spans is not None:  # texts are read at their spans: keep the spans compact
+            all_spans = np.asarray(all_spans, dtype=np.int64).reshape(-1, 2)
         out = ItemSamples(self.item, [*self.indices, *(s.index for s in new)], all_spans,
                           canonicals, prompt, completion, samples=samples, path=self._path)
         if samples is None and all_spans is None:
@@ -263,9 +266,10 @@ def group_parsed(objs: Sequence[Mapping[str, Any]], line_spans: Sequence[tuple[i
 
 
 def extend_grouped(grouped: dict[str, ItemSamples], batch: Sequence[StoredSample], spans: Sequence[tuple[int, int]],
-                   path: Path) -> bool:
+                   path: Path, *, keep_texts: bool = True) -> bool:
     """Add appended samples (their lines at ``spans``) to ``grouped`` in place, one new summary per item touched;
-    False (``grouped`` then partly updated: drop it) when a sample does not come after its item's last one."""
+    False (``grouped`` then partly updated: drop it) when a sample does not come after its item's last one. A new
+    item's summary holds the samples themselves when ``keep_texts``, else only their spans (read when shown)."""
     by_item: dict[str, tuple[list[StoredSample], list[tuple[int, int]]]] = {}
     for s, span in zip(batch, spans, strict=True):
         entry = by_item.get(s.item)
@@ -281,7 +285,8 @@ def extend_grouped(grouped: dict[str, ItemSamples], batch: Sequence[StoredSample
             if s.index <= last:
                 return False
             last = s.index
-        base = lst if lst is not None else ItemSamples(item, [], [], [], 0, 0, samples=[], path=path)
+        base = lst if lst is not None else ItemSamples(item, [], [], [], 0, 0, samples=[] if keep_texts else None,
+                                                       path=path)
         grouped[item] = base.extended(new, new_spans)
     return True
 
