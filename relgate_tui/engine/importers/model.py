@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -166,6 +167,13 @@ class LogLines:
             raise
         except OSError as exc:
             raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+        try:
+            declared = os.fstat(raw_file.fileno()).st_size
+        except OSError:
+            declared = 0
+        if declared > self.limit:  # refused at once; what is read stays bounded whatever the size says
+            raw_file.close()
+            raise too_large(path, self.limit, self.what)
         total = lineno = 0
         with io.BufferedReader(raw_file, 1 << 20) as f:  # type: ignore[arg-type,type-var]
             while True:
