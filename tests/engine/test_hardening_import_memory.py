@@ -117,3 +117,24 @@ def test_a_log_over_the_cap_is_one_line_at_once(tmp_path: Path, source: str) -> 
     assert r.returncode == 2 and len(lines) == 1, r.stderr[-2000:]
     assert "MemoryError" not in r.stderr and str(big) in lines[0] and "larger than 1024 MB" in lines[0]
     assert os.path.getsize(big) == MAX_LOG_BYTES + 1
+
+
+@pytest.mark.parametrize("source", ["lm-eval", "samples"])
+def test_a_log_of_more_items_than_an_import_takes_is_one_line(tmp_path: Path, source: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiny rows would cost the certification a few KB per item each: past MAX_IMPORT_ITEMS (here configured to
+    1,000, the same check at a smaller size) the load stops with one line naming the file and the line reached."""
+    from relgate_tui.engine.importers import load_log, model
+    from relgate_tui.errors import DataError
+
+    monkeypatch.setattr(model, "MAX_IMPORT_ITEMS", 1000)
+    n = 1001
+    big = tmp_path / SAMPLES_NAME
+    row = '{"doc_id": %d, "resps": [["a"]]}\n' if source == "lm-eval" else '{"id": %d, "samples": ["a"]}\n'
+    big.write_text("".join(row % i for i in range(n + 50)))
+    with pytest.raises(DataError) as info:
+        load_log(source, big)
+    msg = str(info.value)
+    assert "\n" not in msg and f"{big}:{n}:" in msg and "more than 1,000 items" in msg
+    big.write_text("".join(row % i for i in range(n - 1)))  # at the cap: imported
+    assert len(load_log(source, big).items) == n - 1

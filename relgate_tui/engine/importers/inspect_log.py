@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, read_log
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_totals, read_log
 from relgate_tui.errors import DataError, data_error
 
 __all__ = ["load_inspect", "read_eval_members"]
@@ -248,6 +248,7 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
             continue
         key = str(sid)
         by_id.setdefault(key, []).append((epoch, _answer(s)))
+        check_totals(p, len(by_id), pos + 1 - errored)
         if key not in meta:
             choices = s.get("choices")
             ch = tuple(str(c) for c in choices) if isinstance(choices, list) else ()

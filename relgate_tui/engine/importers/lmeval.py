@@ -37,6 +37,7 @@ from relgate_tui.engine.importers.model import (
     ImportedLog,
     LogLines,
     SourceFile,
+    check_totals,
     read_log,
 )
 from relgate_tui.errors import DataError, data_error
@@ -387,6 +388,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
     items: list[ImportedItem] = []
     gen_kwargs: dict[str, Any] = {}
     loglik = False
+    n_answers = 0
     for line, row in rows:
         if not isinstance(row, Mapping):
             raise data_error(samples_path, f"expected a JSON object, got {type(row).__name__}", line=line)
@@ -407,6 +409,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         if item_id in seen:
             continue
         seen.add(item_id)
+        check_totals(samples_path, len(seen), n_answers, line=line)
         own_ids.append(_own_id(row.get("doc")))
         resps = row["resps"]
         if not isinstance(resps, list) or not resps:
@@ -415,12 +418,14 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         if _is_loglikelihood(resps):
             loglik = True
             items.append(_mc_item(samples_path, line, row, item_id))
+            n_answers += len(items[-1].samples)
             continue
         answers_raw = resps[0]
         if not isinstance(answers_raw, list):
             raise data_error(samples_path, "expected resps[0] to be the list of the K generated answers",
                              line=line, field="resps")
         samples = tuple("" if a is None else (a if isinstance(a, str) else str(a)) for a in answers_raw)
+        n_answers += len(samples)
         args = _request_args(row)
         if args and len(args[0]) > 1 and isinstance(args[0][1], Mapping) and not gen_kwargs:
             gen_kwargs = dict(args[0][1])
@@ -431,6 +436,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         items.append(ImportedItem(item_id, question, samples, tuple(dict.fromkeys(_targets(row.get("target")))),
                                   (), _opt_str(row.get("doc_hash"))))
 
+    check_totals(samples_path, len(items), n_answers)
     if own_ids and all(own_ids) and len(set(own_ids)) == len(own_ids):
         # the documents' own ids (the data set's, as Inspect and the task file use them), not lm-eval's row index
         items = [replace(it, id=str(own)) for it, own in zip(items, own_ids, strict=True)]

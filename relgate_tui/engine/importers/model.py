@@ -41,6 +41,9 @@ from typing import Any
 __all__ = [
     "MAX_LOG_BYTES",
     "MAX_LINE_BYTES",
+    "MAX_IMPORT_ITEMS",
+    "MAX_IMPORT_ANSWERS",
+    "check_totals",
     "LogLines",
     "FLAG_REASONS",
     "ImportedItem",
@@ -118,6 +121,24 @@ class ImportedLog:
 MAX_LOG_BYTES = 1024**3  # the largest log an import accepts: 1 GiB (counted on the bytes read)
 MAX_LINE_BYTES = 64 << 20  # one line of a JSONL log (one row: its prompt and its K answers)
 MAX_DOCUMENT_BYTES = 256 << 20  # a log that is one JSON document (parsed whole): lm-eval 0.4.0-0.4.2, Inspect .json
+
+
+MAX_IMPORT_ITEMS = 100_000  # items of one import: the certification holds a few KB per item
+MAX_IMPORT_ANSWERS = 2_000_000  # answers of one import (K ≤ 1,000 per item)
+
+
+def check_totals(path: Path, items: int, answers: int, *, line: int | None = None) -> None:
+    """One-line :class:`~relgate_tui.errors.DataError` (naming the file and the line reached) once a log holds more
+    than :data:`MAX_IMPORT_ITEMS` items or :data:`MAX_IMPORT_ANSWERS` answers: a log of a million tiny rows would
+    otherwise cost memory per item, far beyond its size, before anything could be said."""
+    from relgate_tui.errors import data_error
+
+    if items > MAX_IMPORT_ITEMS:
+        raise data_error(path, f"more than {MAX_IMPORT_ITEMS:,} items: relgate imports at most {MAX_IMPORT_ITEMS:,} "
+                               "per run (import a part of the log)", line=line)
+    if answers > MAX_IMPORT_ANSWERS:
+        raise data_error(path, f"more than {MAX_IMPORT_ANSWERS:,} answers: relgate imports at most "
+                               f"{MAX_IMPORT_ANSWERS:,} per run (import a part of the log)", line=line)
 
 
 def read_log(path: Path, *, limit: int = MAX_LOG_BYTES, what: str = "a log file") -> tuple[bytes, str]:

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, LogLines, SourceFile
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, LogLines, SourceFile, check_totals
 from relgate_tui.errors import data_error
 
 __all__ = ["load_samples"]
@@ -39,6 +39,7 @@ def load_samples(path: str | Path, task: str | None = None) -> ImportedLog:
     lines = LogLines(p, what="a samples file")
     items: list[ImportedItem] = []
     seen: dict[str, int] = {}
+    n_answers = 0
     temperature: float | None = None
     seed: int | None = None
     model = "imported"
@@ -85,6 +86,8 @@ def load_samples(path: str | Path, task: str | None = None) -> ImportedLog:
         if model == "imported" and isinstance(row.get("model"), str) and row["model"].strip():
             model = row["model"].strip()
         items.append(ImportedItem(item_id, question, tuple(samples), tuple(dict.fromkeys(answers)), tuple(choices)))
+        n_answers += len(samples)
+        check_totals(p, len(items), n_answers, line=lineno)
     if not items:
         raise data_error(p, "no items (empty file)")
     return ImportedLog(tool="samples", version=None, task=task or p.stem, model=model,
