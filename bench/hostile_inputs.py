@@ -11,8 +11,9 @@ the neighbours than about relgate). Cases:
 * ``judge-audit --scores`` and ``judge-intervals`` on a synthetic scores file (4 judges, 5-point log-probs):
   target ≤ 1 GB peak and ≤ 60 s of CPU for a 100 MB scores file (and for a smaller one; scaled up for a larger);
 * ``import lm-eval`` and ``import samples`` of synthetic logs (lm-eval: the bundled fixture's rows repeated with new
-  ids; samples: one question and five answers per line), by default at the largest size an import accepts
-  (``importers.model.MAX_LOG_BYTES``, 1 GiB). Target: a peak of at most 1.5 × that cap; a smaller log is judged
+  ids; samples: one question and five answers per line), by default at the largest log an import accepts: 1 GiB
+  (``importers.model.MAX_LOG_BYTES``) of at most ``MAX_IMPORT_ITEMS`` items, so each answer carries about 2 KB of
+  step-by-step working (``--answer-chars``). Target: a peak of at most 1.5 × that cap; a smaller log is judged
   against 1.5 × its own size (what the target means at the cap), and the peak per MB of log is printed with the
   peak it implies for a log at the cap;
 * ``relgate audits ID --json`` on a stored audit whose ``answers.jsonl`` was grown to ``--audit-mb`` MB of repeated
@@ -63,7 +64,13 @@ def scores_file(path: Path, rows: int) -> None:
                     f'"score":{score},"logprobs":{{{lps}}}}}\n')
 
 
-def lm_eval_log(folder: Path, megabytes: int) -> Path:
+def _reasoning(n: int, size: int) -> str:
+    """About ``size`` characters of step-by-step working before an answer (what generation tasks log)."""
+    step = f"Step: carry the digits of item {n} and check the sum again. "
+    return step * max(1, size // len(step))
+
+
+def lm_eval_log(folder: Path, megabytes: int, answer_chars: int) -> Path:
     fixture = ROOT / "tests" / "fixtures" / "imports" / "lm_eval" / "addition"
     (samples,) = fixture.glob("samples_*.jsonl")
     rows = [json.loads(x) for x in samples.read_text().splitlines() if x.strip()]
@@ -75,6 +82,9 @@ def lm_eval_log(folder: Path, megabytes: int) -> Path:
             row["doc_id"] = n
             row["doc"] = {**row["doc"], "id": f"add-{n}"}
             row["doc_hash"] = f"{n:064x}"
+            if answer_chars:
+                work = _reasoning(n, answer_chars)
+                row["resps"] = [[f"{work}\n{a}" for a in row["resps"][0]]]
             line = json.dumps(row) + "\n"
             f.write(line)
             written += len(line)
@@ -82,15 +92,16 @@ def lm_eval_log(folder: Path, megabytes: int) -> Path:
     return out
 
 
-def samples_log(folder: Path, megabytes: int) -> Path:
+def samples_log(folder: Path, megabytes: int, answer_chars: int) -> Path:
     out = folder / "samples.jsonl"
     written, n = 0, 0
     with out.open("w") as f:
         while written < megabytes * MB:
             a, b = 100 + n % 900, 100 + (n * 7) % 900
+            work = _reasoning(n, answer_chars) + "\n" if answer_chars else ""
             line = json.dumps({"id": f"q{n}", "question": f"What is {a} plus {b}?", "answer": str(a + b),
-                               "samples": [str(a + b), f"The answer is {a + b}.", str(a + b + 1), str(a + b),
-                                           f"{a} + {b} = {a + b}"]}) + "\n"
+                               "samples": [f"{work}{a + b}", f"{work}The answer is {a + b}.", f"{work}{a + b + 1}",
+                                           f"{work}{a + b}", f"{work}{a} + {b} = {a + b}"]}) + "\n"
             f.write(line)
             written += len(line)
             n += 1
@@ -134,7 +145,7 @@ def import_case(home: Path, source: str, log: Path, cap: int) -> None:
 
 
 def main() -> None:
-    from relgate_tui.engine.importers.model import MAX_LOG_BYTES
+    from relgate_tui.engine.importers.model import MAX_IMPORT_ITEMS, MAX_LOG_BYTES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
@@ -143,6 +154,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=None, help="scores-file rows (default 1,000,000)")
     parser.add_argument("--import-mb", type=int, default=None,
                         help=f"log size in MB (default {MAX_LOG_BYTES // MB}: the largest log an import accepts)")
+    parser.add_argument("--answer-chars", type=int, default=None,
+                        help="characters of working before each logged answer (default: enough that a log at the "
+                             "cap holds at most MAX_IMPORT_ITEMS items; 0 with --quick)")
     parser.add_argument("--audit-mb", type=int, default=None, help="stored answers in MB (default 200)")
     args = parser.parse_args()
     cases = {c.strip() for c in args.cases.split(",") if c.strip()}
@@ -165,9 +179,12 @@ def main() -> None:
                           "cqr"], home), GB / MB, None)
             scores.unlink()
         if "import" in cases:
-            # a log of import_mb MB: at the default, the largest one an import accepts (one line fewer than the cap)
-            import_case(home, "lm-eval", _at_most(lm_eval_log(home, import_mb), MAX_LOG_BYTES), MAX_LOG_BYTES)
-            import_case(home, "samples", _at_most(samples_log(home, import_mb), MAX_LOG_BYTES), MAX_LOG_BYTES)
+            # a log of import_mb MB: at the default, the largest one an import accepts — at most MAX_LOG_BYTES and
+            # MAX_IMPORT_ITEMS items, so its rows are at least cap / items bytes (answers with their working)
+            chars = args.answer_chars if args.answer_chars is not None else (
+                0 if args.quick else MAX_LOG_BYTES // MAX_IMPORT_ITEMS // 5)
+            import_case(home, "lm-eval", _at_most(lm_eval_log(home, import_mb, chars), MAX_LOG_BYTES), MAX_LOG_BYTES)
+            import_case(home, "samples", _at_most(samples_log(home, import_mb, chars), MAX_LOG_BYTES), MAX_LOG_BYTES)
         if "audit" in cases:
             audit = stored_audit(home, audit_mb)
             size = (audit / "answers.jsonl").stat().st_size / MB

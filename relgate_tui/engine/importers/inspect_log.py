@@ -23,11 +23,18 @@ import io
 import json
 import struct
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, check_totals, read_log
+from relgate_tui.engine.importers.model import (
+    MAX_DOCUMENT_BYTES,
+    ImportedItem,
+    ImportedLog,
+    SourceFile,
+    check_totals,
+    read_log,
+)
 from relgate_tui.errors import DataError, data_error
 
 __all__ = ["load_inspect", "read_eval_members"]
@@ -108,26 +115,43 @@ def _read_member(path: Path, zf: zipfile.ZipFile, raw: io.BytesIO, info: zipfile
         raise data_error(path, f"unreadable member ({exc})", field=info.filename) from None
 
 
+class _Archive:
+    """An ``.eval`` archive's directory (a duplicated name keeps its last entry; the declared total checked) and its
+    members decompressed one at a time on demand, within one budget for the archive."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path, self.raw = path, io.BytesIO(data)
+        try:
+            self.zf = zipfile.ZipFile(self.raw)
+        except (zipfile.BadZipFile, ValueError, EOFError):
+            raise data_error(path, "truncated or not a ZIP archive (no central directory)", field="zip") from None
+        self.last: dict[str, zipfile.ZipInfo] = {}
+        for info in self.zf.infolist():
+            self.last[info.filename] = info  # later entries win
+        total = sum(i.file_size for i in self.last.values())
+        if total > MAX_TOTAL_BYTES:
+            self.zf.close()
+            raise data_error(path, f"archive expands to {total / 1e9:.1f} GB (at most {MAX_TOTAL_BYTES / 1e9:.1f} GB)",
+                             field="zip")
+        self.budget = _Budget(MAX_TOTAL_BYTES)
+
+    def read(self, name: str) -> bytes:
+        return _read_member(self.path, self.zf, self.raw, self.last[name], self.budget)
+
+    def close(self) -> None:
+        self.zf.close()
+
+
 def read_eval_members(path: Path, data: bytes | None = None) -> dict[str, bytes]:
     """Every member of an ``.eval`` archive (decompressed as a stream within a budget per member and per archive;
     a duplicated name keeps the last member). ``data``: the archive's bytes when already read."""
     if data is None:
         data, _ = read_log(path, what="an Inspect log")
-    raw = io.BytesIO(data)
+    archive = _Archive(path, data)
     try:
-        zf = zipfile.ZipFile(raw)
-    except (zipfile.BadZipFile, ValueError, EOFError):
-        raise data_error(path, "truncated or not a ZIP archive (no central directory)", field="zip") from None
-    budget = _Budget(MAX_TOTAL_BYTES)
-    with zf:
-        last: dict[str, zipfile.ZipInfo] = {}
-        for info in zf.infolist():
-            last[info.filename] = info  # later entries win
-        total = sum(i.file_size for i in last.values())
-        if total > MAX_TOTAL_BYTES:
-            raise data_error(path, f"archive expands to {total / 1e9:.1f} GB (at most {MAX_TOTAL_BYTES / 1e9:.1f} GB)",
-                             field="zip")
-        return {name: _read_member(path, zf, raw, info, budget) for name, info in last.items()}
+        return {name: archive.read(name) for name in archive.last}
+    finally:
+        archive.close()
 
 
 def _json(path: Path, data: bytes, what: str) -> Any:
@@ -180,19 +204,29 @@ def _targets(target: Any) -> tuple[str, ...]:
     return ()
 
 
-def _header_and_samples(path: Path, raw: bytes) -> tuple[dict[str, Any], list[Any], list[str]]:
+def _header_and_samples(path: Path, raw: bytes) -> tuple[dict[str, Any], Iterable[Any], list[str]]:
+    """The log's header, its samples (an ``.eval`` archive's sample members are decompressed and parsed one at a
+    time as they are consumed: one member in memory, never all of them) and notes."""
     notes: list[str] = []
     if path.suffix.lower() == ".eval":
-        members = read_eval_members(path, raw)
-        if "header.json" in members:
-            header = _json(path, members["header.json"], "header.json")
-        elif "_journal/start.json" in members:
-            header = _json(path, members["_journal/start.json"], "_journal/start.json")
-            notes.append("unfinished log (no header.json): imported the samples it holds")
-        else:
-            raise data_error(path, "not an Inspect log (no header.json or _journal/start.json)", field="header.json")
-        names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
-        return header if isinstance(header, dict) else {}, [_json(path, members[n], n) for n in names], notes
+        archive = _Archive(path, raw)
+        try:
+            if "header.json" in archive.last:
+                header = _json(path, archive.read("header.json"), "header.json")
+            elif "_journal/start.json" in archive.last:
+                header = _json(path, archive.read("_journal/start.json"), "_journal/start.json")
+                notes.append("unfinished log (no header.json): imported the samples it holds")
+            else:
+                raise data_error(path, "not an Inspect log (no header.json or _journal/start.json)",
+                                 field="header.json")
+        except BaseException:
+            archive.close()
+            raise
+        names = sorted(n for n in archive.last if n.startswith("samples/") and n.endswith(".json"))
+        return header if isinstance(header, dict) else {}, _member_samples(path, archive, names), notes
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        raise data_error(path, f"a .json log larger than {MAX_DOCUMENT_BYTES >> 20} MB: relgate parses it whole and "
+                               "stops there (an .eval log is read one sample at a time)")
     try:
         doc = json.loads(raw)
     except RecursionError:
@@ -209,6 +243,14 @@ def _header_and_samples(path: Path, raw: bytes) -> tuple[dict[str, Any], list[An
     if doc.get("status") not in (None, "success"):
         notes.append(f"log status {doc.get('status')!r}: imported the samples it holds")
     return doc, samples, notes
+
+
+def _member_samples(path: Path, archive: _Archive, names: list[str]) -> Iterator[Any]:
+    try:
+        for n in names:
+            yield _json(path, archive.read(n), n)
+    finally:
+        archive.close()
 
 
 def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
