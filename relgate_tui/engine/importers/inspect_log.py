@@ -29,6 +29,7 @@ from typing import Any
 
 from relgate_tui.engine.importers.model import (
     MAX_DOCUMENT_BYTES,
+    MAX_LOG_BYTES,
     ImportedItem,
     ImportedLog,
     SourceFile,
@@ -224,9 +225,6 @@ def _header_and_samples(path: Path, raw: bytes) -> tuple[dict[str, Any], Iterabl
             raise
         names = sorted(n for n in archive.last if n.startswith("samples/") and n.endswith(".json"))
         return header if isinstance(header, dict) else {}, _member_samples(path, archive, names), notes
-    if len(raw) > MAX_DOCUMENT_BYTES:
-        raise data_error(path, f"a .json log larger than {MAX_DOCUMENT_BYTES >> 20} MB: relgate parses it whole and "
-                               "stops there (an .eval log is read one sample at a time)")
     try:
         doc = json.loads(raw)
     except RecursionError:
@@ -262,7 +260,10 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
         example = f" (this directory holds {len(logs)}, e.g. {logs[-1]})" if logs else ""
         raise data_error(p, f"a directory: `relgate import inspect` reads one Inspect log file, a .eval archive or a "
                             f".json log{example}")
-    raw, sha = read_log(p, what="an Inspect log")
+    # a .json log is one document, parsed whole: read up to MAX_DOCUMENT_BYTES (an .eval one sample at a time)
+    whole = p.suffix.lower() != ".eval"
+    raw, sha = read_log(p, limit=MAX_DOCUMENT_BYTES if whole else MAX_LOG_BYTES,
+                        what="an Inspect .json log" if whole else "an Inspect log")
     header, samples, notes = _header_and_samples(p, raw)
     version = header.get("version")
     if isinstance(version, bool) or version not in KNOWN_VERSIONS:
