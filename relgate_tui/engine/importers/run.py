@@ -119,13 +119,15 @@ def _imported_from(log: ImportedLog) -> dict[str, Any]:
     }
 
 
-IMPORT_BATCH = 2048  # items canonicalised and appended per write
+IMPORT_BATCH = 2048  # items canonicalised and appended per write at most
+IMPORT_BATCH_CHARS = 1 << 20  # and answer text per write at most (about 1 MB: long answers make short batches)
 
 
 def _write_samples(prepared: Any, log: ImportedLog) -> None:
     """Every imported answer appended to the run's samples as a :class:`~relgate_tui.engine.records.StoredSample`
-    (canonical classes memoised per (answer, options)), :data:`IMPORT_BATCH` items at a time: only one batch of
-    records is ever in memory, and the store keeps per-item summaries (classes and line spans), not the samples."""
+    (canonical classes memoised per (answer, options)), a batch at a time (:data:`IMPORT_BATCH` items or
+    :data:`IMPORT_BATCH_CHARS` of answer text, whichever comes first): only one batch of records and its lines are
+    ever in memory, and the store keeps per-item summaries (classes and line spans), not the samples."""
     from relgate_tui.engine.records import StoredSample
 
     canon = prepared.canonicalizer
@@ -135,16 +137,20 @@ def _write_samples(prepared: Any, log: ImportedLog) -> None:
     no_usage: dict[str, int] = {}
     batch: list[StoredSample] = []
     append = batch.append
-    for n, it in enumerate(log.items, start=1):
+    items = chars = 0
+    for it in log.items:
         memo = memos.setdefault(it.choices, {})
         for i, text in enumerate(it.samples):
             c = memo.get(text)
             if c is None:
                 c = memo[text] = canon(text, it.choices)
             append(StoredSample(it.id, i, text, c, no_usage, fingerprint))
-        if n % IMPORT_BATCH == 0:
+            chars += len(text)
+        items += 1
+        if items >= IMPORT_BATCH or chars >= IMPORT_BATCH_CHARS:
             store.append_samples(batch, keep_texts=False)
             batch.clear()
+            items = chars = 0
     store.append_samples(batch, keep_texts=False)
     store.sync_samples()
 
