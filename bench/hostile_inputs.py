@@ -67,7 +67,7 @@ def scores_file(path: Path, rows: int) -> None:
 def _reasoning(n: int, size: int) -> str:
     """About ``size`` characters of step-by-step working before an answer (what generation tasks log)."""
     step = f"Step: carry the digits of item {n} and check the sum again. "
-    return step * max(1, size // len(step))
+    return step * max(1, -(-size // len(step)))  # at least ``size``: a log at the cap stays within the item cap
 
 
 def lm_eval_log(folder: Path, megabytes: int, answer_chars: int) -> Path:
@@ -164,6 +164,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
     parser.add_argument("--cases", default="scores,import,audit",
                         help="comma-separated case families: scores, import, audit (default: all)")
+    parser.add_argument("--sources", default="lm-eval,samples", help="import cases: lm-eval, samples (default both)")
     parser.add_argument("--rows", type=int, default=None, help="scores-file rows (default 1,000,000)")
     parser.add_argument("--import-mb", type=int, default=None,
                         help=f"log size in MB (default {MAX_LOG_BYTES // MB}: the largest log an import accepts)")
@@ -198,6 +199,8 @@ def main() -> None:
                 0 if args.quick else MAX_LOG_BYTES // MAX_IMPORT_ITEMS // 5)
             base = import_base(home)
             for source, make in (("lm-eval", lm_eval_log), ("samples", samples_log)):
+                if source not in args.sources.split(","):
+                    continue
                 import_case(home, source, _at_most(make(home, import_mb, chars), MAX_LOG_BYTES), MAX_LOG_BYTES, base)
         if "audit" in cases:
             audit = stored_audit(home, audit_mb)
