@@ -73,6 +73,9 @@ def test_a_sparse_giant_results_file_beside_the_samples_is_not_read(tmp_path: Pa
 
 
 def test_a_six_megabyte_lm_eval_target_is_read_in_linear_memory(tmp_path: Path) -> None:
+    """A 6 MB Python-repr target list is read as its acceptable answers under a 1 GiB address-space limit.
+    ``ast.literal_eval`` (the old reader) needs about 1 GB more than the text for it: under the limit it ran out of
+    memory and the whole 6 MB text became one acceptable answer, which the last assertion catches."""
     log = tmp_path / "log"
     shutil.copytree(LM, log)
     (samples,) = log.glob("samples_*.jsonl")
@@ -84,30 +87,44 @@ def test_a_six_megabyte_lm_eval_target_is_read_in_linear_memory(tmp_path: Path) 
              "--json", str(out), limit=LIMIT)
     assert r.returncode in (0, 1), r.stderr[-2000:]
     assert json.loads(out.read_text())["calls"]["made"] == 0
+    (task,) = (tmp_path / "runs").glob("*/task/*.jsonl")
+    first = json.loads(task.read_text().splitlines()[0])
+    assert first["acceptable_answers"] == ["1346", "x"]  # the list's answers, not its 6 MB text as one answer
 
 
-def _zstd_zip_declaring(name: str, declared: int, chunks: int) -> bytes:
-    """A ZIP with one zstd member (method 93) of ``chunks`` MB of zeros whose headers declare ``declared`` bytes."""
-    import zstandard
-
-    comp_obj = zstandard.ZstdCompressor().compressobj()
+def _zip_declaring(name: str, declared: int, chunks: int, method: int = 93) -> bytes:
+    """A ZIP with one member of ``chunks`` MB of zeros, zstd (method 93) or deflate (8), whose headers declare
+    ``declared`` bytes. Built from one compressed megabyte repeated (zstd frames concatenate; a raw deflate block
+    ended by a full flush does not refer back), so a gigabyte bomb costs a millisecond to make."""
     zero = bytes(1 << 20)
-    comp = b"".join(comp_obj.compress(zero) for _ in range(chunks)) + comp_obj.flush()
+    if method == 93:
+        import zstandard
+
+        comp = zstandard.ZstdCompressor().compress(zero) * chunks
+    else:
+        piece = zlib.compressobj(9, zlib.DEFLATED, -15)
+        comp = (piece.compress(zero) + piece.flush(zlib.Z_FULL_FLUSH)) * chunks
+        comp += zlib.compressobj(9, zlib.DEFLATED, -15).flush()  # the final (empty) block
     nm = name.encode()
     crc = zlib.crc32(b"")
-    body = struct.pack("<IHHHHHIIIHH", 0x04034B50, 63, 0, 93, 0, 0, crc, len(comp), declared, len(nm), 0) + nm + comp
-    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, 93, 0, 0, crc, len(comp), declared,
+    body = struct.pack("<IHHHHHIIIHH", 0x04034B50, 63, 0, method, 0, 0, crc, len(comp), declared, len(nm), 0) + nm \
+        + comp
+    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, method, 0, 0, crc, len(comp), declared,
                           len(nm), 0, 0, 0, 0, 0, 0) + nm
     end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(central), len(body), 0)
     return body + central + end
 
 
-def test_an_eval_member_declaring_two_bytes_is_inflated_within_a_budget(tmp_path: Path) -> None:
+@pytest.mark.parametrize("method", [93, 8], ids=["zstd", "deflate"])
+def test_an_eval_member_declaring_two_bytes_is_inflated_within_a_budget(tmp_path: Path, method: int) -> None:
+    """A member that declares 2 bytes and inflates to 900 MB is refused in one line, under a 1 GiB address-space
+    limit: decompression stops at the declared size. (``zipfile``'s ``read()`` of a deflate member inflates all the
+    compressed data it holds before cutting to the declared size: the old reader ran out of memory on it.)"""
     from relgate_tui.engine.importers.inspect_log import read_eval_members
     from relgate_tui.errors import DataError
 
     p = tmp_path / "bomb.eval"
-    p.write_bytes(_zstd_zip_declaring("header.json", 2, 600))  # 600 MB of zeros behind a 2-byte declaration
+    p.write_bytes(_zip_declaring("header.json", 2, 900, method))  # 900 MB of zeros behind a 2-byte declaration
     with pytest.raises(DataError, match="header.json") as info:
         read_eval_members(p)
     assert "\n" not in str(info.value)
@@ -115,7 +132,6 @@ def test_an_eval_member_declaring_two_bytes_is_inflated_within_a_budget(tmp_path
     one_line_error(r, "bomb.eval", "header.json")
 
 
-# ------------------------------------------------------------------------------------- numbers never size arrays
 def test_a_huge_log_prob_key_is_a_one_line_scale_error(tmp_path: Path) -> None:
     rows = []
     for i in range(60):

@@ -68,25 +68,34 @@ def test_the_stores_own_atomic_write_never_renames_over_a_device(tmp_path: Path)
 
 
 def test_a_fifo_is_written_in_place_and_a_fifo_without_reader_is_refused(tmp_path: Path) -> None:
+    """The bytes reach a reader that holds the FIFO open (a rename over the path would leave that reader with
+    nothing), the path stays a FIFO, nothing is left beside it; with no reader the write is refused at once (a
+    blocking open would wait forever: it runs in a thread so that such a regression fails instead of hanging)."""
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    got: list[bytes] = []
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the reader is there before the write: no race, no wait
+    try:
+        write_file(fifo, b"hello\n")
+        assert os.read(reader, 100) == b"hello\n"
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]  # no temporary file renamed or left beside it
+    raised: list[BaseException] = []
 
-    def reader() -> None:
-        with open(fifo, "rb") as f:
-            got.append(f.read())
+    def write_without_reader() -> None:
+        try:
+            write_file(fifo, b"x")
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            raised.append(exc)
 
-    t = threading.Thread(target=reader)
+    t = threading.Thread(target=write_without_reader, daemon=True)
     t.start()
-    for _ in range(200):  # the reader must have the FIFO open before the non-blocking writer opens it
-        if any(os.path.realpath(f"/proc/self/fd/{fd}") == str(fifo) for fd in os.listdir("/proc/self/fd")):
-            break
-        threading.Event().wait(0.01)
-    write_file(fifo, b"hello\n")
-    t.join(10)
-    assert got == [b"hello\n"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
-    with pytest.raises(UserError, match="no reader"):
-        write_file(fifo, b"x")
+    t.join(30)  # a safety net only: the refusal is immediate
+    if t.is_alive():  # blocked in open(): release it so the test fails instead of hanging
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    assert not t.is_alive() and len(raised) == 1 and isinstance(raised[0], UserError), raised
+    assert "no reader" in str(raised[0])
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 

@@ -23,11 +23,19 @@ import io
 import json
 import struct
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, read_log
+from relgate_tui.engine.importers.model import (
+    MAX_DOCUMENT_BYTES,
+    MAX_LOG_BYTES,
+    ImportedItem,
+    ImportedLog,
+    SourceFile,
+    check_totals,
+    read_log,
+)
 from relgate_tui.errors import DataError, data_error
 
 __all__ = ["load_inspect", "read_eval_members"]
@@ -40,7 +48,9 @@ ZIP_ZSTD = 93
 
 class _Budget:
     """Bytes an archive may still inflate to, counted on the bytes actually decompressed (never on the sizes its
-    directory declares: a member that declares 2 bytes may inflate to gigabytes)."""
+    directory declares: a member that declares 2 bytes may inflate to gigabytes). A member is read in chunks and
+    never past its declared size (plus one byte, to see that it lies), the member cap or what the archive has left:
+    memory follows the smallest of the three, whatever the compressed data would inflate to."""
 
     def __init__(self, total: int) -> None:
         self.left = total
@@ -49,14 +59,18 @@ class _Budget:
         """Everything ``stream`` yields, read in chunks while within the member and archive budgets; it must be
         exactly ``declared`` bytes."""
         limit = min(MAX_MEMBER_BYTES, self.left)
+        stop = min(limit, max(declared, 0))  # reading one byte past this tells a lying member
         chunks, n = [], 0
         while True:
-            chunk = stream.read(min(1 << 20, limit + 1 - n))
+            chunk = stream.read(min(1 << 20, stop + 1 - n))
             if not chunk:
                 break
             chunks.append(chunk)
             n += len(chunk)
-            if n > limit:
+            if n > stop:
+                if n > declared:
+                    raise data_error(path, f"member inflates to more than the {declared} bytes the directory says",
+                                     field=name)
                 which = "member" if limit == MAX_MEMBER_BYTES else "archive"
                 cap = MAX_MEMBER_BYTES if which == "member" else MAX_TOTAL_BYTES
                 raise data_error(path, f"{which} inflates to more than {cap >> 20} MB (the directory says "
@@ -102,26 +116,43 @@ def _read_member(path: Path, zf: zipfile.ZipFile, raw: io.BytesIO, info: zipfile
         raise data_error(path, f"unreadable member ({exc})", field=info.filename) from None
 
 
+class _Archive:
+    """An ``.eval`` archive's directory (a duplicated name keeps its last entry; the declared total checked) and its
+    members decompressed one at a time on demand, within one budget for the archive."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path, self.raw = path, io.BytesIO(data)
+        try:
+            self.zf = zipfile.ZipFile(self.raw)
+        except (zipfile.BadZipFile, ValueError, EOFError):
+            raise data_error(path, "truncated or not a ZIP archive (no central directory)", field="zip") from None
+        self.last: dict[str, zipfile.ZipInfo] = {}
+        for info in self.zf.infolist():
+            self.last[info.filename] = info  # later entries win
+        total = sum(i.file_size for i in self.last.values())
+        if total > MAX_TOTAL_BYTES:
+            self.zf.close()
+            raise data_error(path, f"archive expands to {total / 1e9:.1f} GB (at most {MAX_TOTAL_BYTES / 1e9:.1f} GB)",
+                             field="zip")
+        self.budget = _Budget(MAX_TOTAL_BYTES)
+
+    def read(self, name: str) -> bytes:
+        return _read_member(self.path, self.zf, self.raw, self.last[name], self.budget)
+
+    def close(self) -> None:
+        self.zf.close()
+
+
 def read_eval_members(path: Path, data: bytes | None = None) -> dict[str, bytes]:
     """Every member of an ``.eval`` archive (decompressed as a stream within a budget per member and per archive;
     a duplicated name keeps the last member). ``data``: the archive's bytes when already read."""
     if data is None:
         data, _ = read_log(path, what="an Inspect log")
-    raw = io.BytesIO(data)
+    archive = _Archive(path, data)
     try:
-        zf = zipfile.ZipFile(raw)
-    except (zipfile.BadZipFile, ValueError, EOFError):
-        raise data_error(path, "truncated or not a ZIP archive (no central directory)", field="zip") from None
-    budget = _Budget(MAX_TOTAL_BYTES)
-    with zf:
-        last: dict[str, zipfile.ZipInfo] = {}
-        for info in zf.infolist():
-            last[info.filename] = info  # later entries win
-        total = sum(i.file_size for i in last.values())
-        if total > MAX_TOTAL_BYTES:
-            raise data_error(path, f"archive expands to {total / 1e9:.1f} GB (at most {MAX_TOTAL_BYTES / 1e9:.1f} GB)",
-                             field="zip")
-        return {name: _read_member(path, zf, raw, info, budget) for name, info in last.items()}
+        return {name: archive.read(name) for name in archive.last}
+    finally:
+        archive.close()
 
 
 def _json(path: Path, data: bytes, what: str) -> Any:
@@ -174,19 +205,26 @@ def _targets(target: Any) -> tuple[str, ...]:
     return ()
 
 
-def _header_and_samples(path: Path, raw: bytes) -> tuple[dict[str, Any], list[Any], list[str]]:
+def _header_and_samples(path: Path, raw: bytes) -> tuple[dict[str, Any], Iterable[Any], list[str]]:
+    """The log's header, its samples (an ``.eval`` archive's sample members are decompressed and parsed one at a
+    time as they are consumed: one member in memory, never all of them) and notes."""
     notes: list[str] = []
     if path.suffix.lower() == ".eval":
-        members = read_eval_members(path, raw)
-        if "header.json" in members:
-            header = _json(path, members["header.json"], "header.json")
-        elif "_journal/start.json" in members:
-            header = _json(path, members["_journal/start.json"], "_journal/start.json")
-            notes.append("unfinished log (no header.json): imported the samples it holds")
-        else:
-            raise data_error(path, "not an Inspect log (no header.json or _journal/start.json)", field="header.json")
-        names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
-        return header if isinstance(header, dict) else {}, [_json(path, members[n], n) for n in names], notes
+        archive = _Archive(path, raw)
+        try:
+            if "header.json" in archive.last:
+                header = _json(path, archive.read("header.json"), "header.json")
+            elif "_journal/start.json" in archive.last:
+                header = _json(path, archive.read("_journal/start.json"), "_journal/start.json")
+                notes.append("unfinished log (no header.json): imported the samples it holds")
+            else:
+                raise data_error(path, "not an Inspect log (no header.json or _journal/start.json)",
+                                 field="header.json")
+        except BaseException:
+            archive.close()
+            raise
+        names = sorted(n for n in archive.last if n.startswith("samples/") and n.endswith(".json"))
+        return header if isinstance(header, dict) else {}, _member_samples(path, archive, names), notes
     try:
         doc = json.loads(raw)
     except RecursionError:
@@ -205,6 +243,14 @@ def _header_and_samples(path: Path, raw: bytes) -> tuple[dict[str, Any], list[An
     return doc, samples, notes
 
 
+def _member_samples(path: Path, archive: _Archive, names: list[str]) -> Iterator[Any]:
+    try:
+        for n in names:
+            yield _json(path, archive.read(n), n)
+    finally:
+        archive.close()
+
+
 def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
     """Read an Inspect ``.json`` or ``.eval`` log. Raises :class:`~relgate_tui.errors.DataError` (one line naming
     file and field) for a log it cannot read."""
@@ -214,7 +260,10 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
         example = f" (this directory holds {len(logs)}, e.g. {logs[-1]})" if logs else ""
         raise data_error(p, f"a directory: `relgate import inspect` reads one Inspect log file, a .eval archive or a "
                             f".json log{example}")
-    raw, sha = read_log(p, what="an Inspect log")
+    # a .json log is one document, parsed whole: read up to MAX_DOCUMENT_BYTES (an .eval one sample at a time)
+    whole = p.suffix.lower() != ".eval"
+    raw, sha = read_log(p, limit=MAX_DOCUMENT_BYTES if whole else MAX_LOG_BYTES,
+                        what="an Inspect .json log" if whole else "an Inspect log")
     header, samples, notes = _header_and_samples(p, raw)
     version = header.get("version")
     if isinstance(version, bool) or version not in KNOWN_VERSIONS:
@@ -242,6 +291,7 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
             continue
         key = str(sid)
         by_id.setdefault(key, []).append((epoch, _answer(s)))
+        check_totals(p, len(by_id), pos + 1 - errored)
         if key not in meta:
             choices = s.get("choices")
             ch = tuple(str(c) for c in choices) if isinstance(choices, list) else ()

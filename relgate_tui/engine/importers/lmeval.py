@@ -22,6 +22,7 @@ K, temperature, ``do_sample`` and the request seed come from the generation kwar
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -30,7 +31,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, read_log
+from relgate_tui.engine.importers.model import (
+    MAX_DOCUMENT_BYTES,
+    ImportedItem,
+    ImportedLog,
+    LogLines,
+    SourceFile,
+    check_totals,
+    read_log,
+)
 from relgate_tui.errors import DataError, data_error
 
 __all__ = ["load_lm_eval", "samples_files"]
@@ -38,6 +47,7 @@ __all__ = ["load_lm_eval", "samples_files"]
 LETTERS = "ABCDEFGHIJ"
 _API_MODELS = ("local-completions", "local-chat-completions", "openai-completions", "openai-chat-completions",
                "azure-openai-chat-completions")
+MAX_RESULTS_BYTES = 64 << 20  # lm-eval's results JSON is a summary (kilobytes); a larger one is not read
 DEFAULT_API_SEED = 1234  # lm_eval/models/api_models.py: TemplateAPI(seed=1234), sent with every request
 
 
@@ -72,61 +82,76 @@ def _resolve(path: Path, task: str | None) -> tuple[Path, str | None, list[str]]
     return files[-1], task, notes
 
 
-def _read_rows(path: Path) -> tuple[Iterable[tuple[int, Any]], bool, str]:
-    """``(line or position, row)`` pairs, whether the file is the 0.4.0–0.4.2 array form, and the SHA-256 of the
-    bytes read. JSON lines are parsed one at a time as they are consumed (:func:`_jsonl_rows`), so the parsed rows
-    of a large log are never all in memory together."""
-    raw, sha = read_log(path, what="an lm-eval samples file")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise data_error(path, f"not UTF-8 text (byte {exc.start})") from None
-    head = text.lstrip()[:1]
+def _read_rows(path: Path) -> tuple[Iterable[tuple[int, Any]], bool, LogLines]:
+    """``(line or position, row)`` pairs, whether the file is the 0.4.0–0.4.2 array form, and the lines read (their
+    :attr:`~relgate_tui.engine.importers.model.LogLines.sha256` is the hash of the file once the rows are consumed).
+    JSON lines are read and parsed one at a time as they are consumed, so neither the file's text nor all its parsed
+    rows are ever in memory together; the array form is one JSON document, parsed whole (at most
+    :data:`~relgate_tui.engine.importers.model.MAX_DOCUMENT_BYTES`)."""
+    lines = LogLines(path, what="an lm-eval samples file")
+    stream = iter(lines)
+    first = next(((n, t) for n, t in stream if t.strip()), None)
+    head = first[1].lstrip()[:1] if first else ""
+    if first is None or head not in "[{":
+        raise data_error(path, "not an lm-eval samples file (expected JSON lines or a JSON array)")
     if head == "[":
+        text = _rest(path, first[1], stream, "an lm-eval samples file (the JSON array form)")
         try:
             rows = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise data_error(path, f"bad JSON array: {exc.msg}", line=exc.lineno) from None
+            raise data_error(path, f"bad JSON array: {exc.msg}", line=exc.lineno + first[0] - 1) from None
         except RecursionError:
             raise data_error(path, "bad JSON array: nested too deeply") from None
+        except ValueError as exc:
+            raise data_error(path, f"bad JSON array: {str(exc).split(';')[0][:80]}") from None
+        del text
         if not isinstance(rows, list):
             raise data_error(path, "not an lm-eval samples file (expected JSON lines or a JSON array)")
-        return [(i + 1, r) for i, r in enumerate(rows)], True, sha
-    if head != "{":
-        raise data_error(path, "not an lm-eval samples file (expected JSON lines or a JSON array)")
+        return [(i + 1, r) for i, r in enumerate(rows)], True, lines
     try:
-        whole = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        whole = None
-    if isinstance(whole, dict) and "resps" not in whole:
-        if "results" in whole or "configs" in whole:
-            raise data_error(path, "this is an lm-eval results file, not a samples file: import the "
-                                   "samples_<task>_<date>.jsonl written beside it (run lm-eval with --log_samples)",
-                             field="resps")
-        raise data_error(path, "not an lm-eval samples row", line=1, field="resps")
-    return _jsonl_rows(path, text), False, sha
+        json.loads(first[1])
+    except (ValueError, RecursionError):
+        # not one JSON line: an object written over several lines (lm-eval's results file) or a bad first line
+        whole: Any = None
+        with contextlib.suppress(ValueError, RecursionError, DataError):
+            whole = json.loads(_rest(path, first[1], stream, "an lm-eval file", limit=MAX_RESULTS_BYTES))
+        if isinstance(whole, dict) and "resps" not in whole:
+            if "results" in whole or "configs" in whole:
+                raise data_error(path, "this is an lm-eval results file, not a samples file: import the "
+                                       "samples_<task>_<date>.jsonl written beside it (run lm-eval with "
+                                       "--log_samples)", field="resps") from None
+            raise data_error(path, "not an lm-eval samples row", line=1, field="resps") from None
+        _parse_line(path, first[0], first[1])  # raises the first line's error
+    return _jsonl_rows(path, itertools.chain((first,), stream)), False, lines
 
 
-def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    pos, lineno, n = 0, 0, len(text)
-    while pos < n:
-        end = text.find("\n", pos)
-        end = n if end < 0 else end
-        line, pos = text[pos:end], end + 1
-        lineno += 1
-        if not line.strip():
-            continue
-        try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise data_error(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
-        except RecursionError:
-            raise data_error(path, "bad JSON: nested too deeply", line=lineno) from None
-        except ValueError as exc:  # an integer of thousands of digits
-            raise data_error(path, f"bad JSON: {str(exc).split(';')[0][:80]}", line=lineno) from None
+def _rest(path: Path, head: str, stream: Iterator[tuple[int, str]], what: str,
+          limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """``head`` and every line after it as one text, refused (one line) past ``limit`` characters."""
+    parts, n = [head], len(head)
+    for _, text in stream:
+        n += len(text)
+        if n > limit:
+            raise data_error(path, f"{what} larger than {limit >> 20} MB: relgate reads it whole and stops there")
+        parts.append(text)
+    return "".join(parts)
 
 
-MAX_RESULTS_BYTES = 64 << 20  # lm-eval's results JSON is a summary (kilobytes); a larger one is not read
+def _parse_line(path: Path, lineno: int, line: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise data_error(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
+    except RecursionError:
+        raise data_error(path, "bad JSON: nested too deeply", line=lineno) from None
+    except ValueError as exc:  # an integer of thousands of digits
+        raise data_error(path, f"bad JSON: {str(exc).split(';')[0][:80]}", line=lineno) from None
+
+
+def _jsonl_rows(path: Path, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, Any]]:
+    for lineno, line in lines:
+        if line.strip():
+            yield lineno, _parse_line(path, lineno, line)
 
 
 def _results_json(samples_path: Path, task: str) -> tuple[Path | None, dict[str, Any], str | None]:
@@ -337,7 +362,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
     if task is None:
         m = re.match(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$", samples_path.name)
         task = m.group(1) if m else samples_path.stem
-    pairs, array_form, samples_sha = _read_rows(samples_path)
+    pairs, array_form, lines = _read_rows(samples_path)
     stream = iter(pairs)
     first = next(stream, None)
     if first is None:
@@ -363,6 +388,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
     items: list[ImportedItem] = []
     gen_kwargs: dict[str, Any] = {}
     loglik = False
+    n_answers = 0
     for line, row in rows:
         if not isinstance(row, Mapping):
             raise data_error(samples_path, f"expected a JSON object, got {type(row).__name__}", line=line)
@@ -383,6 +409,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         if item_id in seen:
             continue
         seen.add(item_id)
+        check_totals(samples_path, len(seen), n_answers, line=line)
         own_ids.append(_own_id(row.get("doc")))
         resps = row["resps"]
         if not isinstance(resps, list) or not resps:
@@ -391,12 +418,14 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         if _is_loglikelihood(resps):
             loglik = True
             items.append(_mc_item(samples_path, line, row, item_id))
+            n_answers += len(items[-1].samples)
             continue
         answers_raw = resps[0]
         if not isinstance(answers_raw, list):
             raise data_error(samples_path, "expected resps[0] to be the list of the K generated answers",
                              line=line, field="resps")
         samples = tuple("" if a is None else (a if isinstance(a, str) else str(a)) for a in answers_raw)
+        n_answers += len(samples)
         args = _request_args(row)
         if args and len(args[0]) > 1 and isinstance(args[0][1], Mapping) and not gen_kwargs:
             gen_kwargs = dict(args[0][1])
@@ -407,6 +436,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         items.append(ImportedItem(item_id, question, samples, tuple(dict.fromkeys(_targets(row.get("target")))),
                                   (), _opt_str(row.get("doc_hash"))))
 
+    check_totals(samples_path, len(items), n_answers)
     if own_ids and all(own_ids) and len(set(own_ids)) == len(own_ids):
         # the documents' own ids (the data set's, as Inspect and the task file use them), not lm-eval's row index
         items = [replace(it, id=str(own)) for it, own in zip(items, own_ids, strict=True)]
@@ -441,7 +471,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
     if isinstance(base_url, str) and re.match(r"^https?://", base_url):
         endpoint = re.sub(r"/(chat/)?completions/?$", "", base_url.rstrip("/"))
     model = str(model_args.get("model") or model_args.get("pretrained") or results.get("model_name") or "unknown")
-    files = [SourceFile(str(samples_path), samples_sha)]
+    files = [SourceFile(str(samples_path), lines.sha256)]  # every row was consumed: the hash of the whole file
     if results_path is not None and results_sha is not None:
         files.append(SourceFile(str(results_path), results_sha))
     return ImportedLog(

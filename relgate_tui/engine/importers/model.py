@@ -30,14 +30,21 @@ but their prediction sets cannot reflect uncertainty, so the summary says how ma
 from __future__ import annotations
 
 import hashlib
+import io
+import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "MAX_LOG_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_IMPORT_ITEMS",
+    "MAX_IMPORT_ANSWERS",
+    "check_totals",
+    "LogLines",
     "FLAG_REASONS",
     "ImportedItem",
     "ImportedLog",
@@ -111,7 +118,27 @@ class ImportedLog:
         return max((len(it.samples) for it in self.items), default=0)
 
 
-MAX_LOG_BYTES = 1024**3  # a log read whole into memory: 1 GiB at most (counted on the bytes read)
+MAX_LOG_BYTES = 1024**3  # the largest log an import accepts: 1 GiB (counted on the bytes read)
+MAX_LINE_BYTES = 64 << 20  # one line of a JSONL log (one row: its prompt and its K answers)
+MAX_DOCUMENT_BYTES = 256 << 20  # a log that is one JSON document (parsed whole): lm-eval 0.4.0-0.4.2, Inspect .json
+
+
+MAX_IMPORT_ITEMS = 100_000  # items of one import: the certification holds a few KB per item
+MAX_IMPORT_ANSWERS = 2_000_000  # answers of one import (K ≤ 1,000 per item)
+
+
+def check_totals(path: Path, items: int, answers: int, *, line: int | None = None) -> None:
+    """One-line :class:`~relgate_tui.errors.DataError` (naming the file and the line reached) once a log holds more
+    than :data:`MAX_IMPORT_ITEMS` items or :data:`MAX_IMPORT_ANSWERS` answers: a log of a million tiny rows would
+    otherwise cost memory per item, far beyond its size, before anything could be said."""
+    from relgate_tui.errors import data_error
+
+    if items > MAX_IMPORT_ITEMS:
+        raise data_error(path, f"more than {MAX_IMPORT_ITEMS:,} items: relgate imports at most {MAX_IMPORT_ITEMS:,} "
+                               "per run (import a part of the log)", line=line)
+    if answers > MAX_IMPORT_ANSWERS:
+        raise data_error(path, f"more than {MAX_IMPORT_ANSWERS:,} answers: relgate imports at most "
+                               f"{MAX_IMPORT_ANSWERS:,} per run (import a part of the log)", line=line)
 
 
 def read_log(path: Path, *, limit: int = MAX_LOG_BYTES, what: str = "a log file") -> tuple[bytes, str]:
@@ -131,6 +158,66 @@ def read_log(path: Path, *, limit: int = MAX_LOG_BYTES, what: str = "a log file"
     except OSError as exc:
         raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
     return data, hashlib.sha256(data).hexdigest()
+
+
+class LogLines:
+    """A JSONL log read as a stream: ``(line number, text)`` for each line (with its newline; a UTF-8 BOM before
+    the first is dropped), opened through the one regular-file check and read through a 1 MB buffer, so memory
+    holds one line at a time, never the file. Bounded on the bytes read: at most ``limit`` in all and
+    :data:`MAX_LINE_BYTES` per line (one-line :class:`~relgate_tui.errors.DataError` beyond, naming the file and
+    line). :attr:`sha256` is the hash of every byte read — of the whole file once the lines are consumed."""
+
+    def __init__(self, path: Path, *, what: str, limit: int = MAX_LOG_BYTES) -> None:
+        self.path, self.what, self.limit = path, what, limit
+        self._hash = hashlib.sha256()
+
+    @property
+    def sha256(self) -> str:
+        return self._hash.hexdigest()
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        from relgate_tui.engine.runs.inputs import open_regular, too_large
+        from relgate_tui.errors import DataError, data_error
+
+        path = self.path
+        try:
+            raw_file = open_regular(path, what=self.what)
+        except FileNotFoundError:
+            raise data_error(path, "no such file") from None
+        except DataError:
+            raise
+        except OSError as exc:
+            raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+        try:
+            declared = os.fstat(raw_file.fileno()).st_size
+        except OSError:
+            declared = 0
+        if declared > self.limit:  # refused at once; what is read stays bounded whatever the size says
+            raw_file.close()
+            raise too_large(path, self.limit, self.what)
+        total = lineno = 0
+        with io.BufferedReader(raw_file, 1 << 20) as f:  # type: ignore[arg-type,type-var]
+            while True:
+                try:
+                    raw = f.readline(min(MAX_LINE_BYTES, self.limit - total) + 1)
+                except OSError as exc:
+                    raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
+                if not raw:
+                    return
+                total += len(raw)
+                lineno += 1
+                if total > self.limit:
+                    raise too_large(path, self.limit, self.what)
+                if len(raw) > MAX_LINE_BYTES:
+                    raise data_error(path, f"line longer than {MAX_LINE_BYTES >> 20} MB", line=lineno)
+                self._hash.update(raw)
+                start = 3 if lineno == 1 and raw.startswith(b"\xef\xbb\xbf") else 0
+                try:
+                    text = raw[start:].decode("utf-8") if start else raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise data_error(path, f"not UTF-8 text (byte {total - len(raw) + start + exc.start})",
+                                     line=lineno) from None
+                yield lineno, text
 
 
 def _identical(samples: Sequence[str]) -> bool:

@@ -4,7 +4,7 @@ The run is a run like any other (``relgate runs`` lists it, the TUI opens it off
 made through the pipeline's public phases — :func:`~relgate_tui.engine.certification.certify.prepare` (so the run id, manifest
 and configuration are exactly those that ``Session.open`` recomputes), then the K answers of every item are
 appended as the run's samples, labels (``--labels``) are applied, and :func:`~relgate_tui.engine.certification.certify.analyse`
-(on the samples just written, held in memory) / :func:`~relgate_tui.engine.certification.certify.results_document` compute the
+(on the summaries of the samples just written: their classes, no re-read of samples.jsonl) / :func:`~relgate_tui.engine.certification.certify.results_document` compute the
 same document ``certify`` writes (``calls.made`` = 0) plus ``imported_from``.
 
 The run's task file ``task/<task>.jsonl`` (inside the run directory) holds each item's question, references and
@@ -119,16 +119,25 @@ def _imported_from(log: ImportedLog) -> dict[str, Any]:
     }
 
 
-def _canonicalize_all(prepared: Any, log: ImportedLog) -> list[Any]:
-    """StoredSample records for every imported answer (canonical classes memoised per (answer, options))."""
+IMPORT_BATCH = 2048  # items canonicalised and appended per write at most
+IMPORT_BATCH_CHARS = 1 << 20  # and answer text per write at most (about 1 MB: long answers make short batches)
+
+
+def _write_samples(prepared: Any, log: ImportedLog) -> None:
+    """Every imported answer appended to the run's samples as a :class:`~relgate_tui.engine.records.StoredSample`
+    (canonical classes memoised per (answer, options)), a batch at a time (:data:`IMPORT_BATCH` items or
+    :data:`IMPORT_BATCH_CHARS` of answer text, whichever comes first): only one batch of records and its lines are
+    ever in memory, and the store keeps per-item summaries (classes and line spans), not the samples."""
     from relgate_tui.engine.records import StoredSample
 
     canon = prepared.canonicalizer
+    store = prepared.store
     fingerprint = f"import:{log.tool}"
     memos: dict[tuple[str, ...], dict[str, str]] = {}
-    out: list[StoredSample] = []
-    append = out.append
     no_usage: dict[str, int] = {}
+    batch: list[StoredSample] = []
+    append = batch.append
+    items = chars = 0
     for it in log.items:
         memo = memos.setdefault(it.choices, {})
         for i, text in enumerate(it.samples):
@@ -136,7 +145,14 @@ def _canonicalize_all(prepared: Any, log: ImportedLog) -> list[Any]:
             if c is None:
                 c = memo[text] = canon(text, it.choices)
             append(StoredSample(it.id, i, text, c, no_usage, fingerprint))
-    return out
+            chars += len(text)
+        items += 1
+        if items >= IMPORT_BATCH or chars >= IMPORT_BATCH_CHARS:
+            store.append_samples(batch, keep_texts=False)
+            batch.clear()
+            items = chars = 0
+    store.append_samples(batch, keep_texts=False)
+    store.sync_samples()
 
 
 class _NeverStop:
@@ -152,7 +168,7 @@ class _NeverStop:
 
 
 def _analyse(prepared: Any, samples_by_item: Mapping[str, Sequence[Any]]) -> Any:
-    """The pipeline's analysis on the samples just written (kept in memory: no re-read of samples.jsonl)."""
+    """The pipeline's analysis on the samples just written (their per-item summaries: no re-read of samples.jsonl)."""
     from relgate_tui.engine.certification.certify import analyse, reference_classes
 
     cfg = prepared.config
@@ -231,10 +247,9 @@ def import_log(log: ImportedLog, opts: ImportOptions,
     tmp = Path(tempfile.mkdtemp(prefix=f"{IMPORT_PREFIX}{os.getpid()}-", dir=root))
     prepared = None
     try:
-        task_bytes = imported_task_lines(log)
         (tmp / TASK_DIR).mkdir()
         tmp_task = tmp / TASK_DIR / task_filename(log.task)
-        tmp_task.write_bytes(task_bytes)
+        tmp_task.write_bytes(imported_task_lines(log))
         cfg = CertifyConfig(task=str(tmp_task), endpoint=PLACEHOLDER_ENDPOINT, model=log.model,
                             canon=opts.canon, temperature=temperature, k_max=max(log.k, 1), stopping="none",
                             alpha=opts.alpha, n_cal=opts.n_cal, seed=opts.seed, labels=opts.labels,
@@ -266,15 +281,11 @@ def import_log(log: ImportedLog, opts: ImportOptions,
         (store.path / TASK_DIR).mkdir()
         shutil.copyfile(tmp_task, store.path / TASK_DIR / tmp_task.name)
         store.update_manifest(config=public, task=task_info, imported_from=info)
-        samples = _canonicalize_all(prepared, log)
-        store.append_samples(samples, sync=True)
+        _write_samples(prepared, log)
         store.set_status(RunStatus.SAMPLED)
         if on_phase:
             on_phase("certifying")
-        by_item: dict[str, list[Any]] = {}
-        for sample in samples:
-            by_item.setdefault(sample.item, []).append(sample)
-        doc = _finish(prepared, log, opts, info, by_item)
+        doc = _finish(prepared, log, opts, info, store.samples_by_item())  # the summaries kept while writing
         prepared.close()
         prepared = None
         try:

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, SourceFile, read_log
+from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, LogLines, SourceFile, check_totals
 from relgate_tui.errors import data_error
 
 __all__ = ["load_samples"]
@@ -33,25 +33,27 @@ def _strings(path: Path, line: int, field: str, value: Any) -> list[str]:
 
 
 def load_samples(path: str | Path, task: str | None = None) -> ImportedLog:
-    """Read a generic samples JSONL file. One-line :class:`~relgate_tui.errors.DataError` for anything wrong."""
+    """Read a generic samples JSONL file, line by line (:class:`~relgate_tui.engine.importers.model.LogLines`:
+    one line in memory at a time). One-line :class:`~relgate_tui.errors.DataError` for anything wrong."""
     p = Path(path)
-    raw, sha = read_log(p, what="a samples file")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise data_error(p, f"not UTF-8 text (byte {exc.start})") from None
+    lines = LogLines(p, what="a samples file")
     items: list[ImportedItem] = []
     seen: dict[str, int] = {}
+    n_answers = 0
     temperature: float | None = None
     seed: int | None = None
     model = "imported"
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    for lineno, line in lines:
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise data_error(p, f"bad JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
+        except RecursionError:
+            raise data_error(p, "bad JSON: nested too deeply", line=lineno) from None
+        except ValueError as exc:  # an integer of thousands of digits
+            raise data_error(p, f"bad JSON: {str(exc).split(';')[0][:80]}", line=lineno) from None
         if not isinstance(row, dict):
             raise data_error(p, f"expected a JSON object, got {type(row).__name__}", line=lineno)
         raw_id = row.get("id")
@@ -84,8 +86,10 @@ def load_samples(path: str | Path, task: str | None = None) -> ImportedLog:
         if model == "imported" and isinstance(row.get("model"), str) and row["model"].strip():
             model = row["model"].strip()
         items.append(ImportedItem(item_id, question, tuple(samples), tuple(dict.fromkeys(answers)), tuple(choices)))
+        n_answers += len(samples)
+        check_totals(p, len(items), n_answers, line=lineno)
     if not items:
         raise data_error(p, "no items (empty file)")
     return ImportedLog(tool="samples", version=None, task=task or p.stem, model=model,
-                       files=(SourceFile(str(p), sha),), items=tuple(items), temperature=temperature,
+                       files=(SourceFile(str(p), lines.sha256),), items=tuple(items), temperature=temperature,
                        seed=seed)

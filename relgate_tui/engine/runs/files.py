@@ -1,5 +1,11 @@
 """File-level helpers of the run store (:mod:`.store`): the run id, whole-line JSONL reading, atomic JSON
-replacement, ``O_APPEND`` writes that truncate a torn tail first, and the run store's one error type."""
+replacement, ``O_APPEND`` writes that truncate a torn tail first, and the run store's one error type.
+
+Every read of a run's own files goes through the one bounded regular-file read
+(:mod:`relgate_tui.engine.runs.inputs`): a FIFO, a device or a symlink to one planted in a run directory (as its
+manifest, samples, labels, results or index) is a one-line :class:`RunStoreError` naming the file, never a hang or
+an unbounded read, and a file is read up to a bound (:data:`MAX_DOCUMENT_BYTES`, :data:`MAX_JSONL_BYTES`) counted on
+the bytes read."""
 
 from __future__ import annotations
 
@@ -18,10 +24,28 @@ from relgate_tui.engine.runs.outputs import write_file
 from relgate_tui.errors import DataError
 
 REPAIR_HINT = "`relgate runs --repair RUN` moves corrupt lines aside"
+MAX_DOCUMENT_BYTES = 1 << 30  # a run's JSON document (manifest, results, verdicts), read whole
+MAX_JSONL_BYTES = 8 << 30  # a run's samples or labels file, read whole (a million items × 1,000 answers is less)
 
 
 class RunStoreError(DataError):
     """A run directory that cannot be used (missing, corrupt, locked, or a different run). One-line message."""
+
+
+def read_run_file(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of the run's own file ``path`` through the one bounded regular-file read; :class:`RunStoreError`
+    (one line) for a FIFO, a device, a socket, a directory (through a symlink or not) or a file over ``limit``;
+    :class:`FileNotFoundError` when it is missing."""
+    from relgate_tui.engine.runs.inputs import InputError, read_regular
+
+    try:
+        return read_regular(path, limit, what=what)
+    except FileNotFoundError:
+        raise
+    except InputError as exc:
+        raise RunStoreError(str(exc)) from None
+    except OSError as exc:
+        raise RunStoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 # ------------------------------------------------------------------------------------------------------ file helpers
@@ -46,11 +70,9 @@ def read_jsonl(path: Path, *, spans: list[tuple[int, int]] | None = None) -> lis
     kill mid-write) is ignored; any other unreadable line raises :class:`RunStoreError` naming file and line.
     ``spans``, when given, receives the (byte offset, length) of each object's line, in the same order."""
     try:
-        data = path.read_bytes()
+        data = read_run_file(path, MAX_JSONL_BYTES, "a run's JSONL file")
     except FileNotFoundError:
         return []
-    except OSError as exc:
-        raise RunStoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
     end = data.rfind(b"\n")
     if end < 0:
         return []
@@ -157,19 +179,28 @@ def quarantine_lines(path: Path, valid: Callable[[bytes], bool]) -> int | None:
 
 
 def _read_json(path: Path) -> Any:
+    """The JSON document ``path`` of a run (:func:`read_run_file`); :class:`FileNotFoundError` when missing."""
+    data = read_run_file(path, MAX_DOCUMENT_BYTES, "a run's JSON document")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
         raise RunStoreError(f"{path}: unreadable ({exc.__class__.__name__})") from None
 
 
 def open_append(path: Path) -> int:
     """Open ``path`` for appending after truncating a torn (unterminated) last line, if any."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    from relgate_tui.engine.runs.inputs import InputError, check_mode
+
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags, 0o644)
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        try:
+            check_mode(path, st.st_mode, what="a run's JSONL file")
+        except InputError as exc:
+            raise RunStoreError(str(exc)) from None
+        os.set_blocking(fd, True)
+        size = st.st_size
         if size:
             tail_start = max(0, size - 65536)
             while True:
@@ -221,12 +252,17 @@ def _size(path: Path) -> int:
 
 
 def _count_lines(path: Path) -> int:
-    """Complete lines of a JSONL file, counted on bytes (no parse)."""
+    """Complete lines of a JSONL file, counted on bytes (no parse); 0 when it is missing or unreadable,
+    :class:`RunStoreError` when it is not a regular file (a FIFO would block, ``/dev/zero`` never ends)."""
+    from relgate_tui.engine.runs.inputs import InputError, open_regular
+
     n = 0
     try:
-        with path.open("rb") as f:
+        with open_regular(path, what="a run's JSONL file") as f:
             while chunk := f.read(1 << 20):
                 n += chunk.count(b"\n")
+    except InputError as exc:
+        raise RunStoreError(str(exc)) from None
     except OSError:
         return 0
     return n

@@ -51,9 +51,7 @@ def open_regular(path: PathLike, *, what: str = "an input") -> BinaryIO:
     except OSError as exc:
         raise InputError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputError(f"{path}: not a regular file ({_kind(mode)}; {what} must be a file)")
+        check_mode(path, os.fstat(fd).st_mode, what=what)
         os.set_blocking(fd, True)
         return io.FileIO(fd, "rb", closefd=True)  # type: ignore[return-value]
     except BaseException:
@@ -67,8 +65,13 @@ def read_regular(path: PathLike, limit: int, *, what: str = "an input") -> bytes
     with open_regular(path, what=what) as f:
         data = read_bounded(f, limit)
     if data is None:
-        raise InputError(f"{path}: {what} larger than {_size(limit)}; refusing to read it")
+        raise too_large(path, limit, what)
     return data
+
+
+def too_large(path: PathLike, limit: int, what: str) -> InputError:
+    """The one-line refusal of an input larger than ``limit`` bytes (counted on the bytes read)."""
+    return InputError(f"{path}: {what} larger than {_size(limit)}; refusing to read it")
 
 
 def read_bounded(f: BinaryIO, limit: int) -> bytes | None:
@@ -90,6 +93,12 @@ def read_bounded(f: BinaryIO, limit: int) -> bytes | None:
     if total > limit:
         return None
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def check_mode(path: PathLike, mode: int, *, what: str = "an input") -> None:
+    """Raise :class:`InputError` unless ``mode`` (of a descriptor already open on ``path``) is a regular file's."""
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path}: not a regular file ({_kind(mode)}; {what} must be a file)")
 
 
 def check_regular(path: PathLike, *, what: str = "an input") -> None:

@@ -170,7 +170,7 @@ def _run_dirs(runs_root: Path) -> Iterator[Path]:
     except OSError as exc:
         raise RunStoreError(f"cannot list runs in {runs_root}: {exc.strerror or exc}") from None
     for p in entries:
-        if p.is_dir() and (p / MANIFEST).is_file():
+        if p.is_dir() and os.path.lexists(p / MANIFEST):  # a manifest that is no regular file: an unreadable row
             yield p
 
 
@@ -192,7 +192,7 @@ def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | No
     """Open an existing run by path, by id under ``runs_root`` (default: the data dir's runs), or by a unique id
     prefix. Opening takes no lock; the first write does."""
     candidate = Path(run).expanduser()
-    if (candidate / MANIFEST).is_file():
+    if os.path.lexists(candidate / MANIFEST):
         return RunStore(candidate)
     if runs_root is None:
         from relgate_tui.engine.runs.paths import runs_dir
@@ -200,7 +200,7 @@ def open_run(run: str | os.PathLike[str], runs_root: str | os.PathLike[str] | No
         runs_root = runs_dir()
     root = Path(runs_root)
     name = str(run)
-    if (root / name / MANIFEST).is_file():
+    if os.path.lexists(root / name / MANIFEST):
         return RunStore(root / name)
     matches = [p for p in _run_dirs(root) if p.name.startswith(name)] if name and "/" not in name else []
     if len(matches) == 1:

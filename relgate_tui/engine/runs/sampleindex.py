@@ -34,6 +34,7 @@ import numpy as np
 
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.records import StoredSample
+from relgate_tui.engine.runs.inputs import InputError, open_regular
 
 INDEX = "samples.index.npz"
 FORMAT = 1
@@ -164,11 +165,14 @@ class ItemSamples(Sequence[StoredSample]):
             prompt += _int(u.get("prompt_tokens", 0))
             completion += _int(u.get("completion_tokens", 0))
         old_spans = self.spans
+        all_spans: Any
         if old_spans is None or spans is None:
             all_spans = None
         else:
             all_spans = [*(old_spans.tolist() if isinstance(old_spans, np.ndarray) else old_spans), *spans]
         samples = None if self._samples is None else [*self._samples, *new]
+        if samples is None and all_spans is not None:  # texts are read at their spans: keep the spans compact
+            all_spans = np.asarray(all_spans, dtype=np.int64).reshape(-1, 2)
         out = ItemSamples(self.item, [*self.indices, *(s.index for s in new)], all_spans,
                           canonicals, prompt, completion, samples=samples, path=self._path)
         if samples is None and all_spans is None:
@@ -262,9 +266,10 @@ def group_parsed(objs: Sequence[Mapping[str, Any]], line_spans: Sequence[tuple[i
 
 
 def extend_grouped(grouped: dict[str, ItemSamples], batch: Sequence[StoredSample], spans: Sequence[tuple[int, int]],
-                   path: Path) -> bool:
+                   path: Path, *, keep_texts: bool = True) -> bool:
     """Add appended samples (their lines at ``spans``) to ``grouped`` in place, one new summary per item touched;
-    False (``grouped`` then partly updated: drop it) when a sample does not come after its item's last one."""
+    False (``grouped`` then partly updated: drop it) when a sample does not come after its item's last one. A new
+    item's summary holds the samples themselves when ``keep_texts``, else only their spans (read when shown)."""
     by_item: dict[str, tuple[list[StoredSample], list[tuple[int, int]]]] = {}
     for s, span in zip(batch, spans, strict=True):
         entry = by_item.get(s.item)
@@ -280,7 +285,8 @@ def extend_grouped(grouped: dict[str, ItemSamples], batch: Sequence[StoredSample
             if s.index <= last:
                 return False
             last = s.index
-        base = lst if lst is not None else ItemSamples(item, [], [], [], 0, 0, samples=[], path=path)
+        base = lst if lst is not None else ItemSamples(item, [], [], [], 0, 0, samples=[] if keep_texts else None,
+                                                       path=path)
         grouped[item] = base.extended(new, new_spans)
     return True
 
@@ -296,7 +302,7 @@ def _read_spans(items: ItemSamples) -> list[StoredSample]:
     assert items._path is not None and items.spans is not None
     out: list[StoredSample] = []
     try:
-        with open(items._path, "rb") as f:
+        with open_regular(items._path, what="a run's samples file") as f:
             for (start, length), index in zip(items.spans, items.indices, strict=True):
                 f.seek(int(start))
                 s = StoredSample.from_json(json.loads(f.read(int(length))))
@@ -327,20 +333,25 @@ def _parse_item(path: Path, item: str) -> list[StoredSample]:
 
 # --------------------------------------------------------------------------------------------- the index file
 def stamp(path: Path) -> dict[str, Any] | None:
-    """The samples file's stamp: size, mtime (ns) and SHA-256 of its first and last 64 KiB; None when missing."""
+    """The samples file's stamp: size, mtime (ns) and SHA-256 of its first and last 64 KiB; None when missing or
+    unreadable; :class:`~relgate_tui.engine.runs.files.RunStoreError` (one line) when it is not a regular file."""
+    from relgate_tui.engine.runs.files import RunStoreError
+
     try:
-        fd = os.open(path, os.O_RDONLY)
+        f = open_regular(path, what="a run's samples file")
+    except InputError as exc:
+        raise RunStoreError(str(exc)) from None
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        h = hashlib.sha256(os.pread(fd, _EDGE, 0))
-        if st.st_size > _EDGE:
-            h.update(os.pread(fd, _EDGE, max(_EDGE, st.st_size - _EDGE)))
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    with f:
+        try:
+            fd = f.fileno()
+            st = os.fstat(fd)
+            h = hashlib.sha256(os.pread(fd, _EDGE, 0))
+            if st.st_size > _EDGE:
+                h.update(os.pread(fd, _EDGE, max(_EDGE, st.st_size - _EDGE)))
+        except OSError:
+            return None
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "edges_sha256": h.hexdigest()}
 
 
@@ -405,8 +416,12 @@ def load_index(run: Path, samples_path: Path, source: Mapping[str, Any] | None) 
     ``source``) and is internally consistent; None otherwise (missing, stale, corrupt: parse the samples file)."""
     if source is None:
         return None
+    try:  # a FIFO or device planted as the index is no index (the samples file is parsed), never a hang
+        f = open_regular(run / INDEX, what="a run's sample index")
+    except (InputError, OSError):
+        return None
     try:
-        with np.load(run / INDEX, allow_pickle=False) as z:
+        with f, np.load(f, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"].astype(np.uint8)))
             if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("source") != dict(source):
                 return None

@@ -136,7 +136,7 @@ class RunStore:
 
     def __init__(self, path: str | os.PathLike[str], *, fsync_interval: float = 0.5) -> None:
         self.path = Path(path)
-        if not (self.path / MANIFEST).is_file():
+        if not os.path.lexists(self.path / MANIFEST):  # present but not a regular file: one line from the read
             raise RunStoreError(f"{self.path}: not a relgate run (no {MANIFEST})")
         self.fsync_interval = fsync_interval
         self._lock_fd: int | None = None
@@ -176,7 +176,7 @@ class RunStore:
         except OSError as exc:
             raise RunStoreError(f"cannot create the run directory {path}: {exc.strerror or exc}") from None
         manifest_path = path / MANIFEST
-        if not manifest_path.is_file():
+        if not os.path.lexists(manifest_path):
             now = _now_iso()
             manifest = {
                 "format": FORMAT,
@@ -190,7 +190,7 @@ class RunStore:
             }
             store_lock = cls._acquire_lock(path)
             try:
-                if not manifest_path.is_file():  # re-check under the lock
+                if not os.path.lexists(manifest_path):  # re-check under the lock
                     atomic_write_json(manifest_path, manifest)
             except BaseException:
                 os.close(store_lock)
@@ -208,7 +208,10 @@ class RunStore:
         return store
 
     def _load_manifest(self) -> dict[str, Any]:
-        manifest = _read_json(self.path / MANIFEST)
+        try:
+            manifest = _read_json(self.path / MANIFEST)
+        except FileNotFoundError:  # a dangling symlink, or removed meanwhile
+            raise RunStoreError(f"{self.path}: not a relgate run (no {MANIFEST})") from None
         if not isinstance(manifest, dict) or not isinstance(manifest.get("run_id"), str):
             raise RunStoreError(f"{self.path / MANIFEST}: not a relgate run manifest")
         return manifest
@@ -262,9 +265,11 @@ class RunStore:
         self.update_manifest(status=RunStatus(status).value)
 
     # --------------------------------------------------------------------------------------------------- samples
-    def append_samples(self, samples: Iterable[StoredSample], *, sync: bool = False) -> int:
+    def append_samples(self, samples: Iterable[StoredSample], *, sync: bool = False, keep_texts: bool = True) -> int:
         """Append completed samples (one ``os.write`` for the batch, whole lines). ``fsync`` when ``sync`` is true
-        or ``fsync_interval`` seconds have passed since the last one. Returns the number written."""
+        or ``fsync_interval`` seconds have passed since the last one. Returns the number written. ``keep_texts``
+        False: the per-item summaries this process keeps (:meth:`samples_by_item`) hold the new samples' spans, not
+        the samples (a writer of many samples at once, e.g. an import, keeps memory to the summaries)."""
         batch = list(samples)
         lines = [(json.dumps(s.to_json(), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
                  for s in batch]
@@ -280,7 +285,7 @@ class RunStore:
         for line in lines:
             spans.append((offset, len(line) - 1))
             offset += len(line)
-        self._extend_samples_cache(before, batch, spans)
+        self._extend_samples_cache(before, batch, spans, keep_texts)
         self._samples_unsynced = True
         self._counts_stale = True
         if sync or time.monotonic() - self._last_sample_sync >= self.fsync_interval:
@@ -342,7 +347,7 @@ class RunStore:
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _extend_samples_cache(self, before: tuple[int, ...] | None, batch: list[StoredSample],
-                              spans: list[tuple[int, int]]) -> None:
+                              spans: list[tuple[int, int]], keep_texts: bool = True) -> None:
         """After this process appended ``batch`` (its lines at ``spans``): when the parsed samples were current just
         before the write (or the file was empty) and every new sample comes after its item's last one, add them (new
         summaries: the old ones may be held by a caller) instead of parsing the file again; otherwise the next read
@@ -355,7 +360,7 @@ class RunStore:
             return
         else:
             grouped = cache[1]  # updated in place: callers hold copies of the dict; summaries are replaced
-        if not sampleindex.extend_grouped(grouped, batch, spans, self.path / SAMPLES):
+        if not sampleindex.extend_grouped(grouped, batch, spans, self.path / SAMPLES, keep_texts=keep_texts):
             self._samples_cache = None  # out of order or repeated: the next read parses the file
             return
         after = self._samples_version()
