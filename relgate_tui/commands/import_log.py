@@ -75,16 +75,14 @@ def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.importers import load_log
-    from relgate_tui.engine.importers.run import ImportOptions, import_log
+    from relgate_tui.engine.importers.run import ImportOptions, import_file
     from relgate_tui.engine.runs.outputs import check_outputs
 
     inputs = (args.path, args.labels)
     check_outputs((args.json_path,), inputs)
-    log = load_log(args.source, args.path, args.task)
     opts = ImportOptions(canon=args.canon, alpha=args.alpha, n_cal=args.n_cal, seed=args.seed, labels=args.labels,
                          min_reliability=args.min_reliability, run_dir=args.run_dir)
-    outcome = import_log(log, opts)
+    outcome = import_file(args.source, args.path, args.task, opts)  # the answers are freed once stored
     doc = outcome.document
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json

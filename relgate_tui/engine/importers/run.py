@@ -35,7 +35,7 @@ from relgate_tui.engine.importers.model import FLAG_REASONS, ImportedLog, assign
 from relgate_tui.engine.runs.store import RunStatus
 from relgate_tui.errors import DataError, UserError
 
-__all__ = ["ImportOptions", "ImportOutcome", "import_log", "imported_task_lines", "task_filename", "PLACEHOLDER_ENDPOINT"]
+__all__ = ["ImportOptions", "ImportOutcome", "import_log", "import_file", "imported_task_lines", "task_filename", "PLACEHOLDER_ENDPOINT"]
 
 TASK_DIR = "task"  # the run's task file lives in <run>/task/<task>.jsonl (never clashes with run-store files)
 # The run's endpoint: an RFC 2606 reserved name that never resolves, so nothing can ever send a request with an
@@ -155,6 +155,13 @@ def _write_samples(prepared: Any, log: ImportedLog) -> None:
     store.sync_samples()
 
 
+def _without_samples(log: ImportedLog) -> ImportedLog:
+    """The log without its answers, once they are in the run's samples: the results need of it only each item's id,
+    flags and document hash. The answers are most of a samples log; with this, and a caller that does not keep the
+    log itself (``relgate import`` does not), they are freed before the certification (issue 23 §4)."""
+    return replace(log, items=tuple(replace(it, samples=()) for it in log.items))
+
+
 class _NeverStop:
     """Stopping rule "none" (every stored answer is used) without per-sample argument checks: the import replays
     no sequential decision, and :class:`~relgate_tui.core.certification.stopping.NoStopping` validates its counts on every call,
@@ -231,9 +238,26 @@ def remove_stale_imports(root: Path) -> None:
 def import_log(log: ImportedLog, opts: ImportOptions,
                on_phase: Callable[[str], None] | None = None) -> ImportOutcome:
     """Create (or reopen) the run of ``log`` and certify it. See the module docstring."""
+    return _import([log], opts, on_phase)
+
+
+def import_file(source: str, path: str | Path, task: str | None, opts: ImportOptions,
+                on_phase: Callable[[str], None] | None = None) -> ImportOutcome:
+    """:func:`import_log` of the log at ``path`` (:func:`~relgate_tui.engine.importers.load_log`), holding it only
+    inside the import: its answers are freed once they are stored, before the certification — about half the peak
+    memory of a samples log, which is mostly answer text (issue 23 §4)."""
+    from relgate_tui.engine.importers import load_log
+
+    box = [load_log(source, path, task)]
+    return _import(box, opts, on_phase)
+
+
+def _import(box: list[ImportedLog], opts: ImportOptions, on_phase: Callable[[str], None] | None) -> ImportOutcome:
+    """The import of the log in ``box``, taken out of it (so a caller that keeps no other reference lets it go)."""
     from relgate_tui.engine.certification.certify import CertifyConfig, prepare
     from relgate_tui.engine.runs.paths import runs_dir
 
+    log = box.pop()
     if not log.items:
         raise DataError(f"{log.files[0].path if log.files else log.task}: no items to import")
     if log.k > 1000:
@@ -282,6 +306,7 @@ def import_log(log: ImportedLog, opts: ImportOptions,
         shutil.copyfile(tmp_task, store.path / TASK_DIR / tmp_task.name)
         store.update_manifest(config=public, task=task_info, imported_from=info)
         _write_samples(prepared, log)
+        log = _without_samples(log)  # stored now: the certification below never holds the answers a second time
         store.set_status(RunStatus.SAMPLED)
         if on_phase:
             on_phase("certifying")
