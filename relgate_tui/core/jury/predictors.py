@@ -24,7 +24,8 @@ SEARCH_SPACE = {"max_depth": (2, 3, 4, 5), "learning_rate": (0.05, 0.1, 0.2), "m
 
 @dataclass(frozen=True)
 class Predictor:
-    """A fitted reliability model of one judge at one tolerance (``model`` is None when training had one class)."""
+    """A fitted reliability model of one judge at one tolerance (``model`` is None when training had one class;
+    ``val_auc``, what the search compared, is None too when there was one configuration to choose from)."""
 
     judge: int
     tolerance: float
@@ -82,7 +83,7 @@ def fit_predictor(judge: int, tolerance: float, x_train: np.ndarray, y_train: np
         with warnings.catch_warnings(), _one_thread():
             warnings.simplefilter("ignore")
             model.fit(xt, yt)
-            auc = roc_auc(y_val, model.predict_proba(x_val)[:, 1])
+            auc = roc_auc(y_val, model.predict_proba(x_val)[:, 1]) if n_search > 1 else None
         cand = Predictor(judge, tolerance, model, float(yt.mean()), auc)
         if best is None or (auc is not None and (best.val_auc is None or auc > best.val_auc)):
             best = cand
