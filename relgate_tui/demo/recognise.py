@@ -223,6 +223,7 @@ def _classify(observed: str, criterion: str, description: str) -> str:
     return _closest(observed, tuple(_canonical_templates(criterion, description)))
 
 
+@lru_cache(maxsize=1024)  # a pure function of its strings; the ratio is the costly part (a judge sees one prompt often)
 def _closest(observed: str, canonicals: tuple[str, ...]) -> str:
     best = 0.0
     for canonical in canonicals:

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from relgate_tui.core.jury.features import item_feature_matrix, syllables, text_features
+from relgate_tui.core.jury.features import TOPICS, TfidfCorpus, item_feature_matrix, syllables, text_features
+from relgate_tui.core.jury.predictors import BinCache, _cached_bins_class, fit_predictor
 from relgate_tui.core.jury.protocol import JuryData, cliffs_delta, jury_scores, kendall, wilcoxon_greater
 from relgate_tui.core.jury.simulate import simulate_pool
 from relgate_tui.core.jury.study import JuryInputError, default_tolerances, run_jury_study
@@ -123,3 +124,38 @@ def test_splits_on_worker_processes_give_the_same_study():
     one = run_jury_study(data, texts=texts, splits=3, n_search=1, tolerances=(0.0,))
     two = run_jury_study(data, texts=texts, splits=3, n_search=1, tolerances=(0.0,), workers=2)
     assert one.to_json() == two.to_json()
+
+
+@pytest.mark.parametrize("max_features", [20_000, 40])
+def test_tfidf_corpus_cuts_exactly_what_the_vectorizer_fitted_on_the_split_gives(monkeypatch, max_features):
+    """The tokenise-once corpus against scikit-learn's TfidfVectorizer fitted on the training texts: the same matrix,
+    bit for bit (also when the most-frequent-terms cut applies: 40 terms)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    _, texts = simulate_pool(150, 3, seed=4)
+    tx = [t or "" for t in texts["output"]]
+    monkeypatch.setattr(TfidfCorpus, "MAX_FEATURES", max_features)
+    corpus = TfidfCorpus(tx, TOPICS)
+    for seed in range(3):
+        train = np.random.default_rng(seed).permutation(len(tx))[:90]
+        vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, max_features=max_features)
+        fitted = vec.fit([tx[i] for i in train])
+        want, want_extra = fitted.transform(tx), fitted.transform(list(TOPICS))
+        got, got_extra = corpus.split(train)
+        for a, b in ((want, got), (want_extra, got_extra)):
+            assert a.shape == b.shape and np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+            assert np.array_equal(a.data, b.data)
+
+
+def test_shared_binning_gives_the_same_models():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 12))
+    x[:, :4] = np.round(x[:, :4])
+    y = (x[:, 0] + rng.normal(size=200) > 0).astype(float)
+    bins = BinCache()
+    for seed in range(3):
+        plain = fit_predictor(0, 0.0, x[:120], y[:120], x[120:], y[120:], n_search=2, seed=seed)
+        shared = fit_predictor(0, 0.0, x[:120], y[:120], x[120:], y[120:], n_search=2, seed=seed, bins=bins)
+        assert np.array_equal(plain.predict(x), shared.predict(x)) and plain.val_auc == shared.val_auc
+    if _cached_bins_class() is not None:  # the hook is on (scikit-learn's binning step as expected): one binning
+        assert len(bins._bins) == 1

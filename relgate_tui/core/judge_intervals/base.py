@@ -84,18 +84,25 @@ def lower_conformal_quantile(scores: np.ndarray, alpha: float) -> float:
 
 def single_thread() -> Any:
     """A context limiting BLAS and OpenMP to one thread. The matrices here are small: extra threads only oversubscribe
-    a shared machine (LVD ran ten times slower, HistGradientBoosting six). scikit-learn's OpenMP runtime is loaded
-    first, because threadpoolctl limits only the libraries already loaded when the context is entered.
+    a shared machine (LVD ran ten times slower, HistGradientBoosting six). threadpoolctl limits only the libraries
+    loaded when its controller looks for them, so scikit-learn's OpenMP runtime is loaded first; the controller is
+    made once (finding the libraries costs milliseconds: ``threadpool_limits`` per call was a tenth of a small fit).
     """
+    global _CONTROLLER
     import contextlib
 
-    import sklearn.ensemble  # noqa: F401  (loads libgomp before the limit is set)
+    import sklearn.ensemble  # noqa: F401  (loads libgomp before the libraries are looked for)
 
-    try:   # threadpoolctl ships with scikit-learn (its dependency); without it, run unlimited
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1)
+    if _CONTROLLER is None:
+        try:   # threadpoolctl ships with scikit-learn (its dependency); without it, run unlimited
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            return contextlib.nullcontext()
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1)
+
+
+_CONTROLLER: Any = None
 
 
 def quantile_gbm(q: float | None, seed: int, *, max_iter: int = 40) -> Any:

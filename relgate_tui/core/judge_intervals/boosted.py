@@ -47,7 +47,13 @@ def _boost(z_fit: np.ndarray, z_hold: np.ndarray, others: list[np.ndarray], init
            init_hold: list[np.ndarray], init_others: list[list[np.ndarray]],
            grad_fn: Callable[[list[np.ndarray]], list[np.ndarray]],
            length_fn: Callable[[list[np.ndarray]], float], seed: int) -> list[list[np.ndarray]]:
-    """Gradient boosting of the score components; returns the components on ``others`` at the best round."""
+    """Gradient boosting of the score components; returns the components on ``others`` at the best round.
+
+    The 2 × ``ROUNDS`` tiny trees spent most of their time in scikit-learn's checks, so: the features are converted
+    once to what a tree works on anyway (C-contiguous float32), the per-fit checks are skipped when every feature is
+    finite (``check_input=False``; ``skip_parameter_validation``), and one legacy ``RandomState`` is re-seeded with each
+    tree's seed instead of a new one built (and seeded from OS entropy first) per tree. The trees are the same."""
+    from sklearn import config_context
     from sklearn.tree import DecisionTreeRegressor
 
     comps = [c.copy() for c in init]
@@ -57,24 +63,30 @@ def _boost(z_fit: np.ndarray, z_hold: np.ndarray, others: list[np.ndarray], init
     best = [[c.copy() for c in cs] for cs in oth]
     rng = np.random.default_rng(seed)
     z_all = np.vstack([z_fit, z_hold, *others])      # one predict call per tree
+    check = not np.all(np.isfinite(z_all))           # missing values: the tree's own path for them
+    x_fit = np.ascontiguousarray(z_fit, dtype=np.float32)
+    x_all = np.ascontiguousarray(z_all, dtype=np.float32)
+    tree_rs = np.random.RandomState(0)
     cuts = np.cumsum([len(z_fit), len(z_hold)] + [len(z) for z in others])[:-1]
-    for _ in range(ROUNDS):
-        grads = grad_fn(comps)
-        for c, g in enumerate(grads):
-            rms = float(np.sqrt(np.mean(g * g)))
-            if rms <= 0:
-                continue
-            tree = DecisionTreeRegressor(max_depth=2, min_samples_leaf=10, random_state=int(rng.integers(1 << 30)))
-            tree.fit(z_fit, -g / rms)
-            parts = np.split(LEARNING_RATE * tree.predict(z_all), cuts)
-            comps[c] += parts[0]
-            hold[c] += parts[1]
-            for k in range(len(others)):
-                oth[k][c] += parts[2 + k]
-        cur = length_fn(hold)
-        if cur < best_len:
-            best_len = cur
-            best = [[c.copy() for c in cs] for cs in oth]
+    with config_context(skip_parameter_validation=True):
+        for _ in range(ROUNDS):
+            grads = grad_fn(comps)
+            for c, g in enumerate(grads):
+                rms = float(np.sqrt(np.mean(g * g)))
+                if rms <= 0:
+                    continue
+                tree_rs.seed(int(rng.integers(1 << 30)))   # the state RandomState(that seed) would start in
+                tree = DecisionTreeRegressor(max_depth=2, min_samples_leaf=10, random_state=tree_rs)
+                tree.fit(x_fit, np.ascontiguousarray(-g / rms, dtype=np.float64), check_input=check)
+                parts = np.split(LEARNING_RATE * tree.predict(x_all, check_input=check), cuts)
+                comps[c] += parts[0]
+                hold[c] += parts[1]
+                for k in range(len(others)):
+                    oth[k][c] += parts[2 + k]
+            cur = length_fn(hold)
+            if cur < best_len:
+                best_len = cur
+                best = [[c.copy() for c in cs] for cs in oth]
     return best
 
 

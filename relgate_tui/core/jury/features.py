@@ -26,6 +26,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -163,18 +164,65 @@ class EmbeddingFeatures:
         return np.hstack(cols), names
 
 
-def tfidf_embeddings(texts: Sequence[str], train: np.ndarray, dims: int = 64,
-                     extra: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
-    """The text-only fallback: TF-IDF fitted on the training texts, truncated SVD to ``dims``; returns the embeddings
-    of ``texts`` and of ``extra`` (the topic anchors)."""
-    from sklearn.decomposition import TruncatedSVD
-    from sklearn.feature_extraction.text import TfidfVectorizer
+class TfidfCorpus:
+    """The texts' word 1–2-gram counts, tokenised once for every split: each split's TF-IDF is cut from them.
 
-    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_features=20_000)
-    fitted = vec.fit([texts[i] or "" for i in train])
-    x = fitted.transform([t or "" for t in texts])
+    ``TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, max_features=20_000)`` fitted on a split's training
+    texts keeps the terms of those texts (alphabetical), at most the 20,000 most frequent there; its matrix of every
+    text is their counts of those terms, weighted by (1 + log tf)·idf (idf from the training texts) and L2-normalised.
+    Counting every text once over the vocabulary of all texts and keeping, per split, the columns the vectorizer would
+    keep gives the same counts in the same order, so :func:`tfidf_embeddings` returns the same numbers; only the
+    tokenising and counting (most of the cost on long texts) is no longer repeated per split."""
+
+    MAX_FEATURES = 20_000
+
+    def __init__(self, texts: Sequence[str], extra: Sequence[str] = ()) -> None:
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        self.n_texts = len(texts)
+        vec = CountVectorizer(ngram_range=(1, 2), dtype=np.float64)
+        try:
+            counts = vec.fit_transform(list(texts))
+        except ValueError:  # no text has a term: every split's vocabulary is empty (the vectorizer's error)
+            self.counts = self.extra = None
+            return
+        counts.sort_indices()
+        self.counts = counts
+        self.extra = vec.transform(list(extra)) if extra else None
+
+    def split(self, train: np.ndarray) -> tuple[Any, Any]:
+        """The TF-IDF matrices (all texts, the extra texts) of the vectorizer fitted on the ``train`` texts."""
+        from sklearn.feature_extraction.text import TfidfTransformer
+
+        if self.counts is None:
+            raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
+        x_train = self.counts[train]
+        vocab = np.flatnonzero(np.diff(x_train.tocsc().indptr) > 0)  # the training texts' terms, alphabetical
+        if vocab.size == 0:
+            raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
+        if vocab.size > self.MAX_FEATURES:  # the vectorizer's cut, with its (unstable) sort of the same numbers
+            tfs = np.asarray(x_train[:, vocab].sum(axis=0)).ravel()
+            vocab = vocab[np.sort((-tfs).argsort()[: self.MAX_FEATURES])]
+        tfidf = TfidfTransformer(sublinear_tf=True).fit(_columns(x_train, vocab))
+        x = tfidf.transform(_columns(self.counts, vocab))
+        return x, (tfidf.transform(_columns(self.extra, vocab)) if self.extra is not None else None)
+
+
+def _columns(m: Any, cols: np.ndarray) -> Any:
+    out = m[:, cols]
+    out.sort_indices()
+    return out
+
+
+def tfidf_embeddings(corpus: TfidfCorpus, train: np.ndarray, dims: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """The text-only fallback: TF-IDF fitted on the training texts (:class:`TfidfCorpus`), truncated SVD to ``dims``;
+    returns the embeddings of the texts and of the corpus's extra texts (the topic anchors)."""
+    from sklearn.decomposition import TruncatedSVD
+
+    x, x_extra = corpus.split(train)
     k = int(min(dims, x.shape[1] - 1, max(1, train.size - 1)))
+    n_extra = x_extra.shape[0] if x_extra is not None else 0
     if k < 1:
-        return np.zeros((len(texts), 1)), np.zeros((len(extra), 1))
+        return np.zeros((corpus.n_texts, 1)), np.zeros((n_extra, 1))
     svd = TruncatedSVD(n_components=k, random_state=0).fit(x[train])
-    return svd.transform(x), (svd.transform(fitted.transform(list(extra))) if extra else np.zeros((0, k)))
+    return svd.transform(x), (svd.transform(x_extra) if x_extra is not None else np.zeros((0, k)))

@@ -11,8 +11,11 @@ probability of "reliable" is the judge's reliability r_j(x) ∈ [0, 1].
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +24,8 @@ SEARCH_SPACE = {"max_depth": (2, 3, 4, 5), "learning_rate": (0.05, 0.1, 0.2), "m
 
 @dataclass(frozen=True)
 class Predictor:
-    """A fitted reliability model of one judge at one tolerance (``model`` is None when training had one class)."""
+    """A fitted reliability model of one judge at one tolerance (``model`` is None when training had one class;
+    ``val_auc``, what the search compared, is None too when there was one configuration to choose from)."""
 
     judge: int
     tolerance: float
@@ -39,9 +43,9 @@ class Predictor:
 def _one_thread():  # type: ignore[no-untyped-def]
     """Small fits run fastest on one thread (OpenMP and BLAS): several threads busy-wait on tiny trees, and on a
     loaded machine that costs up to 30×."""
-    from threadpoolctl import threadpool_limits
+    from relgate_tui.core.judge_intervals.base import single_thread
 
-    return threadpool_limits(limits=1)
+    return single_thread()
 
 
 def reliability_labels(judge_norm: np.ndarray, human_norm: np.ndarray, tolerance: float) -> np.ndarray:
@@ -62,10 +66,9 @@ def roc_auc(y: np.ndarray, p: np.ndarray) -> float | None:
 
 
 def fit_predictor(judge: int, tolerance: float, x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray,
-                  y_val: np.ndarray, *, n_search: int, seed: int) -> Predictor:
-    """The best of ``n_search`` random configurations by validation ROC-AUC (rows with a NaN label are left out)."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
+                  y_val: np.ndarray, *, n_search: int, seed: int, bins: BinCache | None = None) -> Predictor:
+    """The best of ``n_search`` random configurations by validation ROC-AUC (rows with a NaN label are left out).
+    ``bins`` shares the binning of equal training matrices between fits (:class:`BinCache`)."""
     ok = ~np.isnan(y_train)
     xt, yt = x_train[ok], y_train[ok]
     if yt.size == 0:
@@ -76,13 +79,75 @@ def fit_predictor(judge: int, tolerance: float, x_train: np.ndarray, y_train: np
     best: Predictor | None = None
     for _ in range(n_search):
         params = {k: v[int(rng.integers(len(v)))] for k, v in SEARCH_SPACE.items()}
-        model = HistGradientBoostingClassifier(random_state=int(rng.integers(2**31)), **params)
+        model = _classifier(bins, random_state=int(rng.integers(2**31)), **params)
         with warnings.catch_warnings(), _one_thread():
             warnings.simplefilter("ignore")
             model.fit(xt, yt)
-            auc = roc_auc(y_val, model.predict_proba(x_val)[:, 1])
+            auc = roc_auc(y_val, model.predict_proba(x_val)[:, 1]) if n_search > 1 else None
         cand = Predictor(judge, tolerance, model, float(yt.mean()), auc)
         if best is None or (auc is not None and (best.val_auc is None or auc > best.val_auc)):
             best = cand
     assert best is not None
     return best
+
+
+class BinCache:
+    """The binned training matrices of one split, shared by the fits on it.
+
+    ``HistGradientBoostingClassifier.fit`` first bins every feature of X (up to 255 quantile bins: about a third of a
+    small fit's time), and all the fits of one split (every judge, every tolerance) train on the same matrix. The
+    binning is a function of X alone (it subsamples only above 200,000 rows), so it is done once per distinct matrix;
+    the models, and so every result, are the same. It hooks scikit-learn's private binning step, and only when that
+    step has the expected signature; otherwise every fit bins as usual."""
+
+    def __init__(self) -> None:
+        self._bins: dict[bytes, tuple[Any, np.ndarray]] = {}
+
+    def binned(self, model: Any, x: np.ndarray, bin_data: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``x`` binned, and ``model._bin_mapper`` fitted (by ``bin_data`` the first time, else the cached one)."""
+        import hashlib
+
+        key = hashlib.blake2b(repr((x.shape, x.dtype.str, model.max_bins)).encode() + x.tobytes(order="C")).digest()
+        hit = self._bins.get(key)
+        if hit is None:
+            binned = bin_data(x)
+            self._bins[key] = hit = (model._bin_mapper, binned)
+        else:
+            model._bin_mapper = hit[0]
+        return hit[1].copy(order="F")  # the cached array stays as it was binned
+
+
+def _classifier(bins: BinCache | None, **params: Any) -> Any:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    cls = _cached_bins_class()
+    if bins is None or cls is None:
+        return HistGradientBoostingClassifier(**params)
+    model = cls(**params)
+    model.relgate_bins = bins
+    return model
+
+
+@functools.cache
+def _cached_bins_class() -> Any:
+    """``HistGradientBoostingClassifier`` whose training-data binning goes through ``relgate_bins`` (a
+    :class:`BinCache`), or None when scikit-learn's binning step is not the one this was written against."""
+    import inspect
+
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    bin_data = getattr(HistGradientBoostingClassifier, "_bin_data", None)
+    if bin_data is None or list(inspect.signature(bin_data).parameters) != ["self", "X", "sample_weight",
+                                                                             "is_training_data"]:
+        return None
+
+    class CachedBinsClassifier(HistGradientBoostingClassifier):
+        relgate_bins: BinCache | None = None
+
+        def _bin_data(self, X: np.ndarray, sample_weight: Any, is_training_data: bool) -> np.ndarray:
+            if not is_training_data or sample_weight is not None or self.relgate_bins is None:
+                return super()._bin_data(X, sample_weight, is_training_data)
+            return self.relgate_bins.binned(self, X, lambda x: super(CachedBinsClassifier, self)._bin_data(x, None,
+                                                                                                           True))
+
+    return CachedBinsClassifier

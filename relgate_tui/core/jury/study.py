@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from relgate_tui.core.jury.features import TOPICS, EmbeddingFeatures, group_of, tfidf_embeddings
+from relgate_tui.core.jury.features import TOPICS, EmbeddingFeatures, TfidfCorpus, group_of, tfidf_embeddings
 from relgate_tui.core.jury.groups import group_splits, item_splits
-from relgate_tui.core.jury.predictors import fit_predictor, reliability_labels, roc_auc
+from relgate_tui.core.jury.predictors import BinCache, fit_predictor, reliability_labels, roc_auc
 from relgate_tui.core.jury.protocol import (
     BASELINES,
     Comparison,
@@ -172,7 +172,9 @@ def _run(data: JuryData, texts: Mapping[str, Sequence[str | None]] | None,
     tol_chosen: list[tuple[float, ...]] = []
     aucs: dict[str, list[float | None]] = {j: [] for j in data.judges}
     examples: list[dict] = []
-    ctx = _SplitContext(data, texts, embeddings, s_norm, h_norm, tols, tuple(ks), tuple(sources), n_search, seed)
+    corpora = ({comp: TfidfCorpus([t or "" for t in tx], TOPICS) for comp, tx in texts.items() if any(tx)}
+               if texts and not embeddings else None)  # tokenised once, not per split
+    ctx = _SplitContext(data, corpora, embeddings, s_norm, h_norm, tols, tuple(ks), tuple(sources), n_search, seed)
     for split_no, out in enumerate(_outcomes(ctx, splits_of(data, splits, seed), workers, progress)):
         k_chosen.append(out["k"])
         tol_chosen.append(out["tolerances"])
@@ -207,7 +209,7 @@ class _SplitContext:
     """Everything one split needs (picklable: splits may run in worker processes)."""
 
     data: JuryData
-    texts: Mapping[str, Sequence[str | None]] | None
+    corpora: Mapping[str, TfidfCorpus] | None   # the texts of the TF-IDF fallback (when no embeddings)
     embeddings: Mapping[str, tuple[np.ndarray, np.ndarray | None]] | None
     s_norm: np.ndarray
     h_norm: np.ndarray
@@ -259,16 +261,17 @@ def _one_split(ctx: _SplitContext, split_no: int, tr: np.ndarray, va: np.ndarray
     data, s_norm, h_norm, tols, sources = ctx.data, ctx.s_norm, ctx.h_norm, ctx.tols, ctx.sources
     n, nj = data.scores.shape
     x = data.features
-    extra = _embedding_block(ctx.texts, ctx.embeddings, tr)
+    extra = _embedding_block(ctx.corpora, ctx.embeddings, tr)
     if extra is not None:
         x = np.hstack([x, extra])
     r_all = np.zeros((n, nj, len(tols)))
+    bins = BinCache()
     for c in range(nj):
         xc = x if data.judge_features is None else np.hstack([x, data.judge_features[:, c, :]])
         for t_i, tol in enumerate(tols):
             y = reliability_labels(s_norm[:, c], h_norm, tol)
             pred = fit_predictor(c, tol, xc[tr], y[tr], xc[va], y[va], n_search=ctx.n_search,
-                                 seed=ctx.seed * 1000 + split_no * 97 + c * 7 + t_i)
+                                 seed=ctx.seed * 1000 + split_no * 97 + c * 7 + t_i, bins=bins)
             r_all[:, c, t_i] = pred.predict(xc)
     k, assign, _ = _tune(r_all[va], s_norm[va], h_norm[va], list(ctx.ks), len(tols))
     r = r_all[:, np.arange(nj), list(assign)]
@@ -293,7 +296,7 @@ def _one_split(ctx: _SplitContext, split_no: int, tr: np.ndarray, va: np.ndarray
             "per_source": per_source, "examples": examples}
 
 
-def _embedding_block(texts: Mapping[str, Sequence[str | None]] | None,
+def _embedding_block(corpora: Mapping[str, TfidfCorpus] | None,
                      embeddings: Mapping[str, tuple[np.ndarray, np.ndarray | None]] | None,
                      train: np.ndarray) -> np.ndarray | None:
     blocks = []
@@ -301,11 +304,9 @@ def _embedding_block(texts: Mapping[str, Sequence[str | None]] | None,
     if embeddings:
         for comp, (emb, anchors) in embeddings.items():
             blocks.append(ef.fit_transform(np.asarray(emb, float), anchors, train, comp)[0])
-    elif texts:
-        for comp, tx in texts.items():
-            if not any(tx):
-                continue
-            emb, anchors = tfidf_embeddings([t or "" for t in tx], train, extra=TOPICS)
+    elif corpora:
+        for comp, corpus in corpora.items():
+            emb, anchors = tfidf_embeddings(corpus, train)
             blocks.append(ef.fit_transform(emb, anchors, train, comp)[0])
     return np.hstack(blocks) if blocks else None
 
