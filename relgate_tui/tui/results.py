@@ -413,11 +413,12 @@ class ResultsScreen(Screen[str]):
             if not dep:
                 return "no deployment items"
             xy(plt, sizes, y_range=(0, max(2.0, max(ys))), x_label="consensus entropy (nats)",
-               title="prediction-set size", integer_y=True)
+               title="prediction-set size", integer_y=True, height=h)
             return None
 
         def draw_samples(plt: object, w: int, h: int) -> str | None:
-            bars(plt, list(v.samples_used), lo=1, hi=v.k_max, x_label="samples used per item", title="items")
+            bars(plt, list(v.samples_used), lo=1, hi=v.k_max, width=w, height=h, x_label="samples used per item",
+                 title="items")
             return None
 
         self.query_one("#plot-coverage", Chart).set_draw(

@@ -3,8 +3,6 @@ be created."""
 
 from __future__ import annotations
 
-import time
-
 from textual.widgets import Input, Select
 
 from relgate_tui.tui.app import make_app
@@ -41,10 +39,7 @@ async def test_unreachable_endpoint_is_reported_and_the_app_stays_usable(service
         await pilot.pause()
         sampling = app.screen
         assert isinstance(sampling, SamplingScreen)
-        deadline = time.monotonic() + 30
-        while sampling.state != "error":
-            assert time.monotonic() < deadline
-            await pilot.pause(0.1)
+        await wait_until(pilot, lambda: sampling.state == "error", timeout=30, what="the sampling error")
         errors = " ".join("".join(str(line.text) for line in sampling.query_one("#errors").lines).split())
         assert "cannot reach the endpoint" in errors and "Traceback" not in errors
         await pilot.press("enter")  # nothing sampled: refused, stays
@@ -78,10 +73,7 @@ async def test_a_run_that_cannot_be_created_returns_to_setup_with_the_values(ser
         await wait_until(pilot, lambda: isinstance(app.screen, SamplingScreen), what="the sampling screen")
         sampling = app.screen
         assert isinstance(sampling, SamplingScreen)
-        deadline = time.monotonic() + 30
-        while sampling.state != "error":  # nothing listens there
-            assert time.monotonic() < deadline
-            await pilot.pause(0.1)
+        await wait_until(pilot, lambda: sampling.state == "error", timeout=30, what="the sampling error")  # nothing listens there
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("n")  # the previous values come back

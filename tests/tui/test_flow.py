@@ -3,6 +3,7 @@ every key → Results with α changes → export; the dismissed values and the p
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import time
@@ -20,10 +21,14 @@ from relgate_tui.tui.spotcheck import SpotCheckScreen
 
 
 async def wait_until(pilot, condition, timeout=60.0, what=""):
+    """Wait for ``condition`` (checked between turns of the event loop, every 10 ms), then for the screen to have
+    processed what is pending. ``timeout`` only bounds a hang. The loop only yields: a ``pilot.pause()`` per check
+    would post a message to every widget and force a repaint each time, which cost more CPU than the work waited for."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
+        await asyncio.sleep(0.01)
+    await pilot.pause()
 
 
 async def focus_on(pilot, widget) -> None:
@@ -78,7 +83,8 @@ async def test_whole_flow_on_the_demo_endpoint(services):
         sampling = app.screen
         assert isinstance(sampling, SamplingScreen)
         await wait_until(pilot, lambda: sampling.state == "finished", what="sampling")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: "30 / 30" in str(sampling.query_one("#count").content)
+                         and sampling.query_one("#live").row_count == 30, what="the finished run on screen")
         assert "30 / 30" in str(sampling.query_one("#count").content)
         assert sampling.query_one("#live").row_count == 30
         requests = len(app.demo.requests)
@@ -183,6 +189,7 @@ async def test_stop_sampling_keeps_a_usable_partial_run_that_resumes(services):
         assert sampling.state == "running"
         await pilot.press("escape", "y")
         await wait_until(pilot, lambda: sampling.state == "stopped", what="stop")
+        app.demo.latency_ms = 0.0  # the latency made the stop land mid-run; the resume below needs none
         session = sampling.session
         stored = len(RunStore(session.path).samples())
         assert 0 < stored < 20 * 6

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textual.command import CommandPalette
+from textual.command import CommandList, CommandPalette
+from textual.widgets import Input
+from textual.worker import WorkerState
 
 from relgate_tui.engine.certification.session import Session
 from relgate_tui.tui.app import make_app
@@ -20,15 +22,25 @@ from relgate_tui.tui.settings import SettingsScreen
 from relgate_tui.tui.setup import SetupScreen
 from relgate_tui.tui.spotcheck import SpotCheckScreen
 from tests.tui.runfixtures import stored_run
+from tests.tui.test_flow import wait_until
 
 
 async def run_palette_command(pilot, text: str) -> None:
+    """Type ``text`` into the command palette, wait for its search (a worker) to list the hits, Enter on the first."""
     await pilot.press("ctrl+p")
-    assert isinstance(pilot.app.screen, CommandPalette)
+    palette = pilot.app.screen
+    assert isinstance(palette, CommandPalette)
     await pilot.press(*text)
-    await pilot.pause(0.2)
+    hits = palette.query_one(CommandList)
+
+    def searched() -> bool:
+        searching = any(w.node is palette and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                        for w in pilot.app.workers)
+        return not searching and palette.query_one(Input).value == text and hits.option_count > 0
+
+    await wait_until(pilot, searched, what=f"the palette's hits for {text!r}")
     await pilot.press("enter")
-    await pilot.pause(0.2)
+    await wait_until(pilot, lambda: pilot.app.screen is not palette, what="the palette to run the command")
 
 
 async def test_palette_exports_and_opens_the_run_folder(services):

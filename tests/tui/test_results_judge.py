@@ -40,7 +40,8 @@ async def test_judge_chosen_in_setup_is_asked_and_shown_in_results(services):
         sampling = app.screen
         assert isinstance(sampling, SamplingScreen)
         await wait_until(pilot, lambda: sampling.state == "finished", what="sampling and judging")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: "pairwise judge" in str(sampling.query_one("#count").content),
+                         what="the judge pass on screen")
         assert "pairwise judge" in str(sampling.query_one("#count").content)
         session = sampling.session
         assert not session.judge_pending

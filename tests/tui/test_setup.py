@@ -3,8 +3,6 @@ suggested canonicalizer, verification default, pre-flight box, validation, dismi
 
 from __future__ import annotations
 
-import time
-
 from textual.widgets import Input, Select
 
 from relgate_tui.engine.certification.setup import RunSetup
@@ -12,18 +10,15 @@ from relgate_tui.engine.transport.discovery import DiscoveredServer
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.home import HomeScreen
 from relgate_tui.tui.setup import CUSTOM, TASK_FILE, SetupScreen
-from tests.tui.test_flow import focus_on
+from tests.tui.test_flow import focus_on, wait_until
 
 
 async def open_setup(app, pilot):
     await pilot.press("n")
     setup = app.screen
     assert isinstance(setup, SetupScreen)
-    deadline = time.monotonic() + 30
-    while setup.task_info is None or not setup.endpoints:
-        assert time.monotonic() < deadline
-        await pilot.pause(0.05)
-    await pilot.pause()
+    await wait_until(pilot, lambda: setup.task_info is not None and bool(setup.endpoints), timeout=30,
+                     what="the setup form")
     return setup
 
 
