@@ -231,13 +231,14 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
 
     from relgate_tui.core.redact import public_url
     from relgate_tui.engine.transport.httpread import status_of_sync
+    from relgate_tui.engine.transport.tls import tls_context
 
     url = cfg.endpoint.rstrip("/") + "/models"
     endpoint = cfg.endpoint_config()
     last = ""
     for attempt in range(attempts):
         try:
-            with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s)) as client:
+            with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s), verify=tls_context()) as client:
                 status_of_sync(client, url, endpoint.headers(), min(10.0, cfg.timeout_s))  # the body is never read
             return
         except httpx.TimeoutException:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from relgate_tui.engine.transport.logprobs import TokenLogprob
+from relgate_tui.engine.transport.tls import tls_context
 from relgate_tui.errors import UserError
 
 Key = tuple[str, ...]
@@ -270,7 +271,7 @@ async def check_reachable(judge: Judge, attempts: int = 3) -> None:
     endpoint = judge.endpoint_config()
     url = endpoint.base_url.rstrip("/") + "/models"
     last = ""
-    async with httpx.AsyncClient(trust_env=False, timeout=min(10.0, endpoint.timeout_s)) as client:
+    async with httpx.AsyncClient(trust_env=False, timeout=min(10.0, endpoint.timeout_s), verify=tls_context()) as client:
         for attempt in range(attempts):
             try:
                 await status_of(client, url, endpoint.headers(), min(10.0, endpoint.timeout_s))  # body never read

@@ -15,6 +15,7 @@ Public names, by module:
 * :mod:`.prompts` — ``item_messages``, ``user_content``: how a task item becomes chat messages;
 * :mod:`.cache` — ``SampleCache``: completed samples by request fingerprint, on disk;
 * :mod:`.concurrency` — ``AdaptiveLimit``, ``advertised_slots``: how many requests to keep in flight (AIMD);
+* :mod:`.tls` — ``tls_context``: one verified TLS context for every client of the process;
 * :mod:`.probe` — ``probe``: the pre-flight latency probe at a run's concurrency;
 * :mod:`.sampler` — ``Sampler``, ``SamplingJob``, ``RetryPolicy``, ``SamplingTotals``, the events ``SampleDone``,
   ``SampleFailed``, ``ItemDone``, ``EndpointDown``, ``EndpointUp``, ``EndpointUnreachable``, and ``run_sampling``,

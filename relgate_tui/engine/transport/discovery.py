@@ -14,6 +14,7 @@ from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.transport.endpoints import EndpointConfig
 from relgate_tui.engine.transport.httpread import BodyTooLarge, get_bounded, get_bounded_sync
+from relgate_tui.engine.transport.tls import tls_context
 
 LOCAL_SERVERS: Mapping[str, int] = {"Ollama": 11434, "llama.cpp": 8080, "LM Studio": 1234, "vLLM": 8000}
 
@@ -64,7 +65,7 @@ async def discover_local_servers(
 ) -> list[DiscoveredServer]:
     """Servers answering on the given loopback ports (default :data:`LOCAL_SERVERS`), probed concurrently."""
     ports = LOCAL_SERVERS if ports is None else ports
-    async with httpx.AsyncClient(trust_env=False) as client:
+    async with httpx.AsyncClient(trust_env=False, verify=tls_context()) as client:
         found = await asyncio.gather(*(_probe(client, name, port, timeout) for name, port in ports.items()))
     return [s for s in found if s is not None]
 
@@ -79,7 +80,7 @@ def list_models(base_url: str, api_key_env: str | None = None, timeout: float = 
     headers = EndpointConfig(base_url, "probe", api_key_env=api_key_env).headers()
     shown = public_url(base_url)
     try:
-        with httpx.Client(trust_env=False) as client:
+        with httpx.Client(trust_env=False, verify=tls_context()) as client:
             status, body = get_bounded_sync(client, base_url.rstrip("/") + "/models", headers, timeout)
     except BodyTooLarge:
         raise ValueError(f"{shown}: GET /models answered with an oversized body") from None

@@ -29,6 +29,8 @@ def embed_texts(endpoint: str, model: str, texts: Sequence[str], *, api_key_env:
     """The embeddings of ``texts`` (len(texts) × dims)."""
     import httpx
 
+    from relgate_tui.engine.transport.tls import tls_context
+
     headers = {"Content-Type": "application/json"}
     if api_key_env:
         key = os.environ.get(api_key_env)
@@ -38,7 +40,7 @@ def embed_texts(endpoint: str, model: str, texts: Sequence[str], *, api_key_env:
     url = endpoint.rstrip("/") + "/embeddings"
     shown = public_url(endpoint)  # every error line names the endpoint without its credentials
     rows: list[list[float]] = []
-    with httpx.Client(timeout=timeout, trust_env=False) as client:
+    with httpx.Client(timeout=timeout, trust_env=False, verify=tls_context()) as client:
         for start in range(0, len(texts), BATCH):
             batch = [t[:MAX_TEXT_CHARS] or " " for t in texts[start: start + BATCH]]
             try:

@@ -12,6 +12,7 @@ import httpx
 from relgate_tui.engine.records import TaskItem
 from relgate_tui.engine.transport.endpoints import EndpointConfig, complete
 from relgate_tui.engine.transport.prompts import item_messages
+from relgate_tui.engine.transport.tls import tls_context
 
 __all__ = ["probe"]
 
@@ -25,7 +26,7 @@ async def probe(endpoint: EndpointConfig, items: Sequence[TaskItem], parallel: i
         raise ValueError("the latency probe needs at least one task item")
     parallel = max(1, int(parallel))
     limits = httpx.Limits(max_connections=parallel, max_keepalive_connections=parallel)
-    async with httpx.AsyncClient(trust_env=False, limits=limits) as client:
+    async with httpx.AsyncClient(trust_env=False, limits=limits, verify=tls_context()) as client:
         # one untimed call first: the connection, and a server's own first-request costs (loading the model), are
         # paid once per run, not per call
         await complete(client, endpoint, item_messages(items[0]), seed=parallel)

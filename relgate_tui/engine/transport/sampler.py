@@ -28,7 +28,6 @@ import contextlib
 import functools
 import http.cookiejar
 import random
-import ssl
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -55,6 +54,7 @@ from relgate_tui.engine.transport.http11 import LeanHTTPTransport
 from relgate_tui.engine.transport.httpread import status_of
 from relgate_tui.engine.transport.logprobs import TokenLogprob
 from relgate_tui.engine.transport.prompts import item_messages
+from relgate_tui.engine.transport.tls import tls_context
 
 
 # ------------------------------------------------------------------------------------------------------ events
@@ -284,7 +284,7 @@ class Sampler:
                 lean = None if self._transport is not None else LeanHTTPTransport()
                 client = await stack.enter_async_context(
                     httpx.AsyncClient(limits=limits, transport=self._transport or lean, trust_env=False,
-                                      verify=_ssl_context(), cookies=_IgnoredCookies())
+                                      verify=tls_context(), cookies=_IgnoredCookies())
                 )
                 channels.append(_Channel(client, lean))
             workers = [asyncio.create_task(self._worker(channel, job, todo)) for channel in channels]
@@ -466,7 +466,7 @@ class Sampler:
         async with self._slots_lock:
             if not self._slots_pending:
                 return
-            async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=_ssl_context()) as client:
+            async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=tls_context()) as client:
                 slots = await advertised_slots(client, self.endpoint.base_url, self.endpoint.headers())
             self.limit = AdaptiveLimit(self.concurrency, slots)
             self._slots_pending = False
@@ -516,7 +516,7 @@ class Sampler:
 
     async def _probe_until_up(self) -> None:
         delay = self.probe_interval_s
-        async with httpx.AsyncClient(transport=self._transport, trust_env=False) as client:
+        async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=tls_context()) as client:
             while not self._up.is_set():
                 await asyncio.sleep(delay)
                 if await _answers(client, self.endpoint):
@@ -535,12 +535,6 @@ def _finished(queue: asyncio.Queue[Any], gathered: asyncio.Future[Any]) -> None:
     if not gathered.cancelled():
         gathered.exception()
     queue.put_nowait(_FINISHED)
-
-
-@functools.lru_cache(maxsize=1)
-def _ssl_context() -> ssl.SSLContext:
-    """One verified TLS context for every client (loading the CA bundle costs ~30 ms each time)."""
-    return ssl.create_default_context()
 
 
 async def _answers(client: httpx.AsyncClient, endpoint: EndpointConfig) -> bool:
