@@ -219,12 +219,14 @@ class ReviewStore:
         c.execute(Q.upsert_claim(c.dialect.name),
                   {"sid": sid, "item": item, "me": reviewer, "state": state, "expires": expires})
 
-    def _claim_in(self, c: Connection, sid: str, reviewer: str, skip: set[str], t: float) -> Claim | None:
+    def _claim_in(self, c: Connection, sid: str, reviewer: str, skip: set[str], t: float, *,
+                  resume: bool = True) -> Claim | None:
+        """The claim (see :meth:`claim`); ``resume`` False: by queue order alone (:data:`.queries.SCAN_OPEN`)."""
         info = self._info(c, sid)
         params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": t, "per_item": info.per_item}
         tried: set[str] = set()
         while True:
-            row = c.execute(Q.SCAN, {**params, "skip": sorted(skip | tried)}).first()
+            row = c.execute(Q.SCAN if resume else Q.SCAN_OPEN, {**params, "skip": sorted(skip | tried)}).first()
             if row is None:
                 return None
             expires = t + info.lease_seconds
@@ -282,16 +284,17 @@ class ReviewStore:
 
     def commit_label_and_claim(self, sid: str, item_id: str, reviewer: str, verdict: str, key: str, *,
                                exclude: Iterable[str] = (), now: float | None = None) -> tuple[str, Claim | None]:
-        """:meth:`commit_label` and then :meth:`claim` of the next item, in one transaction: what a reviewer does
-        at every keypress, for one lock turn and one commit instead of two. A refused label (``LabelRejected``)
-        claims nothing (the transaction is rolled back)."""
+        """:meth:`commit_label` and then the claim of the next item, in one transaction: what a reviewer does at
+        every keypress, for one lock turn and one commit instead of two. The claim is :data:`.queries.SCAN_OPEN`'s:
+        the first item in queue order that is open or already theirs. A refused label (``LabelRejected``) claims
+        nothing (rolled back)."""
         parse_verdict(verdict)
         skip = set(exclude)
 
         def go(c: Connection) -> tuple[str, Claim | None]:
             t = time.time() if now is None else now
-            return self._label_in(c, sid, item_id, reviewer, verdict, key, t), self._claim_in(c, sid, reviewer,
-                                                                                                skip, t)
+            outcome = self._label_in(c, sid, item_id, reviewer, verdict, key, t)
+            return outcome, self._claim_in(c, sid, reviewer, skip, t, resume=False)
 
         return self.db.run("save the label", go)
 
