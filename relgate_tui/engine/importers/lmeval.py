@@ -38,6 +38,7 @@ from relgate_tui.engine.importers.model import (
     LogLines,
     SourceFile,
     check_totals,
+    parse_json_line,
     read_log,
 )
 from relgate_tui.errors import DataError, data_error
@@ -121,7 +122,7 @@ def _read_rows(path: Path) -> tuple[Iterable[tuple[int, Any]], bool, LogLines]:
                                        "samples_<task>_<date>.jsonl written beside it (run lm-eval with "
                                        "--log_samples)", field="resps") from None
             raise data_error(path, "not an lm-eval samples row", line=1, field="resps") from None
-        _parse_line(path, first[0], first[1])  # raises the first line's error
+        parse_json_line(path, first[0], first[1])  # raises the first line's error
     return _jsonl_rows(path, itertools.chain((first,), stream)), False, lines
 
 
@@ -137,21 +138,12 @@ def _rest(path: Path, head: str, stream: Iterator[tuple[int, str]], what: str,
     return "".join(parts)
 
 
-def _parse_line(path: Path, lineno: int, line: str) -> Any:
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise data_error(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
-    except RecursionError:
-        raise data_error(path, "bad JSON: nested too deeply", line=lineno) from None
-    except ValueError as exc:  # an integer of thousands of digits
-        raise data_error(path, f"bad JSON: {str(exc).split(';')[0][:80]}", line=lineno) from None
 
 
 def _jsonl_rows(path: Path, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, Any]]:
     for lineno, line in lines:
         if line.strip():
-            yield lineno, _parse_line(path, lineno, line)
+            yield lineno, parse_json_line(path, lineno, line)
 
 
 def _results_json(samples_path: Path, task: str) -> tuple[Path | None, dict[str, Any], str | None]:

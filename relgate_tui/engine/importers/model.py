@@ -29,8 +29,10 @@ but their prediction sets cannot reflect uncertainty, so the summary says how ma
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
+import json
 import os
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -51,6 +53,7 @@ __all__ = [
     "SourceFile",
     "assign_flags",
     "read_log",
+    "parse_json_line",
 ]
 
 FLAG_REASONS: dict[str, str] = {
@@ -147,17 +150,39 @@ def read_log(path: Path, *, limit: int = MAX_LOG_BYTES, what: str = "a log file"
     one is refused before anything is read) and is read up to ``limit`` bytes (a sparse or growing file cannot
     outgrow it). One-line :class:`~relgate_tui.errors.DataError` for anything wrong."""
     from relgate_tui.engine.runs.inputs import read_regular
+
+    with _read_errors(path):
+        data = read_regular(path, limit, what=what)
+    return data, hashlib.sha256(data).hexdigest()
+
+
+@contextlib.contextmanager
+def _read_errors(path: Path) -> Iterator[None]:
+    """OS errors opening or reading the log ``path`` as one-line DataErrors (a DataError passes as it is)."""
     from relgate_tui.errors import DataError, data_error
 
     try:
-        data = read_regular(path, limit, what=what)
+        yield
     except FileNotFoundError:
         raise data_error(path, "no such file") from None
     except DataError:
         raise
     except OSError as exc:
         raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
-    return data, hashlib.sha256(data).hexdigest()
+
+
+def parse_json_line(path: Path, lineno: int, line: str) -> Any:
+    """One line of a JSONL log parsed; a one-line DataError naming the file and line when it is not JSON."""
+    from relgate_tui.errors import data_error
+
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise data_error(path, f"bad JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
+    except RecursionError:
+        raise data_error(path, "bad JSON: nested too deeply", line=lineno) from None
+    except ValueError as exc:  # an integer of thousands of digits
+        raise data_error(path, f"bad JSON: {str(exc).split(';')[0][:80]}", line=lineno) from None
 
 
 class LogLines:
@@ -177,17 +202,11 @@ class LogLines:
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
         from relgate_tui.engine.runs.inputs import open_regular, too_large
-        from relgate_tui.errors import DataError, data_error
+        from relgate_tui.errors import data_error
 
         path = self.path
-        try:
+        with _read_errors(path):
             raw_file = open_regular(path, what=self.what)
-        except FileNotFoundError:
-            raise data_error(path, "no such file") from None
-        except DataError:
-            raise
-        except OSError as exc:
-            raise data_error(path, f"cannot read ({exc.strerror or exc})") from None
         try:
             declared = os.fstat(raw_file.fileno()).st_size
         except OSError:

@@ -14,11 +14,17 @@ latter two only feed the flags).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.importers.model import ImportedItem, ImportedLog, LogLines, SourceFile, check_totals
+from relgate_tui.engine.importers.model import (
+    ImportedItem,
+    ImportedLog,
+    LogLines,
+    SourceFile,
+    check_totals,
+    parse_json_line,
+)
 from relgate_tui.errors import data_error
 
 __all__ = ["load_samples"]
@@ -46,14 +52,7 @@ def load_samples(path: str | Path, task: str | None = None) -> ImportedLog:
     for lineno, line in lines:
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise data_error(p, f"bad JSON: {exc.msg} (column {exc.colno})", line=lineno) from None
-        except RecursionError:
-            raise data_error(p, "bad JSON: nested too deeply", line=lineno) from None
-        except ValueError as exc:  # an integer of thousands of digits
-            raise data_error(p, f"bad JSON: {str(exc).split(';')[0][:80]}", line=lineno) from None
+        row = parse_json_line(p, lineno, line)
         if not isinstance(row, dict):
             raise data_error(p, f"expected a JSON object, got {type(row).__name__}", line=lineno)
         raw_id = row.get("id")
