@@ -99,16 +99,20 @@ def test_results(services, snap_compare):
     assert snap_compare(make_app(services), run_before=run_before, terminal_size=SIZE)
 
 
+async def _open_results(pilot, path) -> None:
+    session = Session.open(path)
+    pilot.app.session = session
+    pilot.app.push_screen(ResultsScreen(session, gate=0.9))
+    await pilot.pause()
+
+
 def test_results_plots(services, snap_compare):
     """The Plots tab: every chart's ticks each have a row or column of their own (``widgets/plots.py``), so the
     snapshot is the same in every process (plotext's tick order follows the string hashing)."""
     path = _labelled(services.runs_dir)
 
     async def run_before(pilot):
-        session = Session.open(path)
-        pilot.app.session = session
-        pilot.app.push_screen(ResultsScreen(session, gate=0.9))
-        await pilot.pause()
+        await _open_results(pilot, path)
         await pilot.press("p")
         await pilot.pause()
 
@@ -119,10 +123,7 @@ def test_item_samples(services, snap_compare):
     path = _labelled(services.runs_dir)
 
     async def run_before(pilot):
-        session = Session.open(path)
-        pilot.app.session = session
-        pilot.app.push_screen(ResultsScreen(session, gate=0.9))
-        await pilot.pause()
+        await _open_results(pilot, path)
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(pilot.app.screen, ItemSamplesModal)
