@@ -36,7 +36,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from relgate_tui.engine.review import schema as S
 
-__all__ = ["SCAN", "SCAN_OPEN", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
+__all__ = ["SCAN", "SCAN_SKIP", "SCAN_OPEN", "SCAN_OPEN_SKIP", "execute", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
 
 _it, _cl, _lb, _se = S.items.c, S.claims.c, S.labels.c, S.sessions.c
 _P = sa.bindparam
@@ -56,18 +56,21 @@ _DONE_BY_ME = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.revi
 _MINE_RUNNING = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.reviewer == _P("me"),
                                              _cl.state == "claimed", _cl.expires_at > _P("now"))
 
-SCAN = (sa.select(_it.item_id, _it.position, _it.payload)
-        .where(_it.session_id == _P("sid"), _it.item_id.not_in(_P("skip", expanding=True)),
-               _it.item_id.not_in(_DONE_BY_ME), sa.or_(_it.item_id.in_(_MINE_RUNNING), _it.item_id.not_in(_FULL)))
-        .order_by(_it.item_id.in_(_MINE_RUNNING).desc(), _it.position).limit(1)
-        .with_for_update(skip_locked=True, of=S.items))
+def _scan(*, held_first: bool, skipping: bool) -> Any:
+    q = sa.select(_it.item_id, _it.position, _it.payload).where(
+        _it.session_id == _P("sid"), _it.item_id.not_in(_DONE_BY_ME),
+        sa.or_(_it.item_id.in_(_MINE_RUNNING), _it.item_id.not_in(_FULL)))
+    if skipping:
+        q = q.where(_it.item_id.not_in(_P("skip", expanding=True)))
+    order = (_it.item_id.in_(_MINE_RUNNING).desc(), _it.position) if held_first else (_it.position,)
+    return q.order_by(*order).limit(1).with_for_update(skip_locked=True, of=S.items)
 
-SCAN_OPEN = (sa.select(_it.item_id, _it.position, _it.payload)
-             .where(_it.session_id == _P("sid"), _it.item_id.not_in(_P("skip", expanding=True)),
-                    _it.item_id.not_in(_DONE_BY_ME),
-                    sa.or_(_it.item_id.in_(_MINE_RUNNING), _it.item_id.not_in(_FULL)))
-             .order_by(_it.position).limit(1)
-             .with_for_update(skip_locked=True, of=S.items))
+
+SCAN = _scan(held_first=True, skipping=False)
+SCAN_SKIP = _scan(held_first=True, skipping=True)
+
+SCAN_OPEN = _scan(held_first=False, skipping=False)
+SCAN_OPEN_SKIP = _scan(held_first=False, skipping=True)
 """The claim made with a label: the first item in queue order that is open or already claimed by the reviewer. The
 item in hand was the one just labelled, so a running claim of theirs is rare (one left over by an undo); ordered by
 position alone, the scan stops at the first such item instead of sorting the whole queue as :data:`SCAN` does."""
@@ -121,3 +124,21 @@ def upsert_claim(dialect: str, *, if_room: bool = False) -> Any:
             index_elements=[_cl.session_id, _cl.item_id, _cl.reviewer],
             set_={"state": ins.excluded.state, "expires_at": ins.excluded.expires_at}).returning(_cl.item_id)
     return stmt
+
+
+_DRIVER_SQL: dict[tuple[str, int], tuple[str, Any, Any]] = {}
+
+
+def execute(c: Any, stmt: Any, params: dict[str, Any]) -> Any:
+    """Execute one of the statements above as its SQL text, compiled once per dialect: the parameters are bound by
+    the driver (``exec_driver_sql``), skipping SQLAlchemy's per-call compilation-cache lookup and result setup for
+    a statement object — a per-keypress path on a busy machine. Errors take SQLAlchemy's usual path (a dropped
+    connection is still recognised as one). Not for a statement with an expanding parameter."""
+    key = (c.dialect.name, id(stmt))
+    hit = _DRIVER_SQL.get(key)
+    if hit is None:
+        comp = stmt.compile(dialect=c.dialect)
+        hit = _DRIVER_SQL[key] = (str(comp), comp.positiontup, comp)
+    sql, order, comp = hit
+    full = comp.construct_params(params)  # with the statement's own literals (a state, the LIMIT)
+    return c.exec_driver_sql(sql, tuple(full[k] for k in order) if order else full)

@@ -216,7 +216,7 @@ class ReviewStore:
         return info
 
     def _put_claim(self, c: Connection, sid: str, item: str, reviewer: str, state: str, expires: float) -> None:
-        c.execute(Q.upsert_claim(c.dialect.name),
+        Q.execute(c, Q.upsert_claim(c.dialect.name),
                   {"sid": sid, "item": item, "me": reviewer, "state": state, "expires": expires})
 
     def _claim_in(self, c: Connection, sid: str, reviewer: str, skip: set[str], t: float, *,
@@ -226,11 +226,15 @@ class ReviewStore:
         params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": t, "per_item": info.per_item}
         tried: set[str] = set()
         while True:
-            row = c.execute(Q.SCAN if resume else Q.SCAN_OPEN, {**params, "skip": sorted(skip | tried)}).first()
+            passed = skip | tried
+            if passed:
+                row = c.execute(Q.SCAN_SKIP if resume else Q.SCAN_OPEN_SKIP, {**params, "skip": sorted(passed)}).first()
+            else:
+                row = Q.execute(c, Q.SCAN if resume else Q.SCAN_OPEN, params).first()
             if row is None:
                 return None
             expires = t + info.lease_seconds
-            if c.execute(Q.upsert_claim(c.dialect.name, if_room=True),
+            if Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True),
                          {**params, "item": row.item_id, "state": "claimed", "expires": expires}).first():
                 return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), expires)
             tried.add(row.item_id)  # filled between the scan's snapshot and our lock
@@ -256,7 +260,7 @@ class ReviewStore:
         params = {"sid": sid, "item": item_id, "me": reviewer, "key": key, "now": t}
         # one round trip: the item row locked (waiting for a claimer holding it), the session's R, whether this
         # key was committed before, whether this reviewer already labelled the item
-        row = c.execute(Q.LABEL_CHECK, params).first()
+        row = Q.execute(c, Q.LABEL_CHECK, params).first()
         if row is not None and row.dup:
             return "duplicate"
         if row is None:
@@ -267,7 +271,7 @@ class ReviewStore:
             raise LabelRejected(f"{reviewer} already labelled item {item_id} (undo it first)")
         _check_rank(item_id, verdict, row.n_candidates)
         # the slot counted after the lock, by the insert itself: exact (every claimer holds the lock to write)
-        if c.execute(Q.INSERT_LABEL, {**params, "verdict": verdict, "per_item": row.per_item}).first() is None:
+        if Q.execute(c, Q.INSERT_LABEL, {**params, "verdict": verdict, "per_item": row.per_item}).first() is None:
             raise LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease "
                                 "ran out and another reviewer took the slot)")
         self._put_claim(c, sid, item_id, reviewer, "done", t)
