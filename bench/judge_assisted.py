@@ -174,8 +174,10 @@ def main() -> None:
               f"{m_a / m_cs:11.0%} | {m_b / m_cs:10.0%} | {_median(ppi_first, args.horizon):>8s}")
     fewest = ppi.fewest_labels_possible(THETA, GATE, CONFIDENCE)
     print(f"Targets (issue 22): assisted ≤ 60% of Clopper–Pearson with the 98% judge, ≤ 90% with the 95% judge, "
-          f"coin flip ≤ 110%.\nNo valid bound can clear {GATE} with fewer than {math.ceil(fewest)} labels even with "
-          f"a judge that is never wrong (judge says yes on {THETA:.0%}, ppi.fewest_labels_possible); Clopper–Pearson "
+          f"coin flip ≤ 110%.\nA bound on the judge–human differences (as relgate's) cannot clear {GATE} with fewer "
+          f"than {math.ceil(fewest)} labels even with a judge that is never wrong (judge says yes on {THETA:.0%}, "
+          "ppi.fewest_labels_possible); a test that also uses the share of judge-yes among the labelled items can "
+          "(24 labels at 56% power, fixed n: core/ppi.py's docstring); Clopper–Pearson "
           "watched after every label is not valid (issue 11 §4), an anytime-valid bound pays for being watchable.")
     print(f"\n{time.perf_counter() - t0:.0f} s")
 

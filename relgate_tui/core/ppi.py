@@ -49,10 +49,15 @@ Y | f ~ Bernoulli(p̂_f) — evaluated at the plug-in boundary m_ref = estimate 
 Ramdas 2023 §3.3; never below the current bound) and truncated at c = 0.95. The human verdicts never enter the
 judge's verdicts (the judge never sees a label).
 
-**What no valid method can beat.** With a judge that says "yes" on a share μ_f of the items and agrees with every
-human label so far, the data are equally likely under a task where a share μ_f − θ' of the judge's "yes" are wrong;
-so clearing a gate g needs n ≥ ln(1/δ)/(−ln(1 − (μ_f − g))) labels whatever the construction (26–29 at μ_f = 0.9,
-g = 0.8, 95%). bench/judge_assisted.py prints it beside the measured numbers.
+**What a bound on the differences cannot beat.** With a judge that says "yes" on a share μ_f of the items and agrees
+with every human label so far, a task where a share μ_f − g of the items are judge-"yes" but wrong (reliability g)
+gives n agreeing labels with probability (1 − (μ_f − g))ⁿ. A bound that sees only the judge–human differences Y − f
+(as this one does) therefore needs n ≥ ln(1/δ)/(−ln(1 − (μ_f − g))) labels to clear a gate g (26–29 at μ_f = 0.9,
+g = 0.8, 95%); bench/judge_assisted.py prints it beside the measured numbers. This is **not** a floor for every
+valid method: a test that also uses how many of the labelled items the judge accepted (fewer than μ_f in that bad
+task) can clear earlier. Against that least favourable task, a fixed-n test that certifies on n = 24 agreeing labels
+of which at least 22 are judge-"yes" is valid at 95% and, with a never-wrong judge at θ = 0.9, certifies with
+probability 0.56.
 """
 
 from __future__ import annotations
@@ -279,8 +284,9 @@ def more_labels_needed(judge_all: ArrayLike, judge_labelled: ArrayLike, human_la
 
 
 def fewest_labels_possible(judge_yes_share: float, threshold: float, confidence: float = 0.95) -> float:
-    """The fewest labels with which *any* valid method can clear ``threshold`` when the judge says yes on
-    ``judge_yes_share`` of the items and every label agrees with it (module docstring, last paragraph)."""
+    """The fewest labels with which a bound on the judge–human differences (this module's) can clear ``threshold``
+    when the judge says yes on ``judge_yes_share`` of the items and every label agrees with it (module docstring,
+    last paragraph: not a floor for every valid method)."""
     gap = judge_yes_share - threshold
     if gap <= 0:
         return math.inf
