@@ -58,27 +58,23 @@ class _Budget:
     def read(self, path: Path, name: str, stream: Any, declared: int) -> bytes:
         """Everything ``stream`` yields, read in chunks while within the member and archive budgets; it must be
         exactly ``declared`` bytes."""
+        from relgate_tui.engine.runs.inputs import read_bounded
+
         limit = min(MAX_MEMBER_BYTES, self.left)
         stop = min(limit, max(declared, 0))  # reading one byte past this tells a lying member
-        chunks, n = [], 0
-        while True:
-            chunk = stream.read(min(1 << 20, stop + 1 - n))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            n += len(chunk)
-            if n > stop:
-                if n > declared:
-                    raise data_error(path, f"member inflates to more than the {declared} bytes the directory says",
-                                     field=name)
-                which = "member" if limit == MAX_MEMBER_BYTES else "archive"
-                cap = MAX_MEMBER_BYTES if which == "member" else MAX_TOTAL_BYTES
-                raise data_error(path, f"{which} inflates to more than {cap >> 20} MB (the directory says "
-                                       f"{declared} bytes)", field=name)
-        if n != declared:
-            raise data_error(path, f"member is {n} bytes, the directory says {declared}", field=name)
-        self.left -= n
-        return b"".join(chunks)
+        data = read_bounded(stream, stop)
+        if data is None:
+            if stop >= declared:  # read past the declared size: the directory lies
+                raise data_error(path, f"member inflates to more than the {declared} bytes the directory says",
+                                 field=name)
+            which = "member" if limit == MAX_MEMBER_BYTES else "archive"
+            cap = MAX_MEMBER_BYTES if which == "member" else MAX_TOTAL_BYTES
+            raise data_error(path, f"{which} inflates to more than {cap >> 20} MB (the directory says "
+                                   f"{declared} bytes)", field=name)
+        if len(data) != declared:
+            raise data_error(path, f"member is {len(data)} bytes, the directory says {declared}", field=name)
+        self.left -= len(data)
+        return data
 
 
 def _decompress_zstd(path: Path, name: str, data: bytes, size: int, budget: _Budget) -> bytes:

@@ -75,12 +75,13 @@ def too_large(path: PathLike, limit: int, what: str) -> InputError:
 
 
 def read_bounded(f: BinaryIO, limit: int) -> bytes | None:
-    """The rest of the open regular file ``f`` when it holds at most ``limit`` bytes, else None. Memory follows
+    """The rest of the open regular file ``f`` (or any stream with ``read``, such as an archive member being
+    inflated) when it holds at most ``limit`` bytes, else None. Memory follows
     what is read: the file's size sizes the first read only up to ``limit`` (never a buffer of ``limit`` bytes for a
     small file), and a file that grows is read on in chunks until it passes the limit."""
     try:
         hint = os.fstat(f.fileno()).st_size
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):  # a stream with no descriptor (a zip or zstd member): no hint
         hint = 0
     chunks = [f.read(min(hint, limit) + 1)]
     total = len(chunks[0])
