@@ -353,24 +353,18 @@ async def _judge_pass(prepared: Prepared, cache: Any, control: RunControl) -> As
     analysis = await asyncio.to_thread(analyse_prepared, prepared)
     ranked = {a.item_id: a.ranked for a in analysis.items}
     total = judge_calls_needed(ranked, cfg.max_classes, cfg.reps)
-    yield Judging(0, total, CallCounts())
     async for event in _judge_task(functools.partial(ask_pairwise_judge_async, prepared.items, ranked, cfg,
-                                                     cache=cache), total, "pairwise", control):
-        if isinstance(event, Judging):
-            yield event
-        else:
-            verdicts, calls = event
-    prepared.store.write_judge_verdicts(verdicts_document(cfg, verdicts))
-    judge_calls = CallCounts(calls.made, calls.cached, calls.failed)
-    yield Judging(total, total, judge_calls)
-    yield judge_calls
+                                                     cache=cache), total, "pairwise", control,
+                                   lambda verdicts: prepared.store.write_judge_verdicts(verdicts_document(cfg, verdicts))):
+        yield event
 
 
-async def _judge_task(ask: Callable[..., Any], total: int, which: str,
-                      control: RunControl) -> AsyncIterator[Judging | tuple[Any, Any]]:
+async def _judge_task(ask: Callable[..., Any], total: int, which: str, control: RunControl,
+                      store: Callable[[Any], None]) -> AsyncIterator[Judging | CallCounts]:
     """Run one judge pass, ``ask(on_progress=, on_sampler=)`` (the pairwise or the verification judge): its progress
-    as :class:`Judging` events, then its ``(verdicts, calls)``. The pass's sampler is the run's while it runs (so a
-    pause reaches it); cancelling the caller cancels the pass; a judge error is one :class:`CertifyError` line."""
+    as :class:`Judging` events from 0 to ``total``, its verdicts given to ``store`` (written to the run), then its call
+    counts. The pass's sampler is the run's while it runs (so a pause reaches it); cancelling the caller cancels the
+    pass; a judge error is one :class:`CertifyError` line."""
     from relgate_tui.engine.judging.certify_judge import JudgeCertifyError
 
     queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -378,6 +372,7 @@ async def _judge_task(ask: Callable[..., Any], total: int, which: str,
     def on_sampler(sampler: Any) -> None:
         control.sampler = sampler
 
+    yield Judging(0, total, CallCounts(), None, which)
     task = asyncio.ensure_future(ask(on_progress=queue.put_nowait, on_sampler=on_sampler))
     try:
         async for event in _follow(task, queue, total, which):
@@ -390,7 +385,11 @@ async def _judge_task(ask: Callable[..., Any], total: int, which: str,
         if not task.done():
             task.cancel()
         control.sampler = None
-    yield result
+    verdicts, made = result
+    store(verdicts)
+    calls = CallCounts(made.made, made.cached, made.failed)
+    yield Judging(total, total, calls, None, which)
+    yield calls
 
 
 async def _follow(task: Any, queue: asyncio.Queue[Any], total: int, which: str) -> AsyncIterator[Judging]:
@@ -427,17 +426,10 @@ async def _verify_pass(prepared: Prepared, cache: Any, control: RunControl) -> A
                         else None)
             for a in analysis.items if a.sampled and not a.has_reference}
     total = sum(v is not None for v in tops.values())
-    yield Judging(0, total, CallCounts(), None, "verification")
     async for event in _judge_task(functools.partial(ask_verify_judge_async, prepared.items, tops, cfg, cache=cache),
-                                   total, "verification", control):
-        if isinstance(event, Judging):
-            yield event
-        else:
-            verdicts, calls = event
-    prepared.store.write_verify_verdicts(verdicts_document(cfg, verdicts))
-    verify_calls = CallCounts(calls.made, calls.cached, calls.failed)
-    yield Judging(total, total, verify_calls, None, "verification")
-    yield verify_calls
+                                   total, "verification", control,
+                                   lambda verdicts: prepared.store.write_verify_verdicts(verdicts_document(cfg, verdicts))):
+        yield event
 
 
 # ------------------------------------------------------------------------------------------------------ CLI driver
