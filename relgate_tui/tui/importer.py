@@ -14,7 +14,7 @@ finishes (or fails) on its own and, being atomic, either adds a complete run or 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Footer, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState
 
+from relgate_tui.tui.widgets.filetree import SuffixTree
 from relgate_tui.tui.widgets.safetext import safe_line
 
 __all__ = ["ImportDone", "ImportScreen", "LogTree", "detect_kind", "flags_summary"]
@@ -95,20 +96,10 @@ def flags_summary(doc: Mapping[str, Any]) -> str:
     return f"{head}; {n_flagged} item{'s' if n_flagged != 1 else ''} flagged: {detail}"
 
 
-class LogTree(DirectoryTree):
+class LogTree(SuffixTree):
     """A directory tree listing folders and the files an importer can read (hidden entries left out)."""
 
-    def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
-        out = []
-        for p in paths:
-            if p.name.startswith("."):
-                continue
-            try:
-                if p.is_dir() or p.suffix.lower() in SUFFIXES:
-                    out.append(p)
-            except OSError:
-                continue
-        return out
+    suffixes = SUFFIXES
 
 
 def _one_line(error: BaseException | None) -> str:

@@ -4,7 +4,6 @@ list of audits in the data dir. Dismisses with the chosen path (a file, or an au
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 from rich.text import Text
@@ -17,6 +16,7 @@ from textual.widgets import DirectoryTree, Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
 from relgate_tui.tui.studies.common import plain
+from relgate_tui.tui.widgets.filetree import SuffixTree
 
 __all__ = ["ScoresPicker", "ScoresTree", "examples_dir"]
 
@@ -29,20 +29,10 @@ def examples_dir() -> Path | None:
     return path if path.is_dir() else None
 
 
-class ScoresTree(DirectoryTree):
+class ScoresTree(SuffixTree):
     """Folders and judge scores files (hidden entries left out)."""
 
-    def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
-        out = []
-        for p in paths:
-            if p.name.startswith("."):
-                continue
-            try:
-                if p.is_dir() or p.suffix.lower() in SUFFIXES:
-                    out.append(p)
-            except OSError:
-                continue
-        return out
+    suffixes = SUFFIXES
 
 
 class ScoresPicker(ModalScreen["str | None"]):
