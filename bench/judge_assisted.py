@@ -15,6 +15,10 @@ is shown beside it for reference; it is not anytime-valid and not finite-sample.
 Labels to clear a gate of 0.80 at θ = 0.90: the median first n at which the bound reaches 0.80, against the exact
 Clopper–Pearson bound watched after every label (what the issue compares with; not valid under that watching) and
 against today's anytime-valid human-only live bound (core.intervals.confidence_sequence).
+
+The limit (core.label_limits, exact): the fewest labels with which *any* valid bound — one told the true judge and
+reliability in advance, looking once — clears the gate with probability ≥ ½; no valid bound's median is below it.
+``--limits`` prints only that table (seconds).
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import betaincinv
+from scipy.stats import binom
 
-from relgate_tui.core import ppi
+from relgate_tui.core import label_limits, ppi
 from relgate_tui.core.certification.intervals import confidence_sequence_end
 
 N_ITEMS = 2000
@@ -45,6 +50,7 @@ class Judge:
     name: str
     draw: Callable[[np.random.Generator, np.ndarray], np.ndarray]  # f given Y (and the item's hardness)
     p_yes: float  # P(f = 1) on an item from the task
+    cells: tuple[float, float, float, float]  # the joint law of (f, Y): (1, 1), (1, 0), (0, 1), (0, 0)
 
 
 def _flip(agree: float) -> Callable[[np.random.Generator, np.ndarray], np.ndarray]:
@@ -55,17 +61,25 @@ def _biased(rng: np.random.Generator, y: np.ndarray) -> np.ndarray:
     return np.where(y == 1.0, 1.0, (rng.random(y.shape) < 0.3).astype(np.float64))
 
 
-JUDGES = (
-    Judge("accurate 98%", _flip(0.98), THETA * 0.98 + (1 - THETA) * 0.02),
-    Judge("accurate 95%", _flip(0.95), THETA * 0.95 + (1 - THETA) * 0.05),
-    Judge("biased: accepts 30% of wrong", _biased, THETA + (1 - THETA) * 0.3),
-    Judge("wrong exactly on hard items", lambda rng, y: y, 0.0),  # drawn in _draw (needs hardness)
-    Judge("coin flip", lambda rng, y: (rng.random(y.shape) < 0.5).astype(np.float64), 0.5),
-    Judge('always "yes"', lambda rng, y: np.ones_like(y), 1.0),
-)
-
 _EASY_OK = (THETA - HARD_SHARE * HARD_OK) / (1 - HARD_SHARE)
 _HARD_P_YES = HARD_SHARE * (1 - HARD_OK) + (1 - HARD_SHARE) * _EASY_OK  # the judge inverts hard items
+_HARD_CELLS = ((1 - HARD_SHARE) * _EASY_OK, HARD_SHARE * (1 - HARD_OK), HARD_SHARE * HARD_OK,
+               (1 - HARD_SHARE) * (1 - _EASY_OK))
+
+
+def _cells(agree_if_right: float, agree_if_wrong: float) -> tuple[float, float, float, float]:
+    a, b, c, d = label_limits.cells_of(THETA, agree_if_right, agree_if_wrong)
+    return float(a), float(b), float(c), float(d)
+
+
+JUDGES = (
+    Judge("accurate 98%", _flip(0.98), THETA * 0.98 + (1 - THETA) * 0.02, _cells(0.98, 0.98)),
+    Judge("accurate 95%", _flip(0.95), THETA * 0.95 + (1 - THETA) * 0.05, _cells(0.95, 0.95)),
+    Judge("biased: accepts 30% of wrong", _biased, THETA + (1 - THETA) * 0.3, _cells(1.0, 0.7)),
+    Judge("wrong exactly on hard items", lambda rng, y: y, 0.0, _HARD_CELLS),  # drawn in _draw (needs hardness)
+    Judge("coin flip", lambda rng, y: (rng.random(y.shape) < 0.5).astype(np.float64), 0.5, _cells(0.5, 0.5)),
+    Judge('always "yes"', lambda rng, y: np.ones_like(y), 1.0, _cells(1.0, 0.0)),
+)
 
 
 def _draw(judge: Judge, runs: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -127,7 +141,11 @@ def main() -> None:
     ap.add_argument("--ppi-runs", type=int, default=2_000, help="runs per case given to ppi_mean_ci (slow, loop)")
     ap.add_argument("--horizon", type=int, default=300, help="labels simulated for the labels-to-clear medians")
     ap.add_argument("--quick", action="store_true", help="1,000 runs, 500 for the rest (a smoke run)")
+    ap.add_argument("--limits", action="store_true", help="print only the fewest labels any valid bound needs")
     args = ap.parse_args()
+    if args.limits:
+        _print_limits()
+        return
     if args.quick:
         args.runs, args.label_runs, args.ppi_runs = 1000, 500, 300
     t0 = time.perf_counter()
@@ -173,13 +191,51 @@ def main() -> None:
               f"{_median(cp, args.horizon):>25s} | {m_a / m_cp:11.0%} | {_median(cs, args.horizon):>18s} | "
               f"{m_a / m_cs:11.0%} | {m_b / m_cs:10.0%} | {_median(ppi_first, args.horizon):>8s}")
     fewest = ppi.fewest_labels_possible(THETA, GATE, CONFIDENCE)
-    print(f"Targets (issue 22): assisted ≤ 60% of Clopper–Pearson with the 98% judge, ≤ 90% with the 95% judge, "
-          f"coin flip ≤ 110%.\nA bound on the judge–human differences (as relgate's) cannot clear {GATE} with fewer "
-          f"than {math.ceil(fewest)} labels even with a judge that is never wrong (judge says yes on {THETA:.0%}, "
-          "ppi.fewest_labels_possible); a test that also uses the share of judge-yes among the labelled items can "
-          "(24 labels at 56% power, fixed n: core/ppi.py's docstring); Clopper–Pearson "
-          "watched after every label is not valid (issue 11 §4), an anytime-valid bound pays for being watchable.")
+    print(f"A bound on the judge–human differences (as relgate's) cannot clear {GATE} with fewer than "
+          f"{math.ceil(fewest)} labels even with a judge that is never wrong (ppi.fewest_labels_possible).")
+    _print_limits()
     print(f"\n{time.perf_counter() - t0:.0f} s")
+
+
+def _cp_fixed_n(theta: float) -> int:
+    """The fewest labels n, fixed in advance, at which Clopper–Pearson clears the gate with probability ≥ ½."""
+    for n in range(1, 1000):
+        k = np.arange(1, n + 1)
+        clears = betaincinv(k, n - k + 1.0, DELTA) >= GATE
+        if clears.any() and binom.sf(int(k[clears][0]) - 1, n, theta) >= 0.5:
+            return n
+    raise RuntimeError("no n up to 1000")
+
+
+def _print_limits() -> None:
+    """The fewest labels any valid bound can clear the gate with (core.label_limits), beside the issue's targets."""
+    watched = label_limits.watched_cp_clearing(THETA, GATE, CONFIDENCE)
+    cp = int(np.argmax(watched >= 0.5)) + 1
+    fixed = _cp_fixed_n(THETA)
+    targets = {"accurate 98%": 0.60, "accurate 95%": 0.90, "coin flip": 1.10}
+    print(f"\nThe limit: the fewest labels with which ANY valid bound — even one told the true law in advance, looking "
+          f"once — clears {GATE} at θ = {THETA} with probability ≥ ½ (core.label_limits, exact linear programme).\n"
+          f"Clopper–Pearson watched after every label: median {cp} (clears at θ = {GATE} in "
+          f"{label_limits.watched_cp_clearing(GATE, GATE, CONFIDENCE)[-1]:.0%} of runs: not valid watched); "
+          f"Clopper–Pearson at a fixed n: {fixed}.")
+    print(f"{'judge':30s} | limit | P(clear) at limit − 1, limit | limit/CP watched | issue target (of {cp}) | "
+          "limit/CP fixed n")
+    for judge in JUDGES:
+        law = np.array(judge.cells)
+        lim = label_limits.fewest_labels_any_bound(law, GATE, CONFIDENCE, start=max(1, cp // 2))
+        share = targets.get(judge.name)
+        target = f"≤ {share:.0%} = {share * cp:.1f}" if share else "—"
+        print(f"{judge.name:30s} | {lim.labels:5d} | {lim.power_before:.3f}, {lim.power:.3f}{'':15s} | "
+              f"{lim.labels / cp:16.0%} | {target:>22s} | {lim.labels / fixed:15.0%}")
+    better = 0.95
+    quick = int(np.argmax(label_limits.watched_cp_clearing(better, GATE, CONFIDENCE) >= 0.5)) + 1
+    one = label_limits.fewest_labels_any_bound(label_limits.cells_of(better, 0.5, 0.5), GATE, CONFIDENCE).labels
+    n2 = math.floor(1.10 * cp)
+    row = [(n1, label_limits.two_look_limit(THETA, better, GATE, n1, n2, CONFIDENCE)) for n1 in (20, 24, 28)]
+    print(f"Human-only information (a coin-flip judge adds none): a valid bound that clears by {n2} labels half the time "
+          f"at θ = {THETA} (the coin-flip target) and also by n1 half the time at θ = {better} (single look: {one}, "
+          f"Clopper–Pearson watched: {quick}) clears by {n2} at θ = {THETA} with probability at most "
+          + ", ".join(f"{p:.3f} (n1 = {n1})" for n1, p in row) + ".")
 
 
 if __name__ == "__main__":

@@ -57,7 +57,9 @@ g = 0.8, 95%); bench/judge_assisted.py prints it beside the measured numbers. Th
 valid method: a test that also uses how many of the labelled items the judge accepted (fewer than μ_f in that bad
 task) can clear earlier. Against that least favourable task, a fixed-n test that certifies on n = 24 agreeing labels
 of which at least 22 are judge-"yes" is valid at 95% and, with a never-wrong judge at θ = 0.9, certifies with
-probability 0.56.
+probability 0.56. The floor for every valid method is :mod:`relgate_tui.core.label_limits` (an exact linear
+programme): at θ = 0.9, gate 0.8, 95%, no valid bound — even one told the true law in advance — has a median below
+21 labels with a 98%-agreement judge, 22 with a 95% one and 37 with a coin flip.
 """
 
 from __future__ import annotations
