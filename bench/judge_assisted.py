@@ -49,8 +49,12 @@ HARD_SHARE, HARD_OK = 0.15, 0.40
 class Judge:
     name: str
     draw: Callable[[np.random.Generator, np.ndarray], np.ndarray]  # f given Y (and the item's hardness)
-    p_yes: float  # P(f = 1) on an item from the task
     cells: tuple[float, float, float, float]  # the joint law of (f, Y): (1, 1), (1, 0), (0, 1), (0, 0)
+
+    @property
+    def p_yes(self) -> float:
+        """P(f = 1) on an item from the task."""
+        return self.cells[0] + self.cells[1]
 
 
 def _flip(agree: float) -> Callable[[np.random.Generator, np.ndarray], np.ndarray]:
@@ -62,7 +66,6 @@ def _biased(rng: np.random.Generator, y: np.ndarray) -> np.ndarray:
 
 
 _EASY_OK = (THETA - HARD_SHARE * HARD_OK) / (1 - HARD_SHARE)
-_HARD_P_YES = HARD_SHARE * (1 - HARD_OK) + (1 - HARD_SHARE) * _EASY_OK  # the judge inverts hard items
 _HARD_CELLS = ((1 - HARD_SHARE) * _EASY_OK, HARD_SHARE * (1 - HARD_OK), HARD_SHARE * HARD_OK,
                (1 - HARD_SHARE) * (1 - _EASY_OK))
 
@@ -73,12 +76,12 @@ def _cells(agree_if_right: float, agree_if_wrong: float) -> tuple[float, float, 
 
 
 JUDGES = (
-    Judge("accurate 98%", _flip(0.98), THETA * 0.98 + (1 - THETA) * 0.02, _cells(0.98, 0.98)),
-    Judge("accurate 95%", _flip(0.95), THETA * 0.95 + (1 - THETA) * 0.05, _cells(0.95, 0.95)),
-    Judge("biased: accepts 30% of wrong", _biased, THETA + (1 - THETA) * 0.3, _cells(1.0, 0.7)),
-    Judge("wrong exactly on hard items", lambda rng, y: y, 0.0, _HARD_CELLS),  # drawn in _draw (needs hardness)
-    Judge("coin flip", lambda rng, y: (rng.random(y.shape) < 0.5).astype(np.float64), 0.5, _cells(0.5, 0.5)),
-    Judge('always "yes"', lambda rng, y: np.ones_like(y), 1.0, _cells(1.0, 0.0)),
+    Judge("accurate 98%", _flip(0.98), _cells(0.98, 0.98)),
+    Judge("accurate 95%", _flip(0.95), _cells(0.95, 0.95)),
+    Judge("biased: accepts 30% of wrong", _biased, _cells(1.0, 0.7)),
+    Judge("wrong exactly on hard items", lambda rng, y: y, _HARD_CELLS),  # drawn in _draw (the judge inverts hard items)
+    Judge("coin flip", lambda rng, y: (rng.random(y.shape) < 0.5).astype(np.float64), _cells(0.5, 0.5)),
+    Judge('always "yes"', lambda rng, y: np.ones_like(y), _cells(1.0, 0.0)),
 )
 
 
@@ -89,12 +92,10 @@ def _draw(judge: Judge, runs: int, n: int, seed: int) -> tuple[np.ndarray, np.nd
         hard = rng.random((runs, n)) < HARD_SHARE
         y = (rng.random((runs, n)) < np.where(hard, HARD_OK, _EASY_OK)).astype(np.float64)
         f = np.where(hard, 1.0 - y, y)
-        p_yes = _HARD_P_YES
     else:
         y = (rng.random((runs, n)) < THETA).astype(np.float64)
         f = judge.draw(rng, y)
-        p_yes = judge.p_yes
-    rest = rng.binomial(N_ITEMS - n, p_yes, size=runs)
+    rest = rng.binomial(N_ITEMS - n, judge.p_yes, size=runs)
     return y, f, f.sum(1) + rest
 
 
