@@ -210,8 +210,7 @@ def _cp_fixed_n(theta: float) -> int:
 
 def _print_limits() -> None:
     """The fewest labels any valid bound can clear the gate with (core.label_limits), beside the issue's targets."""
-    watched = label_limits.watched_cp_clearing(THETA, GATE, CONFIDENCE)
-    cp = int(np.argmax(watched >= 0.5)) + 1
+    cp = label_limits.watched_cp_median(THETA, GATE, CONFIDENCE)
     fixed = _cp_fixed_n(THETA)
     targets = {"accurate 98%": 0.60, "accurate 95%": 0.90, "coin flip": 1.10}
     print(f"\nThe limit: the fewest labels with which ANY valid bound — even one told the true law in advance, looking "
@@ -229,7 +228,7 @@ def _print_limits() -> None:
         print(f"{judge.name:30s} | {lim.labels:5d} | {lim.power_before:.3f}, {lim.power:.3f}{'':15s} | "
               f"{lim.labels / cp:16.0%} | {target:>22s} | {lim.labels / fixed:15.0%}")
     better = 0.95
-    quick = int(np.argmax(label_limits.watched_cp_clearing(better, GATE, CONFIDENCE) >= 0.5)) + 1
+    quick = label_limits.watched_cp_median(better, GATE, CONFIDENCE)
     one = label_limits.fewest_labels_any_bound(label_limits.cells_of(better, 0.5, 0.5), GATE, CONFIDENCE).labels
     n2 = math.floor(1.10 * cp)
     row = [(n1, label_limits.two_look_limit(THETA, better, GATE, n1, n2, CONFIDENCE)) for n1 in (20, 24, 28)]

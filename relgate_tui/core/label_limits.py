@@ -44,7 +44,7 @@ from scipy.special import betaincinv, gammaln, xlogy
 from scipy.stats import binom
 
 __all__ = ["Limit", "cells_of", "null_laws", "most_powerful", "fewest_labels_any_bound", "watched_cp_clearing",
-           "two_look_limit"]
+           "watched_cp_median", "two_look_limit"]
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,13 @@ def watched_cp_clearing(theta: float, gate: float, confidence: float = 0.95, hor
         alive = nxt
         out[t - 1] = cleared
     return out
+
+
+def watched_cp_median(theta: float, gate: float, confidence: float = 0.95, horizon: int = 300) -> int:
+    """The median labels for Clopper–Pearson watched after every label to reach ``gate``: the first t at which
+    :func:`watched_cp_clearing` reaches ½ (``horizon`` + 1 when it never does within ``horizon``)."""
+    reached = watched_cp_clearing(theta, gate, confidence, horizon) >= 0.5
+    return int(np.argmax(reached)) + 1 if reached.any() else horizon + 1
 
 
 def two_look_limit(theta: float, better: float, gate: float, n1: int, n2: int, confidence: float = 0.95) -> float:

@@ -84,7 +84,8 @@ def test_watched_clopper_pearson_matches_a_seeded_simulation_and_is_not_valid_wh
     first = np.where(hit.any(1), hit.argmax(1) + 1, 61)
     for n in (20, 37, 44, 60):
         assert float((first <= n).mean()) == pytest.approx(exact[n - 1], abs=4 * np.sqrt(0.25 / 20_000))
-    assert int(np.argmax(exact >= 0.5)) + 1 == 37  # the median the issue compares with
+    assert L.watched_cp_median(0.9, 0.8) == 37  # the median the issue compares with
+    assert L.watched_cp_median(0.8, 0.8, horizon=60) == 61  # never half the time within 60 labels
     assert L.watched_cp_clearing(0.8, 0.8)[-1] > 0.2  # at θ = gate it clears in > 20% of runs: not valid watched
 
 
@@ -107,6 +108,6 @@ def test_meeting_the_coin_flip_target_costs_the_early_stop_at_a_better_model() -
     single = L.most_powerful(L.cells_of(0.9, 0.5, 0.5), L.null_laws(L.cells_of(0.9, 0.5, 0.5), 0.8), 40)
     assert L.two_look_limit(0.9, 0.95, 0.8, 24, 40) < single  # the early requirement costs power at 40
     assert L.fewest_labels_any_bound(L.cells_of(0.95, 0.5, 0.5), 0.8, start=14).labels == 14
-    assert int(np.argmax(L.watched_cp_clearing(0.95, 0.8) >= 0.5)) + 1 == 22
+    assert L.watched_cp_median(0.95, 0.8) == 22
     with pytest.raises(ValueError):
         L.two_look_limit(0.9, 0.95, 0.8, 40, 40)
