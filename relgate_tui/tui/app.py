@@ -38,9 +38,9 @@ from relgate_tui.tui.help import HelpScreen, key_rows
 from relgate_tui.tui.services import AppServices
 
 if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.core.certification.gate import GateOn
     from relgate_tui.engine.certification.session import Session
     from relgate_tui.engine.certification.setup import RunSetup
-    from relgate_tui.engine.certification.views import GateBasis
     from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
     from relgate_tui.tui.home import HomeChoice
     from relgate_tui.tui.settings_file import UISettings
@@ -105,10 +105,13 @@ class RelgateApp(App[None]):
         from relgate_tui.tui.settings_file import UISettings, load_ui_settings
 
         try:
-            return load_ui_settings(self.services.resolved_settings_path())
+            settings = load_ui_settings(self.services.resolved_settings_path())
         except ValueError as exc:
             self.notify(str(exc), title="Settings ignored", severity="warning")
             return UISettings()
+        if settings.note:
+            self.notify(settings.note, title="Settings")
+        return settings
 
     # ------------------------------------------------------------------------------------------------------ demo
     def ensure_demo(self) -> str:
@@ -240,17 +243,17 @@ class RelgateApp(App[None]):
     def show_results(self, session: Session) -> None:
         self.session = session
         gate, basis = self.gate_for(session)
-        self.open_screen("results", session, gate=gate, gate_basis=basis, callback=self._after_results)
+        self.open_screen("results", session, gate=gate, gate_on=basis, callback=self._after_results)
 
-    def gate_for(self, session: Session) -> tuple[float | None, GateBasis]:
+    def gate_for(self, session: Session) -> tuple[float | None, GateOn]:
         """The gate a run is shown against: a run made here from Setup, the Settings gate; a run opened from Runs,
         the gate its stored results were judged against (``Session.stored_gate``) — so Runs, Results, Compare,
         ``relgate report`` and the JSON tell one story about it (issue 24 §5)."""
         if session.path in self._own_gate_runs:
             return session.stored_gate()
         if self.settings is None:
-            return None, "lower_bound"
-        return self.settings.gate, self.settings.gate_basis
+            return None, "bound"
+        return self.settings.gate, self.settings.gate_on
 
     def _after_results(self, action: str | None) -> None:
         self.history.append(("results", action))
@@ -356,7 +359,7 @@ class RelgateApp(App[None]):
         cfg = certify_config(setup, None)
         if self.settings is not None and self.settings.gate is not None:
             cfg = replace(cfg, min_reliability=self.settings.gate, confidence=self.settings.confidence,
-                          gate_on="level" if self.settings.gate_basis == "level" else "bound")
+                          gate_on=self.settings.gate_on)
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{setup.model}-{Path(setup.task).stem}").strip("._")[:100] or "run"
         path = self.services.resolved_runs_dir().parent / "configs" / f"{name}.toml"
         try:
@@ -377,7 +380,7 @@ class RelgateApp(App[None]):
             alpha = getattr(self.screen, "alpha", None)
         try:
             gate, basis = self.gate_for(session)
-            path = session.export(fmt, alpha=alpha, gate=gate, gate_basis=basis,
+            path = session.export(fmt, alpha=alpha, gate=gate, gate_on=basis,
                                   confidence=self.settings.confidence if self.settings else 0.95)
         except (ValueError, OSError) as exc:
             self.notify(str(exc), title="Export failed", severity="error")

@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label
 
+from relgate_tui.core.certification.gate import GateDecision
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.results import ALPHA_MAX, ALPHA_MIN, ALPHA_STEP, fmt_m_star, fmt_prop
 from relgate_tui.tui.widgets.safetext import safe_line
@@ -99,8 +100,8 @@ class CompareScreen(Screen[None]):
             # each run against its own stored gate, as Runs, Results and `relgate report` show it (issue 24 §5)
             gate, basis = s.stored_gate()
             if self.gate is not None:  # an explicit gate for every run
-                gate, basis = self.gate, ("level" if getattr(settings, "gate_basis", "") == "level" else "lower_bound")
-            views.append(s.results(self.alpha, gate=gate, gate_basis=basis,
+                gate, basis = self.gate, ("level" if getattr(settings, "gate_on", "") == "level" else "bound")
+            views.append(s.results(self.alpha, gate=gate, gate_on=basis,
                                    confidence=getattr(settings, "confidence", 0.95)))
         best = max((v.result.reliability_level for v in views), default=None)
 
@@ -127,8 +128,7 @@ class CompareScreen(Screen[None]):
             ("samples used / budget", lambda v, s: f"{v.result.samples_used} / {v.result.samples_budget}"),
             ("calls saved", lambda v, s: f"{v.result.calls_saved:.1%}"),
             ("last pass: calls m/c/f", lambda v, s: f"{v.calls_made} / {v.calls_cached} / {v.calls_failed}"),
-            ("gate", lambda v, s: Text("no gate", style="dim") if v.result.passed is None else
-             Text("PASS" if v.result.passed else "FAIL", style="bold green" if v.result.passed else "bold red")),
+            ("gate", lambda v, s: _gate_cell(v.result.gate_decision)),
             ("K_max · stopping", lambda v, s: f"{s.k_max} · {s.stopping}"),
             ("run", lambda v, s: safe_line(s.run_id, style="dim")),
         ]
@@ -206,3 +206,12 @@ class CompareScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def _gate_cell(d: GateDecision | None) -> Text:
+    """A run's gate as the one gate rule decided it (:func:`relgate_tui.core.certification.gate.decide_gate`)."""
+    if d is None:
+        return Text("no gate", style="dim")
+    if d.passed is None:
+        return Text("undecided", style="yellow")
+    return Text("PASS" if d.passed else "FAIL", style="bold green" if d.passed else "bold red")

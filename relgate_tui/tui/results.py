@@ -19,7 +19,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
-from relgate_tui.engine.certification.assisted_section import assisted_gate
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.results_judges import JUDGE_COLUMNS, assisted_view, cycle_view, judge_cells, judge_summary
 from relgate_tui.tui.review.notice import show_message
@@ -28,9 +27,10 @@ from relgate_tui.tui.widgets.plots import Chart, Series, bars, legend, xy
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.core.certification.gate import GateOn
     from relgate_tui.engine.certification.judge_section import JudgedItem, JudgeSectionView
     from relgate_tui.engine.certification.session import Session
-    from relgate_tui.engine.certification.views import GateBasis, ItemRow, ResultsView
+    from relgate_tui.engine.certification.views import ItemRow, ResultsView
 
 FILTERS = ("all", "misses", "large sets", "ties")
 ALPHA_MIN, ALPHA_MAX, ALPHA_STEP = 0.01, 0.50, 0.01
@@ -95,11 +95,11 @@ class ResultsScreen(Screen[str]):
     HELP_TITLE = "Results"
 
     def __init__(self, session: Session, *, gate: float | None = None, alpha: float | None = None,
-                 gate_basis: GateBasis | None = None) -> None:
+                 gate_on: GateOn | None = None) -> None:
         super().__init__()
         self.session = session
         self.gate = gate
-        self._gate_basis = gate_basis  # None: the Settings basis
+        self._gate_on = gate_on  # None: the Settings basis
         self.alpha = round(alpha if alpha is not None else session.alpha, 2)
         self.filter_index = 0
         self.view: ResultsView | None = None
@@ -157,16 +157,15 @@ class ResultsScreen(Screen[str]):
         try:  # keep the run's results.json (what the Runs list shows) current
             settings = getattr(self.app, "settings", None)
             self.session.save_results(self.alpha, gate=self.gate, confidence=getattr(settings, "confidence", 0.95),
-                                      gate_basis=self.gate_basis)
+                                      gate_on=self.gate_on)
         except (ValueError, OSError) as exc:
             self.notify(f"could not save results.json: {exc}", severity="warning")
 
     @property
-    def gate_basis(self) -> GateBasis:
-        if self._gate_basis is not None:
-            return self._gate_basis
-        basis = getattr(getattr(self.app, "settings", None), "gate_basis", "lower_bound")
-        return "level" if basis == "level" else "lower_bound"
+    def gate_on(self) -> GateOn:
+        if self._gate_on is not None:
+            return self._gate_on
+        return "level" if getattr(getattr(self.app, "settings", None), "gate_on", "bound") == "level" else "bound"
 
     # --------------------------------------------------------------------------------------------- compute
     def recompute(self) -> None:
@@ -175,7 +174,7 @@ class ResultsScreen(Screen[str]):
         self.view = self.session.results(
             self.alpha,
             gate=self.gate,
-            gate_basis=self.gate_basis,
+            gate_on=self.gate_on,
             confidence=getattr(settings, "confidence", 0.95),
             curve_alphas=CURVE_ALPHAS,
         )
@@ -249,15 +248,17 @@ class ResultsScreen(Screen[str]):
         self.query_one("#bound", Static).update(bound)
 
         verdict = Text()
-        if r.passed is None:
+        d = r.gate_decision  # the one gate rule's decision (core/certification/gate.py)
+        if d is None:
             verdict.append(" NO GATE ", style="reverse")
             verdict.append("  no gate for this run", style="dim")
+        elif d.passed is None:
+            verdict.append(" UNDECIDED ", style="bold reverse yellow")
+            verdict.append("  " + d.summary().split(": ", 1)[-1])
         else:
-            verdict.append(" PASS " if r.passed else " FAIL ", style="bold reverse green" if r.passed else
+            verdict.append(" PASS " if d.passed else " FAIL ", style="bold reverse green" if d.passed else
                            "bold reverse red")
-            d = r.gate_decision
-            if d is not None:
-                verdict.append("  " + d.summary().split(": ", 1)[1])
+            verdict.append("  " + d.summary().split(": ", 1)[1])
         self.query_one("#verdict", Static).update(verdict)
 
         info = Text()
@@ -432,7 +433,8 @@ class ResultsScreen(Screen[str]):
         """The verification judge's tab (issue 22): the judge-assisted bound, the agreement table, its gate."""
         confidence = getattr(settings, "confidence", 0.95)
         block = self.session.assisted(confidence, self.gate)
-        self.query_one("#assisted", Static).update(assisted_view(block, assisted_gate(block, self.view, self.gate)))
+        decision = None if self.view is None else self.view.result.gate_decision
+        self.query_one("#assisted", Static).update(assisted_view(block, decision))
 
     def _render_judge(self, settings: object) -> None:
         """The pairwise judge's tab: both rankings side by side, cycle statistics, the judged items by ρ."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
+from relgate_tui.core.certification.gate import ASSISTED_GATES, GateDecision
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.safetext import clean, safe_line
@@ -130,7 +131,7 @@ def cycle_view(it: JudgedItem) -> Text:
     return t
 
 
-def assisted_view(block: Mapping[str, Any] | None, gate: Mapping[str, Any] | None = None) -> Text:
+def assisted_view(block: Mapping[str, Any] | None, gate: GateDecision | None = None) -> Text:
     """The verification judge's panel: the judge-assisted bound next to the human-only one, the judge-vs-human
     table, κ and the false-accept bound (issue 22 §3), and the gate when it was decided on the assisted bounds."""
     t = Text()
@@ -161,6 +162,6 @@ def assisted_view(block: Mapping[str, Any] | None, gate: Mapping[str, Any] | Non
     t.append("\nfalse accepts ", style="bold")
     t.append(f"{table['judge_yes_human_no']} of {far['n_human_no']} wrong answers; rate ≤ {_pct(far['upper'])} with "
              f"{conf:.0%} confidence\n", style="bold red" if (far["upper"] or 0) > 0.3 else "")
-    if gate and gate.get("gate_on") in ("assisted", "best"):
-        t.append(f"\ngate: {one_line(str(gate['summary']))}\n", style="bold")
+    if gate is not None and gate.gate_on in ASSISTED_GATES:
+        t.append(f"\ngate: {one_line(gate.summary())}\n", style="bold")
     return t

@@ -44,10 +44,10 @@ class SettingsScreen(Screen["UISettings | None"]):
             )
             yield Label("Gate on")
             yield Select(
-                [("reliability level 1−α* (paper)", "level"), ("its lower confidence bound", "lower_bound")],
-                value=s.gate_basis,
+                [("reliability level 1−α* (paper)", "level"), ("its lower confidence bound", "bound")],
+                value=s.gate_on,
                 allow_blank=False,
-                id="gate-basis",
+                id="gate-on",
             )
             yield Label("Confidence of the lower bound")
             yield Input(f"{s.confidence:g}", id="confidence", validators=[Number(minimum=0.5, maximum=0.999)])
@@ -68,7 +68,7 @@ class SettingsScreen(Screen["UISettings | None"]):
         try:
             return UISettings(
                 gate=float(gate_text) if gate_text else None,
-                gate_basis=self.query_one("#gate-basis", Select).value,  # type: ignore[arg-type]
+                gate_on=self.query_one("#gate-on", Select).value,  # type: ignore[arg-type]
                 confidence=float(self.query_one("#confidence", Input).value),
                 audit_fraction=float(self.query_one("#audit", Input).value),
                 theme=theme if isinstance(theme, str) else self.settings.theme,

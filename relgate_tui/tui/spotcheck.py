@@ -25,7 +25,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
-from relgate_tui.core.certification.gate import sequential_gate
+from relgate_tui.core.certification.gate import GateOn, sequential_gate
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.services import host
@@ -227,7 +227,7 @@ class SpotCheckScreen(Screen[str]):
         t.append(_pct(p.reliability_level), style="bold")
         t.append(f"  (n = {p.n}: {p.by_hand} by you, {p.automatic} by reference)\n")
         # the live bound is a confidence sequence: safe to stop labelling the moment it clears the gate
-        gate, _basis = self._gate()
+        gate, gate_on = self._gate()
         live = sequential_gate(p.successes, p.n, gate or 0.0, p.confidence)
         t.append(f"≥ {_pct(live.lower if p.n else None)}", style="bold")
         t.append(f" with {p.confidence:.0%} confidence, at any stopping point\n")
@@ -253,6 +253,11 @@ class SpotCheckScreen(Screen[str]):
                 t.append("cleared\n" if more == 0 else
                          "not within 300 more labels at this rate\n" if more is None else
                          f"≈ {more} more labels needed\n", style="bold green" if more == 0 else "yellow")
+        decision = self.session.gate_decision(gate=gate, gate_on=gate_on, confidence=p.confidence)
+        if decision is not None:  # the gate as Results, the report and the JSON decide it (the one gate rule)
+            t.append("\nResults' gate now: ", style="dim")
+            t.append(one_line(decision.summary()) + "\n",
+                     style={True: "bold green", False: "bold red"}.get(decision.passed, "yellow"))
         if p.audited:
             t.append(f"\nAudit: {p.audited} checked, ", style="dim")
             t.append(f"{p.disagreements} disagreement{'s' if p.disagreements != 1 else ''}",
@@ -261,12 +266,12 @@ class SpotCheckScreen(Screen[str]):
         self.query_one("#progress", Static).update(t)
         self.query_one("#last", Static).update(Text(self.last_message, style="dim"))
 
-    def _gate(self) -> tuple[float | None, str]:
+    def _gate(self) -> tuple[float | None, GateOn]:
         """The gate this run is shown against — the same as on Results (``RelgateApp.gate_for``)."""
         gate_for = getattr(self.app, "gate_for", None)
         if gate_for is not None:
             return gate_for(self.session)
-        return getattr(getattr(self.app, "settings", None), "gate", None), "lower_bound"
+        return getattr(getattr(self.app, "settings", None), "gate", None), "bound"
 
     # ---------------------------------------------------------------------------------------------- actions
     def _record(self, *, rank: int | None = None, none: bool = False, skip: bool = False, what: str) -> None:

@@ -152,9 +152,9 @@ def test_covered_requires_an_observed_acceptable_answer_even_when_m_star_is_infi
 
 def test_gate_and_calls_saved():
     inp = CertificationInput.from_arrays(WORKED, k_max=20, samples_used=[5] * 25 + [20] * 25)
-    assert compute_results(inp, 0.1, gate=0.88, gate_basis="level").passed is True  # 0.8824 ≥ 0.88
-    assert compute_results(inp, 0.1, gate=0.89, gate_basis="level").passed is False
-    assert compute_results(inp, 0.1, gate=0.85, gate_basis="lower_bound").passed is False  # 0.8012 < 0.85
+    assert compute_results(inp, 0.1, gate=0.88, gate_on="level").passed is True  # 0.8824 ≥ 0.88
+    assert compute_results(inp, 0.1, gate=0.89, gate_on="level").passed is False
+    assert compute_results(inp, 0.1, gate=0.85, gate_on="bound").passed is False  # 0.8012 < 0.85
     assert compute_results(inp, 0.1).passed is None
     res = compute_results(inp, 0.1)
     assert res.samples_used == 625 and res.samples_budget == 1000 and res.calls_saved == pytest.approx(0.375)
@@ -284,15 +284,15 @@ def test_gate_defaults_to_the_lower_bound_and_reports_both():
     d = res.gate_decision
     assert d.gate_on == "bound" and d.value == res.reliability_lower_bound and d.level == res.reliability_level
     assert d.summary().startswith("FAIL: 95% lower bound 80.1% < gate 85.0% (level 88.2%)")
-    assert compute_results(inp, 0.1, gate=0.85, gate_basis="level").gate_decision.passed is True
-    assert compute_results(inp, 0.1, gate=0.85, gate_basis="bound").gate_on == "bound"
+    assert compute_results(inp, 0.1, gate=0.85, gate_on="level").gate_decision.passed is True
+    assert compute_results(inp, 0.1, gate=0.85, gate_on="bound").gate_on == "bound"
     d90 = compute_results(inp, 0.1, gate=0.7, confidence=0.9).gate_decision
     assert d90.basis_label == "90% lower bound" and d90.passed
     with pytest.raises(ValueError):
-        compute_results(inp, 0.1, gate=0.8, gate_basis="median")
+        compute_results(inp, 0.1, gate=0.8, gate_on="median")
 
 
-def _pass_probability(n: int, p: float, gate: float, gate_basis: str) -> float:
+def _pass_probability(n: int, p: float, gate: float, gate_on: str) -> float:
     """Exact P(pass) when each of n verified items is top-covered with probability p: a sum over the binomial count,
     each count decided by compute_results itself."""
     from scipy import stats
@@ -300,7 +300,7 @@ def _pass_probability(n: int, p: float, gate: float, gate_basis: str) -> float:
     total = 0.0
     for x in range(n + 1):
         inp = CertificationInput.from_arrays([1.0] * x + [math.inf] * (n - x), k_max=5)
-        if compute_results(inp, 0.1, gate=gate, gate_basis=gate_basis).passed:
+        if compute_results(inp, 0.1, gate=gate, gate_on=gate_on).passed:
             total += stats.binom.pmf(x, n, p)
     return total
 
@@ -309,8 +309,8 @@ def _pass_probability(n: int, p: float, gate: float, gate_basis: str) -> float:
 def test_bound_gate_passes_a_model_at_the_threshold_at_most_one_minus_confidence(n):
     """True coverage exactly at the gate (0.90): the bound gate passes it with probability <= 5% (exact sum over
     the binomial), while the level gate passes it about half the time (issue 11 §4: 43-48% at n = 50)."""
-    assert _pass_probability(n, 0.90, 0.90, "lower_bound") <= 0.05
-    assert _pass_probability(n, 0.88, 0.90, "lower_bound") <= 0.05
+    assert _pass_probability(n, 0.90, 0.90, "bound") <= 0.05
+    assert _pass_probability(n, 0.88, 0.90, "bound") <= 0.05
     if n == 50:
         assert _pass_probability(n, 0.90, 0.90, "level") > 0.3
     # and the same by simulation, seeded

@@ -7,9 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from relgate_tui.core.certification.gate import decide_gate, sequential_gate
+from relgate_tui.core.certification.gate import ASSISTED_UNUSABLE_NOTE, GATE_ON_CHOICES, decide_gate, sequential_gate
 from relgate_tui.core.certification.intervals import clopper_pearson_lower, confidence_sequence, confidence_sequence_end
 
 
@@ -106,11 +108,52 @@ def test_sequential_gate_says_decided_or_how_many_more():
 
 
 def test_decide_gate_guards_its_inputs():
-    d = decide_gate(0.9, 0.93, 0.88, 0.95)
-    assert d.gate_on == "bound" and not d.passed and d.value == 0.88
-    assert decide_gate(0.9, 0.93, 0.88, 0.95, "level").passed
+    d = decide_gate(0.9, successes=93, n=100, confidence=0.95)
+    assert d.gate_on == "bound" and d.value == d.lower_bound == clopper_pearson_lower(93, 100, 0.95)
+    assert d.level == 93 / 101 and d.passed is (d.lower_bound >= 0.9)
+    assert decide_gate(0.9, successes=93, n=100, confidence=0.95, gate_on="level").passed  # 0.921 ≥ 0.9
     with pytest.raises(ValueError):
-        decide_gate(1.5, 0.9, 0.9, 0.95)
+        decide_gate(1.5, successes=9, n=10, confidence=0.95)
     with pytest.raises(ValueError):
-        decide_gate(0.9, 0.9, 0.9, 0.95, "mean")
-    assert math.isclose(decide_gate(0.5, 0.6, 0.55, 0.9).lower_bound, 0.55)
+        decide_gate(0.9, successes=9, n=10, confidence=0.95, gate_on="mean")
+    with pytest.raises(ValueError):
+        decide_gate(0.9, successes=11, n=10, confidence=0.95)
+    assert GATE_ON_CHOICES == ("bound", "level", "assisted", "best")
+
+
+def test_assisted_gates_use_the_assisted_bound_and_the_human_counts():
+    """"assisted": the assisted bound at the confidence; "best": max of the human-only Clopper–Pearson bound from
+    the integer counts and the assisted bound, each at 1 − δ/2 (union bound); both bounds are carried."""
+    asked: list[float] = []
+
+    def assisted(c: float) -> float:
+        asked.append(c)
+        return 0.91 if c == 0.95 else 0.89
+
+    a = decide_gate(0.9, successes=80, n=90, confidence=0.95, gate_on="assisted", assisted=assisted)
+    assert (a.gate_on, a.value, a.passed, a.assisted_lower_bound) == ("assisted", 0.91, True, 0.91)
+    assert a.lower_bound == clopper_pearson_lower(80, 90, 0.95) and a.level == 80 / 91
+    assert a.summary() == "PASS: 95% judge-assisted lower bound 91.0% ≥ gate 90.0%"
+    b = decide_gate(0.85, successes=80, n=90, confidence=0.95, gate_on="best", assisted=assisted)
+    human = clopper_pearson_lower(80, 90, 0.975)
+    assert asked[-1] == 0.975 and b.confidence_each == 0.975 and b.human_only_lower_bound == human
+    assert b.value == max(human, 0.89) and b.passed is (max(human, 0.89) >= 0.85)
+    assert set(b.to_json()) >= {"human_only_lower_bound", "assisted_lower_bound", "confidence_each", "lower_bound"}
+    # an assisted gate whose bound cannot be used is decided on the human-only bound, and says so
+    c = decide_gate(0.85, successes=80, n=90, confidence=0.95, gate_on="best", assisted=None)
+    assert c.gate_on == "bound" and c.note == ASSISTED_UNUSABLE_NOTE and c.value == c.lower_bound
+    # undecided: nothing is decided, the reason is the summary
+    u = decide_gate(0.85, successes=80, n=90, confidence=0.95, gate_on="assisted", assisted=assisted,
+                    undecided="undecided: sampling is incomplete")
+    assert u.passed is None and u.summary() == "undecided: sampling is incomplete" and u.value == 0.91
+
+
+@given(st.integers(0, 60), st.integers(0, 60), st.floats(0.0, 1.0), st.sampled_from([0.8, 0.9, 0.95]))
+def test_best_never_passes_below_both_halves(x, extra, threshold, confidence):
+    """The "best" gate passes only when one of its two bounds at 1 − δ/2 clears the threshold; its human-only half
+    is the Clopper–Pearson bound of the integer counts (no level rounded back)."""
+    n = x + extra
+    d = decide_gate(threshold, successes=x, n=n, confidence=confidence, gate_on="best", assisted=lambda c: 0.0)
+    half = 1 - (1 - confidence) / 2
+    expect = clopper_pearson_lower(x, n, half) if n else 0.0
+    assert d.human_only_lower_bound == expect and d.passed is (expect >= threshold)

@@ -18,9 +18,21 @@ from tests.tui.runfixtures import UNREACHABLE, stored_run
 def test_settings_round_trip_and_one_line_errors(tmp_path):
     path = tmp_path / "s.json"
     assert load_ui_settings(path) == UISettings()  # missing file: defaults
-    s = UISettings(gate=0.8, gate_basis="lower_bound", confidence=0.9, audit_fraction=0.5, theme="nord")
+    s = UISettings(gate=0.8, gate_on="bound", confidence=0.9, audit_fraction=0.5, theme="nord")
     save_ui_settings(path, s)
     assert load_ui_settings(path) == s
+    # a file from before `gate_on` keeps working: its gate_basis is read once, with a note, and saved as gate_on
+    path.write_text('{"gate": 0.7, "gate_basis": "level"}')
+    old = load_ui_settings(path)
+    assert old.gate_on == "level" and old.gate == 0.7 and "gate_basis" in (old.note or "")
+    path.write_text('{"gate_basis": "lower_bound"}')
+    assert load_ui_settings(path).gate_on == "bound"
+    save_ui_settings(path, load_ui_settings(path))
+    assert json.loads(path.read_text())["gate_on"] == "bound" and "gate_basis" not in path.read_text()
+    assert load_ui_settings(path).note is None
+    path.write_text('{"gate_basis": "median"}')
+    with pytest.raises(ValueError, match="gate_basis"):
+        load_ui_settings(path)
     path.write_text('{"gate": 2}')
     with pytest.raises(ValueError, match="gate threshold") as err:
         load_ui_settings(path)

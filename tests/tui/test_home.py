@@ -78,13 +78,13 @@ async def test_settings_are_validated_saved_and_reloaded(services):
         assert isinstance(app.screen, SettingsScreen)  # rejected: stays, says why
         assert "gate" in str(app.screen.query_one("#error").content)
         gate.value = "0.8"
-        app.screen.query_one("#gate-basis", Select).value = "level"
+        app.screen.query_one("#gate-on", Select).value = "level"
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, HomeScreen)
         assert app.settings.gate == 0.8
         saved = json.loads(services.settings_path.read_text())
-        assert saved["gate"] == 0.8 and saved["gate_basis"] == "level"
+        assert saved["gate"] == 0.8 and saved["gate_on"] == "level" and "gate_basis" not in saved
     app2 = make_app(services)
     async with app2.run_test(size=(100, 40)) as pilot:
         await pilot.pause()

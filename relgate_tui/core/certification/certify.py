@@ -28,10 +28,12 @@ Conventions (each is a decision, stated once here):
   acceptable samples among the *used* samples is not: sequential stopping ends sampling early exactly when the
   leader looks strong, which over-weights agreeing samples (+1.5 points on SPEC §8's reference workload). Records
   without a known first sample are left out of it (``first_sample_acceptable`` None).
-* **Gate** (:class:`GateDecision`): by default (``gate_basis="lower_bound"``) PASS iff the one-sided lower
-  confidence bound at ``confidence`` clears the threshold, so a model whose true top-answer coverage equals the
-  threshold passes with probability <= 1 − confidence (Clopper–Pearson is exact-conservative). ``"level"`` gates on
-  the point estimate 1 − α* (Def. 2.4), which passes such a model about half of the time — offered, never default.
+* **Gate** (:class:`GateDecision`, decided by :func:`relgate_tui.core.certification.gate.decide_gate`, the one gate
+  rule): by default (``gate_on="bound"``) PASS iff the one-sided lower confidence bound at ``confidence`` clears the
+  threshold, so a model whose true top-answer coverage equals the threshold passes with probability <= 1 − confidence
+  (Clopper–Pearson is exact-conservative). ``"level"`` gates on the point estimate 1 − α* (Def. 2.4), which passes
+  such a model about half of the time — offered, never default. ``"assisted"``/``"best"`` use the judge-assisted
+  bound given as ``assisted`` (see the gate module).
 * **Calls saved** = (samples not drawn because the stopping rule stopped) / (items × K_max): an item counts K_max −
   used only when its rule stopped it (``stopped_early``); items cut short by failed requests, or never answered,
   save nothing (their samples were not drawn for another reason). The **tie rate** is the fraction of the run's items
@@ -43,7 +45,7 @@ Conventions (each is a decision, stated once here):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -65,7 +67,14 @@ from relgate_tui.core.certification.base import (
     validated_scores,
 )
 from relgate_tui.core.certification.conformal import calibration_message
-from relgate_tui.core.certification.gate import GATE_ON_CHOICES, GateDecision, _gate_on, decide_gate
+from relgate_tui.core.certification.gate import (
+    GATE_ON_CHOICES,
+    HUMAN_GATES,
+    GateDecision,
+    GateOn,
+    check_gate_on,
+    decide_gate,
+)
 from relgate_tui.core.certification.intervals import (
     Proportion,
     clopper_pearson_lower,
@@ -80,6 +89,7 @@ __all__ = [
     "build_input",
     "CertificationResult",
     "GATE_ON_CHOICES",
+    "GateOn",
     "AdaptiveSets",
     "GateDecision",
     "decide_gate",
@@ -88,7 +98,6 @@ __all__ = [
     "coverage_curve",
 ]
 
-GateBasis = Literal["level", "lower_bound"]
 ReliabilityScope = Literal["all_verified", "calibration"]
 
 
@@ -323,17 +332,12 @@ class CertificationResult:
     calls_saved: float
     tie_rate: float
     gate: float | None
-    gate_basis: str
+    gate_on: str
     passed: bool | None
     gate_decision: GateDecision | None = None
     worst_case_level: float = math.nan
     worst_case_lower_bound: float = math.nan
     adaptive: AdaptiveSets | None = None
-
-    @property
-    def gate_on(self) -> str:
-        """"bound" or "level" (the JSON's ``gate_on``)."""
-        return _gate_on(self.gate_basis)
 
     @property
     def no_guarantee(self) -> bool:
@@ -347,10 +351,14 @@ def compute_results(
     confidence: float = 0.95,
     gate: float | None = None,
     *,
-    gate_basis: GateBasis | Literal["bound"] = "lower_bound",
+    gate_on: GateOn = "bound",
     reliability_scope: ReliabilityScope = "all_verified",
+    assisted: Callable[[float], float] | None = None,
+    undecided: str | None = None,
 ) -> CertificationResult:
-    """All results at miscoverage level ``alpha``. Cost: O(m) numpy work for the per-item set sizes plus O(log m)
+    """All results at miscoverage level ``alpha``; the gate (with ``gate``) is :func:`decide_gate` on the reliability
+    counts, with ``assisted`` (the judge-assisted bound at a confidence, for ``gate_on`` "assisted"/"best") and
+    ``undecided`` (why no PASS/FAIL may be decided). Cost: O(m) numpy work for the per-item set sizes plus O(log m)
     lookups — about a tenth of a millisecond for 10,000 items (``bench/stats_speed.py``)."""
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
@@ -358,8 +366,7 @@ def compute_results(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if gate is not None and not 0.0 <= gate <= 1.0:
         raise ValueError(f"the gate threshold must be in [0, 1], got {gate!r}")
-    _gate_on(gate_basis)
-    gate_basis = "level" if gate_basis == "level" else "lower_bound"
+    check_gate_on(gate_on)
     if reliability_scope not in ("all_verified", "calibration"):
         raise ValueError(f"reliability_scope must be 'all_verified' or 'calibration', got {reliability_scope!r}")
 
@@ -409,7 +416,8 @@ def compute_results(
 
     decision = None
     if gate is not None:
-        decision = decide_gate(gate, level, lower, confidence, _gate_on(gate_basis))
+        decision = decide_gate(gate, successes=rel_x, n=rel_n, confidence=confidence, gate_on=gate_on,
+                               assisted=assisted, undecided=undecided)
     passed = None if decision is None else decision.passed
 
     return CertificationResult(
@@ -440,7 +448,7 @@ def compute_results(
         calls_saved=saved,
         tie_rate=inp.n_tie_broken / inp.samples_used.size if inp.samples_used.size else math.nan,
         gate=gate,
-        gate_basis=gate_basis,
+        gate_on=(decision.gate_on if decision is not None else gate_on if gate_on in HUMAN_GATES else "bound"),
         passed=passed,
         gate_decision=decision,
         worst_case_level=worst_level,

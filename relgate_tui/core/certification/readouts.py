@@ -197,10 +197,7 @@ def readout_json(
     from relgate_tui.core.jsonsafe import jsonable
 
     d = res.gate_decision
-    gate = None if d is None else {
-        "threshold": d.threshold, "gate_on": d.gate_on, "value": d.value, "level": d.level,
-        "lower_bound": d.lower_bound, "confidence": d.confidence, "passed": d.passed, "summary": d.summary(),
-    }
+    gate = None if d is None else d.to_json()
     boot = bootstrap_summary(inp, alpha, n_boot=n_boot, confidence=res.confidence, seed=seed)
     scores = verified_scores(inp)
     stab = None

@@ -24,6 +24,7 @@ from typing import Any, cast
 import numpy as np
 
 from relgate_tui.core.certification import certify as core_certify
+from relgate_tui.core.certification.gate import check_gate_on
 from relgate_tui.core.certification.ranking import RankedClasses, rank_classes
 from relgate_tui.core.certification.readouts import split_permutations
 from relgate_tui.core.certification.scores import acceptable_fraction, rank_score
@@ -221,9 +222,16 @@ class Analysis:
     k_max: int
     usage: Mapping[str, int] = field(default_factory=dict)
 
-    def results(self, alpha: float, confidence: float = 0.95, gate: float | None = None, gate_on: str = "bound"
-                ) -> core_certify.CertificationResult:
-        return core_certify.compute_results(self.input, alpha, confidence, gate, gate_basis=gate_on)  # type: ignore[arg-type]
+    def results(self, alpha: float, confidence: float = 0.95, gate: float | None = None, gate_on: str = "bound",
+                assisted: Callable[[float], float] | None = None) -> core_certify.CertificationResult:
+        """The core's results at ``alpha``, with the gate of :func:`~relgate_tui.core.certification.gate.decide_gate`:
+        undecided while sampling is incomplete (no PASS/FAIL on partial data, issue 10 §4); ``assisted`` the
+        judge-assisted bound for the "assisted"/"best" gates."""
+        undecided = None if self.sampling_complete else (
+            f"undecided: sampling is incomplete ({self.n_incomplete} item(s) not sampled or cut short by failed "
+            "requests); rerun the same command to finish")
+        return core_certify.compute_results(self.input, alpha, confidence, gate, gate_on=check_gate_on(gate_on),
+                                            assisted=assisted, undecided=undecided)
 
     @property
     def has_weights(self) -> bool:

@@ -11,9 +11,8 @@ item, so dropping it could bias the sample; counting it as a miss can only lower
 reference answer nothing is judged and the block says so; when only some do, the block bounds the items without one
 (``population``), and the assisted gates are not used (the two bounds would not estimate the same thing).
 
-**Gates** (``gate_on``): "assisted" — PASS iff the assisted bound at ``confidence`` ≥ threshold; "best" (the default
-with a verification judge) — PASS iff max(human-only Clopper–Pearson bound, assisted bound) ≥ threshold, each computed
-at half the error, 1 − (1 − confidence)/2. Valid by the union bound: if θ < threshold, P(PASS) ≤ δ/2 + δ/2 = δ.
+**Gates** (``gate_on`` "assisted" and "best"): decided in :func:`relgate_tui.core.certification.gate.decide_gate`, the one
+gate rule, from :func:`assisted_bound`.
 
 :func:`recompute` rebuilds the bound from the block alone (its ``verdicts`` list), so a results file can be checked
 without the run.
@@ -21,20 +20,15 @@ without the run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from relgate_tui.core import ppi
 from relgate_tui.core.agreement import agreement
-from relgate_tui.core.certification.intervals import clopper_pearson_lower
 
-__all__ = ["ASSISTED_GATES", "assisted_rows", "assisted_section", "assisted_block", "apply_assisted_gate", "assisted_gate", "recompute",
-           "labelled_arrays"]
-
-ASSISTED_GATES = ("assisted", "best")
-"""``--gate-on`` values that need a verification judge (module docstring, "Gates")."""
+__all__ = ["assisted_rows", "assisted_section", "assisted_block", "assisted_bound", "recompute", "labelled_arrays"]
 
 
 def assisted_block(prepared: Any, analysis: Any, *, confidence: float = 0.95, gate: float | None = None,
@@ -127,51 +121,18 @@ def assisted_section(rows: list[dict[str, Any]] | None, *, confidence: float, ju
     return block
 
 
-def apply_assisted_gate(doc: dict[str, Any], block: Mapping[str, Any], gate_on: str) -> None:
-    """Decide ``doc``'s gate on the assisted ("assisted") or the better ("best") bound (module docstring); leaves the
-    human-only gate in place when the assisted one cannot be used, and says why in ``gate.note``."""
-    gate = doc.get("gate")
-    if not gate or gate_on not in ASSISTED_GATES:
-        return
-    threshold, confidence = float(gate["threshold"]), float(block["confidence"])
-    if block.get("lower_bound") is None or block["population"].startswith("sampled items without"):
-        doc["gate"] = {**gate, "note": "the assisted gate needs every item judged and none with a reference answer; "
-                                       "decided on the human-only bound"}
-        return
-    if gate_on == "assisted":
-        value, basis = float(block["lower_bound"]), f"{confidence:.0%} judge-assisted lower bound"
-        parts = {"assisted_lower_bound": value}
-    else:
-        half = 1.0 - (1.0 - confidence) / 2.0
-        human = _human_only(doc, half)
-        assisted = recompute({**block, "confidence": half}).lower
-        value = max(human, assisted)
-        basis = f"better of the human-only and judge-assisted {half:.1%} lower bounds"
-        parts = {"human_only_lower_bound": human, "assisted_lower_bound": assisted, "confidence_each": half}
-    passed = None if gate.get("passed") is None else bool(value >= threshold)
-    verdict = {True: "PASS", False: "FAIL", None: "undecided"}[passed]
-    doc["gate"] = {**gate, "gate_on": gate_on, "value": value, **parts, "passed": passed,
-                   "summary": (gate["summary"] if passed is None else
-                               f"{verdict}: {basis} {value:.1%} {'≥' if passed else '<'} gate {threshold:.1%}")}
-    doc["gate_on"] = gate_on
-    doc["passed"] = passed
-
-
-def assisted_gate(block: Mapping[str, Any] | None, view: Any, threshold: float | None) -> dict[str, Any] | None:
-    """The default ("best") gate with a verification judge for a results view (the TUI), or None (no gate, no
-    judge, or the assisted bound cannot be used)."""
-    if block is None or threshold is None or view is None or block.get("lower_bound") is None:
+def assisted_bound(block: Mapping[str, Any] | None) -> Callable[[float], float] | None:
+    """The judge-assisted lower bound of ``block`` as a function of the confidence — what
+    :func:`relgate_tui.core.certification.gate.decide_gate` needs for the "assisted"/"best" gates — or None when it
+    cannot be used (no block, no verdicts yet, or some items have a reference answer)."""
+    if block is None or block.get("lower_bound") is None or not block.get("verdicts") \
+            or str(block["population"]).startswith("sampled items without"):
         return None
-    r = view.result
-    doc: dict[str, Any] = {"reliability_n": r.reliability_n, "reliability_level": r.reliability_level,
-                           "gate": {"threshold": threshold, "passed": True, "summary": ""}}
-    apply_assisted_gate(doc, block, "best")
-    return doc["gate"] if doc.get("gate_on") == "best" else None
+    f_all, f_lab, y_lab = labelled_arrays(list(block["verdicts"]))
+    confidence = float(block["confidence"])
+    at_confidence = float(block["lower_bound"])
 
+    def lower(c: float) -> float:
+        return at_confidence if c == confidence else ppi.reliability_bound(f_all, f_lab, y_lab, c).lower
 
-def _human_only(doc: Mapping[str, Any], confidence: float) -> float:
-    n = int(doc.get("reliability_n") or 0)
-    if n == 0 or doc.get("reliability_level") is None:
-        return 0.0
-    successes = int(round(float(doc["reliability_level"]) * (n + 1)))
-    return clopper_pearson_lower(min(successes, n), n, confidence)
+    return lower

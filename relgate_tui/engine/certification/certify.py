@@ -50,7 +50,7 @@ from relgate_tui.engine.certification.analysis import (
     split_items,
     used_sample_count,
 )
-from relgate_tui.engine.certification.assisted_section import ASSISTED_GATES, apply_assisted_gate
+from relgate_tui.engine.certification.assisted_section import assisted_bound
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
 from relgate_tui.engine.review.summary import read_review_summary
 from relgate_tui.engine.runs.labels_file import (
@@ -200,7 +200,7 @@ class CertifyConfig:
             _is_number(self.min_reliability) and 0.0 <= self.min_reliability <= 1.0
         ):
             bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
-        if self.gate_on not in (*core_certify.GATE_ON_CHOICES, *ASSISTED_GATES):
+        if self.gate_on not in core_certify.GATE_ON_CHOICES:
             bad(f"--gate-on must be one of bound, level, assisted, best, got {self.gate_on!r}")
         for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
             if price is not None and not (_is_number(price) and price >= 0 and math.isfinite(price)):
@@ -264,18 +264,6 @@ def _proportion_json(p: Any) -> dict[str, Any] | None:
             "successes": p.successes, "n": p.n}
 
 
-def _readouts(analysis: Analysis, res: Any, alpha: float) -> dict[str, Any]:
-    """:func:`~relgate_tui.core.certification.readouts.readout_json`; with sampling incomplete no PASS/FAIL is decided (issue 10
-    §4), and the ``gate`` block says so."""
-    out = readout_json(res, analysis.input, alpha)
-    gate = out.get("gate")
-    if gate and not analysis.sampling_complete:
-        out["gate"] = {**gate, "passed": None,
-                       "summary": f"undecided: sampling is incomplete ({analysis.n_incomplete} item(s) not sampled or "
-                                  "cut short by failed requests); rerun the same command to finish"}
-    return out
-
-
 def results_document(
     analysis: Analysis,
     *,
@@ -288,10 +276,13 @@ def results_document(
     gate: float | None = None,
     prices: tuple[float, float] | None = None,
     gate_on: str = "bound",
+    assisted: Callable[[float], float] | None = None,
 ) -> dict[str, Any]:
     """The result document of issue 5 item 7 (plus a few extra, clearly named fields). ``header`` supplies
-    ``run_id``, ``endpoint``, ``model`` and ``task`` ({name, sha256, items})."""
-    res = analysis.results(alpha, confidence, gate, gate_on)
+    ``run_id``, ``endpoint``, ``model`` and ``task`` ({name, sha256, items}). The ``gate`` block is the
+    :class:`~relgate_tui.core.certification.gate.GateDecision` of :meth:`Analysis.results` (undecided while sampling is
+    incomplete); ``assisted``: the judge-assisted bound for the "assisted"/"best" gates."""
+    res = analysis.results(alpha, confidence, gate, gate_on, assisted)
     m_star = res.m_star
     weighted = analysis.weighted(alpha, res.confidence)  # eq. 10.2, None unless the task gives weights
     weighted_items = {} if weighted is None else {w.item_id: w for w in weighted.items}
@@ -374,7 +365,7 @@ def results_document(
         "min_reliability": gate,
         "gate_on": res.gate_on,
         "passed": res.passed if analysis.sampling_complete else None,  # never decided on partial data
-        **_readouts(analysis, res, alpha),
+        **readout_json(res, analysis.input, alpha),
         "weighted_conformal": weighted_json(weighted),
         "items": items_json,
     }
@@ -580,20 +571,20 @@ def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, call
                    confidence: float = 0.95, gate: float | None = None, judge: dict[str, Any] | None = None,
                    gate_on: str | None = None, assisted: dict[str, Any] | None = None) -> dict[str, Any]:
     """The run's ``results.json`` (CLI and TUI): :func:`results_document` over the run's header, config and prices, plus
-    ``judge`` (``pairwise_judge``, :func:`judge_section`) and ``assisted`` (``judge_assisted``; decides "assisted"/"best")."""
+    ``judge`` (``pairwise_judge``, :func:`judge_section`) and ``assisted`` (``judge_assisted``; its bound feeds the
+    "assisted"/"best" gates)."""
     cfg = prepared.config
     on = gate_on or cfg.gate_on
     doc = results_document(
         analysis, alpha=alpha, header=prepared.header, calls=calls, delta=cfg.delta, stopping=cfg.stopping,
         confidence=confidence, gate=gate,
         prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None and cfg.price_out is not None else None,
-        gate_on="bound" if on in ASSISTED_GATES else on,
+        gate_on=on, assisted=assisted_bound(assisted),
     )
     if judge is not None:
         doc["pairwise_judge"] = judge
     if assisted is not None:
         doc["judge_assisted"] = assisted
-        apply_assisted_gate(doc, assisted, on)
     review = read_review_summary(prepared.store.path)
     if review is not None:  # the last `relgate review pull` into this run (issue 21)
         doc["review"] = review

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core.certification.certify import compute_results
+from relgate_tui.core.certification.gate import GATE_ON_CHOICES, GateOn
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.certification import pipeline
 from relgate_tui.engine.certification.analysis import Analysis, CallCounts, analyse, audit_items, core_input
@@ -40,7 +41,6 @@ from relgate_tui.engine.certification.setup import (
     looks_simulated,
 )
 from relgate_tui.engine.certification.views import (
-    GateBasis,
     ItemProgress,
     ItemView,
     LabelOutcome,
@@ -532,41 +532,61 @@ class Session:
             return c
         return CallCounts(**self._stored_calls)
 
-    def results(self, alpha: float, *, gate: float | None = None, gate_basis: GateBasis = "level",
+    def results(self, alpha: float, *, gate: float | None = None, gate_on: GateOn = "level",
                 confidence: float = 0.95, curve_alphas: Sequence[float] | None = None) -> ResultsView:
-        """Every number of the results screen at ``alpha`` (the core's ``compute_results``; sub-millisecond).
-        Unsampled items keep their row ("not sampled"; no score, no coverage)."""
+        """Every number of the results screen at ``alpha`` (the core's ``compute_results``; sub-millisecond), the gate
+        decided by the one gate rule (with this run's judge-assisted bound for "assisted"/"best"). Unsampled items
+        keep their row ("not sampled"; no score, no coverage)."""
         a = self.analysis()
         audited, disagreements = self.audit_counts()
-        return build_results_view(a, self._items, alpha, gate=gate, gate_basis=gate_basis, confidence=confidence,
+        return build_results_view(a, self._items, alpha, gate=gate, gate_on=gate_on, confidence=confidence,
                                   curve_alphas=curve_alphas, calls=self.call_counts(), audited=audited,
-                                  disagreements=disagreements)
+                                  disagreements=disagreements, assisted=self._assisted_bound(gate_on, confidence, gate))
 
-    def stored_gate(self) -> tuple[float | None, GateBasis]:
-        """``(min_reliability, basis)`` of the run's ``results.json`` (what ``relgate runs`` / ``report`` show), else
+    def gate_decision(self, *, gate: float | None, gate_on: GateOn = "bound", confidence: float = 0.95,
+                      alpha: float | None = None) -> Any:
+        """The gate decision now (:func:`~relgate_tui.core.certification.gate.decide_gate` through
+        :meth:`Analysis.results`, the one the results screen and the document show; None without a gate). Cheap: one
+        core ``compute_results``, so the spot-check calls it after every label."""
+        if gate is None:
+            return None
+        a = self.alpha if alpha is None else alpha
+        return self.analysis().results(a, confidence, gate, gate_on,
+                                       self._assisted_bound(gate_on, confidence, gate)).gate_decision
+
+    def _assisted_bound(self, gate_on: str, confidence: float, gate: float | None) -> Any:
+        from relgate_tui.core.certification.gate import ASSISTED_GATES
+        from relgate_tui.engine.certification.assisted_section import assisted_bound
+
+        if gate is None or gate_on not in ASSISTED_GATES:
+            return None
+        return assisted_bound(self.assisted(confidence, gate))
+
+    def stored_gate(self) -> tuple[float | None, GateOn]:
+        """``(min_reliability, gate_on)`` of the run's ``results.json`` (what ``relgate runs`` / ``report`` show), else
         of its config (None: no gate): a run is shown against its own gate everywhere (issue 24 §5)."""
         doc = self.store.read_results()
         src = doc if isinstance(doc, dict) and "min_reliability" in doc else vars(self.config)
         gate = src.get("min_reliability")
         gate = float(gate) if isinstance(gate, (int, float)) and not isinstance(gate, bool) else None
-        return gate, ("level" if src.get("gate_on") == "level" else "lower_bound")
+        on = src.get("gate_on")
+        return gate, (on if on in GATE_ON_CHOICES else "bound")
 
     def document(self, alpha: float | None = None, *, gate: float | None = None,
-                 confidence: float = 0.95, gate_basis: GateBasis | None = None) -> dict[str, Any]:
+                 confidence: float = 0.95, gate_on: GateOn | None = None) -> dict[str, Any]:
         """The result document at ``alpha`` — :func:`~relgate_tui.engine.certification.certify.build_document`, the JSON
-        ``relgate certify`` writes (``gate_basis`` None: the run's configured ``gate_on``)."""
+        ``relgate certify`` writes (``gate_on`` None: the run's configured ``gate_on``)."""
         a = self.alpha if alpha is None else alpha
-        gate_on = None if gate_basis is None else ("level" if gate_basis == "level" else "bound")
         return build_document(self.prepared, self.analysis(), alpha=a, calls=self.call_counts(),
                               confidence=confidence, gate=gate, gate_on=gate_on,
                               judge=self.judge_results(a, gate=gate, confidence=confidence),
                               assisted=self.assisted(confidence, gate))
 
     def save_results(self, alpha: float | None = None, *, gate: float | None = None,
-                     confidence: float = 0.95, gate_basis: GateBasis | None = None) -> dict[str, Any]:
+                     confidence: float = 0.95, gate_on: GateOn | None = None) -> dict[str, Any]:
         """The result document; written as the run's ``results.json`` (what ``relgate runs`` lists) with the run's
         status only when this session added to the run — viewing a run never rewrites it."""
-        doc = self.document(alpha, gate=gate, confidence=confidence, gate_basis=gate_basis)
+        doc = self.document(alpha, gate=gate, confidence=confidence, gate_on=gate_on)
         if not self._modified:
             return doc
         self.store.write_results(doc)
@@ -580,14 +600,14 @@ class Session:
         return doc
 
     def export(self, fmt: str, *, alpha: float | None = None, gate: float | None = None,
-               confidence: float = 0.95, gate_basis: GateBasis | None = None) -> Path:
+               confidence: float = 0.95, gate_on: GateOn | None = None) -> Path:
         """Export the results (``fmt`` "json", "csv" or "md") into ``<run>/exports/``; returns the file's path."""
         from relgate_tui.engine.certification.report import FORMATS, write_report
 
         if fmt not in FORMATS:
             raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
         a = self.alpha if alpha is None else alpha
-        doc = self.save_results(a, gate=gate, confidence=confidence, gate_basis=gate_basis)
+        doc = self.save_results(a, gate=gate, confidence=confidence, gate_on=gate_on)
         name = f"{self.run_id}-alpha{a:.2f}.{fmt}"
         return write_report(doc, fmt, self.path / "exports" / name)
 

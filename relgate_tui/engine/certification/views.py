@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from relgate_tui.core.certification.certify import CertificationResult, CoverageCurve, compute_results, coverage_curve
+from relgate_tui.core.certification.certify import CertificationResult, CoverageCurve, coverage_curve
 from relgate_tui.core.certification.conformal import prediction_set
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.records import canonical_prefix
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from relgate_tui.engine.runs.labels import Label
 
 __all__ = [
-    "GateBasis",
     "ItemProgress",
     "SamplingUpdate",
     "Candidate",
@@ -35,9 +34,6 @@ __all__ = [
     "build_item_view",
     "build_results_view",
 ]
-
-GateBasis = Literal["level", "lower_bound"]
-
 
 @dataclass(frozen=True)
 class ItemProgress:
@@ -275,11 +271,13 @@ def build_item_view(item: Any, role: str, a: ItemAnalysis | None, samples: Seque
 
 
 def build_results_view(a: Analysis, items: Mapping[str, Any], alpha: float, *, gate: float | None,
-                       gate_basis: GateBasis, confidence: float, curve_alphas: Sequence[float] | None,
-                       calls: CallCounts, audited: int, disagreements: int) -> ResultsView:
-    """Every number of the results screen at ``alpha`` (the core's ``compute_results``; sub-millisecond).
+                       gate_on: str, confidence: float, curve_alphas: Sequence[float] | None,
+                       calls: CallCounts, audited: int, disagreements: int,
+                       assisted: Callable[[float], float] | None = None) -> ResultsView:
+    """Every number of the results screen at ``alpha`` (:meth:`Analysis.results`, the core's ``compute_results``
+    with the one gate rule; sub-millisecond). ``assisted``: the judge-assisted bound for the "assisted"/"best" gates.
     Unsampled items keep their row ("not sampled"; no score, no coverage)."""
-    res = compute_results(a.input, alpha, confidence, gate, gate_basis=gate_basis)
+    res = a.results(alpha, confidence, gate, gate_on, assisted)
     dep_index = {item_id: i for i, item_id in enumerate(a.input.deployment_ids)}
     rows = []
     for ia in a.items:
