@@ -184,3 +184,17 @@ def test_the_checker_knows_each_module_s_package():
     assert _owner("relgate_tui.engine.runs.files") == "relgate_tui.engine.runs"
     assert _owner("relgate_tui.tui.app") == "relgate_tui.tui"
     assert _owner("relgate_tui.cli") == "relgate_tui"
+
+
+def test_a_run_ends_in_one_place():
+    """Issue 28 §1: the result document is built only by ``engine/certification/finish.py`` (``build_document(`` is
+    found only at its definition and there), and the gate rule lives in core (no engine copy)."""
+    calls = []
+    for path in sorted(PKG.rglob("*.py")):
+        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if "build_document(" in line:
+                calls.append((path.relative_to(PKG).as_posix(), line.strip().startswith("def ")))
+    assert sorted(calls) == [("engine/certification/certify.py", True), ("engine/certification/finish.py", False)]
+    for path in sorted(PKG.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "apply_assisted_gate" not in text and "gate_basis=" not in text, path

@@ -277,12 +277,14 @@ def results_document(
     prices: tuple[float, float] | None = None,
     gate_on: str = "bound",
     assisted: Callable[[float], float] | None = None,
+    result: core_certify.CertificationResult | None = None,
 ) -> dict[str, Any]:
     """The result document of issue 5 item 7 (plus a few extra, clearly named fields). ``header`` supplies
     ``run_id``, ``endpoint``, ``model`` and ``task`` ({name, sha256, items}). The ``gate`` block is the
     :class:`~relgate_tui.core.certification.gate.GateDecision` of :meth:`Analysis.results` (undecided while sampling is
-    incomplete); ``assisted``: the judge-assisted bound for the "assisted"/"best" gates."""
-    res = analysis.results(alpha, confidence, gate, gate_on, assisted)
+    incomplete); ``assisted``: the judge-assisted bound for the "assisted"/"best" gates; ``result``: that result when
+    the caller has it (:func:`relgate_tui.engine.certification.finish.finish`)."""
+    res = result if result is not None else analysis.results(alpha, confidence, gate, gate_on, assisted)
     m_star = res.m_star
     weighted = analysis.weighted(alpha, res.confidence)  # eq. 10.2, None unless the task gives weights
     weighted_items = {} if weighted is None else {w.item_id: w for w in weighted.items}
@@ -569,7 +571,8 @@ def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confi
 
 def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, calls: CallCounts,
                    confidence: float = 0.95, gate: float | None = None, judge: dict[str, Any] | None = None,
-                   gate_on: str | None = None, assisted: dict[str, Any] | None = None) -> dict[str, Any]:
+                   gate_on: str | None = None, assisted: dict[str, Any] | None = None,
+                   result: core_certify.CertificationResult | None = None) -> dict[str, Any]:
     """The run's ``results.json`` (CLI and TUI): :func:`results_document` over the run's header, config and prices, plus
     ``judge`` (``pairwise_judge``, :func:`judge_section`) and ``assisted`` (``judge_assisted``; its bound feeds the
     "assisted"/"best" gates)."""
@@ -579,7 +582,7 @@ def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, call
         analysis, alpha=alpha, header=prepared.header, calls=calls, delta=cfg.delta, stopping=cfg.stopping,
         confidence=confidence, gate=gate,
         prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None and cfg.price_out is not None else None,
-        gate_on=on, assisted=assisted_bound(assisted),
+        gate_on=on, assisted=assisted_bound(assisted), result=result,
     )
     if judge is not None:
         doc["pairwise_judge"] = judge

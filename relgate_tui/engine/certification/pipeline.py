@@ -17,8 +17,8 @@ plus printing), the TUI in its sampling worker (:meth:`relgate_tui.engine.certif
 5. yields :class:`Done` with the invocation's call counts.
 
 The run status (:class:`~relgate_tui.engine.runs.store.RunStatus`) moves sampling → sampled | incomplete (→ judging →
-sampled); the front end then writes the result document (:func:`relgate_tui.engine.certification.certify.build_document`) and
-the final status. Pause/resume and stop go through a :class:`RunControl`.
+sampled); the front end then ends the run with :func:`relgate_tui.engine.certification.finish.finish` (the result
+document and the final status). Pause/resume and stop go through a :class:`RunControl`.
 """
 
 from __future__ import annotations
@@ -33,17 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui.engine.certification.analysis import CallCounts, used_sample_counts
-from relgate_tui.engine.certification.assisted_section import assisted_block
 from relgate_tui.engine.certification.certify import (
     CertifyConfig,
     Prepared,
     analyse_prepared,
-    apply_labels,
-    build_document,
-    check_label_ranks,
-    judge_section,
     prepare,
 )
+from relgate_tui.engine.certification.finish import finish
 from relgate_tui.engine.records import StoredSample, canonical_prefix
 from relgate_tui.engine.runs.store import RunStatus, RunStore, RunStoreError
 from relgate_tui.engine.transport.sampler import (
@@ -445,8 +441,8 @@ class CertifyOutcome:
 
 def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | None = None) -> CertifyOutcome:
     """All phases, as ``relgate certify`` runs them: prepare, :func:`run` under ``asyncio.run`` (every event to
-    ``on_event``), apply the labels file, write ``results.json`` (:func:`~relgate_tui.engine.certification.certify.build_document`,
-    the same document the TUI writes) and the final status."""
+    ``on_event``), then the end of a run (:func:`~relgate_tui.engine.certification.finish.finish`, the same one the TUI,
+    review pull and the importer end with): the labels file, ``results.json`` and the final status."""
     prepared = prepare(cfg)
     failed = True
     try:
@@ -461,21 +457,9 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
 
         asyncio.run(drive())
         finished = done[-1]
-        analysis = analyse_prepared(prepared)
-        if prepared.file_labels:
-            n_classes = {a.item_id: a.ranked.n_classes for a in analysis.items if a.sampled}
-            sampled_labels = [lab for lab in prepared.file_labels if lab.item in n_classes]
-            check_label_ranks(sampled_labels, n_classes, str(cfg.labels))
-            if apply_labels(prepared.store, sampled_labels):
-                analysis = analyse_prepared(prepared)
-        judge = judge_section(prepared, analysis, alpha=cfg.alpha, confidence=cfg.confidence,
-                              gate=cfg.min_reliability, calls=finished.judge_calls)
-        assisted = assisted_block(prepared, analysis, confidence=cfg.confidence, gate=cfg.min_reliability,
-                                  calls=finished.verify_calls)
-        doc = build_document(prepared, analysis, alpha=cfg.alpha, calls=finished.calls, confidence=cfg.confidence,
-                             gate=cfg.min_reliability, judge=judge, assisted=assisted)
-        prepared.store.write_results(doc)
-        prepared.store.set_status(RunStatus.COMPLETE if analysis.sampling_complete else RunStatus.INCOMPLETE)
+        end = finish(prepared, calls=finished.calls, labels=prepared.file_labels, labels_source=str(cfg.labels),
+                     judge_calls=finished.judge_calls, verify_calls=finished.verify_calls)
+        doc = end.document
         failed = False
         return CertifyOutcome(doc, prepared.store.path, finished.calls)
     finally:

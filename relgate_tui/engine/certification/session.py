@@ -3,7 +3,7 @@ one pipeline, :func:`relgate_tui.engine.certification.pipeline.run`), spot-check
 
 The TUI never does statistics or HTTP itself: it calls this module, which is built only from the engine and the
 core. Nothing here re-implements their math or their JSON: the result document is
-:func:`relgate_tui.engine.certification.certify.build_document`, the one the CLI writes. Setting up a run lives in
+:func:`relgate_tui.engine.certification.finish.finish`'s, the one the CLI writes. Setting up a run lives in
 :mod:`relgate_tui.engine.certification.setup`, the screens' view models in :mod:`relgate_tui.engine.certification.views` (both re-exported here
 for the screens that import them from this module).
 
@@ -22,24 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core.certification.certify import compute_results
-from relgate_tui.core.certification.gate import GATE_ON_CHOICES, GateOn
+from relgate_tui.core.certification.gate import GATE_ON_CHOICES, HUMAN_GATES, GateOn
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.certification import pipeline
 from relgate_tui.engine.certification.analysis import Analysis, CallCounts, analyse, audit_items, core_input
-from relgate_tui.engine.certification.certify import (
-    Prepared,
-    build_document,
-    judge_section,
-    open_prepared,
-    prepare,
-    reference_classes,
-)
-from relgate_tui.engine.certification.setup import (
-    RunSetup,
-    VerificationMode,
-    certify_config,
-    looks_simulated,
-)
+from relgate_tui.engine.certification.certify import Prepared, judge_section, open_prepared, prepare, reference_classes
+from relgate_tui.engine.certification.setup import RunSetup, VerificationMode, certify_config, looks_simulated
 from relgate_tui.engine.certification.views import (
     ItemProgress,
     ItemView,
@@ -53,7 +41,7 @@ from relgate_tui.engine.certification.views import (
 )
 from relgate_tui.engine.records import canonical_prefix
 from relgate_tui.engine.runs.labels import by_a_person
-from relgate_tui.engine.runs.store import Label, RunStatus, RunStoreError, json_object
+from relgate_tui.engine.runs.store import Label, RunStoreError, json_object
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.judge_section import JudgeSectionView
@@ -545,22 +533,16 @@ class Session:
 
     def gate_decision(self, *, gate: float | None, gate_on: GateOn = "bound", confidence: float = 0.95,
                       alpha: float | None = None) -> Any:
-        """The gate decision now (:func:`~relgate_tui.core.certification.gate.decide_gate` through
-        :meth:`Analysis.results`, the one the results screen and the document show; None without a gate). Cheap: one
-        core ``compute_results``, so the spot-check calls it after every label."""
-        if gate is None:
-            return None
+        """The gate decision now (:func:`~relgate_tui.core.certification.gate.decide_gate`, as Results and the document
+        show it; None without a gate). One core ``compute_results``: the spot-check calls it after every label."""
         a = self.alpha if alpha is None else alpha
-        return self.analysis().results(a, confidence, gate, gate_on,
-                                       self._assisted_bound(gate_on, confidence, gate)).gate_decision
+        return None if gate is None else self.analysis().results(
+            a, confidence, gate, gate_on, self._assisted_bound(gate_on, confidence, gate)).gate_decision
 
     def _assisted_bound(self, gate_on: str, confidence: float, gate: float | None) -> Any:
-        from relgate_tui.core.certification.gate import ASSISTED_GATES
         from relgate_tui.engine.certification.assisted_section import assisted_bound
 
-        if gate is None or gate_on not in ASSISTED_GATES:
-            return None
-        return assisted_bound(self.assisted(confidence, gate))
+        return None if gate is None or gate_on in HUMAN_GATES else assisted_bound(self.assisted(confidence, gate))
 
     def stored_gate(self) -> tuple[float | None, GateOn]:
         """``(min_reliability, gate_on)`` of the run's ``results.json`` (what ``relgate runs`` / ``report`` show), else
@@ -574,30 +556,29 @@ class Session:
 
     def document(self, alpha: float | None = None, *, gate: float | None = None,
                  confidence: float = 0.95, gate_on: GateOn | None = None) -> dict[str, Any]:
-        """The result document at ``alpha`` — :func:`~relgate_tui.engine.certification.certify.build_document`, the JSON
-        ``relgate certify`` writes (``gate_on`` None: the run's configured ``gate_on``)."""
+        """The result document at ``alpha`` — the end of a run viewed without writing
+        (:func:`~relgate_tui.engine.certification.finish.finish` with ``write=False``), the JSON ``relgate certify``
+        writes (``gate_on`` None: the run's configured ``gate_on``)."""
+        return self._finish(alpha, gate=gate, confidence=confidence, gate_on=gate_on, write=False).document
+
+    def _finish(self, alpha: float | None, *, gate: float | None, confidence: float, gate_on: GateOn | None,
+                write: bool) -> Any:
+        from relgate_tui.engine.certification.finish import finish
+
         a = self.alpha if alpha is None else alpha
-        return build_document(self.prepared, self.analysis(), alpha=a, calls=self.call_counts(),
-                              confidence=confidence, gate=gate, gate_on=gate_on,
-                              judge=self.judge_results(a, gate=gate, confidence=confidence),
-                              assisted=self.assisted(confidence, gate))
+        self.judge_results(a, gate=gate, confidence=confidence)  # the per-item judgements, computed once
+        jc = self.judge_calls
+        return finish(self.prepared, calls=self.call_counts(), alpha=a, confidence=confidence, gate=gate,
+                      gate_on=gate_on, write=write, analysis=self.analysis(),
+                      judge_calls=jc if (jc.made or jc.cached or jc.failed) else None,
+                      judgements=self._judgements, pending=bool(self.pending_items()),
+                      set_status=self.sampling_complete)
 
     def save_results(self, alpha: float | None = None, *, gate: float | None = None,
                      confidence: float = 0.95, gate_on: GateOn | None = None) -> dict[str, Any]:
-        """The result document; written as the run's ``results.json`` (what ``relgate runs`` lists) with the run's
-        status only when this session added to the run — viewing a run never rewrites it."""
-        doc = self.document(alpha, gate=gate, confidence=confidence, gate_on=gate_on)
-        if not self._modified:
-            return doc
-        self.store.write_results(doc)
-        if self.sampling_complete:
-            if not self.analysis().sampling_complete:
-                status = RunStatus.INCOMPLETE
-            else:
-                status = RunStatus.LABELLING if self.pending_items() else RunStatus.COMPLETE
-            if self.store.run_status != status:
-                self.store.set_status(status)
-        return doc
+        """The result document; written (``finish``) as the run's ``results.json`` (what ``relgate runs`` lists) with
+        the run's status only when this session added to the run — viewing a run never rewrites it."""
+        return self._finish(alpha, gate=gate, confidence=confidence, gate_on=gate_on, write=self._modified).document
 
     def export(self, fmt: str, *, alpha: float | None = None, gate: float | None = None,
                confidence: float = 0.95, gate_on: GateOn | None = None) -> Path:

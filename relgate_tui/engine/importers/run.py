@@ -190,44 +190,28 @@ class _NeverStop:
         return False
 
 
-def _analyse(prepared: Any, samples_by_item: Mapping[str, Sequence[Any]]) -> Any:
-    """The pipeline's analysis on the samples just written (their per-item summaries: no re-read of samples.jsonl)."""
-    from relgate_tui.engine.certification.certify import analyse, reference_classes
-
-    cfg = prepared.config
-    return analyse(replace(prepared.task, items=prepared.items), prepared.roles, samples_by_item,
-                   prepared.store.current_labels(), canonicalize_refs=reference_classes(prepared), rule=_NeverStop(),
-                   k_max=cfg.k_max, seed=cfg.seed)
-
-
 def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[str, Any],
             samples_by_item: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
-    """Labels, analysis and the result document of a run whose samples are stored; writes results.json."""
-    from relgate_tui.engine.certification.certify import CallCounts, apply_labels, check_label_ranks, results_document
+    """The end of the imported run (:func:`relgate_tui.engine.certification.finish.finish`, the one every run ends
+    with): its labels file, the analysis of the samples just written (their per-item summaries: no re-read of
+    samples.jsonl; no stopping rule — an imported log's samples are all there is), the document with the log's
+    per-item flags and provenance, results.json and the status."""
+    from relgate_tui.engine.certification.analysis import CallCounts
+    from relgate_tui.engine.certification.finish import finish
 
-    analysis = _analyse(prepared, samples_by_item)
-    if prepared.file_labels:
-        check_label_ranks(prepared.file_labels, {a.item_id: a.ranked.n_classes for a in analysis.items},
-                          str(opts.labels))
-        if apply_labels(prepared.store, prepared.file_labels):
-            analysis = _analyse(prepared, samples_by_item)
-    cfg = prepared.config
-    doc = results_document(analysis, alpha=cfg.alpha, header=prepared.header, calls=CallCounts(0, 0, 0),
-                           delta=cfg.delta, stopping=cfg.stopping, confidence=cfg.confidence,
-                           gate=cfg.min_reliability)
-    by_id = {it.id: it for it in log.items}
-    for entry in doc.get("items", []):
-        it = by_id.get(entry.get("id"))
-        if it is None:
-            continue
+    item_fields = {}
+    for it in log.items:
+        extra: dict[str, Any] = {}
         if it.flags:
-            entry["flags"] = list(it.flags)
+            extra["flags"] = list(it.flags)
         if it.doc_hash:
-            entry["doc_hash"] = it.doc_hash
-    doc["imported_from"] = dict(info)
-    prepared.store.write_results(doc)
-    prepared.store.set_status("complete")
-    return doc
+            extra["doc_hash"] = it.doc_hash
+        if extra:
+            item_fields[it.id] = extra
+    end = finish(replace(prepared, rule=_NeverStop()), calls=CallCounts(0, 0, 0), labels=prepared.file_labels,
+                 labels_source=str(opts.labels), samples_by_item=samples_by_item, item_fields=item_fields,
+                 doc_fields={"imported_from": dict(info)})
+    return end.document
 
 
 IMPORT_PREFIX = ".import-"

@@ -34,16 +34,10 @@ def _summary(state: SessionState) -> dict[str, Any]:
 
 def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple[Path, int, dict[str, Any]]:
     """Apply ``state``'s final labels to its run; returns (run path, labels written, the new results document)."""
-    from relgate_tui.engine.certification.certify import (
-        CallCounts,
-        analyse_prepared,
-        build_document,
-        check_label_ranks,
-        judge_section,
-        open_prepared,
-    )
+    from relgate_tui.engine.certification.analysis import CallCounts
+    from relgate_tui.engine.certification.certify import open_prepared
+    from relgate_tui.engine.certification.finish import finish
     from relgate_tui.engine.runs.files import atomic_write_json
-    from relgate_tui.engine.runs.labels_file import apply_labels
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.runs.paths import runs_dir
     from relgate_tui.engine.runs.store import Label
@@ -65,19 +59,12 @@ def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple
                 continue
             rank, none, skip = parse_verdict(code)
             labels.append(Label(item, rank=rank, none=none, skip=skip, source=source))
-        analysis = analyse_prepared(prepared)
-        check_label_ranks(labels, {a.item_id: a.ranked.n_classes for a in analysis.items}, f"session {source}")
-        written = apply_labels(prepared.store, labels)
         atomic_write_json(path / REVIEW_FILE, _summary(state))
-        analysis = analyse_prepared(prepared)
-        cfg = prepared.config
         calls, _ = prepared.store.result_calls()
         counts = CallCounts(**{k: int(calls.get(k, 0) or 0) for k in ("made", "cached", "failed")})
-        doc = build_document(prepared, analysis, alpha=cfg.alpha, calls=counts, confidence=cfg.confidence,
-                             gate=cfg.min_reliability,
-                             judge=judge_section(prepared, analysis, alpha=cfg.alpha, confidence=cfg.confidence,
-                                                 gate=cfg.min_reliability))
-        prepared.store.write_results(doc)
+        # the one end of a run: the labels, both judge sections (judge_assisted too) and the run's own gate_on
+        end = finish(prepared, calls=counts, labels=labels, labels_source=f"session {source}")
+        written, doc = end.labels_written, end.document
         return path, written, doc
     finally:
         prepared.close()

@@ -1,0 +1,103 @@
+"""The end of a run (issue 28 §1): :func:`finish` is the one place a certification is finished, whoever asks —
+``relgate certify`` (:func:`relgate_tui.engine.certification.pipeline.run_certify`), the TUI session (view-only with
+``write=False``), ``relgate review pull`` and the log importer.
+
+The steps, in order:
+
+1. analyse the stored samples and labels (:func:`~relgate_tui.engine.certification.certify.analyse_prepared`), or take
+   the caller's analysis when no labels are to be applied;
+2. check the new ``labels`` against the sampled items' candidates and apply them (one event each, idempotent), then
+   analyse again when any was written;
+3. the pairwise judge's section and the verification judge's ``judge_assisted`` section;
+4. the result at ``alpha`` with its gate (:func:`relgate_tui.core.certification.gate.decide_gate`, the one gate rule;
+   the assisted bound feeds the "assisted"/"best" gates) and the document built once from them
+   (:func:`~relgate_tui.engine.certification.certify.build_document`, called nowhere else);
+5. with ``write``: ``results.json`` and the run's status (incomplete while sampling is incomplete, "labelling" while
+   ``pending`` human verdicts are missing, else complete).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from relgate_tui.core.certification.certify import CertificationResult
+from relgate_tui.engine.certification.analysis import Analysis, CallCounts
+from relgate_tui.engine.certification.assisted_section import assisted_block, assisted_bound
+from relgate_tui.engine.certification.certify import Prepared, analyse_prepared, build_document, judge_section
+from relgate_tui.engine.runs.labels_file import apply_labels, check_label_ranks
+from relgate_tui.engine.runs.store import Label, RunStatus
+
+__all__ = ["Finished", "finish"]
+
+
+@dataclass(frozen=True, eq=False)
+class Finished:
+    """What :func:`finish` made: the typed result (with its gate decision), the two judge sections, the document built
+    once from them, the status the run is in (None when it was not written) and how many labels were written."""
+
+    result: CertificationResult
+    analysis: Analysis
+    judge: dict[str, Any] | None
+    assisted: dict[str, Any] | None
+    document: dict[str, Any]
+    status: RunStatus | None
+    labels_written: int = 0
+
+    @property
+    def passed(self) -> bool | None:
+        return self.document.get("passed")
+
+
+def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (), alpha: float | None = None,
+           confidence: float | None = None, gate: float | None = None, gate_on: str | None = None,
+           write: bool = True, labels_source: str = "labels", analysis: Analysis | None = None,
+           samples_by_item: Mapping[str, Sequence[Any]] | None = None, judge_calls: CallCounts | None = None,
+           verify_calls: CallCounts | None = None, judgements: Any = None, pending: bool = False,
+           set_status: bool = True, item_fields: Mapping[str, Mapping[str, Any]] | None = None,
+           doc_fields: Mapping[str, Any] | None = None) -> Finished:
+    """Finish ``prepared`` (module docstring). ``alpha``, ``confidence``, ``gate`` (min reliability) and ``gate_on``
+    default to the run's config. ``labels_source`` names the labels in an error; ``analysis``: the caller's current
+    analysis (used when no label is written); ``samples_by_item``: the samples when the caller holds them (the
+    importer); ``judge_calls``/``verify_calls``/``judgements``: what the judge passes report; ``pending``: human
+    verdicts are still missing (status "labelling"); ``set_status`` False leaves the status alone (a TUI run whose
+    sampling pass has not ended); ``item_fields``/``doc_fields``: fields added to the document's items / top level
+    (the importer's flags and provenance)."""
+    cfg = prepared.config
+    a_ = cfg.alpha if alpha is None else alpha
+    conf = cfg.confidence if confidence is None else confidence
+    threshold = cfg.min_reliability if gate is None else gate
+    on = gate_on or cfg.gate_on
+    if analysis is None or labels:
+        analysis = analyse_prepared(prepared, samples_by_item)
+    written = 0
+    if labels:
+        n_classes = {a.item_id: a.ranked.n_classes for a in analysis.items if a.sampled}
+        sampled = [lab for lab in labels if lab.item in n_classes]
+        check_label_ranks(sampled, n_classes, labels_source)
+        written = apply_labels(prepared.store, sampled)
+        if written:
+            analysis = analyse_prepared(prepared, samples_by_item)
+    judge = judge_section(prepared, analysis, alpha=a_, confidence=conf, gate=threshold, calls=judge_calls,
+                          judgements=judgements)
+    assisted = assisted_block(prepared, analysis, confidence=conf, gate=threshold, calls=verify_calls)
+    result = analysis.results(a_, conf, threshold, on, assisted_bound(assisted))
+    doc = build_document(prepared, analysis, alpha=a_, calls=calls, confidence=conf, gate=threshold, judge=judge,
+                         gate_on=on, assisted=assisted, result=result)
+    if item_fields:
+        for entry in doc.get("items", []):
+            doc_extra = item_fields.get(entry.get("id"))
+            if doc_extra:
+                entry.update(doc_extra)
+    if doc_fields:
+        doc.update(doc_fields)
+    status = None
+    if write:
+        prepared.store.write_results(doc)
+        if set_status:
+            status = (RunStatus.INCOMPLETE if not analysis.sampling_complete else
+                      RunStatus.LABELLING if pending else RunStatus.COMPLETE)
+            if prepared.store.run_status != status:
+                prepared.store.set_status(status)
+    return Finished(result, analysis, judge, assisted, doc, status, written)
