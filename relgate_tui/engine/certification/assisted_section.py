@@ -4,7 +4,7 @@ agreement table (:func:`relgate_tui.core.agreement.agreement`) and the assisted 
 
 **Population and order.** The judged items are the run's sampled items without a reference answer, listed in the
 run's seeded split order (calibration items first, as the spot-check shows them; then deployment items). The labelled
-items are the calibration items among them with a human or labels-file verdict, in that same order — the order the
+items are the calibration items among them with a person's verdict (spot-check, labels file or team review), in that same order — the order the
 spot-check asks for them, a seeded random permutation fixed before any label, which is what the anytime bound needs.
 Y = 1 when the top answer was accepted (score 1). A **skipped** item counts as Y = 0 here (a skip may depend on the
 item, so dropping it could bias the sample; counting it as a miss can only lower the bound). When every item has a
@@ -27,6 +27,7 @@ import numpy as np
 
 from relgate_tui.core import ppi
 from relgate_tui.core.agreement import agreement
+from relgate_tui.engine.runs.labels import by_a_person
 
 __all__ = ["assisted_rows", "assisted_section", "assisted_block", "assisted_bound", "recompute", "labelled_arrays"]
 
@@ -62,7 +63,7 @@ def assisted_rows(order: list[str], analysis: Any, verdicts: Mapping[str, Any]) 
         if v is None:
             return None
         human = None
-        if a.role == "calibration" and (a.skipped or a.verified_by in ("human", "file")):
+        if a.role == "calibration" and (a.skipped or by_a_person(a.verified_by)):  # a team review's too
             human = 0 if a.skipped or a.score is None else int(a.score <= 1)
         rows.append({"id": item_id, "judge": int(v.f), "p_yes": v.p_yes, "status": v.status, "human": human})
     return rows
