@@ -53,7 +53,7 @@ class Finished:
 def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (), alpha: float | None = None,
            confidence: float | None = None, gate: float | None = None, gate_on: str | None = None,
            write: bool = True, labels_source: str = "labels", analysis: Analysis | None = None,
-           samples_by_item: Mapping[str, Sequence[Any]] | None = None, judge_calls: CallCounts | None = None,
+           samples_by_item: Mapping[str, Sequence[Any]] | None = None, judge_calls: Any = None,
            verify_calls: CallCounts | None = None, judgements: Any = None, pending: bool = False,
            set_status: bool = True, item_fields: Mapping[str, Mapping[str, Any]] | None = None,
            doc_fields: Mapping[str, Any] | None = None) -> Finished:

@@ -37,7 +37,7 @@ def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple
     from relgate_tui.engine.certification.analysis import CallCounts
     from relgate_tui.engine.certification.certify import open_prepared
     from relgate_tui.engine.certification.finish import finish
-    from relgate_tui.engine.runs.files import atomic_write_json
+    from relgate_tui.engine.runs.files import atomic_write_bytes, atomic_write_json
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.runs.paths import runs_dir
     from relgate_tui.engine.runs.store import Label
@@ -59,11 +59,19 @@ def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple
                 continue
             rank, none, skip = parse_verdict(code)
             labels.append(Label(item, rank=rank, none=none, skip=skip, source=source))
-        atomic_write_json(path / REVIEW_FILE, _summary(state))
         calls, _ = prepared.store.result_calls()
         counts = CallCounts(**{k: int(calls.get(k, 0) or 0) for k in ("made", "cached", "failed")})
-        # the one end of a run: the labels, both judge sections (judge_assisted too) and the run's own gate_on
-        end = finish(prepared, calls=counts, labels=labels, labels_source=f"session {source}")
+        review = path / REVIEW_FILE  # the document's review section: written first, put back when a label is refused
+        before = review.read_bytes() if review.is_file() else None
+        atomic_write_json(review, _summary(state))
+        try:  # the one end of a run: the labels, both judge sections (judge_assisted too) and the run's own gate_on
+            end = finish(prepared, calls=counts, labels=labels, labels_source=f"session {source}")
+        except BaseException:
+            if before is None:
+                review.unlink(missing_ok=True)
+            else:
+                atomic_write_bytes(review, before)
+            raise
         written, doc = end.labels_written, end.document
         return path, written, doc
     finally:
