@@ -1,12 +1,12 @@
 """The Results screen's judge panels: the pairwise judge's rankings and cycles (issue 4 item 3, paper 000), read from
 the typed :class:`~relgate_tui.engine.certification.judge_section.JudgeSectionView` (never the JSON section), and
-the verification judge's judge-assisted bound with its agreement table (issue 22)."""
+the verification judge's judge-assisted bound with its agreement table (issue 22), from the typed
+:class:`~relgate_tui.engine.certification.assisted.AssistedSection` (never the ``judge_assisted`` JSON)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -17,6 +17,7 @@ from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.safetext import clean, safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.certification.assisted import AssistedSection
     from relgate_tui.engine.certification.judge_section import JudgedItem, JudgeSectionView
 
 __all__ = ["JUDGE_COLUMNS", "judge_summary", "judge_cells", "cycle_view", "assisted_view"]
@@ -131,37 +132,36 @@ def cycle_view(it: JudgedItem) -> Text:
     return t
 
 
-def assisted_view(block: Mapping[str, Any] | None, gate: GateDecision | None = None) -> Text:
-    """The verification judge's panel: the judge-assisted bound next to the human-only one, the judge-vs-human
-    table, κ and the false-accept bound (issue 22 §3), and the gate when it was decided on the assisted bounds."""
+def assisted_view(section: AssistedSection | None, gate: GateDecision | None = None) -> Text:
+    """The verification judge's panel from the typed section: the judge-assisted bound, the judge-vs-human table, κ
+    and the false-accept bound (issue 22 §3), and the gate when it was decided on the assisted bounds."""
     t = Text()
-    if block is None:
+    if section is None:
         t.append("This run has no verification judge. Choose one in Setup (or run relgate certify --verify-judge-model "
                  "NAME): it checks every item's top answer, and the judge-assisted bound then needs fewer human "
                  "labels when the judge is good.", style="dim")
         return t
-    if block.get("lower_bound") is None:
-        t.append(clean(str(block.get("message", ""))), style="yellow")
+    if section.bound is None or section.agreement is None:
+        t.append(clean(section.message or ""), style="yellow")
         return t
-    conf = float(block["confidence"])
+    conf, ag = section.confidence, section.agreement
     t.append("Judge-assisted reliability ", style="bold")
-    t.append(f"{_pct(block['estimate'])}, ≥ {_pct(block['lower_bound'])} with {conf:.0%} confidence\n", style="bold")
-    t.append(f"{block['n_labels']} human labels, {block['n_judged']} items judged by "
-             f"{one_line(str(block['judge']['model']))}; {one_line(str(block['population']))}\n", style="dim")
-    if block.get("more_labels"):
-        t.append(f"≈ {block['more_labels']} more labels to clear the gate\n", style="yellow")
-    ag = block["agreement"]
-    table, kappa, far = ag["table"], ag["kappa"], ag["false_accept"]
+    t.append(f"{_pct(section.bound.estimate)}, ≥ {_pct(section.bound.lower)} with {conf:.0%} confidence\n",
+             style="bold")
+    t.append(f"{section.n_labels} human labels, {section.n_judged} items judged by "
+             f"{one_line(section.judge_model)}; {one_line(section.population)}\n", style="dim")
+    if section.more_labels:
+        t.append(f"≈ {section.more_labels} more labels to clear the gate\n", style="yellow")
     t.append("\n                 human: correct   human: wrong\n", style="dim")
-    t.append(f"judge: correct   {table['judge_yes_human_yes']:>14}   {table['judge_yes_human_no']:>12}\n")
-    t.append(f"judge: wrong     {table['judge_no_human_yes']:>14}   {table['judge_no_human_no']:>12}\n")
-    t.append(f"\nagreement {_pct(ag['agreement_rate'])}; Cohen's κ ")
-    t.append("—" if kappa["estimate"] is None else f"{kappa['estimate']:.2f}")
-    if kappa["lower"] is not None:
-        t.append(f" [{kappa['lower']:.2f}, {kappa['upper']:.2f}]")
+    t.append(f"judge: correct   {ag.yes_yes:>14}   {ag.yes_no:>12}\n")
+    t.append(f"judge: wrong     {ag.no_yes:>14}   {ag.no_no:>12}\n")
+    t.append(f"\nagreement {_pct(ag.agreement_rate)}; Cohen's κ ")
+    t.append("—" if ag.kappa is None else f"{ag.kappa:.2f}")
+    if ag.kappa_lower is not None:
+        t.append(f" [{ag.kappa_lower:.2f}, {ag.kappa_upper:.2f}]")
     t.append("\nfalse accepts ", style="bold")
-    t.append(f"{table['judge_yes_human_no']} of {far['n_human_no']} wrong answers; rate ≤ {_pct(far['upper'])} with "
-             f"{conf:.0%} confidence\n", style="bold red" if (far["upper"] or 0) > 0.3 else "")
+    t.append(f"{ag.yes_no} of {ag.yes_no + ag.no_no} wrong answers; rate ≤ {_pct(ag.false_accept_upper)} with "
+             f"{conf:.0%} confidence\n", style="bold red" if (ag.false_accept_upper or 0) > 0.3 else "")
     if gate is not None and gate.gate_on in ASSISTED_GATES:
         t.append(f"\ngate: {one_line(gate.summary())}\n", style="bold")
     return t

@@ -243,11 +243,11 @@ class SpotCheckScreen(Screen[str]):
             else:
                 t.append(live.summary() + "\n", style=style)
         assisted = self.session.assisted(p.confidence, gate)
-        if assisted is not None and assisted.get("lower_bound") is not None:
+        if assisted is not None and assisted.lower_bound is not None:
             t.append("\nJudge-assisted ", style="dim")
-            t.append(f"≥ {_pct(assisted['lower_bound'])}", style="bold")
-            t.append(f" ({assisted['n_labels']} labels, {assisted['n_judged']} judged)\n")
-            more = assisted.get("more_labels")
+            t.append(f"≥ {_pct(assisted.lower_bound)}", style="bold")
+            t.append(f" ({assisted.n_labels} labels, {assisted.n_judged} judged)\n")
+            more = assisted.more_labels
             if gate is not None:
                 t.append(f"gate {gate:.0%}: ", style="dim")
                 t.append("cleared\n" if more == 0 else

@@ -12,7 +12,7 @@ import pytest
 from relgate_tui.cli import main
 from relgate_tui.core import ppi
 from relgate_tui.demo.server import DemoServer
-from relgate_tui.engine.certification.assisted_section import labelled_arrays, recompute
+from relgate_tui.engine.certification.assisted import labelled_arrays, recompute
 from relgate_tui.engine.judging.prompts import parse_verification_prompt, parse_yes_no, verification_prompt
 from relgate_tui.engine.judging.verify_judge import p_yes_from_logprobs
 from relgate_tui.engine.transport.logprobs import TokenLogprob

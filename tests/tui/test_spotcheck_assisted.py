@@ -81,17 +81,18 @@ async def test_live_panel_counts_more_labels_with_the_assisted_bound(services, j
         for _ in range(5):
             await pilot.press("y")
         text = _progress(app)
-        block = session.assisted(0.95, 0.5)
-        assert block is not None and block["n_labels"] == 5
-        assert f"Judge-assisted ≥ {100 * block['lower_bound']:.1f}%" in text
-        assert f"({block['n_labels']} labels, {block['n_judged']} judged)" in text
-        more = block["more_labels"]
+        section = session.assisted(0.95, 0.5)
+        assert section is not None and section.n_labels == 5 and section.lower_bound is not None
+        assert f"Judge-assisted ≥ {100 * section.lower_bound:.1f}%" in text
+        assert f"({section.n_labels} labels, {section.n_judged} judged)" in text
+        more = section.more_labels
         assert more is not None and more > 0
         assert f"≈ {more} more labels needed" in text
         # the count is the core's estimate on exactly the labels on disk
-        from relgate_tui.engine.certification.assisted_section import labelled_arrays
+        from relgate_tui.engine.certification.assisted import labelled_arrays
 
-        f_all, f_lab, y_lab = labelled_arrays(block["verdicts"])
+        f_all, f_lab, y_lab = labelled_arrays(section.to_json()["verdicts"])  # the results file's rows
+        assert all((a == b).all() for a, b in zip(section.arrays(), (f_all, f_lab, y_lab), strict=True))
         assert ppi.more_labels_needed(f_all, f_lab, y_lab, 0.5, 0.95) == more
 
 
@@ -148,7 +149,9 @@ async def test_verification_judge_from_setup_to_results(services, tmp_path):
         results.query_one("#tabs", TabbedContent).active = "tab-assisted"
         await pilot.pause()
         text = str(results.query_one("#assisted").render())
-        block = session.assisted(0.95, results.gate)
-        assert block is not None and block["n_labels"] == 8 and block["n_judged"] == 16
-        assert f"≥ {100 * block['lower_bound']:.1f}% with 95% confidence" in text
-        assert f"false accepts {block['agreement']['table']['judge_yes_human_no']} of" in text
+        section = session.assisted(0.95, results.gate)
+        assert section is not None and section.n_labels == 8 and section.n_judged == 16
+        assert section.lower_bound is not None and section.agreement is not None
+        assert f"≥ {100 * section.lower_bound:.1f}% with 95% confidence" in text
+        assert f"false accepts {section.agreement.yes_no} of" in text
+        assert section.to_json()["agreement"]["table"]["judge_yes_human_no"] == section.agreement.yes_no

@@ -7,7 +7,12 @@ Public names, by module:
   ``format_task_table``, ``dump_items``: task files and the bundled tasks;
 * :mod:`.certify` — ``CertifyConfig``, ``Prepared``, ``prepare``, ``open_prepared``, ``run_identity``,
   ``reference_classes``, ``analyse_prepared``, ``results_document``, ``build_document``: the config, the prepared
-  run and the result document;
+  run and the result document (``build_document`` is called only by :mod:`.finish`);
+* :mod:`.finish` — ``finish`` → ``Finished``: the one end of a run (labels, judge sections, gate, document, status)
+  that ``relgate certify``, the TUI session, ``review pull`` and the importer call;
+* :mod:`.assisted` — ``AssistedSection``, ``AssistedRow``, ``assisted_section``, ``section_from_rows``,
+  ``recompute``, ``labelled_arrays``: the verification judge's typed section (``to_json()`` is the results'
+  ``judge_assisted`` block);
 * :mod:`.analysis` — ``Analysis``, ``ItemAnalysis``, ``CallCounts``, ``analyse``, ``core_input``, ``split_items``,
   ``item_rng``, ``used_sample_count``, ``used_sample_counts``: the seeded split and the replayed stopping rule;
 * :mod:`.pipeline` — ``run``, ``run_certify``, ``RunControl``, ``CertifyOutcome`` and the events ``Sampling``,

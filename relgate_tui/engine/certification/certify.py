@@ -50,7 +50,7 @@ from relgate_tui.engine.certification.analysis import (
     split_items,
     used_sample_count,
 )
-from relgate_tui.engine.certification.assisted_section import assisted_bound
+from relgate_tui.engine.certification.assisted import AssistedSection
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
 from relgate_tui.engine.review.summary import read_review_summary
 from relgate_tui.engine.runs.labels_file import (
@@ -571,7 +571,7 @@ def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confi
 
 def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, calls: CallCounts,
                    confidence: float = 0.95, gate: float | None = None, judge: dict[str, Any] | None = None,
-                   gate_on: str | None = None, assisted: dict[str, Any] | None = None,
+                   gate_on: str | None = None, assisted: AssistedSection | None = None,
                    result: core_certify.CertificationResult | None = None) -> dict[str, Any]:
     """The run's ``results.json`` (CLI and TUI): :func:`results_document` over the run's header, config and prices, plus
     ``judge`` (``pairwise_judge``, :func:`judge_section`) and ``assisted`` (``judge_assisted``; its bound feeds the
@@ -582,12 +582,12 @@ def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, call
         analysis, alpha=alpha, header=prepared.header, calls=calls, delta=cfg.delta, stopping=cfg.stopping,
         confidence=confidence, gate=gate,
         prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None and cfg.price_out is not None else None,
-        gate_on=on, assisted=assisted_bound(assisted), result=result,
+        gate_on=on, assisted=None if assisted is None else assisted.gate_bound(), result=result,
     )
     if judge is not None:
         doc["pairwise_judge"] = judge
     if assisted is not None:
-        doc["judge_assisted"] = assisted
+        doc["judge_assisted"] = assisted.to_json()
     review = read_review_summary(prepared.store.path)
     if review is not None:  # the last `relgate review pull` into this run (issue 21)
         doc["review"] = review

@@ -24,7 +24,7 @@ from typing import Any
 
 from relgate_tui.core.certification.certify import CertificationResult
 from relgate_tui.engine.certification.analysis import Analysis, CallCounts
-from relgate_tui.engine.certification.assisted_section import assisted_block, assisted_bound
+from relgate_tui.engine.certification.assisted import AssistedSection, assisted_section
 from relgate_tui.engine.certification.certify import Prepared, analyse_prepared, build_document, judge_section
 from relgate_tui.engine.runs.labels_file import apply_labels, check_label_ranks
 from relgate_tui.engine.runs.store import Label, RunStatus
@@ -40,7 +40,7 @@ class Finished:
     result: CertificationResult
     analysis: Analysis
     judge: dict[str, Any] | None
-    assisted: dict[str, Any] | None
+    assisted: AssistedSection | None
     document: dict[str, Any]
     status: RunStatus | None
     labels_written: int = 0
@@ -81,8 +81,8 @@ def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (
             analysis = analyse_prepared(prepared, samples_by_item)
     judge = judge_section(prepared, analysis, alpha=a_, confidence=conf, gate=threshold, calls=judge_calls,
                           judgements=judgements)
-    assisted = assisted_block(prepared, analysis, confidence=conf, gate=threshold, calls=verify_calls)
-    result = analysis.results(a_, conf, threshold, on, assisted_bound(assisted))
+    assisted = assisted_section(prepared, analysis, confidence=conf, gate=threshold, calls=verify_calls)
+    result = analysis.results(a_, conf, threshold, on, None if assisted is None else assisted.gate_bound())
     doc = build_document(prepared, analysis, alpha=a_, calls=calls, confidence=conf, gate=threshold, judge=judge,
                          gate_on=on, assisted=assisted, result=result)
     if item_fields:

@@ -44,6 +44,7 @@ from relgate_tui.engine.runs.labels import by_a_person
 from relgate_tui.engine.runs.store import Label, RunStoreError, json_object
 
 if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.certification.assisted import AssistedSection
     from relgate_tui.engine.certification.judge_section import JudgeSectionView
 
 __all__ = ["Session", "TUI_MANIFEST_KEY"]
@@ -491,14 +492,14 @@ class Session:
             successes=res.reliability_successes if has_n else 0,
         )
 
-    def assisted(self, confidence: float = 0.95, gate: float | None = None) -> dict[str, Any] | None:
-        """The ``judge_assisted`` block now (issue 22; None without a verification judge): the live panel's bound
+    def assisted(self, confidence: float = 0.95, gate: float | None = None) -> AssistedSection | None:
+        """The verification judge's section now (issue 22; None without a verification judge): the live panel's bound
         and "≈ m more labels" (with ``gate``). The judge's verdicts are read from the run, never shown by this."""
-        from relgate_tui.engine.certification.assisted_section import assisted_block
+        from relgate_tui.engine.certification.assisted import assisted_section
 
         a = self.analysis()  # a new object after every label and every pass: the cache key
         if self._assisted is None or self._assisted[0] is not a or self._assisted[1:3] != (confidence, gate):
-            self._assisted = (a, confidence, gate, assisted_block(self.prepared, a, confidence=confidence, gate=gate))
+            self._assisted = (a, confidence, gate, assisted_section(self.prepared, a, confidence=confidence, gate=gate))
         return self._assisted[3]
 
     def verify_verdict(self, item_id: str) -> Any:
@@ -540,9 +541,8 @@ class Session:
             a, confidence, gate, gate_on, self._assisted_bound(gate_on, confidence, gate)).gate_decision
 
     def _assisted_bound(self, gate_on: str, confidence: float, gate: float | None) -> Any:
-        from relgate_tui.engine.certification.assisted_section import assisted_bound
-
-        return None if gate is None or gate_on in HUMAN_GATES else assisted_bound(self.assisted(confidence, gate))
+        section = None if gate is None or gate_on in HUMAN_GATES else self.assisted(confidence, gate)
+        return None if section is None else section.gate_bound()
 
     def stored_gate(self) -> tuple[float | None, GateOn]:
         """``(min_reliability, gate_on)`` of the run's ``results.json`` (what ``relgate runs`` / ``report`` show), else

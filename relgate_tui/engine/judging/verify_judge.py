@@ -13,7 +13,7 @@ p(yes)/(p(yes) + p(no)) over the first token's alternatives when the server retu
 Requests go through the judging platform's :func:`~relgate_tui.engine.judging.ask` (cache — a rerun or a resume
 after a kill costs zero calls —, retries, bounded concurrency, endpoint-down pause), one request per item keyed
 ``("verify", item id)``. The verdicts are stored with the run (``verify_verdicts.json``) and copied into the
-results' ``judge_assisted`` block (:mod:`relgate_tui.engine.certification.assisted_section`), so the bound can be recomputed from
+results' ``judge_assisted`` block (:mod:`relgate_tui.engine.certification.assisted`), so the bound can be recomputed from
 the results file alone.
 """
 
