@@ -136,3 +136,27 @@ def test_the_report_and_the_cli_show_the_decision(certified, tmp_path):
     assert doc["gate"]["summary"] in md
     label = "judge-assisted lower bound" if gate_on == "assisted" else "better of the human-only and judge-assisted"
     assert label in doc["gate"]["summary"]
+
+
+def test_the_importer_s_document_is_finish_s_on_the_stored_run(tmp_path):
+    """The importer ends its run through finish() on the answers it holds in memory; reopened from disk, the TUI's
+    view-only end of the same run (its labels applied on import) gives the same document."""
+    from relgate_tui.engine.importers import load_log
+    from relgate_tui.engine.importers.run import ImportOptions, import_log
+
+    p = tmp_path / "log.jsonl"
+    with p.open("w", encoding="utf-8") as f:
+        for i in range(30):
+            given = "7" if i % 4 == 0 else str(100 + i)
+            f.write(json.dumps({"id": f"q{i}", "question": f"q{i}?", "model": "m",
+                                "samples": [given, given, "5", str(100 + i)]}) + "\n")
+    labels = write_labels(tmp_path / "labels.jsonl", {f"q{i}": ("none" if i % 5 == 0 else "1") for i in range(30)})
+    out = import_log(load_log("samples", p), ImportOptions(run_dir=str(tmp_path / "runs"), labels=str(labels)))
+    stored = json.loads((out.run_path / "results.json").read_text())
+    assert stored["n_cal"] > 0 and stored["imported_from"]
+    session = Session.open(out.run_path)
+    try:
+        viewed = session.document(gate=stored["min_reliability"], confidence=stored["confidence"])
+    finally:
+        session.close()
+    assert {k: v for k, v in stored.items() if k != "imported_from"} == viewed

@@ -14,8 +14,8 @@ The phases and who owns them:
    on an item takes precedence over its reference verdict.
 4. :func:`analyse_prepared` → :class:`~relgate_tui.engine.certification.analysis.Analysis`, then :func:`build_document` at any α
    — the JSON of issue 5 item 7 (no timing fields, so an identical run gives an identical document apart from
-   ``calls``, which by definition describes the invocation). The CLI and the TUI both write ``results.json``
-   through :func:`build_document`.
+   ``calls``, which by definition describes the invocation). :func:`build_document` is called only by
+   :func:`relgate_tui.engine.certification.finish.finish`, the one end of a run (CLI, TUI, review pull, importer).
 
 **Incomplete sampling.** When some item was not sampled to its stop or to K_max (requests failed), the document says
 ``"sampling_complete": false`` and ``"passed": null``: no PASS/FAIL is decided on partial data (the CLI exits with

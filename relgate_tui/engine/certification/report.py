@@ -1,7 +1,7 @@
 """Exports of a certification result document (``relgate report``, the TUI's export; SPEC §5.4–5.5).
 
-The input is the JSON document built by :func:`relgate_tui.engine.certification.certify.results_document` (the one stored as the
-run's ``results.json``). Formats:
+The input is the JSON document built at the end of a run (:func:`relgate_tui.engine.certification.finish.finish`; the one
+stored as the run's ``results.json``); its ``gate`` block is the one gate decision (``decide_gate``). Formats:
 
 * ``json`` — the document itself, pretty-printed;
 * ``csv`` — one row per item (pandas): id, role, samples, invalid, classes, top answer, score ("inf" = no acceptable

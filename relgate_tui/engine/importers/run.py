@@ -3,9 +3,10 @@
 The run is a run like any other (``relgate runs`` lists it, the TUI opens it offline, spot-check, export): it is
 made through the pipeline's public phases — :func:`~relgate_tui.engine.certification.certify.prepare` (so the run id, manifest
 and configuration are exactly those that ``Session.open`` recomputes), then the K answers of every item are
-appended as the run's samples, labels (``--labels``) are applied, and :func:`~relgate_tui.engine.certification.certify.analyse`
-(on the summaries of the samples just written: their classes, no re-read of samples.jsonl) / :func:`~relgate_tui.engine.certification.certify.results_document` compute the
-same document ``certify`` writes (``calls.made`` = 0) plus ``imported_from``.
+appended as the run's samples, and the run ends as every run does
+(:func:`~relgate_tui.engine.certification.finish.finish`: the labels of ``--labels`` applied, the analysis on the
+summaries of the samples just written — their classes, no re-read of samples.jsonl — and the same document
+``certify`` writes, ``calls.made`` = 0, plus ``imported_from``).
 
 The run's task file ``task/<task>.jsonl`` (inside the run directory) holds each item's question, references and
 options, plus an ``import`` field (tool, document hash, flags, and the SHA-256 of all imported answers — so two
@@ -210,7 +211,8 @@ def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[
             item_fields[it.id] = extra
     end = finish(replace(prepared, rule=_NeverStop()), calls=CallCounts(0, 0, 0), labels=prepared.file_labels,
                  labels_source=str(opts.labels), samples_by_item=samples_by_item, item_fields=item_fields,
-                 doc_fields={"imported_from": dict(info)})
+                 doc_fields={"imported_from": dict(info)}, set_status=False)
+    prepared.store.set_status("complete")  # an imported log has every answer there is: nothing left to sample
     return end.document
 
 
