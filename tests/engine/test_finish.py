@@ -108,11 +108,13 @@ def test_every_caller_of_finish_gives_the_pipeline_s_document(certified):
     session = Session.open(c["run_path"])
     try:
         viewed = session.document(gate=GATE, confidence=0.95)
+        ungated = session.document(gate=None, confidence=0.95)  # the TUI's "no gate" is not the run's gate
         decision = session.gate_decision(gate=GATE, gate_on=gate_on, confidence=0.95)
         view = session.results(session.alpha, gate=GATE, gate_on=gate_on, confidence=0.95)
     finally:
         session.close()
     assert _comparable(viewed) == _comparable(piped)
+    assert ungated["gate"] is None and ungated["passed"] is None and ungated["min_reliability"] is None
     prepared = open_prepared(c["run_path"])
     try:
         before = (c["run_path"] / "results.json").read_bytes()

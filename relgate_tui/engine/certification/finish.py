@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from relgate_tui.core.certification.certify import CertificationResult
@@ -29,7 +30,15 @@ from relgate_tui.engine.certification.certify import Prepared, analyse_prepared,
 from relgate_tui.engine.runs.labels_file import apply_labels, check_label_ranks
 from relgate_tui.engine.runs.store import Label, RunStatus
 
-__all__ = ["Finished", "finish"]
+__all__ = ["FROM_CONFIG", "Finished", "finish"]
+
+
+class _Config(Enum):
+    FROM_CONFIG = "from the run's config"
+
+
+FROM_CONFIG = _Config.FROM_CONFIG
+"""``finish(gate=…)``'s default: the run's configured ``min_reliability`` (None means "no gate")."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,14 +60,14 @@ class Finished:
 
 
 def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (), alpha: float | None = None,
-           confidence: float | None = None, gate: float | None = None, gate_on: str | None = None,
+           confidence: float | None = None, gate: float | None | _Config = FROM_CONFIG, gate_on: str | None = None,
            write: bool = True, labels_source: str = "labels", analysis: Analysis | None = None,
            samples_by_item: Mapping[str, Sequence[Any]] | None = None, judge_calls: Any = None,
            verify_calls: CallCounts | None = None, judgements: Any = None, pending: bool = False,
            set_status: bool = True, item_fields: Mapping[str, Mapping[str, Any]] | None = None,
            doc_fields: Mapping[str, Any] | None = None) -> Finished:
     """Finish ``prepared`` (module docstring). ``alpha``, ``confidence``, ``gate`` (min reliability) and ``gate_on``
-    default to the run's config. ``labels_source`` names the labels in an error; ``analysis``: the caller's current
+    default to the run's config (``gate`` None: no gate). ``labels_source`` names the labels in an error; ``analysis``: the caller's current
     analysis (used when no label is written); ``samples_by_item``: the samples when the caller holds them (the
     importer); ``judge_calls``/``verify_calls``/``judgements``: what the judge passes report; ``pending``: human
     verdicts are still missing (status "labelling"); ``set_status`` False leaves the status alone (a TUI run whose
@@ -67,7 +76,7 @@ def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (
     cfg = prepared.config
     a_ = cfg.alpha if alpha is None else alpha
     conf = cfg.confidence if confidence is None else confidence
-    threshold = cfg.min_reliability if gate is None else gate
+    threshold = cfg.min_reliability if gate is FROM_CONFIG else gate
     on = gate_on or cfg.gate_on
     if analysis is None or labels:
         analysis = analyse_prepared(prepared, samples_by_item)
