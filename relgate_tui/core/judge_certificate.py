@@ -228,24 +228,23 @@ def selective(c_labelled: ArrayLike, agree: ArrayLike, c_all: ArrayLike, agreeme
         raise ValueError("confidences and agreements must be two 1-D arrays of one length")
     delta = 1.0 - confidence
     thresholds, counts = candidate_sequence(c, min_items)
-    steps: list[Step] = []
-    t_hat: float | None = None
-    for t, n_above in zip(thresholds.tolist(), counts.tolist(), strict=True):
-        k = int(z[c >= t].sum())
-        p = binomial_p_value(k, int(n_above), agreement)
-        ok = p <= delta
-        steps.append(Step(float(t), int(n_above), k, p, ok))
-        if not ok:
-            break
-        t_hat = float(t)
-    if t_hat is None:
-        return Selective(agreement, confidence, None, 0, None, _two_sided(0, int(call.size), confidence),
-                         tuple(steps))
-    last = steps[-1] if steps[-1].passed else steps[-2]
+    # items with c ≥ t are the first N(t) in descending order of c (ties included by construction of N(t))
+    agreed = np.r_[0, np.cumsum(z[np.argsort(-c, kind="stable")])][counts]
+    pvals = bdtrc(agreed - 1, counts, agreement) if counts.size else np.empty(0)
+    pvals = np.where(agreed > 0, pvals, 1.0)
+    fail = np.nonzero(pvals > delta)[0]
+    stop = int(fail[0]) + 1 if fail.size else int(counts.size)
+    steps = tuple(Step(float(thresholds[i]), int(counts[i]), int(agreed[i]), float(pvals[i]), bool(pvals[i] <= delta))
+                  for i in range(stop))
+    n_pass = stop - 1 if fail.size else stop
+    if n_pass == 0:
+        return Selective(agreement, confidence, None, 0, None, _two_sided(0, int(call.size), confidence), steps)
+    t_hat = float(thresholds[n_pass - 1])
+    last = steps[n_pass - 1]
     lower = _cp_lower(last.n_agree, last.n_above, confidence)
     covered = int(np.sum(call >= t_hat))
     return Selective(agreement, confidence, t_hat, last.n_above, lower, _two_sided(covered, int(call.size), confidence),
-                     tuple(steps))
+                     steps)
 
 
 def corrected_pass_rate(judge_all: ArrayLike, judge_labelled: ArrayLike, human: ArrayLike,
