@@ -7,7 +7,8 @@ f = 1{p ≥ ½}; its confidence c = max(p, 1 − p) ∈ [½, 1] (a 0/1 judge wit
 
 **Selective verification (the headline; the idea of "Trust or Escalate", Jung, Brahman & Choi, ICLR 2025).**
 For a threshold t let A(t) = P(f = Y | c ≥ t) be the judge's agreement with the humans on the population's items it
-is at least t confident about. We want t̂ with
+is at least t confident about (c < ½ is possible when the verdict was given apart from P(yes):
+:func:`confidence_of`). We want t̂ with
 
     P( A(t̂) ≥ A ) ≥ confidence            (over the draw of the labelled items)
 
@@ -313,10 +314,13 @@ def plan_labels(agreement: float = 0.90, expect: float = 0.95, coverage: float =
     return Plan(agreement, expect, coverage, confidence, found[0.5], found[0.9], limit)
 
 
-def confidence_of(p_yes: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """The judge's verdict f = 1{p ≥ ½} and confidence c = max(p, 1 − p) from P(yes)."""
+def confidence_of(p_yes: ArrayLike, judge: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The judge's verdict f and its confidence c = P(f): f = 1{p ≥ ½} and c = max(p, 1 − p) from P(yes) alone; when
+    the verdict was given apart (the parsed reply beside log-probs), c = p for a "yes" and 1 − p for a "no", so a
+    verdict its own log-probs doubt has c < ½ and is the least confident of all."""
     p = np.asarray(p_yes, dtype=np.float64)
-    return (p >= 0.5).astype(np.int64), np.maximum(p, 1.0 - p)
+    f = (p >= 0.5).astype(np.int64) if judge is None else np.asarray(judge, dtype=np.int64)
+    return f, np.where(f == 1, p, 1.0 - p)
 
 
 def _pct(x: float) -> str:
@@ -332,10 +336,11 @@ def verdict_sentence(verdict: Verdict, sel: Selective, reason: str | None) -> st
     return f"{verdict}: {reason}" if reason else f"{verdict}: {head}"
 
 
-def certify(p_yes: ArrayLike, human: ArrayLike, *, votes: list[tuple[int, ...]] | None = None,
+def certify(p_yes: ArrayLike, human: ArrayLike, *, judge: ArrayLike | None = None, votes: list[tuple[int, ...]] | None = None,
             agreement: float = 0.90, confidence: float = 0.95, min_coverage: float = 0.50,
             require_consistency: float | None = None, min_items: int = MIN_ITEMS) -> JudgeCertificate:
-    """The judge certificate of items with P(yes) ``p_yes`` and human verdicts ``human`` (0/1, or -1 = unlabelled)."""
+    """The judge certificate of items with P(yes) ``p_yes`` and human verdicts ``human`` (0/1, or -1 = unlabelled);
+    ``judge``: the verdicts when given apart from P(yes) (:func:`confidence_of`)."""
     _check_levels(agreement, confidence)
     if not 0.0 <= min_coverage <= 1.0:
         raise ValueError(f"min_coverage must be in [0, 1], got {min_coverage!r}")
@@ -343,7 +348,9 @@ def certify(p_yes: ArrayLike, human: ArrayLike, *, votes: list[tuple[int, ...]] 
     h = np.asarray(human, dtype=np.int64)
     if p.shape != h.shape or p.ndim != 1 or not np.all((p >= 0) & (p <= 1)) or not np.isin(h, (-1, 0, 1)).all():
         raise ValueError("p_yes must be in [0, 1] and human in {-1, 0, 1}, one value each per item")
-    f, c = confidence_of(p)
+    if judge is not None and (np.shape(judge) != p.shape or not np.isin(judge, (0, 1)).all()):
+        raise ValueError("judge verdicts must be 0/1, one per item")
+    f, c = confidence_of(p, judge)
     lab = h >= 0
     fl, yl, cl = f[lab], h[lab], c[lab]
     n_lab = int(lab.sum())
