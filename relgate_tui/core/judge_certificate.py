@@ -16,8 +16,10 @@ and the judge decides the items with c ≥ t̂; the rest go to people. Procedure
 
 1. Candidates: the distinct confidences of the labelled items, from the most confident down, thinned so that each
    next candidate adds at least ``step`` = max(1, ⌈n/200⌉) labelled items, and starting at the first one with at
-   least ``m`` (:data:`MIN_ITEMS`, 30) labelled items at or above it — with fewer, even a perfect record cannot pass
-   at A = 0.9 and 95% (0.9²⁹ > 0.05), so the sequence would only stop there.
+   least ``m`` labelled items at or above it (:func:`start_items`): the fewest items on which an agreement of
+   (1 + A)/2 — half the errors A allows — passes the test (116 at A = 0.9 and 95%), at least :data:`MIN_ITEMS` and at
+   most max(:data:`MIN_ITEMS`, n/4). A smaller start would make the walk stop at the first unlucky error among a
+   handful of items (with 30 items one error already fails at A = 0.9); m depends on A, δ and n only.
 2. At each candidate t: N(t) labelled items have c ≥ t, K(t) of them agree; the exact binomial test of
    H₀(t): A(t) < A has p-value P(Bin(N, A) ≥ K) (``scipy.stats.binomtest(K, N, A, alternative="greater")``).
 3. Walk down while p ≤ δ = 1 − confidence; stop at the first failure. t̂ = the last candidate that passed;
@@ -70,7 +72,7 @@ from relgate_tui.core.agreement import agreement as judge_agreement
 from relgate_tui.core.certification.intervals import clopper_pearson_interval, clopper_pearson_lower
 
 __all__ = ["MIN_ITEMS", "CONSTANT_SHARE", "Bound", "Step", "Selective", "CorrectedRate", "Consistency", "Plan",
-           "JudgeCertificate", "binomial_p_value", "candidate_sequence", "selective", "corrected_pass_rate",
+           "JudgeCertificate", "binomial_p_value", "start_items", "candidate_sequence", "selective", "corrected_pass_rate",
            "consistency", "plan_labels", "certify", "verdict_sentence"]
 
 MIN_ITEMS = 30
@@ -106,6 +108,7 @@ class Selective:
 
     agreement: float
     confidence: float
+    start: int
     threshold: float | None
     n_decided_labelled: int
     agreement_lower: float | None
@@ -198,6 +201,16 @@ def _check_levels(agreement: float, confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
+def start_items(n: int, agreement: float, confidence: float) -> int:
+    """m of the module docstring (step 1): where the fixed sequence starts, in labelled items."""
+    half = 0.5 * (1.0 + agreement)
+    ns = np.arange(1, 5001)
+    ks = np.floor(ns * half).astype(np.int64)
+    ok = np.nonzero((ks > 0) & (bdtrc(ks - 1, ns, agreement) <= 1.0 - confidence))[0]
+    m = int(ns[ok[0]]) if ok.size else 5000
+    return int(max(MIN_ITEMS, min(m, max(MIN_ITEMS, n // 4))))
+
+
 def candidate_sequence(c_labelled: ArrayLike, min_items: int = MIN_ITEMS) -> tuple[np.ndarray, np.ndarray]:
     """The fixed sequence (module docstring, step 1): candidate thresholds, most confident first, and N(t) for each."""
     c = np.sort(np.asarray(c_labelled, dtype=np.float64))[::-1]
@@ -219,8 +232,9 @@ def candidate_sequence(c_labelled: ArrayLike, min_items: int = MIN_ITEMS) -> tup
 
 
 def selective(c_labelled: ArrayLike, agree: ArrayLike, c_all: ArrayLike, agreement: float = 0.90,
-              confidence: float = 0.95, min_items: int = MIN_ITEMS) -> Selective:
-    """Fixed-sequence selective verification (module docstring); ``c_all`` = every item's confidence (coverage)."""
+              confidence: float = 0.95, min_items: int | None = None) -> Selective:
+    """Fixed-sequence selective verification (module docstring); ``c_all`` = every item's confidence (coverage);
+    ``min_items``: the start m (default :func:`start_items`)."""
     _check_levels(agreement, confidence)
     c = np.asarray(c_labelled, dtype=np.float64)
     z = np.asarray(agree, dtype=np.int64)
@@ -228,7 +242,8 @@ def selective(c_labelled: ArrayLike, agree: ArrayLike, c_all: ArrayLike, agreeme
     if c.shape != z.shape or c.ndim != 1:
         raise ValueError("confidences and agreements must be two 1-D arrays of one length")
     delta = 1.0 - confidence
-    thresholds, counts = candidate_sequence(c, min_items)
+    m = start_items(int(c.size), agreement, confidence) if min_items is None else min_items
+    thresholds, counts = candidate_sequence(c, m)
     # items with c ≥ t are the first N(t) in descending order of c (ties included by construction of N(t))
     agreed = np.r_[0, np.cumsum(z[np.argsort(-c, kind="stable")])][counts]
     pvals = bdtrc(agreed - 1, counts, agreement) if counts.size else np.empty(0)
@@ -239,13 +254,13 @@ def selective(c_labelled: ArrayLike, agree: ArrayLike, c_all: ArrayLike, agreeme
                   for i in range(stop))
     n_pass = stop - 1 if fail.size else stop
     if n_pass == 0:
-        return Selective(agreement, confidence, None, 0, None, _two_sided(0, int(call.size), confidence), steps)
+        return Selective(agreement, confidence, m, None, 0, None, _two_sided(0, int(call.size), confidence), steps)
     t_hat = float(thresholds[n_pass - 1])
     last = steps[n_pass - 1]
     lower = _cp_lower(last.n_agree, last.n_above, confidence)
     covered = int(np.sum(call >= t_hat))
-    return Selective(agreement, confidence, t_hat, last.n_above, lower, _two_sided(covered, int(call.size), confidence),
-                     steps)
+    return Selective(agreement, confidence, m, t_hat, last.n_above, lower,
+                     _two_sided(covered, int(call.size), confidence), steps)
 
 
 def corrected_pass_rate(judge_all: ArrayLike, judge_labelled: ArrayLike, human: ArrayLike,
@@ -338,7 +353,7 @@ def verdict_sentence(verdict: Verdict, sel: Selective, reason: str | None) -> st
 
 def certify(p_yes: ArrayLike, human: ArrayLike, *, judge: ArrayLike | None = None, votes: list[tuple[int, ...]] | None = None,
             agreement: float = 0.90, confidence: float = 0.95, min_coverage: float = 0.50,
-            require_consistency: float | None = None, min_items: int = MIN_ITEMS) -> JudgeCertificate:
+            require_consistency: float | None = None, min_items: int | None = None) -> JudgeCertificate:
     """The judge certificate of items with P(yes) ``p_yes`` and human verdicts ``human`` (0/1, or -1 = unlabelled);
     ``judge``: the verdicts when given apart from P(yes) (:func:`confidence_of`)."""
     _check_levels(agreement, confidence)
@@ -369,7 +384,8 @@ def certify(p_yes: ArrayLike, human: ArrayLike, *, judge: ArrayLike | None = Non
         warnings.append(f"this judge says {word} to {_pct(share)} of items: its agreement mostly reflects the base "
                         f"rate ({_pct(base.value) if base.value is not None else 'unknown'} acceptable)")
     cons = consistency(votes, confidence) if votes is not None else None
-    verdict, reason, more = _decide(sel, acc, n_lab, min_coverage, cons, require_consistency, cl, agree, min_items)
+    verdict, reason, more = _decide(sel, acc, n_lab, min_coverage, cons, require_consistency, cl, agree,
+                                    start_items(n_lab, agreement, confidence) if min_items is None else min_items)
     return JudgeCertificate(verdict, verdict_sentence(verdict, sel, reason), int(p.size), n_lab, float(min_coverage),
                             sel, acc, tpr, tnr, base, ag.kappa if ag else None, ag.kappa_lower if ag else None,
                             ag.kappa_upper if ag else None, yes_share, tuple(warnings),

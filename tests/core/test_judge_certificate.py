@@ -16,6 +16,7 @@ from relgate_tui.core.judge_certificate import (
     corrected_pass_rate,
     plan_labels,
     selective,
+    start_items,
 )
 
 
@@ -30,15 +31,20 @@ def _judge(n: int, seed: int, shift: float = 0.0) -> tuple[np.ndarray, np.ndarra
 
 
 def _independent(c: np.ndarray, agree: np.ndarray, a: float, conf: float) -> tuple[float | None, list[float]]:
-    """The same sequence walked with scipy.stats.binomtest: distinct confidences, descending, ≥ MIN_ITEMS above,
-    each next one ≥ ⌈n/200⌉ more items (or the last)."""
+    """The same sequence walked with scipy.stats.binomtest: distinct confidences, descending, ≥ m above (the fewest
+    items on which agreement (1 + a)/2 passes, clipped to [30, max(30, n/4)]), each next one ≥ ⌈n/200⌉ more items
+    (or the last)."""
     n = c.size
+    m = next(k for k in range(1, 5000)
+             if int(k * (1 + a) / 2) > 0 and binomtest(int(k * (1 + a) / 2), k, a, alternative="greater").pvalue
+             <= 1 - conf)
+    m = max(MIN_ITEMS, min(m, max(MIN_ITEMS, n // 4)))
     step = max(1, -(-n // 200))
     distinct = sorted(set(c.tolist()), reverse=True)
     t_hat, pvals, last = None, [], -1
     for i, t in enumerate(distinct):
         k_above = int(np.sum(c >= t))
-        if k_above < MIN_ITEMS or (last >= 0 and k_above - last < step and i != len(distinct) - 1):
+        if k_above < m or (last >= 0 and k_above - last < step and i != len(distinct) - 1):
             continue
         last = k_above
         k = int(agree[c >= t].sum())
@@ -162,6 +168,12 @@ def test_laws_threshold_passes_and_every_earlier_step_passed(seed: int, a: float
     # a stricter target never certifies more
     stricter = selective(c, agree, c, min(0.99, a + 0.05), 0.9)
     assert (stricter.coverage.value or 0) <= (sel.coverage.value or 0)
+
+
+def test_start_items() -> None:
+    assert start_items(1000, 0.9, 0.95) == 116
+    assert start_items(200, 0.9, 0.95) == 50  # at most a quarter of the labelled items
+    assert start_items(50, 0.9, 0.95) == MIN_ITEMS
 
 
 def test_candidate_sequence_starts_at_min_items() -> None:
