@@ -73,7 +73,7 @@ from relgate_tui.core.certification.intervals import clopper_pearson_interval, c
 
 __all__ = ["MIN_ITEMS", "CONSTANT_SHARE", "Bound", "Step", "Selective", "CorrectedRate", "Consistency", "Plan",
            "JudgeCertificate", "binomial_p_value", "start_items", "candidate_sequence", "selective", "corrected_pass_rate",
-           "consistency", "plan_labels", "certify", "verdict_sentence"]
+           "consistency", "plan_labels", "certify", "verdict_sentence", "apply_threshold"]
 
 MIN_ITEMS = 30
 CONSTANT_SHARE = 0.98
@@ -336,6 +336,16 @@ def confidence_of(p_yes: ArrayLike, judge: ArrayLike | None = None) -> tuple[np.
     p = np.asarray(p_yes, dtype=np.float64)
     f = (p >= 0.5).astype(np.int64) if judge is None else np.asarray(judge, dtype=np.int64)
     return f, np.where(f == 1, p, 1.0 - p)
+
+
+def apply_threshold(p_yes: ArrayLike, judge: ArrayLike | None, threshold: float | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A certificate on new items: (confidences, indices the judge decides — c ≥ t̂ —, indices escalated to people,
+    least confident first; ties in input order). ``threshold`` None: every item is escalated."""
+    f, c = confidence_of(p_yes, judge)
+    decided = np.zeros(c.size, dtype=bool) if threshold is None else c >= threshold
+    rest = np.nonzero(~decided)[0]
+    return c, np.nonzero(decided)[0], rest[np.argsort(c[rest], kind="stable")]
 
 
 def _pct(x: float) -> str:
