@@ -17,7 +17,7 @@ from relgate_tui.core.text import one_line
 
 
 def apply_command(args: argparse.Namespace) -> int:
-    from relgate_tui.commands.judge_certificate import load_source, report_rows
+    from relgate_tui.commands._judge_source import load_source, report_rows
     from relgate_tui.core.judge_certificate import apply_threshold
     from relgate_tui.engine.judging import certificate as store
     from relgate_tui.engine.runs.outputs import check_outputs

@@ -2,7 +2,7 @@
 
 ::
 
-    relgate judge certify --verdicts FILE | --run RUN [--agreement 0.90] [--confidence 0.95] [--min-coverage 0.50]
+    relgate judge certify --verdicts FILE | --run RUN | --audit ID [--agreement 0.90] [--confidence 0.95] [--min-coverage 0.50]
                           [--require consistency>=X] [--json PATH|-] [--markdown PATH]
     relgate judge certify --plan [--agreement 0.90] --expect 0.95 [--min-coverage 0.50] [--confidence 0.95]
     relgate judge apply CERT --verdicts FILE | --run RUN [--publish] [--json PATH|-]
@@ -28,6 +28,10 @@ def _source(q: argparse.ArgumentParser) -> None:
                                                       "list of 0/1); human 0/1 or absent")
     q.add_argument("--run", metavar="RUN", help="a run with a verification judge (its id, prefix or directory)")
     q.add_argument("--run-dir", metavar="DIR")
+    q.add_argument("--audit", metavar="ID", help="a stored pairwise judge audit with human scores (agreement = the "
+                                                 "judge's preference matches the humans')")
+    q.add_argument("--audit-judge", metavar="NAME", help="--audit: which of its judges (default: the first)")
+    q.add_argument("--variant", metavar="NAME", help="--audit: the prompt variant (default: original)")
     f = q.add_argument_group("the judge's fingerprint for --verdicts (a certificate applies only to the same judge)")
     f.add_argument("--judge-endpoint", metavar="URL")
     f.add_argument("--judge-model", metavar="NAME")
@@ -94,32 +98,6 @@ def _require(specs: list[str]) -> float | None:
     return out
 
 
-def _fingerprint(args: argparse.Namespace) -> dict[str, Any]:
-    return {"endpoint": args.judge_endpoint, "model": args.judge_model, "prompt_hash": args.prompt_hash,
-            "temperature": args.temperature, "top_logprobs": args.top_logprobs}
-
-
-def report_rows(exc: Exception) -> int:
-    """A verdicts file's bad rows, one stderr line each (the top level would join them into one); exit 2."""
-    from relgate_tui.core.text import one_line
-
-    for line in str(exc).splitlines():
-        print(f"relgate: error: {one_line(line, 500)}", file=sys.stderr, flush=True)
-    return 2
-
-
-def load_source(args: argparse.Namespace) -> Any:
-    """The :class:`~relgate_tui.engine.judging.certificate.Verdicts` of exactly one of --verdicts and --run."""
-    from relgate_tui.engine.judging import certificate as store
-    from relgate_tui.errors import UserError
-
-    if (args.verdicts is None) == (args.run is None):
-        raise UserError("give exactly one of --verdicts FILE and --run RUN")
-    if args.verdicts is not None:
-        return store.load_verdicts_file(args.verdicts, _fingerprint(args))
-    return store.verdicts_from_run(args.run, args.run_dir)[0]
-
-
 def _plan(args: argparse.Namespace) -> int:
     from relgate_tui.core.judge_certificate import plan_labels
     from relgate_tui.engine.judging.certificate_doc import plan_json, plan_line
@@ -127,8 +105,8 @@ def _plan(args: argparse.Namespace) -> int:
 
     if args.expect is None or not 0.0 < args.expect <= 1.0:
         raise UserError("--plan needs --expect E in (0, 1]: the agreement you expect on the items the judge decides")
-    if args.verdicts or args.run:
-        raise UserError("--plan reads no verdicts: drop --verdicts / --run")
+    if args.verdicts or args.run or args.audit:
+        raise UserError("--plan reads no verdicts: drop --verdicts / --run / --audit")
     plan = plan_labels(args.agreement, args.expect, max(args.min_coverage, 1e-3), args.confidence)
     print(plan_line(plan))
     if args.json_path:
@@ -146,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
     _levels(args)
     if args.plan:
         return _plan(args)
+    from relgate_tui.commands._judge_source import load_source, report_rows
     from relgate_tui.core.judge_certificate import certify
     from relgate_tui.engine.judging import certificate as store
     from relgate_tui.engine.judging.certificate_doc import certificate_document, render_markdown

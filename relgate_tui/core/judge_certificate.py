@@ -274,15 +274,15 @@ def corrected_pass_rate(judge_all: ArrayLike, judge_labelled: ArrayLike, human: 
     apparent = float(fa.mean()) if fa.size else None
     if not (fa.size and pos and neg):
         return CorrectedRate(apparent, None, 0.0, 1.0, "needs labelled items of both verdicts and judged items")
-    se, sp = tp / pos, tn / neg
+    se, sp, q = tp / pos, tn / neg, float(fa.mean())
     level = 1.0 - (1.0 - confidence) / 3.0
     box = (clopper_pearson_interval(int(fa.sum()), int(fa.size), level), clopper_pearson_interval(tp, pos, level),
            clopper_pearson_interval(tn, neg, level))
-    value = (apparent + sp - 1.0) / (se + sp - 1.0) if se + sp - 1.0 > 0 else None
+    value = (q + sp - 1.0) / (se + sp - 1.0) if se + sp - 1.0 > 0 else None
     if box[1][0] + box[2][0] - 1.0 <= 0:
         note = "the judge's TPR + TNR may be ≤ 1 (no better than chance): its pass rate cannot be corrected"
         return CorrectedRate(apparent, None if value is None else min(1.0, max(0.0, value)), 0.0, 1.0, note)
-    corners = [(q + b - 1.0) / (a + b - 1.0) for q in box[0] for a in box[1] for b in box[2]]
+    corners = [(x + b - 1.0) / (a + b - 1.0) for x in box[0] for a in box[1] for b in box[2]]
     assert value is not None
     clip = lambda v: min(1.0, max(0.0, v))  # noqa: E731
     return CorrectedRate(apparent, clip(value), clip(min(corners)), clip(max(corners)), None)
@@ -335,7 +335,7 @@ def confidence_of(p_yes: ArrayLike, judge: ArrayLike | None = None) -> tuple[np.
     verdict its own log-probs doubt has c < ½ and is the least confident of all."""
     p = np.asarray(p_yes, dtype=np.float64)
     f = (p >= 0.5).astype(np.int64) if judge is None else np.asarray(judge, dtype=np.int64)
-    return f, np.where(f == 1, p, 1.0 - p)
+    return f, np.round(np.where(f == 1, p, 1.0 - p), 12)  # 1 − ⅓ and ⅔ are one confidence, not two
 
 
 def apply_threshold(p_yes: ArrayLike, judge: ArrayLike | None, threshold: float | None

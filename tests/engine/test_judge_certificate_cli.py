@@ -127,3 +127,24 @@ def test_apply_keeps_decided_escalates_least_confident_first_and_refuses_another
     other = incli(tmp_path, "judge", "apply", cert["id"], "--verdicts", str(new), "--judge-model", "m2")
     assert other.returncode == 2 and len(other.stderr.strip().splitlines()) == 1
     assert "model differs (certificate: m1, these verdicts: m2)" in other.stderr
+
+
+def test_a_stored_pairwise_audit_certifies_preferences(tmp_path: Path, incli) -> None:
+    from relgate_tui.demo.server import DemoServer
+    from relgate_tui.engine.judging import list_audits
+
+    with DemoServer() as server:
+        r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
+                  server.base_url, "--model", "sim-judge", "--protocol", "pairwise", "--reps", "3", "--inputs", "12",
+                  "--candidates", "4")
+        assert r.returncode == 0, r.stderr
+    (audit,) = list_audits(tmp_path / "audits")
+    r = incli(tmp_path, "judge", "certify", "--audit", audit.id, "--agreement", "0.6", "--json", "-")
+    doc = json.loads(r.stdout)
+    assert r.returncode == {"PASS": 0, "FAIL": 1, "NOT DECIDABLE": 3}[doc["verdict"]]
+    assert doc["n_items"] == 12 * 6  # one item per compared pair
+    assert doc["fingerprint"]["model"] == "sim-judge" and doc["fingerprint"]["prompt_hash"]
+    assert doc["consistency"]["n"] == 72 and 0 <= doc["consistency"]["value"] <= 1
+    assert set(doc["pairwise"]) >= {"position_flip_rate", "cycle_share"}
+    steps = doc["selective"]["sequence"]
+    assert {round(s["threshold"], 9) for s in steps} <= {1.0, round(2 / 3, 9)}  # vote shares of 3 repetitions

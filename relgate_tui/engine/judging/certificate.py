@@ -59,6 +59,7 @@ class Verdicts:
     human: tuple[int | None, ...]
     votes: tuple[tuple[int, ...], ...] | None
     fingerprint: Mapping[str, Any]
+    extras: Mapping[str, Any] | None = None  # a pairwise audit's position-flip rate and cycle share
 
     @property
     def human_codes(self) -> list[int]:
@@ -115,7 +116,7 @@ def _row(obj: Any, path: str, line: int, seen: dict[str, int], errors: list[str]
         bad("human", f"must be 0, 1 or absent, got {one_line(json.dumps(h), 40)}")
         return None
     if p is None:
-        p = sum(votes) / len(votes) if votes else float(f)
+        p = sum(votes) / len(votes) if votes else float(f or 0)
     verdict = int(f) if f is not None else int(p >= 0.5)
     return item_id, float(p), verdict, votes, None if h is None else int(h)
 
@@ -131,7 +132,7 @@ def load_verdicts_file(path: str | Path, fingerprint: Mapping[str, Any] | None =
         raise data_error(path, f"not UTF-8 text (byte {exc.start})") from None
     errors: list[str] = []
     seen: dict[str, int] = {}
-    rows = []
+    rows: list[tuple[str, float, int, tuple[int, ...] | None, int | None]] = []
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue

@@ -65,6 +65,7 @@ def certificate_document(cert: JudgeCertificate, verdicts: Any) -> dict[str, Any
         "warnings": list(cert.warnings),
         "more_labels": cert.more_labels,
         "plan": plan_json(plan),
+        "pairwise": dict(verdicts.extras) if verdicts.extras else None,
         "source": verdicts.source,
         "fingerprint": dict(verdicts.fingerprint),
     }
@@ -107,7 +108,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
              f"- accuracy {_pct(doc['accuracy']['value'])} (≥ {_pct(doc['accuracy']['lower'])}), "
              f"TPR {_pct(doc['tpr']['value'])} (≥ {_pct(doc['tpr']['lower'])}), "
              f"TNR {_pct(doc['tnr']['value'])} (≥ {_pct(doc['tnr']['lower'])}); "
-             f"base rate {_pct(doc['base_rate']['value'])} acceptable",
+             f"base rate: the humans say yes to {_pct(doc['base_rate']['value'])}",
              ]
     k = doc["kappa"]
     if k["value"] is not None:
@@ -120,6 +121,10 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         c = doc["consistency"]
         lines.append(f"- consistency: repeated verdicts agree on {_pct(c['value'])} of {c['n_items']} items "
                      f"[{_pct(c['lower'])}, {_pct(c['upper'])}]")
+    pw = doc.get("pairwise")
+    if pw:
+        lines.append(f"- pairwise audit: position-flip rate {_pct(pw.get('position_flip_rate'))}, cycle share "
+                     f"{_pct(pw.get('cycle_share'))} (paper 000); shown, not part of the verdict")
     for w in doc["warnings"]:
         lines.append(f"- warning: {one_line(w, 300)}")
     from relgate_tui.core.judge_certificate import Plan
