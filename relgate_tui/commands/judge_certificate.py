@@ -125,9 +125,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plan:
         return _plan(args)
     from relgate_tui.commands._judge_source import load_source, report_rows
-    from relgate_tui.core.judge_certificate import certify
     from relgate_tui.engine.judging import certificate as store
-    from relgate_tui.engine.judging.certificate_doc import certificate_document, render_markdown
+    from relgate_tui.engine.judging.certificate_doc import compute, render_markdown
     from relgate_tui.engine.runs.outputs import check_outputs, write_display
 
     require = _require(args.require)
@@ -138,10 +137,8 @@ def run(args: argparse.Namespace) -> int:
         v = load_source(args)
     except DataError as exc:
         return report_rows(exc)
-    cert = certify(list(v.p_yes), v.human_codes, judge=list(v.judge), votes=list(v.votes) if v.votes else None,
-                   agreement=args.agreement, confidence=args.confidence, min_coverage=args.min_coverage,
-                   require_consistency=require)
-    doc = certificate_document(cert, v)
+    doc = compute(v, agreement=args.agreement, confidence=args.confidence, min_coverage=args.min_coverage,
+                  require_consistency=require)
     cert_id, path = store.save(doc)
     doc = {**doc, "id": cert_id}
     md = render_markdown(doc)
@@ -154,4 +151,4 @@ def run(args: argparse.Namespace) -> int:
     if args.json_path != "-":
         sys.stdout.write(md)
     _say(f"stored certificate {cert_id} ({path})")
-    return EXITS[cert.verdict]
+    return EXITS[doc["verdict"]]

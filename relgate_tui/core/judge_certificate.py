@@ -66,14 +66,15 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import bdtrc
+from scipy.special import bdtrc, betaincinv
 
 from relgate_tui.core.agreement import agreement as judge_agreement
 from relgate_tui.core.certification.intervals import clopper_pearson_interval, clopper_pearson_lower
 
 __all__ = ["MIN_ITEMS", "CONSTANT_SHARE", "Bound", "Step", "Selective", "CorrectedRate", "Consistency", "Plan",
            "JudgeCertificate", "binomial_p_value", "start_items", "candidate_sequence", "selective", "corrected_pass_rate",
-           "consistency", "plan_labels", "certify", "verdict_sentence", "apply_threshold"]
+           "consistency", "plan_labels", "certify", "verdict_sentence", "apply_threshold",
+           "agreement_curve"]
 
 MIN_ITEMS = 30
 CONSTANT_SHARE = 0.98
@@ -346,6 +347,23 @@ def apply_threshold(p_yes: ArrayLike, judge: ArrayLike | None, threshold: float 
     decided = np.zeros(c.size, dtype=bool) if threshold is None else c >= threshold
     rest = np.nonzero(~decided)[0]
     return c, np.nonzero(decided)[0], rest[np.argsort(c[rest], kind="stable")]
+
+
+def agreement_curve(c_labelled: ArrayLike, agree: ArrayLike, confidence: float = 0.95, points: int = 100
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Agreement against coverage on the labelled items, for the chart: at k = the ⌈j n/points⌉ most confident
+    (j = 1..points), the share k/n, the observed agreement K/k and its one-sided Clopper–Pearson lower bound —
+    descriptive (each point on its own, not the certificate's sequence)."""
+    c = np.asarray(c_labelled, dtype=np.float64)
+    z = np.asarray(agree, dtype=np.int64)
+    n = c.size
+    if not n:
+        return np.empty(0), np.empty(0), np.empty(0)
+    cum = np.cumsum(z[np.argsort(-c, kind="stable")])
+    ks = np.unique(np.ceil(np.arange(1, points + 1) * n / points).astype(np.int64))
+    got = cum[ks - 1]
+    lower = np.where(got > 0, betaincinv(np.maximum(got, 1), ks - got + 1, 1.0 - confidence), 0.0)
+    return ks / n, got / ks, lower
 
 
 def _pct(x: float) -> str:

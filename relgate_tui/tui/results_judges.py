@@ -163,4 +163,5 @@ def assisted_view(block: Mapping[str, Any] | None, gate: Mapping[str, Any] | Non
              f"{conf:.0%} confidence\n", style="bold red" if (far["upper"] or 0) > 0.3 else "")
     if gate and gate.get("gate_on") in ("assisted", "best"):
         t.append(f"\ngate: {one_line(str(gate['summary']))}\n", style="bold")
+    t.append("\nt: judge certificate — on which items may this judge grade instead of people?\n", style="dim")
     return t

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from relgate_tui.core import jsonsafe
-from relgate_tui.core.judge_certificate import JudgeCertificate, plan_labels
+from relgate_tui.core.judge_certificate import JudgeCertificate, agreement_curve, certify, confidence_of, plan_labels
 from relgate_tui.core.text import one_line
 
-__all__ = ["certificate_document", "render_markdown", "plan_line", "plan_json"]
+__all__ = ["certificate_document", "compute", "render_markdown", "plan_line", "plan_json"]
 
 METHOD = ("fixed-sequence exact binomial tests over the labelled items' distinct confidences, most confident first, "
           "from the first with ≥ start labelled items at or above it; stop at the first failure")
@@ -31,11 +33,35 @@ def _b(b: Any) -> dict[str, Any]:
     return out
 
 
+def compute(verdicts: Any, *, agreement: float = 0.90, confidence: float = 0.95, min_coverage: float = 0.50,
+            require_consistency: float | None = None) -> dict[str, Any]:
+    """The certificate document of ``verdicts`` (an engine ``Verdicts``): what the CLI stores and the TUI shows."""
+    cert = certify(list(verdicts.p_yes), verdicts.human_codes, judge=list(verdicts.judge),
+                   votes=list(verdicts.votes) if verdicts.votes else None, agreement=agreement,
+                   confidence=confidence, min_coverage=min_coverage, require_consistency=require_consistency)
+    return certificate_document(cert, verdicts)
+
+
+def _curve(verdicts: Any, confidence: float) -> dict[str, list[float]]:
+    f, c = confidence_of(list(verdicts.p_yes), list(verdicts.judge))
+    h = np.asarray(verdicts.human_codes)
+    lab = h >= 0
+    cov, ag, lo = agreement_curve(c[lab], (f[lab] == h[lab]).astype(np.int64), confidence)
+    return {"coverage": cov.tolist(), "agreement": ag.tolist(), "lower": lo.tolist()}
+
+
+def _expect(curve: Mapping[str, list[float]], coverage: float, agreement: float) -> float:
+    """The planner's expected agreement: the observed agreement on the ``coverage`` most confident labelled items
+    (halfway between A and 1 without labels), at most 0.999."""
+    at = [a for c, a in zip(curve["coverage"], curve["agreement"], strict=True) if c >= coverage]
+    return min(0.999, at[0] if at else 0.5 * (1.0 + agreement))
+
+
 def certificate_document(cert: JudgeCertificate, verdicts: Any) -> dict[str, Any]:
     """The JSON document of ``cert`` computed from ``verdicts`` (an engine ``Verdicts``)."""
     sel = cert.selective
-    expect = cert.accuracy.value if cert.accuracy.value is not None else 0.95
-    plan = plan_labels(sel.agreement, min(0.999, max(expect, sel.agreement + 0.01)),
+    curve = _curve(verdicts, sel.confidence)
+    plan = plan_labels(sel.agreement, _expect(curve, cert.min_coverage, sel.agreement),
                        max(cert.min_coverage, 1e-3), sel.confidence)
     doc = {
         "verdict": cert.verdict,
@@ -66,6 +92,7 @@ def certificate_document(cert: JudgeCertificate, verdicts: Any) -> dict[str, Any
         "more_labels": cert.more_labels,
         "plan": plan_json(plan),
         "pairwise": dict(verdicts.extras) if verdicts.extras else None,
+        "curve": curve,
         "source": verdicts.source,
         "fingerprint": dict(verdicts.fingerprint),
     }
