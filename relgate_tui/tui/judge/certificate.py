@@ -159,7 +159,7 @@ class CertificateScreen(Screen[None]):
         if event.state == WorkerState.ERROR:
             self.query_one("#cert-sentence", Static).update(
                 Text(one_line(str(event.worker.error), 300), style="bold red"))
-        elif event.state == WorkerState.SUCCESS:
+        elif event.state == WorkerState.SUCCESS and isinstance(event.worker.result, dict):
             self.show(event.worker.result)
 
     def show(self, doc: dict[str, Any]) -> None:
