@@ -90,3 +90,8 @@ def test_certify_apply_publish_review_pull(tmp_path: Path, monkeypatch: pytest.M
     pulled = {lab["item"] for lab in labels if str(lab.get("source", "")).startswith(f"review:{sid}")}
     assert pulled and pulled <= set(published)  # the reviewers' labels of the escalated items reached the run
     assert {i for i in published if i in cal} <= pulled
+    capsys.readouterr()
+    rc = main(["judge", "certify", "--run", run_id, "--agreement", "0.8", "--min-coverage", "0.3", "--json", "-"])
+    again = json.loads(capsys.readouterr().out)  # the pulled labels count: the run keeps its verification judge
+    assert rc in (0, 1, 3) and again["n_labelled"] == cert["n_labelled"] + len({i for i in pulled if i in cal})
+

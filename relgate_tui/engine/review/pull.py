@@ -73,10 +73,14 @@ def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple
         cfg = prepared.config
         calls, _ = prepared.store.result_calls()
         counts = CallCounts(**{k: int(calls.get(k, 0) or 0) for k in ("made", "cached", "failed")})
+        from relgate_tui.engine.certification.assisted_section import assisted_block
+
         doc = build_document(prepared, analysis, alpha=cfg.alpha, calls=counts, confidence=cfg.confidence,
                              gate=cfg.min_reliability,
                              judge=judge_section(prepared, analysis, alpha=cfg.alpha, confidence=cfg.confidence,
-                                                 gate=cfg.min_reliability))
+                                                 gate=cfg.min_reliability),
+                             assisted=assisted_block(prepared, analysis, confidence=cfg.confidence,
+                                                     gate=cfg.min_reliability))  # keep the verification judge
         prepared.store.write_results(doc)
         return path, written, doc
     finally:
