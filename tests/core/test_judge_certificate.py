@@ -10,6 +10,8 @@ from scipy.stats import beta, binom, binomtest
 
 from relgate_tui.core.judge_certificate import (
     MIN_ITEMS,
+    agreement_curve,
+    apply_threshold,
     candidate_sequence,
     certify,
     consistency,
@@ -180,3 +182,29 @@ def test_candidate_sequence_starts_at_min_items() -> None:
     t, n = candidate_sequence(np.linspace(0.5, 1.0, 100))
     assert n[0] == MIN_ITEMS and t[0] == pytest.approx(np.linspace(0.5, 1.0, 100)[-MIN_ITEMS])
     assert np.all(np.diff(n) >= 1) and n[-1] == 100
+
+
+def test_apply_threshold_orders_escalations_least_confident_first() -> None:
+    p = np.array([0.99, 0.4, 0.7, 0.05, 0.55, 0.5])
+    c, decided, escalated = apply_threshold(p, None, 0.9)
+    assert decided.tolist() == [0, 3]
+    assert escalated.tolist() == [5, 4, 1, 2]  # c = 0.5, 0.55, 0.6, 0.7
+    _, none, everyone = apply_threshold(p, None, None)
+    assert none.size == 0 and everyone.size == p.size
+    # a verdict given apart from P(yes) is as confident as P(its verdict): a "no" at P(yes) 0.99 is the least
+    c2, _, esc2 = apply_threshold([0.99, 0.8], [0, 1], 0.7)
+    assert c2[0] == pytest.approx(0.01) and esc2.tolist() == [0]
+
+
+def test_agreement_curve_matches_scipy_point_by_point() -> None:
+    p, human = _judge(400, 21)
+    f = (p >= 0.5).astype(int)
+    c = np.maximum(p, 1 - p)
+    agree = (f == human).astype(int)
+    cov, ag, lo = agreement_curve(c, agree, 0.95, points=50)
+    order = np.argsort(-c, kind="stable")
+    for x, a, low in zip(cov, ag, lo, strict=True):
+        k = round(x * 400)
+        got = int(agree[order[:k]].sum())
+        assert a == got / k
+        assert low == pytest.approx(beta.ppf(0.05, got, k - got + 1) if got else 0.0, abs=1e-12)
