@@ -116,3 +116,37 @@ def test_certificate_snapshot(services, snap_compare, tmp_path: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(make_app(services), run_before=run_before, terminal_size=SIZE)
+
+
+@pytest.fixture
+def pairwise_audit(tmp_path) -> Path:
+    """A small stored pairwise audit of the demo's sim-judge (3 verdicts per pair)."""
+    from relgate_tui.cli import main
+    from relgate_tui.demo.server import DemoServer
+    from relgate_tui.engine.judging import list_audits
+
+    home = tmp_path / "audit-home"
+    with pytest.MonkeyPatch.context() as mp, DemoServer() as demo:
+        mp.setenv("RELGATE_HOME", str(home))
+        assert main(["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
+                     "--model", "sim-judge", "--protocol", "pairwise", "--reps", "3", "--inputs", "10",
+                     "--candidates", "4", "--json", str(home / "audit.json")]) == 0
+    (summary,) = list_audits(home / "audits")
+    return Path(summary.path)
+
+
+async def test_t_on_the_judge_audit_results_opens_its_certificate(services, pairwise_audit) -> None:
+    from relgate_tui.tui.judge import JudgeScreen
+
+    services.embedded_demo = False
+    app = make_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        judge = JudgeScreen(None, reopen=pairwise_audit)
+        app.push_screen(judge)
+        await _until(pilot, lambda: judge.state == "results", "the reopened audit")
+        await pilot.press("t")
+        screen = app.screen
+        assert isinstance(screen, CertificateScreen) and screen.kind == "audit"
+        await _until(pilot, lambda: screen.doc is not None, "the certificate")
+        assert screen.doc["n_items"] == 10 * 6 and screen.doc["pairwise"]["judge"] == "sim-judge"
+        assert "position flips" in _text(screen, "#cert-figures")
