@@ -23,11 +23,14 @@ human means ~1/3 of 5-story inputs do).
 * certification (``correctness_pairwise_prompt``): q = ``correct_margin`` if the answer's canonical class
   (``core.canon.get_canonicalizer(task.canon)``) is a reference class of the bundled item, else 0, plus a persistent
   U[0, 0.3] per answer; then as pairwise. Unknown question: hash quality.
-* verification (``verification_prompt``, issue 22: "does this answer correctly answer the question?"): the judge
-  believes the truth (the answer's canonical class is a reference class of the bundled item) on a persistent
-  ``verify_agreement`` share of answers (hash of question and answer) and the opposite on the rest; it says "yes"
-  with probability ``verify_sharpness`` when it believes the answer correct, else 1 − ``verify_sharpness``; its
-  log-probs carry that probability. Unknown question: belief from a hash (a coin flip).
+* verification (``verification_prompt``, issues 22 and 30: "does this answer correctly answer the question?"), with a
+  realistic, imperfect calibration: each answer has a persistent ease u ~ U[0, 1] (hash of question and answer); the
+  judge believes the truth (the answer's canonical class is a reference class of the bundled item) with probability
+  q(u) = 1 − ½(1 − u)^``verify_skill`` and the opposite otherwise (persistent hash), and states the confidence
+  c(u) = 1 − ½(1 − u)^``verify_overconfidence`` in its belief: P(yes) = c for a "yes" belief, 1 − c for a "no" —
+  the log-probs carry it. c ≥ q (overconfident) but ordered like q, so confident verdicts are the right ones more
+  often (mean agreement 1 − ½/(1 + skill) ≈ 0.86 at the defaults; ≥ 0.9 on its 87% most confident). The reply is the
+  belief (the argmax, as at temperature 0). Unknown question: truth from a hash (a coin flip).
 * ``invalid_rate``: share of unparseable judge replies. Surface forms: mostly "A"/"B"/"4", sometimes "A.",
   "**A**", "Response A", "Score: 4", "4/5".
 
@@ -83,8 +86,8 @@ class JudgeKnobs:
     direct_sd: float = 0.4
     correct_margin: float = 1.5
     invalid_rate: float = 0.01
-    verify_agreement: float = 0.92
-    verify_sharpness: float = 0.95
+    verify_skill: float = 2.5
+    verify_overconfidence: float = 4.0
 
 
 def latent_quality(text: str, criterion: str, human: dict[tuple[str, str], float] | None = None) -> float:
@@ -275,16 +278,18 @@ def verification_completion(
         sim_item, task, task_item = found
         verdicts = _canonical_classes(task, task_item, prompt.answer, prompt.answer)
         truth = _plain_match(sim_item, prompt.answer) if verdicts is None else verdicts[0]
-    believes = truth if unit("verify-belief", prompt.question, prompt.answer) < knobs.verify_agreement else not truth
-    p_yes = knobs.verify_sharpness if believes else 1.0 - knobs.verify_sharpness
+    ease = unit("verify-ease", prompt.question, prompt.answer)
+    right = unit("verify-belief", prompt.question, prompt.answer) < 1.0 - 0.5 * (1.0 - ease) ** knobs.verify_skill
+    believes = truth if right else not truth
+    stated = 1.0 - 0.5 * (1.0 - ease) ** knobs.verify_overconfidence
+    p_yes = stated if believes else 1.0 - stated
     invalid_rate = knobs.invalid_rate
     replies = [(t, invalid_rate / len(INVALID_VERDICTS)) for t in INVALID_VERDICTS]
     replies += [(form.format(v=v), (1.0 - invalid_rate) * w * p)
                 for form, w in _form_weights(_YES_NO_FORMS) for v, p in (("Yes", p_yes), ("No", 1.0 - p_yes))]
     if rng.random() < invalid_rate:
         return _completion(INVALID_VERDICTS[int(rng.random() * len(INVALID_VERDICTS))], replies)
-    word = "Yes" if rng.random() < p_yes else "No"
-    return _completion(pick(_YES_NO_TABLE, rng).format(v=word), replies)
+    return _completion(pick(_YES_NO_TABLE, rng).format(v="Yes" if believes else "No"), replies)
 
 
 _YES_NO_TABLE = cumulative(_YES_NO_FORMS)

@@ -39,6 +39,7 @@ SCREEN_FACTORIES: dict[str, str] = {
     "confirm": "relgate_tui.tui.confirm:ConfirmModal",
     "item_samples": "relgate_tui.tui.itemsamples:ItemSamplesModal",
     "cycle_viewer": "relgate_tui.tui.judge.views:CycleViewerModal",
+    "judge_certificate": "relgate_tui.tui.judge.certificate:CertificateScreen",
     "review_connect": "relgate_tui.tui.review.connect:ReviewConnectScreen",
     "review_label": "relgate_tui.tui.review.label:ReviewLabelScreen",
     "review_adjudicate": "relgate_tui.tui.review.adjudicate:AdjudicateScreen",

@@ -83,6 +83,8 @@ class ResultsScreen(Screen[str]):
         Binding("c", "export('csv')", "CSV", id="results.csv", tooltip="Export the item table as CSV"),
         Binding("m", "export('md')", "Report", id="results.md", tooltip="Export a Markdown report"),
         Binding("l", "spotcheck", "Spot-check", id="results.spot", tooltip="Verify the items still pending"),
+        Binding("t", "certificate", "Certificate", id="results.certificate", show=False,
+                tooltip="Judge certificate: may the verification judge grade instead of people, on which items"),
         Binding("v", "details", "Details", id="results.details", show=False,
                 tooltip="Show or hide the validation grid (hidden on a terminal under 30 rows)"),
         Binding("escape", "back", "Back", id="results.back", tooltip="Back (the run is saved)"),
@@ -487,6 +489,9 @@ class ResultsScreen(Screen[str]):
             self.query_one("#judge-items", DataTable).focus()
 
     # ---------------------------------------------------------------------------------------------- actions
+    def action_certificate(self) -> None:
+        host(self.app).open_screen("judge_certificate", "run", str(self.session.path))
+
     def action_alpha(self, direction: int) -> None:
         new = round(min(ALPHA_MAX, max(ALPHA_MIN, self.alpha + direction * ALPHA_STEP)), 2)
         if new != self.alpha:

@@ -164,4 +164,5 @@ def assisted_view(section: AssistedSection | None, gate: GateDecision | None = N
              f"{conf:.0%} confidence\n", style="bold red" if (ag.false_accept_upper or 0) > 0.3 else "")
     if gate is not None and gate.gate_on in ASSISTED_GATES:
         t.append(f"\ngate: {one_line(gate.summary())}\n", style="bold")
+    t.append("\nt: judge certificate — on which items may this judge grade instead of people?\n", style="dim")
     return t

@@ -8,6 +8,7 @@ class, the INVALID count, and the task's references when present. No verdict is 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from relgate_tui.engine.review.store import DEFAULT_LEASE, ReviewStore
@@ -21,8 +22,10 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
 
 
-def run_payloads(run_path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
-    """(run info, [(item id, payload)]) of the run at ``run_path``, read only."""
+def run_payloads(run_path: str | os.PathLike[str], only: Sequence[str] | None = None
+                 ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    """(run info, [(item id, payload)]) of the run at ``run_path``, read only; ``only``: just these items (any role,
+    in that order — a judge certificate's escalated items)."""
     from relgate_tui.engine.certification.session import Session
 
     session = Session.open(run_path)
@@ -30,7 +33,7 @@ def run_payloads(run_path: str | os.PathLike[str]) -> tuple[dict[str, Any], list
         analysis = session.analysis()
         by_id = {a.item_id: a for a in analysis.items}
         out = []
-        for item_id in session.prepared.calibration_ids:
+        for item_id in session.prepared.calibration_ids if only is None else only:
             a = by_id.get(item_id)
             if a is None or not a.sampled:
                 continue
@@ -53,8 +56,8 @@ def run_payloads(run_path: str | os.PathLike[str]) -> tuple[dict[str, Any], list
 
 
 def publish_run(store: ReviewStore, run: str, *, per_item: int = 2, name: str | None = None,
-                created_by: str, runs_root: str | None = None, lease_seconds: float = DEFAULT_LEASE
-                ) -> tuple[str, int]:
+                created_by: str, runs_root: str | None = None, lease_seconds: float = DEFAULT_LEASE,
+                only: Sequence[str] | None = None) -> tuple[str, int]:
     """Publish run ``run`` (id, prefix or directory); returns (session id, number of items)."""
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.runs.paths import runs_dir
@@ -62,7 +65,7 @@ def publish_run(store: ReviewStore, run: str, *, per_item: int = 2, name: str | 
     run_store = open_run(run, runs_dir(runs_root))
     path = run_store.path
     run_store.close()
-    info, payloads = run_payloads(path)
+    info, payloads = run_payloads(path, only)
     sid = store.publish(name=name or f"{info['task']} · {info['model']}", run_id=str(info["run_id"]),
                         per_item=per_item, items=payloads, run_info=info, created_by=created_by,
                         lease_seconds=lease_seconds)

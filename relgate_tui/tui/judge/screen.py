@@ -61,6 +61,8 @@ class JudgeScreen(JudgeSetup):
                 tooltip="Paper 002's IRT diagnostics of every judge (needs several prompt variants)"),
         Binding("y", "study_view('jury')", "Jury", id="judge.jury",
                 tooltip="Paper 003's jury-on-demand of the audit's judges (needs several judges)"),
+        Binding("t", "certificate", "Certificate", id="judge.certificate", show=False,
+                tooltip="Judge certificate of the stored audit's pairwise preferences against the human scores"),
         Binding("escape", "back", "Back", id="judge.back",
                 tooltip="Setup: back home · running: stop (asks first) · results: back to the setup"),
     ]
@@ -344,6 +346,16 @@ class JudgeScreen(JudgeSetup):
 
     def action_study_view(self, kind: str) -> None:
         audit_studies.start(self, kind)
+
+    def action_certificate(self) -> None:
+        if self.state != "results":
+            return
+        try:
+            path = audit_studies.stored_audit(self)
+        except ValueError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        host(self.app).open_screen("judge_certificate", "audit", str(path))
 
     def action_cycles(self) -> None:
         pw = self._study_doc().get("pairwise")

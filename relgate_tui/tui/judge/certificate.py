@@ -1,0 +1,207 @@
+"""The judge certificate screen (issue 30 §4): may this judge grade instead of a person, and on which items.
+
+Opened from Results → Verification judge (``t``, a run's verification judge and its labels) and from the judge audit
+results (``t``, the stored audit's pairwise preferences against the human scores). It shows the verdict sentence;
+agreement against coverage on the labelled items (observed, and its exact lower bound point by point) with the
+target A and the certified threshold t̂ marked; accuracy, TPR and TNR with their lower bounds, κ, the base rate,
+the corrected pass rate, consistency and warnings; and the planner's line. ``+`` / ``-`` move the target agreement
+by 5 points and recompute; ``s`` stores the certificate in the data dir (``relgate judge apply`` uses it).
+
+The verdicts are read and the certificate computed in a thread worker, with the functions ``relgate judge certify``
+uses (:mod:`relgate_tui.engine.judging.certificate`, :func:`relgate_tui.engine.judging.certificate_doc.compute`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+from textual.worker import Worker, WorkerState
+
+from relgate_tui.core.text import one_line
+from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
+
+__all__ = ["CertificateScreen"]
+
+_STYLE = {"PASS": "bold green", "FAIL": "bold red", "NOT DECIDABLE": "bold yellow"}
+
+
+def _pct(x: Any) -> str:
+    return "—" if x is None else f"{100 * float(x):.1f}%"
+
+
+def figures(doc: Mapping[str, Any]) -> Text:
+    """The figures beside the chart (plain Text: ids, names and messages are untrusted)."""
+    sel = doc["selective"]
+    t = Text()
+    t.append("threshold t̂ ", style="bold")
+    t.append("none — the judge may decide nothing\n" if sel["threshold"] is None
+             else f"{sel['threshold']:.4f} on the judge's confidence\n")
+    t.append(f"decided {_pct(sel['coverage'])} [{_pct(sel['coverage_lower'])}, {_pct(sel['coverage_upper'])}] of "
+             f"{doc['n_items']} items; agreement on them ≥ {_pct(sel['agreement_lower'])}\n\n")
+    t.append(f"{doc['n_labelled']} labelled items ({_pct(doc['confidence'])} lower bounds)\n", style="dim")
+    for key, name in (("accuracy", "accuracy"), ("tpr", "TPR"), ("tnr", "TNR")):
+        b = doc[key]
+        t.append(f"{name:<9}", style="bold")
+        t.append(f"{_pct(b['value']):>7}  ≥ {_pct(b['lower'])}  (n = {b['n']})\n")
+    t.append(f"base rate: humans say yes to {_pct(doc['base_rate']['value'])}\n")
+    k = doc["kappa"]
+    if k["value"] is not None:
+        t.append(f"Cohen's κ {k['value']:.2f}" + (f" [{k['lower']:.2f}, {k['upper']:.2f}]\n" if k["lower"] is not None
+                                                   else "\n"))
+    rg = doc["corrected_pass_rate"]
+    t.append(f"pass rate {_pct(rg['apparent'])} by the judge, corrected {_pct(rg['value'])} "
+             f"[{_pct(rg['lower'])}, {_pct(rg['upper'])}]\n")
+    if doc.get("consistency"):
+        c = doc["consistency"]
+        t.append(f"consistency: repeats agree on {_pct(c['value'])} of {c['n_items']} items\n")
+    if doc.get("pairwise"):
+        pw = doc["pairwise"]
+        t.append(f"position flips {_pct(pw.get('position_flip_rate'))} · cycle share {_pct(pw.get('cycle_share'))}\n")
+    for w in doc.get("warnings") or []:
+        t.append(one_line(str(w), 200) + "\n", style="bold yellow")
+    return t
+
+
+def chart_series(doc: Mapping[str, Any]) -> list[Series]:
+    """Agreement and its lower bound against coverage, the target A, and t̂ (a vertical line at its coverage)."""
+    curve, sel = doc["curve"], doc["selective"]
+    a = float(doc["agreement"])
+    series = [Series(curve["coverage"], curve["agreement"], marker="braille", color="cyan", label="agreement",
+                     line=True),
+              Series(curve["coverage"], curve["lower"], marker="braille", color="orange",
+                     label=f"{doc['confidence']:.0%} lower bound", line=True),
+              Series([0.0, 1.0], [a, a], marker="braille", color="gray", label=f"target {a:.0%}", line=True)]
+    if sel["threshold"] is not None and doc["n_labelled"]:
+        x = sel["n_decided_labelled"] / doc["n_labelled"]
+        series.append(Series([x, x], [0.5, 1.0], marker="braille", color="red",
+                             label=f"t̂ = {sel['threshold']:.3f}", line=True))
+    return series
+
+
+class CertificateScreen(Screen[None]):
+    """One judge's certificate (module docstring). ``kind``: "run", "audit" (``ref``: its id or directory) or
+    "verdicts" (``ref``: a verdicts file, as ``relgate judge certify --verdicts``)."""
+
+    BINDINGS = [
+        Binding("plus,equals_sign", "target(1)", "A+", key_display="+", id="certificate.up",
+                tooltip="Raise the target agreement by 5 points"),
+        Binding("minus,underscore", "target(-1)", "A−", key_display="-", id="certificate.down",
+                tooltip="Lower the target agreement by 5 points"),
+        Binding("s", "store", "Store", id="certificate.store",
+                tooltip="Store this certificate in the data dir (relgate judge apply uses it)"),
+        Binding("escape", "back", "Back", id="certificate.back", tooltip="Back"),
+    ]
+    DEFAULT_CSS = """
+    CertificateScreen #cert-sentence { padding: 1 2 0 2; height: auto; }
+    CertificateScreen #cert-body { height: 1fr; padding: 0 1; }
+    CertificateScreen #cert-chart { width: 3fr; height: 1fr; }
+    CertificateScreen #cert-figures { width: 2fr; height: auto; padding: 0 1; }
+    CertificateScreen #cert-plan { padding: 0 2 1 2; height: auto; color: $text-muted; }
+    """
+    HELP = ("The judge certificate: the share of items the judge may decide alone with a guaranteed agreement with "
+            "your reviewers (fixed-sequence exact binomial tests over its confidence); the rest go to people.")
+    HELP_TITLE = "Judge certificate"
+
+    def __init__(self, kind: str, ref: str, *, agreement: float = 0.90, confidence: float = 0.95,
+                 min_coverage: float = 0.50) -> None:
+        super().__init__()
+        self.kind, self.ref = kind, ref
+        self.agreement, self.confidence, self.min_coverage = agreement, confidence, min_coverage
+        self.verdicts: Any = None
+        self.doc: dict[str, Any] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text("computing the certificate…", style="dim"), id="cert-sentence")
+        with Horizontal(id="cert-body"):
+            yield Chart(id="cert-chart")
+            yield Static("", id="cert-figures")
+        yield Static("", id="cert-plan")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        from pathlib import Path
+
+        self.sub_title = f"{self.kind} {one_line(Path(self.ref).name, 60)}"
+        self._compute()
+
+    @work(thread=True, exclusive=True, group="certificate", exit_on_error=False)
+    def _compute(self) -> dict[str, Any]:
+        from relgate_tui.engine.judging.certificate_doc import compute
+
+        if self.verdicts is None:
+            if self.kind == "audit":
+                from relgate_tui.engine.judging.certificate_audit import verdicts_from_audit
+
+                self.verdicts = verdicts_from_audit(self.ref)[0]
+            elif self.kind == "verdicts":
+                from relgate_tui.engine.judging.certificate import load_verdicts_file
+
+                self.verdicts = load_verdicts_file(self.ref)
+            else:
+                from relgate_tui.engine.judging.certificate import verdicts_from_run
+
+                self.verdicts = verdicts_from_run(self.ref)[0]
+        return compute(self.verdicts, agreement=self.agreement, confidence=self.confidence,
+                       min_coverage=self.min_coverage)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "certificate":
+            return
+        if event.state == WorkerState.ERROR:
+            self.query_one("#cert-sentence", Static).update(
+                Text(one_line(str(event.worker.error), 300), style="bold red"))
+        elif event.state == WorkerState.SUCCESS and isinstance(event.worker.result, dict):
+            self.show(event.worker.result)
+
+    def show(self, doc: dict[str, Any]) -> None:
+        from relgate_tui.core.judge_certificate import Plan
+        from relgate_tui.engine.judging.certificate_doc import plan_line
+
+        self.doc = doc
+        self.query_one("#cert-sentence", Static).update(Text(one_line(doc["sentence"], 300),
+                                                             style=_STYLE.get(doc["verdict"], "bold")))
+        self.query_one("#cert-figures", Static).update(figures(doc))
+        p = doc["plan"]
+        self.query_one("#cert-plan", Static).update(Text(plan_line(Plan(
+            p["agreement"], p["expect"], p["coverage"], p["confidence"], p["labels_half"], p["labels_ninety"],
+            100_000))))
+        series = chart_series(doc)
+
+        def draw(plt: Any, width: int, height: int) -> str | None:
+            if not doc["curve"]["coverage"]:
+                return "no labelled item: nothing to draw"
+            xy(plt, series, x_range=(0.0, 1.0), y_range=(0.5, 1.0), x_label="share of labelled items decided",
+               title="agreement with your reviewers against coverage", height=height)
+            return None
+
+        self.query_one("#cert-chart", Chart).set_draw(draw, caption=lambda _w: legend(series))
+
+    def action_target(self, direction: int) -> None:
+        new = round(min(0.99, max(0.5, self.agreement + 0.05 * direction)), 2)
+        if new != self.agreement and self.verdicts is not None:
+            self.agreement = new
+            self._compute()
+
+    def action_store(self) -> None:
+        if self.doc is None:
+            return
+        from relgate_tui.engine.judging.certificate import save
+
+        try:
+            cert_id, _path = save({k: v for k, v in self.doc.items() if k != "id"})
+        except OSError as exc:
+            self.notify(one_line(f"could not store the certificate: {exc}", 200), severity="error")
+            return
+        self.notify(f"stored certificate {cert_id}: relgate judge apply {cert_id} --run RUN")
+
+    def action_back(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,152 @@
+"""The judge certificate screen (issue 30 §4): the verdict sentence, the figures and the planner from the same
+computation as ``relgate judge certify``; ``+`` / ``-`` move the target and recompute; ``s`` stores the certificate;
+Results → Verification judge opens it with ``t``; an SVG snapshot of a fixed verdicts file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from relgate_tui.engine.judging.certificate import load_verdicts_file
+from relgate_tui.engine.judging.certificate_doc import compute
+from relgate_tui.tui.app import make_app
+from relgate_tui.tui.judge.certificate import CertificateScreen
+
+SIZE = (120, 40)
+
+
+def verdicts_file(path: Path, n: int = 900, labelled: int = 700, seed: int = 11) -> Path:
+    """A fixed judge: confidence ½ + ½·Beta(3, 1), agreement equal to it, base rate 0.7."""
+    rng = np.random.default_rng(seed)
+    c = 0.5 + 0.5 * rng.beta(3, 1, n)
+    y = (rng.random(n) < 0.7).astype(int)
+    f = np.where(rng.random(n) < c, y, 1 - y)
+    p = np.where(f == 1, c, 1 - c)
+    path.write_text("".join(json.dumps({"id": f"i{i}", "p_yes": round(float(p[i]), 4),
+                                        **({"human": int(y[i])} if i < labelled else {})}) + "\n"
+                            for i in range(n)))
+    return path
+
+
+async def _until(pilot, cond, what: str) -> None:
+    for _ in range(400):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _text(screen, wid: str) -> str:
+    return str(screen.query_one(wid).render())
+
+
+async def test_certificate_screen_shows_the_cli_certificate_and_recomputes(services, tmp_path: Path) -> None:
+    f = verdicts_file(tmp_path / "v.jsonl")
+    expected = compute(load_verdicts_file(f))
+    stricter = compute(load_verdicts_file(f), agreement=0.95)
+    app = make_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_screen("judge_certificate", "verdicts", str(f))
+        screen = app.screen
+        assert isinstance(screen, CertificateScreen)
+        await _until(pilot, lambda: screen.doc is not None, "the certificate")
+        assert _text(screen, "#cert-sentence") == expected["sentence"]
+        figures = _text(screen, "#cert-figures")
+        assert f"{100 * expected['tpr']['lower']:.1f}%" in figures and "TNR" in figures
+        assert "planner:" in _text(screen, "#cert-plan")
+        await pilot.press("plus")
+        await _until(pilot, lambda: screen.doc is not None and screen.doc["agreement"] == 0.95, "the recompute")
+        assert _text(screen, "#cert-sentence") == stricter["sentence"]
+        await pilot.press("s")
+        await pilot.pause()
+        stored = list((Path(services.runs_dir).parent / "judge_certificates").glob("jc-*.json"))
+        assert len(stored) == 1 and json.loads(stored[0].read_text())["agreement"] == 0.95
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, CertificateScreen)
+
+
+@pytest.fixture
+def judged_run(services, tmp_path) -> Path:
+    """A reference-less demo run with a verification judge (sim-judge), no labels yet."""
+    from relgate_tui.cli import main
+    from relgate_tui.demo.server import DemoServer
+
+    lines = Path(__file__).resolve().parents[2].joinpath("assets", "tasks", "gsm8k.jsonl").read_text().splitlines()
+    items = [json.loads(line) for line in lines][:40]
+    task = tmp_path / "noref.jsonl"
+    task.write_text("".join(json.dumps({"id": it["id"], "question": it["question"]}) + "\n" for it in items))
+    with DemoServer() as server:
+        assert main(["certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid", "--canon",
+                     "numeric", "--k-max", "5", "--quiet", "--run-dir", str(services.runs_dir),
+                     "--verify-judge-model", "sim-judge"]) == 0
+    (run,) = list(services.runs_dir.iterdir())
+    return run
+
+
+async def test_results_t_opens_the_certificate_of_the_verification_judge(services, judged_run) -> None:
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.tui.results import ResultsScreen
+
+    run = judged_run
+    app = make_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        session = Session.open(run, cache_dir=app.services.resolved_cache_dir())
+        app.session = session
+        app.push_screen(ResultsScreen(session))
+        await pilot.pause()
+        await pilot.press("t")
+        screen = app.screen
+        assert isinstance(screen, CertificateScreen) and screen.kind == "run"
+        await _until(pilot, lambda: screen.doc is not None, "the certificate")
+        assert screen.doc["n_labelled"] == 0 and screen.doc["n_items"] == 40
+        assert _text(screen, "#cert-sentence").startswith("NOT DECIDABLE: 0 labelled items are too few")
+
+
+def test_certificate_snapshot(services, snap_compare, tmp_path: Path) -> None:
+    f = verdicts_file(tmp_path / "verdicts.jsonl")
+
+    async def run_before(pilot) -> None:
+        pilot.app.open_screen("judge_certificate", "verdicts", str(f))
+        screen = pilot.app.screen
+        await _until(pilot, lambda: screen.doc is not None, "the certificate")
+        await pilot.pause()
+
+    assert snap_compare(make_app(services), run_before=run_before, terminal_size=SIZE)
+
+
+@pytest.fixture
+def pairwise_audit(tmp_path) -> Path:
+    """A small stored pairwise audit of the demo's sim-judge (3 verdicts per pair)."""
+    from relgate_tui.cli import main
+    from relgate_tui.demo.server import DemoServer
+    from relgate_tui.engine.judging import list_audits
+
+    home = tmp_path / "audit-home"
+    with pytest.MonkeyPatch.context() as mp, DemoServer() as demo:
+        mp.setenv("RELGATE_HOME", str(home))
+        assert main(["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
+                     "--model", "sim-judge", "--protocol", "pairwise", "--reps", "3", "--inputs", "10",
+                     "--candidates", "4", "--json", str(home / "audit.json")]) == 0
+    (summary,) = list_audits(home / "audits")
+    return Path(summary.path)
+
+
+async def test_t_on_the_judge_audit_results_opens_its_certificate(services, pairwise_audit) -> None:
+    from relgate_tui.tui.judge import JudgeScreen
+
+    services.embedded_demo = False
+    app = make_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        judge = JudgeScreen(None, reopen=pairwise_audit)
+        app.push_screen(judge)
+        await _until(pilot, lambda: judge.state == "results", "the reopened audit")
+        await pilot.press("t")
+        screen = app.screen
+        assert isinstance(screen, CertificateScreen) and screen.kind == "audit"
+        await _until(pilot, lambda: screen.doc is not None, "the certificate")
+        assert screen.doc["n_items"] == 10 * 6 and screen.doc["pairwise"]["judge"] == "sim-judge"
+        assert "position flips" in _text(screen, "#cert-figures")
