@@ -147,13 +147,14 @@ class ReviewDB:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def identity(self, as_name: str | None) -> str:
-        """Who labels: on PostgreSQL the database role (``current_user``; ``--as`` is refused), on the embedded
+        """Who labels: on PostgreSQL the role that logged in (``session_user``: what the database's rules check;
+        ``--as`` is refused), on the embedded
         store ``--as NAME`` or the system user."""
         if self.is_postgres:
             if as_name:
                 raise UserError("--as works only with the embedded store: on PostgreSQL a reviewer is their "
                                 "database role (connect as that role)")
-            return str(self.run("who am I", lambda c: c.execute(sa.text("SELECT current_user")).scalar_one()))
+            return str(self.run("who am I", lambda c: c.execute(sa.text("SELECT session_user")).scalar_one()))
         name = (as_name or "").strip()
         if as_name is not None and not name:
             raise UserError("--as needs a reviewer name")
