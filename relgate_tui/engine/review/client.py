@@ -46,7 +46,7 @@ class Reviewer:
         self.store = store
         self.session = session
         self.name = name
-        self.journal = journal or Journal(journal_path(store.db.public, session.id, name))
+        self.journal = journal or Journal(journal_path(store.db.public, session.id, name), session.id, name)
         self.on_commit = on_commit
         self.current: Claim | None = None
         self._prefetched = False  # ``current`` was claimed with the last label (``label(claim_next=True)``)
