@@ -46,7 +46,18 @@ from __future__ import annotations
 import re
 
 import sqlalchemy as sa
-from sqlalchemy import BigInteger, Column, Float, ForeignKeyConstraint, Integer, MetaData, String, Table, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Float,
+    ForeignKeyConstraint,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
 __all__ = ["SCHEMA_VERSION", "metadata", "meta", "sessions", "items", "claims", "labels", "adjudications",
            "REVIEWER_ROLE", "ADJUDICATOR_ROLE", "MAX_LEASE", "security_statements", "check_version",
