@@ -14,8 +14,10 @@ before), and each does its work in as few round trips as the locking allows:
   reviewer, counted by the same statement (:data:`OTHERS_FILLED` as a subquery). In READ COMMITTED each statement
   takes a new snapshot, so a claimer that committed after the scan's snapshot is counted: exact, since every writer
   of an item's claims holds its row lock. Nothing written = the item filled meanwhile; the scan moves on.
-* :data:`LABEL_CHECK` — a label's item row locked (waiting for a claimer holding it), with the session's R, the
-  candidate count, whether the client key was committed before and whether this reviewer labelled the item; then
+* :data:`LABEL_CHECK` — a label's item row locked (waiting for a claimer holding it), with the session's R and
+  lease, the candidate count, whether the client key was committed before, whether this reviewer labelled the item
+  and whether their claim on it still runs (else it is renewed first, while the item has room: the database takes a
+  label only with a running claim); then
   :data:`INSERT_LABEL` inserts the label only while the slot is still there (the same count, after the lock).
 * :func:`upsert_claim` — the reviewer's claim row set to "claimed" until a lease end, or "done": one
   ``INSERT … ON CONFLICT DO UPDATE`` (both dialects spell it the same way in SQLAlchemy).
@@ -44,7 +46,7 @@ from sqlalchemy.sql.expression import ColumnElement
 
 from relgate_tui.engine.review import schema as S
 
-__all__ = ["NOW", "SCAN", "SCAN_SKIP", "SCAN_OPEN", "SCAN_OPEN_SKIP", "execute", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
+__all__ = ["NOW", "SCAN", "SCAN_SKIP", "SCAN_WAIT", "SCAN_SKIP_WAIT", "SCAN_OPEN", "SCAN_OPEN_SKIP", "execute", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
 
 _it, _cl, _lb, _se = S.items.c, S.claims.c, S.labels.c, S.sessions.c
 _P = sa.bindparam
@@ -85,18 +87,23 @@ _DONE_BY_ME = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.revi
 _MINE_RUNNING = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.reviewer == _P("me"),
                                              _cl.state == "claimed", _cl.expires_at > NOW)
 
-def _scan(*, held_first: bool, skipping: bool) -> Any:
+def _scan(*, held_first: bool, skipping: bool, wait: bool = False) -> Any:
     q = sa.select(_it.item_id, _it.position, _it.payload).where(
         _it.session_id == _P("sid"), _it.item_id.not_in(_DONE_BY_ME),
         sa.or_(_it.item_id.in_(_MINE_RUNNING), _it.item_id.not_in(_FULL)))
     if skipping:
         q = q.where(_it.item_id.not_in(_P("skip", expanding=True)))
     order = (_it.item_id.in_(_MINE_RUNNING).desc(), _it.position) if held_first else (_it.position,)
-    return q.order_by(*order).limit(1).with_for_update(skip_locked=True, of=S.items)
+    return q.order_by(*order).limit(1).with_for_update(skip_locked=not wait, of=S.items)
 
 
 SCAN = _scan(held_first=True, skipping=False)
 SCAN_SKIP = _scan(held_first=True, skipping=True)
+SCAN_WAIT = _scan(held_first=True, skipping=False, wait=True)
+SCAN_SKIP_WAIT = _scan(held_first=True, skipping=True, wait=True)
+""":data:`SCAN` waiting for a locked item instead of passing over it: asked when :data:`SCAN` found nothing, so that
+an item another reviewer's transaction holds (labelling it, or claiming it) is not taken for "the queue is empty" —
+only by a transaction that holds no other item's lock (:meth:`.store.ReviewStore.claim`), so it cannot deadlock."""
 
 SCAN_OPEN = _scan(held_first=False, skipping=False)
 SCAN_OPEN_SKIP = _scan(held_first=False, skipping=True)
@@ -109,7 +116,11 @@ OTHERS_FILLED = sa.select(sa.func.count()).select_from(S.claims).where(*_held_by
 _DUP = sa.select(sa.func.count()).select_from(S.labels).where(_lb.client_key == _P("key")).scalar_subquery()
 _MINE = (sa.select(sa.func.count()).select_from(S.labels)
          .where(_lb.session_id == _P("sid"), _lb.item_id == _P("item"), _lb.reviewer == _P("me")).scalar_subquery())
-LABEL_CHECK = (sa.select(_se.per_item, _se.lease_seconds, _it.n_candidates, _DUP.label("dup"), _MINE.label("mine"))
+_LIVE = (sa.select(sa.func.count()).select_from(S.claims)
+         .where(_cl.session_id == _P("sid"), _cl.item_id == _P("item"), _cl.reviewer == _P("me"),
+                _cl.state == "claimed", _cl.expires_at > NOW).scalar_subquery())
+LABEL_CHECK = (sa.select(_se.per_item, _se.lease_seconds, _it.n_candidates, _DUP.label("dup"), _MINE.label("mine"),
+                         _LIVE.label("live"))
                .select_from(S.items.join(S.sessions, _se.id == _it.session_id))
                .where(_it.session_id == _P("sid"), _it.item_id == _P("item")).with_for_update(of=S.items))
 

@@ -261,6 +261,13 @@ class ReviewStore:
                 row = c.execute(Q.SCAN_SKIP if resume else Q.SCAN_OPEN_SKIP, {**params, "skip": sorted(passed)}).first()
             else:
                 row = Q.execute(c, Q.SCAN if resume else Q.SCAN_OPEN, params).first()
+            if row is None and resume and self.db.is_postgres:
+                # nothing unlocked: wait for an item another transaction holds rather than end the queue early
+                # (only here, where this transaction holds no other item's lock)
+                if passed:
+                    row = c.execute(Q.SCAN_SKIP_WAIT, {**params, "skip": sorted(passed)}).first()
+                else:
+                    row = Q.execute(c, Q.SCAN_WAIT, params).first()
             if row is None:
                 return None
             got = Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True),
@@ -303,7 +310,7 @@ class ReviewStore:
         full = LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease ran out "
                              "and another reviewer took the slot)")
         room = {**params, "per_item": row.per_item, "state": "claimed", "lease": row.lease_seconds}
-        if Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True), room).first() is None:
+        if not row.live and Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True), room).first() is None:
             raise full
         if Q.execute(c, Q.INSERT_LABEL, {**params, "verdict": verdict, "per_item": row.per_item}).first() is None:
             raise full
