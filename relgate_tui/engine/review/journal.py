@@ -23,8 +23,9 @@ the second time — so every entry takes effect exactly once. The file names the
 
 **A malformed entry** (edited by hand, a disk fault: not JSON, no key, a label without an item or a verdict) never
 blocks the reviewer: it is set aside — its line copied to ``<journal>.bad`` and a ``{"op": "set_aside", "line": N}``
-entry appended, so it is skipped from then on — and :attr:`Journal.problems` says so in one line each. To resend it,
-fix the copy and run ``relgate review label`` with it as the labels file (or label the item again).
+entry appended, so it is skipped from then on — and :attr:`Journal.problems` says so in one line each. Nothing of it
+reached the database, so its item stays in (or returns to) the queue: the repair is to label it again; the ``.bad``
+file keeps the line for inspection.
 """
 
 from __future__ import annotations
@@ -98,6 +99,9 @@ def _malformed(ev: object) -> str | None:
         return "no key"
     if op == "sent":
         return None
+    ts = ev.get("ts")
+    if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, float))):
+        return "a time that is not a number"
     if op == "label":
         if not isinstance(ev.get("item"), str) or not ev["item"]:
             return "a label without an item"
@@ -149,7 +153,7 @@ class Journal:
             f.write(line + b"\n")
         self.append({"op": "set_aside", "line": n, "why": why})
         self.problems.append(f"journal {self.path.name} line {n} is malformed ({one_line(why, 80)}): set aside in "
-                             f"{bad.name}")
+                             f"{bad.name}; its item was not sent (label it again)")
 
     def _note(self, ev: Mapping[str, Any]) -> None:
         if ev.get("op") == "sent":
