@@ -101,12 +101,15 @@ def test_n4_no_forged_done_claims_and_no_endless_lease(pgb: Backend, tmp_path: P
     # the leases end at most the session's lease (600 s) after the server's now, whatever the client asked
     longest = pgb.sql("SELECT max(expires_at - extract(epoch from now())) FROM review_claims")[0][0]
     assert longest <= 600.5
-    pgb.expire_leases(sid)  # ten minutes later: carol gets every item
+    # one running claim per reviewer: alice and bob hold one item each, carol gets every item at once
+    assert pgb.sql("SELECT count(*) FROM review_claims WHERE expires_at > extract(epoch from now())") == [(2,)]
     labels = write_labels(tmp_path / "carol.jsonl", {i: "1" for i in items})
     assert main(["review", "label", sid, "--labels", str(labels), *pgb.args("carol")]) == 0
     out = tmp_path / "st.json"
     assert main(["review", "status", sid, *pgb.args(None), "--json", str(out)]) == 0
-    assert json.loads(out.read_text())["labels"] == len(items)  # no phantom label
+    # no phantom label; the one item alice and bob both still hold (their last claims) has no slot for carol
+    assert json.loads(out.read_text())["labels"] == len(items) - 1
+    assert pgb.sql("SELECT count(*) FROM review_labels") == [(len(items) - 1,)]
     assert main(["review", "pull", sid, *pgb.args(None), "--run-dir", str(tmp_path / "home" / "runs")]) == 0
 
 

@@ -30,7 +30,8 @@ pinned):
   than R labels; its id (a bigint; reviewers may not call ``nextval``), time and transaction are set by the server;
   the verdict is CHECKed (``1``…``999999``, ``none``, ``skip``); deleting it (undo) turns the claim back to running;
 * a claim: only by its author, ``done`` only with their label, a lease ending at most the session's lease after the
-  server's ``now()`` (never the client's clock), and only while others hold fewer than R slots;
+  server's ``now()`` (never the client's clock), only while others hold fewer than R slots, and one running claim
+  per reviewer and session (a new one ends the others: nobody holds the whole queue);
 * sessions, items and adjudications: only under the logged-in role's own name (items only into a session it
   published); session ids match ``[A-Za-z0-9_-]{1,32}``.
 
@@ -245,6 +246,9 @@ def security_statements(schema: str) -> list[str]:
               IF NOT {owner} AND NEW.reviewer IS DISTINCT FROM session_user::text THEN
                 RAISE EXCEPTION 'a claim is made only as the role that logged in (%)', session_user {deny};
               END IF;
+              IF NEW.state = 'claimed' AND NEW.expires_at <= t AND (TG_OP = 'INSERT' OR OLD.state = 'claimed') THEN
+                RETURN NEW;  -- a release (or an ended lease): holds nothing, needs no lock
+              END IF;
               {lock_item}
               labelled := EXISTS (SELECT 1 FROM review_labels l WHERE l.session_id = NEW.session_id
                                   AND l.item_id = NEW.item_id AND l.reviewer = NEW.reviewer);
@@ -265,6 +269,11 @@ def security_statements(schema: str) -> list[str]:
                   IF held >= r THEN
                     RAISE EXCEPTION 'item % has no free slot', NEW.item_id {deny};
                   END IF;
+                  -- one running claim per reviewer and session: a new one ends the others (the queue hands out
+                  -- one item at a time), so nobody holds the whole queue
+                  UPDATE review_claims c SET expires_at = t
+                    WHERE c.session_id = NEW.session_id AND c.reviewer = NEW.reviewer AND c.item_id <> NEW.item_id
+                      AND c.state = 'claimed' AND c.expires_at > t;
                 END IF;
               END IF;
               RETURN NEW;
