@@ -4,6 +4,7 @@ PostgreSQL server where it concerns the server (:mod:`.pgserver`)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -320,3 +321,34 @@ def test_version_1_is_migrated_by_the_owner_and_refused_to_reviewers(pgb: Backen
     assert main(["review", "init", "--db", pgb.admin_url]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot be migrated" in err and "review_labels_verdict" in err
+
+
+def test_an_embedded_version_1_store_and_its_old_journal_are_carried_over(tmp_path: Path, monkeypatch) -> None:
+    """The embedded store migrates itself (one machine: no owner to wait for); a journal of the older relgate, named
+    by the session id, is renamed to its digest name and what waited in it is sent."""
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
+    db = tmp_path / "review.sqlite3"
+    url = f"sqlite:///{db}"
+    run = import_run(tmp_path, 4)
+    assert main(["review", "publish", run, "--db", url, "--json", str(tmp_path / "p.json")]) == 0
+    sid = json.loads((tmp_path / "p.json").read_text())["session"]
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE review_meta SET value = '1' WHERE key = 'schema_version'")
+        c.execute("ALTER TABLE review_labels DROP COLUMN written_in")
+    store = open_store(url)
+    try:
+        new = journal_path(store.db.public, sid, "alice")
+        digest = hashlib.sha256(f"{store.db.public}\0{sid}\0alice".encode()).hexdigest()[:16]
+        old = new.with_name(f"journal-{sid}-{digest}.jsonl")
+        item = store.item_ids(sid)[0]
+        old.parent.mkdir(parents=True, exist_ok=True)
+        old.write_text(json.dumps({"op": "label", "key": "k-old", "item": item, "verdict": "1", "ts": 1.0}) + "\n")
+        r = Reviewer(store, store.session(sid), "alice")
+        assert r.journal.path == new and not old.exists() and r.waiting == 1
+        assert r.flush().committed == 1
+        r.close()
+        assert store.labels(sid) == {item: {"alice": "1"}}
+    finally:
+        store.close()
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT value FROM review_meta WHERE key = 'schema_version'").fetchone() == ("2",)
