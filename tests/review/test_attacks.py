@@ -56,6 +56,10 @@ def test_n2_set_role_to_the_group_fills_no_second_slot(pgb: Backend, tmp_path: P
         with pytest.raises(Denied, match="logged in"):
             _label_sql(c, sid, item, "relgate_reviewer", key="kg")
     assert pgb.sql("SELECT reviewer FROM review_labels") == [("alice",)]
+    with pytest.raises(Exception, match="group role is never a reviewer"):  # not even by the owner's hand
+        pgb.sql("INSERT INTO review_claims VALUES (:s, :i, 'relgate_reviewer', 'claimed', 1e18)", {"s": sid, "i": item})
+    pgb.sql("ALTER ROLE relgate_reviewer LOGIN")  # made a login role by hand: init makes it a group again
+    assert main(["review", "init", "--db", pgb.admin_url]) == 0
     assert pgb.sql("SELECT rolname FROM pg_roles WHERE rolname LIKE 'relgate_%' AND rolcanlogin") == []
     capsys.readouterr()
     assert main(["review", "grant", "relgate_reviewer", "--db", pgb.admin_url]) == 2

@@ -211,6 +211,9 @@ def security_statements(schema: str) -> list[str]:
               IF NOT {owner} AND NEW.reviewer IS DISTINCT FROM session_user::text THEN
                 RAISE EXCEPTION 'a label is given only as the role that logged in (%)', session_user {deny};
               END IF;
+              IF NEW.reviewer IN ('{rv}', '{ad}') THEN
+                RAISE EXCEPTION 'a group role is never a reviewer' {deny};
+              END IF;
               {lock_item}
               IF NOT EXISTS (SELECT 1 FROM review_claims c WHERE c.session_id = NEW.session_id
                              AND c.item_id = NEW.item_id AND c.reviewer = NEW.reviewer AND c.state = 'claimed'
@@ -245,6 +248,9 @@ def security_statements(schema: str) -> list[str]:
               END IF;
               IF NOT {owner} AND NEW.reviewer IS DISTINCT FROM session_user::text THEN
                 RAISE EXCEPTION 'a claim is made only as the role that logged in (%)', session_user {deny};
+              END IF;
+              IF NEW.reviewer IN ('{rv}', '{ad}') THEN
+                RAISE EXCEPTION 'a group role is never a reviewer' {deny};
               END IF;
               IF NEW.state = 'claimed' AND NEW.expires_at <= t AND (TG_OP = 'INSERT' OR OLD.state = 'claimed') THEN
                 RETURN NEW;  -- a release (or an ended lease): holds nothing, needs no lock
