@@ -7,11 +7,13 @@ Tables (SQLAlchemy Core; the same on both)::
     review_items         the session's items in queue order, each with its payload (question, ranked candidates
                          with counts and one representative text per class, references) and its number of
                          candidates (a rank beyond it is refused); concurrent claimers of one item serialise on
-                         its row (``FOR UPDATE``); ``touched`` is unused since (kept: schema version 1)
+                         its row (``FOR UPDATE``); ``touched`` holds nothing: its UPDATE grant is what lets a reviewer
+                         lock the row
     review_claims        (session, item, reviewer) → state "claimed" until ``expires_at`` (the lease) or "done"
                          (labelled); what the queue counts — it holds no verdict, so every reviewer may read it
     review_labels        one verdict per (session, item, reviewer), with the client's key (``client_key``, unique:
-                         the journal's resend of a label already committed is recognised, never doubled)
+                         the journal's resend of a label already committed is recognised, never doubled) and, on
+                         PostgreSQL, ``written_in`` (the transaction that wrote it: what blindness checks)
     review_adjudications an adjudicator's decision per (session, item)
 
 **Versioning.** ``review_meta.schema_version`` is :data:`SCHEMA_VERSION`; a store written by a newer relgate is
