@@ -200,6 +200,8 @@ def _label(store: Any, args: argparse.Namespace) -> int:
             if not unreachable(exc, waiting):
                 return EXIT_WAITING
     reviewer = Reviewer(store, info, name)
+    for problem in reviewer.journal.problems:
+        _say(problem)
     done = rejected = absent = 0
     exclude: set[str] = set()
     try:
@@ -261,6 +263,8 @@ def _status(store: Any, args: argparse.Namespace) -> int:
         _say(f"  Cohen κ {p['a']} · {p['b']}: {_est(p['cohen_kappa'])}")
     for name, r in doc["reviewers"].items():
         _say(f"  {name}: {r['labels']} labels, agreement with final {_est(r['agreement_with_final'])}")
+    for line in doc["left_out"]:
+        _say(line)
     if not doc["complete_view"]:
         _say("(your role may read only part of the labels: the figures cover what it may read)")
     return 0
@@ -300,6 +304,8 @@ def _pull(store: Any, args: argparse.Namespace) -> int:
 
     state = session_state(store, args.session, args.policy, need_all=True)
     path, written, doc = pull_into_run(state, runs_root=args.run_dir)
+    for line in state.left_out:
+        _say(line)
     _say(f"pulled {len(state.finalised.final)} final labels into run {path.name} ({written} changed)")
     _say(misses_line(doc.get("review") or {}))
     rl = doc.get("reliability_level")

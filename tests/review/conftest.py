@@ -57,6 +57,25 @@ class Backend:
             assert main(args) == 0
         return self.pg.url(name, self.passwords[name], self.db), None
 
+    def sql(self, statement: str, params: dict | None = None) -> list:
+        """``statement`` run by the store's owner (its rows, if any): what time passing, or a hand-made row, does."""
+        import sqlalchemy as sa
+
+        url = self.admin_url.replace("postgresql://", "postgresql+psycopg://")
+        engine = sa.create_engine(url)
+        try:
+            with engine.begin() as c:
+                res = c.execute(sa.text(statement), params or {})
+                return list(res.all()) if res.returns_rows else []
+        finally:
+            engine.dispose()
+
+    def expire_leases(self, sid: str, reviewer: str | None = None) -> None:
+        """Every running claim of session ``sid`` (of ``reviewer`` only, if given) reaches its lease's end: the
+        lease of PostgreSQL runs on the server's clock, so time is moved on the claims rather than the clock."""
+        self.sql("UPDATE review_claims SET expires_at = 0 WHERE session_id = :s AND state = 'claimed'"
+                 + (" AND reviewer = :r" if reviewer else ""), {"s": sid, "r": reviewer})
+
     def args(self, name: str | None) -> list[str]:
         """``--db URL [--as NAME]`` for reviewer ``name`` (None: the admin)."""
         if name is None:

@@ -32,7 +32,7 @@ def test_a_full_item_takes_no_claim_and_no_label_even_from_a_stale_scan(backend:
 
         def write(c):  # what a claimer whose scan predates bob's claim would execute next, and a label of carol's
             claim = c.execute(Q.upsert_claim(c.dialect.name, if_room=True),
-                              {**params, "state": "claimed", "expires": now + 600}).first()
+                              {**params, "state": "claimed", "lease": 600.0}).first()
             label = c.execute(Q.INSERT_LABEL, {**params, "verdict": "1", "key": "k-carol"}).first()
             return claim, label
 

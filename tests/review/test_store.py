@@ -73,7 +73,7 @@ def test_race_for_the_last_slot(backend: Backend, tmp_path: Path) -> None:
 
         def take(n: str) -> None:
             barrier.wait()
-            got[n] = stores[n].claim(sid, names[n], now=1000.0)
+            got[n] = stores[n].claim(sid, names[n])
 
         threads = [threading.Thread(target=take, args=(n,)) for n in ("bob", "carol")]
         for t in threads:
@@ -84,11 +84,13 @@ def test_race_for_the_last_slot(backend: Backend, tmp_path: Path) -> None:
         assert len(winners) == 1
         loser = "carol" if winners == ["bob"] else "bob"
         # the winner's lease runs out (600 s) and the loser takes the slot; the winner's late label is refused
-        late = stores[loser].claim(sid, names[loser], now=1000.0 + 601)
+        assert stores[loser].claim(sid, names[loser]) is None  # the winner's lease runs
+        backend.expire_leases(sid, names[winners[0]])
+        late = stores[loser].claim(sid, names[loser])
         assert late is not None and late.item_id == first.item_id
         with pytest.raises(LabelRejected, match="already has its 2 reviewers"):
-            stores[winners[0]].commit_label(sid, first.item_id, names[winners[0]], "2", "k-late", now=1602.0)
-        assert stores[loser].commit_label(sid, first.item_id, names[loser], "2", "k-loser", now=1602.0) == "committed"
+            stores[winners[0]].commit_label(sid, first.item_id, names[winners[0]], "2", "k-late")
+        assert stores[loser].commit_label(sid, first.item_id, names[loser], "2", "k-loser") == "committed"
         by = stores["alice"].labelled_by(sid)
         assert sorted(by[first.item_id]) == sorted(["alice", loser])
     finally:

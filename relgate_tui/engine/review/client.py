@@ -46,7 +46,7 @@ class Reviewer:
         self.store = store
         self.session = session
         self.name = name
-        self.journal = journal or Journal(journal_path(store.db.public, session.id, name))
+        self.journal = journal or Journal(journal_path(store.db.public, session.id, name), session.id, name)
         self.on_commit = on_commit
         self.current: Claim | None = None
         self._prefetched = False  # ``current`` was claimed with the last label (``label(claim_next=True)``)
@@ -60,8 +60,10 @@ class Reviewer:
     def next_item(self, exclude: set[str] | frozenset[str] = frozenset()) -> Claim | None:
         if self._prefetched:
             self._prefetched = False
-            if self.current is None or self.current.item_id not in exclude:
+            if self.current is not None and self.current.item_id not in exclude:
                 return self.current
+            # none claimed with the label: the queue is asked again by a claim that waits for an item another
+            # reviewer's transaction holds, instead of taking it for the end of the queue
         self.current = self.store.claim(self.session.id, self.name, exclude=exclude)
         return self.current
 

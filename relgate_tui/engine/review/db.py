@@ -7,8 +7,10 @@ package goes through :func:`ReviewDB.clean` (the URL without its userinfo, the p
 engine hides SQL parameters from its errors.
 
 Errors become one line: :class:`ReviewUnreachable` (the server cannot be reached — the reviewer's journal keeps the
-keypresses), :class:`ReviewDenied` (the database role may not do this), :class:`ReviewError` (anything else the
-user must fix).
+keypresses), :class:`ReviewLoginRefused` (the server answered and refused the login: a wrong password, an unknown
+role or database — said at once, never retried as "unreachable"), :class:`ReviewDenied` (the database role may not
+do this), :class:`ReviewError` (anything else the user must fix). A ``--db`` that is not a URL (a libpq
+``key=value`` string, which may hold ``password=``) is refused without being echoed.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from relgate_tui.core.redact import public_url, redact
 from relgate_tui.core.text import one_line
 from relgate_tui.errors import DataError, UserError
 
-__all__ = ["DB_ENV", "ReviewError", "ReviewUnreachable", "ReviewDenied", "ReviewDB", "resolve_url", "connect"]
+__all__ = ["DB_ENV", "ReviewError", "ReviewUnreachable", "ReviewLoginRefused", "ReviewDenied", "ReviewDB", "resolve_url", "connect"]
 
 DB_ENV = "RELGATE_DB"
 EMBEDDED_NAME = "review.sqlite3"
@@ -44,6 +46,18 @@ class ReviewError(DataError):
 
 class ReviewUnreachable(ReviewError):
     """The database server cannot be reached (down, restarting, network)."""
+
+
+class ReviewLoginRefused(ReviewError):
+    """The server answered and refused the connection (authentication, unknown role or database): retrying will not
+    help."""
+
+
+# what a PostgreSQL server says when it answered but refused the login (libpq's wording; SQLSTATE 28P01, 28000,
+# 3D000 when the driver has it)
+_LOGIN_REFUSED = ("password authentication failed", "no password supplied", "authentication failed",
+                  "does not exist", "no pg_hba.conf entry", "not permitted to log in")
+_LOGIN_STATES = ("28P01", "28000", "3D000")
 
 
 class ReviewDenied(ReviewError):
@@ -61,6 +75,10 @@ def resolve_url(db: str | None = None) -> str:
 
 
 def _sa_url(url: str) -> URL:
+    if "://" not in url:  # a libpq "host=… password=…" string: never echoed, it may hold the password
+        raise UserError("--db is not a database URL (not shown: it may hold a password): use "
+                        "postgresql://USER@HOST:PORT/DB with the password in $PGPASSWORD or ~/.pgpass, or "
+                        "sqlite:///FILE")
     try:
         u = make_url(url)
     except exc.ArgumentError:
@@ -105,6 +123,9 @@ class ReviewDB:
         sqlstate = getattr(orig, "sqlstate", None)
         if sqlstate == "42501" or "permission denied" in detail or "row-level security" in detail:
             return ReviewDenied(f"{doing}: permission denied for this database role ({detail})")
+        if self.is_postgres and isinstance(e, exc.OperationalError) and (
+                sqlstate in _LOGIN_STATES or any(m in detail for m in _LOGIN_REFUSED)):
+            return ReviewLoginRefused(f"{self.public} refused the login ({detail})")
         if isinstance(e, (exc.OperationalError, exc.InterfaceError)) or (
                 isinstance(e, exc.DBAPIError) and e.connection_invalidated):
             if not self.is_postgres and "locked" in detail:
@@ -147,13 +168,14 @@ class ReviewDB:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def identity(self, as_name: str | None) -> str:
-        """Who labels: on PostgreSQL the database role (``current_user``; ``--as`` is refused), on the embedded
+        """Who labels: on PostgreSQL the role that logged in (``session_user``: what the database's rules check;
+        ``--as`` is refused), on the embedded
         store ``--as NAME`` or the system user."""
         if self.is_postgres:
             if as_name:
                 raise UserError("--as works only with the embedded store: on PostgreSQL a reviewer is their "
                                 "database role (connect as that role)")
-            return str(self.run("who am I", lambda c: c.execute(sa.text("SELECT current_user")).scalar_one()))
+            return str(self.run("who am I", lambda c: c.execute(sa.text("SELECT session_user")).scalar_one()))
         name = (as_name or "").strip()
         if as_name is not None and not name:
             raise UserError("--as needs a reviewer name")

@@ -6,7 +6,11 @@ on) and is fsync'd — as the run store fsyncs a label — before the screen mov
 first (then the server's commit made it durable, and a second fsync on the reviewer's disk would only add latency
 to every key). So a keypress reported as "waiting" is always on disk.
 
-One append-only JSONL file per (database, session, reviewer) under ``<data dir>/review/``::
+One append-only JSONL file per (database, session, reviewer) under ``<data dir>/review/``, named by a digest of the
+three (``journal-<digest>.jsonl``) — never by the session id, which comes from the database — and opened by a
+``head`` line naming its session (what :func:`find_journal` reads while the database cannot resolve a prefix)::
+
+    {"op": "head", "session": SID, "reviewer": NAME}
 
     {"op": "label", "key": K, "item": ID, "verdict": V, "ts": T}    a label to send
     {"op": "undo",  "key": K, "target": K2 | null, "ts": T}          undo label K2 (null: the reviewer's last one)
@@ -16,6 +20,12 @@ An entry is *waiting* until its "sent" line is written. :meth:`Journal.waiting` 
 them in that order and writes each "sent" line after the database committed. A crash between the commit and the
 "sent" line resends the entry: a label's key is unique in the store ("duplicate"), an undo by key deletes nothing
 the second time — so every entry takes effect exactly once. The file names the database by its public URL only.
+
+**A malformed entry** (edited by hand, a disk fault: not JSON, no key, a label without an item or a verdict) never
+blocks the reviewer: it is set aside — its line copied to ``<journal>.bad`` and a ``{"op": "set_aside", "line": N}``
+entry appended, so it is skipped from then on — and :attr:`Journal.problems` says so in one line each. Nothing of it
+reached the database, so its item stays in (or returns to) the queue: the repair is to label it again; the ``.bad``
+file keeps the line for inspection.
 """
 
 from __future__ import annotations
@@ -27,6 +37,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from relgate_tui.core.review.verdicts import parse_verdict
+from relgate_tui.core.text import one_line
+from relgate_tui.engine.review.schema import session_id_ok
 from relgate_tui.engine.runs.files import open_append, write_all
 
 __all__ = ["Journal", "journal_path", "find_journal"]
@@ -41,8 +54,26 @@ def _root(root: Path | None) -> Path:
 
 
 def journal_path(public_url: str, session_id: str, reviewer: str, root: Path | None = None) -> Path:
-    digest = hashlib.sha256(f"{public_url}\0{session_id}\0{reviewer}".encode()).hexdigest()[:16]
-    return _root(root) / f"journal-{session_id}-{digest}.jsonl"
+    """The journal's path: a digest of (database, session, reviewer) — the session id is never part of a path. A
+    journal of an older relgate (named ``journal-<session>-<digest>.jsonl``) is renamed to it."""
+    digest = hashlib.sha256(f"{public_url}\0{session_id}\0{reviewer}".encode()).hexdigest()
+    path = _root(root) / f"journal-{digest[:32]}.jsonl"
+    if session_id_ok(session_id):
+        old = _root(root) / f"journal-{session_id}-{digest[:16]}.jsonl"
+        if old.is_file() and not path.exists():
+            os.replace(old, path)
+    return path
+
+
+def _head_session(path: Path) -> str | None:
+    try:
+        with path.open("rb") as f:
+            first = json.loads(f.readline(4096))
+    except (OSError, ValueError):
+        return None
+    if isinstance(first, dict) and first.get("op") == "head" and isinstance(first.get("session"), str):
+        return str(first["session"])
+    return None
 
 
 def find_journal(public_url: str, session_prefix: str, reviewer: str, root: Path | None = None) -> Path | None:
@@ -51,28 +82,78 @@ def find_journal(public_url: str, session_prefix: str, reviewer: str, root: Path
     folder = _root(root)
     hits = []
     for p in folder.glob("journal-*.jsonl") if folder.is_dir() else ():
-        sid = p.name[len("journal-"):].rsplit("-", 1)[0]
-        if sid.startswith(session_prefix) and journal_path(public_url, sid, reviewer, folder) == p:
+        sid = _head_session(p)
+        if sid is not None and sid.startswith(session_prefix) and journal_path(public_url, sid, reviewer, folder) == p:
             hits.append(p)
     return hits[0] if len(hits) == 1 else None
+
+
+def _malformed(ev: object) -> str | None:
+    """Why ``ev`` is not a journal entry this client can send (None: it is one)."""
+    if not isinstance(ev, dict):
+        return "not an object"
+    op = ev.get("op")
+    if op in ("head", "set_aside"):
+        return None
+    if not isinstance(ev.get("key"), str):
+        return "no key"
+    if op == "sent":
+        return None
+    ts = ev.get("ts")
+    if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, float))):
+        return "a time that is not a number"
+    if op == "label":
+        if not isinstance(ev.get("item"), str) or not ev["item"]:
+            return "a label without an item"
+        try:
+            parse_verdict(ev.get("verdict"))
+        except ValueError as e:
+            return str(e)
+        return None
+    if op == "undo":
+        return None if ev.get("target") is None or isinstance(ev.get("target"), str) else "an undo of no label"
+    return f"unknown op {str(op)[:20]!r}"
 
 
 class Journal:
     """The append-only, fsync'd journal of one reviewer on one session (see the module docstring)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, session_id: str | None = None, reviewer: str | None = None) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = open_append(path)  # a torn last line (killed mid-write) is cut off
         self._entries: list[dict[str, Any]] = []
         self._sent: set[str] = set()
-        for line in path.read_bytes().splitlines():
+        self.problems: list[str] = []
+        lines = path.read_bytes().splitlines()
+        aside: set[int] = set()
+        parsed: list[tuple[int, Any]] = []
+        for n, line in enumerate(lines, 1):
             try:
-                ev = json.loads(line)
+                ev: Any = json.loads(line)
             except ValueError:
+                ev = None
+            if isinstance(ev, dict) and ev.get("op") == "set_aside" and isinstance(ev.get("line"), int):
+                aside.add(int(ev["line"]))
+            parsed.append((n, ev))
+        if not lines and session_id is not None:
+            self.append({"op": "head", "session": session_id, "reviewer": reviewer}, sync=False)
+        for n, ev in parsed:
+            if n in aside:
                 continue
-            if isinstance(ev, dict) and isinstance(ev.get("key"), str):
-                self._note(ev)
+            why = "not JSON" if ev is None else _malformed(ev)
+            if why is not None:
+                self._set_aside(n, lines[n - 1], why)
+                continue
+            self._note(ev)
+
+    def _set_aside(self, n: int, line: bytes, why: str) -> None:
+        bad = self.path.with_name(self.path.name + ".bad")
+        with bad.open("ab") as f:
+            f.write(line + b"\n")
+        self.append({"op": "set_aside", "line": n, "why": why})
+        self.problems.append(f"journal {self.path.name} line {n} is malformed ({one_line(why, 80)}): set aside in "
+                             f"{bad.name}; its item was not sent (label it again)")
 
     def _note(self, ev: Mapping[str, Any]) -> None:
         if ev.get("op") == "sent":

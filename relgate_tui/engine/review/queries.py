@@ -14,8 +14,10 @@ before), and each does its work in as few round trips as the locking allows:
   reviewer, counted by the same statement (:data:`OTHERS_FILLED` as a subquery). In READ COMMITTED each statement
   takes a new snapshot, so a claimer that committed after the scan's snapshot is counted: exact, since every writer
   of an item's claims holds its row lock. Nothing written = the item filled meanwhile; the scan moves on.
-* :data:`LABEL_CHECK` — a label's item row locked (waiting for a claimer holding it), with the session's R, the
-  candidate count, whether the client key was committed before and whether this reviewer labelled the item; then
+* :data:`LABEL_CHECK` — a label's item row locked (waiting for a claimer holding it), with the session's R and
+  lease, the candidate count, whether the client key was committed before, whether this reviewer labelled the item
+  and whether their claim on it still runs (else it is renewed first, while the item has room: the database takes a
+  label only with a running claim); then
   :data:`INSERT_LABEL` inserts the label only while the slot is still there (the same count, after the lock).
 * :func:`upsert_claim` — the reviewer's claim row set to "claimed" until a lease end, or "done": one
   ``INSERT … ON CONFLICT DO UPDATE`` (both dialects spell it the same way in SQLAlchemy).
@@ -23,8 +25,14 @@ before), and each does its work in as few round trips as the locking allows:
 A claim is thus BEGIN, SCAN, upsert, COMMIT and a label BEGIN, check, insert, upsert, COMMIT: four and five round
 trips, and a claimer holds an item's lock for two of them.
 
-Parameter names: ``sid`` session id, ``me`` reviewer, ``now`` the client's clock, ``per_item`` R, ``item``,
-``skip`` (expanding: item ids passed over), ``key`` the label's client key.
+**Clock.** Every "now" in these statements is :data:`NOW`: on PostgreSQL the server's ``now()`` (a client whose
+clock is 700 s ahead neither takes a live claim nor sees its own lease outlast the session's setting; the server's
+triggers hold the same line against SQL sent by hand), on the embedded store the bound parameter ``now`` (one
+machine, one clock).
+
+Parameter names: ``sid`` session id, ``me`` reviewer, ``now`` the clock on SQLite, ``per_item`` R, ``item``,
+``skip`` (expanding: item ids passed over), ``key`` the label's client key, ``lease`` seconds from now a claim
+lasts (0 for a "done" claim).
 """
 
 from __future__ import annotations
@@ -33,41 +41,69 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ColumnElement
 
 from relgate_tui.engine.review import schema as S
 
-__all__ = ["SCAN", "SCAN_SKIP", "SCAN_OPEN", "SCAN_OPEN_SKIP", "execute", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
+__all__ = ["NOW", "SCAN", "SCAN_SKIP", "SCAN_WAIT", "SCAN_SKIP_WAIT", "SCAN_OPEN", "SCAN_OPEN_SKIP", "execute", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
 
 _it, _cl, _lb, _se = S.items.c, S.claims.c, S.labels.c, S.sessions.c
 _P = sa.bindparam
 
 
+class _Now(ColumnElement[float]):
+    """The clock of a statement: the server's ``now()`` in epoch seconds on PostgreSQL, the parameter ``now``
+    elsewhere."""
+
+    type = sa.Float()
+    inherit_cache = True
+
+
+@compiles(_Now, "postgresql")
+def _now_pg(element: _Now, compiler: Any, **kw: Any) -> str:
+    return "extract(epoch from now())::float8"
+
+
+@compiles(_Now)
+def _now_bound(element: _Now, compiler: Any, **kw: Any) -> str:
+    return str(compiler.process(_P("now", type_=sa.Float()), **kw))
+
+
+NOW = _Now()
+
+
 def _held_by_others(item: Any) -> Any:
     return (_cl.session_id == _P("sid"), _cl.item_id == item, _cl.reviewer != _P("me"),
-            sa.or_(_cl.state == "done", _cl.expires_at > _P("now")))
+            sa.or_(_cl.state == "done", _cl.expires_at > NOW))
 
 
 _FULL = (sa.select(_cl.item_id)
          .where(_cl.session_id == _P("sid"), _cl.reviewer != _P("me"),
-                sa.or_(_cl.state == "done", _cl.expires_at > _P("now")))
+                sa.or_(_cl.state == "done", _cl.expires_at > NOW))
          .group_by(_cl.item_id).having(sa.func.count() >= _P("per_item")))
 _DONE_BY_ME = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.reviewer == _P("me"),
                                            _cl.state == "done")
 _MINE_RUNNING = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.reviewer == _P("me"),
-                                             _cl.state == "claimed", _cl.expires_at > _P("now"))
+                                             _cl.state == "claimed", _cl.expires_at > NOW)
 
-def _scan(*, held_first: bool, skipping: bool) -> Any:
+def _scan(*, held_first: bool, skipping: bool, wait: bool = False) -> Any:
     q = sa.select(_it.item_id, _it.position, _it.payload).where(
         _it.session_id == _P("sid"), _it.item_id.not_in(_DONE_BY_ME),
         sa.or_(_it.item_id.in_(_MINE_RUNNING), _it.item_id.not_in(_FULL)))
     if skipping:
         q = q.where(_it.item_id.not_in(_P("skip", expanding=True)))
     order = (_it.item_id.in_(_MINE_RUNNING).desc(), _it.position) if held_first else (_it.position,)
-    return q.order_by(*order).limit(1).with_for_update(skip_locked=True, of=S.items)
+    return q.order_by(*order).limit(1).with_for_update(skip_locked=not wait, of=S.items)
 
 
 SCAN = _scan(held_first=True, skipping=False)
 SCAN_SKIP = _scan(held_first=True, skipping=True)
+SCAN_WAIT = _scan(held_first=True, skipping=False, wait=True)
+SCAN_SKIP_WAIT = _scan(held_first=True, skipping=True, wait=True)
+""":data:`SCAN` waiting for a locked item instead of passing over it: asked when :data:`SCAN` found nothing, so that
+an item another reviewer's transaction holds (labelling it, or claiming it) is not taken for "the queue is empty" —
+only by a transaction that holds no other item's lock (:meth:`.store.ReviewStore.claim`), so it cannot deadlock."""
 
 SCAN_OPEN = _scan(held_first=False, skipping=False)
 SCAN_OPEN_SKIP = _scan(held_first=False, skipping=True)
@@ -80,7 +116,11 @@ OTHERS_FILLED = sa.select(sa.func.count()).select_from(S.claims).where(*_held_by
 _DUP = sa.select(sa.func.count()).select_from(S.labels).where(_lb.client_key == _P("key")).scalar_subquery()
 _MINE = (sa.select(sa.func.count()).select_from(S.labels)
          .where(_lb.session_id == _P("sid"), _lb.item_id == _P("item"), _lb.reviewer == _P("me")).scalar_subquery())
-LABEL_CHECK = (sa.select(_se.per_item, _it.n_candidates, _DUP.label("dup"), _MINE.label("mine"))
+_LIVE = (sa.select(sa.func.count()).select_from(S.claims)
+         .where(_cl.session_id == _P("sid"), _cl.item_id == _P("item"), _cl.reviewer == _P("me"),
+                _cl.state == "claimed", _cl.expires_at > NOW).scalar_subquery())
+LABEL_CHECK = (sa.select(_se.per_item, _se.lease_seconds, _it.n_candidates, _DUP.label("dup"), _MINE.label("mine"),
+                         _LIVE.label("live"))
                .select_from(S.items.join(S.sessions, _se.id == _it.session_id))
                .where(_it.session_id == _P("sid"), _it.item_id == _P("item")).with_for_update(of=S.items))
 
@@ -92,13 +132,16 @@ def _room() -> Any:
 
 
 def _params(*names: str) -> list[Any]:
-    types = {"now": sa.Float(), "expires": sa.Float()}
-    return [_P(n, type_=types.get(n, sa.String())).label(n) for n in names]
+    return [_P(n, type_=sa.String()).label(n) for n in names]
+
+
+def _expires() -> Any:
+    return (NOW + _P("lease", type_=sa.Float())).label("expires")
 
 
 INSERT_LABEL = sa.insert(S.labels).from_select(
     ["session_id", "item_id", "reviewer", "verdict", "client_key", "created_at"],
-    sa.select(*_params("sid", "item", "me", "verdict", "key", "now")).where(_room())).returning(_lb.id)
+    sa.select(*_params("sid", "item", "me", "verdict", "key"), NOW.label("now")).where(_room())).returning(_lb.id)
 """The label, inserted only while the item has a slot for this reviewer (counted by the same statement, after the
 item's row lock: exact); no row returned = the slot went to someone else (``RETURNING``, not the row count: psycopg
 reports -1 for an ``INSERT … SELECT``)."""
@@ -108,21 +151,23 @@ _UPSERTS: dict[tuple[str, bool], Any] = {}
 
 def upsert_claim(dialect: str, *, if_room: bool = False) -> Any:
     """``INSERT … ON CONFLICT (session, item, reviewer) DO UPDATE`` of the claim row (parameters ``sid``, ``item``,
-    ``me``, ``state``, ``expires``) for the dialect ``"postgresql"`` or ``"sqlite"``. ``if_room``: only while the
-    item has a slot for this reviewer (also ``now``, ``per_item``; no row returned = full)."""
+    ``me``, ``state``, ``lease``; ``now`` on SQLite) for the dialect ``"postgresql"`` or ``"sqlite"``: the claim
+    lasts ``lease`` seconds from :data:`NOW`. ``if_room``: only while the item has a slot for this reviewer (also
+    ``per_item``; no row returned = full). Returns the item id and the lease's end."""
     stmt = _UPSERTS.get((dialect, if_room))
     if stmt is None:
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         cols = ["session_id", "item_id", "reviewer", "state", "expires_at"]
         if if_room:
-            ins = insert(S.claims).from_select(cols, sa.select(*_params("sid", "item", "me", "state", "expires"))
+            ins = insert(S.claims).from_select(cols, sa.select(*_params("sid", "item", "me", "state"), _expires())
                                                .where(_room()))
         else:
             ins = insert(S.claims).values(session_id=_P("sid"), item_id=_P("item"), reviewer=_P("me"),
-                                          state=_P("state"), expires_at=_P("expires"))
+                                          state=_P("state"), expires_at=_expires())
         stmt = _UPSERTS[(dialect, if_room)] = ins.on_conflict_do_update(
             index_elements=[_cl.session_id, _cl.item_id, _cl.reviewer],
-            set_={"state": ins.excluded.state, "expires_at": ins.excluded.expires_at}).returning(_cl.item_id)
+            set_={"state": ins.excluded.state, "expires_at": ins.excluded.expires_at}
+        ).returning(_cl.item_id, _cl.expires_at)
     return stmt
 
 

@@ -7,33 +7,69 @@ Tables (SQLAlchemy Core; the same on both)::
     review_items         the session's items in queue order, each with its payload (question, ranked candidates
                          with counts and one representative text per class, references) and its number of
                          candidates (a rank beyond it is refused); concurrent claimers of one item serialise on
-                         its row (``FOR UPDATE``); ``touched`` is unused since (kept: schema version 1)
+                         its row (``FOR UPDATE``); ``touched`` holds nothing: its UPDATE grant is what lets a reviewer
+                         lock the row
     review_claims        (session, item, reviewer) → state "claimed" until ``expires_at`` (the lease) or "done"
                          (labelled); what the queue counts — it holds no verdict, so every reviewer may read it
     review_labels        one verdict per (session, item, reviewer), with the client's key (``client_key``, unique:
-                         the journal's resend of a label already committed is recognised, never doubled)
+                         the journal's resend of a label already committed is recognised, never doubled) and, on
+                         PostgreSQL, ``written_in`` (the transaction that wrote it: what blindness checks)
     review_adjudications an adjudicator's decision per (session, item)
 
 **Versioning.** ``review_meta.schema_version`` is :data:`SCHEMA_VERSION`; a store written by a newer relgate is
-refused with one line (:func:`check_version`), an older one would be migrated here (there is none yet).
+refused with one line (:func:`check_version`). Version 1 (before the database enforced its rules) is migrated by
+``relgate review init`` — the owner's job on PostgreSQL; until then reviewers are told so in one line. Version 2
+added the label's ``written_in`` (the PostgreSQL transaction that wrote it) and made the label id a bigint.
 
-**PostgreSQL roles and row-level security** (:func:`security_statements`, run by ``relgate review init``): group
-roles ``relgate_reviewer`` and ``relgate_adjudicator`` (a member of the first). A reviewer is their database role:
-``review_labels`` lets a role insert and delete only rows whose ``reviewer`` is ``current_user``, and read another
-reviewer's label of an item only once it labelled that item itself (a ``SECURITY DEFINER`` function looks that up,
-since a policy may not query its own table) or as an adjudicator. Reviewers have no privilege at all on
-``review_adjudications``. SQLite has neither roles nor policies: the embedded store is one machine's trust domain.
+**PostgreSQL: the database enforces the review rules itself** (:func:`security_statements`, run by
+``relgate review init``), so a reviewer with ``psql`` can do nothing the queue forbids. Group roles
+``relgate_reviewer`` and ``relgate_adjudicator`` (a member of the first) are NOLOGIN and never a reviewer. A
+reviewer is the role that logged in (``session_user``: ``SET ROLE`` to a group or to another member changes
+nothing). Every row goes in through a trigger run as the store's owner (``SECURITY DEFINER``, ``search_path``
+pinned):
+
+* a label: only by its author, only with a running claim of theirs on the item, only while the item has fewer
+  than R labels; its id (a bigint; reviewers may not call ``nextval``), time and transaction are set by the server;
+  the verdict is CHECKed (``1``…``999999``, ``none``, ``skip``); deleting it (undo) turns the claim back to running;
+* a claim: only by its author, ``done`` only with their label, a lease ending at most the session's lease after the
+  server's ``now()`` (never the client's clock), only while others hold fewer than R slots, and one running claim
+  per reviewer and session (a new one ends the others: nobody holds the whole queue);
+* sessions, items and adjudications: only under the logged-in role's own name (items only into a session it
+  published); session ids match ``[A-Za-z0-9_-]{1,32}``.
+
+Reading: a reviewer sees their own labels, another's label of an item only once their own label of it was committed
+by an earlier transaction (``BEGIN; INSERT …; SELECT …; ROLLBACK`` shows nothing), and an adjudicator sees an item's
+labels once it has its R labels committed. Reviewers have no privilege on ``review_adjudications``. The store's
+owner (the role that ran ``init``, or a superuser) bypasses the identity checks, not the queue's. SQLite has neither
+roles nor triggers: the embedded store is one machine's trust domain, and the queue checks the same rules there.
 """
 
 from __future__ import annotations
 
+import re
+
 import sqlalchemy as sa
-from sqlalchemy import Column, Float, ForeignKeyConstraint, Integer, MetaData, String, Table, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Float,
+    ForeignKeyConstraint,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
 __all__ = ["SCHEMA_VERSION", "metadata", "meta", "sessions", "items", "claims", "labels", "adjudications",
-           "REVIEWER_ROLE", "ADJUDICATOR_ROLE", "security_statements", "check_version"]
+           "REVIEWER_ROLE", "ADJUDICATOR_ROLE", "MAX_LEASE", "security_statements", "check_version",
+           "session_id_ok"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+MAX_LEASE = 7 * 86400.0  # seconds: the longest lease a session may set
+SESSION_ID_PATTERN = "^[A-Za-z0-9_-]{1,32}$"
+VERDICT_PATTERN = "^(none|skip|[1-9][0-9]{0,5})$"  # core.review.verdicts.parse_verdict's domain
 REVIEWER_ROLE = "relgate_reviewer"
 ADJUDICATOR_ROLE = "relgate_adjudicator"
 
@@ -72,13 +108,14 @@ claims = Table("review_claims", metadata,
                sa.Index("review_claims_by_reviewer", "session_id", "reviewer", "state"))
 
 labels = Table("review_labels", metadata,
-               Column("id", Integer, primary_key=True, autoincrement=True),
+               Column("id", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True),
                Column("session_id", String(32), nullable=False),
                Column("item_id", Text, nullable=False),
                Column("reviewer", Text, nullable=False),
                Column("verdict", String(16), nullable=False),
                Column("client_key", String(64), nullable=False),
                Column("created_at", Float, nullable=False),
+               Column("written_in", BigInteger, nullable=True),
                UniqueConstraint("session_id", "item_id", "reviewer", name="review_labels_one_per_reviewer"),
                UniqueConstraint("client_key", name="review_labels_client_key"),
                ForeignKeyConstraint(["session_id", "item_id"], ["review_items.session_id", "review_items.item_id"]))
@@ -93,8 +130,9 @@ adjudications = Table("review_adjudications", metadata,
                                            ["review_items.session_id", "review_items.item_id"]))
 
 
-def check_version(found: str | None, where: str) -> None:
-    """Refuse a store without the schema, or written by a newer relgate (one line)."""
+def check_version(found: str | None, where: str) -> int:
+    """The store's schema version; refuse a store without the schema, or written by a newer relgate (one line).
+    An older version is returned: :meth:`.store.ReviewStore.init` migrates it (the owner's job on PostgreSQL)."""
     from relgate_tui.engine.review.db import ReviewError
 
     if found is None:
@@ -106,52 +144,222 @@ def check_version(found: str | None, where: str) -> None:
     if version > SCHEMA_VERSION:
         raise ReviewError(f"{where} holds review schema version {version}, newer than this relgate's "
                           f"{SCHEMA_VERSION}: upgrade relgate")
+    return version
+
+
+def session_id_ok(sid: object) -> bool:
+    """A session id is 1–32 characters of ``[A-Za-z0-9_-]`` (the database's CHECK on PostgreSQL)."""
+    return isinstance(sid, str) and _SAFE_ID.fullmatch(sid) is not None
+
+
+_SAFE_ID = re.compile(SESSION_ID_PATTERN)
 
 
 def security_statements(schema: str) -> list[str]:
-    """The PostgreSQL DDL of the roles, grants and row-level policies (idempotent; see the module docstring).
-    ``schema``: the schema the tables live in (an identifier, quoted here)."""
+    """The PostgreSQL DDL of the rules, roles, grants and row-level policies (idempotent; see the module
+    docstring); it also migrates a version-1 schema. ``schema``: the schema the tables live in."""
     q = '"' + schema.replace('"', '""') + '"'
     rv, ad = REVIEWER_ROLE, ADJUDICATOR_ROLE
-    return [
+    now = "extract(epoch from now())::float8"
+    definer = f"LANGUAGE plpgsql SECURITY DEFINER SET search_path = {q}, pg_temp"
+    # inside a SECURITY DEFINER function current_user is the function's owner (the store's owner), session_user the
+    # role that logged in: SET ROLE changes neither
+    owner = "pg_has_role(session_user, current_user, 'MEMBER')"
+    deny = "USING ERRCODE = '42501'"
+    lock_item = """SELECT s.per_item, s.lease_seconds INTO r, lease
+                   FROM review_items i JOIN review_sessions s ON s.id = i.session_id
+                   WHERE i.session_id = NEW.session_id AND i.item_id = NEW.item_id FOR UPDATE OF i;
+                 IF r IS NULL THEN
+                   RAISE EXCEPTION 'item % is not in session %', NEW.item_id, NEW.session_id USING ERRCODE = '23503';
+                 END IF;"""
+    stmts = [
         f"""DO $$ BEGIN
               IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{rv}') THEN CREATE ROLE {rv} NOLOGIN; END IF;
               IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{ad}') THEN CREATE ROLE {ad} NOLOGIN; END IF;
             END $$""",
+        f"ALTER ROLE {rv} NOLOGIN",
+        f"ALTER ROLE {ad} NOLOGIN",
         f"GRANT {rv} TO {ad}",
+        # --- the table rules (a version-1 table is migrated here; a row breaking a rule stops the migration)
+        "ALTER TABLE review_labels ADD COLUMN IF NOT EXISTS written_in bigint",
+        "ALTER TABLE review_labels ALTER COLUMN id TYPE bigint",
+        "ALTER SEQUENCE review_labels_id_seq AS bigint",
+        "ALTER TABLE review_labels ALTER COLUMN id DROP DEFAULT",  # the label trigger numbers labels
+        "ALTER TABLE review_sessions DROP CONSTRAINT IF EXISTS review_sessions_safe_id",
+        f"ALTER TABLE review_sessions ADD CONSTRAINT review_sessions_safe_id CHECK (id ~ '{SESSION_ID_PATTERN}')",
+        "ALTER TABLE review_sessions DROP CONSTRAINT IF EXISTS review_sessions_settings",
+        "ALTER TABLE review_sessions ADD CONSTRAINT review_sessions_settings "
+        f"CHECK (per_item >= 1 AND lease_seconds > 0 AND lease_seconds <= {MAX_LEASE})",
+        "ALTER TABLE review_claims DROP CONSTRAINT IF EXISTS review_claims_state",
+        "ALTER TABLE review_claims ADD CONSTRAINT review_claims_state CHECK (state IN ('claimed', 'done'))",
+        "ALTER TABLE review_labels DROP CONSTRAINT IF EXISTS review_labels_verdict",
+        f"ALTER TABLE review_labels ADD CONSTRAINT review_labels_verdict CHECK (verdict ~ '{VERDICT_PATTERN}')",
+        "ALTER TABLE review_adjudications DROP CONSTRAINT IF EXISTS review_adjudications_verdict",
+        "ALTER TABLE review_adjudications ADD CONSTRAINT review_adjudications_verdict "
+        f"CHECK (verdict ~ '{VERDICT_PATTERN}')",
+        # --- grants: reviewers read the queue, write their claims and labels (through the triggers below)
         f"GRANT USAGE ON SCHEMA {q} TO {rv}",
         f"GRANT SELECT ON review_meta, review_sessions, review_items TO {rv}",
-        f"GRANT UPDATE (touched) ON review_items TO {rv}",
+        f"GRANT UPDATE (touched) ON review_items TO {rv}",  # for FOR UPDATE (the item's lock) only
         f"GRANT SELECT, INSERT, UPDATE ON review_claims TO {rv}",
         f"GRANT SELECT, INSERT, DELETE ON review_labels TO {rv}",
-        f"GRANT USAGE ON SEQUENCE review_labels_id_seq TO {rv}",
+        f"REVOKE ALL ON SEQUENCE review_labels_id_seq FROM {rv}, {ad}, PUBLIC",
         f"GRANT SELECT, INSERT, UPDATE ON review_adjudications TO {ad}",
         f"GRANT INSERT ON review_sessions, review_items TO {ad}",
-        f"""CREATE OR REPLACE FUNCTION relgate_review_labelled(s text, i text, who text) RETURNS boolean
-            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {q}, pg_temp AS $$
-              SELECT EXISTS (SELECT 1 FROM review_labels l
-                             WHERE l.session_id = s AND l.item_id = i AND l.reviewer = who) $$""",
-        "REVOKE ALL ON FUNCTION relgate_review_labelled(text, text, text) FROM PUBLIC",
-        f"GRANT EXECUTE ON FUNCTION relgate_review_labelled(text, text, text) TO {rv}",
+        # --- the triggers: the only way a row gets in, whatever SQL a role sends
+        f"""CREATE OR REPLACE FUNCTION relgate_review_label_guard() RETURNS trigger {definer} AS $$
+            DECLARE r int; lease float8; n int;
+            BEGIN
+              IF NOT {owner} AND NEW.reviewer IS DISTINCT FROM session_user::text THEN
+                RAISE EXCEPTION 'a label is given only as the role that logged in (%)', session_user {deny};
+              END IF;
+              IF NEW.reviewer IN ('{rv}', '{ad}') THEN
+                RAISE EXCEPTION 'a group role is never a reviewer' {deny};
+              END IF;
+              {lock_item}
+              IF NOT EXISTS (SELECT 1 FROM review_claims c WHERE c.session_id = NEW.session_id
+                             AND c.item_id = NEW.item_id AND c.reviewer = NEW.reviewer AND c.state = 'claimed'
+                             AND c.expires_at > {now}) THEN
+                RAISE EXCEPTION 'no running claim of % on item %: claim it first', NEW.reviewer, NEW.item_id {deny};
+              END IF;
+              SELECT count(*) INTO n FROM review_labels l
+                WHERE l.session_id = NEW.session_id AND l.item_id = NEW.item_id;
+              IF n >= r THEN
+                RAISE EXCEPTION 'item % already has its % labels', NEW.item_id, r {deny};
+              END IF;
+              NEW.id := nextval('review_labels_id_seq');
+              NEW.created_at := {now};
+              NEW.written_in := txid_current();
+              RETURN NEW;
+            END $$""",
+        f"""CREATE OR REPLACE FUNCTION relgate_review_unlabel() RETURNS trigger {definer} AS $$
+            BEGIN
+              UPDATE review_claims c SET state = 'claimed', expires_at = {now} + s.lease_seconds
+                FROM review_sessions s
+                WHERE s.id = OLD.session_id AND c.session_id = OLD.session_id AND c.item_id = OLD.item_id
+                  AND c.reviewer = OLD.reviewer;
+              RETURN OLD;
+            END $$""",
+        f"""CREATE OR REPLACE FUNCTION relgate_review_claim_guard() RETURNS trigger {definer} AS $$
+            DECLARE r int; lease float8; t float8 := {now}; held int;
+                    labelled boolean;
+            BEGIN
+              IF TG_OP = 'UPDATE' AND (NEW.session_id, NEW.item_id, NEW.reviewer)
+                                      IS DISTINCT FROM (OLD.session_id, OLD.item_id, OLD.reviewer) THEN
+                RAISE EXCEPTION 'a claim keeps its item and reviewer' {deny};
+              END IF;
+              IF NOT {owner} AND NEW.reviewer IS DISTINCT FROM session_user::text THEN
+                RAISE EXCEPTION 'a claim is made only as the role that logged in (%)', session_user {deny};
+              END IF;
+              IF NEW.reviewer IN ('{rv}', '{ad}') THEN
+                RAISE EXCEPTION 'a group role is never a reviewer' {deny};
+              END IF;
+              IF NEW.state = 'claimed' AND NEW.expires_at <= t AND (TG_OP = 'INSERT' OR OLD.state = 'claimed') THEN
+                RETURN NEW;  -- a release (or an ended lease): holds nothing, needs no lock
+              END IF;
+              {lock_item}
+              labelled := EXISTS (SELECT 1 FROM review_labels l WHERE l.session_id = NEW.session_id
+                                  AND l.item_id = NEW.item_id AND l.reviewer = NEW.reviewer);
+              IF NEW.state = 'done' THEN
+                IF NOT labelled THEN
+                  RAISE EXCEPTION 'a claim is done only with its label (item %)', NEW.item_id {deny};
+                END IF;
+                NEW.expires_at := t;
+              ELSE
+                IF labelled THEN
+                  RAISE EXCEPTION '% already labelled item %', NEW.reviewer, NEW.item_id {deny};
+                END IF;
+                NEW.expires_at := LEAST(NEW.expires_at, t + lease);
+                IF NEW.expires_at > t THEN
+                  SELECT count(*) INTO held FROM review_claims c
+                    WHERE c.session_id = NEW.session_id AND c.item_id = NEW.item_id AND c.reviewer <> NEW.reviewer
+                      AND (c.state = 'done' OR c.expires_at > t);
+                  IF held >= r THEN
+                    RAISE EXCEPTION 'item % has no free slot', NEW.item_id {deny};
+                  END IF;
+                  -- one running claim per reviewer and session: a new one ends the others (the queue hands out
+                  -- one item at a time), so nobody holds the whole queue
+                  UPDATE review_claims c SET expires_at = t
+                    WHERE c.session_id = NEW.session_id AND c.reviewer = NEW.reviewer AND c.item_id <> NEW.item_id
+                      AND c.state = 'claimed' AND c.expires_at > t;
+                END IF;
+              END IF;
+              RETURN NEW;
+            END $$""",
+        f"""CREATE OR REPLACE FUNCTION relgate_review_session_guard() RETURNS trigger {definer} AS $$
+            BEGIN
+              IF NOT {owner} AND NEW.created_by IS DISTINCT FROM session_user::text THEN
+                RAISE EXCEPTION 'a session is published only under the role that logged in (%)', session_user {deny};
+              END IF;
+              NEW.created_at := {now};
+              RETURN NEW;
+            END $$""",
+        f"""CREATE OR REPLACE FUNCTION relgate_review_item_guard() RETURNS trigger {definer} AS $$
+            BEGIN
+              IF NOT {owner} AND NOT EXISTS (SELECT 1 FROM review_sessions s WHERE s.id = NEW.session_id
+                                              AND s.created_by = session_user::text) THEN
+                RAISE EXCEPTION 'items are added only to a session % published', session_user {deny};
+              END IF;
+              RETURN NEW;
+            END $$""",
+        f"""CREATE OR REPLACE FUNCTION relgate_review_adjudication_guard() RETURNS trigger {definer} AS $$
+            BEGIN
+              IF NOT {owner} AND NEW.adjudicator IS DISTINCT FROM session_user::text THEN
+                RAISE EXCEPTION 'a decision is recorded only under the role that logged in (%)', session_user {deny};
+              END IF;
+              NEW.created_at := {now};
+              RETURN NEW;
+            END $$""",
+        # who may see an item's labels besides their author: a reviewer whose own label of it was committed by an
+        # earlier transaction (never one inserted in this one and rolled back), and an adjudicator once the item
+        # has its R labels committed (it can no longer take their label)
+        f"""CREATE OR REPLACE FUNCTION relgate_review_visible(s text, i text) RETURNS boolean {definer} STABLE AS $$
+            DECLARE mine_txn bigint := txid_current_if_assigned();
+            BEGIN
+              IF EXISTS (SELECT 1 FROM review_labels l WHERE l.session_id = s AND l.item_id = i
+                         AND l.reviewer = session_user::text AND l.written_in IS DISTINCT FROM mine_txn) THEN
+                RETURN true;
+              END IF;
+              RETURN pg_has_role(session_user, '{ad}', 'MEMBER')
+                 AND (SELECT count(*) FROM review_labels l WHERE l.session_id = s AND l.item_id = i
+                      AND l.written_in IS DISTINCT FROM mine_txn)
+                     >= (SELECT per_item FROM review_sessions WHERE id = s);
+            END $$""",
+    ]
+    triggers = [("review_labels", "relgate_review_label_guard", "BEFORE INSERT"),
+                ("review_labels", "relgate_review_unlabel", "AFTER DELETE"),
+                ("review_claims", "relgate_review_claim_guard", "BEFORE INSERT OR UPDATE"),
+                ("review_sessions", "relgate_review_session_guard", "BEFORE INSERT"),
+                ("review_items", "relgate_review_item_guard", "BEFORE INSERT"),
+                ("review_adjudications", "relgate_review_adjudication_guard", "BEFORE INSERT OR UPDATE")]
+    for table, fn, when in triggers:
+        stmts += [f"DROP TRIGGER IF EXISTS {fn} ON {table}",
+                  f"CREATE TRIGGER {fn} {when} ON {table} FOR EACH ROW EXECUTE FUNCTION {fn}()",
+                  f"REVOKE ALL ON FUNCTION {fn}() FROM PUBLIC"]
+    stmts += [
+        "REVOKE ALL ON FUNCTION relgate_review_visible(text, text) FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION relgate_review_visible(text, text) TO {rv}",
+        # --- row-level security: a role reads and writes its own rows (session_user: SET ROLE to a group or to
+        # another member changes nothing); the triggers check the rest
         "ALTER TABLE review_labels ENABLE ROW LEVEL SECURITY",
         "DROP POLICY IF EXISTS review_label_insert ON review_labels",
         f"CREATE POLICY review_label_insert ON review_labels FOR INSERT TO {rv} "
-        "WITH CHECK (reviewer = current_user::text)",
+        "WITH CHECK (reviewer = session_user::text)",
         "DROP POLICY IF EXISTS review_label_read ON review_labels",
         f"CREATE POLICY review_label_read ON review_labels FOR SELECT TO {rv} USING ("
-        "reviewer = current_user::text "
-        f"OR pg_has_role(current_user, '{ad}', 'MEMBER') "
-        "OR relgate_review_labelled(session_id, item_id, current_user::text))",
+        "reviewer = session_user::text OR relgate_review_visible(session_id, item_id))",
         "DROP POLICY IF EXISTS review_label_delete ON review_labels",
         f"CREATE POLICY review_label_delete ON review_labels FOR DELETE TO {rv} "
-        "USING (reviewer = current_user::text)",
+        "USING (reviewer = session_user::text)",
+        "DROP FUNCTION IF EXISTS relgate_review_labelled(text, text, text)",  # version 1's
         "ALTER TABLE review_claims ENABLE ROW LEVEL SECURITY",
         "DROP POLICY IF EXISTS review_claim_read ON review_claims",
         f"CREATE POLICY review_claim_read ON review_claims FOR SELECT TO {rv} USING (true)",
         "DROP POLICY IF EXISTS review_claim_insert ON review_claims",
         f"CREATE POLICY review_claim_insert ON review_claims FOR INSERT TO {rv} "
-        "WITH CHECK (reviewer = current_user::text)",
+        "WITH CHECK (reviewer = session_user::text)",
         "DROP POLICY IF EXISTS review_claim_update ON review_claims",
         f"CREATE POLICY review_claim_update ON review_claims FOR UPDATE TO {rv} "
-        "USING (reviewer = current_user::text) WITH CHECK (reviewer = current_user::text)",
+        "USING (reviewer = session_user::text) WITH CHECK (reviewer = session_user::text)",
     ]
+    return stmts

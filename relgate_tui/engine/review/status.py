@@ -13,8 +13,9 @@ The document (``status --json``)::
     adjudicated    items an adjudicator decided
     pending        items with fewer than R labels
     final          item id → final verdict ("1", "2", … | "none" | "skip")
-    complete_view  false when this database role may not read every label (a reviewer on PostgreSQL): the
-                   figures then cover only what it may read
+    complete_view  false when this database role may not read every label of the items that have their R labels
+                   (a reviewer on PostgreSQL): the figures then cover only what it may read
+    left_out       labels whose stored verdict is not one (each line names the item and reviewer): counted missing
 
 Agreement and finalisation are :mod:`relgate_tui.core.review`.
 """
@@ -42,6 +43,7 @@ class SessionState:
     complete_view: bool
     finalised: Finalised
     agreement: Agreement
+    left_out: tuple[str, ...] = ()
 
 
 def session_state(store: ReviewStore, sid: str, policy: str = "strict", *, need_all: bool = False) -> SessionState:
@@ -49,7 +51,8 @@ def session_state(store: ReviewStore, sid: str, policy: str = "strict", *, need_
     read every label — pulling the final labels from a partial view would be wrong."""
     info = store.session(sid)
     ids = tuple(store.item_ids(info.id))
-    labels = store.labels(info.id)
+    problems: list[tuple[str, str, str]] = []
+    labels = store.labels(info.id, problems)
     labelled_by = store.labelled_by(info.id)
     try:
         adjudicated = store.adjudications(info.id)
@@ -58,11 +61,13 @@ def session_state(store: ReviewStore, sid: str, policy: str = "strict", *, need_
         if need_all:
             raise
         adjudicated, complete = {}, False
-    if complete:
-        complete = sum(len(v) for v in labels.values()) == sum(len(v) for v in labelled_by.values())
+    if complete:  # every label of every item with its R labels is read (or named as left out)
+        bad = {(i, r) for i, r, _ in problems}
+        complete = all(all(r in labels.get(i, {}) or (i, r) in bad for r in rs)
+                       for i, rs in labelled_by.items() if len(rs) >= info.per_item)
     fin = finalise(ids, labels, info.per_item, adjudicated, policy)
     return SessionState(info, ids, labels, labelled_by, adjudicated, complete, fin,
-                        agreement(labels, info.per_item, fin.final))
+                        agreement(labels, info.per_item, fin.final), tuple(m for _, _, m in problems))
 
 
 def status_document(state: SessionState) -> dict[str, Any]:
@@ -90,6 +95,7 @@ def status_document(state: SessionState) -> dict[str, Any]:
         "pending": list(fin.pending),
         "final": dict(fin.final),
         "complete_view": state.complete_view,
+        "left_out": list(state.left_out),
     }
 
 

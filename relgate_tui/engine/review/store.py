@@ -16,7 +16,9 @@ One code path for SQLite and PostgreSQL (SQLAlchemy 2 Core over :mod:`.schema`):
   PostgreSQL enforces it with row-level security (:func:`.schema.security_statements`), and the item payload never
   holds a verdict.
 
-Times are the clients' clocks (``time.time()``): a lease of minutes tolerates ordinary clock skew.
+**Clock.** On PostgreSQL every lease is computed and compared on the server's clock (``now()``, see
+:data:`.queries.NOW`), never a client's; the embedded store uses the machine's clock. The database's own triggers
+(:func:`.schema.security_statements`) enforce the same rules against SQL sent by hand.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from relgate_tui.core.review.verdicts import parse_verdict
+from relgate_tui.core.text import one_line
 from relgate_tui.engine.review import queries as Q
 from relgate_tui.engine.review import schema as S
 from relgate_tui.engine.review.db import ReviewDB, ReviewDenied, ReviewError, connect
@@ -99,12 +102,18 @@ class ReviewStore:
         return c.execute(sa.select(S.meta.c.value).where(S.meta.c.key == "schema_version")).scalar_one_or_none()
 
     def check(self) -> None:
-        """Refuse a missing or newer schema (one line); the embedded store creates its schema on first use."""
+        """Refuse a missing or newer schema (one line); the embedded store creates (or migrates) its schema on first
+        use, a PostgreSQL store of an older version is refused until its owner runs ``review init``."""
         found = self.db.run("open the review store", self._version)
         if found is None and not self.db.is_postgres:
             self.init()
             return
-        S.check_version(found, self.db.public)
+        if S.check_version(found, self.db.public) < S.SCHEMA_VERSION:
+            if not self.db.is_postgres:
+                self.init()
+                return
+            raise ReviewError(f"{self.db.public} holds review schema version {found}: its owner runs `relgate "
+                              f"review init --db URL` once to migrate it to version {S.SCHEMA_VERSION}")
 
     def init(self) -> list[str]:
         """Create the schema (and on PostgreSQL the roles, grants and policies); idempotent. Returns what it did."""
@@ -112,20 +121,30 @@ class ReviewStore:
         def go(c: Connection) -> list[str]:
             done = []
             found = self._version(c)
-            if found is not None:
-                S.check_version(found, self.db.public)
+            version = S.check_version(found, self.db.public) if found is not None else None
             S.metadata.create_all(c)
-            if found is None:
+            if version is None:
                 c.execute(sa.insert(S.meta).values(key="schema_version", value=str(S.SCHEMA_VERSION)))
                 done.append(f"created the review schema (version {S.SCHEMA_VERSION})")
+            elif version < S.SCHEMA_VERSION:
+                if not self.db.is_postgres and "written_in" not in {
+                        col["name"] for col in sa.inspect(c).get_columns(S.labels.name)}:
+                    c.exec_driver_sql("ALTER TABLE review_labels ADD COLUMN written_in BIGINT")
+                c.execute(sa.update(S.meta).where(S.meta.c.key == "schema_version")
+                          .values(value=str(S.SCHEMA_VERSION)))
+                done.append(f"migrated the review schema from version {version} to {S.SCHEMA_VERSION}")
             else:
                 done.append(f"the review schema (version {found}) is in place")
             if self.db.is_postgres:
                 schema = c.execute(sa.text("SELECT current_schema()")).scalar_one()
-                for stmt in S.security_statements(str(schema)):
-                    c.exec_driver_sql(stmt)
-                done.append(f"roles {S.REVIEWER_ROLE} and {S.ADJUDICATOR_ROLE}, their grants and row-level "
-                            "policies are in place")
+                try:
+                    for stmt in S.security_statements(str(schema)):
+                        c.exec_driver_sql(stmt.replace("%", "%%"))  # the driver formats even without parameters
+                except sa.exc.IntegrityError as e:  # a row of an older store breaks a rule: say which
+                    raise ReviewError(f"{self.db.public} cannot be migrated: a row breaks the database's rules ("
+                                      + self.db.clean(str(e.orig).splitlines()[0]) + ")") from None
+                done.append(f"roles {S.REVIEWER_ROLE} and {S.ADJUDICATOR_ROLE}, their grants, row-level policies "
+                            "and the database's rules (triggers) are in place")
             return done
 
         return self.db.run("create the review schema", go)
@@ -136,10 +155,16 @@ class ReviewStore:
             raise UserError("roles exist only on PostgreSQL: the embedded store names reviewers with --as")
         group = S.ADJUDICATOR_ROLE if adjudicator else S.REVIEWER_ROLE
 
+        if role in (S.REVIEWER_ROLE, S.ADJUDICATOR_ROLE):
+            raise UserError(f"{role} is a group role: grant it to a person's login role instead")
+
         def go(c: Connection) -> str:
-            found = c.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :r"), {"r": role}).first()
+            found = c.execute(sa.text("SELECT rolcanlogin FROM pg_roles WHERE rolname = :r"), {"r": role}).first()
             if found is None:
                 raise ReviewError(f"no database role {role!r}: create it first (createuser, or CREATE ROLE … LOGIN)")
+            if not found[0]:
+                raise ReviewError(f"database role {role!r} cannot log in (NOLOGIN): a reviewer is one person's "
+                                  "login role, never a group")
             quoted = c.dialect.identifier_preparer.quote(role)
             c.exec_driver_sql(f"GRANT {group} TO {quoted}")
             return group
@@ -152,6 +177,8 @@ class ReviewStore:
         """A new session of ``items`` (id, payload) in queue order; returns its id."""
         if per_item < 1:
             raise UserError(f"--per-item must be at least 1, got {per_item}")
+        if not 0 < lease_seconds <= S.MAX_LEASE:
+            raise UserError(f"--lease must be between 0 and {S.MAX_LEASE:g} seconds (7 days), got {lease_seconds:g}")
         if not items:
             raise UserError(f"run {run_id} has no calibration item with samples to review")
         sid = uuid.uuid4().hex[:12]
@@ -178,6 +205,9 @@ class ReviewStore:
         if len(rows) > 1:
             raise ReviewError(f"review session {sid!r} is ambiguous: {', '.join(r.id for r in rows[:5])}")
         r = rows[0]
+        if not S.session_id_ok(r.id):  # a row written by hand: never a path, never shown raw
+            raise ReviewError(f"review session {one_line(str(r.id), 40)!r} has an unsafe id (the database should "
+                              "allow only [A-Za-z0-9_-]): ask the store's owner to remove it")
         n = c.execute(sa.select(sa.func.count()).select_from(S.items).where(S.items.c.session_id == r.id)
                       ).scalar() if count else 0
         return SessionInfo(r.id, r.name, r.run_id, int(r.per_item), float(r.lease_seconds), r.created_by,
@@ -190,7 +220,7 @@ class ReviewStore:
     def sessions(self) -> list[SessionInfo]:
         def go(c: Connection) -> list[SessionInfo]:
             ids = c.execute(sa.select(S.sessions.c.id).order_by(S.sessions.c.created_at.desc())).scalars().all()
-            return [self._session_row(c, i) for i in ids]
+            return [self._session_row(c, i) for i in ids if S.session_id_ok(i)]
 
         return self.db.run("list the sessions", go)
 
@@ -215,15 +245,15 @@ class ReviewStore:
             self._infos[sid] = self._infos[info.id] = info
         return info
 
-    def _put_claim(self, c: Connection, sid: str, item: str, reviewer: str, state: str, expires: float) -> None:
+    def _put_claim(self, c: Connection, sid: str, item: str, reviewer: str, state: str, lease: float) -> None:
         Q.execute(c, Q.upsert_claim(c.dialect.name),
-                  {"sid": sid, "item": item, "me": reviewer, "state": state, "expires": expires})
+                  {"sid": sid, "item": item, "me": reviewer, "state": state, "lease": lease, "now": time.time()})
 
-    def _claim_in(self, c: Connection, sid: str, reviewer: str, skip: set[str], t: float, *,
+    def _claim_in(self, c: Connection, sid: str, reviewer: str, skip: set[str], *,
                   resume: bool = True) -> Claim | None:
         """The claim (see :meth:`claim`); ``resume`` False: by queue order alone (:data:`.queries.SCAN_OPEN`)."""
         info = self._info(c, sid)
-        params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": t, "per_item": info.per_item}
+        params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": time.time(), "per_item": info.per_item}
         tried: set[str] = set()
         while True:
             passed = skip | tried
@@ -231,21 +261,26 @@ class ReviewStore:
                 row = c.execute(Q.SCAN_SKIP if resume else Q.SCAN_OPEN_SKIP, {**params, "skip": sorted(passed)}).first()
             else:
                 row = Q.execute(c, Q.SCAN if resume else Q.SCAN_OPEN, params).first()
+            if row is None and resume and self.db.is_postgres:
+                # nothing unlocked: wait for an item another transaction holds rather than end the queue early
+                # (only here, where this transaction holds no other item's lock)
+                if passed:
+                    row = c.execute(Q.SCAN_SKIP_WAIT, {**params, "skip": sorted(passed)}).first()
+                else:
+                    row = Q.execute(c, Q.SCAN_WAIT, params).first()
             if row is None:
                 return None
-            expires = t + info.lease_seconds
-            if Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True),
-                         {**params, "item": row.item_id, "state": "claimed", "expires": expires}).first():
-                return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), expires)
+            got = Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True),
+                            {**params, "item": row.item_id, "state": "claimed", "lease": info.lease_seconds}).first()
+            if got is not None:
+                return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), float(got.expires_at))
             tried.add(row.item_id)  # filled between the scan's snapshot and our lock
 
-    def claim(self, sid: str, reviewer: str, *, exclude: Iterable[str] = (), now: float | None = None
-              ) -> Claim | None:
+    def claim(self, sid: str, reviewer: str, *, exclude: Iterable[str] = ()) -> Claim | None:
         """The next item for ``reviewer`` (their own running claim first), claimed for the lease; None when the
         queue holds nothing more for them."""
         skip = set(exclude)
-        return self.db.run("claim an item", lambda c: self._claim_in(
-            c, sid, reviewer, skip, time.time() if now is None else now))
+        return self.db.run("claim an item", lambda c: self._claim_in(c, sid, reviewer, skip))
 
     def release(self, sid: str, item_id: str, reviewer: str) -> None:
         """Give a claimed item back at once (its lease ends now)."""
@@ -255,11 +290,10 @@ class ReviewStore:
                                       cl.state == "claimed").values(expires_at=0.0)))
 
     # ---------------------------------------------------------------------------------------------- labels
-    def _label_in(self, c: Connection, sid: str, item_id: str, reviewer: str, verdict: str, key: str,
-                  t: float) -> str:
-        params = {"sid": sid, "item": item_id, "me": reviewer, "key": key, "now": t}
-        # one round trip: the item row locked (waiting for a claimer holding it), the session's R, whether this
-        # key was committed before, whether this reviewer already labelled the item
+    def _label_in(self, c: Connection, sid: str, item_id: str, reviewer: str, verdict: str, key: str) -> str:
+        params = {"sid": sid, "item": item_id, "me": reviewer, "key": key, "now": time.time()}
+        # one round trip: the item row locked (waiting for a claimer holding it), the session's R and lease,
+        # whether this key was committed before, whether this reviewer already labelled the item
         row = Q.execute(c, Q.LABEL_CHECK, params).first()
         if row is not None and row.dup:
             return "duplicate"
@@ -270,24 +304,28 @@ class ReviewStore:
         if row.mine:
             raise LabelRejected(f"{reviewer} already labelled item {item_id} (undo it first)")
         _check_rank(item_id, verdict, row.n_candidates)
-        # the slot counted after the lock, by the insert itself: exact (every claimer holds the lock to write)
+        # a label needs its author's running claim (the database refuses one without): the claim is renewed while
+        # the item still has a slot for this reviewer — counted after the lock, so exact — else the lease ran out
+        # and the slot went to someone else
+        full = LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease ran out "
+                             "and another reviewer took the slot)")
+        room = {**params, "per_item": row.per_item, "state": "claimed", "lease": row.lease_seconds}
+        if not row.live and Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True), room).first() is None:
+            raise full
         if Q.execute(c, Q.INSERT_LABEL, {**params, "verdict": verdict, "per_item": row.per_item}).first() is None:
-            raise LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease "
-                                "ran out and another reviewer took the slot)")
-        self._put_claim(c, sid, item_id, reviewer, "done", t)
+            raise full
+        self._put_claim(c, sid, item_id, reviewer, "done", 0.0)
         return "committed"
 
-    def commit_label(self, sid: str, item_id: str, reviewer: str, verdict: str, key: str, *,
-                     now: float | None = None) -> str:
+    def commit_label(self, sid: str, item_id: str, reviewer: str, verdict: str, key: str) -> str:
         """Commit one verdict: "committed", or "duplicate" when ``key`` was committed before. Raises
         :class:`LabelRejected` when the item has no free slot for this reviewer any more. ``sid``: the full
         session id."""
         parse_verdict(verdict)
-        return self.db.run("save the label", lambda c: self._label_in(
-            c, sid, item_id, reviewer, verdict, key, time.time() if now is None else now))
+        return self.db.run("save the label", lambda c: self._label_in(c, sid, item_id, reviewer, verdict, key))
 
     def commit_label_and_claim(self, sid: str, item_id: str, reviewer: str, verdict: str, key: str, *,
-                               exclude: Iterable[str] = (), now: float | None = None) -> tuple[str, Claim | None]:
+                               exclude: Iterable[str] = ()) -> tuple[str, Claim | None]:
         """:meth:`commit_label` and then the claim of the next item, in one transaction: what a reviewer does at
         every keypress, for one lock turn and one commit instead of two. The claim is :data:`.queries.SCAN_OPEN`'s:
         the first item in queue order that is open or already theirs. A refused label (``LabelRejected``) claims
@@ -296,18 +334,16 @@ class ReviewStore:
         skip = set(exclude)
 
         def go(c: Connection) -> tuple[str, Claim | None]:
-            t = time.time() if now is None else now
-            outcome = self._label_in(c, sid, item_id, reviewer, verdict, key, t)
-            return outcome, self._claim_in(c, sid, reviewer, skip, t, resume=False)
+            outcome = self._label_in(c, sid, item_id, reviewer, verdict, key)
+            return outcome, self._claim_in(c, sid, reviewer, skip, resume=False)
 
         return self.db.run("save the label", go)
 
-    def undo(self, sid: str, reviewer: str, *, key: str | None = None, now: float | None = None) -> str | None:
+    def undo(self, sid: str, reviewer: str, *, key: str | None = None) -> str | None:
         """Delete ``reviewer``'s label with client key ``key`` (else their last one) and claim the item again;
         returns its item id, None when there is nothing to undo."""
 
         def go(c: Connection) -> str | None:
-            t = time.time() if now is None else now
             info = self._session_row(c, sid)
             lb = S.labels.c
             q = sa.select(lb.id, lb.item_id).where(lb.session_id == info.id, lb.reviewer == reviewer)
@@ -316,7 +352,7 @@ class ReviewStore:
             if row is None:
                 return None
             c.execute(sa.delete(S.labels).where(lb.id == row.id))
-            self._put_claim(c, info.id, row.item_id, reviewer, "claimed", t + info.lease_seconds)
+            self._put_claim(c, info.id, row.item_id, reviewer, "claimed", info.lease_seconds)
             return str(row.item_id)
 
         return self.db.run("undo the label", go)
@@ -327,14 +363,23 @@ class ReviewStore:
             sa.select(lb.client_key).where(lb.session_id == sid, lb.reviewer == reviewer)
             .order_by(lb.id.desc()).limit(1)).scalar_one_or_none())
 
-    def labels(self, sid: str) -> dict[str, dict[str, str]]:
+    def labels(self, sid: str, problems: list[tuple[str, str, str]] | None = None) -> dict[str, dict[str, str]]:
         """item → reviewer → verdict, of the labels this connection may read (on PostgreSQL: its own, those of
-        items it labelled, or all of them for an adjudicator)."""
+        items it labelled once committed, or those of full items for an adjudicator). A stored verdict that is
+        not one (written by hand into an embedded store, or a version-1 database) is left out and named in
+        ``problems`` as (item, reviewer, one line naming both): the item counts as missing that label."""
         lb = S.labels.c
         rows = self.db.run("read the labels", lambda c: c.execute(
             sa.select(lb.item_id, lb.reviewer, lb.verdict).where(lb.session_id == sid).order_by(lb.id)).all())
         out: dict[str, dict[str, str]] = {}
         for r in rows:
+            try:
+                parse_verdict(r.verdict)
+            except ValueError as e:
+                if problems is not None:
+                    problems.append((r.item_id, r.reviewer, f"label of item {one_line(str(r.item_id), 80)} by "
+                                     f"{one_line(str(r.reviewer), 64)} left out: {e}"))
+                continue
             out.setdefault(r.item_id, {})[r.reviewer] = r.verdict
         return out
 
