@@ -7,7 +7,7 @@ and ``TYPE_CHECKING`` ones too:
 - no module imports a private name (``_x``) from another package — so ``judging`` and ``certification`` meet only
   through public names, and ``tui`` imports no private engine name;
 - no import cycle between any two files of ``relgate_tui``;
-- ``engine/`` keeps at most 8 top-level entries and no module is over 600 lines;
+- ``engine/`` keeps at most 8 top-level entries (its ``__init__`` aside) and no module is over 600 lines;
 - every package ``ARCHITECTURE.md`` names exists.
 """
 
@@ -156,7 +156,7 @@ def test_no_import_cycle_between_files():
 
 
 def test_engine_has_at_most_eight_top_level_entries_and_modules_stay_small():
-    entries = [p.name for p in (PKG / "engine").iterdir() if p.name != "__pycache__"]
+    entries = [p.name for p in (PKG / "engine").iterdir() if p.name not in ("__pycache__", "__init__.py")]
     assert len(entries) <= 8, sorted(entries)
     big = {str(p.relative_to(PKG)): n for p, src in _sources().items() if (n := len(src.splitlines())) > 600}
     assert not big, big

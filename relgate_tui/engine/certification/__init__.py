@@ -2,7 +2,6 @@
 
 Public names, by module:
 
-* :mod:`.assets` — ``assets_dir``: where the bundled tasks and audit sets live;
 * :mod:`.tasks` — ``load_task``, ``Task``, ``TaskError``, ``BundledTask``, ``bundled_tasks``, ``bundled_task_names``,
   ``format_task_table``, ``dump_items``: task files and the bundled tasks;
 * :mod:`.certify` — ``CertifyConfig``, ``Prepared``, ``prepare``, ``open_prepared``, ``run_identity``,
