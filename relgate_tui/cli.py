@@ -126,14 +126,6 @@ def build_parser() -> argparse.ArgumentParser:
     for mod in commands.modules():
         mod.register(sub)
         COMMANDS[mod.NAME] = mod.run
-
-    p = sub.add_parser(
-        "judge-audit", help="audit an LLM judge: preference cycles, MFAS rankings, position bias, Likert sets",
-        description="Audit an LLM judge on a data set with human scores (paper 000).",
-    )
-    from relgate_tui.engine.judging.audit_cli import add_arguments
-
-    add_arguments(p)
     return parser
 
 
@@ -493,18 +485,11 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_judge_audit(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.judging.audit_cli import judge_audit_main
-
-    return judge_audit_main(args)
-
-
 COMMANDS = {
     "certify": _cmd_certify,
     "runs": _cmd_runs,
     "report": _cmd_report,
     "tasks": _cmd_tasks,
-    "judge-audit": _cmd_judge_audit,
 }
 
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.session import Session
     from relgate_tui.engine.certification.setup import RunSetup
     from relgate_tui.engine.certification.views import GateBasis
-    from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
+    from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
     from relgate_tui.tui.home import HomeChoice
     from relgate_tui.tui.settings_file import UISettings
 

@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.demo import DemoServer
-from relgate_tui.engine.judging import JudgeProgress, export_name
-from relgate_tui.engine.judging.audit_cli import (
+from relgate_tui.engine.judging import JudgeProgress, export_name, select
+from relgate_tui.engine.judging.audit_run import (
     JudgeAuditConfig,
     audit_events,
     audit_result,
     export_audit,
     run_judge_audit,
-    select,
 )
 from relgate_tui.engine.judging.data import load_audit_set
 from tests.conftest import InProcessCli

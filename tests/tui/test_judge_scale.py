@@ -8,7 +8,7 @@ import dataclasses
 
 from textual.widgets import DataTable
 
-from relgate_tui.engine.judging.audit_cli import run_judge_audit
+from relgate_tui.engine.judging.audit_run import run_judge_audit
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.judge.views import AuditResultsView
 from tests.tui.test_judge import SIZE, run_audit, text_of

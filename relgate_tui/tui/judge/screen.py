@@ -5,7 +5,7 @@ One screen in three parts (a ``ContentSwitcher``):
 * **setup** — :class:`~relgate_tui.tui.judge.setup.JudgeSetup` (endpoint, judge models, prompt variants, data set,
   criterion, protocol, repetitions k, inputs, candidates per input, α, seed). ``ctrl+s`` starts (after reading a
   template file typed but not read yet).
-* **progress** — the engine's async audit (:func:`~relgate_tui.engine.judging.audit_cli.audit_events`) is iterated in an
+* **progress** — the engine's async audit (:func:`~relgate_tui.engine.judging.audit_run.audit_events`) is iterated in an
   ``@work`` async worker, as the Sampling screen does: each event updates the
   :class:`~relgate_tui.tui.widgets.progress.ProgressPanel` (answers per judge, calls made / cached / failed, an errors log).
   Escape asks, then cancels the worker: the requests in flight are cancelled, nothing more is sent. The audit is
@@ -41,7 +41,7 @@ from relgate_tui.tui.widgets.progress import ProgressPanel
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.setup import EndpointChoice
     from relgate_tui.engine.judging import AuditResult, JudgeProgress
-    from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
+    from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
 
 
 class JudgeScreen(JudgeSetup):
@@ -198,7 +198,7 @@ class JudgeScreen(JudgeSetup):
     def _planned(self, cfg: JudgeAuditConfig) -> int:
         """Judge answers the whole audit plans (every judge × variant × protocol): the progress bar's total from
         the start, so it never runs backwards as the judges start one after another (issue 24 §5)."""
-        from relgate_tui.engine.judging.audit_cli import planned_answers, select
+        from relgate_tui.engine.judging import planned_answers, select
 
         if self.audit_set is None:
             return 0
@@ -208,7 +208,7 @@ class JudgeScreen(JudgeSetup):
 
     def _audit_size(self, cfg: JudgeAuditConfig) -> str:
         """"N inputs × M candidates" as the audit will use them (the data set may have fewer than asked for)."""
-        from relgate_tui.engine.judging.audit_cli import select
+        from relgate_tui.engine.judging import select
 
         if self.audit_set is None:
             return f"{cfg.inputs or 'all'} inputs × {cfg.candidates or 'all'} candidates"
@@ -220,7 +220,7 @@ class JudgeScreen(JudgeSetup):
     async def _run_audit(self, cfg: JudgeAuditConfig) -> AuditResult:
         """Iterate the engine's audit events on the app's loop (no thread); cancelling the worker stops it."""
         from relgate_tui.engine.judging import AuditFinished, AuditNote, JudgeProgress
-        from relgate_tui.engine.judging.audit_cli import audit_events
+        from relgate_tui.engine.judging.audit_run import audit_events
 
         panel = self.query_one(ProgressPanel)
         async for event in audit_events(cfg):
@@ -363,7 +363,7 @@ class JudgeScreen(JudgeSetup):
         return self.app.services.resolved_runs_dir().parent / "judge-audits"  # type: ignore[attr-defined]
 
     def action_export(self, fmt: str) -> None:
-        from relgate_tui.engine.judging.audit_cli import export_audit
+        from relgate_tui.engine.judging.audit_run import export_audit
 
         if self.result is None:
             return

@@ -5,7 +5,7 @@ the inputs sorted by ρ, and, when direct scores were asked, the Likert conforma
 Enter (or ``v``) on an input opens the :class:`CycleViewerModal`: each cyclic triple with the verdicts behind each
 of its edges, per presentation order.
 
-Nothing is computed here: every number is read from the document (``engine.judging.audit_cli``).
+Nothing is computed here: every number is read from the document (``engine.judging.results``).
 """
 
 from __future__ import annotations
