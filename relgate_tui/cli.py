@@ -79,6 +79,14 @@ def _run_tui() -> int:
     return result if isinstance(result, int) else EXIT_OK
 
 
+def launch_review(store: Any, session: str, name: str) -> int:
+    """``relgate review open SESSION``: the team-review labelling screen on its own — the second way into the terminal
+    UI, launched here like the first (``relgate``) so that no command module imports the TUI."""
+    from relgate_tui.tui.review.app import run_review_app
+
+    return run_review_app(store, session, name)
+
+
 def _user_error_types() -> tuple[type[BaseException], ...]:
     """Error types whose message is meant for the user: :class:`relgate_tui.errors.RelgateError` (the root), and,
     until every module raises it, ValueError (TaskError, CertifyError, RunStoreError, the canonicalizer's and the

@@ -1,7 +1,8 @@
 """The import contract (issue 9 item 7, issue 19 §5), read statically from every import statement — function-local
 and ``TYPE_CHECKING`` ones too:
 
-- ``core`` imports neither ``engine``, ``tui``, ``demo``, ``commands`` nor ``cli``; ``engine`` never imports ``tui``;
+- ``core`` imports neither ``engine``, ``tui``, ``demo``, ``commands`` nor ``cli``; ``engine`` imports neither ``tui``
+  nor ``demo``; ``tui`` imports neither ``commands`` nor ``cli``, and ``commands`` no ``tui`` (the front ends apart);
 - ``engine.transport`` imports neither ``engine.runs`` nor ``engine.certification``; ``engine.runs`` imports no
   ``engine.transport``;
 - no module imports a private name (``_x``) from another package — so ``judging`` and ``certification`` meet only
@@ -104,6 +105,28 @@ def test_core_imports_nothing_above_it():
 
 def test_engine_never_imports_tui():
     assert not _forbidden("relgate_tui.engine", ("relgate_tui.tui",))
+
+
+def test_the_front_ends_stand_apart():
+    """The TUI and the command line share the engine, never each other's modules (issue 28 §4)."""
+    assert not _forbidden("relgate_tui.tui", ("relgate_tui.commands", "relgate_tui.cli"))
+    assert not _forbidden("relgate_tui.commands", ("relgate_tui.tui",))
+
+
+def test_engine_never_imports_the_demo():
+    """The simulated models' names reach the engine as arguments (``looks_simulated``); the embedded demo is started
+    by the TUI (``tui/demo_endpoint.py``)."""
+    assert not _forbidden("relgate_tui.engine", ("relgate_tui.demo",))
+
+
+def test_the_checker_catches_a_front_end_leaning_on_the_other(monkeypatch):
+    """The rules above can fail: a TUI module importing a command, and an engine module importing the demo."""
+    fake = {"relgate_tui.tui.x": {"relgate_tui.commands.jury"}, "relgate_tui.engine.y": {"relgate_tui.demo.simulate"},
+            "relgate_tui.commands.z": {"relgate_tui.tui.app"}}
+    monkeypatch.setitem(globals(), "_graph", lambda: fake)
+    assert _forbidden("relgate_tui.tui", ("relgate_tui.commands",)) == {"relgate_tui.tui.x": ["relgate_tui.commands.jury"]}
+    assert _forbidden("relgate_tui.engine", ("relgate_tui.demo",))
+    assert _forbidden("relgate_tui.commands", ("relgate_tui.tui",))
 
 
 def test_transport_imports_neither_runs_nor_certification():

@@ -21,6 +21,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from relgate_tui.demo.simulate import SIM_MODELS
     from relgate_tui.engine.certification.report import render_report, write_report
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.runs.paths import runs_dir
@@ -32,8 +33,8 @@ def run(args: argparse.Namespace) -> int:
             f"run {store.run_id} has no results yet (status: {store.status}); rerun its certify command to finish it"
         )
     if args.output:
-        path = write_report(doc, args.format, args.output)
+        path = write_report(doc, args.format, args.output, simulated_models=SIM_MODELS)
         print(f"wrote {path}", file=sys.stderr)
     else:
-        sys.stdout.write(render_report(doc, args.format))
+        sys.stdout.write(render_report(doc, args.format, simulated_models=SIM_MODELS))
     return EXIT_OK

@@ -151,9 +151,9 @@ def _publish(store: Any, args: argparse.Namespace) -> int:
 
 
 def _open(store: Any, args: argparse.Namespace) -> int:
-    from relgate_tui.tui.review.app import run_review_app
+    from relgate_tui.cli import launch_review  # the shell launches the TUI: commands never import it
 
-    return run_review_app(store, args.session, store.db.identity(args.as_name))
+    return launch_review(store, args.session, store.db.identity(args.as_name))
 
 
 def _label(store: Any, args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from relgate_tui.commands.certify import fmt_pct
+    from relgate_tui.demo.simulate import SIM_MODELS
     from relgate_tui.engine.runs.listing import list_runs
     from relgate_tui.engine.runs.paths import runs_dir
 
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                              min_width=7 if col == "gate" else max(len(col), 4))  # "no gate" whole
     for r in rows:
         cells = {
-            "run": r.run_id, "task": r.task, "model": r.model + (" (simulated)" if r.simulated else ""), "created": r.created.replace("T", " ")[:19],
+            "run": r.run_id, "task": r.task, "model": r.model + (" (simulated)" if r.is_simulated(SIM_MODELS) else ""), "created": r.created.replace("T", " ")[:19],
             "status": r.status, "samples": str(r.n_samples), "labels": str(r.n_labels),
             "reliability": fmt_pct(r.reliability_level), "bound": fmt_pct(r.reliability_lower_bound),
             "M*": r.m_star_text,

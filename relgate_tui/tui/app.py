@@ -114,7 +114,7 @@ class RelgateApp(App[None]):
     def ensure_demo(self) -> str:
         """Start the embedded simulated endpoint (once) and return its base URL."""
         if self.demo is None:
-            from relgate_tui.engine.certification.setup import start_demo
+            from relgate_tui.tui.demo_endpoint import start_demo
 
             self.demo = start_demo(self.services.demo_latency_ms, self.services.demo_port)
         return str(self.demo.base_url)
@@ -286,7 +286,10 @@ class RelgateApp(App[None]):
             self.open_screen("compare", paths, callback=lambda _: self.show_runs())
             return
         try:
-            session = Session.open(paths[0], cache_dir=self.services.resolved_cache_dir())
+            from relgate_tui.tui.demo_endpoint import SIMULATED_MODELS
+
+            session = Session.open(paths[0], cache_dir=self.services.resolved_cache_dir(),
+                                   simulated_models=SIMULATED_MODELS)
         except ValueError as exc:
             self.notify(str(exc), title="Cannot open the run", severity="error", timeout=10)
             self.show_runs()

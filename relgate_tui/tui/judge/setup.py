@@ -178,9 +178,11 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
     def _discover(self) -> list[EndpointChoice]:
         from relgate_tui.engine.certification.setup import endpoint_choices
+        from relgate_tui.tui.demo_endpoint import demo_endpoint
 
         services = self.app.services  # type: ignore[attr-defined]
-        return endpoint_choices(services.discover, services.embedded_demo, self.app.ensure_demo)  # type: ignore[attr-defined]
+        return endpoint_choices(services.discover, services.embedded_demo,
+                                lambda: demo_endpoint(self.app.ensure_demo()))  # type: ignore[attr-defined]
 
     @work(thread=True, exclusive=True, group="models", exit_on_error=False)
     def _list_models(self, base_url: str, api_key_env: str | None) -> tuple[str, ...]:
