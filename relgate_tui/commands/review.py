@@ -282,23 +282,39 @@ def _adjudicate(store: Any, args: argparse.Namespace) -> int:
     if args.decide:
         state = session_state(store, args.session, need_all=True)
     queue = disputed_queue(state)
+    from relgate_tui.engine.review.item import review_item
+
+    items = {item: review_item(item, store.payload(state.info.id, item)) for item, _ in queue}
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 
         emit_json({"session": state.info.id, "disputed": [{"item": i, "labels": labs} for i, labs in queue]},
                   args.json_path)
     _say(f"{len(queue)} disputed item{'s' if len(queue) != 1 else ''} to adjudicate")
-    for item, labs in queue:
-        _say(f"  {item}: " + ", ".join(f"{r} {v}" for r, v in sorted(labs.items())))
+    for item, labs in queue:  # the question and the candidates, so the labels can be judged here (issue 31 item 12)
+        view = items[item]
+        answers = {str(c.rank): c.answer for c in view.candidates}
+        _say(f"  {item}: {view.question}"[:300])
+        for c in view.candidates:
+            _say(f"      {c.rank}. {c.answer[:120]}  ({c.count}/{view.n_samples} samples)")
+        _say("      labels: " + ", ".join(f"{r} {v}" + (f" ({answers[v][:40]})" if v in answers else "")
+                                          for r, v in sorted(labs.items())))
     return 0
 
 
 def _pull(store: Any, args: argparse.Namespace) -> int:
+    from relgate_tui.engine.review.db import ReviewDenied
     from relgate_tui.engine.review.pull import pull_into_run
+    from relgate_tui.engine.review.schema import ADJUDICATOR_ROLE
     from relgate_tui.engine.review.status import session_state
     from relgate_tui.engine.review.summary import misses_line
 
-    state = session_state(store, args.session, args.policy, need_all=True)
+    try:
+        state = session_state(store, args.session, args.policy, need_all=True)
+    except ReviewDenied:  # issue 31 item 11: say what was refused (pulling), not the adjudicator queue
+        raise ReviewDenied("pulling the final labels needs every reviewer's label: connect as the role that ran "
+                           f"`relgate review init` or a member of {ADJUDICATOR_ROLE} (a reviewer reads only the items "
+                           "it labelled)") from None
     path, written, doc = pull_into_run(state, runs_root=args.run_dir)
     _say(f"pulled {len(state.finalised.final)} final labels into run {path.name} ({written} changed)")
     _say(misses_line(doc.get("review") or {}))

@@ -41,8 +41,15 @@ def _text(screen, selector: str) -> str:
 
 
 async def _settle(pilot, app) -> None:
-    """Every review-store call runs in a thread worker: wait for them, then for the screen to redraw."""
-    await app.workers.wait_for_complete()
+    """Every review-store call runs in a thread worker: wait for each (a failed one is the screen's to show, through
+    its worker-state handler), then for the screen to redraw."""
+    from textual.worker import WorkerFailed
+
+    for worker in list(app.workers):
+        try:
+            await worker.wait()
+        except WorkerFailed:
+            pass
     await pilot.pause()
 
 
