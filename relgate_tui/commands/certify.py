@@ -218,90 +218,11 @@ def run(args: argparse.Namespace) -> int:
         from relgate_tui.engine.certification.report import emit_json
 
         emit_json(doc, args.json_path, (args.task, args.labels))
+    from relgate_tui.commands.certify_summary import print_summary, summary_of
+
+    summary = summary_of(doc)
     if not args.quiet:
-        _print_summary(doc, outcome.run_path)
-    if not doc.get("sampling_complete", True):
+        print_summary(summary, outcome.run_path)
+    if not summary.sampling_complete:
         return EXIT_INCOMPLETE
-    return EXIT_BELOW_GATE if doc["passed"] is False else EXIT_OK
-
-
-def fmt_pct(x: Any) -> str:
-    """A fraction as the command line prints it: "83.2%", "—" for none (``relgate runs`` uses it too)."""
-    return "—" if x is None else f"{100 * x:.1f}%"
-
-
-def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
-    con = Console(stderr=True, highlight=False, soft_wrap=True)
-    m = doc["m_star"]
-    calls = doc["calls"]
-    verdict = {None: "", True: "  [bold green]PASS[/]", False: "  [bold red]FAIL[/]"}[doc["passed"]]
-    con.print(
-        f"reliability level {fmt_pct(doc['reliability_level'])} "
-        f"(≥ {fmt_pct(doc['reliability_lower_bound'])} with {doc['confidence']:.0%} confidence, "
-        f"n = {doc['reliability_n']}){verdict}"
-    )
-    assisted = doc.get("judge_assisted")
-    if assisted:
-        _print_assisted(con, assisted)
-    if doc.get("gate"):
-        basis = {"bound": "lower bound", "level": "level", "assisted": "judge-assisted bound",
-                 "best": "better bound"}.get(doc["gate_on"], doc["gate_on"])
-        con.print(f"gate (on the {basis}): {escape(doc['gate']['summary'])}")
-    worst = doc.get("worst_case") or {}
-    if doc.get("n_skipped") and worst.get("level") is not None:
-        con.print(f"worst case with the {doc['n_skipped']} skipped item(s) counted as misses: level "
-                  f"{fmt_pct(worst['level'])} (≥ {fmt_pct(worst['lower_bound'])})")
-    if (doc.get("prediction_sets") or {}).get("message"):
-        con.print(f"[yellow]{escape(doc['prediction_sets']['message'])}[/]")
-    con.print(
-        f"M* = {'∞' if m is None else m} at α = {doc['alpha']}; calibration items {doc['n_cal']}, "
-        f"skipped {doc['n_skipped']}, pending {doc['n_pending']}"
-        + (f"; coverage {fmt_pct(doc['coverage'])}" if doc["coverage"] is not None else "")
-    )
-    if doc.get("n_incomplete"):
-        con.print(
-            f"[yellow]sampling incomplete: {doc['n_incomplete']} item(s) not sampled to their stop, "
-            f"{doc.get('n_not_sampled', 0)} of them not sampled at all (requests failed) — no PASS/FAIL on partial "
-            "data (exit 3); rerun the same command to retry them[/]"
-        )
-    if doc.get("calibration_message"):
-        con.print(f"[yellow]{escape(doc['calibration_message'])}[/]")
-    con.print(
-        f"calls made {calls['made']}, cached {calls['cached']}, failed {calls['failed']}, "
-        f"saved vs K_max {fmt_pct(calls['saved_vs_kmax'])}; run {escape(doc['run_id'])} ({escape(str(run_path))})"
-    )
-    judge = doc.get("pairwise_judge")
-    if judge:
-        for name, label in (("frequency", "frequency ranking"), ("judge", "judge ranking    ")):
-            r = judge["rankings"][name]
-            con.print(f"{label}: reliability {fmt_pct(r['reliability_level'])} "
-                      f"(≥ {fmt_pct(r['reliability_lower_bound'])}), M* = {'∞' if r['m_star'] is None else r['m_star']}"
-                      + (f", coverage {fmt_pct(r['coverage']['estimate'])}" if r.get("coverage") else ""))
-        cyc = judge["cycles"]
-        con.print(f"judge cycles: {cyc['n_items_with_cycle']} of {cyc['n_items_with_triples']} items with ≥ 3 "
-                  f"compared answers have a preference cycle (mean ρ {cyc['mean_rho'] or 0:.3f}); judge reordered "
-                  f"{judge['n_items_reordered']} of {judge['n_items_judged']} items; judge calls made "
-                  f"{judge['calls']['made']}, cached {judge['calls']['cached']}")
-
-
-def _print_assisted(con: Any, block: dict[str, Any]) -> None:
-    from rich.markup import escape
-
-    if block.get("lower_bound") is None:
-        con.print(f"judge-assisted: {escape(str(block.get('message', '')))}")
-        return
-    ag = block["agreement"]
-    far = ag["false_accept"]
-    kappa = ag["kappa"]
-    con.print(f"judge-assisted reliability {fmt_pct(block['estimate'])} (≥ {fmt_pct(block['lower_bound'])} with "
-              f"{block['confidence']:.0%} confidence; {block['n_labels']} human labels, {block['n_judged']} items "
-              f"judged by {escape(block['judge']['model'])})"
-              + (f"; ≈ {block['more_labels']} more labels to clear the gate" if block.get("more_labels") else ""))
-    kappa_text = ("—" if kappa["estimate"] is None else f"{kappa['estimate']:.2f}"
-                  + (f" [{kappa['lower']:.2f}, {kappa['upper']:.2f}]" if kappa["lower"] is not None else ""))
-    con.print(f"judge vs human on {ag['n']} labelled items: agreement {fmt_pct(ag['agreement_rate'])}, "
-              f"κ {kappa_text}, false accepts {ag['table']['judge_yes_human_no']} of {far['n_human_no']} wrong "
-              f"answers (rate ≤ {fmt_pct(far['upper'])} with {block['confidence']:.0%} confidence)")
+    return EXIT_BELOW_GATE if summary.passed is False else EXIT_OK

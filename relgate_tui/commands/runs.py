@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from relgate_tui.commands.certify import fmt_pct
+    from relgate_tui.commands.certify_summary import fmt_pct
     from relgate_tui.demo.simulate import SIM_MODELS
     from relgate_tui.engine.runs.listing import list_runs
     from relgate_tui.engine.runs.paths import runs_dir
