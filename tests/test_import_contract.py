@@ -9,7 +9,7 @@ and ``TYPE_CHECKING`` ones too:
   through public names, and ``tui`` imports no private engine name;
 - no import cycle between any two files of ``relgate_tui``;
 - ``engine/`` keeps at most 8 top-level entries (its ``__init__`` aside) and no module is over 600 lines;
-- every package ``ARCHITECTURE.md`` names exists.
+- every package ``ARCHITECTURE.md`` names exists, and every package's ``__init__`` docstring names its modules.
 """
 
 from __future__ import annotations
@@ -195,6 +195,35 @@ def test_architecture_names_only_packages_that_exist():
     for pkg in ("core/certification", "engine/transport", "engine/runs", "engine/certification", "engine/judging",
                 "engine/importers", "tui"):
         assert f"`relgate_tui/{pkg}/`" in text, pkg
+
+
+def _unnamed_modules(init: Path, doc: str) -> list[str]:
+    """The public modules and subpackages of ``init``'s package its docstring does not name (as a word)."""
+    d = init.parent
+    mods = {p.stem for p in d.glob("*.py") if not p.stem.startswith("_")}
+    mods |= {p.name for p in d.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    return sorted(m for m in mods if not re.search(rf"(?<!\w){re.escape(m)}(?!\w)", doc))
+
+
+def test_every_package_names_its_modules():
+    """Each package's ``__init__`` docstring says what it holds: every public module and subpackage by name
+    (issue 28 §7), so a newcomer finds a module from its package."""
+    missing = {}
+    for path, src in _sources().items():
+        if path.name == "__init__.py":
+            doc = ast.get_docstring(ast.parse(src)) or ""
+            if gaps := _unnamed_modules(path, doc):
+                missing[str(path.relative_to(PKG.parent))] = gaps
+    assert not missing, missing
+
+
+def test_the_package_check_sees_an_unnamed_module(tmp_path):
+    (tmp_path / "__init__.py").write_text('"""Holds :mod:`.a`."""\n')
+    for name in ("a.py", "b.py", "_private.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "__init__.py").write_text("")
+    assert _unnamed_modules(tmp_path / "__init__.py", "Holds :mod:`.a`.") == ["b", "sub"]
 
 
 def test_the_checker_sees_function_local_and_relative_imports():

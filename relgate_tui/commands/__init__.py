@@ -5,6 +5,10 @@ no heavy imports at module level), ``run(args) -> int`` (the exit code) and opti
 ``relgate --help``: certify, runs, report, tasks first; the others by name). ``cli.py`` finds every module in this
 package with :func:`modules`. The commands: certify, runs, report, tasks, audits, compare, import, judge-audit,
 judge-intervals, judge-irt, jury, review (and any module added here). A command reads the engine, never the TUI.
+
+Modules: ``certify`` (with ``certify_summary``, its typed summary), ``runs``, ``report``, ``tasks``, ``import_log``
+(``relgate import``), ``compare``, ``review``, ``audits``, ``judge_audit``, ``judge_intervals``, ``judge_irt``,
+``jury``.
 """
 
 from __future__ import annotations

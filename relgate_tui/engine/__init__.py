@@ -13,4 +13,6 @@ Two modules every package may use: :mod:`.records` (the task item and the comple
 along) and :mod:`.assets` (``assets_dir``: where the bundled tasks and audit sets live). Rules (``tests/test_import_contract.py``): transport imports neither runs nor certification; runs imports no
 transport; judging and certification meet only through public names; no module imports a private name from another
 package; no import cycle between files.
+
+* :mod:`.review` — team review: the review store (SQLite or PostgreSQL), the reviewer's journal, publish, status, pull.
 """

@@ -21,4 +21,6 @@ Public names, by module:
 * :mod:`.report` — ``write_report``, ``render_report``, ``FORMATS``, …: JSON, CSV and Markdown exports;
 * :mod:`.paired_runs` — ``compare_runs``, ``compare_documents``, ``EXIT_CODES``: two stored runs item by item;
   ``paired_view`` → ``PairedView`` (``ItemChange``), the typed view the TUI reads.
+* :mod:`.assisted_section` — the results' ``judge_assisted`` block; :mod:`.run_config` — ``certify --config``'s
+  TOML file.
 """
