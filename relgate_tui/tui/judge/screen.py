@@ -40,7 +40,7 @@ from relgate_tui.tui.widgets.progress import ProgressPanel
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.setup import EndpointChoice
-    from relgate_tui.engine.judging import AuditResult, JudgeProgress
+    from relgate_tui.engine.judging import AuditResult, JudgeProgress, StudyCell
     from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
 
 
@@ -271,21 +271,20 @@ class JudgeScreen(JudgeSetup):
         self.study = 0
         self._show_study()
 
-    def _study_doc(self) -> dict[str, Any]:
-        """The document as the view reads it, with the current judge × variant's sections in place of the first's."""
-        doc = dict(self.doc or {})
-        studies = doc.get("studies") or []
-        if studies:
-            cell = studies[self.study % len(studies)]
-            doc.pop("pairwise", None)
-            doc.pop("direct", None)
-            doc.update({k: v for k, v in cell.items() if k in ("pairwise", "direct")})
-            doc["study"] = f"{cell['judge']} [{cell['variant']}] ({self.study % len(studies) + 1} of {len(studies)}, n: next)"
-        return doc
+    def _cell(self) -> tuple[StudyCell, str | None]:
+        """The judge × variant shown (``n`` steps through them), and its label when the audit has several."""
+        assert self.result is not None
+        cells = self.result.cells
+        i = self.study % len(cells)
+        label = (f"{cells[i].judge} [{cells[i].variant}] ({i + 1} of {len(cells)}, n: next)" if len(cells) > 1
+                 else None)
+        return cells[i], label
 
     def _show_study(self) -> None:
         view = self.query_one("#judge-results", AuditResultsView)
-        view.show(self._study_doc(), self.endpoint_label)
+        assert self.result is not None
+        cell, label = self._cell()
+        view.show(self.result, cell, self.endpoint_label, label)
         self._set_state("results")
         self.query_one("#judge-parts", ContentSwitcher).current = "judge-results"
         self.query_one("#inputs", DataTable).focus()
@@ -314,7 +313,7 @@ class JudgeScreen(JudgeSetup):
         if action in ("export", "cycles", "study_view"):
             return self.state == "results"
         if action == "next_study":
-            return self.state == "results" and len((self.doc or {}).get("studies") or []) > 1
+            return self.state == "results" and self.result is not None and len(self.result.cells) > 1
         if action == "start":
             return self.state == "setup"
         return True
@@ -338,7 +337,7 @@ class JudgeScreen(JudgeSetup):
             self._worker.cancel()
 
     def action_next_study(self) -> None:
-        if len((self.doc or {}).get("studies") or []) > 1:
+        if self.result is not None and len(self.result.cells) > 1:
             self.study += 1
             self._show_study()
 
@@ -346,7 +345,7 @@ class JudgeScreen(JudgeSetup):
         audit_studies.start(self, kind)
 
     def action_cycles(self) -> None:
-        pw = self._study_doc().get("pairwise")
+        pw = self._cell()[0].pairwise if self.result is not None else None
         if pw is None:
             self.notify("the cycle viewer needs the pairwise protocol", severity="warning")
             return
