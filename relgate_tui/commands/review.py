@@ -160,6 +160,7 @@ def _label(store: Any, args: argparse.Namespace) -> int:
     from relgate_tui.core.review.verdicts import verdict_code
     from relgate_tui.engine.review.client import Reviewer
     from relgate_tui.engine.review.db import ReviewUnreachable
+    from relgate_tui.engine.review.item import review_item
     from relgate_tui.engine.runs.labels_file import parse_labels_file
 
     wanted = {lab.item: verdict_code(rank=lab.rank, none=lab.none, skip=lab.skip)
@@ -222,7 +223,7 @@ def _label(store: Any, args: argparse.Namespace) -> int:
             if claim is None:
                 break
             verdict = wanted.get(claim.item_id)
-            n_cand = len(claim.payload.get("candidates") or [])
+            n_cand = len(review_item(claim.item_id, claim.payload).candidates)
             if verdict is None or (verdict.isdigit() and int(verdict) > n_cand):
                 if verdict is not None:
                     _say(f"{claim.item_id}: rank {verdict} does not exist ({n_cand} candidates); left for others",

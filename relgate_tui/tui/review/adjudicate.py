@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from relgate_tui.core.text import one_line
+from relgate_tui.engine.certification.views import ItemView
 from relgate_tui.engine.review.item import review_item
 from relgate_tui.engine.review.status import SessionState, disputed_queue, session_state
 from relgate_tui.engine.review.store import ReviewStore
@@ -127,11 +128,12 @@ class AdjudicateScreen(StoreCalls, Screen[None]):
         if item is None:
             return
 
-        def done(payload: object) -> None:
+        def done(view: ItemView) -> None:
             self.query_one("#adjudicate-hint", Static).update(Text(HINT, style="dim"))
-            host(self.app).open_screen("item_samples", review_item(item, payload))  # type: ignore[arg-type]
+            host(self.app).open_screen("item_samples", view)
 
-        self.store_call("reading the item…", lambda: self.store.payload(self.session_id, item), done, self._failed)
+        self.store_call("reading the item…", lambda: review_item(item, self.store.payload(self.session_id, item)),
+                        done, self._failed)
 
     @on(DataTable.RowSelected, "#adjudicate-table")
     def _selected(self) -> None:
