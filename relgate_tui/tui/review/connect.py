@@ -236,5 +236,6 @@ class ReviewConnectScreen(StoreCalls, Screen[None]):
     def action_back(self) -> None:
         if self.store is not None:
             store, self.store = self.store, None
-            self.run_worker(store.close, thread=True, group="review-close", exit_on_error=False)
+            # closed off the UI thread by an app worker, which outlives this screen
+            self.app.run_worker(store.close, thread=True, group="review-close", exit_on_error=False)
         self.dismiss(None)
