@@ -120,7 +120,7 @@ def _widths(seeds: int, workers: int, scores: str | None, criterion: str | None)
     import tempfile
 
     from bench.intervals_data import DATA, build_dialsummeval_scores
-    from relgate_tui.commands.judge_intervals import load_input
+    from relgate_tui.engine.judging.studies import load_input
 
     if scores is not None:
         if criterion is None:

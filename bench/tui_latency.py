@@ -100,7 +100,8 @@ def make_run(home: Path, n_items: int) -> list[str]:
     """Sample a run on the demo endpoint (real sampler, loopback) with every calibration item left for a human;
     return the ids the spot-check will show, in order."""
     from relgate_tui.engine.certification.session import Session
-    from relgate_tui.engine.certification.setup import RunSetup, start_demo
+    from relgate_tui.engine.certification.setup import RunSetup
+    from relgate_tui.tui.demo_endpoint import start_demo
 
     demo = start_demo(latency_ms=0.0, port=0)
     try:

@@ -1,14 +1,15 @@
 """The import contract (issue 9 item 7, issue 19 §5), read statically from every import statement — function-local
 and ``TYPE_CHECKING`` ones too:
 
-- ``core`` imports neither ``engine``, ``tui``, ``demo``, ``commands`` nor ``cli``; ``engine`` never imports ``tui``;
+- ``core`` imports neither ``engine``, ``tui``, ``demo``, ``commands`` nor ``cli``; ``engine`` imports neither ``tui``
+  nor ``demo``; ``tui`` imports neither ``commands`` nor ``cli``, and ``commands`` no ``tui`` (the front ends apart);
 - ``engine.transport`` imports neither ``engine.runs`` nor ``engine.certification``; ``engine.runs`` imports no
   ``engine.transport``;
 - no module imports a private name (``_x``) from another package — so ``judging`` and ``certification`` meet only
   through public names, and ``tui`` imports no private engine name;
 - no import cycle between any two files of ``relgate_tui``;
-- ``engine/`` keeps at most 8 top-level entries and no module is over 600 lines;
-- every package ``ARCHITECTURE.md`` names exists.
+- ``engine/`` keeps at most 8 top-level entries (its ``__init__`` aside) and no module is over 600 lines;
+- every package ``ARCHITECTURE.md`` names exists, and every package's ``__init__`` docstring names its modules.
 """
 
 from __future__ import annotations
@@ -106,6 +107,28 @@ def test_engine_never_imports_tui():
     assert not _forbidden("relgate_tui.engine", ("relgate_tui.tui",))
 
 
+def test_the_front_ends_stand_apart():
+    """The TUI and the command line share the engine, never each other's modules (issue 28 §4)."""
+    assert not _forbidden("relgate_tui.tui", ("relgate_tui.commands", "relgate_tui.cli"))
+    assert not _forbidden("relgate_tui.commands", ("relgate_tui.tui",))
+
+
+def test_engine_never_imports_the_demo():
+    """The simulated models' names reach the engine as arguments (``looks_simulated``); the embedded demo is started
+    by the TUI (``tui/demo_endpoint.py``)."""
+    assert not _forbidden("relgate_tui.engine", ("relgate_tui.demo",))
+
+
+def test_the_checker_catches_a_front_end_leaning_on_the_other(monkeypatch):
+    """The rules above can fail: a TUI module importing a command, and an engine module importing the demo."""
+    fake = {"relgate_tui.tui.x": {"relgate_tui.commands.jury"}, "relgate_tui.engine.y": {"relgate_tui.demo.simulate"},
+            "relgate_tui.commands.z": {"relgate_tui.tui.app"}}
+    monkeypatch.setitem(globals(), "_graph", lambda: fake)
+    assert _forbidden("relgate_tui.tui", ("relgate_tui.commands",)) == {"relgate_tui.tui.x": ["relgate_tui.commands.jury"]}
+    assert _forbidden("relgate_tui.engine", ("relgate_tui.demo",))
+    assert _forbidden("relgate_tui.commands", ("relgate_tui.tui",))
+
+
 def test_transport_imports_neither_runs_nor_certification():
     assert not _forbidden("relgate_tui.engine.transport",
                           ("relgate_tui.engine.runs", "relgate_tui.engine.certification"))
@@ -156,7 +179,7 @@ def test_no_import_cycle_between_files():
 
 
 def test_engine_has_at_most_eight_top_level_entries_and_modules_stay_small():
-    entries = [p.name for p in (PKG / "engine").iterdir() if p.name != "__pycache__"]
+    entries = [p.name for p in (PKG / "engine").iterdir() if p.name not in ("__pycache__", "__init__.py")]
     assert len(entries) <= 8, sorted(entries)
     big = {str(p.relative_to(PKG)): n for p, src in _sources().items() if (n := len(src.splitlines())) > 600}
     assert not big, big
@@ -172,6 +195,35 @@ def test_architecture_names_only_packages_that_exist():
     for pkg in ("core/certification", "engine/transport", "engine/runs", "engine/certification", "engine/judging",
                 "engine/importers", "tui"):
         assert f"`relgate_tui/{pkg}/`" in text, pkg
+
+
+def _unnamed_modules(init: Path, doc: str) -> list[str]:
+    """The public modules and subpackages of ``init``'s package its docstring does not name (as a word)."""
+    d = init.parent
+    mods = {p.stem for p in d.glob("*.py") if not p.stem.startswith("_")}
+    mods |= {p.name for p in d.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    return sorted(m for m in mods if not re.search(rf"(?<!\w){re.escape(m)}(?!\w)", doc))
+
+
+def test_every_package_names_its_modules():
+    """Each package's ``__init__`` docstring says what it holds: every public module and subpackage by name
+    (issue 28 §7), so a newcomer finds a module from its package."""
+    missing = {}
+    for path, src in _sources().items():
+        if path.name == "__init__.py":
+            doc = ast.get_docstring(ast.parse(src)) or ""
+            if gaps := _unnamed_modules(path, doc):
+                missing[str(path.relative_to(PKG.parent))] = gaps
+    assert not missing, missing
+
+
+def test_the_package_check_sees_an_unnamed_module(tmp_path):
+    (tmp_path / "__init__.py").write_text('"""Holds :mod:`.a`."""\n')
+    for name in ("a.py", "b.py", "_private.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "__init__.py").write_text("")
+    assert _unnamed_modules(tmp_path / "__init__.py", "Holds :mod:`.a`.") == ["b", "sub"]
 
 
 def test_the_checker_sees_function_local_and_relative_imports():

@@ -83,62 +83,6 @@ def _grid(spec: str) -> str | list[float]:
     return vals
 
 
-def _pick(table: Any, what: str, given: str | None, values: list[str], default: str | None = None) -> str:
-    from relgate_tui.errors import UserError
-
-    if given is not None:
-        if given not in values:
-            raise UserError(f"--{what} {given!r} is not in the file (it has: {', '.join(values[:10])})")
-        return given
-    if len(values) == 1:
-        return values[0]
-    if default is not None and default in values:
-        return default
-    raise UserError(f"the file has {len(values)} {what}s ({', '.join(values[:10])}): choose one with --{what}")
-
-
-def load_input(path: str, *, judge: str | None, criterion: str | None, variant: str | None, grid: Any,
-               alpha: float, table: Any = None, scale: Any = None) -> tuple[Any, dict[str, str]]:
-    """(StudyInput, labels) for one judge × criterion × variant of a scores file (or of ``table`` when given, e.g. a
-    stored audit's, with ``path`` its label); ``scale``: the judge's scale values (None = those the log-probs
-    name); one-line errors."""
-    from relgate_tui.core.judge_intervals.study import prepare
-    from relgate_tui.engine.judging.scores_file import load_scores
-
-    if table is None:
-        table = load_scores(path)
-    if not table.rows:
-        from relgate_tui.errors import DataError
-
-        raise DataError(f"{path}: no rows")
-    j = _pick(table, "judge", judge, table.judges())
-    c = _pick(table, "criterion", criterion, table.select(judge=j).criteria())
-    v = _pick(table, "variant", variant, table.select(judge=j, criterion=c).variants(), default="original")
-    sub = table.select(judge=j, criterion=c, variant=v)
-    rows = sub.rows
-    inp = prepare([r.id for r in rows], [r.logprobs for r in rows], [r.human for r in rows], [r.score for r in rows],
-                  grid=grid, alpha=alpha, scale=scale, where=str(path))
-    return inp, {"judge": j, "criterion": c, "variant": v, "scores_file": str(path)}
-
-
-NO_LOGPROBS_FIX = "run the audit with --top-logprobs 5 (or a judge's top_logprobs=5)"
-
-
-def audit_input(audit: Any, *, judge: str | None, criterion: str | None, variant: str | None, grid: Any,
-                alpha: float, no_logprobs_fix: str = NO_LOGPROBS_FIX) -> tuple[Any, dict[str, str]]:
-    """(StudyInput, labels) of a stored audit (an ``AuditScores``), labelled with its id; a one-line
-    ``UserError`` when it stored no score-token log-probabilities, ending with ``no_logprobs_fix`` (the CLI's
-    option; the TUI names its setup field). Shared by the command and the TUI."""
-    from relgate_tui.errors import UserError
-
-    if not any(r.logprobs for r in audit.table.rows if judge in (None, r.judge)):
-        raise UserError(f"audit {audit.audit_id}: no score-token log-probabilities stored (paper 001 needs "
-                        f"them): {no_logprobs_fix}")
-    inp, labels = load_input(f"audit {audit.audit_id}", judge=judge, criterion=criterion, variant=variant, grid=grid,
-                             alpha=alpha, table=audit.table, scale=audit.scale)
-    return inp, {k: v for k, v in labels.items() if k != "scores_file"} | {"audit": audit.audit_id}
-
-
 def source_table(args: argparse.Namespace, file_option: str = "scores") -> tuple[Any, Any]:
     """``(ScoresTable or None, AuditScores or None)`` from exactly one of ``--<file_option>`` and ``--audit``: the
     file is loaded by the caller; a stored audit is read here (zero model calls) and its one-line summary goes to
@@ -169,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     from relgate_tui.core.judge_intervals.report import render_markdown
     from relgate_tui.core.judge_intervals.study import run_study, shift_study
     from relgate_tui.engine.certification.report import emit_json
+    from relgate_tui.engine.judging.studies import audit_input, intervals_caveats, load_input
     from relgate_tui.errors import UserError
 
     if not 0.0 < args.alpha < 1.0:
@@ -208,8 +153,6 @@ def run(args: argparse.Namespace) -> int:
                             ordinal_grid=args.ordinal_grid, fit_share=args.fit_share)
         study = dataclasses.replace(study, shift=shift, labels={**labels, "shift_scores_file": lab_b["scores_file"]})
     md = render_markdown(study)
-    from relgate_tui.commands.study_caveats import intervals_caveats
-
     for line in intervals_caveats(study):  # small samples say so (issue 24 §7)
         md = md.rstrip("\n") + f"\n\nCaveat: {line}\n"
     if audit is not None:

@@ -49,62 +49,6 @@ def _printable(text: str, limit: int = 60) -> str:
     return one_line(str(text), limit)
 
 
-def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: str, original: str,
-                cv_ddof: int = 0) -> Any:
-    """The IRT study of a scores table (raises a one-line ``UserError``/``DataError``)."""
-    from relgate_tui.core.irt.study import run_irt_study
-    from relgate_tui.errors import UserError
-
-    criteria = table.criteria()
-    if criterion is None:
-        if len(criteria) > 1:
-            raise UserError(f"{table.path}: several criteria ({', '.join(map(_printable, criteria))}): "
-                            "pick one with --criterion")
-        criterion = criteria[0]
-    elif criterion not in criteria:
-        raise UserError(f"{table.path}: no rows for criterion {_printable(criterion)!r}")
-    rows = table.select(criterion=criterion)
-    judges = rows.judges()
-    if judge is not None:
-        if judge not in judges:
-            raise UserError(f"{table.path}: no rows for judge {_printable(judge)!r} under {_printable(criterion)!r}")
-        judges = [judge]
-    per_judge: dict[str, dict[str, dict[str, float]]] = {}
-    human: dict[str, float] = {}
-    raters: dict[str, tuple[float, ...]] = {}
-    for r in rows.rows:
-        if r.judge in judges and r.score is not None:
-            per_judge.setdefault(r.judge, {}).setdefault(r.id, {})[r.variant] = r.score
-        if r.human is not None:
-            human.setdefault(r.id, r.human)
-        if r.humans:
-            raters.setdefault(r.id, r.humans)
-    missing = [j for j in judges if j not in per_judge]
-    if missing:
-        raise UserError(f"{table.path}: judge {_printable(missing[0])!r} has no scores (the IRT study needs parsed "
-                        "scores)")
-    return run_irt_study(criterion, per_judge, human=human or None, raters=raters or None, prior=prior,
-                         original=original, cv_ddof=cv_ddof)
-
-
-def document(study: Any, path: str | None, audit: Any = None, unscored_rows: int | None = None) -> dict[str, Any]:
-    """The JSON document: one judge's fields at the top level, or ``judges`` keyed by name when there are several.
-    From a stored audit, ``audit`` (its id and counts) replaces ``ratings_file``; ``unscored_rows`` counts the rows
-    with a null score (no score for that judge, item and variant)."""
-    from relgate_tui import __version__
-
-    source = {"audit": audit.to_json()} if audit is not None else {"ratings_file": path}
-    head = {"relgate_version": __version__, **source, "criterion": study.criterion}
-    if unscored_rows is not None:
-        head["unscored_rows"] = unscored_rows
-    if len(study.judges) == 1:
-        return head | study.judges[0].to_json()
-    return head | {"judges": {j.judge: j.to_json() for j in study.judges}}
-
-
-from relgate_tui.commands.study_caveats import irt_caveats  # noqa: E402 - light (no numpy)
-
-
 def _table(study: Any) -> str:
     def f(x: float | None) -> str:
         return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else f"{x:.2f}"
@@ -125,7 +69,7 @@ def _table(study: Any) -> str:
 def _flips(table: Any, study: Any, args: argparse.Namespace) -> tuple[str, ...]:
     """Judges whose Phase 1 mark changes under the other prior — refitted only for small samples (cheap there,
     and where it matters: with many items both priors agree)."""
-    from relgate_tui.commands.study_caveats import IRT_STABLE_N
+    from relgate_tui.engine.judging.studies import IRT_STABLE_N, build_study
     from relgate_tui.errors import RelgateError
 
     if min((len(j.ids) for j in study.judges), default=IRT_STABLE_N) >= IRT_STABLE_N:
@@ -143,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from relgate_tui.commands.judge_intervals import source_table
     from relgate_tui.engine.certification.report import emit_json
     from relgate_tui.engine.judging.scores_file import load_scores
+    from relgate_tui.engine.judging.studies import build_study, document, irt_caveats
     from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display
 
     inputs = (args.ratings,)

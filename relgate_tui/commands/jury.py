@@ -19,7 +19,6 @@ and ids that look grouped, a one-line warning says so (stderr, JSON ``warnings``
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
@@ -57,140 +56,6 @@ def _printable(text: str, limit: int = 60) -> str:
     return one_line(str(text), limit)
 
 
-def _entropy(logprobs: Any) -> float:
-    """Entropy (nats) of the judge's score distribution, softmax of its score-token log-probabilities."""
-    vals = [v for v in logprobs.values() if math.isfinite(v)]
-    if not vals:
-        return float("nan")
-    top = max(vals)
-    ps = [math.exp(v - top) for v in vals]
-    z = sum(ps)
-    return -sum(p / z * math.log(p / z) for p in ps if p > 0)
-
-
-MAX_JUDGES = 64
-"""Most judges in one pool (papers use 3–12; the study searches sub-juries of up to 8)."""
-MAX_POOL_CELLS = 4_000_000
-"""Most item × judge cells of a pool: the study works on the dense items × judges matrix, so its size is checked on
-the counts of distinct items and judges before anything is allocated (a 3 MB file naming 40k items and 8k judges
-would otherwise ask for gigabytes)."""
-
-
-def check_pool_size(where: str, n_items: int, n_judges: int, n_scores: int) -> None:
-    """One-line :class:`~relgate_tui.errors.DataError` for a pool whose dense matrix would exceed the bounds."""
-    from relgate_tui.errors import DataError
-
-    if n_judges > MAX_JUDGES:
-        raise DataError(f"{where}: {n_judges:,} judges; the jury study reads pools of at most {MAX_JUDGES}")
-    if n_items * n_judges > MAX_POOL_CELLS:
-        raise DataError(f"{where}: {n_items:,} items × {n_judges} judges is {n_items * n_judges:,} cells for "
-                        f"{n_scores:,} scores; the jury study reads pools of at most {MAX_POOL_CELLS:,} cells")
-
-
-
-def _groups(table: Any, rows: list[Any], ids: list[str], inputs: list[str | None],
-            group_by: str | None) -> tuple[str | None, list[str] | None, str | None]:
-    """(grouping name, group per item, warning): ``group_by`` None = the default (input when there are input texts,
-    else item-level); an item without the grouping value is its own group."""
-    from relgate_tui.core.jury.groups import id_prefix, looks_grouped
-    from relgate_tui.errors import UserError
-
-    if group_by is None:
-        group_by = "input" if any(inputs) else "none"
-    if group_by == "none":
-        seen = looks_grouped(ids)
-        if seen is None:
-            return None, None, None
-        sep, g = seen
-        example = next(i for i in ids if sep in i)
-        return None, None, (f"item ids look grouped ({len(ids)} ids share {g} prefixes before {sep!r}, e.g. "
-                            f"{_printable(example, 30)!r}) but the splits are by item: items of one group can sit in "
-                            "train and test; use --group-by id-prefix (or input, source, a field)")
-    if group_by == "input":
-        values: list[str | None] = list(inputs)
-    elif group_by == "id-prefix":
-        seen = looks_grouped(ids)
-        if seen is None:
-            raise UserError(f"{table.path}: --group-by id-prefix: the ids share no prefix before a separator")
-        values = [id_prefix(i, seen[0]) for i in ids]
-    else:
-        pos = {i: k for k, i in enumerate(ids)}
-        values = [None] * len(ids)
-        for r in rows:
-            v = r.source if group_by == "source" else r.fields.get(group_by)
-            if v and values[pos[r.id]] is None:
-                values[pos[r.id]] = v
-        if not any(values):
-            raise UserError(f"{table.path}: --group-by {_printable(group_by, 40)}: no row has that field")
-    groups = [f"v:{v}" if v else f"item:{i}" for v, i in zip(values, ids, strict=True)]
-    return group_by, groups, None
-
-
-def build_data(table: Any, criterion: str | None,
-               group_by: str | None = None) -> tuple[Any, dict[str, list[str | None]]]:
-    """The pool's :class:`JuryData` and texts from a scores table (raises a one-line ``UserError``); ``group_by``
-    as ``--group-by`` (None: the default)."""
-    import numpy as np
-
-    from relgate_tui.core.jury.features import item_feature_matrix
-    from relgate_tui.core.jury.protocol import JuryData
-    from relgate_tui.errors import UserError
-
-    criteria = table.criteria()
-    if criterion is None:
-        if len(criteria) > 1:
-            raise UserError(f"{table.path}: several criteria ({', '.join(map(_printable, criteria))}): pick one "
-                            "with --criterion")
-        criterion = criteria[0]
-    elif criterion not in criteria:
-        raise UserError(f"{table.path}: no rows for criterion {_printable(criterion)!r}")
-    variants = table.select(criterion=criterion).variants()
-    variant = "original" if "original" in variants else variants[0]  # one prompt variant: the original if present
-    rows = list(table.select(criterion=criterion, variant=variant).rows)
-    ids = list(dict.fromkeys(r.id for r in rows))
-    judges = list(dict.fromkeys(r.judge for r in rows))
-    pos, col = {i: k for k, i in enumerate(ids)}, {j: k for k, j in enumerate(judges)}
-    check_pool_size(str(table.path), len(ids), len(judges), len(rows))
-    any_lp = any(r.logprobs for r in rows)
-    scores = np.full((len(ids), len(judges)), np.nan)
-    human = np.full(len(ids), np.nan)
-    entropy = np.full((len(ids), len(judges), 1) if any_lp else (0, 0, 1), np.nan)  # only when there are log-probs
-    inputs: list[str | None] = [None] * len(ids)
-    outputs: list[str | None] = [None] * len(ids)
-    sources: list[str] = ["all"] * len(ids)
-    for r in rows:
-        k, c = pos[r.id], col[r.judge]
-        if r.score is not None:
-            scores[k, c] = r.score
-        if r.human is not None:
-            human[k] = r.human
-        if r.logprobs:
-            entropy[k, c, 0] = _entropy(r.logprobs)
-        inputs[k] = inputs[k] or r.input
-        outputs[k] = outputs[k] or r.output
-        if r.source:
-            sources[k] = r.source
-    if not any(outputs):
-        raise UserError(f"{table.path}: no 'output' texts: the reliability predictors need the judged texts")
-    missing_h = int(np.sum(np.isnan(human)))
-    keep = ~np.isnan(human)
-    grouping, groups, warning = _groups(table, rows, ids, inputs, group_by)
-    x, names = item_feature_matrix(inputs, outputs)
-    data = JuryData(ids=tuple(i for i, k in zip(ids, keep, strict=True) if k), judges=tuple(judges),
-                    scores=scores[keep], human=human[keep], features=x[keep], feature_names=tuple(names),
-                    sources=tuple(s for s, k in zip(sources, keep, strict=True) if k) if len(set(sources)) > 1
-                    else None,
-                    judge_features=np.nan_to_num(entropy[keep], nan=-1.0) if any_lp else None,
-                    judge_feature_names=("logprob_entropy",) if any_lp else (),
-                    groups=None if groups is None else tuple(g for g, k in zip(groups, keep, strict=True) if k),
-                    group_by=grouping, warnings=(warning,) if warning else ())
-    texts = {"input": [t for t, k in zip(inputs, keep, strict=True) if k],
-             "output": [t for t, k in zip(outputs, keep, strict=True) if k]}
-    if missing_h and not keep.any():
-        raise UserError(f"{table.path}: no human scores: the study needs them")
-    return data, texts
-
-
 def _table(study: Any) -> str:
     comp = {c.baseline: c for c in study.comparisons}
     lines = [f"splits: {study.splits} × 60/20/20, {study.split_words()}",
@@ -215,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from relgate_tui.core.jury.study import run_jury_study
     from relgate_tui.engine.certification.report import emit_json
     from relgate_tui.engine.judging.scores_file import load_scores
+    from relgate_tui.engine.judging.studies import build_data, jury_caveats
     from relgate_tui.errors import UserError
 
     if args.splits < 2:
@@ -253,8 +119,6 @@ def run(args: argparse.Namespace) -> int:
         if note := table.unscored_note():
             echo(note)
         echo(_table(study))
-        from relgate_tui.commands.study_caveats import jury_caveats
-
         for line in jury_caveats(study):  # small samples say so (issue 24 §7)
             echo(f"caveat: {line}")
     if args.json_path:

@@ -151,15 +151,16 @@ def _publish(store: Any, args: argparse.Namespace) -> int:
 
 
 def _open(store: Any, args: argparse.Namespace) -> int:
-    from relgate_tui.tui.review.app import run_review_app
+    from relgate_tui.cli import launch_review  # the shell launches the TUI: commands never import it
 
-    return run_review_app(store, args.session, store.db.identity(args.as_name))
+    return launch_review(store, args.session, store.db.identity(args.as_name))
 
 
 def _label(store: Any, args: argparse.Namespace) -> int:
     from relgate_tui.core.review.verdicts import verdict_code
     from relgate_tui.engine.review.client import Reviewer
     from relgate_tui.engine.review.db import ReviewUnreachable
+    from relgate_tui.engine.review.item import review_item
     from relgate_tui.engine.runs.labels_file import parse_labels_file
 
     wanted = {lab.item: verdict_code(rank=lab.rank, none=lab.none, skip=lab.skip)
@@ -224,7 +225,7 @@ def _label(store: Any, args: argparse.Namespace) -> int:
             if claim is None:
                 break
             verdict = wanted.get(claim.item_id)
-            n_cand = len(claim.payload.get("candidates") or [])
+            n_cand = len(review_item(claim.item_id, claim.payload).candidates)
             if verdict is None or (verdict.isdigit() and int(verdict) > n_cand):
                 if verdict is not None:
                     _say(f"{claim.item_id}: rank {verdict} does not exist ({n_cand} candidates); left for others",
@@ -286,23 +287,39 @@ def _adjudicate(store: Any, args: argparse.Namespace) -> int:
     if args.decide:
         state = session_state(store, args.session, need_all=True)
     queue = disputed_queue(state)
+    from relgate_tui.engine.review.item import review_item
+
+    items = {item: review_item(item, store.payload(state.info.id, item)) for item, _ in queue}
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 
         emit_json({"session": state.info.id, "disputed": [{"item": i, "labels": labs} for i, labs in queue]},
                   args.json_path)
     _say(f"{len(queue)} disputed item{'s' if len(queue) != 1 else ''} to adjudicate")
-    for item, labs in queue:
-        _say(f"  {item}: " + ", ".join(f"{r} {v}" for r, v in sorted(labs.items())))
+    for item, labs in queue:  # the question and the candidates, so the labels can be judged here (issue 31 item 12)
+        view = items[item]
+        answers = {str(c.rank): c.answer for c in view.candidates}
+        _say(f"  {item}: {view.question}"[:300])
+        for c in view.candidates:
+            _say(f"      {c.rank}. {c.answer[:120]}  ({c.count}/{view.n_samples} samples)")
+        _say("      labels: " + ", ".join(f"{r} {v}" + (f" ({answers[v][:40]})" if v in answers else "")
+                                          for r, v in sorted(labs.items())))
     return 0
 
 
 def _pull(store: Any, args: argparse.Namespace) -> int:
+    from relgate_tui.engine.review.db import ReviewDenied
     from relgate_tui.engine.review.pull import pull_into_run
+    from relgate_tui.engine.review.schema import ADJUDICATOR_ROLE
     from relgate_tui.engine.review.status import session_state
     from relgate_tui.engine.review.summary import misses_line
 
-    state = session_state(store, args.session, args.policy, need_all=True)
+    try:
+        state = session_state(store, args.session, args.policy, need_all=True)
+    except ReviewDenied:  # issue 31 item 11: say what was refused (pulling), not the adjudicator queue
+        raise ReviewDenied("pulling the final labels needs every reviewer's label: connect as the role that ran "
+                           f"`relgate review init` or a member of {ADJUDICATOR_ROLE} (a reviewer reads only the items "
+                           "it labelled)") from None
     path, written, doc = pull_into_run(state, runs_root=args.run_dir)
     for line in state.left_out:
         _say(line)

@@ -9,8 +9,10 @@ Packages, each with one job (``ARCHITECTURE.md`` draws the flows):
 * :mod:`.judging` — the judging platform: one way to ask judges, audits, studies' inputs, stored audits;
 * :mod:`.importers` — other tools' logs (lm-eval, Inspect, samples JSONL) as runs.
 
-One module every package may use: :mod:`.records` (the task item and the completed sample every stage passes
-along). Rules (``tests/test_import_contract.py``): transport imports neither runs nor certification; runs imports no
+Two modules every package may use: :mod:`.records` (the task item and the completed sample every stage passes
+along) and :mod:`.assets` (``assets_dir``: where the bundled tasks and audit sets live). Rules (``tests/test_import_contract.py``): transport imports neither runs nor certification; runs imports no
 transport; judging and certification meet only through public names; no module imports a private name from another
 package; no import cycle between files.
+
+* :mod:`.review` — team review: the review store (SQLite or PostgreSQL), the reviewer's journal, publish, status, pull.
 """

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.core.certification.gate import GateOn
     from relgate_tui.engine.certification.session import Session
     from relgate_tui.engine.certification.setup import RunSetup
-    from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
+    from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
     from relgate_tui.tui.home import HomeChoice
     from relgate_tui.tui.settings_file import UISettings
 
@@ -117,7 +117,7 @@ class RelgateApp(App[None]):
     def ensure_demo(self) -> str:
         """Start the embedded simulated endpoint (once) and return its base URL."""
         if self.demo is None:
-            from relgate_tui.engine.certification.setup import start_demo
+            from relgate_tui.tui.demo_endpoint import start_demo
 
             self.demo = start_demo(self.services.demo_latency_ms, self.services.demo_port)
         return str(self.demo.base_url)
@@ -289,7 +289,10 @@ class RelgateApp(App[None]):
             self.open_screen("compare", paths, callback=lambda _: self.show_runs())
             return
         try:
-            session = Session.open(paths[0], cache_dir=self.services.resolved_cache_dir())
+            from relgate_tui.tui.demo_endpoint import SIMULATED_MODELS
+
+            session = Session.open(paths[0], cache_dir=self.services.resolved_cache_dir(),
+                                   simulated_models=SIMULATED_MODELS)
         except ValueError as exc:
             self.notify(str(exc), title="Cannot open the run", severity="error", timeout=10)
             self.show_runs()

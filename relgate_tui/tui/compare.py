@@ -73,9 +73,11 @@ class CompareScreen(Screen[None]):
         services = getattr(self.app, "services", None)
         if services is not None:
             cache_dir = services.resolved_cache_dir()
+        from relgate_tui.tui.demo_endpoint import SIMULATED_MODELS
+
         for p in self.paths:
             try:
-                self.sessions.append(Session.open(p, cache_dir=cache_dir))
+                self.sessions.append(Session.open(p, cache_dir=cache_dir, simulated_models=SIMULATED_MODELS))
             except ValueError as exc:
                 self.errors.append(str(exc))
         for err in self.errors:

@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.runs.listing import RunSummary, list_runs
+from relgate_tui.tui.demo_endpoint import SIMULATED_MODELS
 from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import safe_line
 
@@ -137,7 +138,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
             table.add_row(
                 "",
                 "run",
-                safe_line(s.model + (" (simulated)" if s.simulated else ""), overflow="ellipsis", no_wrap=True),
+                safe_line(s.model + (" (simulated)" if s.is_simulated(SIMULATED_MODELS) else ""), overflow="ellipsis", no_wrap=True),
                 safe_line(s.task, 26, overflow="ellipsis", no_wrap=True),
                 _fmt_level(s),
                 s.m_star_text,

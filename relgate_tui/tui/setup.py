@@ -177,8 +177,11 @@ class SetupScreen(Screen["RunSetup | None"]):
     # ---------------------------------------------------------------------------------------------- workers
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
     def _discover(self) -> list[EndpointChoice]:
+        from relgate_tui.tui.demo_endpoint import demo_endpoint
+
         services = self.relgate.services
-        return endpoint_choices(services.discover, services.embedded_demo, self.relgate.ensure_demo)
+        return endpoint_choices(services.discover, services.embedded_demo,
+                                lambda: demo_endpoint(self.relgate.ensure_demo()))
 
     @work(thread=True, exclusive=True, group="tasks", exit_on_error=False)
     def _load_tasks(self) -> list[TaskChoice]:

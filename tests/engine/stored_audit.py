@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from relgate_tui.engine.judging import list_audits
-from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig, audit_result
+from relgate_tui.engine.judging.audit_run import JudgeAuditConfig, audit_result
 from tests.engine.logprob_server import LogprobJudge
 
 

@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from relgate_tui.demo import DemoServer
-from relgate_tui.engine.judging import JudgeProgress, export_name
-from relgate_tui.engine.judging.audit_cli import (
+from relgate_tui.engine.judging import JudgeProgress, export_name, select
+from relgate_tui.engine.judging.audit_run import (
     JudgeAuditConfig,
     audit_events,
     audit_result,
     export_audit,
     run_judge_audit,
-    select,
 )
 from relgate_tui.engine.judging.data import load_audit_set
 from tests.conftest import InProcessCli
@@ -259,3 +258,11 @@ def test_exports_json_and_markdown(server: DemoServer, tmp_path: Path) -> None:
         assert f"| {method} |" in md
     with pytest.raises(ValueError):
         export_audit(result, "csv", out)
+
+
+def test_the_command_offers_the_engine_s_protocols() -> None:
+    """commands/judge_audit.py keeps its own tuple (registering the parser imports no engine); it is the engine's."""
+    from relgate_tui.commands.judge_audit import PROTOCOLS
+    from relgate_tui.engine.judging.audit import PROTOCOLS as ENGINE_PROTOCOLS
+
+    assert PROTOCOLS == ENGINE_PROTOCOLS

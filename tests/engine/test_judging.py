@@ -32,7 +32,7 @@ from relgate_tui.engine.judging import (
 )
 from relgate_tui.engine.judging import pairwise as pw
 from relgate_tui.engine.judging.ask import seed_id
-from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig, audit_result
+from relgate_tui.engine.judging.audit_run import JudgeAuditConfig, audit_result
 from relgate_tui.engine.judging.direct import score_logprobs
 from relgate_tui.engine.judging.prompts import direct_prompt, pairwise_prompt
 from relgate_tui.engine.judging.scores_file import table_from_records

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from relgate_tui.cli import main
-from relgate_tui.commands.jury import build_data
 from relgate_tui.core.jury.groups import group_splits, id_prefix, item_splits, looks_grouped
 from relgate_tui.core.jury.protocol import corrected_t_greater, paired_delta, wilcoxon_greater
 from relgate_tui.core.jury.study import splits_of
 from relgate_tui.engine.judging.scores_file import load_scores
+from relgate_tui.engine.judging.studies import build_data
 
 # shared/ sits beside the checkout (CI clones it there); RELGATE_SHARED_DATA overrides the place
 DATA = Path(os.environ.get("RELGATE_SHARED_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")

@@ -136,7 +136,7 @@ def test_a_symlink_planted_next_to_a_scores_file_is_refused(tmp_path: Path) -> N
 def test_reopening_an_audit_refuses_to_write_over_its_own_answers(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from relgate_tui.engine.judging import list_audits
-    from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig, audit_result
+    from relgate_tui.engine.judging.audit_run import JudgeAuditConfig, audit_result
     from tests.engine.logprob_server import LogprobJudge
 
     monkeypatch.setenv("RELGATE_HOME", str(tmp_path))

@@ -11,6 +11,7 @@ from relgate_tui.demo.faults import FaultPlan
 from relgate_tui.engine.certification.session import Session
 from relgate_tui.engine.certification.setup import RunSetup
 from relgate_tui.engine.runs.listing import list_runs
+from relgate_tui.tui.demo_endpoint import SIMULATED_MODELS
 
 TASK = "bigbench-3digit-addition"
 
@@ -83,17 +84,19 @@ def test_a_run_against_relgate_demo_server_is_marked_simulated_everywhere(tmp_pa
         assert main(["certify", "--task", TASK, "--endpoint", demo.base_url, "--model", "sim-mid", "--limit", "6",
                      "--k-max", "3", "--quiet"]) == 0
     (summary,) = list_runs(tmp_path / "runs")
-    assert summary.simulated
-    session = Session.open(summary.path)
+    assert summary.is_simulated(SIMULATED_MODELS)
+    session = Session.open(summary.path, simulated_models=SIMULATED_MODELS)
     try:
         assert "(simulated)" in session.title
     finally:
         session.close()
     doc = RunStore(summary.path).read_results()
-    assert render_report(doc, "md").splitlines()[0].endswith("on sim-mid (simulated model)")
+    assert render_report(doc, "md", simulated_models=SIMULATED_MODELS).splitlines()[0].endswith(
+        "on sim-mid (simulated model)")
     capsys.readouterr()
     assert main(["runs"]) == 0
     assert "sim-mid (simulated)" in capsys.readouterr().out
     # a model of another name on loopback, or the demo's names on another host, is not marked
-    assert not summary.__class__(**{**summary.__dict__, "model": "llama3"}).simulated
-    assert not summary.__class__(**{**summary.__dict__, "endpoint": "https://api.example.com/v1"}).simulated
+    assert not summary.__class__(**{**summary.__dict__, "model": "llama3"}).is_simulated(SIMULATED_MODELS)
+    assert not summary.__class__(**{**summary.__dict__, "endpoint": "https://api.example.com/v1"}).is_simulated(
+        SIMULATED_MODELS)

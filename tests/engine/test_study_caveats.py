@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from relgate_tui.cli import main
-from relgate_tui.commands.study_caveats import (
+from relgate_tui.engine.judging.studies import (
     IRT_STABLE_N,
     intervals_caveats,
     irt_caveats,

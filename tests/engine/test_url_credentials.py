@@ -26,7 +26,7 @@ def _all_text(root: Path) -> str:
 def test_a_judge_url_with_credentials_stays_out_of_the_stored_audit_and_its_id(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, incli: InProcessCli) -> None:
     from relgate_tui.engine.judging import list_audits
-    from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig, audit_result
+    from relgate_tui.engine.judging.audit_run import JudgeAuditConfig, audit_result
     from tests.engine.logprob_server import LogprobJudge
 
     monkeypatch.setenv("RELGATE_HOME", str(tmp_path))

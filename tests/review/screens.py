@@ -24,7 +24,9 @@ async def render(out: Path) -> list[Path]:
 
     from relgate_tui.cli import main
     from relgate_tui.tui.app import make_app
+    from relgate_tui.tui.confirm import ConfirmModal
     from tests.review.pgserver import PgServer
+    from tests.review.test_tui import _keys, _settle
 
     Input.cursor_blink = False  # type: ignore[assignment]
     out.mkdir(parents=True, exist_ok=True)
@@ -79,32 +81,32 @@ async def render(out: Path) -> list[Path]:
                 screen = app.screen
                 screen.query_one("#connect-db", Input).value = urls["judy"]
                 screen.query_one("#connect-db", Input).focus()
-                await pilot.press("enter")
-                await pilot.pause()
-                await pilot.press("down", "t")  # the first session (the older one is second)
+                await _keys(pilot, app, "enter")  # every store call runs in a worker: wait for each
+                await _keys(pilot, app, "down", "t")  # the first session (the older one is second)
                 await shot("review-connect")
-                await pilot.press("a")
-                await pilot.pause()
+                await _keys(pilot, app, "a")
+                await _settle(pilot, app)
                 await shot("review-adjudicate")
-                await pilot.press("escape", "up", "enter")
-                await pilot.pause()
-                await pilot.press("y")
+                await _keys(pilot, app, "escape", "up", "enter")
+                await _settle(pilot, app)
+                await _keys(pilot, app, "y")
                 await shot("review-label")
                 server.stop()
                 try:
-                    await pilot.press("n", "x")
+                    await _keys(pilot, app, "n", "x")
                     await shot("review-unreachable")
                 finally:
                     server.start()
-                await pilot.press("r")
-                await pilot.pause()
-                await pilot.press("escape", "escape", "o")
+                await _keys(pilot, app, "r", "escape")
+                if isinstance(app.screen, ConfirmModal):  # an item in hand: leaving asks first
+                    await _keys(pilot, app, "y")
+                await _keys(pilot, app, "escape", "o")
                 await app.workers.wait_for_complete()
                 await pilot.pause()
                 await pilot.press("p")
                 await pilot.pause()
                 app.screen.query_one("#publish-db", Input).value = f"sqlite:///{home / 'team.sqlite3'}"
-                await pilot.press("enter")
+                await _keys(pilot, app, "enter")
                 await shot("review-publish")
         finally:
             server.destroy()

@@ -40,6 +40,27 @@ def _text(screen, selector: str) -> str:
     return str(screen.query_one(selector, Static).render())
 
 
+async def _settle(pilot, app) -> None:
+    """Every review-store call runs in a thread worker: wait for each (a failed one is the screen's to show, through
+    its worker-state handler), then for the screen to redraw."""
+    from textual.worker import WorkerFailed
+
+    for worker in list(app.workers):
+        try:
+            await worker.wait()
+        except WorkerFailed:
+            pass
+    await pilot.pause()
+
+
+async def _keys(pilot, app, *keys: str) -> None:
+    """Press each key once the previous one's database call is done (a key pressed while one is pending is
+    answered with a notice — tested in test_review_workers.py)."""
+    for k in keys:
+        await pilot.press(k)
+        await _settle(pilot, app)
+
+
 async def _connect(pilot, app, url: str, as_name: str = "") -> ReviewConnectScreen:
     await pilot.press("v")
     screen = app.screen
@@ -48,7 +69,7 @@ async def _connect(pilot, app, url: str, as_name: str = "") -> ReviewConnectScre
     screen.query_one("#connect-as", Input).value = as_name
     screen.query_one("#connect-db", Input).focus()
     await pilot.press("enter")
-    await pilot.pause()
+    await _settle(pilot, app)
     assert screen.query_one("#connect-sessions", DataTable).row_count >= 1
     return screen
 
@@ -62,37 +83,35 @@ async def test_connect_label_unreachable_and_back(pg_backend: Backend, tmp_path:
     app = make_app(_services(tmp_path))
     async with app.run_test(size=(130, 40)) as pilot:
         connect = await _connect(pilot, app, url)
-        await pilot.press("enter")  # the highlighted session
-        await pilot.pause()
+        await _keys(pilot, app, "enter")  # the highlighted session
         screen = app.screen
         assert isinstance(screen, ReviewLabelScreen) and screen.claim is not None
         assert "connected" in _text(screen, "#review-db")
         first = screen.claim.item_id
-        await pilot.press("y")
+        await _keys(pilot, app, "y")
         assert screen.claim is not None and screen.claim.item_id != first
         held = screen.claim.item_id
         b.pg.stop()
         try:
-            await pilot.press("n", "x")  # the item in hand is labelled while the server is down
-            await pilot.pause()
+            await _keys(pilot, app, "n", "x")  # the item in hand is labelled while the server is down
             assert "database unreachable: 1 labels waiting" in _text(screen, "#review-db")
             assert screen.claim is None and screen.reviewer.waiting == 1
-            await pilot.press("r")
+            await _keys(pilot, app, "r")
             assert "database unreachable: 1 labels waiting" in _text(screen, "#review-db")
             assert b.passwords["alice"] not in _text(screen, "#review-db")
         finally:
             b.pg.start()
-        await pilot.press("r")
-        await pilot.pause()
+        await _keys(pilot, app, "r")
         assert "connected" in _text(screen, "#review-db")
         assert "database back" in _text(screen, "#review-last")
         assert screen.claim is not None and screen.claim.item_id not in (first, held)
-        await pilot.press("u")  # undo is the reviewer's own last label: the held item comes back
-        await pilot.pause()
+        await _keys(pilot, app, "u")  # undo is the reviewer's own last label: the held item comes back
         assert screen.claim is not None and screen.claim.item_id == held
-        await pilot.press("x")
-        await pilot.press("escape")
-        await pilot.pause()
+        await _keys(pilot, app, "x")
+        await _keys(pilot, app, "escape")
+        if screen.claim is not None:  # an item in hand: leaving asks first (issue 31 item 23)
+            await _keys(pilot, app, "y")
+        await _settle(pilot, app)
         assert app.screen is connect and "1 labels" not in _text(connect, "#connect-status")
     store = open_store(b.admin_url)
     try:
@@ -117,22 +136,22 @@ async def test_adjudication_screen(backend: Backend, tmp_path: Path) -> None:
     app = make_app(_services(tmp_path))
     async with app.run_test(size=(130, 40)) as pilot:
         connect = await _connect(pilot, app, url, as_name or "")
-        await pilot.press("t")
+        await _keys(pilot, app, "t")
         assert "4 disputed items counted as misses" in _text(connect, "#connect-status")
-        await pilot.press("a")
-        await pilot.pause()
+        await _keys(pilot, app, "a")
+        await _settle(pilot, app)
         screen = app.screen
         assert isinstance(screen, AdjudicateScreen) and len(screen.queue) == 4
         first = screen.queue[0][0]
         assert screen.queue[0][1] == {"alice": "1", "bob": "2"}
-        await pilot.press("2")
-        await pilot.pause()
+        await _keys(pilot, app, "2")
+        await _settle(pilot, app)
         assert len(screen.queue) == 3 and first not in [i for i, _ in screen.queue]
-        await pilot.press("x")
-        await pilot.pause()
+        await _keys(pilot, app, "x")
+        await _settle(pilot, app)
         assert len(screen.queue) == 2
-        await pilot.press("escape")
-        await pilot.pause()
+        await _keys(pilot, app, "escape")
+        await _settle(pilot, app)
         assert app.screen is connect and "2 disputed items counted as misses" in _text(connect, "#connect-status")
     store = open_store(backend.admin_url)
     try:
@@ -149,8 +168,8 @@ async def test_a_reviewer_is_refused_the_adjudicator_queue_on_screen(pg_backend:
     app = make_app(_services(tmp_path))
     async with app.run_test(size=(130, 40)) as pilot:
         await _connect(pilot, app, url)
-        await pilot.press("a")
-        await pilot.pause()
+        await _keys(pilot, app, "a")
+        await _settle(pilot, app)
         screen = app.screen
         assert isinstance(screen, AdjudicateScreen) and screen.queue == []
         assert "relgate_adjudicator" in str(screen.query_one("#adjudicate-title").render())
@@ -171,8 +190,7 @@ async def test_publish_from_runs(tmp_path: Path, monkeypatch) -> None:
         modal = app.screen
         assert isinstance(modal, PublishModal)
         modal.query_one("#publish-db", Input).value = db
-        await pilot.press("enter")
-        await pilot.pause()
+        await _keys(pilot, app, "enter")
         assert modal.session is not None and "3 items" in _text(modal, "#publish-result")
     store = open_store(db)
     try:
@@ -221,10 +239,9 @@ async def test_the_connect_field_never_leaves_a_password_on_screen(pg_backend: B
         screen = await _connect(pilot, app, url)
         field = screen.query_one("#connect-db", Input)
         assert pg_backend.passwords["alice"] not in field.value and "alice" not in field.value
-        await pilot.press("t")  # a second use of the field reconnects with the URL as typed
+        await _keys(pilot, app, "t")  # a second use of the field reconnects with the URL as typed
         screen.query_one("#connect-db", Input).focus()
-        await pilot.press("enter")
-        await pilot.pause()
+        await _keys(pilot, app, "enter")
         assert screen.query_one("#connect-sessions", DataTable).row_count == 1
         assert pg_backend.passwords["alice"] not in app.export_screenshot()
 
@@ -243,13 +260,12 @@ async def test_review_open_is_the_labelling_screen_alone(tmp_path: Path, monkeyp
     reviewer = Reviewer(store, store.session(sid), "carol")
     app = ReviewApp(reviewer)
     async with app.run_test(size=(130, 40)) as pilot:
-        await pilot.pause()
+        await _settle(pilot, app)
         screen = app.screen
         assert isinstance(screen, ReviewLabelScreen) and screen.claim is not None
-        await pilot.press("y", "y")
+        await _keys(pilot, app, "y", "y")
         assert "nothing left for you" in _text(screen, "#review-question")
-        await pilot.press("escape")
-        await pilot.pause()
+        await _keys(pilot, app, "escape")
     assert sorted(store.labels(sid)) == sorted(store.item_ids(sid)) and len(store.item_ids(sid)) == 2
     reviewer.close()
     store.close()

@@ -16,13 +16,12 @@ from types import SimpleNamespace
 import pytest
 
 from relgate_tui.cli import main
-from relgate_tui.commands.judge_intervals import audit_input
-from relgate_tui.commands.judge_irt import build_study, document
 from relgate_tui.core.judge_intervals import study as iv_study
 from relgate_tui.core.judge_intervals.study import run_study
 from relgate_tui.demo import DemoServer
 from relgate_tui.engine.judging import list_audits
 from relgate_tui.engine.judging.as_scores import audit_scores
+from relgate_tui.engine.judging.studies import audit_input, build_study, document
 from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.judge import JudgeScreen, audit_studies
@@ -198,7 +197,7 @@ def jury_audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 async def test_y_opens_the_jury_of_an_audit_with_several_judges(services, jury_audit: Path, monkeypatch) -> None:
     """Issue 24 §6: the audit results reach paper 003's study too (y), as `relgate jury --audit` computes it."""
-    from relgate_tui.commands.jury import build_data
+    from relgate_tui.engine.judging.studies import build_data
     from relgate_tui.tui.studies.jury import JuryView
 
     monkeypatch.setattr(audit_studies, "JURY_SPLITS", 2)  # the test's time: two splits

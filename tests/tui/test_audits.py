@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 
 from relgate_tui.demo import DemoServer
 from relgate_tui.engine.judging import Judge, PromptVariant
-from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig, audit_result
+from relgate_tui.engine.judging.audit_run import JudgeAuditConfig, audit_result
 from relgate_tui.engine.judging.variants import DIRECT_TEMPLATE
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.judge import JudgeScreen

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from relgate_tui.engine.certification.setup import EndpointChoice, default_endpoint_index, endpoint_choices
+from relgate_tui.tui.demo_endpoint import demo_endpoint
 from relgate_tui.tui.forms import check_custom_endpoint, first_line, parse_number
 
 
@@ -70,4 +71,5 @@ def test_endpoint_choices_list_a_demo_that_fails_to_start_with_its_error():
     choices = endpoint_choices(lambda: [], True, failing_demo)
     assert [(c.simulated, c.error) for c in choices] == [(True, "address in use")]
     assert endpoint_choices(lambda: [], False, failing_demo) == []
-    assert endpoint_choices(lambda: [], True, lambda: "http://127.0.0.1:5/v1")[0].base_url == "http://127.0.0.1:5/v1"
+    assert endpoint_choices(lambda: [], True, lambda: demo_endpoint("http://127.0.0.1:5/v1"))[0].base_url == \
+        "http://127.0.0.1:5/v1"

@@ -7,6 +7,7 @@ import json
 
 from relgate_tui.cli import main
 from relgate_tui.demo import DemoServer
+from relgate_tui.engine.judging import list_audits, reopen_result
 from relgate_tui.tui.judge.views import cycle_stats, heading, ranking_rows
 
 
@@ -16,11 +17,15 @@ def test_the_audit_view_of_an_all_garbage_judge(tmp_path, monkeypatch):
     with DemoServer() as demo:
         assert main(["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
                      "--model", "sim-weak", "--protocol", "both", "--inputs", "3", "--candidates", "4", "--reps", "1",
-                     "--no-store", "--json", str(out)]) == 0
+                     "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
-    cycles = str(cycle_stats(doc["pairwise"]))
-    head = str(heading(doc, "demo"))
+    (stored,) = list_audits()
+    result = reopen_result(stored.path)  # the typed result the screen shows, read back offline
+    cell = result.cells[0]
+    assert cell.pairwise is not None
+    cycles = str(cycle_stats(cell.pairwise))
+    head = str(heading(result, cell, "demo"))
     assert "no valid verdicts" in cycles and "nan" not in cycles
     total = doc["pairwise"]["verdicts"]["total"]
     assert f"unparseable: {total:,} of {total:,} verdicts (100%)" in head
-    assert all(tau == "—" and n == "0" for _, tau, n in ranking_rows(doc["pairwise"]))
+    assert all(tau == "—" and n == "0" for _, tau, n in ranking_rows(cell.pairwise))

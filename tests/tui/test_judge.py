@@ -11,7 +11,7 @@ import time
 from textual.widgets import ContentSwitcher, DataTable, Input, RichLog, Select
 
 from relgate_tui.demo import FaultPlan
-from relgate_tui.engine.judging.audit_cli import run_judge_audit
+from relgate_tui.engine.judging.audit_run import run_judge_audit
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.home import HomeScreen

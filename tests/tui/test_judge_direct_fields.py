@@ -12,8 +12,9 @@ from pathlib import Path
 
 from textual.widgets import Button, Checkbox, Input, Select
 
-from relgate_tui.engine.judging import audit_cli as judge_audit
+from relgate_tui.commands import judge_audit
 from relgate_tui.engine.judging import geval
+from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
 from relgate_tui.engine.judging.store import audit_id
 from relgate_tui.errors import UserError
 from relgate_tui.tui.app import make_app
@@ -26,7 +27,7 @@ from tests.tui.test_judge import fill, open_judge, run_audit, text_of
 SIZE = (120, 40)
 
 
-def cli_config(*argv: str) -> judge_audit.JudgeAuditConfig:
+def cli_config(*argv: str) -> JudgeAuditConfig:
     """The config ``relgate judge-audit ARGV`` would run (the CLI's own parser and ``_config``)."""
     parser = argparse.ArgumentParser()
     judge_audit.add_arguments(parser)
@@ -156,5 +157,5 @@ def test_the_default_prompt_settings_are_the_engines() -> None:
 
     d = DirectSettings()
     assert (d.prompt, d.scale) == (geval.DEFAULT_PROMPT, geval.DEFAULT_SCALE)
-    assert judge_audit.JudgeAuditConfig("d", "c", "e", "m").max_tokens == d.max_tokens
+    assert JudgeAuditConfig("d", "c", "e", "m").max_tokens == d.max_tokens
     assert DirectSettings.of(3, geval.GEVAL, 7).max_tokens == 400

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from textual.widgets import DataTable, Input, Label, Select, Static
 
-from relgate_tui.commands.judge_irt import document as irt_document
 from relgate_tui.core.jsonsafe import dumps
 from relgate_tui.core.text import strip_controls
+from relgate_tui.engine.judging.studies import document as irt_document
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.confirm import ConfirmModal
 from relgate_tui.tui.home import HomeScreen

@@ -15,6 +15,9 @@ How a pairwise/direct study uses this package (issue 11 §2), per input ``x`` wi
    for the flip share; ``.flag`` is ``position_only`` for an always-first judge.
 5. Direct scores: ``likert_conformal_analysis(scores_per_item, human_means, protocol="single", seed=seed)``
    (``protocol="mean"`` for the mean of k); ``.protocol`` says which was used.
+
+Modules: :mod:`.tournament` (per-input tournaments), :mod:`.mfas` (feedback-arc-set repair), :mod:`.rankings` (the
+ranking methods and Kendall τ), :mod:`.likert` (split conformal Likert sets).
 """
 
 from relgate_tui.core.judge.bias import (

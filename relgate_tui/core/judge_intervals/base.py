@@ -9,7 +9,9 @@ fit part is 80% by default (at least min(50, m/2) items left to calibrate on; ``
 
 **Conformal quantile.** q̂ is the ⌈(n+1)(1−α)⌉-th smallest of the n calibration scores (the notes: the paper prints
 [·], ⌊·⌋ and ⌈·⌉; the guarantee of Eq. 5 needs the ceiling). When ⌈(n+1)(1−α)⌉ > n, q̂ = +∞ (the interval is the
-whole label range; reported with that reason).
+whole label range; reported with that reason). It is relgate's one conformal quantile,
+:func:`relgate_tui.core.certification.quantile.conformal_quantile` (paper 004 Def. 6.6), imported here for the nine
+methods.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from relgate_tui.core.certification.quantile import conformal_quantile
 
 INF_REASON = "q̂ = ∞: too few calibration points for this α (⌈(n+1)(1−α)⌉ > n); the interval is the full scale"
 
@@ -56,30 +60,13 @@ class Bounds:
     reason: str | None = None
 
 
-def conformal_rank(n: int, alpha: float) -> int:
-    """k = ⌈(n+1)(1−α)⌉ (1-based); k > n means q̂ = +∞."""
-    return int(math.ceil((n + 1) * (1.0 - alpha) - 1e-9))
-
-
-def conformal_quantile(scores: np.ndarray, alpha: float) -> float:
-    """The ⌈(n+1)(1−α)⌉-th smallest score, +∞ when that rank exceeds n (split conformal, Eq. 5)."""
-    s = np.sort(np.asarray(scores, dtype=float))
-    k = conformal_rank(s.size, alpha)
-    if k > s.size or s.size == 0:
-        return math.inf
-    return float(s[max(k, 1) - 1])
-
-
 def lower_conformal_quantile(scores: np.ndarray, alpha: float) -> float:
     """The ⌊(n+1)α⌋-th smallest score (for "larger is more conforming" scores), −∞ when that rank is 0.
 
-    P(s_test ≥ this) ≥ 1 − α under exchangeability: it is the conformal quantile of −s.
+    P(s_test ≥ this) ≥ 1 − α under exchangeability: it is the conformal quantile of −s, negated — the
+    (n+1−⌈(n+1)(1−α)⌉) = ⌊(n+1)α⌋-th smallest of s, −∞ when ⌈(n+1)(1−α)⌉ > n.
     """
-    s = np.sort(np.asarray(scores, dtype=float))
-    k = int(math.floor((s.size + 1) * alpha + 1e-9))
-    if k < 1:
-        return -math.inf
-    return float(s[k - 1])
+    return -conformal_quantile(-np.asarray(scores, dtype=float), alpha)
 
 
 def single_thread() -> Any:

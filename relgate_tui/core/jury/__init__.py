@@ -4,6 +4,7 @@
 - :mod:`.predictors` — per-judge gradient-boosted reliability classifiers.
 - :mod:`.protocol` — the jury score, baselines and statistics; :mod:`.study` runs the 60/20/20 protocol.
 - :mod:`.simulate` — a simulated pool whose judges' reliability depends on the item.
+- :mod:`.groups` — grouped splits: no group in both the training and the test part.
 """
 
 from relgate_tui.core.jury.protocol import BASELINES, JuryData, JuryStudy, jury_scores, kendall

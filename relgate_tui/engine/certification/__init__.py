@@ -2,7 +2,6 @@
 
 Public names, by module:
 
-* :mod:`.assets` — ``assets_dir``: where the bundled tasks and audit sets live;
 * :mod:`.tasks` — ``load_task``, ``Task``, ``TaskError``, ``BundledTask``, ``bundled_tasks``, ``bundled_task_names``,
   ``format_task_table``, ``dump_items``: task files and the bundled tasks;
 * :mod:`.certify` — ``CertifyConfig``, ``Prepared``, ``prepare``, ``open_prepared``, ``run_identity``,
@@ -27,4 +26,6 @@ Public names, by module:
 * :mod:`.report` — ``write_report``, ``render_report``, ``FORMATS``, …: JSON, CSV and Markdown exports;
 * :mod:`.paired_runs` — ``compare_runs``, ``compare_documents``, ``EXIT_CODES``: two stored runs item by item;
   ``paired_view`` → ``PairedView`` (``ItemChange``), the typed view the TUI reads.
+* :mod:`.assisted_section` — the results' ``judge_assisted`` block; :mod:`.run_config` — ``certify --config``'s
+  TOML file.
 """

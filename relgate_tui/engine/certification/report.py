@@ -19,7 +19,7 @@ import io
 import math
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +125,9 @@ def _calibration_reason(message: Any) -> str:
     return text.split(": ", 1)[1] if text.startswith("M* = ∞: ") else text
 
 
-def report_markdown(doc: Mapping[str, Any]) -> str:
-    """A human-readable report (no external table library needed)."""
+def report_markdown(doc: Mapping[str, Any], *, simulated_models: Collection[str] = ()) -> str:
+    """A human-readable report (no external table library needed); a loopback run of one of ``simulated_models``
+    (the demo's names, given by the front end) is titled "(simulated model)"."""
     task = doc.get("task", {})
     conf = doc.get("confidence", 0.95)
     m_star = doc.get("m_star")
@@ -136,7 +137,8 @@ def report_markdown(doc: Mapping[str, Any]) -> str:
     calls = doc.get("calls", {})
     from relgate_tui.engine.certification.setup import looks_simulated
 
-    sim = " (simulated model)" if looks_simulated(str(doc.get("endpoint", "")), str(doc.get("model", ""))) else ""
+    sim = " (simulated model)" if looks_simulated(str(doc.get("endpoint", "")), str(doc.get("model", "")),
+                                                simulated_models) else ""
     lines = [
         f"# relgate certification — {_md_cell(task.get('name', '?'))} on {_md_cell(doc.get('model', '?'))}{sim}",
         "",
@@ -338,23 +340,24 @@ def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def render_report(doc: Mapping[str, Any], fmt: str) -> str:
-    """The document in ``fmt`` ("md", "json" or "csv")."""
+def render_report(doc: Mapping[str, Any], fmt: str, *, simulated_models: Collection[str] = ()) -> str:
+    """The document in ``fmt`` ("md", "json" or "csv"); ``simulated_models`` as :func:`report_markdown`."""
     if fmt == "json":
         return report_json(doc)
     if fmt == "csv":
         return report_csv(doc)
     if fmt == "md":
-        return report_markdown(doc)
+        return report_markdown(doc, simulated_models=simulated_models)
     raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
 def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str],
-                 inputs: Iterable[str | os.PathLike[str] | None] = ()) -> Path:
+                 inputs: Iterable[str | os.PathLike[str] | None] = (), *,
+                 simulated_models: Collection[str] = ()) -> Path:
     """Write the report to ``path`` through the one output write (:func:`~relgate_tui.engine.runs.outputs.write_output`:
     the output guard, then an atomic replace or an in-place write to a device or pipe) and return the path."""
     write = write_display if fmt == "md" else write_output
-    return write(path, render_report(doc, fmt), inputs=inputs, mkdir=True)
+    return write(path, render_report(doc, fmt, simulated_models=simulated_models), inputs=inputs, mkdir=True)
 
 
 def _readout_lines(doc: Mapping[str, Any]) -> list[str]:

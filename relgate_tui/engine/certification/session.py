@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,12 +116,13 @@ class Session:
         return session
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, cache_dir: Path | None = None) -> Session:
+    def open(cls, path: str | os.PathLike[str], *, cache_dir: Path | None = None,
+             simulated_models: Collection[str] = ()) -> Session:
         """Reopen the stored run at ``path`` — no network call, no lock, no write (see the module docstring); a
         renamed or copied run directory opens as itself, a run whose task or labels file moved opens from its own
         copy. Every stored sample (through the run's sample index while it matches samples.jsonl, else parsed) and
         label is read here, so a corrupt file is one line now (ValueError naming the file and how to repair it),
-        never a crash later."""
+        never a crash later. ``simulated_models``: the demo's model names (the front end's), for ``simulated``."""
         prepared = open_prepared(path)
         if cache_dir is not None:
             prepared.config = replace(prepared.config, cache_dir=str(Path(cache_dir) / "samples"))
@@ -133,7 +134,7 @@ class Session:
             session = cls(prepared, verification=verification if verification in ("auto", "human", "audit") else "auto",
                           audit_fraction=float(fraction) if isinstance(fraction, (int, float)) else 0.2,
                           cache_dir=cache_dir, simulated=tui.get("simulated") is True
-                          or looks_simulated(prepared.config.endpoint, prepared.config.model))
+                          or looks_simulated(prepared.config.endpoint, prepared.config.model, simulated_models))
             session._samples_by_item(refresh=True)
             session.store.current_labels()
         except (RunStoreError, TypeError, ValueError) as exc:
@@ -590,7 +591,8 @@ class Session:
         a = self.alpha if alpha is None else alpha
         doc = self.save_results(a, gate=gate, confidence=confidence, gate_on=gate_on)
         name = f"{self.run_id}-alpha{a:.2f}.{fmt}"
-        return write_report(doc, fmt, self.path / "exports" / name)
+        return write_report(doc, fmt, self.path / "exports" / name,
+                            simulated_models=(self.config.model,) if self.simulated else ())
 
 
 def _count(value: Any) -> int:

@@ -5,7 +5,7 @@ pipeline's :class:`~relgate_tui.engine.certification.certify.CertifyConfig` (:fu
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,9 +18,6 @@ __all__ = [
     "VerificationMode",
     "RunSetup",
     "Preflight",
-    "DEMO_PREFERRED_PORT",
-    "start_demo",
-    "demo_endpoint",
     "endpoint_choices",
     "default_endpoint_index",
     "discover_endpoints",
@@ -126,53 +123,27 @@ class Preflight:
 
 
 # ------------------------------------------------------------------------------------------------ setup helpers
-DEMO_PREFERRED_PORT = 47820
-"""The embedded demo listens here when the port is free (else on any free port): runs against the demo keep the
-same endpoint URL — hence the same run id and cache keys — from one app start to the next."""
-
-
-def start_demo(latency_ms: float = 0.0, port: int = DEMO_PREFERRED_PORT) -> Any:
-    """Start the built-in simulated endpoint in-process on loopback (``port``, else a free port)."""
-    from relgate_tui.demo.server import DemoServer
-
-    if port:
-        try:
-            return DemoServer(port=port, latency_ms=latency_ms).start()
-        except OSError:
-            pass
-    return DemoServer(port=0, latency_ms=latency_ms).start()
-
-
-def looks_simulated(endpoint: str, model: str) -> bool:
+def looks_simulated(endpoint: str, model: str, simulated_models: Collection[str]) -> bool:
     """A run against relgate's own simulated models: a loopback endpoint (the embedded demo or ``relgate
-    demo-server``) and one of the demo's model names. Every screen and report marks such a run "simulated"."""
+    demo-server``) and one of ``simulated_models`` (the demo's model names, given by the front end: the engine never
+    imports the demo). Every screen and report marks such a run "simulated"."""
     from urllib.parse import urlsplit
-
-    from relgate_tui.demo.simulate import SIM_MODELS
 
     try:
         host = urlsplit(str(endpoint)).hostname or ""
     except ValueError:
         return False
-    return host in ("127.0.0.1", "localhost", "::1") and str(model) in SIM_MODELS
-
-
-def demo_endpoint(base_url: str) -> EndpointChoice:
-    """The embedded demo as an endpoint choice (its answer models; its simulated judge only as the judge)."""
-    from relgate_tui.demo.simulate import ANSWER_MODELS, JUDGE_MODEL
-
-    return EndpointChoice("relgate demo · simulated models (built in)", base_url, tuple(ANSWER_MODELS),
-                          simulated=True, judge_models=(JUDGE_MODEL,))
+    return host in ("127.0.0.1", "localhost", "::1") and str(model) in simulated_models
 
 
 def endpoint_choices(discover: Callable[[], Sequence[Any]] | None, embedded_demo: bool,
-                     ensure_demo: Callable[[], str]) -> list[EndpointChoice]:
-    """What the setup screens offer: the discovered servers, then (when ``embedded_demo``) the built-in demo,
-    started by ``ensure_demo`` — a demo that fails to start is listed with its error, never fatal."""
+                     demo: Callable[[], EndpointChoice]) -> list[EndpointChoice]:
+    """What the setup screens offer: the discovered servers, then (when ``embedded_demo``) the built-in demo's
+    choice, from ``demo`` (which starts it) — a demo that fails to start is listed with its error, never fatal."""
     found = list(discover_endpoints(discover))
     if embedded_demo:
         try:
-            found.append(demo_endpoint(ensure_demo()))
+            found.append(demo())
         except Exception as exc:  # noqa: BLE001 - shown to the user
             found.append(EndpointChoice("built-in demo (failed to start)", "", simulated=True, error=str(exc)))
     return found

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.certification.assets import assets_dir
+from relgate_tui.engine.assets import assets_dir
 from relgate_tui.engine.records import TaskItem
 from relgate_tui.engine.runs.files import jsonl_objects
 

@@ -2,6 +2,8 @@
 
 ``load_log(kind, path, task)`` reads a log into an :class:`~relgate_tui.engine.importers.model.ImportedLog` (no
 writes); :func:`~relgate_tui.engine.importers.run.import_log` turns it into a certified run in the run store.
+
+Modules: ``model`` (the imported log), ``lmeval``, ``inspect_log``, ``samples`` (the readers), ``run`` (log → run).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from relgate_tui.engine.certification.assets import assets_dir
+from relgate_tui.engine.assets import assets_dir
 from relgate_tui.engine.runs.files import jsonl_objects
 from relgate_tui.errors import DataError
 

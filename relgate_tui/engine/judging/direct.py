@@ -128,14 +128,17 @@ class WidthVsError:
     n_unscored: int
     spearman: float | None
 
-    def to_json(self) -> dict[str, Any]:
+    def mean_width_by_error(self) -> list[tuple[float, float, int]]:
+        """(error, mean set width, items) at each error value (rounded to 6 decimals), in increasing error."""
         errors, widths = np.array(self.errors), np.array(self.widths)
         levels = np.round(errors, 6)
+        return [(float(e), float(widths[levels == e].mean()), int((levels == e).sum())) for e in np.unique(levels)]
+
+    def to_json(self) -> dict[str, Any]:
         return {
             "alpha": self.alpha, "split": 0, "q_hat": finite_or_none(self.q_hat),
-            "points": [[float(e), int(w)] for e, w in zip(errors, widths, strict=True)],
-            "mean_width_by_error": [[float(e), float(widths[levels == e].mean()), int((levels == e).sum())]
-                                    for e in np.unique(levels)],
+            "points": [[float(e), int(w)] for e, w in zip(self.errors, self.widths, strict=True)],
+            "mean_width_by_error": [list(m) for m in self.mean_width_by_error()],
             "n_unscored": self.n_unscored,
             "spearman": finite_or_none(self.spearman),
         }

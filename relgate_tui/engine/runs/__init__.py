@@ -14,4 +14,5 @@ Public names, by module:
 * :mod:`.listing` — ``RunSummary``, ``summarise``, ``list_runs``, ``open_run``, ``repair_run``;
 * :mod:`.lock` — ``write_lock``: one writer per stored directory (runs and audits);
 * :mod:`.paths` — ``data_dir``, ``cache_dir``, ``runs_dir``, ``HOME_ENV``, ``APP_NAME``.
+* :mod:`.inputs` — the one way relgate opens a file it reads; :mod:`.outputs` — the one way it writes one.
 """

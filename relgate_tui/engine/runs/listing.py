@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,12 +50,12 @@ class RunSummary:
     passed: bool | None = None
     has_gate: bool = False  # the stored results were judged against a gate (``min_reliability``)
 
-    @property
-    def simulated(self) -> bool:
-        """A run against relgate's simulated models (:func:`relgate_tui.engine.certification.setup.looks_simulated`)."""
+    def is_simulated(self, simulated_models: Collection[str]) -> bool:
+        """A run against relgate's simulated models, named by the front end
+        (:func:`relgate_tui.engine.certification.setup.looks_simulated`)."""
         from relgate_tui.engine.certification.setup import looks_simulated
 
-        return looks_simulated(self.endpoint, self.model)
+        return looks_simulated(self.endpoint, self.model, simulated_models)
 
     @property
     def m_star_text(self) -> str:

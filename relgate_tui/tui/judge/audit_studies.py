@@ -4,7 +4,7 @@ The judge audit screen (a finished audit, or a stored one reopened from Runs) of
 opens the Intervals view of the judge × prompt variant on show, ``r`` the IRT view of every judge of the audit. Both
 read the stored audit with :func:`relgate_tui.engine.judging.as_scores.audit_scores` (zero model calls: repetition 0
 of each direct answer) and build the study with the same functions as ``relgate judge-intervals --audit`` /
-``relgate judge-irt --audit`` (``commands/judge_intervals.audit_input``, ``commands/judge_irt.build_study``), in a
+``relgate judge-irt --audit`` (``engine/judging/studies.audit_input``, ``build_study``), in a
 thread worker. When the audit cannot give the study — no stored audit, a pairwise-only audit, no score-token
 log-probs (the notice names the setup's "top log-probs" field and the CLI's option, :data:`NO_LOGPROBS_FIX`), a
 single prompt variant for IRT, too few items — a one-line notice says why and nothing opens.
@@ -50,10 +50,10 @@ def stored_audit(screen: Any) -> Path:
 def intervals_of_audit(path: Path, judge: str, variant: str, alpha: float,
                        progress: Callable[[int, int], None] | None = None) -> tuple[Any, Any, Any]:
     """(IntervalStudy, its StudyInput, AuditScores) of one judge × variant of a stored audit (one-line errors)."""
-    from relgate_tui.commands.judge_intervals import audit_input
     from relgate_tui.core.judge_intervals.methods import METHOD_NAMES
     from relgate_tui.core.judge_intervals.study import run_study
     from relgate_tui.engine.judging.as_scores import audit_scores
+    from relgate_tui.engine.judging.studies import audit_input
 
     audit = audit_scores(path)
     inp, labels = audit_input(audit, judge=judge, criterion=None, variant=variant, grid="auto", alpha=alpha,
@@ -65,8 +65,8 @@ def intervals_of_audit(path: Path, judge: str, variant: str, alpha: float,
 
 def irt_of_audit(path: Path) -> tuple[Any, Any]:
     """(IRTStudy of every judge, AuditScores) of a stored audit; a one-line error with a single prompt variant."""
-    from relgate_tui.commands.judge_irt import build_study
     from relgate_tui.engine.judging.as_scores import audit_scores
+    from relgate_tui.engine.judging.studies import build_study
     from relgate_tui.errors import UserError
 
     audit = audit_scores(path)
@@ -83,8 +83,8 @@ JURY_SPLITS = 10
 def jury_of_audit(path: Path, progress: Any) -> tuple[Any, Any, Any]:
     """(JuryStudy, JuryData, AuditScores) of a stored audit's judges as a pool — ``relgate jury --audit``'s
     ``build_data`` and study, ``JURY_SPLITS`` splits (a one-line error with fewer than the jury needs)."""
-    from relgate_tui.commands.jury import build_data
     from relgate_tui.engine.judging.as_scores import audit_scores
+    from relgate_tui.engine.judging.studies import build_data
     from relgate_tui.tui.studies.setup import run_jury
 
     audit = audit_scores(path)

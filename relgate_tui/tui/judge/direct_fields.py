@@ -3,7 +3,7 @@
 :class:`DirectFields` (shown while the protocol asks for direct scores) holds the three options that
 ``relgate judge-audit`` takes as ``--top-logprobs N``, ``--prompt score-only|geval`` and ``--scale K``, and
 :meth:`DirectFields.settings` turns them into :class:`DirectSettings` — the values the setup passes to
-:class:`~relgate_tui.engine.judging.audit_cli.JudgeAuditConfig` exactly as the CLI's ``_config`` does, so the same
+:class:`~relgate_tui.engine.judging.audit_run.JudgeAuditConfig` exactly as the CLI's ``_config`` does, so the same
 settings give the same stored audit (same manifest, same audit id):
 
 * ``top_logprobs`` (0–20; 0 = none): paper 001's Intervals view (``i`` on the results) needs the score token's
@@ -46,7 +46,7 @@ class DirectSettings:
 
     @classmethod
     def of(cls, top_logprobs: int, prompt: str, scale: int) -> DirectSettings:
-        """The settings with the CLI's ``--max-tokens`` default for ``prompt`` (engine/judging/audit_cli ``_config``)."""
+        """The settings with the CLI's ``--max-tokens`` default for ``prompt`` (``commands/judge_audit._config``)."""
         from relgate_tui.engine.judging import geval
 
         return cls(top_logprobs, prompt, scale, 400 if prompt == geval.GEVAL else 16)

@@ -5,7 +5,7 @@ One screen in three parts (a ``ContentSwitcher``):
 * **setup** — :class:`~relgate_tui.tui.judge.setup.JudgeSetup` (endpoint, judge models, prompt variants, data set,
   criterion, protocol, repetitions k, inputs, candidates per input, α, seed). ``ctrl+s`` starts (after reading a
   template file typed but not read yet).
-* **progress** — the engine's async audit (:func:`~relgate_tui.engine.judging.audit_cli.audit_events`) is iterated in an
+* **progress** — the engine's async audit (:func:`~relgate_tui.engine.judging.audit_run.audit_events`) is iterated in an
   ``@work`` async worker, as the Sampling screen does: each event updates the
   :class:`~relgate_tui.tui.widgets.progress.ProgressPanel` (answers per judge, calls made / cached / failed, an errors log).
   Escape asks, then cancels the worker: the requests in flight are cancelled, nothing more is sent. The audit is
@@ -40,8 +40,8 @@ from relgate_tui.tui.widgets.progress import ProgressPanel
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.setup import EndpointChoice
-    from relgate_tui.engine.judging import AuditResult, JudgeProgress
-    from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
+    from relgate_tui.engine.judging import AuditResult, JudgeProgress, StudyCell
+    from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
 
 
 class JudgeScreen(JudgeSetup):
@@ -200,7 +200,7 @@ class JudgeScreen(JudgeSetup):
     def _planned(self, cfg: JudgeAuditConfig) -> int:
         """Judge answers the whole audit plans (every judge × variant × protocol): the progress bar's total from
         the start, so it never runs backwards as the judges start one after another (issue 24 §5)."""
-        from relgate_tui.engine.judging.audit_cli import planned_answers, select
+        from relgate_tui.engine.judging import planned_answers, select
 
         if self.audit_set is None:
             return 0
@@ -210,7 +210,7 @@ class JudgeScreen(JudgeSetup):
 
     def _audit_size(self, cfg: JudgeAuditConfig) -> str:
         """"N inputs × M candidates" as the audit will use them (the data set may have fewer than asked for)."""
-        from relgate_tui.engine.judging.audit_cli import select
+        from relgate_tui.engine.judging import select
 
         if self.audit_set is None:
             return f"{cfg.inputs or 'all'} inputs × {cfg.candidates or 'all'} candidates"
@@ -222,7 +222,7 @@ class JudgeScreen(JudgeSetup):
     async def _run_audit(self, cfg: JudgeAuditConfig) -> AuditResult:
         """Iterate the engine's audit events on the app's loop (no thread); cancelling the worker stops it."""
         from relgate_tui.engine.judging import AuditFinished, AuditNote, JudgeProgress
-        from relgate_tui.engine.judging.audit_cli import audit_events
+        from relgate_tui.engine.judging.audit_run import audit_events
 
         panel = self.query_one(ProgressPanel)
         async for event in audit_events(cfg):
@@ -273,21 +273,20 @@ class JudgeScreen(JudgeSetup):
         self.study = 0
         self._show_study()
 
-    def _study_doc(self) -> dict[str, Any]:
-        """The document as the view reads it, with the current judge × variant's sections in place of the first's."""
-        doc = dict(self.doc or {})
-        studies = doc.get("studies") or []
-        if studies:
-            cell = studies[self.study % len(studies)]
-            doc.pop("pairwise", None)
-            doc.pop("direct", None)
-            doc.update({k: v for k, v in cell.items() if k in ("pairwise", "direct")})
-            doc["study"] = f"{cell['judge']} [{cell['variant']}] ({self.study % len(studies) + 1} of {len(studies)}, n: next)"
-        return doc
+    def _cell(self) -> tuple[StudyCell, str | None]:
+        """The judge × variant shown (``n`` steps through them), and its label when the audit has several."""
+        assert self.result is not None
+        cells = self.result.cells
+        i = self.study % len(cells)
+        label = (f"{cells[i].judge} [{cells[i].variant}] ({i + 1} of {len(cells)}, n: next)" if len(cells) > 1
+                 else None)
+        return cells[i], label
 
     def _show_study(self) -> None:
         view = self.query_one("#judge-results", AuditResultsView)
-        view.show(self._study_doc(), self.endpoint_label)
+        assert self.result is not None
+        cell, label = self._cell()
+        view.show(self.result, cell, self.endpoint_label, label)
         self._set_state("results")
         self.query_one("#judge-parts", ContentSwitcher).current = "judge-results"
         self.query_one("#inputs", DataTable).focus()
@@ -316,7 +315,7 @@ class JudgeScreen(JudgeSetup):
         if action in ("export", "cycles", "study_view"):
             return self.state == "results"
         if action == "next_study":
-            return self.state == "results" and len((self.doc or {}).get("studies") or []) > 1
+            return self.state == "results" and self.result is not None and len(self.result.cells) > 1
         if action == "start":
             return self.state == "setup"
         return True
@@ -340,7 +339,7 @@ class JudgeScreen(JudgeSetup):
             self._worker.cancel()
 
     def action_next_study(self) -> None:
-        if len((self.doc or {}).get("studies") or []) > 1:
+        if self.result is not None and len(self.result.cells) > 1:
             self.study += 1
             self._show_study()
 
@@ -358,7 +357,7 @@ class JudgeScreen(JudgeSetup):
         host(self.app).open_screen("judge_certificate", "audit", str(path))
 
     def action_cycles(self) -> None:
-        pw = self._study_doc().get("pairwise")
+        pw = self._cell()[0].pairwise if self.result is not None else None
         if pw is None:
             self.notify("the cycle viewer needs the pairwise protocol", severity="warning")
             return
@@ -375,7 +374,7 @@ class JudgeScreen(JudgeSetup):
         return self.app.services.resolved_runs_dir().parent / "judge-audits"  # type: ignore[attr-defined]
 
     def action_export(self, fmt: str) -> None:
-        from relgate_tui.engine.judging.audit_cli import export_audit
+        from relgate_tui.engine.judging.audit_run import export_audit
 
         if self.result is None:
             return

@@ -28,7 +28,7 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
 
-from relgate_tui.engine.judging.audit_cli import JudgeAuditConfig
+from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
 from relgate_tui.tui.forms import check_custom_endpoint, first_line, parse_number
 from relgate_tui.tui.judge.direct_fields import DEFAULT_TOP_LOGPROBS, DirectFields, DirectSettings, paraphrase_refusal
 from relgate_tui.tui.judge.paraphrase import ParaphrasePanel
@@ -178,9 +178,11 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
     def _discover(self) -> list[EndpointChoice]:
         from relgate_tui.engine.certification.setup import endpoint_choices
+        from relgate_tui.tui.demo_endpoint import demo_endpoint
 
         services = self.app.services  # type: ignore[attr-defined]
-        return endpoint_choices(services.discover, services.embedded_demo, self.app.ensure_demo)  # type: ignore[attr-defined]
+        return endpoint_choices(services.discover, services.embedded_demo,
+                                lambda: demo_endpoint(self.app.ensure_demo()))  # type: ignore[attr-defined]
 
     @work(thread=True, exclusive=True, group="models", exit_on_error=False)
     def _list_models(self, base_url: str, api_key_env: str | None) -> tuple[str, ...]:
@@ -510,7 +512,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         self.query_one("#data-info", Static).update(t)
 
     def _update_plan(self) -> None:
-        from relgate_tui.engine.judging.audit_cli import planned_answers, select
+        from relgate_tui.engine.judging import planned_answers, select
 
         plan = self.query_one("#plan", Static)
         error = self.query_one("#judge-error", Static)

@@ -1,7 +1,8 @@
 """The adjudicator's queue: every disputed item with each reviewer's label; one key settles the highlighted item.
 
 Keys: ``1``–``9`` the accepted rank, ``x`` none acceptable, ``s`` skip, ``e`` the item's candidates, Escape back.
-On PostgreSQL only a member of ``relgate_adjudicator`` may open it (a reviewer is refused with one line).
+On PostgreSQL only a member of ``relgate_adjudicator`` may open it (a reviewer is refused with one line). Every
+database call runs in a thread worker (:mod:`.dbwork`): the screen says "loading…" / "saving…" and keeps taking keys.
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from relgate_tui.core.text import one_line
-from relgate_tui.engine.review.db import ReviewError
-from relgate_tui.engine.review.status import disputed_queue, session_state
-from relgate_tui.engine.review.store import Claim, ReviewStore
-from relgate_tui.tui.review.label import item_view
+from relgate_tui.engine.certification.views import ItemView
+from relgate_tui.engine.review.item import review_item
+from relgate_tui.engine.review.status import SessionState, disputed_queue, session_state
+from relgate_tui.engine.review.store import ReviewStore
+from relgate_tui.tui.review.dbwork import StoreCalls
 from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import safe_line
 
+HINT = "1–9 accept that rank · x none acceptable · s skip · e candidates"
 
-class AdjudicateScreen(Screen[None]):
+
+class AdjudicateScreen(StoreCalls, Screen[None]):
     CSS_PATH = "review.tcss"
     BINDINGS = [
         *[Binding(str(k), f"decide('{k}')", f"Rank {k}", show=k == 1, id=f"adjudicate.{k}") for k in range(1, 10)],
@@ -54,14 +58,23 @@ class AdjudicateScreen(Screen[None]):
         self.sub_title = f"adjudication · {self.session_id}"
         self._load()
 
+    def show_busy(self) -> None:
+        if self.busy:
+            self.query_one("#adjudicate-hint", Static).update(Text(self.busy, style="bold yellow"))
+
     def _load(self) -> None:
+        def failed(exc: BaseException) -> None:
+            self.query_one("#adjudicate-table", DataTable).clear(columns=True)
+            self.queue = []
+            self.query_one("#adjudicate-title", Label).update(safe_line(str(exc), style="bold red"))
+            self.query_one("#adjudicate-hint", Static).update("")
+
+        self.store_call("loading the disputed items…",
+                        lambda: session_state(self.store, self.session_id, need_all=True), self._loaded, failed)
+
+    def _loaded(self, state: SessionState) -> None:
         table = self.query_one("#adjudicate-table", DataTable)
         table.clear(columns=True)
-        try:
-            state = session_state(self.store, self.session_id, need_all=True)
-        except ReviewError as exc:
-            self.query_one("#adjudicate-title", Label).update(safe_line(str(exc), style="bold red"))
-            return
         self.queue = disputed_queue(state)
         title = Text()
         title.append(f"{len(self.queue)} disputed item{'s' if len(self.queue) != 1 else ''}", style="bold")
@@ -71,8 +84,7 @@ class AdjudicateScreen(Screen[None]):
         for item, labels in self.queue:
             table.add_row(safe_line(item, 40), safe_line(", ".join(f"{r}: {v}" for r, v in sorted(labels.items())),
                                                          200), key=item)
-        self.query_one("#adjudicate-hint", Static).update(Text(
-            "1–9 accept that rank · x none acceptable · s skip · e candidates", style="dim"))
+        self.query_one("#adjudicate-hint", Static).update(Text(HINT, style="dim"))
         if self.queue:
             table.focus()
 
@@ -87,29 +99,41 @@ class AdjudicateScreen(Screen[None]):
         if item is None:
             self.notify("nothing to adjudicate", severity="warning")
             return
-        try:
+
+        def job() -> int | None:
+            """None when recorded, else the item's number of candidates (the rank does not exist)."""
             if verdict.isdigit():
-                n = len(self.store.payload(self.session_id, item).get("candidates") or [])
+                n = len(review_item(item, self.store.payload(self.session_id, item)).candidates)
                 if int(verdict) > n:
-                    self.notify(f"{one_line(item)} has {n} candidates", severity="warning")
-                    return
+                    return n
             self.store.adjudicate(self.session_id, item, verdict, self.adjudicator)
-        except ReviewError as exc:
-            self.notify(one_line(str(exc)), severity="error")
-            return
-        self.notify(f"{one_line(item)} → {verdict}")
-        self._load()
+            return None
+
+        def done(n: int | None) -> None:
+            if n is not None:
+                self.notify(f"{one_line(item)} has {n} candidates", severity="warning")
+                self.query_one("#adjudicate-hint", Static).update(Text(HINT, style="dim"))
+                return
+            self.notify(f"{one_line(item)} → {verdict}")
+            self._load()
+
+        self.store_call("saving…", job, done, self._failed)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.notify(one_line(str(exc)), severity="error")
+        self.query_one("#adjudicate-hint", Static).update(Text(HINT, style="dim"))
 
     def action_samples(self) -> None:
         item = self._current()
         if item is None:
             return
-        try:
-            payload = self.store.payload(self.session_id, item)
-        except ReviewError as exc:
-            self.notify(one_line(str(exc)), severity="error")
-            return
-        host(self.app).open_screen("item_samples", item_view(Claim(self.session_id, item, 0, payload, 0.0)))
+
+        def done(view: ItemView) -> None:
+            self.query_one("#adjudicate-hint", Static).update(Text(HINT, style="dim"))
+            host(self.app).open_screen("item_samples", view)
+
+        self.store_call("reading the item…", lambda: review_item(item, self.store.payload(self.session_id, item)),
+                        done, self._failed)
 
     @on(DataTable.RowSelected, "#adjudicate-table")
     def _selected(self) -> None:

@@ -30,6 +30,10 @@ class ReviewApp(App[None]):
 
         return open_screen(self, name, *args, callback=callback, **kwargs)
 
+    def confirm(self, question: str, callback: Callable[[bool | None], None], detail: str = "", **kw: str) -> None:
+        """The yes/no modal, as in the full app (the labelling screen asks before it is left)."""
+        self.open_screen("confirm", question, detail, callback=callback, **kw)
+
 
 def run_review_app(store: ReviewStore, session: str, name: str, **kw: Any) -> int:
     reviewer = Reviewer(store, store.session(session), name)

@@ -3,10 +3,14 @@
 The database field takes a ``postgresql://`` or ``sqlite:///`` URL (empty: ``$RELGATE_DB``, else the embedded file
 in the data dir); a password in it is used for the connection only — the screen shows the URL without it. The name
 field is the reviewer's name on the embedded store (``--as``); on PostgreSQL a reviewer is their database role.
-Keys: Enter on a session / ``l`` label, ``t`` status, ``a`` adjudicate, Escape back.
+Keys: Enter in a field connects, Enter on a session / ``l`` label, ``t`` status, ``a`` adjudicate, Escape back.
+Every database call runs in a thread worker (:mod:`.dbwork`): the screen says "connecting…" and keeps taking keys.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -17,13 +21,30 @@ from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
 
 from relgate_tui.core.text import one_line
-from relgate_tui.engine.review.db import ReviewError
 from relgate_tui.engine.review.store import ReviewStore, SessionInfo, open_store
+from relgate_tui.tui.review.dbwork import StoreCalls
 from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import safe, safe_line
 
 
-class ReviewConnectScreen(Screen[None]):
+def _empty_field_target() -> str:
+    """Where an empty database field connects (:func:`~relgate_tui.engine.review.db.resolve_url`): ``$RELGATE_DB``,
+    else the embedded file in the data dir — shown without a password."""
+    import os
+
+    from relgate_tui.core.redact import public_url
+    from relgate_tui.engine.review.db import DB_ENV, resolve_url
+
+    url = resolve_url(None)
+    if os.environ.get(DB_ENV, "").strip():
+        return f"${DB_ENV} ({public_url(url) if '://' in url else url})"
+    return f"the embedded file {url.removeprefix('sqlite:///')}"
+
+
+KEYS_HINT = "on a session: Enter or l label · t status · a adjudicate · Esc back"
+
+
+class ReviewConnectScreen(StoreCalls, Screen[None]):
     CSS_PATH = "review.tcss"
     BINDINGS = [
         Binding("l", "label", "Label", id="connect.label", tooltip="Label the highlighted session"),
@@ -53,6 +74,7 @@ class ReviewConnectScreen(Screen[None]):
                 yield Input(self.as_name, placeholder="your name (embedded store only)", id="connect-as")
                 yield Button("Connect", id="connect-go", variant="primary")
             yield Label("", id="connect-where")
+            yield Static("", id="connect-hint")
             yield DataTable(id="connect-sessions", cursor_type="row", zebra_stripes=True)
             yield Static("", id="connect-status")
         yield Footer()
@@ -60,22 +82,53 @@ class ReviewConnectScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = "team review"
         self.query_one("#connect-db", Input).focus()
+        self._hint()
+
+    @on(Input.Changed, "#connect-db")
+    def _hint(self) -> None:
+        """Say what Enter does: connect to the URL typed, or (empty field) to ``$RELGATE_DB`` / the embedded file."""
+        value = self.query_one("#connect-db", Input).value.strip()
+        where = self._public(value) if value else _empty_field_target()
+        hint = safe_line(f"Enter in a field connects to {where}", 200, style="dim")
+        hint.append("\n" + KEYS_HINT, style="dim")
+        self.query_one("#connect-hint", Static).update(hint)
+
+    def show_busy(self) -> None:
+        if self.busy:
+            self.query_one("#connect-where", Label).update(Text(self.busy, style="bold yellow"))
 
     @on(Button.Pressed, "#connect-go")
     @on(Input.Submitted)
     def connect(self) -> None:
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+        if self.busy:
+            self.notify(f"{self.busy} — one moment", severity="warning", timeout=2)
+            return
+        old, self.store = self.store, None
         field = self.query_one("#connect-db", Input)
         shown = field.value.strip()
         url = self._typed if self._typed and shown == self._public(self._typed) else shown
-        try:
-            self.store = open_store(url or None)
-            sessions = self.store.sessions()
-        except (ReviewError, ValueError) as exc:
+
+        def job() -> tuple[ReviewStore, list[SessionInfo]]:
+            if old is not None:
+                old.close()
+            store = open_store(url or None)
+            try:
+                return store, store.sessions()
+            except BaseException:
+                store.close()
+                raise
+
+        def failed(exc: BaseException) -> None:
             self.query_one("#connect-where", Label).update(safe_line(str(exc), style="bold red"))
+
+        self.store_call("connecting…", job, lambda got: self._connected(url, *got), failed)
+
+    def _connected(self, url: str, store: ReviewStore, sessions: list[SessionInfo]) -> None:
+        if not self.is_attached:  # left while connecting
+            store.close()
             return
+        self.store = store
+        field = self.query_one("#connect-db", Input)
         if url:  # never leave a password on screen
             self._typed = url
             field.value = self._public(url)
@@ -106,35 +159,49 @@ class ReviewConnectScreen(Screen[None]):
             return None
         return self.sessions.get(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 
-    def _who(self) -> str | None:
-        assert self.store is not None
-        try:
-            return self.store.db.identity(self.query_one("#connect-as", Input).value.strip() or None)
-        except (ReviewError, ValueError) as exc:
+    def _as_name(self) -> str | None:
+        return self.query_one("#connect-as", Input).value.strip() or None
+
+    def _with_identity(self, then: Callable[[ReviewStore, SessionInfo, str], None]) -> None:
+        """Ask the store who labels (a database call on PostgreSQL), then ``then(store, session, who)``."""
+        s = self._current()
+        store = self.store
+        if s is None or store is None:
+            return
+        as_name = self._as_name()
+
+        def failed(exc: BaseException) -> None:
             self.notify(one_line(str(exc)), severity="error")
-            return None
+
+        self.store_call("connecting…", lambda: store.db.identity(as_name), lambda who: then(store, s, who), failed)
 
     @on(DataTable.RowSelected, "#connect-sessions")
     def action_label(self) -> None:
         from relgate_tui.engine.review.client import Reviewer
 
-        s = self._current()
-        who = self._who() if s is not None else None
-        if s is None or who is None or self.store is None:
-            return
-        host(self.app).open_screen("review_label", Reviewer(self.store, s, who), callback=lambda _: self.action_status())
+        def go(store: ReviewStore, s: SessionInfo, who: str) -> None:
+            host(self.app).open_screen("review_label", Reviewer(store, s, who), callback=lambda _: self.action_status())
+
+        self._with_identity(go)
 
     def action_status(self) -> None:
         from relgate_tui.engine.review.status import session_state, status_document
 
         s = self._current()
-        if s is None or self.store is None:
+        store = self.store
+        if s is None or store is None:
             return
-        try:
-            doc = status_document(session_state(self.store, s.id))
-        except ReviewError as exc:
+
+        def failed(exc: BaseException) -> None:
             self.query_one("#connect-status", Static).update(safe_line(str(exc), style="bold red"))
-            return
+
+        def done(doc: dict[str, Any]) -> None:
+            self.query_one("#connect-where", Label).update(safe_line(f"connected to {store.db.public}"))
+            self._show_status(doc)
+
+        self.store_call("reading the session…", lambda: status_document(session_state(store, s.id)), done, failed)
+
+    def _show_status(self, doc: dict[str, Any]) -> None:
 
         def est(e: dict[str, object]) -> str:
             v, ci = e.get("value"), e.get("ci")
@@ -161,14 +228,14 @@ class ReviewConnectScreen(Screen[None]):
         self.query_one("#connect-status", Static).update(safe("\n".join(lines)))
 
     def action_adjudicate(self) -> None:
-        s = self._current()
-        who = self._who() if s is not None else None
-        if s is None or who is None or self.store is None:
-            return
-        host(self.app).open_screen("review_adjudicate", self.store, s.id, who, callback=lambda _: self.action_status())
+        def go(store: ReviewStore, s: SessionInfo, who: str) -> None:
+            host(self.app).open_screen("review_adjudicate", store, s.id, who, callback=lambda _: self.action_status())
+
+        self._with_identity(go)
 
     def action_back(self) -> None:
         if self.store is not None:
-            self.store.close()
-            self.store = None
+            store, self.store = self.store, None
+            # closed off the UI thread by an app worker, which outlives this screen
+            self.app.run_worker(store.close, thread=True, group="review-close", exit_on_error=False)
         self.dismiss(None)

@@ -1,7 +1,8 @@
 """Runs → Publish for review (``p``): the highlighted run's calibration items into a new team-review session.
 
 Database field as on Review (team) (empty: ``$RELGATE_DB``, else the embedded file); R distinct reviewers per item.
-Dismisses with the new session id (None when left without publishing).
+Dismisses with the new session id (None when left without publishing). The database calls run in a thread worker
+(:mod:`.dbwork`): the dialog says "publishing…" and keeps taking keys.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from relgate_tui.engine.review.db import ReviewError
+from relgate_tui.tui.review.dbwork import StoreCalls
 from relgate_tui.tui.widgets.safetext import safe_line
 
 
-class PublishModal(ModalScreen[str | None]):
+class PublishModal(StoreCalls, ModalScreen[str | None]):
     CSS_PATH = "publish.tcss"
     BINDINGS = [Binding("escape", "close", "Back", id="publish.back")]
     HELP = "Publish the run's calibration items so several reviewers can label them (each item by R of them)."
@@ -59,16 +60,33 @@ class PublishModal(ModalScreen[str | None]):
         url = self._typed if self._typed and shown == public_url(self._typed) else shown
         try:
             per_item = int(self.query_one("#publish-r", Input).value or "2")
-            store = open_store(url or None)
-            try:
-                sid, n = publish_run(store, str(self.run_path), per_item=per_item,
-                                     created_by=store.db.identity(None))
-                where = store.db.public
-            finally:
-                store.close()
-        except (ReviewError, ValueError, OSError) as exc:
+        except ValueError as exc:
             out.update(safe_line(str(exc), style="bold red"))
             return
+        run_path = str(self.run_path)
+
+        def job() -> tuple[str, int, str]:
+            store = open_store(url or None)
+            try:
+                sid, n = publish_run(store, run_path, per_item=per_item, created_by=store.db.identity(None))
+                return sid, n, store.db.public
+            finally:
+                store.close()
+
+        def failed(exc: BaseException) -> None:
+            out.update(safe_line(str(exc), style="bold red"))
+
+        self.store_call("publishing…", job, lambda got: self._published(url, per_item, *got), failed)
+
+    def show_busy(self) -> None:
+        if self.busy:
+            self.query_one("#publish-result", Static).update(safe_line(self.busy, style="bold yellow"))
+
+    def _published(self, url: str, per_item: int, sid: str, n: int, where: str) -> None:
+        from relgate_tui.core.redact import public_url
+
+        out = self.query_one("#publish-result", Static)
+        field = self.query_one("#publish-db", Input)
         self.session = sid
         if "://" in url:  # never leave a password on screen
             self._typed = url

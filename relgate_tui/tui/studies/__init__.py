@@ -4,6 +4,8 @@
 - :mod:`.base` — :class:`StudyView`, the common base of the three views (it imports none of them).
 - :mod:`.intervals` (with the pure :mod:`.intervals_chart`), :mod:`.irt`, :mod:`.jury` — the three views.
 - :func:`open_study_view` (here) — the view for a study *result* and a title; it imports the view it needs.
+
+Also :mod:`.picker` (the scores-file picker) and :mod:`.screenshots` (the README's screenshots of the views).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
-from relgate_tui.commands.study_caveats import irt_caveats
+from relgate_tui.engine.judging.studies import irt_caveats
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
@@ -233,7 +233,7 @@ class IRTView(StudyView):
 
     # ---------------------------------------------------------------------------------------------- exports
     def document(self) -> dict[str, Any]:
-        from relgate_tui.commands.judge_irt import document
+        from relgate_tui.engine.judging.studies import document
 
         return document(self.result, None if self.audit is not None else self.source, self.audit)
 

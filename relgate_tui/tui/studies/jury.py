@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header, Label, Static
 
-from relgate_tui.commands.study_caveats import jury_caveats
+from relgate_tui.engine.judging.studies import jury_caveats
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy

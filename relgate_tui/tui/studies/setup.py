@@ -261,7 +261,7 @@ class StudiesScreen(Screen[None]):
         worker = get_current_worker()
         table = self.table
         if study == "irt":
-            from relgate_tui.commands.judge_irt import build_study
+            from relgate_tui.engine.judging.studies import build_study
 
             return study, criterion, build_study(table, judge=None, criterion=criterion, prior="mml",
                                                  original="original"), None
@@ -272,7 +272,7 @@ class StudiesScreen(Screen[None]):
             self.app.call_from_thread(self._progress, done, total)
 
         if study == "intervals":
-            from relgate_tui.commands.judge_intervals import load_input
+            from relgate_tui.engine.judging.studies import load_input
 
             opts = options or {}
             inp, labels = load_input(self.loaded_path or "", judge=opts["judge"], criterion=criterion, variant=None,
@@ -280,7 +280,7 @@ class StudiesScreen(Screen[None]):
             self.app.call_from_thread(self._progress, 0, 2 * opts["seeds"])  # the seeds, then the curve's
             return study, criterion, run_intervals(inp, opts["methods"], opts["alpha"], opts["seeds"], labels,
                                                    progress), inp
-        from relgate_tui.commands.jury import build_data
+        from relgate_tui.engine.judging.studies import build_data
 
         data, texts = build_data(table, criterion)
         return study, criterion, run_jury(data, texts, splits, self.n_search, progress), data

@@ -1,0 +1,3 @@
+"""Widgets the screens share: :mod:`.progress` (the one progress panel of a long pass), :mod:`.plots` (charts
+through ``textual-plotext``), :mod:`.cycles` (what the cycle viewers show behind an edge), :mod:`.filetree` (a
+suffix-filtered directory tree), :mod:`.safetext` (untrusted text as plain ``Text``)."""

@@ -1,206 +1,53 @@
-"""``relgate judge-audit`` (issue 4, paper 000; issue 9): the command line over the judging platform.
+"""``relgate judge-audit`` (issue 4, paper 000; issue 9): the command line over the judging platform — its options,
+their parsing into a :class:`~relgate_tui.engine.judging.audit_run.JudgeAuditConfig`, progress and summary printing,
+and exit codes (0 done, 2 error: one line on stderr).
 
-The audit itself — asking, the pairwise and direct studies, several judges and prompt variants, stored audits — is
-:mod:`relgate_tui.engine.judging`. This module holds the command's options (:class:`JudgeAuditConfig`, turned into an
-:class:`~relgate_tui.engine.judging.AuditSpec`), a blocking runner for the CLI (:func:`audit_result`, which runs the
-async audit with ``asyncio.run``) and the CLI entry point. Requests share certification's request cache
-(``<cache dir>/samples``): a rerun costs zero calls. By default the audit is also stored (``<data dir>/audits/<id>``)
-so a rerun of the same command after a kill resumes where it stopped.
+The audit itself (asking, the studies, stored audits, the blocking runner and the paraphrase file) is
+:mod:`relgate_tui.engine.judging.audit_run`, which the TUI drives too.
 
-The paraphrase variant (``--perturb …,paraphrase``) is written by a paraphraser model before the audit
-(:mod:`relgate_tui.engine.judging.paraphrase`): ``--paraphraser model=NAME[,endpoint=URL,key_env=VAR]`` (default: the
-first judge's endpoint and model), printed to stderr, stored in the audit's manifest and read back from there when
-the audit is resumed (never asked again). ``--paraphrase-out FILE`` writes it to a file and stops, so it can be edited
-and passed back with ``--variant paraphrase=FILE`` (a file variant named ``paraphrase`` must keep the placeholders and
-the scale of the original, like a model-written one).
+The paraphrase variant (``--perturb …,paraphrase``) is written by a paraphraser model before the audit:
+``--paraphraser model=NAME[,endpoint=URL,key_env=VAR]`` (default: the first judge's endpoint and model), printed to
+stderr, stored in the audit's manifest and read back from there when the audit is resumed (never asked again).
+``--paraphrase-out FILE`` writes it to a file and stops, so it can be edited and passed back with
+``--variant paraphrase=FILE`` (a file variant named ``paraphrase`` must keep the placeholders and the scale of the
+original, like a model-written one).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from relgate_tui.engine.judging import (
-    ORIGINAL,
-    AuditFinished,
-    AuditNote,
-    AuditResult,
-    AuditSpec,
-    AuditStore,
-    Judge,
-    JudgeProgress,
-    PromptVariant,
-    audit_json,
-    export_name,
-    export_result,
-    load_variant,
-    markdown_report,
-    perturbed_variants,
-    plan_audit,
-    planned_answers,
-    run_audit,
-    select,
-    summary_lines,
-)
-from relgate_tui.engine.judging import paraphrase as para
 from relgate_tui.errors import RelgateError, UserError
 
-PROTOCOLS = ("pairwise", "direct", "both")
-__all__ = ["PROTOCOLS", "JudgeAuditConfig", "audit_result", "run_judge_audit", "export_audit", "export_name",
-           "markdown_report", "planned_answers", "select", "summary_lines", "add_arguments", "judge_audit_main",
-           "parse_judge"]
+if TYPE_CHECKING:
+    from relgate_tui.engine.judging import Judge, PromptVariant
+    from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
+
+NAME = "judge-audit"
+
+PROTOCOLS = ("pairwise", "direct", "both")  # engine.judging.audit.PROTOCOLS, not imported so registering stays cheap
 
 
-@dataclass(frozen=True)
-class JudgeAuditConfig:
-    """Options of ``relgate judge-audit``. The first judge is ``endpoint``/``model``; ``more_judges`` adds others;
-    ``variants`` adds prompt variants after the original. ``store``: keep the audit (resumable) in ``store_dir``
-    (None = ``<data dir>/audits``);
-    ``cache_dir``: None = ``<cache dir>/samples``; ``use_cache`` False skips the request cache."""
-
-    data: str
-    criterion: str
-    endpoint: str
-    model: str
-    api_key_env: str | None = None
-    protocol: str = "pairwise"
-    reps: int = 3
-    inputs: int | None = None
-    candidates: int | None = None
-    alpha: float = 0.10
-    seed: int = 0
-    concurrency: int = 8
-    temperature: float = 0.7
-    max_tokens: int | None = 16
-    top_logprobs: int = 0
-    timeout_s: float = 60.0
-    cache_dir: str | None = None
-    use_cache: bool = True
-    more_judges: tuple[Judge, ...] = ()
-    variants: tuple[PromptVariant, ...] = ()
-    store: bool = False
-    store_dir: str | None = None
-    likert_protocol: str = "single"
-    paraphraser: Judge | None = None  # writes a pending "paraphrase" variant (paraphrase.pending) before the audit
-    prompt: str = "score-only"  # the direct study's built-in prompt: score-only | geval (engine/judging/geval.py)
-    scale: int = 5  # the direct study's scale 1–K
-
-    def judges(self) -> tuple[Judge, ...]:
-        first = Judge(self.endpoint, self.model, self.api_key_env, self.temperature, self.max_tokens,
-                      self.top_logprobs, self.timeout_s)
-        return (first, *self.more_judges)
-
-    def to_spec(self) -> AuditSpec:
-        return AuditSpec(self.data, self.criterion, self.judges(), (ORIGINAL, *self.variants), self.protocol,
-                         self.reps, self.inputs, self.candidates, self.alpha, self.seed, self.concurrency,
-                         likert_protocol=self.likert_protocol, prompt=self.prompt, scale=self.scale).validate()
-
-    def validate(self) -> None:
-        self.to_spec()
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        NAME, help="audit an LLM judge: preference cycles, MFAS rankings, position bias, Likert sets",
+        description="Audit an LLM judge on a data set with human scores (paper 000).",
+    )
+    add_arguments(p)
 
 
-def open_cache(cfg: JudgeAuditConfig) -> Any:
-    from relgate_tui.engine.runs.paths import cache_dir
-    from relgate_tui.engine.transport.cache import SampleCache
-
-    if not cfg.use_cache:
-        return None
-    path = Path(cfg.cache_dir) if cfg.cache_dir else cache_dir() / "samples"
-    try:
-        return SampleCache(path)
-    except OSError as exc:
-        raise UserError(f"cannot open the request cache {path}: {exc.strerror or exc}") from None
+def run(args: argparse.Namespace) -> int:
+    return judge_audit_main(args)
 
 
-def audits_root(cfg: JudgeAuditConfig) -> Path | None:
-    """Where the audit is stored (None: not stored)."""
-    from relgate_tui.engine.judging.store import audits_dir
-
-    if not cfg.store:
-        return None
-    return Path(cfg.store_dir) if cfg.store_dir else audits_dir()
-
-
-async def audit_events(cfg: JudgeAuditConfig, *, transport: Any = None) -> Any:
-    """The audit's events (:func:`~relgate_tui.engine.judging.run_audit`) with the config's cache and store opened
-    and closed around them; first a :class:`~relgate_tui.engine.judging.paraphrase.Paraphrased` when the audit has
-    a model-written paraphrase (written now, or read back from the stored audit). The TUI iterates this in its
-    worker."""
-    spec = cfg.to_spec()
-    cache = open_cache(cfg)
-    store = None
-    try:
-        root = audits_root(cfg)
-        spec, written = await para.resolve_paraphrase(spec, cfg.paraphraser, audits_root=root, cache=cache,
-                                                      transport=transport)
-        if written is not None:
-            yield written
-        store = AuditStore.create_or_open(plan_audit(spec), root) if root is not None else None
-        async for event in run_audit(spec, store=store, cache=cache, transport=transport):
-            yield event
-    finally:
-        if store is not None:
-            store.close()
-        if cache is not None:
-            cache.close()
-
-
-def paraphrase_to_file(cfg: JudgeAuditConfig, path: str) -> para.Paraphrased:
-    """``--paraphrase-out FILE``: the audit's paraphrase (read back from its stored audit, else written by the
-    paraphraser) written to ``path`` (:func:`~relgate_tui.engine.judging.paraphrase.file_text`); no judge is asked."""
-
-    async def main() -> para.Paraphrased:
-        cache = open_cache(cfg)
-        try:
-            _, done = await para.resolve_paraphrase(cfg.to_spec(), cfg.paraphraser, audits_root=audits_root(cfg),
-                                                    cache=cache)
-        finally:
-            if cache is not None:
-                cache.close()
-        if done is None:
-            raise UserError("--paraphrase-out needs --perturb …,paraphrase (a model-written paraphrase)")
-        return done
-
-    done = asyncio.run(main())
-    text = para.file_text(done.variant, path)
-    from relgate_tui.engine.runs.outputs import write_output
-
-    write_output(path, text, inputs=(cfg.data,))
-    return done
-
-
-def audit_result(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | None = None) -> AuditResult:
-    """Run the whole audit (blocking, ``asyncio.run``); ``on_event`` gets every audit event."""
-
-    async def main() -> AuditResult:
-        async for event in audit_events(cfg):
-            if on_event is not None:
-                on_event(event)
-            if isinstance(event, AuditFinished):
-                return event.result
-        raise RuntimeError("the audit ended without a result")
-
-    return asyncio.run(main())
-
-
-def run_judge_audit(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | None = None) -> dict[str, Any]:
-    """The audit's JSON document (``relgate judge-audit --json``)."""
-    return audit_result(cfg, on_event).to_json()
-
-
-def export_audit(result: AuditResult, fmt: str, folder: Path) -> Path:
-    """Write the audit as JSON (the ``--json`` document) or a Markdown report into ``folder``; returns the path."""
-    return export_result(result, fmt, folder)
-
-
-# ------------------------------------------------------------------------------------------------------ CLI
 def parse_judge(spec: str, default_endpoint: str | None, defaults: argparse.Namespace) -> Judge:
     """``--judge model=NAME[,endpoint=URL][,name=LABEL][,temperature=T][,top_logprobs=K][,api_key_env=VAR]``."""
+    from relgate_tui.engine.judging import Judge
+
     fields: dict[str, str] = {}
     for part in spec.split(","):
         key, sep, value = part.partition("=")
@@ -223,6 +70,7 @@ def parse_judge(spec: str, default_endpoint: str | None, defaults: argparse.Name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``relgate judge-audit``."""
     parser.add_argument("--data", default=None, help="bundled audit set (hanna) or a JSONL file")
     parser.add_argument("--criterion", default=None)
     parser.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
@@ -276,6 +124,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def parse_paraphraser(spec: str | None, first: Judge) -> Judge:
     """``--paraphraser model=NAME[,endpoint=URL][,key_env=VAR][,temperature=T]``; None = the first judge's endpoint,
     model and key variable (at temperature 0)."""
+    from relgate_tui.engine.judging import paraphrase as para
+
     if not spec:
         return para.paraphraser(first.endpoint, first.model, first.api_key_env)
     fields: dict[str, str] = {}
@@ -297,6 +147,9 @@ def parse_paraphraser(spec: str | None, first: Judge) -> Judge:
 def _variants(args: argparse.Namespace, first: Judge) -> tuple[tuple[PromptVariant, ...], Judge | None]:
     """``--perturb`` (typo, newline, paraphrase: a pending one, written before the audit) then ``--variant`` files;
     a ``--variant paraphrase=FILE`` replaces the model's paraphrase and is checked like one."""
+    from relgate_tui.engine.judging import load_variant, perturbed_variants
+    from relgate_tui.engine.judging import paraphrase as para
+
     kinds = [k.strip() for k in (args.perturb or "").split(",") if k.strip()]
     files = [load_variant(v) for v in args.variant]
     from relgate_tui.engine.judging import geval
@@ -332,6 +185,9 @@ def _variants(args: argparse.Namespace, first: Judge) -> tuple[tuple[PromptVaria
 
 
 def _config(args: argparse.Namespace) -> JudgeAuditConfig:
+    from relgate_tui.engine.judging import Judge
+    from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
+
     if not args.data or not args.criterion:
         raise UserError("judge-audit needs --data and --criterion (or --scores FILE)")
     from relgate_tui.engine.judging import geval
@@ -370,6 +226,9 @@ def _timeout(args: argparse.Namespace) -> float:
 
 
 def _progress_printer() -> Callable[[Any], None]:
+    from relgate_tui.engine.judging import AuditNote, JudgeProgress
+    from relgate_tui.engine.judging import paraphrase as para
+
     last: dict[str, int] = {}
 
     def progress(event: Any) -> None:
@@ -390,6 +249,8 @@ def _progress_printer() -> Callable[[Any], None]:
 
 def judge_audit_main(args: argparse.Namespace) -> int:
     """``relgate judge-audit``: 0 done, 2 error (one line on stderr)."""
+    from relgate_tui.engine.judging import audit_json, markdown_report, summary_lines
+    from relgate_tui.engine.judging.audit_run import audit_result, paraphrase_to_file
     from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display, write_output
 
     inputs = (args.scores, args.data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parents[2]  # relgate_tui/
+_PACKAGE = Path(__file__).resolve().parents[1]  # relgate_tui/
 
 
 def assets_dir() -> Path:

@@ -1,0 +1,120 @@
+"""``relgate runs``: list the runs (``--json``), quarantine a run's corrupt lines (``--repair RUN``), delete a run
+(``rm RUN``) or every empty one (``prune [--dry-run]``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+NAME = "runs"
+ORDER = 1
+EXIT_OK = 0
+
+
+def register(sub: Any) -> None:
+    r = sub.add_parser("runs", help="list runs", description="List the runs in the data dir (or --run-dir).")
+    r.add_argument("--run-dir", metavar="DIR")
+    r.add_argument("--json", action="store_true", dest="as_json", help="print the list as JSON")
+    r.add_argument("--repair", metavar="RUN", help="move the corrupt lines of a run's samples/labels to *.quarantine")
+    r.add_argument("action", nargs="?", choices=("rm", "prune"),
+                   help="rm RUN: delete a run; prune: delete every run holding nothing (no sample, label or result)")
+    r.add_argument("target", nargs="?", metavar="RUN", help="the run to delete (rm): id, unique prefix or directory")
+    r.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
+
+
+
+def run(args: argparse.Namespace) -> int:
+    from relgate_tui.commands.certify_summary import fmt_pct
+    from relgate_tui.demo.simulate import SIM_MODELS
+    from relgate_tui.engine.runs.listing import list_runs
+    from relgate_tui.engine.runs.paths import runs_dir
+
+    root = runs_dir(args.run_dir)
+    if args.action:
+        return _runs_remove(args, root)
+    if args.repair:
+        from relgate_tui.engine.runs.listing import open_run, repair_run
+
+        store = open_run(args.repair, root)
+        try:
+            moved = repair_run(store)
+        finally:
+            store.close()
+        total = sum(moved.values())
+        detail = ", ".join(f"{n} from {name}" for name, n in moved.items() if n)
+        print(f"run {store.run_id}: " + (f"moved {total} corrupt line(s) to *.quarantine ({detail})" if total
+                                         else "no corrupt line"), file=sys.stderr)
+        return EXIT_OK
+    rows = list_runs(root)
+    if args.as_json:
+        out = [
+            {k: (str(v) if k == "path" else v) for k, v in row.__dict__.items()}
+            for row in rows
+        ]
+        print(json.dumps(out, indent=2))
+        return EXIT_OK
+    if not rows:
+        print(f"no runs in {root}")
+        return EXIT_OK
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=200)  # piped: full rows, no truncation
+    columns = ["run", "task", "model", "created", "status", "samples", "labels", "reliability", "bound", "M*", "gate"]
+    if console.width < 150:  # narrow terminal: the run id already names the task and model
+        columns = ["run", "status", "samples", "reliability", "bound", "M*", "gate"]
+    from rich.text import Text
+
+    from relgate_tui.core.text import one_line
+
+    table = Table(title=Text(f"runs in {one_line(str(root))}"), title_justify="left")
+    for col in columns:
+        if col == "run":
+            table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=max(20, console.width - 62))
+        else:
+            table.add_column(col, no_wrap=True, overflow="ellipsis",
+                             min_width=7 if col == "gate" else max(len(col), 4))  # "no gate" whole
+    for r in rows:
+        cells = {
+            "run": r.run_id, "task": r.task, "model": r.model + (" (simulated)" if r.is_simulated(SIM_MODELS) else ""), "created": r.created.replace("T", " ")[:19],
+            "status": r.status, "samples": str(r.n_samples), "labels": str(r.n_labels),
+            "reliability": fmt_pct(r.reliability_level), "bound": fmt_pct(r.reliability_lower_bound),
+            "M*": r.m_star_text,
+            "gate": r.gate_text,
+        }
+        table.add_row(*(Text(one_line(str(cells[c]))) for c in columns))  # ids and names are untrusted text
+    console.print(table)
+    return EXIT_OK
+
+
+def _runs_remove(args: argparse.Namespace, root: Any) -> int:
+    """``relgate runs rm RUN`` / ``relgate runs prune [--dry-run]``."""
+    from relgate_tui.core.text import one_line
+    from relgate_tui.engine.runs.listing import empty_runs, open_run, remove_run
+    from relgate_tui.errors import UserError
+
+    if args.action == "rm":
+        if not args.target:
+            raise UserError("relgate runs rm RUN: name the run to delete (`relgate runs` lists them)")
+        store = open_run(args.target, root)
+        summary = f"{store.run_id} ({store.status}, {store.count_files()['samples']} samples)"
+        remove_run(store)
+        print(f"deleted run {one_line(summary)}", file=sys.stderr)
+        return EXIT_OK
+    if args.target:
+        raise UserError("relgate runs prune takes no RUN (it deletes every empty run; rm RUN deletes one)")
+    empty = empty_runs(root)
+    for s in empty:
+        if not args.dry_run:
+            from relgate_tui.engine.runs.store import RunStore
+
+            remove_run(RunStore(s.path))
+        print(f"{'would delete' if args.dry_run else 'deleted'} {one_line(s.run_id)} ({one_line(s.status)}, "
+              "no sample, label or result)", file=sys.stderr)
+    if not empty:
+        print(f"no empty run in {one_line(str(root))}", file=sys.stderr)
+    return EXIT_OK
