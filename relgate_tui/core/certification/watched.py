@@ -24,9 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from relgate_tui.core.certification.gate import sequential_gate
 from relgate_tui.core.certification.intervals import clopper_pearson_lower, confidence_sequence_end
 
-__all__ = ["WATCH_MODES", "HumanOnlyBound", "human_only_bound"]
+__all__ = ["WATCH_MODES", "HumanOnlyBound", "human_only_bound", "LabelPlan", "plan_labels"]
 
 WATCH_MODES: tuple[str, ...] = ("anytime", "one-look")
 """The modes of :func:`human_only_bound` (config / ``--watch`` values)."""
@@ -84,3 +85,35 @@ def human_only_bound(successes: int, n: int, confidence: float = 0.95, *, mode: 
         return HumanOnlyBound(lower, int(successes), int(n), float(confidence), mode, int(planned))
     lower = None if n == 0 else float(confidence_sequence_end(int(successes), int(n), confidence, end="lower"))
     return HumanOnlyBound(lower, int(successes), int(n), float(confidence), mode, None)
+
+
+@dataclass(frozen=True)
+class LabelPlan:
+    """How many more labels would clear the gate (issue 33 §6): ``more`` is 0 when cleared, a count never larger than
+    ``items_left``, or None when no count would do; ``message`` is the line to show."""
+
+    more: int | None
+    message: str
+
+
+def plan_labels(successes: int, n: int, threshold: float, confidence: float, items_left: int) -> LabelPlan:
+    """The honest remaining-label count of the live panel for the anytime human-only bound after ``successes`` of
+    ``n`` with ``items_left`` items not yet labelled: "the level is below the gate: more labels will not clear it"
+    when the success rate is at or below the gate (no number of labels at this rate clears it); a count only when it
+    fits in the items left (the estimate keeps the current rate, :func:`~relgate_tui.core.certification.gate.
+    sequential_gate`)."""
+    if items_left < 0:
+        raise ValueError(f"items_left must be ≥ 0, got {items_left!r}")
+    if n == 0:
+        return LabelPlan(None, "no verified items yet")
+    live = sequential_gate(successes, n, threshold, confidence)
+    if live.decided == "PASS":
+        return LabelPlan(0, f"cleared: {confidence:.0%} anytime lower bound ≥ gate {threshold:.0%}")
+    if successes / n <= threshold:
+        return LabelPlan(None, "the level is below the gate: more labels will not clear it")
+    if items_left == 0:
+        return LabelPlan(None, "no item is left to label: more labels will not clear it on this run")
+    if live.more_labels is None or live.more_labels > items_left:
+        return LabelPlan(None, f"not within the {items_left} items left to label at this rate: labelling them all "
+                               "will not clear it")
+    return LabelPlan(live.more_labels, f"≈ {live.more_labels} more labels needed (of {items_left} left)")
