@@ -63,3 +63,32 @@ def test_the_anytime_bound_is_below_the_one_look_bound_at_the_same_counts(n: int
     anytime = human_only_bound(k, n).lower
     one = human_only_bound(k, n, mode="one-look", planned=n).lower
     assert anytime is not None and one is not None and anytime <= one + 1e-12
+
+
+def test_below_the_gate_no_count_is_promised() -> None:
+    from relgate_tui.core.certification.gate import sequential_gate
+    from relgate_tui.core.certification.watched import plan_labels
+
+    # the case: the live panel promised thousands of labels on a 200-item task below the gate
+    today = sequential_gate(150, 190, 0.8)
+    plan = plan_labels(150, 190, 0.8, 0.95, items_left=10)
+    assert plan.more is None and plan.message == "the level is below the gate: more labels will not clear it"
+    assert today.more_labels is not None and today.more_labels > 10_000  # sequential_gate: 22502
+
+
+@given(st.integers(1, 300), st.floats(0.0, 1.0), st.integers(0, 500), st.sampled_from([0.7, 0.8, 0.9]))
+def test_a_count_never_exceeds_the_items_left(n: int, share: float, left: int, gate: float) -> None:
+    from relgate_tui.core.certification.watched import plan_labels
+
+    k = int(round(share * n))
+    plan = plan_labels(k, n, gate, 0.95, left)
+    assert plan.more is None or 0 <= plan.more <= left
+    if k / n <= gate and plan.more != 0:
+        assert plan.more is None and "below the gate" in plan.message
+
+
+def test_ten_calibration_items_all_labelled_promise_nothing() -> None:
+    from relgate_tui.core.certification.watched import plan_labels
+
+    plan = plan_labels(9, 10, 0.8, 0.95, items_left=0)
+    assert plan.more is None and "no item is left" in plan.message
