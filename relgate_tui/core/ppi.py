@@ -58,7 +58,7 @@ verdicts of items labelled later, which would break predictability); the human v
 **What a bound on the differences cannot beat.** With a judge that says "yes" on a share μ_f of the items and agrees
 with every human label so far, a task where a share μ_f − g of the items are judge-"yes" but wrong (reliability g)
 gives n agreeing labels with probability (1 − (μ_f − g))ⁿ. A bound that sees only the judge–human differences Y − f
-(as this one does) therefore needs n ≥ ln(1/δ)/(−ln(1 − (μ_f − g))) labels to clear a gate g (26–29 at μ_f = 0.9,
+(as the λ = 1 bet does; the λ = 0 bet, which sees Y alone, needs more) therefore needs n ≥ ln(1/δ)/(−ln(1 − (μ_f − g))) labels to clear a gate g (26–29 at μ_f = 0.9,
 g = 0.8, 95%); bench/judge_assisted.py prints it beside the measured numbers. This is **not** a floor for every
 valid method: a test that also uses how many of the labelled items the judge accepted (fewer than μ_f in that bad
 task) can clear earlier. Against that least favourable task, a fixed-n test that certifies on n = 24 agreeing labels
