@@ -72,13 +72,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import betaincinv, logsumexp
 
+if TYPE_CHECKING:
+    from relgate_tui.core.certification.watched import LabelPlan
+
 __all__ = ["Bound", "METHOD", "POP_SHARE", "GRID", "reliability_bound", "bound_path", "bound_paths", "labels_to_clear",
-           "more_labels_needed", "fewest_labels_possible"]
+           "more_labels_needed", "labels_plan", "fewest_labels_possible"]
 
 METHOD = "ppi-betting-mixture"
 """The ``method`` of every :class:`Bound` (results JSON ``judge_assisted.method``)."""
@@ -300,6 +304,32 @@ def more_labels_needed(judge_all: ArrayLike, judge_labelled: ArrayLike, human_la
     first = labels_to_clear(path, threshold)
     median = float(np.median(first))
     return None if median > steps else int(math.ceil(median))
+
+
+def labels_plan(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: ArrayLike, threshold: float,
+                confidence: float = 0.95, *, horizon: int = 300) -> LabelPlan:
+    """The live panel's honest line for the assisted bound (issue 33 §6): 0 when cleared; "the level is below the
+    gate: more labels will not clear it" when the point estimate is at or below the gate; never a count above the
+    items left to label (:func:`more_labels_needed`, which simulates at most min(``horizon``, items left))."""
+    from relgate_tui.core.certification.watched import LabelPlan
+
+    f_all = _as01(judge_all, "judge_all")
+    f_lab = _as01(judge_labelled, "judge_labelled")
+    y_lab = _as01(human_labelled, "human_labelled")
+    left = f_all.size - f_lab.size
+    if f_lab.size == 0:
+        return LabelPlan(None, "no labels yet")
+    more = more_labels_needed(f_all, f_lab, y_lab, threshold, confidence, horizon=horizon)
+    if more == 0:
+        return LabelPlan(0, "cleared")
+    if reliability_bound(f_all, f_lab, y_lab, confidence).estimate <= threshold:
+        return LabelPlan(None, "the level is below the gate: more labels will not clear it")
+    if left == 0:
+        return LabelPlan(None, "no item is left to label: more labels will not clear it on this run")
+    if more is None:
+        scope = f"the {left} items left" if left <= horizon else f"{horizon} more labels"
+        return LabelPlan(None, f"not within {scope} at this rate")
+    return LabelPlan(more, f"≈ {more} more labels needed (of {left} left)")
 
 
 def fewest_labels_possible(judge_yes_share: float, threshold: float, confidence: float = 0.95) -> float:

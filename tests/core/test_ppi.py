@@ -164,3 +164,16 @@ def test_the_mixture_holds_a_human_only_bet_that_ignores_the_judge() -> None:
     f = 1.0 - y
     path = ppi.bound_path(np.r_[f, np.zeros(1800)], f, y)
     assert path[-1] > 0.8
+
+
+def test_the_assisted_plan_never_promises_labels_that_do_not_exist() -> None:
+    """Issue 33 §6: '≈ 27 more' with 10 calibration items all labelled; a count when the level is below the gate."""
+    f_all = np.r_[np.ones(9), np.zeros(1)]
+    done = ppi.labels_plan(f_all, f_all, f_all, 0.8)  # every item labelled, all agreeing, bound below 0.8
+    assert done.more is None and "no item is left" in done.message
+    below = ppi.labels_plan(np.r_[np.ones(30), np.zeros(170)], np.r_[np.ones(6), np.zeros(24)],
+                            np.r_[np.ones(6), np.zeros(24)], 0.8)
+    assert below.more is None and below.message == "the level is below the gate: more labels will not clear it"
+    f_all = np.r_[np.ones(180), np.zeros(20)]
+    some = ppi.labels_plan(f_all, f_all[:20], f_all[:20], 0.8)
+    assert some.more is None or 0 < some.more <= 180
