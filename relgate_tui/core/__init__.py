@@ -6,7 +6,7 @@
   :mod:`.irt` — paper 002; :mod:`.jury` — paper 003;
 * :mod:`.types`, :mod:`.jsonsafe`, :mod:`.text`, :mod:`.redact`, :mod:`.perturb` — shared small pieces.
 
-Also: :mod:`.agreement` (judge-vs-human agreement), :mod:`.ppi` (the judge-assisted bound), :mod:`.label_limits` (the
+Also: :mod:`.agreement` (judge-vs-human agreement), :mod:`.ppi` (the judge-assisted bound), :mod:`.label_prefix` (the labelled prefix it may use), :mod:`.label_limits` (the
 fewest labels any valid bound can clear a gate with), :mod:`.rating_scale` (a rating scale read from a file),
 :mod:`.review` (team review's pure part), :mod:`.judge_certificate` (the judge certificate: selective verification by
 fixed-sequence exact tests, agreement bounds, the planner).

@@ -7,7 +7,8 @@ Cells (judge verdict f, human verdict Y, 1 = "the top answer is correct"): ``yes
 * Cohen's κ = (p_o − p_e)/(1 − p_e), p_o the observed agreement, p_e the agreement expected from the margins
   (Cohen 1960); None when p_e = 1 (one verdict everywhere on both sides). Interval: percentile bootstrap (B = 10,000,
   seeded; the four cell counts resampled as Multinomial(n, observed shares) — exactly the i.i.d. resampling of the
-  labelled pairs).
+  labelled pairs); no interval (``kappa_note`` says why) when every resample gives the same κ — perfect agreement
+  or a constant side — since a zero-width "95%" interval would claim certainty.
 * False-accept rate = yes_no / (yes_no + no_no): of the answers the humans rejected, the share the judge accepted —
   the error that inflates a judge-only reliability. Upper bound: one-sided Clopper–Pearson at ``confidence``
   (core.intervals.clopper_pearson_upper). None without a rejected answer.
@@ -21,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from relgate_tui.core.certification.intervals import clopper_pearson_upper
-from relgate_tui.core.review.agreement import cohen_kappa
+from relgate_tui.core.review.agreement import cohen_kappa, degenerate_note
 
 __all__ = ["Agreement", "agreement"]
 
@@ -40,6 +41,8 @@ class Agreement:
     false_accept_rate: float | None
     false_accept_upper: float | None
     confidence: float
+    kappa_note: str | None = None
+    """Why κ has no interval although it has a value (every bootstrap resample gives the same κ)."""
 
     @property
     def n(self) -> int:
@@ -72,6 +75,7 @@ def agreement(judge: ArrayLike, human: ArrayLike, confidence: float = 0.95, n_bo
                       np.sum((f == 0) & (y == 1)), np.sum((f == 0) & (y == 0))], dtype=np.int64)
     n = int(cells.sum())
     kappa = lo = hi = None
+    note = None
     if n:
         k = float(_kappa(cells.astype(np.float64))[0])
         if np.isfinite(k):
@@ -82,9 +86,12 @@ def agreement(judge: ArrayLike, human: ArrayLike, confidence: float = 0.95, n_bo
             reps = reps[np.isfinite(reps)]
             if reps.size:
                 lo_q, hi_q = np.quantile(reps, [(1 - confidence) / 2, (1 + confidence) / 2])
-                lo, hi = float(lo_q), float(hi_q)
+                if hi_q - lo_q > 1e-12:
+                    lo, hi = float(lo_q), float(hi_q)
+                else:  # zero width: no interval (issue 33 §8)
+                    note = degenerate_note(kappa)
     rejected = int(cells[1] + cells[3])
     far = int(cells[1]) / rejected if rejected else None
     far_up = float(clopper_pearson_upper(int(cells[1]), rejected, confidence)) if rejected else None
     return Agreement(int(cells[0]), int(cells[1]), int(cells[2]), int(cells[3]), kappa, lo, hi, far, far_up,
-                     float(confidence))
+                     float(confidence), note)

@@ -6,53 +6,59 @@ human verdict (1 = the top answer is acceptable) that item j *would* receive, f_
 verdict, known for all N items. The humans label n of them, in an order that is a uniformly random permutation drawn
 independently of the data (the spot-check's seeded order). Nothing is assumed about the judge.
 
-**Construction** (two terms, error δ = 1 − confidence split δ = δ_pop + δ_lab with δ_pop = δ/5):
+**Construction: one e-process, a wealth-weighted mixture over reliance factors λ** (issue 33 §3, in the spirit of
+R-AutoEval+, Park, Zecchin & Simeone, NeurIPS 2025; implemented from the construction below, not from their code).
+The error δ = 1 − confidence is split δ = δ_π + δ_lab with δ_π = :data:`POP_SHARE` · δ.
 
-1. *Finite population, judge as control variate, by betting, without replacement.* Conditionally on the N items
-   (so every f_j is a constant, and so is μ_N = (1/N) Σ_j Y_j), the labelled items are a simple random sample drawn
-   without replacement. Before label t (t = 1, 2, …) the mean of the unlabelled Y's under the hypothesis μ_N = m is
-   r_t(m) = (N m − Σ_{i<t} Y_i)/(N − t + 1) and the mean of the unlabelled f's is q_t (known). So the increment
+1. *The judge's "yes" rate.* π = P(f = 1) on an item from the task. The N verdicts are i.i.d. Bernoulli(π), so the
+   exact one-sided Clopper–Pearson bound π_lo = CP_{δ_π}(Σ_j f_j, N) has P(π < π_lo) ≤ δ_π.
+2. *The labels, i.i.d.* The labelled items (a prefix of a seeded random order of the N i.i.d. items) are i.i.d. draws
+   (f_t, Y_t) from the task; F_t = σ((f_i, Y_i), i ≤ t). For a reliance λ ∈ [0, 1] fixed before label t,
+   X_t = Y_t − λ_t f_t ∈ [−λ_t, 1] has mean θ − λ_t π (prediction-powered inference's rectifier, Angelopoulos et al.,
+   Science 2023; λ is PPI++'s power tuning, Angelopoulos, Duchi & Zrnic 2023). To test θ ≤ m bet on
+   T_t(m, p) = (X_t − (m − λ_t p))/(m + λ_t (1 − p)) ≥ −1 with a fraction s_t ∈ [0, c], c < 1: the capital
+   K_t(m, p) = ∏_{i≤t} (1 + s_i T_i(m, p)) is a non-negative supermartingale under θ ≤ m when p = π (Waudby-Smith &
+   Ramdas, "Estimating means of bounded random variables by betting", JRSS-B 2023, §4). λ = 0 is plain human-only
+   betting (T = Y/m − 1): it never uses the judge, so a useless judge costs it nothing.
+3. *The mixture.* Components k = 1..K (:data:`COMPONENTS`) each have their own predictable λ_t^k and s_t^k and a
+   prior weight w_k (Σ w_k = 1): M_t(m, p) = Σ_k w_k K_t^k(m, p). A convex combination of supermartingales on one
+   filtration is one, so M is an e-process and, by Ville's inequality, P(∃ t: M_t(θ, π) ≥ 1/δ_lab) ≤ δ_lab. The
+   mixture *is* wealth-weighted: its next increment is the average of the components' increments weighted by their
+   current wealth w_k K_{t−1}^k, so the reliance that has earned the most dominates (R-AutoEval+ §4); no δ is split
+   between "human-only" and "assisted".
+4. *Plug π_lo for π.* 1 + s T_t(m, p) = 1 − s + s (Y_t + λ (1 − f_t))/(m + λ (1 − p)) is non-increasing in m and
+   non-decreasing in p when s does not depend on them — it does not here — so on {π ≥ π_lo},
+   M_t(m, π_lo) ≤ M_t(m, π) for every m, and the rejected set {m : M_t(m, π_lo) ≥ 1/δ_lab} is an interval [0, ρ_t];
+   ρ_t is evaluated on the grid m = j/G (G = 400), rounded down, and L_t = max_{u≤t} ρ_u.
 
-   .. math:: g_t(m) = (Y_t - r_t(m)) - \lambda_t (f_t - q_t)
-
-   has conditional mean 0 at m = μ_N, for any λ_t fixed before label t (Waudby-Smith & Ramdas, "Confidence
-   sequences for sampling without replacement", NeurIPS 2020, §3; the control variate is prediction-powered
-   inference's rectifier, Angelopoulos et al., Science 2023, with PPI++'s power tuning λ, Angelopoulos, Duchi &
-   Zrnic 2023). The capital K_t(m) = ∏_{i≤t} (1 + s_i T_i(m)), T_i(m) = g_i(m)/w_i(m),
-   w_i(m) = r_i(m) + λ_i (1 − q_i) (the largest possible loss of g_i, reached when Y = 0 and f = 1), with a bet
-   fraction s_i ∈ [0, c], c < 1, is a non-negative martingale at m = μ_N (Waudby-Smith & Ramdas, "Estimating means of
-   bounded random variables by betting", JRSS-B 2023, §4), so by Ville's inequality
-   P(∃ t: K_t(μ_N) ≥ 1/δ_lab) ≤ δ_lab. Since 1 + s T_t(m) = 1 − s + s (Y_t + λ_t (1 − f_t))/w_t(m) and w_t grows
-   with m, K_t(m) is non-increasing in m when s_t does not depend on m — it does not here — so the rejected set
-   {m : K_t(m) ≥ 1/δ_lab} is an interval [0, ρ_t]; ρ_t is evaluated on the grid m = j/G (G = 400), rounded down,
-   and L_t = max_{u≤t} ρ_u (a running maximum of a confidence sequence is still one).
-2. *From the N items to the task.* N μ_N ~ Binomial(N, θ), so by the exact one-sided Clopper–Pearson bound
-   P(θ < CP_{δ_pop}(N μ_N, N)) ≤ δ_pop, and CP is increasing in its count: θ ≥ CP_{δ_pop}(⌈N L_t⌉, N).
-
-Union bound: P(∃ t: lower_t > θ) ≤ δ_lab + δ_pop = δ — valid in finite samples and **anytime in n**: a reviewer may
-look after every label and stop whenever they like (e.g. when the bound clears a gate).
+Union bound: P(∃ t: L_t > θ) ≤ δ_π + δ_lab = δ — valid in finite samples, for every judge, and **anytime in n**: a
+reviewer may look after every label and stop whenever they like (e.g. when the bound clears a gate). **What the
+guarantee is about:** θ, the reliability of the task the N items were drawn from (not the N items themselves), and
+only when the labelled items are the first n of the seeded order (:mod:`relgate_tui.core.label_prefix`).
 
 **Why this construction.** Betting needs no normal approximation and is valid at every stopping time (the normal
-interval of ppi-python's ``ppi_mean_ci`` exceeds θ in up to 45% of runs at n = 30 in bench/judge_assisted.py);
-conditioning on the N items makes every judge verdict a known constant, so the control variate's mean q_t is exact
-and the bets and λ may use all N verdicts without breaking predictability. Its price is step 2 (≈ 0.016 of the bound
-at N = 2,000, θ = 0.9), paid even by a useless judge — which is why the default gate also looks at the human-only
-bound (:mod:`relgate_tui.engine.certification.assisted_section`). An i.i.d. variant that bounds the judge term from
-items that can never be labelled (the deployment split) avoids that price when λ ≈ 0; it is not implemented.
+interval of ppi-python's ``ppi_mean_ci`` exceeds θ in up to 45% of runs at n = 30 in bench/judge_assisted.py). The
+judge's "yes" rate enters only through λ π_lo, so the price of bounding it (≈ λ · 0.016 at N = 2,000) vanishes for
+the λ = 0 component: at θ = 0.9, gate 0.8, 95%, N = 2,000 a coin-flip judge needs ≈ 84 labels (median), 1.15× the
+human-only confidence sequence's 73, where the earlier best-of (each half at δ/2, bound on the N items then a
+Clopper–Pearson step) needed 160; a 98%-agreement judge needs ≈ 46 (0.80) and ≈ 130 (0.85), against 47 and 146
+before. The earlier construction bounded the mean of the N items by betting without replacement and paid a
+Clopper–Pearson step from the N items to the task for *every* λ, including λ = 0.
 
-**Tuning, all predictable** (chosen from the labels already seen and the N judge verdicts only; any such choice keeps
-the guarantee, none needs a normal approximation): λ_t = PPI++'s variance-optimal weight Cov(Y, f)/Var(f), which for
-a 0/1 judge is p̂_1 − p̂_0 (p̂_v = the labelled items' acceptance rate among judge verdict v, with one pseudo-label
-leaning towards agreement, :data:`AGREE_PRIOR`), clipped to [0, 1] (≈ 1 for a good judge, ≈ 0 for a coin flip);
-s_t = the Kelly (growth-optimal) fraction against the plug-in law of the coming label — f ~ Bernoulli(q_t),
-Y | f ~ Bernoulli(p̂_f) — evaluated at the plug-in boundary m_ref = estimate − σ̂ √(2 ln(1/δ)/t) (Waudby-Smith &
-Ramdas 2023 §3.3; never below the current bound) and truncated at c = 0.95. The human verdicts never enter the
-judge's verdicts (the judge never sees a label).
+**Tuning, all predictable** (chosen from the labels already seen only; any such choice keeps the guarantee, none
+needs a normal approximation): the adaptive component's λ_t = PPI++'s variance-optimal weight Cov(Y, f)/Var(f),
+which for a 0/1 judge is p̂_1 − p̂_0 (p̂_v = the labelled items' acceptance rate among judge verdict v, with one
+pseudo-label leaning towards agreement, :data:`AGREE_PRIOR`), clipped to [0, 1] (≈ 1 for a good judge, ≈ 0 for a
+coin flip); the other component has λ = 0. Each component's s_t = the Kelly (growth-optimal) fraction against the
+plug-in law of the coming label — f ~ Bernoulli(q̂_t) (the labelled items' judge share, half a pseudo-count),
+Y | f ~ Bernoulli(p̂_f) — at the plug-in boundary m_ref = estimate − σ̂ √(2 ln(1/δ)/t) (Waudby-Smith & Ramdas 2023
+§3.3; never below the current bound), truncated at c = 0.95. The bets do not look at the N verdicts (they include the
+verdicts of items labelled later, which would break predictability); the human verdicts never enter the judge's.
 
 **What a bound on the differences cannot beat.** With a judge that says "yes" on a share μ_f of the items and agrees
 with every human label so far, a task where a share μ_f − g of the items are judge-"yes" but wrong (reliability g)
 gives n agreeing labels with probability (1 − (μ_f − g))ⁿ. A bound that sees only the judge–human differences Y − f
-(as this one does) therefore needs n ≥ ln(1/δ)/(−ln(1 − (μ_f − g))) labels to clear a gate g (26–29 at μ_f = 0.9,
+(as the λ = 1 bet does; the λ = 0 bet, which sees Y alone, needs more) therefore needs n ≥ ln(1/δ)/(−ln(1 − (μ_f − g))) labels to clear a gate g (26–29 at μ_f = 0.9,
 g = 0.8, 95%); bench/judge_assisted.py prints it beside the measured numbers. This is **not** a floor for every
 valid method: a test that also uses how many of the labelled items the judge accepted (fewer than μ_f in that bad
 task) can clear earlier. Against that least favourable task, a fixed-n test that certifies on n = 24 agreeing labels
@@ -66,22 +72,31 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import betaincinv
+from scipy.special import betaincinv, logsumexp
+
+if TYPE_CHECKING:
+    from relgate_tui.core.certification.watched import LabelPlan
 
 __all__ = ["Bound", "METHOD", "POP_SHARE", "GRID", "reliability_bound", "bound_path", "bound_paths", "labels_to_clear",
-           "more_labels_needed", "fewest_labels_possible"]
+           "more_labels_needed", "labels_plan", "fewest_labels_possible"]
 
-METHOD = "ppi-betting-wor+clopper-pearson"
+METHOD = "ppi-betting-mixture"
 """The ``method`` of every :class:`Bound` (results JSON ``judge_assisted.method``)."""
 
-POP_SHARE = 0.2
-"""δ_pop / δ: the error share of the step from the N judged items to the task (Clopper–Pearson over N)."""
+POP_SHARE = 0.1
+"""δ_π / δ: the error share of the lower bound on the judge's "yes" rate π (Clopper–Pearson over the N verdicts)."""
 
 GRID = 400
 """The candidate means m = j/GRID of the betting test (the bound is rounded down to this grid)."""
+
+COMPONENTS: tuple[tuple[float | None, float], ...] = ((None, 0.6), (0.0, 0.4))
+"""The mixture's components (λ spec, prior weight): ``None`` = PPI++'s plug-in λ_t, a number = that fixed λ (0:
+human-only betting). The weights were set before the bench's validity runs, from the label medians of a 98% judge and
+a coin flip at N = 2,000 (θ = 0.9, gate 0.8): 0.6/0.4 kept both targets with the most room."""
 
 _BET_CAP = 0.95
 AGREE_PRIOR = 0.9
@@ -147,45 +162,52 @@ def _bet(q: np.ndarray, p1: np.ndarray, p0: np.ndarray, lam: np.ndarray, w_ref: 
     return s
 
 
-def _population_path(yes: np.ndarray, big_n: int, f_lab: np.ndarray, y_lab: np.ndarray, delta: float,
-                     floor: float = 0.0) -> np.ndarray:
-    """ρ_t (running max) for R runs at once: (R, n) lower bounds on the finite-population mean μ_N (step 1);
-    ``yes`` (R,) is each run's number of judge "yes" among its N items."""
+def _component_lambda(spec: float | None, p1: np.ndarray, p0: np.ndarray) -> np.ndarray:
+    """λ_t of one mixture component: a fixed reliance ``spec`` ∈ [0, 1], or (``None``) PPI++'s plug-in
+    Cov(Y, f)/Var(f) = p̂_1 − p̂_0 for a 0/1 judge, clipped to [0, 1] — both fixed before label t."""
+    if spec is None:
+        return np.clip(p1 - p0, 0.0, 1.0)
+    return np.full(p1.shape, float(spec))
+
+
+def _mixture_path(pi_lo: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, delta: float,
+                  floor: float = 0.0) -> np.ndarray:
+    """L_t (running max) for R runs at once: (R, n) lower bounds on θ from the wealth-weighted mixture over
+    :data:`COMPONENTS` (module docstring), with ``pi_lo`` (R,) each run's lower bound on the judge's "yes" rate π."""
     runs, n = y_lab.shape
     grid = np.arange(math.ceil(floor * GRID), GRID + 1, dtype=np.float64) / GRID
-    log_k = np.zeros((runs, grid.size))
+    specs = [spec for spec, _ in COMPONENTS]
+    log_w = np.log(np.array([w for _, w in COMPONENTS]))
+    log_k = np.zeros((len(specs), runs, grid.size))
     threshold = math.log(1.0 / delta)
     out = np.zeros((runs, n))
-    s_y = np.zeros(runs)
     s_f = np.zeros(runs)
     cells = np.zeros((runs, 4))  # the labelled (f, Y) counts: (1, 1), (1, 0), (0, 1), (0, 0)
     bound = np.zeros(runs)
     rows = np.arange(runs)
     for t in range(n):
-        rem = big_n - t
-        q = (yes - s_f) / rem
+        q = (s_f + 0.5) / (t + 1.0)  # the plug-in P(f = 1) of the bets: the labelled items' only (predictable)
         p1, p0 = _rates(cells)
-        lam = np.clip(p1 - p0, 0.0, 1.0)  # PPI++'s Cov(Y, f)/Var(f), for a 0/1 judge
-        scale = big_n / rem
         m_ref = bound
-        if t:  # the plug-in boundary: the estimate of μ_N minus σ̂ √(2 ln(1/δ)/t), never below the bound
-            est = (s_y + rem * (q * p1 + (1 - q) * p0)) / big_n
+        if t:  # the plug-in boundary: the estimate of θ minus σ̂ √(2 ln(1/δ)/t), never below the bound
+            est = q * p1 + (1 - q) * p0
             spread = np.sqrt(est * (1.0 - est) + 0.25 / (t + 1.0))
             m_ref = np.clip(np.maximum(bound, est - spread * math.sqrt(2.0 * threshold / t)), 0.0, 1.0)
-        bet = _bet(q, p1, p0, lam, scale * m_ref - s_y / rem + lam * (1.0 - q))
         y, f = y_lab[:, t], f_lab[:, t]
-        num = y + lam * (1.0 - f)
-        r = scale * grid[None, :] - (s_y / rem)[:, None]
-        w = r + (lam * (1.0 - q))[:, None]
-        ratio = np.where(w > 1e-12, num[:, None] / np.maximum(w, 1e-12), np.where(num[:, None] > 0, np.inf, 0.0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            log_k += np.log1p(bet[:, None] * (ratio - 1.0))
-        log_k[r < -1e-12] = np.inf  # a remaining mean below 0: impossible after the labels seen
+        for c, spec in enumerate(specs):
+            lam = _component_lambda(spec, p1, p0)
+            bet = _bet(q, p1, p0, lam, m_ref + lam * (1.0 - pi_lo))
+            num = y + lam * (1.0 - f)
+            w = grid[None, :] + (lam * (1.0 - pi_lo))[:, None]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(w > 1e-12, num[:, None] / np.maximum(w, 1e-12),
+                                 np.where(num[:, None] > 0, np.inf, 0.0))
+                log_k[c] += np.log1p(bet[:, None] * (ratio - 1.0))
         cells[rows, 2 * (1 - f).astype(np.int64) + (1 - y).astype(np.int64)] += 1
-        s_y += y
         s_f += f
-        rejected = log_k >= threshold
-        # monotone in m: the rejected grid points are a prefix; ρ_t = the last of them (0 when none)
+        mixture = logsumexp(log_k + log_w[:, None, None], axis=0)
+        rejected = mixture >= threshold
+        # monotone in m: the rejected grid points are a prefix; L_t = the last of them (0 when none)
         first_kept = np.where(rejected.all(1), grid.size, np.argmin(rejected, axis=1))
         rho = np.where(first_kept > 0, grid[np.maximum(first_kept - 1, 0)], 0.0)
         bound = np.maximum(bound, rho)
@@ -209,9 +231,8 @@ def bound_paths(judge_yes: ArrayLike, n_items: int, judge_labelled: np.ndarray, 
     if f2.shape[1] == 0:
         return np.zeros((f2.shape[0], 0))
     delta = 1.0 - confidence
-    mu = _population_path(yes, int(n_items), f2, y2, (1.0 - POP_SHARE) * delta, floor)
-    k = np.ceil(mu * n_items - 1e-9)
-    return _cp_lower(k, int(n_items), POP_SHARE * delta)
+    pi_lo = _cp_lower(yes, int(n_items), POP_SHARE * delta)
+    return _mixture_path(pi_lo, f2, y2, (1.0 - POP_SHARE) * delta, floor)
 
 
 def bound_path(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: ArrayLike,
@@ -283,6 +304,32 @@ def more_labels_needed(judge_all: ArrayLike, judge_labelled: ArrayLike, human_la
     first = labels_to_clear(path, threshold)
     median = float(np.median(first))
     return None if median > steps else int(math.ceil(median))
+
+
+def labels_plan(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: ArrayLike, threshold: float,
+                confidence: float = 0.95, *, horizon: int = 300) -> LabelPlan:
+    """The live panel's honest line for the assisted bound (issue 33 §6): 0 when cleared; "the level is below the
+    gate: more labels will not clear it" when the point estimate is at or below the gate; never a count above the
+    items left to label (:func:`more_labels_needed`, which simulates at most min(``horizon``, items left))."""
+    from relgate_tui.core.certification.watched import LabelPlan
+
+    f_all = _as01(judge_all, "judge_all")
+    f_lab = _as01(judge_labelled, "judge_labelled")
+    y_lab = _as01(human_labelled, "human_labelled")
+    left = f_all.size - f_lab.size
+    if f_lab.size == 0:
+        return LabelPlan(None, "no labels yet")
+    more = more_labels_needed(f_all, f_lab, y_lab, threshold, confidence, horizon=horizon)
+    if more == 0:
+        return LabelPlan(0, "cleared")
+    if reliability_bound(f_all, f_lab, y_lab, confidence).estimate <= threshold:
+        return LabelPlan(None, "the level is below the gate: more labels will not clear it")
+    if left == 0:
+        return LabelPlan(None, "no item is left to label: more labels will not clear it on this run")
+    if more is None:
+        scope = f"the {left} items left" if left <= horizon else f"{horizon} more labels"
+        return LabelPlan(None, f"not within {scope} at this rate")
+    return LabelPlan(more, f"≈ {more} more labels needed (of {left} left)")
 
 
 def fewest_labels_possible(judge_yes_share: float, threshold: float, confidence: float = 0.95) -> float:

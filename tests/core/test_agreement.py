@@ -66,3 +66,25 @@ def test_laws(pairs) -> None:
     assert (a.kappa is None) == (swapped.kappa is None)
     if a.kappa is not None:
         assert a.kappa == pytest.approx(swapped.kappa)
+
+
+def test_a_degenerate_bootstrap_gives_no_zero_width_interval() -> None:
+    """Issue 33 §8: perfect agreement gave [1.0, 1.0], a constant reviewer [0, 0], each called a 95% interval."""
+    from relgate_tui.core.agreement import agreement as judge_agreement
+    from relgate_tui.core.review.agreement import agreement as review_agreement
+    from relgate_tui.core.review.agreement import agreement_json
+
+    y = np.array([1, 0] * 15)
+    for judge in (y, np.ones(30, dtype=np.int64)):
+        a = judge_agreement(judge, y)
+        assert a.kappa is not None and a.kappa_lower is None and a.kappa_upper is None
+        assert a.kappa_note is not None and a.kappa_note.startswith("no interval")
+    same = {f"i{k}": {"a": "1" if k % 2 else "2", "b": "1" if k % 2 else "2"} for k in range(30)}
+    r = review_agreement(same, 2)
+    for e in (r.fleiss_kappa, r.krippendorff_alpha, r.pairs[0].cohen_kappa):
+        assert e.value == 1.0 and e.ci is None and e.note is not None
+    assert agreement_json(r)["fleiss_kappa"]["ci_note"].startswith("no interval")
+    varied = review_agreement({f"i{k}": {"a": "1" if k % 2 else "2", "b": "1" if k % 3 else "2"}
+                               for k in range(30)}, 2)
+    kappa = varied.pairs[0].cohen_kappa
+    assert kappa.note is None and kappa.ci is not None and kappa.ci[0] < kappa.ci[1]

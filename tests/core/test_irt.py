@@ -24,7 +24,7 @@ from relgate_tui.core.irt.metrics import (
     wasserstein_1,
     within_category_variance,
 )
-from relgate_tui.core.irt.study import PHASE2_NEEDS_RATERS, judge_irt
+from relgate_tui.core.irt.study import PHASE2_NEEDS_RATERS, IRTStudy, judge_irt
 
 # shared/ sits beside the checkout (CI clones it there); RELGATE_SHARED_DATA overrides the place
 DATA = Path(os.environ.get("RELGATE_SHARED_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -314,3 +314,27 @@ def test_phase2_from_several_raters_is_the_same_under_mml_and_map():
     assert mml.theta_ratio is not None and map_.theta_ratio is not None
     assert abs(mml.theta_ratio - map_.theta_ratio) <= 0.05
     assert mml.phase2_label == map_.phase2_label and mml.reason is None
+
+
+def test_two_raters_on_the_ridge_are_fitted_as_exchangeable_and_say_so():
+    """Issue 33 §5: with two raters of one true model (a = 1.5, 1.5) the free fits 'converge' with a spread over an
+    order of magnitude (a ridge); the exchangeable fit (one shared a) is stable, and Phase 2 says it assumed it."""
+    from relgate_tui.core.irt.study import HUMAN_MODEL_FREE, HUMAN_MODEL_TWO
+
+    b = [[-1.5, -0.5, 0.5, 1.5]] * 2
+    free, tied = [], []
+    for seed in range(6):
+        y, _ = simulate_grm([1.5, 1.5], b, 150, seed=seed)
+        f, t = fit_grm(y), fit_grm(y, equal_discrimination=True)
+        assert f.converged and t.converged and t.a[0] == t.a[1]
+        free.extend(f.a)
+        tied.append(t.a[0])
+    assert max(free) / min(free) > 5  # the ridge: the free discriminations are not identified
+    assert 1.0 <= min(tied) and max(tied) <= 2.0
+    ratings, human, raters = _perturbed_judge(2, 0.0)
+    two = judge_irt("j", "c", ratings, human=human, raters={i: r[:2] for i, r in raters.items()})
+    assert two.human_fit is not None and two.human_fit.a[0] == two.human_fit.a[1]
+    assert two.human_model == HUMAN_MODEL_TWO and "equal discriminations" in two.to_json()["human_fit"]["model"]
+    assert "exchangeable" in IRTStudy("c", (two,)).to_markdown()
+    three = judge_irt("j", "c", ratings, human=human, raters=raters)
+    assert three.human_model == HUMAN_MODEL_FREE and three.theta_ratio is not None

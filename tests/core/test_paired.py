@@ -136,3 +136,15 @@ def test_table_and_set_sizes() -> None:
         PairedTable(-1, 0, 0, 0)
     with pytest.raises(ValueError):
         paired_test(t, margin=1.5)
+
+
+def test_more_paired_items_never_exceeds_the_shared_items_left() -> None:
+    from relgate_tui.core.certification.paired import more_paired_items
+
+    table = paired_table([True] * 50 + [False] * 5, [True] * 48 + [False] * 7)
+    assert items_to_decide(table) - table.n > 10  # what compare printed: far more than the runs share
+    capped = more_paired_items(table, available=10)
+    assert capped.more is None and capped.message.startswith("only 10 shared items left unpaired")
+    free = more_paired_items(table, available=10**6)
+    assert free.more == items_to_decide(table) - table.n
+    assert more_paired_items(paired_table([], []), 5).more is None

@@ -40,6 +40,12 @@ def test_full_scale_intervals_are_not_a_success():
     (line,) = intervals_caveats(NS(scale=(1, 2, 3, 4, 5), methods=(full, narrow)))
     assert line.startswith("every interval of cqr is the full scale 1–5") and "r2ccp" not in line
     assert intervals_caveats(NS(scale=(1, 2, 3, 4, 5), methods=(narrow,))) == []
+    assert line.endswith("(its calibrated width reaches the whole scale: the judge's scores do not narrow it at this α)")
+    from relgate_tui.core.judge_intervals.base import INF_REASON
+
+    starved = NS(name="cqr", items=full.items, reasons=(INF_REASON,))
+    (line,) = intervals_caveats(NS(scale=(1, 2, 3, 4, 5), methods=(starved,)))
+    assert line.endswith("(too few calibration items for this α: q̂ = ∞)")
 
 
 def test_irt_caveats_name_the_sample_size_the_prior_and_the_flag():

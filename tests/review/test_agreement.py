@@ -82,7 +82,7 @@ def test_skips_are_missing_values_and_intervals_are_seeded() -> None:
     assert a1 == a2  # a skip changes no figure and the same labels give the same intervals
     doc = agreement_json(a1)
     assert set(doc) >= {"fleiss_kappa", "krippendorff_alpha", "pairs"}
-    assert all(set(p["cohen_kappa"]) == {"value", "ci", "n"} for p in doc["pairs"])
+    assert all(set(p["cohen_kappa"]) == {"value", "ci", "n", "ci_note"} for p in doc["pairs"])
 
 
 def test_perfect_agreement_and_no_variation() -> None:

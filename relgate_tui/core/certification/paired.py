@@ -65,6 +65,8 @@ __all__ = [
     "paired_table",
     "paired_test",
     "items_to_decide",
+    "MorePaired",
+    "more_paired_items",
     "set_size_difference",
     "DECISIONS",
 ]
@@ -235,6 +237,37 @@ def items_to_decide(table: PairedTable, margin: float = 0.05, confidence: float 
         else:
             lo = mid
     return hi
+
+
+@dataclass(frozen=True)
+class MorePaired:
+    """compare's honest "more paired items" (issue 33 §6): ``more`` is never larger than ``available`` (the shared
+    items not yet paired, i.e. unverified in a run) and None when no count would decide; ``message`` is the line."""
+
+    more: int | None
+    message: str
+
+
+def more_paired_items(table: PairedTable, available: int, margin: float = 0.05,
+                      confidence: float = 0.95) -> MorePaired:
+    """How many more paired items at the same rates would decide an undecided comparison, capped by ``available``
+    (:func:`items_to_decide`, which keeps the observed proportions)."""
+    if available < 0:
+        raise ValueError(f"available must be ≥ 0, got {available!r}")
+    if table.n == 0:
+        return MorePaired(None, "no paired item yet")
+    if paired_test(table, margin, confidence).decision != "undecided":
+        return MorePaired(0, "decided")
+    n_decide = items_to_decide(table, margin, confidence)
+    if n_decide is None:
+        return MorePaired(None, "more items at the same rates would not decide it")
+    more = n_decide - table.n
+    if more > available:
+        left = f"only {available} shared item{'s' if available != 1 else ''} left unpaired" if available else \
+            "no shared item left unpaired"
+        return MorePaired(None, f"{left}: these two runs cannot decide it (≈ {more} more paired items at the same "
+                                "rates would; run both on more items)")
+    return MorePaired(more, f"about {more} more paired items at the same rates would decide it")
 
 
 @dataclass(frozen=True)

@@ -298,6 +298,7 @@ def fit_grm(
     rule: str = "legendre",
     max_iter: int = 2000,
     gtol: float = 1e-6,
+    equal_discrimination: bool = False,
 ) -> GRMFit:
     """Fit the GRM to an n_persons × n_items matrix of ratings (NaN = missing).
 
@@ -306,6 +307,8 @@ def fit_grm(
     ``quadrature`` is (nodes, lo, hi) and ``rule`` one of :data:`QUADRATURE_RULES` (see :func:`_quadrature`); the
     estimates are the maximiser of the marginal likelihood *under that rule*, so a comparison with another program
     uses its rule (ltm: ``rule="hermite"``, 21 nodes; mirt: ``rule="rectangle"``, 61 nodes on [−6, 6]).
+    ``equal_discrimination`` ties every item's α to one value (exchangeable raters: the model that identifies the
+    human fit of issue 33 §5 with two raters, where the free (α₁, α₂) lie on a ridge of the likelihood).
     """
     y = np.asarray(responses, dtype=float)
     if y.ndim != 2 or y.shape[1] == 0:
@@ -334,10 +337,30 @@ def fit_grm(
         bounds.append(LOG_A_BOUNDS)
         bounds.extend([(-15.0, 15.0)] + [(-12.0, 4.0)] * (k - 2))
     trace: list[float] = []
+    slots = model.offsets[:-1]
+    free = np.ones(x0.size, dtype=bool)
+    if equal_discrimination:
+        free[slots[1:]] = False  # every α is the first item's
+
+    def expand(z: np.ndarray) -> np.ndarray:
+        x = x0.copy()
+        x[free] = z
+        x[slots] = x[slots[0]] if equal_discrimination else x[slots]
+        return x
+
+    def objective(z: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = model.objective(expand(z))
+        if equal_discrimination:
+            grad = grad.copy()
+            grad[slots[0]] = grad[slots].sum()
+        return value, grad[free]
+
     with _one_blas_thread():
-        res = optimize.minimize(model.objective, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                                callback=lambda xk: trace.append(-model.value_at(xk)),
+        res = optimize.minimize(objective, x0[free], jac=True, method="L-BFGS-B",
+                                bounds=[b for b, f in zip(bounds, free, strict=True) if f],
+                                callback=lambda zk: trace.append(-model.value_at(expand(zk))),
                                 options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-12})
+    res.x = expand(res.x)
     a_s, b_s = model.unpack(res.x)
     converged, message = bool(res.success), str(res.message)
     at_bound = [names[p] for p in range(len(names)) if abs(res.x[model.offsets[p]] - LOG_A_BOUNDS[1]) < 1e-6]

@@ -14,6 +14,10 @@ Choices the paper leaves open (notes §2.6–2.7), made here and reported in the
   MAP returns the prior, and θ_ratio runs from 4.7 to 0.6 as a goes from 0.3 to 8 (issue 20). So with fewer than two
   raters Phase 2 reports no θ_ratio and no D_W, only the one-line reason :data:`PHASE2_NEEDS_RATERS`; the
   score-level curve of the LLM's θ̂ by human score (identified: it uses the judge's fit only) is still given.
+- With exactly two raters the human GRM is still not identified with one discrimination per rater: on one true
+  model (a = 1.5, 1.5) fits that report convergence give a from 0.5 to 8.6 (issue 33), a ridge of the likelihood.
+  Two raters are therefore fitted as *exchangeable* (one shared discrimination, :data:`HUMAN_MODEL_TWO`); three or
+  more are fitted freely. ``human_model`` in the JSON (``human_fit.model``) and the Markdown say which.
 - Phase 2 is computed for every judge whose fits converged, whether or not it passed Phase 1 (as the paper's tables
   do), and the JSON says whether Phase 1 passed.
 """
@@ -45,6 +49,11 @@ PHASE2_NEEDS_RATERS = ("Phase 2 needs several human raters per sample (a `humans
                        "human θ scale is not identified, so θ_ratio and D_W are not reported")
 
 
+HUMAN_MODEL_TWO = ("two raters: equal discriminations assumed (exchangeable raters) — with two raters the free "
+                   "discriminations lie on a ridge of the likelihood and θ_ratio, D_W would be partly arbitrary")
+HUMAN_MODEL_FREE = "three or more raters: one discrimination per rater"
+
+
 @dataclass(frozen=True)
 class JudgeIRT:
     """Phase 1 and Phase 2 of one judge (``None`` where a number could not be computed; ``reason`` says why)."""
@@ -74,6 +83,7 @@ class JudgeIRT:
     reason: str | None = None
     notes: tuple[str, ...] = field(default=())
     cv_ddof: int = 0
+    human_model: str | None = None
 
     @property
     def converged(self) -> bool:
@@ -104,7 +114,7 @@ class JudgeIRT:
             "loglik_trace": list(self.fit.trace), "prior": self.fit.prior, "fit_message": self.fit.message,
             "human_fit": None if self.human_fit is None else {
                 "items": list(self.human_fit.items), "a": list(self.human_fit.a), "converged": self.human_fit.converged,
-                "loglik": self.human_fit.loglik, "message": self.human_fit.message},
+                "loglik": self.human_fit.loglik, "message": self.human_fit.message, "model": self.human_model},
             "reason": self.reason, "notes": list(self.notes),
         }
 
@@ -134,6 +144,7 @@ class IRTStudy:
         for j in self.judges:
             lines.append(f"- **{j.judge}**: {j.phase1_sentence}"
                          + (f"; {j.phase2_sentence}" if j.phase2_sentence else "")
+                         + (f" (human fit: {j.human_model})" if j.human_model else "")
                          + (f" ({j.reason})" if j.reason else ""))
         return "\n".join(lines) + "\n"
 
@@ -215,8 +226,9 @@ def _phase2(result: JudgeIRT, y: np.ndarray, human: Mapping[str, float],
         return replace(curves, reason=PHASE2_NEEDS_RATERS)
     hy = np.array([list(raters[result.ids[k]]) for k in keep], dtype=float)
     items = tuple(f"rater{r + 1}" for r in range(hy.shape[1]))
+    two = hy.shape[1] == 2
     try:
-        human_fit = fit_grm(hy, items, prior=prior)
+        human_fit = fit_grm(hy, items, prior=prior, equal_discrimination=two)
     except IRTInputError as exc:
         return replace(result, reason=f"Phase 2: the human ratings cannot be fitted: {exc}")
     if not human_fit.converged:
@@ -226,7 +238,8 @@ def _phase2(result: JudgeIRT, y: np.ndarray, human: Mapping[str, float],
     r_hum = theta_range(human_fit.theta, h)
     ratio = r_llm / r_hum if r_hum != 0 else float("nan")
     label, sentence = phase2_labels(ratio, near_tolerance)
-    return replace(curves, human_fit=human_fit, theta_range_llm=r_llm, theta_range_human=r_hum, theta_ratio=ratio,
+    return replace(curves, human_fit=human_fit, human_model=HUMAN_MODEL_TWO if two else HUMAN_MODEL_FREE,
+                   theta_range_llm=r_llm, theta_range_human=r_hum, theta_ratio=ratio,
                    d_w=wasserstein_1(th_llm, human_fit.theta), phase2_label=label, phase2_sentence=sentence,
                    curve_human=tuple(score_level_curve(human_fit.theta, h)))
 

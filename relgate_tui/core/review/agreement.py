@@ -17,7 +17,8 @@ matrix product per figure, not B recomputations.
   final label, over items whose final label is not a skip.
 
 A figure is ``None`` when undefined (no items, or no variation: 1 − p_e = 0); its interval is ``None`` when fewer
-than half of the resamples define it.
+than half of the resamples define it, and ``None`` with a ``note`` when every resample gives the same figure (perfect
+agreement, a constant reviewer): a percentile bootstrap then has zero width, which is no 95% interval.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Estimate:
     value: float | None
     ci: tuple[float, float] | None
     n: int
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,16 @@ def _estimate(point: float, boot: np.ndarray, n: int) -> Estimate:
     ci = None
     if value is not None and finite.size * 2 >= boot.size and finite.size:
         lo, hi = np.quantile(finite, [(1 - _LEVEL) / 2, (1 + _LEVEL) / 2])
+        if hi - lo <= 1e-12:  # every resample the same: a zero-width "95%" interval would claim certainty
+            return Estimate(value, None, n, degenerate_note(value))
         ci = (float(lo), float(hi))
     return Estimate(value, ci, n)
+
+
+def degenerate_note(value: float) -> str:
+    """Why a bootstrap gives no interval when every resample gives the same figure (issue 33 §8)."""
+    return (f"no interval: every bootstrap resample gives {value:.3g} (perfect agreement or a constant reviewer); "
+            "the bootstrap cannot measure the uncertainty of a figure the data never vary")
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -184,7 +194,7 @@ def agreement_json(a: Agreement) -> dict[str, object]:
     """The ``agreement`` object of ``relgate review status --json``."""
 
     def est(e: Estimate) -> dict[str, object]:
-        return {"value": e.value, "ci": list(e.ci) if e.ci else None, "n": e.n}
+        return {"value": e.value, "ci": list(e.ci) if e.ci else None, "n": e.n, "ci_note": e.note}
 
     return {
         "fleiss_kappa": est(a.fleiss_kappa),

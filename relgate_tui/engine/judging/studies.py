@@ -80,8 +80,13 @@ def intervals_caveats(study: Any) -> list[str]:
     trivial = [m.name for m in study.methods
                if m.items and all(i.upper - i.lower >= full - 1e-9 for i in m.items)]
     if trivial:
+        from relgate_tui.core.judge_intervals.base import INF_REASON
+
+        inf = any(INF_REASON in getattr(m, "reasons", ()) for m in study.methods if m.name in trivial)
+        why = ("too few calibration items for this α: q̂ = ∞" if inf else  # issue 33 §8: not always the calibration size
+               "its calibrated width reaches the whole scale: the judge's scores do not narrow it at this α")
         return [f"every interval of {', '.join(trivial)} is the full scale {min(study.scale)}–{max(study.scale)}: "
-                "its coverage ✓ holds trivially and says nothing about the judge (too few calibration items?)"]
+                f"its coverage ✓ holds trivially and says nothing about the judge ({why})"]
     return []
 
 
