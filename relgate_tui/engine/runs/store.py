@@ -95,6 +95,7 @@ LABELS = "labels.jsonl"
 RESULTS = "results.json"
 JUDGE_VERDICTS = "judge_verdicts.json"
 VERIFY_VERDICTS = "verify_verdicts.json"
+BATCH_STATE = "batch.json"
 ITEMS = "items.jsonl"
 LOCK = "run.lock"
 FORMAT = 1
@@ -519,6 +520,22 @@ class RunStore:
         """The stored pairwise-judge verdicts, or None (no judge, or not asked yet)."""
         try:
             doc = _read_json(self.path / JUDGE_VERDICTS)
+        except FileNotFoundError:
+            return None
+        return doc if isinstance(doc, dict) else None
+
+    # ----------------------------------------------------------------------------------------------------- batch
+    def write_batch_state(self, state: Mapping[str, Any]) -> None:
+        """Replace ``batch.json`` (engine/certification/batch_rounds.py: the batch in flight and the rounds so far)
+        atomically — written before the batch is polled, so a killed run polls the same batch again."""
+        self._ensure_lock()
+        atomic_write_json(self.path / BATCH_STATE, dict(state))
+
+    def read_batch_state(self) -> dict[str, Any] | None:
+        """The stored batch state, or None (no batch run yet). A damaged file is a :class:`RunStoreError`: starting
+        afresh could pay for a batch in flight twice."""
+        try:
+            doc = _read_json(self.path / BATCH_STATE)
         except FileNotFoundError:
             return None
         return doc if isinstance(doc, dict) else None

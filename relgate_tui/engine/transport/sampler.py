@@ -153,7 +153,8 @@ def _seconds(value: float) -> str:
 @dataclass
 class SamplingTotals:
     """Calls of one sampling pass. ``made``: requests answered (each paid); ``cached``: samples served from the cache
-    or the run store; ``failed``: requests that failed after their retries; ``retries``: failed attempts retried."""
+    or the run store; ``failed``: requests that failed after their retries (through a Batch API: every failed line);
+    ``retries``: failed attempts retried."""
 
     made: int = 0
     cached: int = 0
@@ -166,6 +167,8 @@ class SamplingTotals:
     items_failed: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    batch_rounds: int = 0  # rounds sent through a Batch API (engine/certification/batch_rounds.py); 0 = direct
+    batched: int = 0  # requests submitted in batches
 
     def saved_vs_kmax(self, k_max: int) -> float:
         budget = self.items * k_max
