@@ -21,7 +21,8 @@ until :meth:`BatchAPI.release` (a client killed mid-batch in a test). Faults: ev
 line run (counted over the server's life, so a retry in a later batch gets through) is answered with the next status
 of :attr:`BatchKnobs.fail_statuses`; :attr:`BatchKnobs.expire_after` ends a batch ``expired`` after that many lines;
 :attr:`BatchKnobs.malformed_lines` breaks the first output lines; :attr:`BatchKnobs.pad_output_bytes` appends blank
-padding to output files (a client's size cap).
+padding to output files (a client's size cap); these three apply to the first :attr:`BatchKnobs.faulty_batches`
+batches created (None: all).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class BatchKnobs:
     expire_after: int | None = None
     malformed_lines: int = 0
     pad_output_bytes: int = 0
+    faulty_batches: int | None = None  # expire_after / malformed_lines / pad_output_bytes apply to this many batches
 
 
 @dataclass
@@ -84,6 +86,7 @@ class _Batch:
     error_file_id: str | None = None
     validation_errors: list[dict[str, Any]] = field(default_factory=list)
     cancel_requested: bool = False
+    faulty: bool = True  # BatchKnobs.faulty_batches
 
 
 class BatchAPI:
@@ -98,6 +101,7 @@ class BatchAPI:
         self._lines_run = 0
         self._lock = threading.Lock()
         self.created: list[BatchRecord] = []
+        self.failed_lines = 0  # lines answered with an error or never run (expired, cancelled), over all batches
 
     # -------------------------------------------------------------------------------------------- test hooks
     def release(self) -> None:
@@ -183,6 +187,7 @@ class BatchAPI:
             return error(404, f"no file {payload['input_file_id']!r}", "invalid_request_error", "not_found")
         batch = _Batch(self._new_id("batch"), payload["input_file_id"], [], int(time.time()))
         batch.lines, batch.validation_errors = _parse_input(stored[1])
+        batch.faulty = self.knobs.faulty_batches is None or len(self.created) < self.knobs.faulty_batches
         if batch.validation_errors:
             batch.status = "failed"
         self._batches[batch.id] = batch
@@ -201,14 +206,15 @@ class BatchAPI:
             batch.polls_seen += 1
             target = len(batch.lines) if batch.polls_seen >= self.knobs.polls else \
                 math.ceil(len(batch.lines) * batch.polls_seen / max(1, self.knobs.polls))
-            if self.knobs.expire_after is not None:
-                target = min(target, self.knobs.expire_after)
+            expire_after = self.knobs.expire_after if batch.faulty else None
+            if expire_after is not None:
+                target = min(target, expire_after)
             while batch.done < target:
                 await self._run_line(batch, batch.lines[batch.done], answer)
                 batch.done += 1
             if batch.done >= len(batch.lines):
                 self._finish(batch, "completed")
-            elif self.knobs.expire_after is not None and batch.done >= self.knobs.expire_after:
+            elif expire_after is not None and batch.done >= expire_after:
                 self._finish(batch, "expired")
         return Response(200, json_body(self._batch_object(batch)))
 
@@ -229,12 +235,13 @@ class BatchAPI:
                   "error": None}
         if response.status == 200:
             batch.completed += 1
-            if len(batch.outputs) < self.knobs.malformed_lines:
+            if batch.faulty and len(batch.outputs) < self.knobs.malformed_lines:
                 batch.outputs.append(json_body(record)[: 40])  # cut mid-object
             else:
                 batch.outputs.append(json_body(record))
         else:
             batch.failed += 1
+            self.failed_lines += 1
             batch.errors.append(json_body(record))
 
     def _finish(self, batch: _Batch, status: str) -> None:
@@ -248,9 +255,11 @@ class BatchAPI:
                                                "error": {"code": code, "message": f"this request was {status} "
                                                                                   "before it ran"}}))
                 batch.failed += 1
+                self.failed_lines += 1
         batch.status = status
-        if batch.outputs or self.knobs.pad_output_bytes:
-            batch.output_file_id = self._store_file("batch_output", batch.outputs, self.knobs.pad_output_bytes)
+        pad = self.knobs.pad_output_bytes if batch.faulty else 0
+        if batch.outputs or pad:
+            batch.output_file_id = self._store_file("batch_output", batch.outputs, pad)
         if batch.errors:
             batch.error_file_id = self._store_file("batch_output", batch.errors)
 
