@@ -67,7 +67,8 @@ class BatchStatus:
     def from_json(cls, data: Any) -> BatchStatus:
         if not isinstance(data, dict) or not isinstance(data.get("id"), str) or not isinstance(data.get("status"), str):
             raise BatchError("the batch answer is not a batch object")
-        counts = data.get("request_counts") if isinstance(data.get("request_counts"), dict) else {}
+        raw_counts = data.get("request_counts")
+        counts: dict[str, Any] = raw_counts if isinstance(raw_counts, dict) else {}
         errs = data.get("errors")
         lines = errs.get("data") if isinstance(errs, dict) else None
         messages = tuple(one_line(str(e.get("message", e.get("code", ""))), 200) for e in lines[:5]
