@@ -13,15 +13,17 @@ and keeps :class:`SamplingTotals` — so the pipeline swaps one for the other.
 ``d`` being the fewest further samples after which the rule *could* stop (all of them for the leader), so a round never
 asks for samples the direct path would certainly need no fewer of, and ``g`` (default ¼) bounds the overshoot past the
 direct path's stopping point by a quarter of an item's samples while reaching K_max within ``max_rounds`` rounds. The
-rule's validity does not depend on how rounds are sized: it reads only the samples (paper 004 Prop. 9.3), and the
-analysis replays it over the stored prefix, so samples past the stop are stored (paid for) but not used.
+rule's validity does not depend on how rounds are sized: it reads only the samples (paper 004 Prop. 9.3). Samples are
+stored in index order up to the rule's stop, exactly as the direct path stores them; answers past the stop (paid for)
+stay in the request cache, unused.
 
 **Keys, cache, resume.** A sample is the same request as a direct call: the body of
 :func:`~relgate_tui.engine.transport.endpoints.request_body` with the per-sample seed
 :func:`~relgate_tui.engine.transport.endpoints.sample_seed`, and the request cache's key from the same
 :func:`~relgate_tui.engine.transport.endpoints.fingerprinter` the direct sampler calls — so batch and direct runs share
 answers. ``custom_id`` = ``<run id>/<item id>/<sample index>``. Every answer goes to the cache as soon as the output
-file is read and to the run store in index order (an answer after a gap waits in the cache for the next round). The
+file is read and to the run store in index order up to the stop (an answer after a gap waits in the cache for the
+next round). The
 batch ids of a round are written to the run (``batch.json``) right after the batch is created and before it is
 polled: a run killed while a batch is in flight polls that batch again when resumed and never submits its requests
 twice.
@@ -89,9 +91,12 @@ class BatchProgress:
     completed: int
     failed: int
     eta_s: float | None = None
+    note: str | None = None  # a notable event of the round instead of counts (unreadable lines)
 
     @property
     def text(self) -> str:
+        if self.note:
+            return f"batch round {self.round} ({self.batch_id}): {self.note}"
         eta = f", about {self.eta_s:.0f} s left" if self.eta_s is not None else ""
         return (f"batch round {self.round} ({self.batch_id}): {self.status}, {self.completed}/{self.total} completed, "
                 f"{self.failed} failed{eta}")
@@ -156,7 +161,7 @@ class _Item:
     resumed: int
     attempts: dict[int, int] = field(default_factory=dict)
     failed: bool = False
-    stopped: bool = False  # the rule stopped at some prefix (samples past that point are stored, not used)
+    stopped: bool = False  # the rule stopped (nothing past that point is stored)
 
 
 class BatchSampler:
@@ -190,8 +195,8 @@ class BatchSampler:
     def paused(self) -> bool:
         return False
 
-    async def run(self, job: SamplingJob) -> AsyncIterator[Any]:
-        """Sample every item of ``job`` in rounds; yields sampler events and :class:`BatchProgress`."""
+    def _items(self, job: SamplingJob) -> dict[str, _Item]:
+        """Each item's state from the samples the run already holds (counted as cached)."""
         items: dict[str, _Item] = {}
         for item in job.items:
             stored = job.existing.get(item.id, ())
@@ -202,6 +207,11 @@ class BatchSampler:
                                    stopped=_used(job, canonicals) < len(canonicals) or _stops(job, canonicals))
             self.totals.cached += len(canonicals)
             self.totals.items += 1
+        return items
+
+    async def run(self, job: SamplingJob) -> AsyncIterator[Any]:
+        """Sample every item of ``job`` in rounds; yields sampler events and :class:`BatchProgress`."""
+        items = self._items(job)
         state = self._state() or {}
         rounds = int(state.get("rounds", 0)) if isinstance(state.get("rounds"), int) else 0
         async with BatchClient(self.endpoint, max_file_bytes=self.settings.max_file_bytes,
@@ -249,6 +259,33 @@ class BatchSampler:
             self.totals.items_failed += it.failed
             yield ItemDone(it.item.id, used, stopped, class_counts(it.canonicals[:used]), it.failed, it.resumed)
 
+    # -- offline rounds (relgate batch write / read) ----------------------------------------------------------------
+    def offline_requests(self, job: SamplingJob) -> tuple[int, list[bytes], int]:
+        """``(round, request lines, open items)`` of the run's next round, for a file run elsewhere (``vllm
+        run-batch``); answers the cache already holds are stored first. Nothing is submitted."""
+        items = self._items(job)
+        rounds = self._offline_rounds()
+        lines: list[bytes] = []
+        self._plan(job, items, rounds + 1, lines)
+        return rounds + 1, lines, sum(not self._settled(job, it) and not it.failed for it in items.values())
+
+    def offline_results(self, job: SamplingJob, files: Sequence[bytes]) -> tuple[int, list[Any], int]:
+        """Read a round's results file(s) (``vllm run-batch`` / Batch API output and error JSONL) into the run:
+        ``(round, events, items still open)``."""
+        items = self._items(job)
+        round_no = self._offline_rounds() + 1
+        results = parse_results(files, self.endpoint)
+        events = self._ingest(job, items, round_no, results, "offline")
+        self._save_state({"rounds": round_no, "pending": None})
+        return round_no, events, sum(not self._settled(job, it) and not it.failed for it in items.values())
+
+    def _offline_rounds(self) -> int:
+        state = self._state() or {}
+        if state.get("pending"):
+            raise BatchError("a batch of this run is in flight with the provider: finish it with `relgate certify "
+                             "--batch` first")
+        return int(state["rounds"]) if isinstance(state.get("rounds"), int) else 0
+
     # -- a round ----------------------------------------------------------------------------------------------
     @staticmethod
     def _settled(job: SamplingJob, it: _Item) -> bool:
@@ -284,7 +321,7 @@ class BatchSampler:
         first one missing; their :class:`SampleDone` events."""
         events: list[Any] = []
         new: list[StoredSample] = []
-        while len(it.canonicals) < job.k_max:
+        while len(it.canonicals) < job.k_max and not it.stopped:  # as the direct path: nothing past the stop
             index = len(it.canonicals)
             seed = sample_seed(job.seed, it.item.id, index)
             fingerprint = it.fingerprint(index, seed)
@@ -319,10 +356,19 @@ class BatchSampler:
                 status = event[1]
                 yield event[0]
             assert status is not None
-            if status.status == "failed":
+            if status.status == "failed":  # rejected as a whole (nothing ran, nothing is charged): not polled again
+                self._save_state({"rounds": round_no - 1, "pending": None})
                 raise BatchError(f"batch {batch_id} failed: {'; '.join(status.errors) or 'no reason given'}")
             files = [await client.download(f) for f in (status.output_file_id, status.error_file_id) if f]
             parse_results(files, self.endpoint, results)
+        for event in self._ingest(job, items, round_no, results, batch_ids[-1]):
+            yield event
+
+    def _ingest(self, job: SamplingJob, items: dict[str, _Item], round_no: int, results: BatchResults,
+                label: str) -> list[Any]:
+        """Cache every answer of ``results`` (a round's), store each item's next samples in index order, count the
+        failures and unreadable lines; the events."""
+        events: list[Any] = []
         by_item: dict[str, dict[int, Completion]] = {}
         for custom_id, completions in results.answers.items():
             key = parse_custom_id(custom_id)
@@ -348,14 +394,15 @@ class BatchSampler:
                 results.malformed += 1
                 continue
             self.totals.failed += 1
-            yield self._failure(it, key[2], exc)
+            events.append(self._failure(it, key[2], exc))
         if results.malformed:
             self.totals.failed += results.malformed
-            yield BatchProgress(round_no, batch_ids[-1], f"{results.malformed} unreadable result line(s), asked "
-                                "again next round", 0, 0, results.malformed)
+            events.append(BatchProgress(round_no, label, "read", 0, 0, results.malformed,
+                                        note=f"{results.malformed} unreadable result line(s): their requests are "
+                                             "asked again next round"))
         for it in items.values():
-            for event in self._take(job, it, by_item.get(it.item.id, {})):
-                yield event
+            events += self._take(job, it, by_item.get(it.item.id, {}))
+        return events
 
     def _failure(self, it: _Item, index: int, exc: RequestFailed) -> SampleFailed:
         attempt = it.attempts[index] = it.attempts.get(index, 0) + 1

@@ -31,6 +31,7 @@ from relgate_tui.core.text import one_line
 from relgate_tui.engine.transport.endpoints import Completion, EndpointConfig, RequestFailed, parse_response
 from relgate_tui.engine.transport.httpread import BodyTooLarge, get_bounded
 from relgate_tui.engine.transport.tls import tls_context
+from relgate_tui.errors import EndpointError
 
 __all__ = ["BATCH_URL", "MAX_FILE_BYTES", "TERMINAL", "BatchClient", "BatchError", "BatchResults", "BatchStatus",
            "parse_results", "request_line"]
@@ -40,7 +41,7 @@ MAX_FILE_BYTES = 200 * 1024 * 1024  # OpenAI's limit for a batch file; the defau
 TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
 
 
-class BatchError(Exception):
+class BatchError(EndpointError):
     """A batch call that failed (one line, redacted by :class:`RequestFailed`'s rules); the run keeps its samples."""
 
 
