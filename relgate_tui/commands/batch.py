@@ -54,7 +54,11 @@ def _config(path: str, run_dir: str | None) -> Any:
     from relgate_tui.errors import UserError
 
     values = load_run_config(path)
-    fields = {CONFIG_KEYS[k]: v for k, v in values.items() if CONFIG_KEYS.get(k)}
+    fields: dict[str, Any] = {}
+    for key, value in values.items():
+        field = CONFIG_KEYS.get(key)
+        if field:
+            fields[field] = value
     for needed in ("task", "endpoint", "model"):
         if needed not in fields:
             raise UserError(f"--config {path}: the run config has no {needed!r}")
