@@ -37,6 +37,14 @@ def register(subparsers: Any) -> None:
     r.add_argument("--run-dir", metavar="DIR", help="directory holding runs (default: the data dir's runs/)")
 
 
+def price_factor(text: str) -> float:
+    """``--batch-price FACTOR``: the batch price as a fraction of the direct price, in [0, 1] (argparse type)."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{value!r} is not in [0, 1]")
+    return value
+
+
 def _say(text: str) -> None:
     from rich.console import Console
     from rich.text import Text

@@ -124,7 +124,7 @@ def test_output_over_the_cap_is_one_line_and_the_batch_stays(tmp_path: Path) -> 
     knobs = BatchKnobs(pad_output_bytes=200_000, faulty_batches=1)
     with DemoServer(batches=knobs) as server:
         cfg = CertifyConfig(task="gsm8k", endpoint=server.base_url, model="sim-mid", limit=10,
-                            run_dir=str(tmp_path / "runs"), batch=True).validate()
+                            run_dir=str(tmp_path / "runs"), batch=0.5).validate()
 
         def sample(cap: int) -> BatchSampler:
             prepared = prepare(cfg)
@@ -193,3 +193,14 @@ def test_kill_during_a_round_resumes_the_same_batch(incli: InProcessCli, tmp_pat
         assert not _no_request_twice(server)
         assert doc["sampling_complete"] and doc["reliability_level"] == direct["reliability_level"]
         assert doc["calls"]["made"] == sum(len(r.custom_ids) for r in server.batches.records)
+
+
+def test_setup_batch_choice_reaches_the_run_and_the_preflight() -> None:
+    from relgate_tui.engine.certification.setup import Preflight, RunSetup, certify_config
+    from relgate_tui.tui.preflight_text import preflight_text
+
+    setup = RunSetup(base_url="http://127.0.0.1:1/v1", model="sim-mid", task="gsm8k", batch=0.5)
+    assert certify_config(setup, runs_dir=None).batch == 0.5
+    assert certify_config(RunSetup(base_url="http://127.0.0.1:1/v1", model="m", task="gsm8k"), None).batch is None
+    text = preflight_text(Preflight(10, 5, 200, 100, cost=4.0), setup, None, 1, "").plain
+    assert "cost        ≈ $4.00" in text and "batch cost  ≈ $2.00 (×0.5 of direct" in text

@@ -132,8 +132,7 @@ class CertifyConfig:
     verify_judge_model: str | None = None
     verify_judge_endpoint: str | None = None  # None = the answering endpoint
     verify_judge_api_key_env: str | None = None  # issue 22: judging.verify_judge.config_of(cfg)
-    batch: bool = False  # issue 32: sample through the endpoint's Batch API in rounds (certification/batch_rounds.py)
-    batch_price: float = 0.5  # the batch price as a fraction of the direct price (the pre-flight shows both)
+    batch: float | None = None  # issue 32: through the Batch API at this price factor (batch_rounds.py); None: direct
 
     @property
     def uses_pairwise_judge(self) -> bool:
@@ -204,8 +203,6 @@ class CertifyConfig:
             bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
         if self.gate_on not in (*core_certify.GATE_ON_CHOICES, *ASSISTED_GATES):
             bad(f"--gate-on must be one of bound, level, assisted, best, got {self.gate_on!r}")
-        if not (_is_number(self.batch_price) and 0.0 <= self.batch_price <= 1.0):
-            bad(f"--batch-price must be a fraction of the direct price in [0, 1], got {self.batch_price!r}")
         for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
             if price is not None and not (_is_number(price) and price >= 0 and math.isfinite(price)):
                 bad(f"{name} must be a non-negative number (price per million tokens), got {price!r}")
@@ -367,12 +364,8 @@ def results_document(
             "single_sample_accuracy": _proportion_json(res.single_sample_accuracy),
         },
         "calls": {
-            "made": calls.made,
-            "cached": calls.cached,
-            "failed": calls.failed,
-            "saved_vs_kmax": res.calls_saved,
-            "batch_rounds": calls.batch_rounds,
-            "batched": calls.batched,
+            "made": calls.made, "cached": calls.cached, "failed": calls.failed, "saved_vs_kmax": res.calls_saved,
+            "batch_rounds": calls.batch_rounds, "batched": calls.batched,
         },
         "samples_used": res.samples_used,
         "tie_rate": _num(res.tie_rate),

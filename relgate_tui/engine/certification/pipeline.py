@@ -281,7 +281,7 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
             if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
                 raise CertifyError(f"--api-key-env {cfg.api_key_env}: that environment variable is not set (or empty)")
             await asyncio.to_thread(check_reachable, cfg)
-        sampler: Any = make_batch_sampler(prepared, cache) if cfg.batch else make_sampler(prepared, cache)
+        sampler: Any = make_batch_sampler(prepared, cache) if cfg.batch is not None else make_sampler(prepared, cache)
         control.sampler = sampler
         store.set_status(RunStatus.SAMPLING)
         total = len(prepared.items)

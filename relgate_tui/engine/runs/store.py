@@ -526,14 +526,12 @@ class RunStore:
 
     # ----------------------------------------------------------------------------------------------------- batch
     def write_batch_state(self, state: Mapping[str, Any]) -> None:
-        """Replace ``batch.json`` (engine/certification/batch_rounds.py: the batch in flight and the rounds so far)
-        atomically — written before the batch is polled, so a killed run polls the same batch again."""
+        """Replace ``batch.json`` (certification/batch_rounds.py: the batch in flight, the rounds so far) atomically."""
         self._ensure_lock()
         atomic_write_json(self.path / BATCH_STATE, dict(state))
 
     def read_batch_state(self) -> dict[str, Any] | None:
-        """The stored batch state, or None (no batch run yet). A damaged file is a :class:`RunStoreError`: starting
-        afresh could pay for a batch in flight twice."""
+        """The stored batch state or None; damaged: :class:`RunStoreError` (afresh could pay for a batch twice)."""
         try:
             doc = _read_json(self.path / BATCH_STATE)
         except FileNotFoundError:
