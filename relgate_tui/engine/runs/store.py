@@ -537,7 +537,6 @@ class RunStore:
         except FileNotFoundError:
             return None
         return doc if isinstance(doc, dict) else None
-
     # ---------------------------------------------------------------------------------------------------- counts
     def count_files(self) -> dict[str, int]:
         """Sample lines and labels in effect now, with the byte sizes of their files (see the module doc)."""
