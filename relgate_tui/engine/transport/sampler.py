@@ -50,71 +50,16 @@ from relgate_tui.engine.transport.endpoints import (
     fingerprinter,
     sample_seed,
 )
+from relgate_tui.engine.transport.events import EndpointDown, EndpointUp, ItemDone, SampleFailed, _sample_done
+from relgate_tui.engine.transport.events import SampleDone as SampleDone  # re-exported (the events live there)
+from relgate_tui.engine.transport.events import SamplerEvent as SamplerEvent
 from relgate_tui.engine.transport.http11 import LeanHTTPTransport
 from relgate_tui.engine.transport.httpread import status_of
-from relgate_tui.engine.transport.logprobs import TokenLogprob
 from relgate_tui.engine.transport.prompts import item_messages
 from relgate_tui.engine.transport.tls import tls_context
 
-
-# ------------------------------------------------------------------------------------------------------ events
-@dataclass(frozen=True)
-class SampleDone:
-    item_id: str
-    index: int
-    text: str
-    canonical: str
-    cached: bool
-    usage: dict[str, int] = field(default_factory=dict)
-    logprobs: tuple[TokenLogprob, ...] | None = None  # per-token log-probs when the server sent them
-
-
-def _sample_done(item_id: str, index: int, text: str, canonical: str, cached: bool, usage: dict[str, int],
-                 logprobs: tuple[TokenLogprob, ...] | None) -> SampleDone:
-    """``SampleDone(...)`` without the frozen dataclass's per-field ``__setattr__`` (one event per call)."""
-    event = object.__new__(SampleDone)
-    event.__dict__.update(item_id=item_id, index=index, text=text, canonical=canonical, cached=cached, usage=usage,
-                          logprobs=logprobs)
-    return event
-
-
-@dataclass(frozen=True)
-class SampleFailed:
-    """A failed request. ``final``: no more retries — the item stops here (with the samples it has)."""
-
-    item_id: str
-    index: int
-    error_kind: str
-    message: str
-    final: bool
-    attempt: int = 1
-    wait_s: float = 0.0  # how long the retry waits (a server's Retry-After, capped, or the backoff)
-
-
-@dataclass(frozen=True)
-class ItemDone:
-    item_id: str
-    n_samples: int
-    stopped_early: bool
-    counts: dict[str, int]
-    failed: bool = False
-    resumed: int = 0  # samples that were already in the run store
-
-
-@dataclass(frozen=True)
-class EndpointDown:
-    message: str
-
-
-@dataclass(frozen=True)
-class EndpointUp:
-    down_seconds: float
-
-
-SamplerEvent = SampleDone | SampleFailed | ItemDone | EndpointDown | EndpointUp
-
-
 _FINISHED: Any = object()  # end-of-run marker on the event queue
+CACHE_BATCH = 64  # answers written to the request cache in one transaction
 MAX_BUSY_RETRIES = 20  # timeouts at a busy server asked again for one request before they count as failures
 
 
@@ -245,6 +190,20 @@ class Sampler:
         self.limit = AdaptiveLimit(concurrency)  # replaced at the start of each run (engine/transport/concurrency.py)
         self._slots_pending = False
         self._slots_lock: asyncio.Lock | None = None
+        self._unsaved: list[tuple[str, Completion]] = []  # answers not in the cache yet (written CACHE_BATCH at once)
+
+    def _save_cached(self) -> None:
+        """Write the answers not yet in the cache, in one transaction when the cache offers it (the run store
+        already holds each one, so a kill loses nothing but these cache entries)."""
+        unsaved, self._unsaved = self._unsaved, []
+        if self.cache is None or not unsaved:
+            return
+        put_many = getattr(self.cache, "put_many", None)
+        if put_many is not None:
+            put_many(unsaved)
+        else:
+            for fingerprint, completion in unsaved:
+                self.cache.put(fingerprint, completion)
 
     # -- user pause --------------------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -302,6 +261,7 @@ class Sampler:
                 done.result()  # re-raise a worker's exception (EndpointUnreachable)
             finally:
                 await _cancel_until_done(workers)
+                self._save_cached()
                 if self._prober is not None:
                     self._prober.cancel()
                     await asyncio.gather(self._prober, return_exceptions=True)
@@ -395,7 +355,9 @@ class Sampler:
         for i, c in enumerate(completions):
             fp = fingerprint if i == 0 else self._fingerprint(job, item, messages, index + i)
             if self.cache is not None:
-                self.cache.put(fp, c)
+                self._unsaved.append((fp, c))
+                if len(self._unsaved) >= CACHE_BATCH:
+                    self._save_cached()
             out.append((c, False, fp))
         self.totals.samples_new += len(out)
         return out
