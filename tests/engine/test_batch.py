@@ -21,7 +21,13 @@ import pytest
 from relgate_tui.core.certification.stopping import get_stopping_rule
 from relgate_tui.demo import DemoServer
 from relgate_tui.demo.batches import BatchKnobs
-from relgate_tui.engine.certification.batch_rounds import BatchSampler, BatchSettings, parse_custom_id, round_size
+from relgate_tui.engine.certification.batch_rounds import (
+    BatchSampler,
+    BatchSettings,
+    make_batch_sampler,
+    parse_custom_id,
+    round_size,
+)
 from relgate_tui.engine.certification.certify import CertifyConfig, prepare
 from relgate_tui.engine.certification.pipeline import sampling_job
 from relgate_tui.engine.transport.batch import BatchError
@@ -130,9 +136,7 @@ def test_output_over_the_cap_is_one_line_and_the_batch_stays(tmp_path: Path) -> 
             prepared = prepare(cfg)
             try:
                 store = prepared.store
-                sampler = BatchSampler(cfg.endpoint_config(), run_id=store.run_id, persist=store.append_samples,
-                                       state=store.read_batch_state, save_state=store.write_batch_state,
-                                       settings=BatchSettings(max_file_bytes=cap))
+                sampler = make_batch_sampler(prepared, settings=BatchSettings(max_file_bytes=cap))
 
                 async def go() -> None:
                     async for _ in sampler.run(sampling_job(prepared)):
@@ -175,8 +179,12 @@ def test_kill_during_a_round_resumes_the_same_batch(incli: InProcessCli, tmp_pat
         stored: str | None = None
         deadline = time.monotonic() + 120  # a safety net only: the test waits for the stored batch id
         while stored is None and time.monotonic() < deadline:
-            for state in home.glob("runs/*/batch.json"):
-                pending = (json.loads(state.read_text() or "{}").get("pending") or {}).get("batches")
+            for manifest in home.glob("runs/*/manifest.json"):
+                try:
+                    batch = json.loads(manifest.read_text()).get("batch") or {}
+                except ValueError:
+                    continue  # replaced atomically: never torn, but a read may race the rename on some systems
+                pending = (batch.get("pending") or {}).get("batches")
                 stored = pending[0] if pending else None
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             time.sleep(0.01)

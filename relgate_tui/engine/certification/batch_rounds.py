@@ -24,7 +24,7 @@ stay in the request cache, unused.
 answers. ``custom_id`` = ``<run id>/<item id>/<sample index>``. Every answer goes to the cache as soon as the output
 file is read and to the run store in index order up to the stop (an answer after a gap waits in the cache for the
 next round). The
-batch ids of a round are written to the run (``batch.json``) right after the batch is created and before it is
+batch ids of a round are written to the run (the manifest's ``batch``) right after the batch is created and before it is
 polled: a run killed while a batch is in flight polls that batch again when resumed and never submits its requests
 twice.
 
@@ -166,7 +166,7 @@ class _Item:
 
 class BatchSampler:
     """Samples a :class:`SamplingJob` through the endpoint's Batch API in rounds (module docstring). ``persist``
-    stores samples in the run; ``state`` / ``save_state`` read and write the run's ``batch.json``."""
+    stores samples in the run; ``state`` / ``save_state`` read and write the run's batch state."""
 
     def __init__(self, endpoint: EndpointConfig, *, run_id: str, cache: Any = None,
                  persist: Callable[[list[StoredSample]], None] | None = None,
@@ -458,11 +458,18 @@ def _used(job: SamplingJob, canonicals: Sequence[str]) -> int:
 
 def make_batch_sampler(prepared: Any, cache: Any = None, **kwargs: Any) -> BatchSampler:
     """The run's :class:`BatchSampler` (``relgate certify --batch``): samples persisted to the run store (one write
-    per round and item), the batch state kept in the run's ``batch.json``."""
+    per round and item), the batch state kept in the run's manifest (``batch``)."""
     store = prepared.store
 
     def persist(samples: list[StoredSample]) -> None:
         store.append_samples(samples)
 
+    def state() -> dict[str, Any] | None:
+        value = store.manifest.get("batch")
+        return value if isinstance(value, dict) else None
+
+    def save_state(value: dict[str, Any]) -> None:
+        store.update_manifest(batch=dict(value))  # atomic replace: a kill leaves the old state or the new one
+
     return BatchSampler(prepared.config.endpoint_config(), run_id=store.run_id, cache=cache, persist=persist,
-                        state=store.read_batch_state, save_state=store.write_batch_state, **kwargs)
+                        state=state, save_state=save_state, **kwargs)

@@ -24,6 +24,7 @@ honours ``n``; a server that returns fewer choices (llama.cpp) is remembered and
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import functools
 import http.cookiejar
@@ -191,19 +192,25 @@ class Sampler:
         self._slots_pending = False
         self._slots_lock: asyncio.Lock | None = None
         self._unsaved: list[tuple[str, Completion]] = []  # answers not in the cache yet (written CACHE_BATCH at once)
+        self._writer: concurrent.futures.ThreadPoolExecutor | None = None
 
-    def _save_cached(self) -> None:
-        """Write the answers not yet in the cache, in one transaction when the cache offers it (the run store
-        already holds each one, so a kill loses nothing but these cache entries)."""
+    def _save_cached(self, last: bool = False) -> None:
+        """Write the answers not yet in the cache: in one transaction on a writer thread when the cache offers
+        ``put_many`` (the event loop never waits for SQLite's commit), else one by one; ``last``: wait until every
+        write is done (before the caller closes the cache). The run store already holds each answer, so a kill loses
+        nothing but these cache entries."""
         unsaved, self._unsaved = self._unsaved, []
-        if self.cache is None or not unsaved:
-            return
         put_many = getattr(self.cache, "put_many", None)
-        if put_many is not None:
-            put_many(unsaved)
-        else:
+        if unsaved and put_many is not None:
+            if self._writer is None:
+                self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="relgate-cache")
+            self._writer.submit(put_many, unsaved)
+        elif unsaved and self.cache is not None:
             for fingerprint, completion in unsaved:
                 self.cache.put(fingerprint, completion)
+        if last and self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
 
     # -- user pause --------------------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -261,7 +268,7 @@ class Sampler:
                 done.result()  # re-raise a worker's exception (EndpointUnreachable)
             finally:
                 await _cancel_until_done(workers)
-                self._save_cached()
+                self._save_cached(last=True)
                 if self._prober is not None:
                     self._prober.cancel()
                     await asyncio.gather(self._prober, return_exceptions=True)
