@@ -52,6 +52,7 @@ from relgate_tui.engine.transport.batch import (
     BatchError,
     BatchResults,
     BatchStatus,
+    max_file_bytes,
     parse_results,
     request_line,
 )
@@ -471,5 +472,6 @@ def make_batch_sampler(prepared: Any, cache: Any = None, **kwargs: Any) -> Batch
     def save_state(value: dict[str, Any]) -> None:
         store.update_manifest(batch=dict(value))  # atomic replace: a kill leaves the old state or the new one
 
+    kwargs.setdefault("settings", BatchSettings(max_file_bytes=max_file_bytes()))
     return BatchSampler(prepared.config.endpoint_config(), run_id=store.run_id, cache=cache, persist=persist,
                         state=state, save_state=save_state, **kwargs)

@@ -21,6 +21,7 @@ batch stays where it is, so a rerun with a larger cap reads it).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,11 +34,18 @@ from relgate_tui.engine.transport.httpread import BodyTooLarge, get_bounded
 from relgate_tui.engine.transport.tls import tls_context
 from relgate_tui.errors import EndpointError
 
-__all__ = ["BATCH_URL", "MAX_FILE_BYTES", "TERMINAL", "BatchClient", "BatchError", "BatchResults", "BatchStatus",
+__all__ = ["BATCH_URL", "MAX_FILE_BYTES", "MAX_MB_ENV", "TERMINAL", "max_file_bytes", "BatchClient", "BatchError", "BatchResults", "BatchStatus",
            "parse_results", "request_line"]
 
 BATCH_URL = "/v1/chat/completions"
 MAX_FILE_BYTES = 200 * 1024 * 1024  # OpenAI's limit for a batch file; the default cap on downloads
+MAX_MB_ENV = "RELGATE_BATCH_MAX_MB"  # a larger download cap, in MiB, for output files over the default
+
+
+def max_file_bytes() -> int:
+    """The download cap: ``$RELGATE_BATCH_MAX_MB`` MiB when set to a positive integer, else :data:`MAX_FILE_BYTES`."""
+    value = os.environ.get(MAX_MB_ENV, "").strip()
+    return int(value) * 1024 * 1024 if value.isdigit() and int(value) > 0 else MAX_FILE_BYTES
 TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
 
 
@@ -209,7 +217,7 @@ class BatchClient:
                                              self.endpoint.headers(), self.endpoint.timeout_s, self.max_file_bytes)
         except BodyTooLarge:
             raise BatchError(f"the batch file {file_id} is over the {self.max_file_bytes:,}-byte cap; it stays with "
-                             "the provider (raise the cap and rerun to read it)") from None
+                             f"the provider (rerun with {MAX_MB_ENV} set higher to read it)") from None
         except httpx.HTTPError as exc:
             raise BatchError(f"downloading {file_id}: {type(exc).__name__}") from None
         if status >= 300:
