@@ -212,3 +212,32 @@ def test_setup_batch_choice_reaches_the_run_and_the_preflight() -> None:
     assert certify_config(RunSetup(base_url="http://127.0.0.1:1/v1", model="m", task="gsm8k"), None).batch is None
     text = preflight_text(Preflight(10, 5, 200, 100, cost=4.0), setup, None, 1, "").plain
     assert "cost        ≈ $4.00" in text and "batch cost  ≈ $2.00 (×0.5 of direct" in text
+
+
+def test_cancelled_batch_keeps_answers_and_reports_the_rest(tmp_path: Path) -> None:
+    """The client against the demo's Batch API: a batch cancelled after one of two polls keeps the answers it ran
+    (output file) and lists the others as batch_cancelled failures (error file), which are retryable."""
+    from relgate_tui.engine.transport.batch import BatchClient, parse_results, request_line
+    from relgate_tui.engine.transport.endpoints import EndpointConfig, request_body
+
+    with DemoServer(batches=BatchKnobs(polls=2)) as server:
+        cfg = EndpointConfig(server.base_url, "sim-mid")
+        messages = [{"role": "user", "content": "What is 2 + 2?"}]
+        lines = b"".join(request_line(f"run/item/{i}", request_body(cfg, messages, i)) for i in range(6))
+
+        async def go() -> tuple[list[str], bytes, bytes]:
+            async with BatchClient(cfg) as client:
+                batch = await client.create(await client.upload(lines))
+                seen = [(await client.status(batch.id)).status]  # the first of two polls: half the lines ran
+                seen.append((await client.cancel(batch.id)).status)
+                final = await client.status(batch.id)
+                seen.append(final.status)
+                assert final.output_file_id and final.error_file_id
+                assert (final.total, final.completed, final.failed) == (6, 3, 3)
+                return seen, await client.download(final.output_file_id), await client.download(final.error_file_id)
+
+        seen, output, errors = asyncio.run(go())
+        assert seen == ["in_progress", "cancelling", "cancelled"]
+        results = parse_results([output, errors], cfg)
+        assert len(results.answers) == 3 and len(results.failures) == 3 and results.malformed == 0
+        assert all(f.retryable and "batch_cancelled" in str(f) for f in results.failures.values())
