@@ -146,6 +146,8 @@ class RunStore:
         self._last_sample_sync = time.monotonic()
         self._samples_unsynced = False
         self._syncer = BackgroundFsync()  # the periodic fsync, off the caller's thread (runs/fsync.py)
+        self._samples_path = self.path / SAMPLES
+        self._samples_name = str(self._samples_path)
         self._counts_stale = False
         self._samples_cache: tuple[tuple[int, ...], dict[str, ItemSamples]] | None = None
         self._index_stamp: dict[str, Any] | None = None  # the samples file's stamp the index on disk describes
@@ -348,7 +350,7 @@ class RunStore:
 
     def _samples_version(self) -> tuple[int, ...] | None:
         try:
-            st = os.stat(self.path / SAMPLES)
+            st = os.stat(self._samples_name)  # a str made once: no pathlib join per sample appended
         except OSError:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -367,7 +369,7 @@ class RunStore:
             return
         else:
             grouped = cache[1]  # updated in place: callers hold copies of the dict; summaries are replaced
-        if not sampleindex.extend_grouped(grouped, batch, spans, self.path / SAMPLES, keep_texts=keep_texts):
+        if not sampleindex.extend_grouped(grouped, batch, spans, self._samples_path, keep_texts=keep_texts):
             self._samples_cache = None  # out of order or repeated: the next read parses the file
             return
         after = self._samples_version()
