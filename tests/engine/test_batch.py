@@ -241,3 +241,33 @@ def test_cancelled_batch_keeps_answers_and_reports_the_rest(tmp_path: Path) -> N
         results = parse_results([output, errors], cfg)
         assert len(results.answers) == 3 and len(results.failures) == 3 and results.malformed == 0
         assert all(f.retryable and "batch_cancelled" in str(f) for f in results.failures.values())
+
+
+def test_unknown_stored_batch_is_one_line_then_dropped(tmp_path: Path) -> None:
+    """A stored batch id the provider does not know (404): one line, and the next run submits the requests again."""
+    with DemoServer() as server:
+        cfg = CertifyConfig(task="gsm8k", endpoint=server.base_url, model="sim-mid", limit=5,
+                            run_dir=str(tmp_path / "runs"), batch=0.5).validate()
+
+        def sample() -> BatchSampler:
+            prepared = prepare(cfg)
+            try:
+                sampler = make_batch_sampler(prepared)
+
+                async def go() -> None:
+                    async for _ in sampler.run(sampling_job(prepared)):
+                        pass
+
+                asyncio.run(go())
+                return sampler
+            finally:
+                prepared.store.sync_samples()
+                prepared.close()
+
+        prepared = prepare(cfg)
+        prepared.store.update_manifest(batch={"rounds": 0, "pending": {"round": 1, "batches": ["batch-gone"]}})
+        prepared.close()
+        with pytest.raises(BatchError) as caught:
+            sample()
+        assert "unknown" in str(caught.value) and "\n" not in str(caught.value)
+        assert sample().totals.items_failed == 0 and len(server.batches.records) >= 1

@@ -423,7 +423,11 @@ class BatchSampler:
             try:
                 status = await client.status(batch_id)
                 errors = 0
-            except BatchError:
+            except BatchError as exc:
+                if exc.status == 404:  # the provider knows no such batch (deleted, another account): not polled again
+                    self._save_state({"rounds": round_no - 1, "pending": None})
+                    raise BatchError(f"batch {batch_id} is unknown to the endpoint (HTTP 404); it is dropped from the "
+                                     "run: the next run submits its requests again") from None
                 errors += 1
                 if errors >= self.settings.max_poll_errors:
                     raise

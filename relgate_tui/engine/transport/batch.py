@@ -50,7 +50,12 @@ TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
 
 
 class BatchError(EndpointError):
-    """A batch call that failed (one line, redacted by :class:`RequestFailed`'s rules); the run keeps its samples."""
+    """A batch call that failed (one line, redacted by :class:`RequestFailed`'s rules); the run keeps its samples.
+    ``status``: the HTTP status when the provider answered with an error."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -181,7 +186,7 @@ class BatchClient:
             raise BatchError(f"{what}: {type(exc).__name__}") from None
         if response.status_code >= 300:
             failed = _failed(self.endpoint, response)
-            raise BatchError(f"{what}: {failed}")
+            raise BatchError(f"{what}: {failed}", response.status_code)
         try:
             return response.json()
         except ValueError:
