@@ -195,6 +195,7 @@ def test_kill_during_a_round_resumes_the_same_batch(incli: InProcessCli, tmp_pat
         run = next(home.glob("runs/*"))
         assert _count(run / "samples.jsonl") == 0
         server.batches.release()
+        server.clear_requests()
         doc = _certify(incli, home, server, "--batch")
         assert server.batches.records[0].id == stored
         assert any(r.path == f"/v1/batches/{stored}" for r in server.requests)
