@@ -134,6 +134,42 @@ def measure_relgate(port: int, concurrency: int, calls: int, k: int = 10) -> tup
     return totals.made / wall, cpu / totals.made * 1000
 
 
+def measure_cli(port: int, concurrency: int, calls: int, home: str) -> tuple[float, float]:
+    """``relgate certify`` in a process of its own, timed from spawn to exit (start-up, run store, cache, fsync and
+    results included): bigbench-3digit-addition (200 items) × ``calls / 200`` samples, stopping ``none``."""
+    import json
+    import os
+    import resource
+
+    k = max(1, calls // 200)
+    out = os.path.join(home, "result.json")
+    env = {**{k_: v for k_, v in os.environ.items() if not k_.startswith("RELGATE_")}, "RELGATE_HOME": home}
+    argv = [sys.executable, "-m", "relgate_tui.cli", "certify", "--task", "bigbench-3digit-addition", "--k-max", str(k),
+            "--stopping", "none", "--concurrency", str(concurrency), "--endpoint", f"http://127.0.0.1:{port}/v1",
+            "--model", "stub", "--quiet", "--json", out]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    subprocess.run(argv, env=env, check=False, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(out) as f:
+        made = json.load(f)["calls"]["made"]
+    assert made == 200 * k, made
+    return made / wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / made * 1000
+
+
+def measure_raw_process(port: int, concurrency: int, calls: int) -> tuple[float, float]:
+    """The reference client in a process of its own, timed the same way (spawn to exit)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    subprocess.run([sys.executable, __file__, "--raw-client", str(port), str(concurrency), str(calls)], check=True)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return calls / wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / calls * 1000
+
+
 def request_body() -> bytes:
     """The body relgate sends for the first item (so both clients send requests of the same size)."""
     import json
@@ -151,11 +187,18 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--serve-stub"]:
         serve_stub(float(argv[1]))
         return 0
+    if argv[:1] == ["--raw-client"]:
+        asyncio.run(_reference(int(argv[1]), int(argv[2]), int(argv[3]), _raw_body()))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cli", action="store_true", help="time `relgate certify` in a process of its own against "
+                        "the raw client in a process of its own (issue 32 §6: start-up included), at concurrency 16")
     args = parser.parse_args(argv)
+    if args.cli:
+        return main_cli(args.calls, args.latency_ms, args.repeats)
     latency = args.latency_ms / 1000
     body = request_body()
     print(f"stub chat endpoint in a child process, latency {args.latency_ms:g} ms; {args.calls} calls per run; "
@@ -186,6 +229,38 @@ def main(argv: list[str]) -> int:
     print(f"\ntarget: relgate >= {TARGET:.0%} of the reference client's rate at concurrency 16 and 64 -> "
           f"{'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
+
+
+def _raw_body() -> bytes:
+    """A request body of relgate's size without importing relgate (the raw client's process stays minimal)."""
+    import json
+
+    messages = [{"role": "user", "content": "What is 123 + 456? Give only the final answer as a number."}]
+    return json.dumps({"model": "stub", "messages": messages, "temperature": 0.7, "seed": 1234567}).encode()
+
+
+def main_cli(calls: int, latency_ms: float, repeats: int, concurrency: int = 16) -> int:
+    """``--cli``: relgate certify vs the raw client, both as processes, alternately; medians and the ratio."""
+    import tempfile
+
+    print(f"stub chat endpoint in a child process, latency {latency_ms:g} ms; {calls} calls per run at concurrency "
+          f"{concurrency}; `relgate certify` (a process: start-up, run store, cache, results) and the raw-socket client "
+          f"(a process) alternately, median of {repeats} runs each\n")
+    print(f"{'run':>4}  {'raw client/s':>12}  {'relgate/s':>9}  {'ratio':>6}  {'CPU ms/call raw · relgate':>26}")
+    ratios, raws, rels = [], [], []
+    with StubProcess(latency_ms / 1000) as stub, tempfile.TemporaryDirectory() as tmp:
+        for i in range(repeats):
+            raw = measure_raw_process(stub.port, concurrency, calls)
+            rel = measure_cli(stub.port, concurrency, calls, f"{tmp}/home{i}")
+            raws.append(raw[0])
+            rels.append(rel[0])
+            ratios.append(rel[0] / raw[0])
+            print(f"{i + 1:>4}  {raw[0]:12.0f}  {rel[0]:9.0f}  {ratios[-1]:6.1%}  {f'{raw[1]:.2f} · {rel[1]:.2f}':>26}")
+    ratio = statistics.median(ratios)
+    print(f"\nmedian: raw client {statistics.median(raws):.0f}/s, relgate {statistics.median(rels):.0f}/s, ratio "
+          f"{ratio:.1%} (target ≥ {TARGET:.0%}: {'PASS' if ratio >= TARGET else 'FAIL'}; ideal "
+          f"{concurrency / (latency_ms / 1000):.0f}/s)")
+    return 0 if ratio >= TARGET else 1
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ judge-intervals, judge-irt, jury, review (and any module added here). A command 
 Modules: ``certify`` (with ``certify_summary``, its typed summary), ``runs``, ``report``, ``tasks``, ``import_log``
 (``relgate import``), ``compare``, ``review``, ``audits``, ``judge_audit``, ``judge_intervals``, ``judge_irt``,
 ``jury``, ``judge_certificate`` (``relgate judge certify``, with ``judge_apply`` for
-``relgate judge apply``).
+``relgate judge apply``). ``batch`` (``relgate batch write/read``: a run's rounds as Batch JSONL files).
 """
 
 from __future__ import annotations

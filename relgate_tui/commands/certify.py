@@ -55,6 +55,11 @@ def register(sub: Any) -> None:
     c.add_argument("--limit", type=int, metavar="N", help="use only the first N items of the task file")
     c.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-request timeout in seconds")
     c.add_argument("--quiet", action="store_true", help="no progress output")
+    from relgate_tui.commands.batch import price_factor
+
+    c.add_argument("--batch", action="store_true", help="sample through the endpoint's Batch API in rounds (issue 32)")
+    c.add_argument("--batch-price", type=price_factor, default=0.5, metavar="FACTOR",
+                   help="batch price as a fraction of the direct price (default 0.5)")
     j = c.add_argument_group("pairwise judge (optional): a second ranking of each item's answers by an LLM judge")
     j.add_argument("--pairwise-judge-endpoint", metavar="URL", help="the judge's OpenAI-compatible base URL")
     j.add_argument("--pairwise-judge-model", metavar="NAME", help="the judge model")
@@ -161,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         verify_judge_model=args.verify_judge_model,
         verify_judge_endpoint=args.verify_judge_endpoint,
         verify_judge_api_key_env=args.verify_judge_api_key_env,
+        batch=args.batch_price if args.batch else None,
     ).validate()
     from relgate_tui.engine.certification.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
 

@@ -31,6 +31,8 @@ verdict or score (:mod:`~.tokens`).
 
 This package sits beside ``engine``: it uses ``engine`` (prompts, tasks, judge data) and ``core`` (canonicalizers);
 ``engine`` imports it only lazily, to start the embedded demo.
+
+:mod:`.batches` serves the Batch API (files, batches, output and error files) for the demo server.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+from relgate_tui.demo.batches import BatchKnobs
 from relgate_tui.demo.faults import FAULT_KINDS, FaultPlan, parse_fault_kinds
 from relgate_tui.demo.server import DemoServer
 from relgate_tui.demo.simulate import SIM_MODELS
@@ -35,6 +36,10 @@ def _parser() -> _ArgumentParser:
     parser.add_argument("--judge-data", action="append", default=[], metavar="FILE",
                         help="judge-audit JSONL whose human scores the simulated judges learn (repeatable)")
     parser.add_argument("--ignore-n", action="store_true", help="return one choice whatever n is (like llama.cpp)")
+    parser.add_argument("--batch-polls", type=int, default=1, metavar="N",
+                        help="Batch API: a batch answers N polls as in_progress before it completes (default 1)")
+    parser.add_argument("--batch-fail-every", type=int, default=0, metavar="N",
+                        help="Batch API: every Nth request line fails (429/500 in the error file; 0 = none)")
     return parser
 
 
@@ -62,8 +67,11 @@ def main(argv: list[str] | None = None) -> int:
             raise _UsageError(f"--latency-ms must be non-negative and finite (at most {MAX_LATENCY_MS:g} ms), got "
                               f"{args.latency_ms:g}")
         faults = FaultPlan(rate=args.fault_rate, kinds=parse_fault_kinds(args.fault_kinds), seed=args.fault_seed)
+        if args.batch_polls < 1 or args.batch_fail_every < 0:
+            raise _UsageError("--batch-polls must be at least 1 and --batch-fail-every non-negative")
+        batches = BatchKnobs(polls=args.batch_polls, fail_every=args.batch_fail_every)
         server = DemoServer(args.port, args.latency_ms, faults, honour_n=not args.ignore_n, slots=args.slots,
-                            judge_data=args.judge_data).start()
+                            judge_data=args.judge_data, batches=batches).start()
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except (ValueError, OSError) as exc:

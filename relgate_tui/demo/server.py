@@ -8,9 +8,10 @@ Use it in tests and benchmarks over real sockets::
         server.requests  # -> [RequestRecord(...), ...]
 
 Routes: ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions``, ``POST /v1/embeddings``
-(``sim-embed`` only, :mod:`relgate_tui.demo.embeddings`), ``GET /health``. Unknown paths get a JSON 404, a wrong
-method a JSON 405, a body that is not a JSON object a JSON 400 (OpenAI's error shape ``{"error": {"message", "type",
-"code"}}``). An unknown model gets 404 ``model_not_found``; a model used on the wrong route 400 ``model_not_supported``.
+(``sim-embed`` only, :mod:`relgate_tui.demo.embeddings`), ``GET /health``, and the Batch API (``/v1/files``,
+``/v1/batches``: :mod:`relgate_tui.demo.batches`, tuned by ``batches=BatchKnobs(...)``). Unknown paths get a
+JSON 404, a wrong method a JSON 405, a body that is not a JSON object a JSON 400 (OpenAI's error shape ``{"error":
+{"message", "type", "code"}}``). An unknown model gets 404 ``model_not_found``; a model used on the wrong route 400 ``model_not_supported``.
 
 Chat requests accept ``messages``, ``temperature``, ``top_p`` (both accepted and ignored: p* stays known),
 ``max_tokens`` (longer answers are cut to that many tokens, ``finish_reason: "length"``), ``n`` (honoured only when
@@ -43,6 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from relgate_tui.demo import simulate
+from relgate_tui.demo.batches import BATCH_PREFIXES, BatchAPI, BatchKnobs
 from relgate_tui.demo.catalogue import (
     ItemCatalogue,
     add_audit_data,
@@ -100,6 +102,7 @@ class DemoServer:
         catalogue: ItemCatalogue | None = None,
         judge_data: Sequence[str] = (),
         slots: int = 0,
+        batches: BatchKnobs | None = None,
     ) -> None:
         if not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an integer 0-65535, got {port!r}")
@@ -116,6 +119,7 @@ class DemoServer:
         for path in judge_data:  # before serving: the judges' indexes are only read once requests arrive
             add_audit_data(path)
         self._fault_state = FaultState(faults or FaultPlan())
+        self.batches = BatchAPI(batches)  # the Batch API (demo/batches.py)
         self._catalogue = catalogue
         self._records: list[RequestRecord] = []
         self._records_lock = threading.Lock()
@@ -378,7 +382,10 @@ class DemoServer:
     async def _dispatch(self, method: str, path: str, body: bytes) -> Response:
         if path in _MODEL_ROUTES and method == "POST":
             return await self._model_request(path, body)
-        response = self._simple_route(method, path)
+        if path.startswith(BATCH_PREFIXES):
+            response = await self.batches.handle(method, path, body, self._batch_answer)
+        else:
+            response = self._simple_route(method, path)
         self._record(RequestRecord(path, None, None, None, response.status, None))
         return response
 
@@ -426,6 +433,14 @@ class DemoServer:
             raise
         self._record(RequestRecord(path, model, digest, seed, response.status, fault))
         return response
+
+    async def _batch_answer(self, payload: dict) -> Response:
+        """One request line of a batch, answered as ``/v1/chat/completions`` would (no latency, no chat faults)."""
+        model = payload.get("model")
+        if not isinstance(model, str):
+            return error(400, "'model' is required", "invalid_request_error")
+        self._counter += 1
+        return await self._chat_response(payload, model, payload.get("seed"), self._counter, None)
 
     async def _fault_response(self, fault: str | None) -> Response | None:
         """Apply the latency and ``fault``: the fault's response, None to answer normally (after any delay), or

@@ -43,6 +43,10 @@ def preflight_text(pf: Preflight, setup: RunSetup | None, latency: tuple[float, 
     t.append(f"≈ {_fmt_duration(pf.seconds)}\n")
     t.append("cost        ", style="dim")
     t.append("—\n" if pf.cost is None else f"≈ ${pf.cost:,.2f}\n")
+    if setup is not None and setup.batch is not None:  # issue 32: the Batch API's price beside the direct one
+        t.append("batch cost  ", style="dim")
+        t.append(("—" if pf.cost is None else f"≈ ${pf.cost * setup.batch:,.2f}")
+                 + f" (×{setup.batch:g} of direct, through the Batch API)\n")
     if setup is not None and setup.pairwise_judge_model:
         from relgate_tui.engine.judging.certify_judge import MAX_JUDGE_CLASSES
 

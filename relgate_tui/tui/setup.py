@@ -155,6 +155,9 @@ class SetupScreen(Screen["RunSetup | None"]):
                                 id="price-out", type="number", compact=True)
                     yield Label("seed")
                     yield Input(str(p.seed), id="seed", type="integer", compact=True)
+                    yield Label("Batch API price ×")  # issue 32: empty = direct calls; a factor = batch rounds
+                    yield Input("" if p.batch is None else f"{p.batch:g}", placeholder="(direct calls)", id="batch",
+                                type="number", compact=True)
                 with Horizontal(id="setup-buttons"):
                     yield Button("Start run (^s)", id="start", variant="primary")
                     yield Button("Probe latency (^l)", id="probe")
@@ -394,7 +397,7 @@ class SetupScreen(Screen["RunSetup | None"]):
         if event.control.id == "concurrency" and self.latency is not None:
             self._remeasure()  # the probe measures at the run's concurrency
         elif event.control.id in ("k-max", "delta", "stopping", "alpha", "n-cal", "limit", "price-in", "price-out",
-                                  "verification", *JUDGE_FIELDS):
+                                  "verification", "batch", *JUDGE_FIELDS):
             self._update_preflight()
 
     def _toggle_rows(self) -> None:
@@ -481,6 +484,7 @@ class SetupScreen(Screen["RunSetup | None"]):
             pairwise_judge_model=chosen_judge(self, "judge-model"),
             verify_judge_model=chosen_judge(self, "verify-judge-model"),
             pairwise_judge_reps=self._number("judge-reps", "judge repetitions", int, lo=1, hi=50),
+            batch=self._number("batch", "Batch API price", optional=True, lo=0, hi=1),
         )
 
     # -------------------------------------------------------------------------------------------- preflight

@@ -217,7 +217,7 @@ def test_analysis_scores_and_json_document() -> None:
     assert doc["passed"] is None and doc["sampling_complete"] is False and doc["min_reliability"] == 0.5
     assert doc["coverage"] == 1.0 and doc["capability_gap"] == 0.0  # d1: finite score <= M* = inf
     # rule "none" never stops: the items short of K_max failed, which saves nothing (issue 11 §4; was 32%)
-    assert doc["calls"] == {"made": 3, "cached": 4, "failed": 1, "saved_vs_kmax": 0.0}
+    assert doc["calls"] == {"made": 3, "cached": 4, "failed": 1, "saved_vs_kmax": 0.0, "batch_rounds": 0, "batched": 0}
     assert doc["usage"]["prompt_tokens"] == 3 * (4 + 5 + 3 + 3 + 1 + 3 + 2)  # every stored sample was paid
     json.dumps(doc, allow_nan=False)  # strict JSON
 

@@ -28,4 +28,5 @@ Public names, by module:
   ``paired_view`` → ``PairedView`` (``ItemChange``), the typed view the TUI reads.
 * :mod:`.assisted_section` — the results' ``judge_assisted`` block; :mod:`.run_config` — ``certify --config``'s
   TOML file.
+* :mod:`.batch_rounds` — sampling through a Batch API in rounds (issue 32).
 """

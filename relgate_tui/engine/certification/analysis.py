@@ -58,6 +58,8 @@ class CallCounts:
     made: int = 0
     cached: int = 0
     failed: int = 0
+    batch_rounds: int = 0  # issue 32: rounds sent through a Batch API (0 = direct calls)
+    batched: int = 0  # requests submitted in batches
 
 
 # ------------------------------------------------------------------------------------------------- splits and rngs

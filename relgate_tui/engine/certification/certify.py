@@ -132,6 +132,7 @@ class CertifyConfig:
     verify_judge_model: str | None = None
     verify_judge_endpoint: str | None = None  # None = the answering endpoint
     verify_judge_api_key_env: str | None = None  # issue 22: judging.verify_judge.config_of(cfg)
+    batch: float | None = None  # issue 32: through the Batch API at this price factor (batch_rounds.py); None: direct
 
     @property
     def uses_pairwise_judge(self) -> bool:
@@ -356,10 +357,8 @@ def results_document(
             "single_sample_accuracy": _proportion_json(res.single_sample_accuracy),
         },
         "calls": {
-            "made": calls.made,
-            "cached": calls.cached,
-            "failed": calls.failed,
-            "saved_vs_kmax": res.calls_saved,
+            "made": calls.made, "cached": calls.cached, "failed": calls.failed, "saved_vs_kmax": res.calls_saved,
+            "batch_rounds": calls.batch_rounds, "batched": calls.batched,
         },
         "samples_used": res.samples_used,
         "tie_rate": _num(res.tie_rate),

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui.engine.certification.analysis import CallCounts, used_sample_counts
+from relgate_tui.engine.certification.batch_rounds import BatchError, BatchProgress, make_batch_sampler
 from relgate_tui.engine.certification.certify import (
     CertifyConfig,
     Prepared,
@@ -84,7 +85,7 @@ class Sampling:
     :class:`ItemDone`; ``done_items`` of ``total_items`` are finished; ``calls`` counts this pass; ``samples_used``
     sums the samples of the finished items; ``message`` names a notable event (an item that failed for good)."""
 
-    event: SampleDone | SampleFailed | ItemDone
+    event: SampleDone | SampleFailed | ItemDone | BatchProgress
     done_items: int
     total_items: int
     calls: CallCounts
@@ -248,7 +249,8 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
 
 
 def _calls(totals: Any) -> CallCounts:
-    return CallCounts(int(totals.made), int(totals.cached), int(totals.failed))
+    return CallCounts(int(totals.made), int(totals.cached), int(totals.failed), int(totals.batch_rounds),
+                      int(totals.batched))
 
 
 # ------------------------------------------------------------------------------------------------------- pipeline
@@ -275,7 +277,7 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
             if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
                 raise CertifyError(f"--api-key-env {cfg.api_key_env}: that environment variable is not set (or empty)")
             await asyncio.to_thread(check_reachable, cfg)
-        sampler = make_sampler(prepared, cache)
+        sampler: Any = make_batch_sampler(prepared, cache) if cfg.batch is not None else make_sampler(prepared, cache)
         control.sampler = sampler
         store.set_status(RunStatus.SAMPLING)
         total = len(prepared.items)
@@ -291,7 +293,9 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     yield EndpointUp(event.down_seconds)
                     continue
                 message = None
-                if isinstance(event, ItemDone):
+                if isinstance(event, BatchProgress):  # a Batch API round's progress (batch_rounds.py)
+                    message = event.text
+                elif isinstance(event, ItemDone):
                     done += 1
                     used += event.n_samples
                     if event.failed:
@@ -302,7 +306,7 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     if event.final:
                         first_error = first_error or f"{event.error_kind}: {event.message}"
                 yield Sampling(event, done, total, _calls(sampler.totals), used, message)
-        except EndpointUnreachable as exc:
+        except (EndpointUnreachable, BatchError) as exc:
             raise CertifyError(str(exc)) from None
         finally:
             control.sampler = None

@@ -102,6 +102,7 @@ class RunSetup:
     pairwise_judge_url: str | None = None
     pairwise_judge_reps: int = 3
     verify_judge_model: str | None = None  # issue 22: the verification judge (on the answering endpoint)
+    batch: float | None = None  # issue 32: sample through the Batch API at this price factor; None = direct calls
 
 
 @dataclass(frozen=True)
@@ -315,5 +316,6 @@ def certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | Non
         pairwise_judge_reps=setup.pairwise_judge_reps,
         verify_judge_model=setup.verify_judge_model or None,
         verify_judge_api_key_env=setup.api_key_env if setup.verify_judge_model else None,
+        batch=setup.batch,
     )
 

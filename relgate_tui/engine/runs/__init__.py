@@ -15,4 +15,5 @@ Public names, by module:
 * :mod:`.lock` — ``write_lock``: one writer per stored directory (runs and audits);
 * :mod:`.paths` — ``data_dir``, ``cache_dir``, ``runs_dir``, ``HOME_ENV``, ``APP_NAME``.
 * :mod:`.inputs` — the one way relgate opens a file it reads; :mod:`.outputs` — the one way it writes one.
+* :mod:`.fsync` — the run store's periodic fsync on its own thread.
 """

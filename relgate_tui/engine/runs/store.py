@@ -16,6 +16,7 @@ Layout of ``<runs dir>/<run_id>/``::
     verify_verdicts.json the optional verification judge's verdicts per item (issue 22; rewritten atomically)
     items.jsonl     a copy of the items the run uses (a task file), written once: the run opens after its task
                     file moved or changed
+    (the manifest's ``batch``: the Batch API round in flight and the rounds so far, certification/batch_rounds.py)
     run.lock        advisory lock held by the one process writing the run
     *.quarantine    lines `relgate runs --repair` (runlist.repair_run) moved out of samples.jsonl / labels.jsonl
 
@@ -42,9 +43,8 @@ only change the analysis, so changing them also reuses the run (the slug is only
   "flushed (fsync) per keypress"), so they survive a power loss as well.
 * Samples are written as soon as each call completes — durable against a process kill *before* the sampler can issue
   the next request for that item, which is what "no completed call paid twice" (SPEC §7) needs — and ``fsync``-ed at
-  most every ``fsync_interval`` seconds (and on close). Per-line fsync would cap throughput at the disk's sync rate
-  for no gain against ``kill -9``; only an OS crash can lose the last fraction of a second, and those samples are
-  normally in the diskcache too.
+  most every ``fsync_interval`` seconds, on a thread of their own (:mod:`~relgate_tui.engine.runs.fsync`), and on
+  close. Per-line fsync would cap throughput at the disk's sync rate for no gain against ``kill -9``.
 * Readers only accept ``\\n``-terminated lines, so a line torn by a kill mid-write is ignored; the next writer
   truncates such a torn tail before appending. A bad line anywhere else is reported as corruption (one line).
 * ``manifest.json`` and ``results.json`` are replaced atomically (write temp, fsync, rename, fsync dir).
@@ -83,6 +83,7 @@ from relgate_tui.engine.runs.files import (
     open_append,
     read_jsonl,
 )
+from relgate_tui.engine.runs.fsync import BackgroundFsync
 from relgate_tui.engine.runs.labels import LABEL_SOURCES, Label, replay_labels
 from relgate_tui.engine.runs.sampleindex import ItemSamples, load_index, stamp
 
@@ -144,6 +145,9 @@ class RunStore:
         self._labels_fd: int | None = None
         self._last_sample_sync = time.monotonic()
         self._samples_unsynced = False
+        self._syncer = BackgroundFsync()  # the periodic fsync, off the caller's thread (runs/fsync.py)
+        self._samples_path = self.path / SAMPLES
+        self._samples_name = str(self._samples_path)
         self._counts_stale = False
         self._samples_cache: tuple[tuple[int, ...], dict[str, ItemSamples]] | None = None
         self._index_stamp: dict[str, Any] | None = None  # the samples file's stamp the index on disk describes
@@ -288,12 +292,17 @@ class RunStore:
         self._extend_samples_cache(before, batch, spans, keep_texts)
         self._samples_unsynced = True
         self._counts_stale = True
-        if sync or time.monotonic() - self._last_sample_sync >= self.fsync_interval:
+        if sync:
             self.sync_samples()
+        elif time.monotonic() - self._last_sample_sync >= self.fsync_interval and self._syncer.start(self._samples_fd):
+            self._samples_unsynced = False  # the background fsync covers every write so far (runs/fsync.py)
+            self._last_sample_sync = time.monotonic()
         return len(lines)
 
     def sync_samples(self) -> None:
         """fsync the samples file now (also done on close)."""
+        if not self._syncer.wait():
+            self._samples_unsynced = True  # the background fsync failed: again here, raising this time
         if self._samples_fd is not None and self._samples_unsynced:
             os.fsync(self._samples_fd)
             self._samples_unsynced = False
@@ -341,7 +350,7 @@ class RunStore:
 
     def _samples_version(self) -> tuple[int, ...] | None:
         try:
-            st = os.stat(self.path / SAMPLES)
+            st = os.stat(self._samples_name)  # a str made once: no pathlib join per sample appended
         except OSError:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -360,7 +369,7 @@ class RunStore:
             return
         else:
             grouped = cache[1]  # updated in place: callers hold copies of the dict; summaries are replaced
-        if not sampleindex.extend_grouped(grouped, batch, spans, self.path / SAMPLES, keep_texts=keep_texts):
+        if not sampleindex.extend_grouped(grouped, batch, spans, self._samples_path, keep_texts=keep_texts):
             self._samples_cache = None  # out of order or repeated: the next read parses the file
             return
         after = self._samples_version()

@@ -20,4 +20,5 @@ Public names, by module:
 * :mod:`.sampler` — ``Sampler``, ``SamplingJob``, ``RetryPolicy``, ``SamplingTotals``, the events ``SampleDone``,
   ``SampleFailed``, ``ItemDone``, ``EndpointDown``, ``EndpointUp``, ``EndpointUnreachable``, and ``run_sampling``,
   ``class_counts``.
+* :mod:`.batch` — the Batch API client (upload, create, poll, read the output and error files).
 """

@@ -72,6 +72,16 @@ class SampleCache:
         except Exception:  # noqa: BLE001 - a full disk must not abort sampling: the run store holds the sample
             pass
 
+    def put_many(self, entries: list[tuple[str, Completion]]) -> None:
+        """:meth:`put` of every ``(fingerprint, completion)`` in one transaction: one commit, not one per answer (a
+        quarter of the wall time per put, bench/throughput.py)."""
+        try:
+            with self._cache.transact():
+                for fingerprint, completion in entries:
+                    self.put(fingerprint, completion)
+        except Exception:  # noqa: BLE001 - as put: the run store holds every sample
+            pass
+
     def __len__(self) -> int:
         return len(self._cache)
 

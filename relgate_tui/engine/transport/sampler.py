@@ -24,6 +24,7 @@ honours ``n``; a server that returns fewer choices (llama.cpp) is remembered and
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import functools
 import http.cookiejar
@@ -50,71 +51,16 @@ from relgate_tui.engine.transport.endpoints import (
     fingerprinter,
     sample_seed,
 )
+from relgate_tui.engine.transport.events import EndpointDown, EndpointUp, ItemDone, SampleFailed, _sample_done
+from relgate_tui.engine.transport.events import SampleDone as SampleDone  # re-exported (the events live there)
+from relgate_tui.engine.transport.events import SamplerEvent as SamplerEvent
 from relgate_tui.engine.transport.http11 import LeanHTTPTransport
 from relgate_tui.engine.transport.httpread import status_of
-from relgate_tui.engine.transport.logprobs import TokenLogprob
 from relgate_tui.engine.transport.prompts import item_messages
 from relgate_tui.engine.transport.tls import tls_context
 
-
-# ------------------------------------------------------------------------------------------------------ events
-@dataclass(frozen=True)
-class SampleDone:
-    item_id: str
-    index: int
-    text: str
-    canonical: str
-    cached: bool
-    usage: dict[str, int] = field(default_factory=dict)
-    logprobs: tuple[TokenLogprob, ...] | None = None  # per-token log-probs when the server sent them
-
-
-def _sample_done(item_id: str, index: int, text: str, canonical: str, cached: bool, usage: dict[str, int],
-                 logprobs: tuple[TokenLogprob, ...] | None) -> SampleDone:
-    """``SampleDone(...)`` without the frozen dataclass's per-field ``__setattr__`` (one event per call)."""
-    event = object.__new__(SampleDone)
-    event.__dict__.update(item_id=item_id, index=index, text=text, canonical=canonical, cached=cached, usage=usage,
-                          logprobs=logprobs)
-    return event
-
-
-@dataclass(frozen=True)
-class SampleFailed:
-    """A failed request. ``final``: no more retries — the item stops here (with the samples it has)."""
-
-    item_id: str
-    index: int
-    error_kind: str
-    message: str
-    final: bool
-    attempt: int = 1
-    wait_s: float = 0.0  # how long the retry waits (a server's Retry-After, capped, or the backoff)
-
-
-@dataclass(frozen=True)
-class ItemDone:
-    item_id: str
-    n_samples: int
-    stopped_early: bool
-    counts: dict[str, int]
-    failed: bool = False
-    resumed: int = 0  # samples that were already in the run store
-
-
-@dataclass(frozen=True)
-class EndpointDown:
-    message: str
-
-
-@dataclass(frozen=True)
-class EndpointUp:
-    down_seconds: float
-
-
-SamplerEvent = SampleDone | SampleFailed | ItemDone | EndpointDown | EndpointUp
-
-
 _FINISHED: Any = object()  # end-of-run marker on the event queue
+CACHE_BATCH = 64  # answers written to the request cache in one transaction
 MAX_BUSY_RETRIES = 20  # timeouts at a busy server asked again for one request before they count as failures
 
 
@@ -153,7 +99,8 @@ def _seconds(value: float) -> str:
 @dataclass
 class SamplingTotals:
     """Calls of one sampling pass. ``made``: requests answered (each paid); ``cached``: samples served from the cache
-    or the run store; ``failed``: requests that failed after their retries; ``retries``: failed attempts retried."""
+    or the run store; ``failed``: requests that failed after their retries (through a Batch API: every failed line);
+    ``retries``: failed attempts retried."""
 
     made: int = 0
     cached: int = 0
@@ -166,6 +113,8 @@ class SamplingTotals:
     items_failed: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    batch_rounds: int = 0  # rounds sent through a Batch API (engine/certification/batch_rounds.py); 0 = direct
+    batched: int = 0  # requests submitted in batches
 
     def saved_vs_kmax(self, k_max: int) -> float:
         budget = self.items * k_max
@@ -242,6 +191,26 @@ class Sampler:
         self.limit = AdaptiveLimit(concurrency)  # replaced at the start of each run (engine/transport/concurrency.py)
         self._slots_pending = False
         self._slots_lock: asyncio.Lock | None = None
+        self._unsaved: list[tuple[str, Completion]] = []  # answers not in the cache yet (written CACHE_BATCH at once)
+        self._writer: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def _save_cached(self, last: bool = False) -> None:
+        """Write the answers not yet in the cache: in one transaction on a writer thread when the cache offers
+        ``put_many`` (the event loop never waits for SQLite's commit), else one by one; ``last``: wait until every
+        write is done (before the caller closes the cache). The run store already holds each answer, so a kill loses
+        nothing but these cache entries."""
+        unsaved, self._unsaved = self._unsaved, []
+        put_many = getattr(self.cache, "put_many", None)
+        if unsaved and put_many is not None:
+            if self._writer is None:
+                self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="relgate-cache")
+            self._writer.submit(put_many, unsaved)
+        elif unsaved and self.cache is not None:
+            for fingerprint, completion in unsaved:
+                self.cache.put(fingerprint, completion)
+        if last and self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
 
     # -- user pause --------------------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -299,6 +268,7 @@ class Sampler:
                 done.result()  # re-raise a worker's exception (EndpointUnreachable)
             finally:
                 await _cancel_until_done(workers)
+                self._save_cached(last=True)
                 if self._prober is not None:
                     self._prober.cancel()
                     await asyncio.gather(self._prober, return_exceptions=True)
@@ -392,7 +362,9 @@ class Sampler:
         for i, c in enumerate(completions):
             fp = fingerprint if i == 0 else self._fingerprint(job, item, messages, index + i)
             if self.cache is not None:
-                self.cache.put(fp, c)
+                self._unsaved.append((fp, c))
+                if len(self._unsaved) >= CACHE_BATCH:
+                    self._save_cached()
             out.append((c, False, fp))
         self.totals.samples_new += len(out)
         return out

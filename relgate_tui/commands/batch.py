@@ -1,0 +1,159 @@
+"""``relgate batch write`` / ``relgate batch read``: a certification run's rounds as Batch JSONL files, run elsewhere
+(``vllm run-batch`` on a GPU box, or a Batch API uploaded by hand) — issue 32 §3.
+
+``relgate batch write --config RUN.toml --out requests.jsonl`` opens (or creates) the run of the config and writes the
+requests of its next round: ``{"custom_id", "method", "url", "body"}`` lines, each the very request a direct call
+would send (same body, same per-sample seed), for the items the stopping rule has not settled
+(:mod:`relgate_tui.engine.certification.batch_rounds`). ``relgate batch read RUN results.jsonl [errors.jsonl]`` takes
+the outputs in (``{"custom_id", "response": {"status_code", "body"}, "error"}`` lines, as ``vllm run-batch`` and the
+Batch APIs write them): answers go to the run and the request cache, unreadable lines and failed requests are counted
+and asked again in the next round. Repeat until ``read`` says the run is complete (exit 0; 3 = more rounds to go),
+then ``relgate certify --config RUN.toml`` writes the results without a call.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+NAME = "batch"
+EXIT_MORE_ROUNDS = 3
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(NAME, help="a run's rounds as Batch JSONL files (vllm run-batch, Batch APIs by hand)",
+                              description="Write a run's next round of requests as Batch JSONL, or read its results.")
+    sub = p.add_subparsers(dest="batch_action", metavar="ACTION", required=True)
+    w = sub.add_parser("write", help="write the next round's requests", description="Write the requests of the run's "
+                       "next round (items the stopping rule has not settled) as Batch JSONL.")
+    w.add_argument("--config", required=True, metavar="RUN.toml", help="the run config (as relgate certify --config)")
+    w.add_argument("--out", required=True, metavar="PATH", help="the requests file to write")
+    w.add_argument("--run-dir", metavar="DIR", help="directory holding runs (default: the config's, else the data dir's)")
+    r = sub.add_parser("read", help="read a round's results into the run", description="Store a round's results "
+                       "(output and error JSONL of vllm run-batch or a Batch API) in the run.")
+    r.add_argument("run", metavar="RUN", help="run id (or unique prefix) or run directory")
+    r.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="output (and error) files of the round")
+    r.add_argument("--run-dir", metavar="DIR", help="directory holding runs (default: the data dir's runs/)")
+
+
+def price_factor(text: str) -> float:
+    """``--batch-price FACTOR``: the batch price as a fraction of the direct price, in [0, 1] (argparse type)."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{value!r} is not in [0, 1]")
+    return value
+
+
+def _say(text: str) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from relgate_tui.core.text import one_line
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(Text(one_line(text, 400)))
+
+
+def _config(path: str, run_dir: str | None) -> Any:
+    from dataclasses import replace
+
+    from relgate_tui.engine.certification.certify import CertifyConfig
+    from relgate_tui.engine.certification.run_config import CONFIG_KEYS, load_run_config
+    from relgate_tui.errors import UserError
+
+    values = load_run_config(path)
+    fields: dict[str, Any] = {}
+    for key, value in values.items():
+        field = CONFIG_KEYS.get(key)
+        if field:
+            fields[field] = value
+    for needed in ("task", "endpoint", "model"):
+        if needed not in fields:
+            raise UserError(f"--config {path}: the run config has no {needed!r}")
+    try:
+        cfg = CertifyConfig(**fields)
+    except TypeError as exc:
+        raise UserError(f"--config {path}: {exc}") from None
+    return (replace(cfg, run_dir=run_dir) if run_dir else cfg).validate()
+
+
+def _write(args: argparse.Namespace) -> int:
+    from relgate_tui.engine.certification.batch_rounds import make_batch_sampler
+    from relgate_tui.engine.certification.certify import prepare
+    from relgate_tui.engine.certification.pipeline import open_cache, sampling_job
+    from relgate_tui.engine.runs.files import atomic_write_bytes
+
+    cfg = _config(args.config, args.run_dir)
+    out = Path(args.out).expanduser()
+    prepared = prepare(cfg)
+    try:
+        cache = open_cache(cfg)
+        try:
+            prepared.store.lock()
+            sampler = make_batch_sampler(prepared, cache)
+            round_no, lines, open_items = sampler.offline_requests(sampling_job(prepared))
+            prepared.store.sync_samples()
+        finally:
+            cache.close()
+        run_id = prepared.store.run_id
+        if not lines:
+            _say(f"run {run_id}: complete, no request left — `relgate certify --config {args.config}` writes its "
+                 "results without a call")
+            return 0
+        atomic_write_bytes(out, b"".join(lines))
+        _say(f"run {run_id} round {round_no}: {len(lines)} requests for {open_items} items written to {out}; run them "
+             f"(e.g. `vllm run-batch -i {out} -o results.jsonl --model {cfg.model}`), then "
+             f"`relgate batch read {run_id} results.jsonl`")
+        return 0
+    finally:
+        prepared.close()
+
+
+def _read(args: argparse.Namespace) -> int:
+    from relgate_tui.engine.certification.batch_rounds import make_batch_sampler
+    from relgate_tui.engine.certification.certify import open_prepared
+    from relgate_tui.engine.certification.pipeline import open_cache, sampling_job
+    from relgate_tui.engine.runs.files import read_run_file
+    from relgate_tui.engine.runs.listing import open_run
+    from relgate_tui.engine.transport.batch import MAX_FILE_BYTES
+    from relgate_tui.engine.transport.sampler import SampleDone, SampleFailed
+    from relgate_tui.errors import UserError
+
+    files = []
+    for name in args.results:
+        try:
+            files.append(read_run_file(Path(name).expanduser(), MAX_FILE_BYTES, "a batch results file"))
+        except FileNotFoundError:
+            raise UserError(f"{name}: no such file") from None
+    store = open_run(args.run, args.run_dir)
+    path = store.path
+    store.close()
+    prepared = open_prepared(path)
+    try:
+        cache = open_cache(prepared.config)
+        try:
+            prepared.store.lock()
+            sampler = make_batch_sampler(prepared, cache)
+            round_no, events, open_items = sampler.offline_results(sampling_job(prepared), files)
+            prepared.store.sync_samples()
+        finally:
+            cache.close()
+        stored = sum(isinstance(e, SampleDone) for e in events)
+        failed = [e for e in events if isinstance(e, SampleFailed)]
+        t = sampler.totals
+        _say(f"run {prepared.store.run_id} round {round_no}: {t.made} answers read, {stored} samples stored, "
+             f"{t.failed} failed or unreadable line(s) (asked again next round)")
+        for event in failed[:3]:
+            _say(f"  item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}")
+        if open_items:
+            _say(f"{open_items} items still open: `relgate batch write --config RUN.toml --out requests.jsonl` "
+                 "writes the next round")
+            return EXIT_MORE_ROUNDS
+        _say("complete: `relgate certify --config RUN.toml` writes the results without a call")
+        return 0
+    finally:
+        prepared.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    return _write(args) if args.batch_action == "write" else _read(args)

@@ -1,0 +1,249 @@
+"""A Batch API client (issue 32 §1): OpenAI's ``/v1/files`` + ``/v1/batches``, which other providers and ``vllm
+run-batch`` (files only) share.
+
+The request file is JSONL, one ``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}`` per line
+(:func:`request_line`; the body is :func:`~relgate_tui.engine.transport.endpoints.request_body`, the very body a direct
+call sends). :class:`BatchClient` uploads it (``purpose=batch``), creates the batch, polls it
+(:class:`BatchStatus`: submitted / completed / failed counts and the provider's ETA when it gives one) and downloads
+its output and error files, each capped at ``max_file_bytes`` (over the cap: :class:`BatchError`, one line, and the
+batch stays where it is, so a rerun with a larger cap reads it).
+
+:func:`parse_results` reads output and error files defensively: every line is one of
+
+* an answer — ``response.status_code`` 2xx, ``response.body`` classified by
+  :func:`~relgate_tui.engine.transport.endpoints.parse_response` exactly as a direct call's body is;
+* a failure of a known request — a non-2xx ``response`` (429, 5xx, …: the kind a direct call would get) or an
+  ``error`` object (``batch_expired``, ``batch_cancelled``, …);
+* malformed — not JSON, not an object, no string ``custom_id``, neither a response nor an error: counted in
+  :attr:`BatchResults.malformed`; its request simply has no answer, so the caller asks it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from relgate_tui.core.text import one_line
+from relgate_tui.engine.transport.endpoints import Completion, EndpointConfig, RequestFailed, parse_response
+from relgate_tui.engine.transport.httpread import BodyTooLarge, get_bounded
+from relgate_tui.engine.transport.tls import tls_context
+from relgate_tui.errors import EndpointError
+
+__all__ = ["BATCH_URL", "MAX_FILE_BYTES", "MAX_MB_ENV", "TERMINAL", "max_file_bytes", "BatchClient", "BatchError", "BatchResults", "BatchStatus",
+           "parse_results", "request_line"]
+
+BATCH_URL = "/v1/chat/completions"
+MAX_FILE_BYTES = 200 * 1024 * 1024  # OpenAI's limit for a batch file; the default cap on downloads
+MAX_MB_ENV = "RELGATE_BATCH_MAX_MB"  # a larger download cap, in MiB, for output files over the default
+
+
+def max_file_bytes() -> int:
+    """The download cap: ``$RELGATE_BATCH_MAX_MB`` MiB when set to a positive integer, else :data:`MAX_FILE_BYTES`."""
+    value = os.environ.get(MAX_MB_ENV, "").strip()
+    return int(value) * 1024 * 1024 if value.isdigit() and int(value) > 0 else MAX_FILE_BYTES
+TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
+
+
+class BatchError(EndpointError):
+    """A batch call that failed (one line, redacted by :class:`RequestFailed`'s rules); the run keeps its samples.
+    ``status``: the HTTP status when the provider answered with an error."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    """A batch as the provider reports it. ``eta_s``: seconds to completion when the provider says (an
+    ``expected_completion_at`` / ``estimated_completion_at`` Unix time), else None."""
+
+    id: str
+    status: str
+    total: int = 0
+    completed: int = 0
+    failed: int = 0
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    eta_at: float | None = None
+    errors: tuple[str, ...] = ()
+
+    @property
+    def ended(self) -> bool:
+        return self.status in TERMINAL
+
+    @classmethod
+    def from_json(cls, data: Any) -> BatchStatus:
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str) or not isinstance(data.get("status"), str):
+            raise BatchError("the batch answer is not a batch object")
+        raw_counts = data.get("request_counts")
+        counts: dict[str, Any] = raw_counts if isinstance(raw_counts, dict) else {}
+        errs = data.get("errors")
+        lines = errs.get("data") if isinstance(errs, dict) else None
+        messages = tuple(one_line(str(e.get("message", e.get("code", ""))), 200) for e in lines[:5]
+                         if isinstance(e, dict)) if isinstance(lines, list) else ()
+        eta = next((data[k] for k in ("expected_completion_at", "estimated_completion_at")
+                    if isinstance(data.get(k), (int, float)) and not isinstance(data.get(k), bool)), None)
+        batch_id = _file_id(data["id"])
+        if batch_id is None:
+            raise BatchError("the batch answer's id is not a plain token")
+        return cls(batch_id, one_line(data["status"], 40), _count(counts.get("total")),
+                   _count(counts.get("completed")), _count(counts.get("failed")), _file_id(data.get("output_file_id")),
+                   _file_id(data.get("error_file_id")), float(eta) if eta is not None else None, messages)
+
+
+@dataclass
+class BatchResults:
+    """What output and error files said: ``answers[custom_id]`` (completions), ``failures[custom_id]`` (a
+    :class:`RequestFailed`), and ``malformed`` lines (their requests have no answer)."""
+
+    answers: dict[str, list[Completion]] = field(default_factory=dict)
+    failures: dict[str, RequestFailed] = field(default_factory=dict)
+    malformed: int = 0
+
+
+def request_line(custom_id: str, body: Mapping[str, Any] | str) -> bytes:
+    """One line of a batch request file (``body`` a JSON object, as :func:`request_body` gives for openai)."""
+    if isinstance(body, str):
+        body = json.loads(body)
+    return json.dumps({"custom_id": custom_id, "method": "POST", "url": BATCH_URL, "body": body},
+                      ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def parse_results(files: Iterable[bytes], cfg: EndpointConfig, results: BatchResults | None = None) -> BatchResults:
+    """Read output/error files into ``results`` (module docstring). An answer wins over a failure of the same id."""
+    out = results if results is not None else BatchResults()
+    for data in files:
+        for raw in data.splitlines():
+            if not raw.strip():
+                continue
+            _parse_line(raw, cfg, out)
+    return out
+
+
+def _parse_line(raw: bytes, cfg: EndpointConfig, out: BatchResults) -> None:
+    try:
+        line = json.loads(raw)
+    except (ValueError, RecursionError):
+        out.malformed += 1
+        return
+    custom_id = line.get("custom_id") if isinstance(line, dict) else None
+    if not isinstance(custom_id, str) or len(custom_id) > 1000:
+        out.malformed += 1
+        return
+    response, err = line.get("response"), line.get("error")
+    if isinstance(response, dict) and isinstance(response.get("status_code"), int):
+        body = response.get("body")
+        try:
+            content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
+            completions = parse_response(cfg, response["status_code"], {}, content)
+        except RequestFailed as exc:
+            if custom_id not in out.answers:
+                out.failures[custom_id] = exc
+            return
+        except (ValueError, RecursionError, UnicodeEncodeError):
+            out.malformed += 1
+            return
+        out.answers[custom_id] = completions
+        out.failures.pop(custom_id, None)
+    elif isinstance(err, dict):
+        code = one_line(str(err.get("code") or "error"), 60)
+        message = one_line(str(err.get("message") or ""), 200)
+        kind = "timeout" if code in ("batch_expired", "batch_cancelled") else "5xx"
+        if custom_id not in out.answers:
+            out.failures[custom_id] = RequestFailed(kind, f"{code}: {message}" if message else code)
+    else:
+        out.malformed += 1
+
+
+class BatchClient:
+    """The Batch API of one OpenAI-compatible endpoint (``base_url`` ends in ``/v1``). Use as an async context
+    manager; every call raises :class:`BatchError` (one line) on a failure."""
+
+    def __init__(self, endpoint: EndpointConfig, *, max_file_bytes: int = MAX_FILE_BYTES,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.endpoint = endpoint
+        self.base = endpoint.base_url.rstrip("/")
+        self.max_file_bytes = max_file_bytes
+        self._client = httpx.AsyncClient(transport=transport, trust_env=False, verify=tls_context(),
+                                         timeout=endpoint.timeout_s)
+
+    async def __aenter__(self) -> BatchClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._client.aclose()
+
+    async def _json(self, method: str, path: str, what: str, **kwargs: Any) -> Any:
+        try:
+            response = await self._client.request(method, self.base + path, headers=self.endpoint.headers(), **kwargs)
+        except httpx.HTTPError as exc:
+            raise BatchError(f"{what}: {type(exc).__name__}") from None
+        if response.status_code >= 300:
+            failed = _failed(self.endpoint, response)
+            raise BatchError(f"{what}: {failed}", response.status_code)
+        try:
+            return response.json()
+        except ValueError:
+            raise BatchError(f"{what}: the answer is not JSON") from None
+
+    async def upload(self, data: bytes, filename: str = "relgate-batch.jsonl") -> str:
+        """``POST /files`` (purpose ``batch``); the file id."""
+        if len(data) > self.max_file_bytes:
+            raise BatchError(f"the request file is {len(data):,} bytes, over the {self.max_file_bytes:,}-byte limit")
+        answer = await self._json("POST", "/files", "uploading the batch file", data={"purpose": "batch"},
+                                  files={"file": (filename, data, "application/jsonl")})
+        file_id = _file_id(answer.get("id") if isinstance(answer, dict) else None)
+        if file_id is None:
+            raise BatchError("uploading the batch file: the answer has no file id")
+        return file_id
+
+    async def create(self, input_file_id: str, metadata: Mapping[str, str] | None = None) -> BatchStatus:
+        body: dict[str, Any] = {"input_file_id": input_file_id, "endpoint": BATCH_URL, "completion_window": "24h"}
+        if metadata:
+            body["metadata"] = dict(metadata)
+        return BatchStatus.from_json(await self._json("POST", "/batches", "creating the batch", json=body))
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        return BatchStatus.from_json(await self._json("GET", f"/batches/{batch_id}", "polling the batch"))
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        return BatchStatus.from_json(await self._json("POST", f"/batches/{batch_id}/cancel", "cancelling the batch"))
+
+    async def download(self, file_id: str) -> bytes:
+        """``GET /files/{id}/content``, at most ``max_file_bytes`` (else :class:`BatchError`)."""
+        try:
+            status, data = await get_bounded(self._client, f"{self.base}/files/{file_id}/content",
+                                             self.endpoint.headers(), self.endpoint.timeout_s, self.max_file_bytes)
+        except BodyTooLarge:
+            raise BatchError(f"the batch file {file_id} is over the {self.max_file_bytes:,}-byte cap; it stays with "
+                             f"the provider (rerun with {MAX_MB_ENV} set higher to read it)") from None
+        except httpx.HTTPError as exc:
+            raise BatchError(f"downloading {file_id}: {type(exc).__name__}") from None
+        if status >= 300:
+            raise BatchError(f"downloading {file_id}: HTTP {status}")
+        return data
+
+
+def _failed(cfg: EndpointConfig, response: httpx.Response) -> str:
+    try:
+        parse_response(cfg, response.status_code, response.headers, response.content)
+    except RequestFailed as exc:
+        return str(exc)
+    return f"HTTP {response.status_code}"
+
+
+def _file_id(value: object) -> str | None:
+    """A provider's file id, if it is a plain token (it goes into a URL path)."""
+    if isinstance(value, str) and 0 < len(value) <= 200 and all(c.isalnum() or c in "-_." for c in value):
+        return value
+    return None
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12 else 0
