@@ -120,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
         finally:
             store.close()
         return 0
+    from relgate_tui.engine.runs.outputs import check_outputs
+
+    check_outputs([getattr(args, "json_path", None)])  # before any work; emit_json checks again when it writes
     store = open_store(args.db, check=cmd != "label")  # label waits for an unreachable server instead
     try:
         return int(_COMMANDS[cmd](store, args))
