@@ -276,7 +276,7 @@ def _adjudicate(store: Any, args: argparse.Namespace) -> int:
     state = session_state(store, args.session, need_all=True)
     who = store.db.identity(args.as_name)
     for spec in args.decide:
-        item, sep, verdict = str(spec).partition("=")
+        item, sep, verdict = str(spec).rpartition("=")  # an item id may hold '=', a verdict never does
         if not sep or not item:
             raise ValueError(f"--decide wants ITEM=VERDICT, got {spec!r}")
         parse_verdict(verdict.strip())
