@@ -367,6 +367,10 @@ def _print_assisted(con: Any, block: dict[str, Any]) -> None:
               f"{block['confidence']:.0%} confidence; {block['n_labels']} human labels, {block['n_judged']} items "
               f"judged by {escape(block['judge']['model'])})"
               + (f"; ≈ {block['more_labels']} more labels to clear the gate" if block.get("more_labels") else ""))
+    from relgate_tui.engine.judging.verify_judge import failures_note
+
+    if note := failures_note(block):
+        con.print(f"[yellow]{escape(note)}[/]")
     kappa_text = ("—" if kappa["estimate"] is None else f"{kappa['estimate']:.2f}"
                   + (f" [{kappa['lower']:.2f}, {kappa['upper']:.2f}]" if kappa["lower"] is not None else ""))
     con.print(f"judge vs human on {ag['n']} labelled items: agreement {_fmt_pct(ag['agreement_rate'])}, "
