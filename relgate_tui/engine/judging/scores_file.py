@@ -26,7 +26,7 @@ import json
 import math
 import re
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -48,17 +48,19 @@ _NO_FIELDS: Mapping[str, str] = MappingProxyType({})  # shared by every row with
 
 
 class Logprobs(Mapping[int, float]):
-    """A row's read-only ``scale value → log-probability`` map: the keys tuple shared by every row with the same
-    scale, the values packed as doubles (``array('d')``), so a million rows stay about a hundred bytes each."""
+    """A row's read-only ``scale value → log-probability`` map: a view of the table's one packed array of doubles
+    (the keys tuple shared by every row with the same scale), so a row costs no array of its own."""
 
-    __slots__ = ("_keys", "_values")
+    __slots__ = ("_keys", "_values", "_off")
 
-    def __init__(self, keys: tuple[int, ...], values: Iterable[float]) -> None:
-        self._keys, self._values = keys, array("d", values)
+    def __init__(self, keys: tuple[int, ...], values: Iterable[float] | array, offset: int = 0) -> None:
+        self._keys = keys
+        self._values = values if isinstance(values, array) else array("d", values)
+        self._off = offset
 
     def __getitem__(self, key: int) -> float:
         try:
-            return self._values[self._keys.index(key)]
+            return self._values[self._off + self._keys.index(key)]
         except ValueError:
             raise KeyError(key) from None
 
@@ -72,10 +74,15 @@ class Logprobs(Mapping[int, float]):
         return key in self._keys
 
     def items(self) -> Any:
-        return zip(self._keys, self._values, strict=True)
+        return zip(self._keys, self.values(), strict=True)
 
     def values(self) -> Any:
-        return self._values
+        return self._values[self._off:self._off + len(self._keys)]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping
 
     def __repr__(self) -> str:
         return repr(dict(self.items()))
@@ -123,19 +130,163 @@ class ScoreRow:
         return rec | dict(self.fields)
 
 
-@dataclass(frozen=True)
-class ScoresTable:
-    """The rows of a judge scores file, in file order."""
+_NAN = float("nan")
 
-    path: str
-    rows: tuple[ScoreRow, ...]
-    _index: Mapping[tuple[str, str, str, str], ScoreRow] | None = field(default=None, repr=False, compare=False)
+
+class _Columns:
+    """Every row of one file, column by column (issue 29: a million rows in about 100 bytes each, where a row object
+    with its strings, floats and log-prob map cost about 560): ids as strings, the names (judge, criterion, variant,
+    source) as codes into one list of distinct strings, scores and human scores as doubles (NaN = none: both are
+    finite when given), the log-probabilities packed in one array of doubles (a row's scale, its offset), the rare
+    fields (per-rater humans, texts, extra columns) in maps by row. Rows are built only when read
+    (:class:`_Rows`)."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.names: list[str | None] = [None]  # code 0 = none (source only)
+        self._codes: dict[str, int] = {}
+        self.judge, self.criterion, self.variant, self.source = array("i"), array("i"), array("i"), array("i")
+        self.score, self.human = array("d"), array("d")
+        self.line = array("q")
+        self.lp_scale = array("i")  # index into scales; -1 = no log-probs
+        self.lp_off = array("q")
+        self.lp_values = array("d")
+        self.scales: list[tuple[int, ...]] = []
+        self._scale_index: dict[tuple[int, ...], int] = {}
+        self.humans: dict[int, tuple[float, ...]] = {}
+        self.input: dict[int, str] = {}
+        self.output: dict[int, str] = {}
+        self.fields: dict[int, Mapping[str, str]] = {}
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self.ids)
+
+    def code(self, name: str | None) -> int:
+        if name is None:
+            return 0
+        c = self._codes.get(name)
+        if c is None:
+            c = self._codes[name] = len(self.names)
+            self.names.append(name)
+        return c
+
+    def code_of(self, name: str) -> int | None:
+        """The code of an existing name (None: no row has it)."""
+        return self._codes.get(name)
+
+    def scale_code(self, keys: tuple[int, ...]) -> int:
+        c = self._scale_index.get(keys)
+        if c is None:
+            c = self._scale_index[keys] = len(self.scales)
+            self.scales.append(keys)
+        return c
+
+    def row(self, i: int) -> ScoreRow:
+        names = self.names
+        sc = self.lp_scale[i]
+        lps = None if sc < 0 else Logprobs(self.scales[sc], self.lp_values, self.lp_off[i])
+        score, human = self.score[i], self.human[i]
+        return ScoreRow(id=self.ids[i], judge=names[self.judge[i]] or DEFAULT_JUDGE,
+                        criterion=names[self.criterion[i]] or DEFAULT_CRITERION,
+                        score=None if score != score else score, human=None if human != human else human,
+                        humans=self.humans.get(i, ()), logprobs=lps, variant=names[self.variant[i]] or DEFAULT_VARIANT,
+                        input=self.input.get(i), output=self.output.get(i), source=names[self.source[i]],
+                        line=self.line[i], fields=self.fields.get(i, _NO_FIELDS))
+
+    def key(self, i: int) -> tuple[str, str, str, str]:
+        names = self.names
+        return (self.ids[i], names[self.judge[i]] or DEFAULT_JUDGE, names[self.criterion[i]] or DEFAULT_CRITERION,
+                names[self.variant[i]] or DEFAULT_VARIANT)
+
+
+class _Rows(Sequence[ScoreRow]):
+    """The rows of a table (all of a file's, or a selection's), each built when read: iterating a million rows
+    holds one at a time."""
+
+    __slots__ = ("_cols", "_idx")
+
+    def __init__(self, cols: _Columns, idx: Any) -> None:
+        self._cols, self._idx = cols, idx  # idx: None (every row) or an int64 numpy array of row numbers
+
+    def __len__(self) -> int:
+        return len(self._cols) if self._idx is None else len(self._idx)
+
+    def _at(self, k: int) -> int:
+        return k if self._idx is None else int(self._idx[k])
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return tuple(self[j] for j in range(*k.indices(len(self))))
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(k)
+        return self._cols.row(self._at(k))
+
+    def __iter__(self) -> Iterator[ScoreRow]:
+        row = self._cols.row
+        if self._idx is None:
+            return (row(i) for i in range(len(self._cols)))
+        return (row(int(i)) for i in self._idx)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and all(
+            a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} score rows>"
+
+
+class ScoresTable:
+    """The rows of a judge scores file, in file order, held column by column (:class:`_Columns`); ``rows`` builds
+    each :class:`ScoreRow` when it is read."""
+
+    __slots__ = ("path", "_cols", "_idx", "_index")
+
+    def __init__(self, path: str, cols: _Columns, idx: Any = None) -> None:
+        self.path = path
+        self._cols = cols
+        self._idx = idx
+        self._index: dict[tuple[str, str, str, str], int] | None = None
+
+    @property
+    def rows(self) -> Sequence[ScoreRow]:
+        return _Rows(self._cols, self._idx)
+
+    def __len__(self) -> int:
+        return len(self._cols) if self._idx is None else len(self._idx)
+
+    def __repr__(self) -> str:
+        return f"ScoresTable({self.path!r}, {len(self)} rows)"
+
+    def _positions(self) -> Any:
+        import numpy as np
+
+        return np.arange(len(self._cols), dtype=np.int64) if self._idx is None else self._idx
+
+    def _codes(self, name: str) -> Any:
+        import numpy as np
+
+        codes = np.frombuffer(getattr(self._cols, name), dtype=np.int32) if len(self._cols) else np.zeros(
+            0, dtype=np.int32)
+        return codes if self._idx is None else codes[self._idx]
 
     def _distinct(self, name: str) -> list[str]:
-        return list(dict.fromkeys(getattr(r, name) for r in self.rows))
+        import numpy as np
+
+        codes = self._codes(name)
+        if not codes.size:
+            return []
+        uniq, first = np.unique(codes, return_index=True)
+        default = {"judge": DEFAULT_JUDGE, "criterion": DEFAULT_CRITERION, "variant": DEFAULT_VARIANT}.get(name)
+        out = [self._cols.names[int(c)] or default for c in uniq[np.argsort(first, kind="stable")]]
+        return list(dict.fromkeys(out))  # type: ignore[arg-type]
 
     def judges(self) -> list[str]:
         return self._distinct("judge")
@@ -148,35 +299,62 @@ class ScoresTable:
 
     def ids(self) -> list[str]:
         """Item ids in order of first appearance."""
-        return self._distinct("id")
+        ids = self._cols.ids
+        if self._idx is None:
+            return list(dict.fromkeys(ids))
+        return list(dict.fromkeys(ids[int(i)] for i in self._idx))
 
     def get(self, id: str, judge: str, criterion: str, variant: str = DEFAULT_VARIANT) -> ScoreRow | None:
-        if self._index is None:  # built on the first look-up only (a million keys cost ~100 MB)
-            object.__setattr__(self, "_index", MappingProxyType({r.key: r for r in self.rows}))
-        assert self._index is not None
-        return self._index.get((id, judge, criterion, variant))
+        if self._index is None:  # built on the first look-up only
+            key = self._cols.key
+            self._index = {key(int(i)): int(i) for i in self._positions()}
+        i = self._index.get((id, judge, criterion, variant))
+        return None if i is None else self._cols.row(i)
 
     def select(self, *, judge: str | None = None, criterion: str | None = None,
                variant: str | None = None) -> ScoresTable:
         """The rows matching every given name (``None`` matches all)."""
-        rows = tuple(r for r in self.rows
-                     if (judge is None or r.judge == judge) and (criterion is None or r.criterion == criterion)
-                     and (variant is None or r.variant == variant))
-        return ScoresTable(self.path, rows)
+        import numpy as np
+
+        keep = np.ones(len(self), dtype=bool)
+        for name, value, default in (("judge", judge, DEFAULT_JUDGE), ("criterion", criterion, DEFAULT_CRITERION),
+                                     ("variant", variant, DEFAULT_VARIANT)):
+            if value is None:
+                continue
+            wanted = [c for c in (self._cols.code_of(value),) if c is not None]
+            if value == default:
+                wanted.append(0)  # an absent name reads as the default
+            keep &= np.isin(self._codes(name), np.array(wanted, dtype=np.int32))
+        return ScoresTable(self.path, self._cols, self._positions()[keep])
+
+    def _score_and_scale(self) -> tuple[Any, Any]:
+        import numpy as np
+
+        n = len(self._cols)
+        score = np.frombuffer(self._cols.score, dtype=np.float64) if n else np.zeros(0)
+        scale = np.frombuffer(self._cols.lp_scale, dtype=np.int32) if n else np.zeros(0, dtype=np.int32)
+        return (score, scale) if self._idx is None else (score[self._idx], scale[self._idx])
 
     def unscored(self) -> int:
         """Rows with no score and no log-probabilities (``"score": null``: the judge's answer was not parsed)."""
-        return sum(1 for r in self.rows if r.score is None and r.logprobs is None)
+        import numpy as np
+
+        score, scale = self._score_and_scale()
+        return int(np.count_nonzero(np.isnan(score) & (scale < 0)))
 
     def unscored_note(self) -> str | None:
         """The summary line about :meth:`unscored` rows, or None when every row has a score."""
         n = self.unscored()
-        return None if n == 0 else (f"{n:,} of {len(self.rows):,} row(s) have a null score (an unparsed judge "
+        return None if n == 0 else (f"{n:,} of {len(self):,} row(s) have a null score (an unparsed judge "
                                     "answer): counted as no score for that judge and item")
 
     def scale(self) -> tuple[int, ...]:
         """The scale values that carry log-probabilities anywhere in the table, sorted (``()`` when none do)."""
-        return tuple(sorted({k for r in self.rows if r.logprobs for k in r.logprobs}))
+        import numpy as np
+
+        _, scale = self._score_and_scale()
+        used = np.unique(scale[scale >= 0]) if scale.size else []
+        return tuple(sorted({k for c in used for k in self._cols.scales[int(c)]}))
 
 
 # --------------------------------------------------------------------------------------------------------- reading
@@ -215,7 +393,11 @@ def _jsonl_records(f: Any, display: str) -> Iterator[tuple[int, dict[str, Any]]]
     (the line-by-line path only to name a bad line), so memory holds one chunk of objects, never the file's.
     Every problem is one line naming the line: bad JSON, not an object, not UTF-8, nested too deeply, a number with
     thousands of digits, a lone surrogate; the bytes read are bounded by :data:`MAX_FILE_BYTES`."""
-    reader = io.BufferedReader(f, 1 << 20)
+    with io.BufferedReader(f, 1 << 20) as reader:  # closed with the file (no ResourceWarning)
+        yield from _jsonl_chunks(reader, display)
+
+
+def _jsonl_chunks(reader: Any, display: str) -> Iterator[tuple[int, dict[str, Any]]]:
     total, line_no, first = 0, 0, True
     while True:
         lines = reader.readlines(1 << 22)
@@ -334,19 +516,15 @@ def _csv_number(value: str, display: str, line: int, name: str) -> float:
 
 
 def _build(records: Iterable[tuple[int, dict[str, Any]]], display: str) -> ScoresTable:
-    rows: list[ScoreRow] = []
+    cols = _Columns()
     hashes = array("q")  # duplicates are found on 8 bytes per row, not on a dict of a million keys
-    names: dict[str, str] = {}  # one string object per distinct judge / criterion / variant / source
-    scales: dict[tuple[int, ...], tuple[int, ...]] = {}  # one keys tuple per distinct scale
     for line, rec in records:
-        row = _row(rec, display, line, names, scales)
-        hashes.append(hash(row.key))
-        rows.append(row)
-    _check_duplicates(rows, hashes, display)
-    return ScoresTable(display, tuple(rows))
+        hashes.append(hash(_row(rec, display, line, cols)))
+    _check_duplicates(cols, hashes, display)
+    return ScoresTable(display, cols)
 
 
-def _check_duplicates(rows: list[ScoreRow], hashes: array, display: str) -> None:
+def _check_duplicates(cols: _Columns, hashes: array, display: str) -> None:
     """One-line error for the first row whose (id, judge, criterion, variant) was given before: equal hashes are
     found by sorting, then only their rows are compared by key."""
     import numpy as np
@@ -357,18 +535,19 @@ def _check_duplicates(rows: list[ScoreRow], hashes: array, display: str) -> None
     if not repeated:
         return
     first: dict[tuple[str, str, str, str], int] = {}
-    for row, hv in zip(rows, hashes, strict=True):
+    for i, hv in enumerate(hashes):
         if hv not in repeated:
             continue
-        if row.key in first:
-            raise data_error(display, f"duplicate row for id {row.id!r}, judge {row.judge!r}, criterion "
-                                      f"{row.criterion!r}, variant {row.variant!r} (first on line "
-                                      f"{first[row.key]})", line=row.line, field="id")
-        first[row.key] = row.line
+        key = cols.key(i)
+        if key in first:
+            raise data_error(display, f"duplicate row for id {key[0]!r}, judge {key[1]!r}, criterion "
+                                      f"{key[2]!r}, variant {key[3]!r} (first on line {first[key]})",
+                             line=cols.line[i], field="id")
+        first[key] = cols.line[i]
 
 
-def _row(rec: Mapping[str, Any], display: str, line: int, shared: dict[str, str] | None = None,
-         scales: dict[tuple[int, ...], tuple[int, ...]] | None = None) -> ScoreRow:
+def _row(rec: Mapping[str, Any], display: str, line: int, cols: _Columns) -> tuple[str, str, str, str]:
+    """Check one record and append it to ``cols``; returns its key. Every problem is one line naming the field."""
     def err(name: str, message: str) -> DataError:
         return data_error(display, message, line=line, field=name)
 
@@ -381,8 +560,7 @@ def _row(rec: Mapping[str, Any], display: str, line: int, shared: dict[str, str]
         if value is None or value == "":
             names[name] = None
         elif isinstance(value, str):
-            v = value.strip() or None
-            names[name] = v if v is None or shared is None else shared.setdefault(v, v)
+            names[name] = value.strip() or None
         else:
             raise err(name, f"expected a string, got {type(value).__name__}")
     texts: dict[str, str | None] = {}
@@ -393,18 +571,45 @@ def _row(rec: Mapping[str, Any], display: str, line: int, shared: dict[str, str]
         if value is not None and len(value) > MAX_TEXT_CHARS:
             raise err(name, f"text too long ({len(value):,} characters; at most {MAX_TEXT_CHARS:,})")
         texts[name] = value
-    score = _number(rec.get("score"), err, "score")
+    score = _rating(_number(rec.get("score"), err, "score"), err, "score")
     humans = _humans(rec.get("humans"), err)
-    human = _number(rec.get("human"), err, "human")
+    human = _rating(_number(rec.get("human"), err, "human"), err, "human")
     if human is None and humans:
         human = math.fsum(humans) / len(humans)
-    logprobs = _logprobs(rec.get("logprobs"), err, scales)
+    logprobs = _logprobs(rec.get("logprobs"), err)
     if score is None and logprobs is None and "score" not in rec:
         raise err("score", "a row needs a score or logprobs (or \"score\": null for an unparsed answer)")
-    return ScoreRow(id=str(raw_id).strip(), judge=names["judge"] or DEFAULT_JUDGE,
-                    criterion=names["criterion"] or DEFAULT_CRITERION, score=score, human=human, humans=humans,
-                    logprobs=logprobs, variant=names["variant"] or DEFAULT_VARIANT, input=texts["input"],
-                    output=texts["output"], source=names["source"], line=line, fields=_extra_fields(rec, err))
+    fields = _extra_fields(rec, err)
+    i = len(cols)
+    item = str(raw_id).strip()
+    judge = names["judge"] or DEFAULT_JUDGE
+    criterion = names["criterion"] or DEFAULT_CRITERION
+    variant = names["variant"] or DEFAULT_VARIANT
+    cols.ids.append(item)
+    cols.judge.append(cols.code(judge))
+    cols.criterion.append(cols.code(criterion))
+    cols.variant.append(cols.code(variant))
+    cols.source.append(cols.code(names["source"]))
+    cols.score.append(_NAN if score is None else score)
+    cols.human.append(_NAN if human is None else human)
+    cols.line.append(line)
+    if logprobs is None:
+        cols.lp_scale.append(-1)
+        cols.lp_off.append(0)
+    else:
+        keys = tuple(sorted(logprobs))
+        cols.lp_scale.append(cols.scale_code(keys))
+        cols.lp_off.append(len(cols.lp_values))
+        cols.lp_values.extend(logprobs[k] for k in keys)
+    if humans:
+        cols.humans[i] = humans
+    if texts["input"] is not None:
+        cols.input[i] = texts["input"]
+    if texts["output"] is not None:
+        cols.output[i] = texts["output"]
+    if fields:
+        cols.fields[i] = fields
+    return (item, judge, criterion, variant)
 
 
 def _extra_fields(rec: Mapping[str, Any], err: Any) -> Mapping[str, str]:
@@ -432,6 +637,18 @@ def _number(value: Any, err: Any, name: str) -> float | None:
     return x
 
 
+MAX_RATING = 1e6
+"""The largest magnitude a score or human rating may have: relgate reads rating scales of at most 101 points
+(:data:`~relgate_tui.core.rating_scale.MAX_POINTS`), so a score of 1e300 is no rating, and would only overflow the
+arithmetic downstream (a numpy warning and an infinite width)."""
+
+
+def _rating(x: float | None, err: Any, name: str) -> float | None:
+    if x is not None and abs(x) > MAX_RATING:
+        raise err(name, f"{x:g} is off any rating scale (scales of 2 to 101 points; at most {MAX_RATING:g} in size)")
+    return x
+
+
 def _humans(value: Any, err: Any) -> tuple[float, ...]:
     if value is None:
         return ()
@@ -439,15 +656,14 @@ def _humans(value: Any, err: Any) -> tuple[float, ...]:
         raise err("humans", f"expected a list of numbers, got {type(value).__name__}")
     out = []
     for v in value:
-        x = _number(v, err, "humans")
+        x = _rating(_number(v, err, "humans"), err, "humans")
         if x is None:
             raise err("humans", "a rating is null")
         out.append(x)
     return tuple(out)
 
 
-def _logprobs(value: Any, err: Any, scales: dict[tuple[int, ...], tuple[int, ...]] | None = None
-              ) -> Mapping[int, float] | None:
+def _logprobs(value: Any, err: Any) -> dict[int, float] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
@@ -469,7 +685,4 @@ def _logprobs(value: Any, err: Any, scales: dict[tuple[int, ...], tuple[int, ...
         if k in out:
             raise err("logprobs", f"scale value {k} given twice")
         out[k] = min(x, 0.0)
-    keys = tuple(sorted(out))
-    if scales is not None:
-        keys = scales.setdefault(keys, keys)
-    return Logprobs(keys, (out[k] for k in keys))
+    return out
