@@ -124,3 +124,38 @@ def test_off_scale_judge_scores_are_refused_with_a_line(tmp_path: Path, capsys, 
         assert main([c.replace("{p}", str(p)) for c in command]) == 2
     field = next(iter(bad))
     _one_line_ours(capsys, f"{p}:8", field, "off any rating scale")
+
+
+def test_a_log_replaced_during_an_import_records_the_hash_of_what_was_read(tmp_path: Path, monkeypatch,
+                                                                           capsys) -> None:
+    """The log is swapped for another file (``os.replace``) after its first line was read: the import goes on
+    reading the file it opened, and the run's provenance names that file's bytes, never the replacement's."""
+    import hashlib
+    import os
+
+    from relgate_tui.engine.importers import samples as samples_mod
+    from relgate_tui.engine.runs.listing import list_runs
+
+    log = tmp_path / "s.jsonl"
+    original = "".join(json.dumps({"id": f"q{i}", "question": f"{i}?", "samples": [str(i)] * 3}) + "\n"
+                       for i in range(30)).encode()
+    log.write_bytes(original)
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(original.replace(b'"q', b'"z'))
+    real = samples_mod.parse_json_line
+    swapped = []
+
+    def parse_then_swap(path, lineno, line):
+        if not swapped:
+            os.replace(other, log)  # the path now names another file; the open descriptor still reads the first
+            swapped.append(lineno)
+        return real(path, lineno, line)
+
+    monkeypatch.setattr(samples_mod, "parse_json_line", parse_then_swap)
+    assert main(["import", "samples", str(log), "--run-dir", str(tmp_path / "runs"), "--quiet"]) in (0, 1, 3)
+    assert swapped
+    (run,) = list_runs(tmp_path / "runs")
+    manifest = json.loads((run.path / "manifest.json").read_text())
+    files = manifest["imported_from"]["files"]
+    assert files[0]["sha256"] == hashlib.sha256(original).hexdigest()
+    assert files[0]["sha256"] != hashlib.sha256(log.read_bytes()).hexdigest()
