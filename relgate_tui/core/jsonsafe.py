@@ -119,6 +119,6 @@ def loads_strict(text: str | bytes) -> Any:
         raise JSONInputError("nested too deeply") from None
     except ValueError as exc:  # int-string conversion limits, or anything else the parser says in its own words
         raise JSONInputError(f"not readable as JSON ({type(exc).__name__})") from None
-    if (b"\\u" if isinstance(text, bytes) else "\\u") in text:
+    if (b"\\u" in text) if isinstance(text, bytes) else ("\\u" in text):
         _check_strings(obj)
     return obj

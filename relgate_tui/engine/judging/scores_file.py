@@ -353,7 +353,7 @@ class ScoresTable:
         import numpy as np
 
         _, scale = self._score_and_scale()
-        used = np.unique(scale[scale >= 0]) if scale.size else []
+        used: Any = np.unique(scale[scale >= 0]) if scale.size else ()
         return tuple(sorted({k for c in used for k in self._cols.scales[int(c)]}))
 
 
