@@ -159,3 +159,21 @@ def test_a_log_replaced_during_an_import_records_the_hash_of_what_was_read(tmp_p
     files = manifest["imported_from"]["files"]
     assert files[0]["sha256"] == hashlib.sha256(original).hexdigest()
     assert files[0]["sha256"] != hashlib.sha256(log.read_bytes()).hexdigest()
+
+
+def test_audits_scores_writes_the_columnar_table_back_as_records(tmp_path: Path, capsys) -> None:
+    """``relgate audits ID --scores FILE``: the records are built from the columnar table (no second copy of every
+    row as a dict); the file reads back as the same table."""
+    from relgate_tui.engine.judging.as_scores import audit_scores
+    from relgate_tui.engine.judging.scores_file import load_scores
+    from tests.engine.stored_audit import stored_audit
+
+    audit = stored_audit(tmp_path / "home")
+    out = tmp_path / "scores.jsonl"
+    assert main(["audits", str(audit), "--scores", str(out)]) == 0
+    scores = audit_scores(audit)
+    assert f"wrote {len(scores.table)} scores" in capsys.readouterr().err
+    back = load_scores(out)
+    assert [r.key for r in back.rows] == [r.key for r in scores.table.rows]
+    assert [(r.score, r.human, r.logprobs) for r in back.rows] == [(r.score, r.human, r.logprobs)
+                                                                    for r in scores.table.rows]
