@@ -177,3 +177,21 @@ def test_audits_scores_writes_the_columnar_table_back_as_records(tmp_path: Path,
     assert [r.key for r in back.rows] == [r.key for r in scores.table.rows]
     assert [(r.score, r.human, r.logprobs) for r in back.rows] == [(r.score, r.human, r.logprobs)
                                                                     for r in scores.table.rows]
+
+
+@pytest.mark.parametrize("seed", ["x", 1.5, None, True])
+def test_a_stored_audit_whose_manifest_seed_is_no_integer_is_one_line(tmp_path: Path, capsys, seed) -> None:
+    """A manifest ``"seed": "x"`` planned other requests than the stored answers (a misleading "0 answers, 4
+    planned answers missing") or raised Python's own text: now one line naming the manifest and the field."""
+    from tests.engine.stored_audit import stored_audit
+
+    audit = stored_audit(tmp_path / "home")
+    manifest = audit / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["spec"]["seed"] = seed
+    manifest.write_text(json.dumps(doc))
+    capsys.readouterr()
+    for argv in (["audits", str(audit)], ["audits", str(audit), "--scores", str(tmp_path / "s.jsonl")],
+                 ["judge-intervals", "--audit", str(audit)]):
+        assert main(argv) == 2
+        _one_line_ours(capsys, "manifest.json", "spec.seed", "not an integer")
