@@ -39,6 +39,7 @@ class AssistedSummary:
     false_accepts: int = 0
     n_human_no: int = 0
     false_accept_upper: float | None = None
+    failures: str | None = None  # verify_judge.failures_note: requests that gave no verdict (issue 29 N15)
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ class CertifySummary:
 
 
 def _assisted(block: Mapping[str, Any]) -> AssistedSummary:
+    from relgate_tui.engine.judging.verify_judge import failures_note
+
     if block.get("lower_bound") is None:
         return AssistedSummary(message=str(block.get("message", "")))
     ag, judge = block["agreement"], block.get("judge") or {}
@@ -109,7 +112,7 @@ def _assisted(block: Mapping[str, Any]) -> AssistedSummary:
         agreement_rate=ag["agreement_rate"], kappa=kappa["estimate"],
         kappa_interval=(kappa["lower"], kappa["upper"]) if kappa.get("lower") is not None else None,
         false_accepts=int(ag["table"]["judge_yes_human_no"]), n_human_no=int(ag["false_accept"]["n_human_no"]),
-        false_accept_upper=ag["false_accept"]["upper"])
+        false_accept_upper=ag["false_accept"]["upper"], failures=failures_note(block))
 
 
 def _ranking(r: Mapping[str, Any]) -> RankingSummary:
@@ -200,6 +203,8 @@ def _print_assisted(con: Any, a: AssistedSummary) -> None:
     con.print(Text(f"judge-assisted reliability {fmt_pct(a.estimate)} (≥ {fmt_pct(a.lower_bound)} with "
                    f"{a.confidence:.0%} confidence; {a.n_labels} human labels, {a.n_judged} items judged by "
                    f"{a.judge_model})" + (f"; ≈ {a.more_labels} more labels to clear the gate" if a.more_labels else "")))
+    if a.failures:
+        con.print(Text(a.failures, style="yellow"))
     kappa_text = ("—" if a.kappa is None else f"{a.kappa:.2f}"
                   + (f" [{a.kappa_interval[0]:.2f}, {a.kappa_interval[1]:.2f}]" if a.kappa_interval else ""))
     con.print(Text(f"judge vs human on {a.n_agreement} labelled items: agreement {fmt_pct(a.agreement_rate)}, "

@@ -120,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
         finally:
             store.close()
         return 0
+    from relgate_tui.engine.runs.outputs import check_outputs
+
+    check_outputs([getattr(args, "json_path", None)])  # before any work; emit_json checks again when it writes
     store = open_store(args.db, check=cmd != "label")  # label waits for an unreachable server instead
     try:
         return int(_COMMANDS[cmd](store, args))
@@ -278,7 +281,7 @@ def _adjudicate(store: Any, args: argparse.Namespace) -> int:
     state = session_state(store, args.session, need_all=True)
     who = store.db.identity(args.as_name)
     for spec in args.decide:
-        item, sep, verdict = str(spec).partition("=")
+        item, sep, verdict = str(spec).rpartition("=")  # an item id may hold '=', a verdict never does
         if not sep or not item:
             raise ValueError(f"--decide wants ITEM=VERDICT, got {spec!r}")
         parse_verdict(verdict.strip())

@@ -6,6 +6,9 @@ per connection, each request answered by the next *behaviour* of a script (or a 
 * ``ENDLESS_CHUNKED``: a 200 with a chunked body that never ends (until the client goes away);
 * ``ECHO_AUTH``: a 401 whose JSON body echoes the request's ``Authorization`` header;
 * ``HANG``: the request is read and never answered (until the server stops);
+* ``TRICKLE``: a response that never completes, one byte every :attr:`HostileServer.trickle_s` seconds (a status
+  line, then an endless header): every socket read gets data long before any per-read timeout (until the client
+  goes away or the server stops);
 * a callable ``(request_head: bytes) -> bytes``: a response built from the request.
 
 Every request's head is recorded (``heads``), and ``sent_bytes`` counts what the server managed to write.
@@ -24,6 +27,7 @@ RST = "rst"
 ENDLESS_CHUNKED = "endless-chunked"
 ECHO_AUTH = "echo-auth"
 HANG = "hang"
+TRICKLE = "trickle"
 
 Behaviour = bytes | str | Callable[[bytes], bytes]
 
@@ -67,6 +71,8 @@ class HostileServer:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._threads: list[threading.Thread] = []
         self._stopped = threading.Event()
+        self.trickle_s = 0.02
+        self.trickling = threading.Event()  # set once a TRICKLE response has started
 
     def __enter__(self) -> HostileServer:
         threading.Thread(target=self._accept, daemon=True).start()
@@ -124,6 +130,9 @@ class HostileServer:
                 if behaviour == HANG:
                     self._stopped.wait()
                     return
+                if behaviour == TRICKLE:
+                    self._trickle(conn)
+                    return
                 if behaviour == ENDLESS_CHUNKED:
                     self._endless(conn)
                     return
@@ -142,6 +151,17 @@ class HostileServer:
             return
         finally:
             conn.close()
+
+    def _trickle(self, conn: socket.socket) -> None:
+        data = b"HTTP/1.1 200 OK\r\nX-Trickle: "
+        i = 0
+        while not self._stopped.is_set():
+            conn.sendall(data[i:i + 1] if i < len(data) else b"a")
+            i += 1
+            with self._lock:
+                self.sent_bytes += 1
+            self.trickling.set()
+            self._stopped.wait(self.trickle_s)
 
     def _endless(self, conn: socket.socket) -> None:
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")

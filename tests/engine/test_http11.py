@@ -12,7 +12,7 @@ from relgate_tui.engine.transport.http11 import LeanHTTPTransport
 
 async def serve(responses: list[bytes], close_after: set[int] = frozenset()):
     """A raw server answering the n-th request (over any connection) with ``responses[n]``."""
-    state = {"n": 0, "connections": 0}
+    state: dict = {"n": 0, "connections": 0, "closed": asyncio.Event()}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         state["connections"] += 1
@@ -30,6 +30,8 @@ async def serve(responses: list[bytes], close_after: set[int] = frozenset()):
                 await writer.drain()
                 if n in close_after:
                     writer.close()
+                    await writer.wait_closed()
+                    state["closed"].set()  # the server's side is closed: the client's connection is now stale
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
@@ -62,7 +64,7 @@ async def test_a_stale_keep_alive_connection_is_retried_once_on_a_fresh_one() ->
     server, state = await serve([OK, OK], close_after={0})
     async with server, httpx.AsyncClient(transport=LeanHTTPTransport()) as client:
         assert (await client.post(state["url"], json={})).status_code == 200
-        await asyncio.sleep(0.05)  # the server has closed the idle connection
+        await asyncio.wait_for(state["closed"].wait(), 60)  # the server has closed the idle connection
         assert (await client.post(state["url"], json={})).status_code == 200
         assert state["connections"] == 2
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import threading
 import time
 from pathlib import Path
 
@@ -229,7 +230,13 @@ def test_cancelling_keeps_persisted_samples(server: DemoServer) -> None:
     slow = DemoServer(latency_ms=30, honour_n=False).start()
     try:
         stored = []
-        sampler = Sampler(EndpointConfig(slow.base_url, "sim-mid"), concurrency=2, persist=stored.append)
+        first = threading.Event()
+
+        def persist(sample) -> None:
+            stored.append(sample)
+            first.set()
+
+        sampler = Sampler(EndpointConfig(slow.base_url, "sim-mid"), concurrency=2, persist=persist)
 
         async def main() -> None:
             async def consume() -> None:
@@ -237,7 +244,8 @@ def test_cancelling_keeps_persisted_samples(server: DemoServer) -> None:
                     pass
 
             task = asyncio.create_task(consume())
-            await asyncio.sleep(0.3)
+            # cancel once a sample is stored (the event, not a clock: on a loaded machine 0.3 s held none)
+            assert await asyncio.to_thread(first.wait, 120), "no sample was ever stored"
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -259,10 +267,12 @@ def test_user_pause_stops_new_requests(server: DemoServer) -> None:
                 seen += 1
                 if seen == 1:
                     sampler.pause()
-                    await asyncio.sleep(0.1)  # requests already in flight complete
+                    while sampler.limit.in_flight:  # requests already in flight complete (the event, not a clock)
+                        await asyncio.sleep(0.005)
                     before = len(server.chat_requests)
-                    await asyncio.sleep(0.3)
-                    assert len(server.chat_requests) == before
+                    for _ in range(200):  # every worker gets many turns: one not paused would send a request
+                        await asyncio.sleep(0)
+                    assert sampler.limit.in_flight == 0 and len(server.chat_requests) == before
                     sampler.resume()
         return seen
 

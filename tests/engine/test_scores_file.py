@@ -157,3 +157,28 @@ def test_a_null_score_is_no_score_for_that_judge_and_item_and_is_counted(tmp_pat
     p = tmp_path / "s.csv"
     p.write_text("id,judge,score\ni1,j,3\ni2,j,\n", encoding="utf-8")
     assert load_scores(p).unscored() == 1
+
+
+def test_a_table_is_held_column_by_column_not_as_a_row_object_each(tmp_path) -> None:
+    """Issue 29: a million-row scores file took 1.67 GB (an object per row, with its floats and log-prob map).
+    Rows are now columns (about 100 bytes a row: the id string and packed numbers); this bounds what a loaded table
+    holds per row, measured by tracemalloc (allocation counts, not time)."""
+    import gc
+    import tracemalloc
+
+    n = 20_000
+    p = tmp_path / "big.jsonl"
+    with p.open("w") as f:
+        for i in range(n):
+            lps = ",".join(f'"{v}":-{(i * v) % 7 + 0.25}' for v in range(1, 6))
+            f.write(f'{{"id":"d{i}","judge":"j","criterion":"c","human":{1 + i % 5},"score":{1 + i % 5},'
+                    f'"logprobs":{{{lps}}}}}\n')
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    t = load_scores(p)
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(t) == n and t.rows[n - 1].logprobs[5] == -((n - 1) * 5 % 7 + 0.25)
+    assert held / n < 200, f"{held / n:.0f} bytes per row"

@@ -199,8 +199,11 @@ async def test_escape_mid_run_asks_then_stops_the_audit(services):
         done, total = screen.answers
         assert done < total == 40 * 15 * 1
         assert screen.doc is None
+        await app.workers.wait_for_complete()  # the audit's worker has ended: nothing of it can ask any more
+        await wait_until(pilot, lambda: not app.demo._writers, what="the judge's connections to close")
         sent = len(app.demo.chat_requests)
-        await pilot.pause(0.3)
+        for _ in range(20):
+            await pilot.pause()
         assert len(app.demo.chat_requests) == sent  # nothing is asked once it stopped
         await pilot.press("escape")
         await pilot.pause()

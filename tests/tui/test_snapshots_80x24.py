@@ -25,6 +25,7 @@ from relgate_tui.tui.spotcheck import SpotCheckScreen
 from relgate_tui.tui.studies import open_study_view
 from tests.tui.runfixtures import stored_run
 from tests.tui.studyfixtures import irt_study, jury_pool, jury_study
+from tests.tui.test_flow import wait_until
 from tests.tui.test_judge import run_audit
 
 SIZE = (80, 24)
@@ -291,8 +292,11 @@ def test_sampling_mid_run(services, snap_compare):
 
     async def run_before(pilot):
         pilot.app.session = session
-        pilot.app.push_screen(SamplingScreen(session, clock=MockClock()))
-        await pilot.pause(0.3)
+        screen = SamplingScreen(session, clock=MockClock())
+        pilot.app.push_screen(screen)
+        # the scripted update is on screen (its 4 Hz flush ran): the event, not 0.3 s of a clock
+        await wait_until(pilot, lambda: screen.is_mounted and not screen._pending and screen._latest is None
+                         and len(screen._rows) >= 12, what="the scripted update on screen")
 
     assert snap_compare(make_app(services), run_before=run_before, terminal_size=SIZE)
     session.close()

@@ -201,19 +201,21 @@ def likert_conformal_table(preds: ArrayLike, human_means: ArrayLike, alphas: Seq
     splits = seeded_splits(p.size, n_splits, seed)
     rows = []
     for alpha in alphas:
-        res = [split_conformal_likert(p[c], y[c], p[t], y[t], alpha) for c, t in splits]
-        cov = np.array([r.coverage for r in res])
-        rhos = np.array([spearman_or_nan(r.widths, r.errors) for r in res])
-        qs = np.array([r.q_hat for r in res])
+        per_split = []  # (coverage, Spearman, q̂, mean width) of each split: one split's arrays alive at a time
+        for c, t in splits:
+            r = split_conformal_likert(p[c], y[c], p[t], y[t], alpha)
+            per_split.append((r.coverage, spearman_or_nan(r.widths, r.errors), r.q_hat, r.mean_width))
+            del r
+        cov, rhos, qs, widths = (np.array(col, dtype=float) for col in zip(*per_split, strict=True))
         rows.append(LikertConformalRow(
             alpha=float(alpha),
             target_coverage=1.0 - float(alpha),
             coverage=float(cov.mean()),
             coverage_sd=float(cov.std(ddof=1)) if cov.size > 1 else 0.0,
-            mean_width=float(np.mean([r.mean_width for r in res])),
+            mean_width=float(np.mean(widths)),
             mean_q_hat=float(qs.mean()),
             spearman_width_error=float(np.nanmean(rhos)) if np.isfinite(rhos).any() else math.nan,
-            n_splits=len(res),
+            n_splits=len(per_split),
             n_cal=int(splits[0][0].size),
             n_test=int(splits[0][1].size),
             n_infinite_q=int(np.isinf(qs).sum()),

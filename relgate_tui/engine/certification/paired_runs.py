@@ -27,7 +27,7 @@ from relgate_tui.core.text import one_line
 from relgate_tui.errors import DataError
 
 __all__ = ["compare_runs", "compare_documents", "paired_view", "PairedView", "ItemChange", "EXIT_CODES",
-           "MATCH_CHOICES", "question_hash", "no_shared_items"]
+           "MATCH_CHOICES", "question_hash", "no_shared_items", "same_run_note"]
 
 EXIT_CODES = {"not_worse": 0, "worse": 1, "undecided": 3}
 
@@ -245,8 +245,10 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
     docs: list[Mapping[str, Any]] = []
     questions: list[dict[str, str]] = []
     texts: list[dict[str, str]] = []
+    paths = []
     for run in (run_a, run_b):
         store = open_run(run, runs_dir(runs_root))
+        paths.append((store.path, store.run_id))
         doc = store.read_results()
         if doc is None:
             raise DataError(f"{store.path}: run {store.run_id} has no results yet (status: {store.status})")
@@ -262,4 +264,25 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
                             questions=(questions[0], questions[1]))
     if out["n_shared"] == 0:
         raise DataError(f"runs {run_a} and {run_b} {no_shared_items(out, docs[0], docs[1])}")
+    note = same_run_note(paths[0], paths[1])
+    if note is not None:
+        out["note"] = note
     return out
+
+
+def same_run_note(a: tuple[Any, str], b: tuple[Any, str]) -> str | None:
+    """The note owed when A and B are one run (the same directory, or two copies of one run id): every item agrees
+    with itself, so "not worse" says nothing about any change. ``a``, ``b``: (run directory, run id)."""
+    import os
+
+    try:
+        same_dir = os.path.samefile(a[0], b[0])
+    except OSError:
+        same_dir = False
+    if same_dir:
+        return (f"A and B are the same run ({one_line(str(a[1]), 80)}): every item agrees with itself, so this "
+                "comparison says nothing about a change; compare two different runs")
+    if a[1] == b[1]:
+        return (f"A and B are copies of the same run id ({one_line(str(a[1]), 80)}, in {one_line(str(a[0]), 120)} "
+                f"and {one_line(str(b[0]), 120)}): the comparison says nothing about a change")
+    return None

@@ -35,33 +35,78 @@ CONFIG_KEYS: dict[str, str | None] = {
     "pairwise-judge-api-key-env": "pairwise_judge_api_key_env", "pairwise-judge-reps": "pairwise_judge_reps",
 }
 _MAX_CONFIG_BYTES = 1 << 20
+# the outputs a config may name: resolved against the config's folder and confined to it (issue 29 N10)
+OUTPUT_KEYS = ("json", "run-dir")
+# numbers a config may hold: finite and within these bounds (inclusive; a timeout of 1e308 s is no timeout)
+_NUMBER_BOUNDS: dict[str, tuple[float, float]] = {
+    "timeout": (1e-3, 86_400.0), "temperature": (0.0, 100.0), "max-tokens": (1, 10_000_000),
+    "k-max": (1, 1_000_000), "concurrency": (1, 10_000), "n-cal": (1, 100_000_000), "limit": (1, 100_000_000),
+    "seed": (-(2**63), 2**63 - 1), "pairwise-judge-reps": (1, 1001), "price-in": (0.0, 1e9),
+    "price-out": (0.0, 1e9),
+}
+_ANY_NUMBER = (-1e12, 1e12)
+
+
+def _check_value(p: Path, flag: str, value: Any) -> None:
+    """One line naming the file and the field for a value no certify flag could take."""
+    if isinstance(value, bool) != (flag == "quiet") or not isinstance(value, (str, int, float, bool)):
+        want = "true or false" if flag == "quiet" else "a string or a number"
+        raise UserError(f"--config {p}: {flag} must be {want}")
+    if flag in OUTPUT_KEYS and not isinstance(value, str):
+        raise UserError(f"--config {p}: {flag} must be a path (a string)")
+    if isinstance(value, str) and ("\x00" in value or len(value) > 4096):
+        raise UserError(f"--config {p}: {flag} must be a string of at most 4096 characters, without NUL")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        lo, hi = _NUMBER_BOUNDS.get(flag, _ANY_NUMBER)
+        if not math.isfinite(value) or not lo <= value <= hi:
+            shown = f"{value:.6g}" if isinstance(value, float) or abs(value) < 10**12 else f"a {len(str(value))}-digit number"
+            raise UserError(f"--config {p}: {flag} = {shown} is out of range (from {lo:g} to {hi:g})")
+
+
+def _confined_output(p: Path, flag: str, value: str) -> str:
+    """An output named by the config ``p``: relative to the config's folder and inside it (symlinks resolved), so
+    a received config cannot write over files elsewhere. ``-`` (stdout) stays as it is."""
+    if flag == "json" and value == "-":
+        return value
+    base = p.parent.resolve()
+    target = (base / Path(value).expanduser()).resolve()
+    if target != base and base not in target.parents:
+        raise UserError(f"--config {p}: {flag} = {value[:200]!r} lies outside the config's folder {base}; a config's "
+                        f"outputs stay beside it (pass --{flag} on the command line to write elsewhere)")
+    return str(target)
 
 
 def load_run_config(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The file's keys (dashed, as the flags) and values; a one-line :class:`UserError` for an unreadable file, a
-    TOML error, an unknown key or a value that is no string, number or boolean."""
+    """The file's keys (dashed, as the flags) and values; a one-line :class:`UserError` naming the file (and the
+    field) for a missing or special file (a FIFO, ``/dev/zero``: read through the one bounded regular-file read), a
+    file over 1 MiB, a TOML error (nesting too deep included), an unknown key, a value that is no string, number or
+    boolean or out of range, or an output outside the config's folder. The outputs (``json``, ``run-dir``) come back
+    as absolute paths inside the config's folder."""
+    from relgate_tui.engine.runs.inputs import InputError, read_regular
+
     p = Path(path).expanduser()
     try:
-        if not p.is_file():
-            raise UserError(f"--config {p}: no such file")
-        data = p.read_bytes()[: _MAX_CONFIG_BYTES + 1]
+        data = read_regular(p, _MAX_CONFIG_BYTES, what="a run config")
+    except FileNotFoundError:
+        raise UserError(f"--config {p}: no such file") from None
+    except InputError as exc:
+        raise UserError(f"--config {exc}") from None
     except OSError as exc:
         raise UserError(f"--config {p}: {exc.strerror or exc}") from None
-    if len(data) > _MAX_CONFIG_BYTES:
-        raise UserError(f"--config {p}: larger than 1 MiB — not a run config")
     try:
         raw = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"--config {p}: not valid TOML ({str(exc).splitlines()[0]})") from None
+        raise UserError(f"--config {p}: not valid TOML ({str(exc).splitlines()[0][:200]})") from None
+    except RecursionError:
+        raise UserError(f"--config {p}: not a run config (nested too deeply)") from None
     out: dict[str, Any] = {}
     for key, value in raw.items():
         flag = key.replace("_", "-")
         if flag not in CONFIG_KEYS:
             raise UserError(f"--config {p}: unknown key {key[:60]!r} (keys are the certify flags: "
                             f"{', '.join(CONFIG_KEYS)})")
-        if isinstance(value, bool) != (flag == "quiet") or not isinstance(value, (str, int, float, bool)):
-            raise UserError(f"--config {p}: {flag} must be {'true or false' if flag == 'quiet' else 'a string or a number'}")
-        out[flag] = value
+        _check_value(p, flag, value)
+        out[flag] = _confined_output(p, flag, value) if flag in OUTPUT_KEYS and isinstance(value, str) else value
     return out
 
 

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from relgate_tui.core.jsonsafe import loads_strict
 from relgate_tui.engine.importers.model import (
     MAX_DOCUMENT_BYTES,
     MAX_LOG_BYTES,
@@ -153,9 +154,11 @@ def read_eval_members(path: Path, data: bytes | None = None) -> dict[str, bytes]
 
 def _json(path: Path, data: bytes, what: str) -> Any:
     try:
-        return json.loads(data)
+        return loads_strict(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise data_error(path, f"not JSON ({exc.__class__.__name__})", field=what) from None
+    except ValueError as exc:  # JSONInputError: our own words
+        raise data_error(path, f"not readable JSON: {exc}", field=what) from None
 
 
 def _text_of(content: Any) -> str:
@@ -222,11 +225,11 @@ def _header_and_samples(path: Path, raw: bytes) -> tuple[dict[str, Any], Iterabl
         names = sorted(n for n in archive.last if n.startswith("samples/") and n.endswith(".json"))
         return header if isinstance(header, dict) else {}, _member_samples(path, archive, names), notes
     try:
-        doc = json.loads(raw)
-    except RecursionError:
-        raise data_error(path, "not JSON (nested too deeply)") from None
+        doc = loads_strict(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise data_error(path, f"not JSON ({exc.__class__.__name__})") from None
+    except ValueError as exc:  # JSONInputError (nested too deeply, 1e400, …): our own words
+        raise data_error(path, f"not readable JSON: {exc}") from None
     if not isinstance(doc, dict) or "eval" not in doc:
         raise data_error(path, "not an Inspect log (no 'eval' header)", field="eval")
     samples = doc.get("samples")

@@ -25,12 +25,14 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from relgate_tui.core.jsonsafe import loads_strict
 from relgate_tui.engine.importers.model import (
     MAX_DOCUMENT_BYTES,
     ImportedItem,
@@ -98,13 +100,11 @@ def _read_rows(path: Path) -> tuple[Iterable[tuple[int, Any]], bool, LogLines]:
     if head == "[":
         text = _rest(path, first[1], stream, "an lm-eval samples file (the JSON array form)")
         try:
-            rows = json.loads(text)
+            rows = loads_strict(text)
         except json.JSONDecodeError as exc:
             raise data_error(path, f"bad JSON array: {exc.msg}", line=exc.lineno + first[0] - 1) from None
-        except RecursionError:
-            raise data_error(path, "bad JSON array: nested too deeply") from None
-        except ValueError as exc:
-            raise data_error(path, f"bad JSON array: {str(exc).split(';')[0][:80]}") from None
+        except ValueError as exc:  # JSONInputError: our own words
+            raise data_error(path, f"bad JSON array: {exc}") from None
         del text
         if not isinstance(rows, list):
             raise data_error(path, "not an lm-eval samples file (expected JSON lines or a JSON array)")
@@ -115,7 +115,7 @@ def _read_rows(path: Path) -> tuple[Iterable[tuple[int, Any]], bool, LogLines]:
         # not one JSON line: an object written over several lines (lm-eval's results file) or a bad first line
         whole: Any = None
         with contextlib.suppress(ValueError, RecursionError, DataError):
-            whole = json.loads(_rest(path, first[1], stream, "an lm-eval file", limit=MAX_RESULTS_BYTES))
+            whole = loads_strict(_rest(path, first[1], stream, "an lm-eval file", limit=MAX_RESULTS_BYTES))
         if isinstance(whole, dict) and "resps" not in whole:
             if "results" in whole or "configs" in whole:
                 raise data_error(path, "this is an lm-eval results file, not a samples file: import the "
@@ -157,8 +157,8 @@ def _results_json(samples_path: Path, task: str) -> tuple[Path | None, dict[str,
     for c in candidates:
         try:
             raw, sha = read_log(c, limit=MAX_RESULTS_BYTES, what="an lm-eval results file")
-            doc = json.loads(raw)
-        except (DataError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            doc = loads_strict(raw)
+        except (DataError, UnicodeDecodeError, ValueError):
             continue  # not a regular file, too large, or not JSON: not this run's results
         if isinstance(doc, dict) and isinstance(doc.get("configs"), dict) and task in doc["configs"]:
             return c, doc, sha
@@ -200,6 +200,19 @@ def _float(v: Any) -> float | None:
         return None
 
 
+def _seed(v: Any, where: tuple[Path | None, int | None], name: str) -> int | None:
+    """A seed from the results JSON: None when absent (null, empty), an integer when it is one (``1234``,
+    ``"1234"``, ``1234.0``); anything else (``"x"``, ``1.5``, ``1e300``) is a one-line error naming the file and
+    field, never Python's "invalid literal for int()" nor an OverflowError."""
+    if v is None or v == "":
+        return None
+    x = _float(v)
+    if x is None or isinstance(v, bool) or not math.isfinite(x) or x != int(x) or abs(x) >= 2**63:
+        raise data_error(where[0] or Path("lm-eval results"), f"seed {str(v)[:40]!r} is not an integer",
+                         line=where[1], field=name)
+    return int(x)
+
+
 def _version_tuple(v: str) -> tuple[int, ...] | None:
     m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", v.strip())
     return tuple(int(x) for x in m.groups() if x is not None) if m else None
@@ -228,8 +241,8 @@ def _prompt_text(prompt: Any) -> str:
         s = prompt.strip()
         if s.startswith("[{"):
             try:
-                msgs = json.loads(s)
-            except json.JSONDecodeError:
+                msgs = loads_strict(s)
+            except ValueError:  # not JSON, nested too deeply, out-of-range numbers: the prompt as written
                 return s
             if isinstance(msgs, list):
                 for m in reversed(msgs):
@@ -264,8 +277,8 @@ def _repr_list(s: str) -> list[Any] | None:
     never ``ast.literal_eval``, whose syntax tree of a multi-megabyte target takes gigabytes. None when ``s`` is
     anything else (then the target is one answer, as written)."""
     try:
-        value = json.loads(s)
-    except (ValueError, RecursionError):
+        value = loads_strict(s)
+    except ValueError:
         value = None
     if isinstance(value, list):
         return value
@@ -379,6 +392,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
     own_ids: list[str | None] = []  # each document's own "id", when it has one
     items: list[ImportedItem] = []
     gen_kwargs: dict[str, Any] = {}
+    gen_where: tuple[Path | None, int | None] = (results_path, None)  # where gen_kwargs came from (errors name it)
     loglik = False
     n_answers = 0
     for line, row in rows:
@@ -421,6 +435,7 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         args = _request_args(row)
         if args and len(args[0]) > 1 and isinstance(args[0][1], Mapping) and not gen_kwargs:
             gen_kwargs = dict(args[0][1])
+            gen_where = (samples_path, line)
         question = _prompt_text(args[0][0]) if args and args[0] else ""
         if not question and isinstance(row.get("doc"), Mapping):
             doc = row["doc"]
@@ -446,9 +461,9 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         notes.append("the requests set neither temperature nor do_sample: lm-eval decodes greedily by default")
     seed: int | None = None
     if "seed" in gen_kwargs:
-        seed = int(gen_kwargs["seed"]) if _float(gen_kwargs["seed"]) is not None else None
+        seed = _seed(gen_kwargs["seed"], gen_where, "gen_kwargs.seed")
     elif model_type in _API_MODELS:
-        seed = int(_float(model_args.get("seed")) or DEFAULT_API_SEED)
+        seed = _seed(model_args.get("seed"), (results_path, None), "model_args.seed") or DEFAULT_API_SEED
         notes.append(f"lm-eval sent seed {seed} with every request (the task did not set seed: null)")
     if not results:
         notes.append("no results JSON beside the samples file: K and the decoding settings come from the samples")

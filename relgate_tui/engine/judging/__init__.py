@@ -15,7 +15,7 @@ Public API (what papers 001–003 build on):
 * judge scores files — :func:`audit_from_scores` (an audit's answers from a file, zero model calls).
 
 Modules beside those: :mod:`.prompts` (judge prompts and strict parsers), :mod:`.geval` (the direct study's built-in
-prompts), :mod:`.store` (stored audits), :mod:`.scores_file` / :mod:`.imported` / :mod:`.as_scores` (judge scores
+prompts), :mod:`.store` (stored audits), :mod:`.scores_file` (its columns in :mod:`.scores_table`) / :mod:`.imported` / :mod:`.as_scores` (judge scores
 files, and a stored audit as one), :mod:`.audit_run` (an audit's settings and runner, for both front ends),
 :mod:`.studies` (the inputs of the studies of papers 001–003), :mod:`.certify_judge` (the pairwise judge inside a
 certification), :mod:`.verify_judge` (the verification judge of a certification), :mod:`.certificate` (a judge certificate's

@@ -31,7 +31,7 @@ import json
 import math
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,11 +60,16 @@ class AuditScores:
     no_rating_token: Mapping[str, int] = field(default_factory=dict)  # reason → answers without a rating token
     # (judge, variant) → (unparseable, answers read): what each judge × prompt variant gave no score for
     unparseable_by: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
-    records: tuple[Mapping[str, Any], ...] = ()  # the table's rows as scores-file records (``relgate audits --scores``)
+
+    @property
+    def records(self) -> Sequence[dict[str, Any]]:
+        """The table's rows as scores-file records (``relgate audits --scores``), each built when read from the
+        columnar table (issue 29: no second copy of every row as a dict)."""
+        return _Records(self.table.rows)
 
     def scores_jsonl(self) -> bytes:
         """The table as a judge scores file (JSONL, one record per row; :func:`load_scores` reads it back)."""
-        return "".join(json.dumps(dict(r), ensure_ascii=False, sort_keys=True) + "\n" for r in self.records).encode()
+        return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in self.records).encode()
 
     def summary(self) -> str:
         """One line for the user: rows, and every answer that did not become a full row."""
@@ -81,6 +86,22 @@ class AuditScores:
                 "unparseable": self.unparseable, "dropped": self.dropped, "missing": self.missing,
                 "rows_without_logprobs": self.without_logprobs, "prompt": self.prompt,
                 "scale": [min(self.scale), max(self.scale)], "no_rating_token": dict(self.no_rating_token)}
+
+
+class _Records(Sequence[dict[str, Any]]):
+    """A table's rows as scores-file records, each built when read (:meth:`ScoreRow.to_record`)."""
+
+    def __init__(self, rows: Sequence[Any]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, k: Any) -> Any:
+        return [r.to_record() for r in self._rows[k]] if isinstance(k, slice) else self._rows[k].to_record()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (r.to_record() for r in self._rows)
 
 
 def resolve_audit(id_or_path: str | os.PathLike[str]) -> Path:
@@ -169,5 +190,6 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
         raise DataError(f"{path}: no scored answers stored ({answers} answers, {unparseable} unparseable, "
                         f"{missing} planned answers missing)")
     table = table_from_records(records, f"audit {store.id}")
+    del records  # the table holds the rows, column by column
     return AuditScores(store.id, str(path), table, answers, unparseable, dropped, missing, no_lp,
-                       geval.scale_values(spec.scale), spec.prompt, dict(reasons), per_cell, tuple(records))
+                       geval.scale_values(spec.scale), spec.prompt, dict(reasons), per_cell)

@@ -27,156 +27,32 @@ import math
 import re
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from relgate_tui.engine.judging.scores_table import (  # noqa: F401 - the table's types, re-exported
+    _NAN,
+    _NO_FIELDS,
+    DEFAULT_CRITERION,
+    DEFAULT_JUDGE,
+    DEFAULT_VARIANT,
+    Logprobs,
+    ScoreRow,
+    ScoresTable,
+    _Columns,
+)
 from relgate_tui.engine.runs.inputs import open_regular, read_bounded
 from relgate_tui.errors import DataError, data_error
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: far beyond any real scores file; a bound against /dev/zero-like inputs
 MAX_TEXT_CHARS = 200_000  # per input/output text
-DEFAULT_JUDGE, DEFAULT_CRITERION, DEFAULT_VARIANT = "judge", "overall", "original"
 _LP_COLUMN = re.compile(r"^lp_(-?\d+)$")
 _HUMAN_COLUMN = re.compile(r"^human_(\d+)$")
 _NAME_FIELDS = ("judge", "criterion", "variant", "source")
 _TEXT_FIELDS = ("input", "output")
 _KNOWN = frozenset(("id", "score", "human", "humans", "logprobs", *_NAME_FIELDS, *_TEXT_FIELDS))
 MAX_EXTRA_FIELDS, MAX_EXTRA_CHARS = 32, 1_000
-_NO_FIELDS: Mapping[str, str] = MappingProxyType({})  # shared by every row without extra fields
-
-
-class Logprobs(Mapping[int, float]):
-    """A row's read-only ``scale value → log-probability`` map: the keys tuple shared by every row with the same
-    scale, the values packed as doubles (``array('d')``), so a million rows stay about a hundred bytes each."""
-
-    __slots__ = ("_keys", "_values")
-
-    def __init__(self, keys: tuple[int, ...], values: Iterable[float]) -> None:
-        self._keys, self._values = keys, array("d", values)
-
-    def __getitem__(self, key: int) -> float:
-        try:
-            return self._values[self._keys.index(key)]
-        except ValueError:
-            raise KeyError(key) from None
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._keys)
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._keys
-
-    def items(self) -> Any:
-        return zip(self._keys, self._values, strict=True)
-
-    def values(self) -> Any:
-        return self._values
-
-    def __repr__(self) -> str:
-        return repr(dict(self.items()))
-
-
-@dataclass(frozen=True, slots=True)
-class ScoreRow:
-    """One judge's verdict on one item under one criterion and prompt variant."""
-
-    id: str
-    judge: str = DEFAULT_JUDGE
-    criterion: str = DEFAULT_CRITERION
-    score: float | None = None
-    human: float | None = None
-    humans: tuple[float, ...] = ()
-    logprobs: Mapping[int, float] | None = None
-    variant: str = DEFAULT_VARIANT
-    input: str | None = None
-    output: str | None = None
-    source: str | None = None
-    line: int = 0
-    fields: Mapping[str, str] = field(default_factory=lambda: _NO_FIELDS)  # one shared empty map
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        """``(id, judge, criterion, variant)``: unique within a table."""
-        return (self.id, self.judge, self.criterion, self.variant)
-
-    def to_record(self) -> dict[str, Any]:
-        """The JSONL object of this row (absent fields left out); ``table_from_records`` reads it back unchanged."""
-        rec: dict[str, Any] = {"id": self.id, "judge": self.judge, "criterion": self.criterion,
-                               "variant": self.variant}
-        if self.score is not None or self.logprobs is None:
-            rec["score"] = self.score  # None: an unparsed answer, written back as "score": null
-        if self.human is not None:
-            rec["human"] = self.human
-        if self.humans:
-            rec["humans"] = list(self.humans)
-        if self.logprobs is not None:
-            rec["logprobs"] = {str(k): v for k, v in sorted(self.logprobs.items())}
-        for name in ("input", "output", "source"):
-            value = getattr(self, name)
-            if value is not None:
-                rec[name] = value
-        return rec | dict(self.fields)
-
-
-@dataclass(frozen=True)
-class ScoresTable:
-    """The rows of a judge scores file, in file order."""
-
-    path: str
-    rows: tuple[ScoreRow, ...]
-    _index: Mapping[tuple[str, str, str, str], ScoreRow] | None = field(default=None, repr=False, compare=False)
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def _distinct(self, name: str) -> list[str]:
-        return list(dict.fromkeys(getattr(r, name) for r in self.rows))
-
-    def judges(self) -> list[str]:
-        return self._distinct("judge")
-
-    def criteria(self) -> list[str]:
-        return self._distinct("criterion")
-
-    def variants(self) -> list[str]:
-        return self._distinct("variant")
-
-    def ids(self) -> list[str]:
-        """Item ids in order of first appearance."""
-        return self._distinct("id")
-
-    def get(self, id: str, judge: str, criterion: str, variant: str = DEFAULT_VARIANT) -> ScoreRow | None:
-        if self._index is None:  # built on the first look-up only (a million keys cost ~100 MB)
-            object.__setattr__(self, "_index", MappingProxyType({r.key: r for r in self.rows}))
-        assert self._index is not None
-        return self._index.get((id, judge, criterion, variant))
-
-    def select(self, *, judge: str | None = None, criterion: str | None = None,
-               variant: str | None = None) -> ScoresTable:
-        """The rows matching every given name (``None`` matches all)."""
-        rows = tuple(r for r in self.rows
-                     if (judge is None or r.judge == judge) and (criterion is None or r.criterion == criterion)
-                     and (variant is None or r.variant == variant))
-        return ScoresTable(self.path, rows)
-
-    def unscored(self) -> int:
-        """Rows with no score and no log-probabilities (``"score": null``: the judge's answer was not parsed)."""
-        return sum(1 for r in self.rows if r.score is None and r.logprobs is None)
-
-    def unscored_note(self) -> str | None:
-        """The summary line about :meth:`unscored` rows, or None when every row has a score."""
-        n = self.unscored()
-        return None if n == 0 else (f"{n:,} of {len(self.rows):,} row(s) have a null score (an unparsed judge "
-                                    "answer): counted as no score for that judge and item")
-
-    def scale(self) -> tuple[int, ...]:
-        """The scale values that carry log-probabilities anywhere in the table, sorted (``()`` when none do)."""
-        return tuple(sorted({k for r in self.rows if r.logprobs for k in r.logprobs}))
 
 
 # --------------------------------------------------------------------------------------------------------- reading
@@ -215,7 +91,11 @@ def _jsonl_records(f: Any, display: str) -> Iterator[tuple[int, dict[str, Any]]]
     (the line-by-line path only to name a bad line), so memory holds one chunk of objects, never the file's.
     Every problem is one line naming the line: bad JSON, not an object, not UTF-8, nested too deeply, a number with
     thousands of digits, a lone surrogate; the bytes read are bounded by :data:`MAX_FILE_BYTES`."""
-    reader = io.BufferedReader(f, 1 << 20)
+    with io.BufferedReader(f, 1 << 20) as reader:  # closed with the file (no ResourceWarning)
+        yield from _jsonl_chunks(reader, display)
+
+
+def _jsonl_chunks(reader: Any, display: str) -> Iterator[tuple[int, dict[str, Any]]]:
     total, line_no, first = 0, 0, True
     while True:
         lines = reader.readlines(1 << 22)
@@ -334,19 +214,15 @@ def _csv_number(value: str, display: str, line: int, name: str) -> float:
 
 
 def _build(records: Iterable[tuple[int, dict[str, Any]]], display: str) -> ScoresTable:
-    rows: list[ScoreRow] = []
+    cols = _Columns()
     hashes = array("q")  # duplicates are found on 8 bytes per row, not on a dict of a million keys
-    names: dict[str, str] = {}  # one string object per distinct judge / criterion / variant / source
-    scales: dict[tuple[int, ...], tuple[int, ...]] = {}  # one keys tuple per distinct scale
     for line, rec in records:
-        row = _row(rec, display, line, names, scales)
-        hashes.append(hash(row.key))
-        rows.append(row)
-    _check_duplicates(rows, hashes, display)
-    return ScoresTable(display, tuple(rows))
+        hashes.append(hash(_row(rec, display, line, cols)))
+    _check_duplicates(cols, hashes, display)
+    return ScoresTable(display, cols)
 
 
-def _check_duplicates(rows: list[ScoreRow], hashes: array, display: str) -> None:
+def _check_duplicates(cols: _Columns, hashes: array, display: str) -> None:
     """One-line error for the first row whose (id, judge, criterion, variant) was given before: equal hashes are
     found by sorting, then only their rows are compared by key."""
     import numpy as np
@@ -357,18 +233,19 @@ def _check_duplicates(rows: list[ScoreRow], hashes: array, display: str) -> None
     if not repeated:
         return
     first: dict[tuple[str, str, str, str], int] = {}
-    for row, hv in zip(rows, hashes, strict=True):
+    for i, hv in enumerate(hashes):
         if hv not in repeated:
             continue
-        if row.key in first:
-            raise data_error(display, f"duplicate row for id {row.id!r}, judge {row.judge!r}, criterion "
-                                      f"{row.criterion!r}, variant {row.variant!r} (first on line "
-                                      f"{first[row.key]})", line=row.line, field="id")
-        first[row.key] = row.line
+        key = cols.key(i)
+        if key in first:
+            raise data_error(display, f"duplicate row for id {key[0]!r}, judge {key[1]!r}, criterion "
+                                      f"{key[2]!r}, variant {key[3]!r} (first on line {first[key]})",
+                             line=cols.line[i], field="id")
+        first[key] = cols.line[i]
 
 
-def _row(rec: Mapping[str, Any], display: str, line: int, shared: dict[str, str] | None = None,
-         scales: dict[tuple[int, ...], tuple[int, ...]] | None = None) -> ScoreRow:
+def _row(rec: Mapping[str, Any], display: str, line: int, cols: _Columns) -> tuple[str, str, str, str]:
+    """Check one record and append it to ``cols``; returns its key. Every problem is one line naming the field."""
     def err(name: str, message: str) -> DataError:
         return data_error(display, message, line=line, field=name)
 
@@ -381,8 +258,7 @@ def _row(rec: Mapping[str, Any], display: str, line: int, shared: dict[str, str]
         if value is None or value == "":
             names[name] = None
         elif isinstance(value, str):
-            v = value.strip() or None
-            names[name] = v if v is None or shared is None else shared.setdefault(v, v)
+            names[name] = value.strip() or None
         else:
             raise err(name, f"expected a string, got {type(value).__name__}")
     texts: dict[str, str | None] = {}
@@ -393,18 +269,45 @@ def _row(rec: Mapping[str, Any], display: str, line: int, shared: dict[str, str]
         if value is not None and len(value) > MAX_TEXT_CHARS:
             raise err(name, f"text too long ({len(value):,} characters; at most {MAX_TEXT_CHARS:,})")
         texts[name] = value
-    score = _number(rec.get("score"), err, "score")
+    score = _rating(_number(rec.get("score"), err, "score"), err, "score")
     humans = _humans(rec.get("humans"), err)
-    human = _number(rec.get("human"), err, "human")
+    human = _rating(_number(rec.get("human"), err, "human"), err, "human")
     if human is None and humans:
         human = math.fsum(humans) / len(humans)
-    logprobs = _logprobs(rec.get("logprobs"), err, scales)
+    logprobs = _logprobs(rec.get("logprobs"), err)
     if score is None and logprobs is None and "score" not in rec:
         raise err("score", "a row needs a score or logprobs (or \"score\": null for an unparsed answer)")
-    return ScoreRow(id=str(raw_id).strip(), judge=names["judge"] or DEFAULT_JUDGE,
-                    criterion=names["criterion"] or DEFAULT_CRITERION, score=score, human=human, humans=humans,
-                    logprobs=logprobs, variant=names["variant"] or DEFAULT_VARIANT, input=texts["input"],
-                    output=texts["output"], source=names["source"], line=line, fields=_extra_fields(rec, err))
+    fields = _extra_fields(rec, err)
+    i = len(cols)
+    item = str(raw_id).strip()
+    judge = names["judge"] or DEFAULT_JUDGE
+    criterion = names["criterion"] or DEFAULT_CRITERION
+    variant = names["variant"] or DEFAULT_VARIANT
+    cols.ids.append(item)
+    cols.judge.append(cols.code(judge))
+    cols.criterion.append(cols.code(criterion))
+    cols.variant.append(cols.code(variant))
+    cols.source.append(cols.code(names["source"]))
+    cols.score.append(_NAN if score is None else score)
+    cols.human.append(_NAN if human is None else human)
+    cols.line.append(line)
+    if logprobs is None:
+        cols.lp_scale.append(-1)
+        cols.lp_off.append(0)
+    else:
+        keys = tuple(sorted(logprobs))
+        cols.lp_scale.append(cols.scale_code(keys))
+        cols.lp_off.append(len(cols.lp_values))
+        cols.lp_values.extend(logprobs[k] for k in keys)
+    if humans:
+        cols.humans[i] = humans
+    if texts["input"] is not None:
+        cols.input[i] = texts["input"]
+    if texts["output"] is not None:
+        cols.output[i] = texts["output"]
+    if fields:
+        cols.fields[i] = fields
+    return (item, judge, criterion, variant)
 
 
 def _extra_fields(rec: Mapping[str, Any], err: Any) -> Mapping[str, str]:
@@ -432,6 +335,18 @@ def _number(value: Any, err: Any, name: str) -> float | None:
     return x
 
 
+MAX_RATING = 1e6
+"""The largest magnitude a score or human rating may have: relgate reads rating scales of at most 101 points
+(:data:`~relgate_tui.core.rating_scale.MAX_POINTS`), so a score of 1e300 is no rating, and would only overflow the
+arithmetic downstream (a numpy warning and an infinite width)."""
+
+
+def _rating(x: float | None, err: Any, name: str) -> float | None:
+    if x is not None and abs(x) > MAX_RATING:
+        raise err(name, f"{x:g} is off any rating scale (scales of 2 to 101 points; at most {MAX_RATING:g} in size)")
+    return x
+
+
 def _humans(value: Any, err: Any) -> tuple[float, ...]:
     if value is None:
         return ()
@@ -439,15 +354,14 @@ def _humans(value: Any, err: Any) -> tuple[float, ...]:
         raise err("humans", f"expected a list of numbers, got {type(value).__name__}")
     out = []
     for v in value:
-        x = _number(v, err, "humans")
+        x = _rating(_number(v, err, "humans"), err, "humans")
         if x is None:
             raise err("humans", "a rating is null")
         out.append(x)
     return tuple(out)
 
 
-def _logprobs(value: Any, err: Any, scales: dict[tuple[int, ...], tuple[int, ...]] | None = None
-              ) -> Mapping[int, float] | None:
+def _logprobs(value: Any, err: Any) -> dict[int, float] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
@@ -469,7 +383,4 @@ def _logprobs(value: Any, err: Any, scales: dict[tuple[int, ...], tuple[int, ...
         if k in out:
             raise err("logprobs", f"scale value {k} given twice")
         out[k] = min(x, 0.0)
-    keys = tuple(sorted(out))
-    if scales is not None:
-        keys = scales.setdefault(keys, keys)
-    return Logprobs(keys, (out[k] for k in keys))
+    return out

@@ -166,10 +166,16 @@ class AuditStore:
     def spec(self) -> Any:
         from relgate_tui.engine.judging.audit import AuditSpec
 
+        raw = self.manifest.get("spec")
+        seed = raw.get("seed") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and (isinstance(seed, bool) or not isinstance(seed, int)):  # issue 29: one line
+            raise DataError(f"{self.path / MANIFEST}: field 'spec.seed': {str(seed)[:40]!r} is not an integer")
         try:
-            return AuditSpec.from_json(self.manifest["spec"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DataError(f"{self.path / MANIFEST}: field 'spec': {exc}") from None
+            return AuditSpec.from_json(raw)  # type: ignore[arg-type]
+        except KeyError as exc:
+            raise DataError(f"{self.path / MANIFEST}: field 'spec': {exc} is missing") from None
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise DataError(f"{self.path / MANIFEST}: field 'spec': not an audit spec ({type(exc).__name__})") from None
 
     # -- answers -------------------------------------------------------------------------------------------------
     def answers(self) -> Iterator[Answer]:

@@ -32,7 +32,7 @@ from relgate_tui.engine.judging.prompts import parse_yes_no, verification_prompt
 from relgate_tui.engine.records import TaskItem
 
 __all__ = ["MAX_ANSWER_CHARS", "VerifyJudgeConfig", "config_of", "check_options", "Verdict", "top_answer_text", "ask_verify_judge_async",
-           "verdicts_document", "verdicts_from_document", "p_yes_from_logprobs"]
+           "verdicts_document", "verdicts_from_document", "p_yes_from_logprobs", "failures_note"]
 
 MAX_ANSWER_CHARS = 4000
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -218,6 +218,25 @@ async def ask_verify_judge_async(
         verdicts.setdefault(request.key[1], Verdict(0, None, "failed"))
     return verdicts, JudgeCalls(calls.made, calls.cached, calls.failed, calls.retries, calls.prompt_tokens,
                                 calls.completion_tokens)
+
+
+def failures_note(block: Mapping[str, Any]) -> str | None:
+    """The line a summary owes its reader when some of the judge's "no" verdicts are no verdicts at all (issue 29
+    N15): requests given up on (a non-JSON or oversized response, a timeout) and replies that are neither yes nor no.
+    They count as f = 0 — a rule blind to the labels, so the bound stays valid and can only be lower — but they are
+    counted failures, never the judge's opinion. None when every verdict was a real one."""
+    failed = int(block.get("n_judge_failed") or 0)
+    unparseable = int(block.get("n_judge_unparseable") or 0)
+    if not failed and not unparseable:
+        return None
+    n = int(block.get("n_judged") or 0)
+    parts = []
+    if failed:
+        parts.append(f"{failed} of {n} verification-judge requests failed")
+    if unparseable:
+        parts.append(f"{unparseable} repl{'y was' if unparseable == 1 else 'ies were'} neither yes nor no")
+    return (" and ".join(parts) + ": not verdicts, counted as 'no' (the assisted bound can only be lower)"
+            + ("; rerun the same command to ask the failed ones again" if failed else ""))
 
 
 def verdicts_document(cfg: VerifyJudgeConfig, verdicts: Mapping[str, Verdict]) -> dict[str, Any]:

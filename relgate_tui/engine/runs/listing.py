@@ -218,6 +218,9 @@ def remove_run(store: RunStore) -> Path:
     import shutil
 
     path = Path(store.path)
+    if path.is_symlink():  # rmtree refuses a link with a raw OSError; deleting its target is not what was asked
+        raise RunStoreError(f"{path}: a symbolic link to {path.resolve()}; refusing to delete through it "
+                            "(remove the link itself, or name the run directory)")
     if not (path / MANIFEST).is_file():
         raise RunStoreError(f"{path}: not a run directory (no {MANIFEST})")
     store.lock()

@@ -8,7 +8,9 @@
 * :func:`check_output_path` — the output guard of every command and TUI export: never over one of the command's
   inputs (compared by resolved path and by inode, so a symlink or hard link to an input is caught), never through a
   symlink to a regular file, never inside a run or audit directory (a folder holding a run's or an audit's
-  ``manifest.json``) except a run's ``exports/`` folder.
+  ``manifest.json``) except a run's ``exports/`` folder, never over a database (a file that begins with SQLite's
+  header, such as the embedded review store, or its ``-wal`` / ``-shm`` / ``-journal`` companion) and never inside the
+  review journals' folder (``<data dir>/review/``).
 * :func:`write_output` — both: what every ``--json`` / ``--markdown`` / ``--output`` / export writes through;
   :func:`write_display` for a document people read (Markdown) and :func:`echo` for a terminal line pass the text
   through the one sanitiser first (issue 23 §6).
@@ -121,12 +123,48 @@ def _store_kind(path: Path) -> str | None:
     return None
 
 
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def _is_database(path: Path) -> bool:
+    """True when ``path`` is a regular file that begins with SQLite's 16-byte header (the embedded review store, a
+    sample cache, any database), or is the ``-wal`` / ``-shm`` / ``-journal`` companion of one."""
+    from relgate_tui.engine.runs.inputs import InputError, open_regular
+
+    def header(p: Path) -> bytes:
+        try:
+            with open_regular(p, what="a file") as f:
+                return f.read(len(_SQLITE_MAGIC))
+        except (InputError, OSError):
+            return b""
+
+    if header(path) == _SQLITE_MAGIC:
+        return True
+    for suffix in _SQLITE_COMPANIONS:
+        if path.name.endswith(suffix) and len(path.name) > len(suffix):
+            return header(path.with_name(path.name[: -len(suffix)])) == _SQLITE_MAGIC
+    return False
+
+
+def _journals_dir() -> Path:
+    from relgate_tui.engine.runs.paths import data_dir
+
+    return (data_dir() / "review").resolve()
+
+
 def check_output_path(path: PathLike, inputs: Iterable[PathLike | None] = ()) -> Path:
     """Refuse (:class:`UserError`, one line) an output path that is one of ``inputs`` or links to one, that is a
-    symbolic link to a regular file, or that lies inside a run or audit directory (other than a run's ``exports/``
-    folder) — writing there would destroy what relgate stored or what the command read. Returns the path."""
+    symbolic link to a regular file, that is a database (SQLite's header: the embedded review store) or one's
+    companion file, that lies in the review journals' folder, or that lies inside a run or audit directory (other
+    than a run's ``exports/`` folder) — writing there would destroy what relgate stored or what the command read.
+    Returns the path."""
     p = Path(path).expanduser()
     target = p.resolve()
+    if _is_database(target):
+        raise UserError(f"{p}: a database (SQLite file); refusing to write over it")
+    if _journals_dir() in target.parents:
+        raise UserError(f"{p}: inside the review journals' folder {_journals_dir()}; refusing to write there")
     for inp in inputs:
         if inp is None:
             continue

@@ -276,8 +276,11 @@ async def _post_bounded(client: httpx.AsyncClient, url: httpx.URL, content: byte
                         timeout_s: float) -> tuple[int, httpx.Headers, bytes]:
     """POST through httpx (https, or an injected transport), reading at most :data:`MAX_RESPONSE_BYTES` raw and
     inflated (a gzip bomb or an endless body is a ``malformed`` failure, not a full memory)."""
+    from relgate_tui.engine.transport.httpread import deadline
+
     headers = {**headers, "Accept-Encoding": "gzip, deflate"}
-    async with client.stream("POST", url, content=content, headers=headers, timeout=timeout_s) as response:
+    async with deadline(timeout_s), client.stream("POST", url, content=content, headers=headers,
+                                                  timeout=timeout_s) as response:
         parts, total = [], 0
         async for chunk in response.aiter_raw():
             total += len(chunk)
