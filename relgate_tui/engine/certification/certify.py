@@ -89,6 +89,10 @@ __all__ = [
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 STOPPING_CHOICES = ("anytime", "paper", "none")
+VERIFICATION_MODES = ("auto", "human", "audit")
+"""How calibration items are verified: "auto" — by their reference answers, a human checks the rest; "human" — a
+human checks every calibration item (references still verify the deployment items); "audit" — auto, and a human
+re-checks a seeded ``audit_fraction`` of the reference verdicts."""
 
 
 # ------------------------------------------------------------------------------------------------------------ config
@@ -132,6 +136,8 @@ class CertifyConfig:
     verify_judge_model: str | None = None
     verify_judge_endpoint: str | None = None  # None = the answering endpoint
     verify_judge_api_key_env: str | None = None  # issue 22: judging.verify_judge.config_of(cfg)
+    verification: str = "auto"  # "auto" | "human" (every calibration item by hand) | "audit": reference_classes()
+    audit_fraction: float = 0.2  # "audit": the share of reference-verified calibration items a human re-checks
 
     @property
     def uses_pairwise_judge(self) -> bool:
@@ -226,6 +232,10 @@ class CertifyConfig:
                 self.pairwise_judge_config().validate()
             except JudgeCertifyError as exc:
                 raise CertifyError(str(exc)) from None
+        if self.verification not in VERIFICATION_MODES:
+            bad(f"--verification must be one of {', '.join(VERIFICATION_MODES)}, got {self.verification!r}")
+        if not (_is_number(self.audit_fraction) and 0.0 < self.audit_fraction <= 1.0):
+            bad(f"the audit fraction must be in (0, 1], got {self.audit_fraction!r}")
         from relgate_tui.engine.judging.verify_judge import check_options
 
         check_options(self)  # the verification judge's options and the gates that need it
@@ -414,8 +424,21 @@ class Prepared:
 
 
 def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, Any]:
-    """The fields that determine the samples (the run id hashes them; see runstore's module docstring)."""
-    return {
+    """The fields that determine the samples and how they are verified (the run id hashes them; see runstore's module
+    docstring): a run verified another way (``verification``) or with another verification judge is another run,
+    so one run id never tells two stories (issue 31 item 2). Those two keys are present only when they differ from
+    the default, so the ids of earlier runs are unchanged."""
+    from relgate_tui.engine.judging.verify_judge import config_of
+
+    extra: dict[str, Any] = {}
+    if cfg.verification != "auto":
+        extra["verification"] = cfg.verification
+        if cfg.verification == "audit":
+            extra["audit_fraction"] = float(cfg.audit_fraction)
+    judge = config_of(cfg)
+    if judge is not None:
+        extra["verify_judge"] = judge.identity()
+    return {**extra,
         "task_sha256": task.sha256,
         "limit": cfg.limit,
         "endpoint": public_url(cfg.endpoint.rstrip("/")),
@@ -487,6 +510,11 @@ def open_prepared(path: str | os.PathLike[str]) -> Prepared:
     task_info = manifest.get("task")
     if not isinstance(raw, dict) or not isinstance(identity, dict) or not isinstance(task_info, dict):
         raise RunStoreError(f"{run_path / 'manifest.json'}: the run's manifest has no configuration")
+    tui = manifest.get("tui")
+    if "verification" not in raw and isinstance(tui, dict) and tui.get("verification") in VERIFICATION_MODES:
+        raw = {**raw, "verification": tui["verification"]}  # a TUI run made before the mode was in its config
+        if isinstance(tui.get("audit_fraction"), (int, float)) and not isinstance(tui["audit_fraction"], bool):
+            raw["audit_fraction"] = float(tui["audit_fraction"])
     try:
         cfg = CertifyConfig(**{k: v for k, v in raw.items() if k in known})
         cfg = replace(cfg, run_dir=str(run_path.parent), labels=None).validate()
@@ -518,12 +546,17 @@ def open_prepared(path: str | os.PathLike[str]) -> Prepared:
 
 def reference_classes(prepared: Prepared) -> Callable[[Any], set[str] | None]:
     """``item → acceptable canonical classes`` (references through the run's canonicalizer,
-    :func:`relgate_tui.core.canon.canonicalize_references`), None without a usable reference."""
+    :func:`relgate_tui.core.canon.canonicalize_references`), None without a usable reference — and None for every
+    calibration item of a "human" verification run (a person verifies those; the verification judge is asked about
+    them too, so its verdicts can be checked against the person's)."""
     from relgate_tui.core.canon import canonicalize_references
 
     cache: dict[str, set[str] | None] = {}
+    by_hand = set(prepared.calibration_ids) if prepared.config.verification == "human" else set()
 
     def refs(item: Any) -> set[str] | None:
+        if item.id in by_hand:  # "human": a person verifies every calibration item, its reference is not used
+            return None
         if item.id not in cache:
             acceptable = (
                 set(canonicalize_references(prepared.canonicalizer, item.answers, item.choices))

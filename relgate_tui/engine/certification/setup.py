@@ -344,5 +344,8 @@ def certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | Non
         pairwise_judge_reps=setup.pairwise_judge_reps,
         verify_judge_model=setup.verify_judge_model or None,
         verify_judge_api_key_env=setup.api_key_env if setup.verify_judge_model else None,
+        gate_on="best" if setup.verify_judge_model else "bound",  # relgate certify's default with this judge
+        verification=setup.verification,
+        audit_fraction=setup.audit_fraction,
     )
 
