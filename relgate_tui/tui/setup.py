@@ -47,9 +47,10 @@ CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "tex
 STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
 VERIFICATION = (
     ("references (auto) + human for the rest", "auto"),
-    ("human spot-check of every calibration item", "human"),
+    ("by hand, even where references exist", "human"),
     ("audit: auto + human checks a fraction", "audit"),
 )
+BY_HAND = "verify the calibration items by hand even where references exist"
 
 
 class SetupScreen(Screen["RunSetup | None"]):
@@ -164,6 +165,8 @@ class SetupScreen(Screen["RunSetup | None"]):
                 yield Static("", id="task-info")
                 yield Label("Pre-flight", classes="panel-title")
                 yield Static("", id="preflight")
+                yield Static("", id="judge-note")
+                yield Button("Verify by hand", id="by-hand", compact=True)
                 yield Static("", id="setup-error")
         yield Footer()
 
@@ -542,6 +545,25 @@ class SetupScreen(Screen["RunSetup | None"]):
         if pf is None:
             return
         box.update(preflight_text(pf, setup, self.latency, self.latency_parallel, self.latency_error))
+        self._judge_note(setup)
+
+    def _judge_note(self, setup: RunSetup | None) -> None:
+        """Before sampling (issue 31 item 1): a verification judge on a task whose every item has a reference has
+        nothing to verify — say so, and offer to verify the calibration items by hand (the judge is then asked
+        about them too, so its verdicts can be checked against yours)."""
+        note = self.query_one("#judge-note", Static)
+        button = self.query_one("#by-hand", Button)
+        idle = (setup is None or not setup.verify_judge_model or self.task_info is None
+                or not self.task_info.has_references or setup.verification == "human")
+        button.display = not idle
+        if idle:
+            note.update("")
+            return
+        note.update(Text.assemble(
+            ("The verification judge has nothing to verify: ", "bold yellow"),
+            ("every item of this task has a reference answer. ", "yellow"),
+            (f"Press Verify by hand to {BY_HAND} (the judge's verdicts are then checked against yours), or choose "
+             "a task without references (arithmetic-unreferenced).", "dim")))
 
     # ---------------------------------------------------------------------------------------------- actions
     def action_start(self) -> None:
@@ -571,6 +593,11 @@ class SetupScreen(Screen["RunSetup | None"]):
     @on(Button.Pressed, "#probe")
     def _probe_pressed(self) -> None:
         self.action_probe()
+
+    @on(Button.Pressed, "#by-hand")
+    def _by_hand_pressed(self) -> None:
+        self._verification_touched = True
+        self.query_one("#verification", Select).value = "human"
 
     @on(Button.Pressed, "#back")
     def _back_pressed(self) -> None:

@@ -223,7 +223,7 @@ def task_choices() -> list[TaskChoice]:
             n_items=int(t.items),
             canon=t.canon,
             description=getattr(t, "description", ""),
-            has_references=True,
+            has_references=t.references,
             path=str(getattr(t, "file", "")),
             bundled=True,
         )

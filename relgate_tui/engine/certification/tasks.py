@@ -66,6 +66,7 @@ class BundledTask:
     canon: str
     description: str
     licence: str
+    references: bool = True  # False: a task without reference answers (a person verifies; issue 31 item 1)
 
 
 # ---------------------------------------------------------------------------------------------- bundled registry
@@ -87,7 +88,8 @@ def format_task_table() -> str:
     width = max(len(t.name) for t in tasks)
     lines = [f"{'task':{width}s}  {'items':>5s}  {'canon':7s}  description"]
     for t in tasks:
-        lines.append(f"{t.name:{width}s}  {t.items:5d}  {t.canon:7s}  {t.description} [{t.licence}]")
+        refs = "" if t.references else " (no reference answers)"
+        lines.append(f"{t.name:{width}s}  {t.items:5d}  {t.canon:7s}  {t.description}{refs} [{t.licence}]")
     return "\n".join(lines)
 
 
