@@ -157,9 +157,11 @@ class CompareScreen(Screen[None]):
         items = [s.prepared.items for s in self.sessions]
         questions = tuple({it.id: question_hash(it.question, it.choices) for it in its} for its in items)
         texts = tuple({it.id: it.question for it in its} for its in items)
+        refs = tuple({it.id: it.answers for it in its} for its in items)
         try:
             p = self.paired = paired_view(docs[0], docs[1], margin=self.margin, match=self.match,
-                                          questions=(questions[0], questions[1]), question_texts=(texts[0], texts[1]))
+                                          questions=(questions[0], questions[1]), question_texts=(texts[0], texts[1]),
+                                          references=(refs[0], refs[1]))
         except DataError as exc:  # not the same questions: no paired gate, one line saying why
             self.paired = None
             diff.display = False
@@ -179,6 +181,8 @@ class CompareScreen(Screen[None]):
         if p.decision == "undecided":
             more = p.more_items_to_decide
             line.append(f" · ~{more} more items would decide" if more is not None else " · more items would not decide")
+        for note in p.notes:  # the same run twice; the same items under different prompts (issue 31 item 3)
+            line.append(f"\nnote: {note}", style="dim")
         label.update(line)
         diff.add_column("item", key="item")
         diff.add_column("B", key="change")
