@@ -327,6 +327,8 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
     if doc.get("n_skipped") and worst.get("level") is not None:
         con.print(f"worst case with the {doc['n_skipped']} skipped item(s) counted as misses: level "
                   f"{_fmt_pct(worst['level'])} (≥ {_fmt_pct(worst['lower_bound'])})")
+    if (doc.get("canon") or {}).get("source", "").startswith(("suggested", "no reference")):  # issue 31 item 4
+        con.print(f"canonicalizer {escape(doc['canon']['spec'])}: {escape(doc['canon']['source'])} (--canon to choose)")
     if (doc.get("prediction_sets") or {}).get("message"):
         con.print(f"[yellow]{escape(doc['prediction_sets']['message'])}[/]")
     con.print(

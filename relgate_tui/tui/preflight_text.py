@@ -9,9 +9,25 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.certification.setup import Preflight, RunSetup
+    from relgate_tui.engine.certification.setup import Preflight, RunSetup, TaskChoice
 
-__all__ = ["preflight_text"]
+__all__ = ["BY_HAND", "judge_note", "preflight_text"]
+
+BY_HAND = "verify the calibration items by hand even where references exist"
+
+
+def judge_note(setup: RunSetup | None, task: TaskChoice | None) -> Text | None:
+    """Setup's word before sampling (issue 31 item 1): a verification judge on a task whose every item has a
+    reference has nothing to verify — say so and offer to verify the calibration items by hand (the judge is then
+    asked about them too, so its verdicts can be checked against the person's). None when there is nothing to say."""
+    if (setup is None or not setup.verify_judge_model or task is None or not task.has_references
+            or setup.verification == "human"):
+        return None
+    return Text.assemble(
+        ("The verification judge has nothing to verify: ", "bold yellow"),
+        ("every item of this task has a reference answer. ", "yellow"),
+        (f"Press Verify by hand to {BY_HAND} (the judge's verdicts are then checked against yours), or choose a "
+         "task without references (arithmetic-unreferenced).", "dim"))
 
 
 def _fmt_duration(seconds: float | None) -> str:

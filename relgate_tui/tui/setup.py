@@ -34,7 +34,7 @@ from relgate_tui.engine.certification.setup import (
 )
 from relgate_tui.tui.forms import check_custom_endpoint, parse_number
 from relgate_tui.tui.judge_fields import JUDGE_FIELDS, chosen_judge, judge_fields, set_judge_options
-from relgate_tui.tui.preflight_text import preflight_text
+from relgate_tui.tui.preflight_text import judge_note, preflight_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,7 +50,6 @@ VERIFICATION = (
     ("by hand, even where references exist", "human"),
     ("audit: auto + human checks a fraction", "audit"),
 )
-BY_HAND = "verify the calibration items by hand even where references exist"
 
 
 class SetupScreen(Screen["RunSetup | None"]):
@@ -495,6 +494,8 @@ class SetupScreen(Screen["RunSetup | None"]):
             t.append("references: yes" if ti.has_references else "no references: human spot-check",
                      style="green" if ti.has_references else "yellow")
             t.append(f"\nsuggested canonicalizer: {ti.canon}\n", style="dim")
+            if ti.canon_source and not ti.bundled:  # why: a task file is never silently "text" (issue 31 item 4)
+                t.append(f"({ti.canon_source})\n", style="yellow" if not ti.has_references else "dim")
             if ti.description:
                 t.append(ti.description[:240], style="dim")
         else:
@@ -548,22 +549,10 @@ class SetupScreen(Screen["RunSetup | None"]):
         self._judge_note(setup)
 
     def _judge_note(self, setup: RunSetup | None) -> None:
-        """Before sampling (issue 31 item 1): a verification judge on a task whose every item has a reference has
-        nothing to verify — say so, and offer to verify the calibration items by hand (the judge is then asked
-        about them too, so its verdicts can be checked against yours)."""
-        note = self.query_one("#judge-note", Static)
-        button = self.query_one("#by-hand", Button)
-        idle = (setup is None or not setup.verify_judge_model or self.task_info is None
-                or not self.task_info.has_references or setup.verification == "human")
-        button.display = not idle
-        if idle:
-            note.update("")
-            return
-        note.update(Text.assemble(
-            ("The verification judge has nothing to verify: ", "bold yellow"),
-            ("every item of this task has a reference answer. ", "yellow"),
-            (f"Press Verify by hand to {BY_HAND} (the judge's verdicts are then checked against yours), or choose "
-             "a task without references (arithmetic-unreferenced).", "dim")))
+        """Before sampling (issue 31 item 1): a verification judge with nothing to verify is said, with an offer."""
+        note = judge_note(setup, self.task_info)
+        self.query_one("#judge-note", Static).update(note or "")
+        self.query_one("#by-hand", Button).display = note is not None
 
     # ---------------------------------------------------------------------------------------------- actions
     def action_start(self) -> None:

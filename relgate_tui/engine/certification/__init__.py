@@ -8,6 +8,8 @@ Public names, by module:
 * :mod:`.certify` — ``CertifyConfig``, ``Prepared``, ``prepare``, ``open_prepared``, ``run_identity``,
   ``reference_classes``, ``analyse_prepared``, ``results_document``, ``build_document``: the config, the prepared
   run and the result document;
+* :mod:`.identity` — ``run_identity``, ``reference_classes``, ``VERIFICATION_MODES``: what a run's id hashes and
+  the reference classes its verification mode gives each item (re-exported by ``certify``);
 * :mod:`.analysis` — ``Analysis``, ``ItemAnalysis``, ``CallCounts``, ``analyse``, ``core_input``, ``split_items``,
   ``item_rng``, ``used_sample_count``, ``used_sample_counts``: the seeded split and the replayed stopping rule;
 * :mod:`.pipeline` — ``run``, ``run_certify``, ``RunControl``, ``CertifyOutcome`` and the events ``Sampling``,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ from relgate_tui.engine.certification.analysis import (
     used_sample_count,
 )
 from relgate_tui.engine.certification.assisted_section import ASSISTED_GATES, apply_assisted_gate
+from relgate_tui.engine.certification.identity import VERIFICATION_MODES, reference_classes, run_identity
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
 from relgate_tui.engine.review.summary import read_review_summary
 from relgate_tui.engine.runs.labels_file import (
@@ -89,10 +90,6 @@ __all__ = [
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 STOPPING_CHOICES = ("anytime", "paper", "none")
-VERIFICATION_MODES = ("auto", "human", "audit")
-"""How calibration items are verified: "auto" — by their reference answers, a human checks the rest; "human" — a
-human checks every calibration item (references still verify the deployment items); "audit" — auto, and a human
-re-checks a seeded ``audit_fraction`` of the reference verdicts."""
 
 
 # ------------------------------------------------------------------------------------------------------------ config
@@ -405,6 +402,7 @@ class Prepared:
     deployment_ids: tuple[str, ...]
     store: RunStore
     file_labels: list[Label] = field(default_factory=list)
+    canon_source: str = ""  # why ``canon_spec`` (issue 31 item 4): "--canon", the bundled task's, a suggestion
 
     @property
     def roles(self) -> dict[str, str]:
@@ -423,37 +421,6 @@ class Prepared:
         self.store.close()
 
 
-def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, Any]:
-    """The fields that determine the samples and how they are verified (the run id hashes them; see runstore's module
-    docstring): a run verified another way (``verification``) or with another verification judge is another run,
-    so one run id never tells two stories (issue 31 item 2). Those two keys are present only when they differ from
-    the default, so the ids of earlier runs are unchanged."""
-    from relgate_tui.engine.judging.verify_judge import config_of
-
-    extra: dict[str, Any] = {}
-    if cfg.verification != "auto":
-        extra["verification"] = cfg.verification
-        if cfg.verification == "audit":
-            extra["audit_fraction"] = float(cfg.audit_fraction)
-    judge = config_of(cfg)
-    if judge is not None:
-        extra["verify_judge"] = judge.identity()
-    return {**extra,
-        "task_sha256": task.sha256,
-        "limit": cfg.limit,
-        "endpoint": public_url(cfg.endpoint.rstrip("/")),
-        "model": cfg.model,
-        "system": cfg.system,
-        "temperature": float(cfg.temperature),
-        "max_tokens": cfg.max_tokens,
-        "k_max": cfg.k_max,
-        "stopping": cfg.stopping,
-        "delta": float(cfg.delta),
-        "canon": canon_spec,
-        "seed": cfg.seed,
-    }
-
-
 def prepare(cfg: CertifyConfig) -> Prepared:
     """Phase 1: validate, load the task and the labels file (nothing is written before both are known to be good),
     resolve the canonicalizer and the stopping rule, split the items, open or resume the run."""
@@ -467,6 +434,7 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     if not items:
         raise CertifyError(f"task {task.name!r} has no items")
     canon_spec = cfg.canon or task.canon
+    canon_source = "chosen (--canon)" if cfg.canon else (task.canon_source or "the task's")
     canonicalizer = get_canonicalizer(canon_spec)
     rule = get_stopping_rule(cfg.stopping, cfg.delta)
     ids = [it.id for it in items]
@@ -481,6 +449,7 @@ def prepare(cfg: CertifyConfig) -> Prepared:
         "endpoint": public_url(cfg.endpoint),
         "seed": cfg.seed,
         "config": cfg.public_dict(),
+        "canon": {"spec": canon_spec, "source": canon_source},  # config.canon None = "the task's": say which
     }
     store = RunStore.create_or_open(runs_dir(cfg.run_dir), identity, label=f"{task.name} {cfg.model}", info=info)
     try:
@@ -489,7 +458,8 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     except BaseException:
         store.close()
         raise
-    return Prepared(cfg, task, items, canon_spec, canonicalizer, rule, cal_ids, dep_ids, store, file_labels)
+    return Prepared(cfg, task, items, canon_spec, canonicalizer, rule, cal_ids, dep_ids, store, file_labels,
+                    canon_source)
 
 
 def open_prepared(path: str | os.PathLike[str]) -> Prepared:
@@ -540,34 +510,11 @@ def open_prepared(path: str | os.PathLike[str]) -> Prepared:
     if cfg.n_cal is not None and cfg.n_cal > len(ids):
         raise CertifyError(f"{run_path}: n_cal {cfg.n_cal} is larger than the number of items ({len(ids)})")
     cal_ids, dep_ids = split_items(ids, cfg.n_cal, cfg.seed)
+    stored_canon = manifest.get("canon")
+    source = str(stored_canon.get("source") or "") if isinstance(stored_canon, dict) else ""
     return Prepared(cfg, task, items, canon_spec, get_canonicalizer(canon_spec),
-                    get_stopping_rule(cfg.stopping, cfg.delta), cal_ids, dep_ids, store, [])
-
-
-def reference_classes(prepared: Prepared) -> Callable[[Any], set[str] | None]:
-    """``item → acceptable canonical classes`` (references through the run's canonicalizer,
-    :func:`relgate_tui.core.canon.canonicalize_references`), None without a usable reference — and None for every
-    calibration item of a "human" verification run (a person verifies those; the verification judge is asked about
-    them too, so its verdicts can be checked against the person's)."""
-    from relgate_tui.core.canon import canonicalize_references
-
-    cache: dict[str, set[str] | None] = {}
-    by_hand = set(prepared.calibration_ids) if prepared.config.verification == "human" else set()
-
-    def refs(item: Any) -> set[str] | None:
-        if item.id in by_hand:  # "human": a person verifies every calibration item, its reference is not used
-            return None
-        if item.id not in cache:
-            acceptable = (
-                set(canonicalize_references(prepared.canonicalizer, item.answers, item.choices))
-                if item.answers else set()
-            )
-            # a reference the canonicalizer cannot parse verifies nothing: the item stays unverified (counted as
-            # pending), rather than being scored as a miss
-            cache[item.id] = acceptable or None
-        return cache[item.id]
-
-    return refs
+                    get_stopping_rule(cfg.stopping, cfg.delta), cal_ids, dep_ids, store, [],
+                    source or ("chosen (--canon)" if cfg.canon else "stored with the run"))
 
 
 def analyse_prepared(prepared: Prepared, samples_by_item: Mapping[str, Sequence[Any]] | None = None) -> Analysis:
@@ -622,6 +569,7 @@ def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, call
         prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None and cfg.price_out is not None else None,
         gate_on="bound" if on in ASSISTED_GATES else on,
     )
+    doc["canon"] = {"spec": prepared.canon_spec, "source": prepared.canon_source}  # which canonicalizer, and why
     if judge is not None:
         doc["pairwise_judge"] = judge
     if assisted is not None:

@@ -62,6 +62,7 @@ class TaskChoice:
     has_references: bool = True
     path: str = ""
     bundled: bool = True
+    canon_source: str = ""  # why ``canon`` (issue 31 item 4): a task file's suggestion rule, in words
 
 
 VerificationMode = Literal["auto", "human", "audit"]
@@ -244,6 +245,7 @@ def inspect_task(name_or_path: str) -> TaskChoice:
         has_references=any(item.answers for item in task.items),
         path=str(task.path),
         bundled=name_or_path in bundled_task_names(),
+        canon_source=task.canon_source,
     )
 
 
