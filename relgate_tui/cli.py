@@ -371,6 +371,8 @@ def _print_assisted(con: Any, block: dict[str, Any]) -> None:
     ag = block["agreement"]
     far = ag["false_accept"]
     kappa = ag["kappa"]
+    if block.get("warning"):  # a constant verification judge (issue 31 item 7)
+        con.print(f"[bold yellow]warning: {escape(str(block['warning']))}[/]")
     con.print(f"judge-assisted reliability {_fmt_pct(block['estimate'])} (≥ {_fmt_pct(block['lower_bound'])} with "
               f"{block['confidence']:.0%} confidence; {block['n_labels']} human labels, {block['n_judged']} items "
               f"judged by {escape(block['judge']['model'])})"

@@ -143,6 +143,8 @@ def assisted_view(block: Mapping[str, Any] | None, gate: Mapping[str, Any] | Non
         t.append(clean(str(block.get("message", ""))), style="yellow")
         return t
     conf = float(block["confidence"])
+    if block.get("warning"):  # a constant verification judge (issue 31 item 7)
+        t.append(f"⚠ {clean(str(block['warning']))}\n\n", style="bold yellow")
     t.append("Judge-assisted reliability ", style="bold")
     t.append(f"{_pct(block['estimate'])}, ≥ {_pct(block['lower_bound'])} with {conf:.0%} confidence\n", style="bold")
     t.append(f"{block['n_labels']} human labels, {block['n_judged']} items judged by "

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from relgate_tui.core import ppi
-from relgate_tui.core.agreement import agreement
+from relgate_tui.core.agreement import agreement, constant_judge
 from relgate_tui.core.certification.intervals import clopper_pearson_lower
 
 __all__ = ["ASSISTED_GATES", "assisted_rows", "assisted_section", "assisted_block", "apply_assisted_gate", "assisted_gate", "recompute",
@@ -122,6 +122,8 @@ def assisted_section(rows: list[dict[str, Any]] | None, *, confidence: float, ju
         },
         "verdicts": rows,
     }
+    if (constant := constant_judge(f_all)) is not None:  # issue 31 item 7: flagged in the JSON, CLI and TUI
+        block["warning"] = constant
     if gate is not None:
         block["more_labels"] = ppi.more_labels_needed(f_all, f_lab, y_lab, gate, confidence)
     return block
