@@ -49,14 +49,22 @@ def preflight_text(pf: Preflight, setup: RunSetup | None, latency: tuple[float, 
     t.append("worst case  ", style="dim")
     t.append(f"{pf.worst_calls:,} calls\n", style="bold")
     t.append("expected    ", style="dim")
-    t.append(f"≈ {pf.expected_calls:,} calls\n", style="bold green")
+    t.append(f"≈ {pf.expected_calls:,} calls", style="bold green")
+    low, high = pf.calls_range
+    t.append(f" ({low:,}–{high:,})\n" if high > low else "\n", style="dim")
+    if pf.judge_calls:
+        t.append("judge calls ", style="dim")
+        t.append(f"{'≤ ' if setup is not None and setup.pairwise_judge_model else ''}{pf.judge_calls:,}\n")
     t.append("latency     ", style="dim")
     if latency is not None:
         t.append(f"{latency[0] * 1000:.0f} ms per call, measured with {parallel} at once\n")
     else:
         t.append((error or "not measured (^l)") + "\n", style="dim")
     t.append("time        ", style="dim")
-    t.append(f"≈ {_fmt_duration(pf.seconds)}\n")
+    t.append(f"≈ {_fmt_duration(pf.seconds)}")
+    if pf.seconds_range is not None and pf.seconds_range[1] > pf.seconds_range[0]:
+        t.append(f" ({_fmt_duration(pf.seconds_range[0])}–{_fmt_duration(pf.seconds_range[1])})", style="dim")
+    t.append("\n")
     t.append("cost        ", style="dim")
     t.append("—\n" if pf.cost is None else f"≈ ${pf.cost:,.2f}\n")
     if setup is not None and setup.pairwise_judge_model:

@@ -70,3 +70,20 @@ async def test_j_says_why_the_judge_has_no_verdict_on_a_referenced_item(services
         await pilot.pause()
         notes = [str(n.message) for n in app._notifications]
         assert any("verifies items without a reference answer only" in n and "by hand" in n for n in notes), notes
+
+
+async def test_the_preflight_counts_the_verification_judges_calls(services) -> None:
+    """Issue 31 item 8: the judge's calls are calls — the pre-flight box counts them (and the calls' easy…hard
+    range)."""
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SetupScreen)
+        screen.query_one("#task", Select).value = "arithmetic-unreferenced"
+        screen.query_one("#verify-judge-model", Select).value = "sim-judge"
+        await pilot.pause()
+        box = _text(screen, "#preflight")
+        assert "judge calls 100" in box and "calls (" in box
