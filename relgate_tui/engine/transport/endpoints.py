@@ -211,11 +211,31 @@ def body_encoder(cfg: EndpointConfig, messages: Sequence[dict]) -> Callable[[int
     return encode
 
 
+SIMULATED_SERVER = "relgate-simulated"
+"""What relgate's demo server reports as its models' ``owned_by`` — and the request cache's key for them."""
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def cache_server(cfg: EndpointConfig) -> str:
+    """Who answers, as the request cache keys it (issue 31 item 10): the endpoint URL — except for relgate's own
+    simulated models (a ``sim-*`` model on a loopback address: the embedded demo on port 47820, ``relgate
+    demo-server --port 0``, a test's server), whose answers are a pure function of model, messages and seed
+    whichever port the demo listens on: they share one key, :data:`SIMULATED_SERVER`, so the TUI's demo and a
+    demo-server never pay twice for the same samples. A real server keeps its URL: two local servers may serve
+    different weights under one model name, and the key must be known offline (a rerun from the cache makes no call),
+    so it cannot wait for the server to report its identity."""
+    if cfg.model.startswith("sim-"):
+        host = _parsed_url(cfg.url).host if cfg.url.startswith(("http://", "https://")) else ""
+        if host in _LOOPBACK:
+            return SIMULATED_SERVER
+    return cfg.url
+
+
 def _material(cfg: EndpointConfig, messages: Sequence[dict], sample_index: int, seed: int | None) -> dict[str, Any]:
     return {
         "v": 1,
         "kind": cfg.kind,
-        "url": cfg.url,
+        "url": cache_server(cfg),
         "model": cfg.model,
         "messages": _with_system(cfg, messages),
         "temperature": cfg.temperature,
