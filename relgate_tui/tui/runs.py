@@ -67,11 +67,11 @@ class RunsScreen(Screen["RunsChoice | None"]):
     BINDINGS = [
         Binding("o", "open", "Open", id="runs.open", tooltip="Open the highlighted run (offline)"),
         Binding("r", "resume", "Resume", id="runs.resume", tooltip="Resume sampling / spot-check of the run"),
-        Binding("space", "mark", "Mark", id="runs.mark", tooltip="Mark or unmark the run for comparison"),
+        Binding("space", "mark", "Mark", key_display="␣", id="runs.mark", tooltip="Mark or unmark the run for comparison"),
         Binding("c", "compare", "Compare", id="runs.compare", tooltip="Compare the marked runs (two or more)"),
-        Binding("p", "publish", "Publish for review", id="runs.publish",
-                tooltip="Put the run's calibration items into a team-review session"),
-        Binding("i", "import_log", "Import…", id="runs.import",
+        Binding("p", "publish", "Publish", id="runs.publish",
+                tooltip="Publish for review: put the run's calibration items into a team-review session"),
+        Binding("i", "import_log", "Import", id="runs.import",
                 tooltip="Import an lm-eval / Inspect / samples log as a run (no model calls)"),
         Binding("escape", "back", "Back", id="runs.back", tooltip="Back to home"),
     ]
@@ -102,6 +102,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
 
     def on_mount(self) -> None:
         self.sub_title = "runs"
+        self.query_one(Footer).compact = self.app.size.width < 110  # every key on screen at 80 columns
         self.columns = self._columns(self.app.size.width)
         table = self.query_one("#runs", DataTable)
         for key, label, width in self.columns:

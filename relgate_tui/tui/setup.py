@@ -45,10 +45,10 @@ TASK_FILE = "__file__"
 CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"),
           ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
 STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
-VERIFICATION = (
-    ("references (auto) + human for the rest", "auto"),
-    ("by hand, even where references exist", "human"),
-    ("audit: auto + human checks a fraction", "audit"),
+VERIFICATION = (  # each fits the select at 80 columns (issue 31 item 17)
+    ("auto: references first", "auto"),
+    ("by hand, even with refs", "human"),
+    ("audit: refs + re-checks", "audit"),
 )
 
 
@@ -141,7 +141,7 @@ class SetupScreen(Screen["RunSetup | None"]):
                     yield Input(f"{p.temperature:g}", id="temperature", type="number", compact=True)
                     yield Label("concurrency")
                     yield Input(str(p.concurrency), id="concurrency", type="integer", compact=True)
-                    yield Label("calibration items")
+                    yield Label("calibration n")
                     yield Input("" if p.n_cal is None else str(p.n_cal), placeholder="half", id="n-cal",
                                 type="integer", compact=True)
                     yield Label("use items")
