@@ -329,13 +329,13 @@ def _print_summary(doc: dict[str, Any], run_path: Any) -> None:
                   f"{_fmt_pct(worst['level'])} (≥ {_fmt_pct(worst['lower_bound'])})")
     if (doc.get("canon") or {}).get("source", "").startswith(("suggested", "no reference")):  # issue 31 item 4
         con.print(f"canonicalizer {escape(doc['canon']['spec'])}: {escape(doc['canon']['source'])} (--canon to choose)")
-    if (doc.get("prediction_sets") or {}).get("message"):
-        con.print(f"[yellow]{escape(doc['prediction_sets']['message'])}[/]")
     con.print(
         f"M* = {'∞' if m is None else m} at α = {doc['alpha']}; calibration items {doc['n_cal']}, "
         f"skipped {doc['n_skipped']}, pending {doc['n_pending']}"
         + (f"; coverage {_fmt_pct(doc['coverage'])}" if doc["coverage"] is not None else "")
     )
+    if sets_message := (doc.get("prediction_sets") or {}).get("message"):  # its "M* = ∞ at α: " is said above
+        con.print(f"[yellow]{escape(sets_message.split(': ', 1)[-1] if sets_message.startswith('M* = ') else sets_message)}[/]")
     if doc.get("n_incomplete"):
         con.print(
             f"[yellow]sampling incomplete: {doc['n_incomplete']} item(s) not sampled to their stop, "

@@ -456,13 +456,23 @@ def _int(value: Any) -> int:
     return int(value)
 
 
+def _cut_at_word(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters at a word boundary, with "…" — never mid-name (issue 31 item 22: the
+    wrong-model error listed the server's models up to "sim-e")."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = max(cut.rfind(" "), cut.rfind(","))
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,") + " …"
+
+
 def _error_message(content: bytes) -> str:
     try:
         data = json.loads(content)
         err = data.get("error") if isinstance(data, dict) else None
         message = err.get("message") if isinstance(err, dict) else err
         if isinstance(message, str) and message:
-            return message.splitlines()[0][:200]
+            return _cut_at_word(message.splitlines()[0], 240)
     except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
         pass
     return content[:120].decode("utf-8", "replace").splitlines()[0] if content.strip() else "no details"
