@@ -312,6 +312,11 @@ def _import(box: list[ImportedLog], opts: ImportOptions, on_phase: Callable[[str
             if stored != expected:
                 raise DataError(f"{final}: the run holds {stored} samples, the log {expected}; remove the run "
                                 "directory and import again")
+            kept = (prepared.store.read_results() or {}).get("min_reliability")
+            if opts.min_reliability is None and isinstance(kept, (int, float)) and not isinstance(kept, bool):
+                # re-imported without a gate (the TUI's Import…): the run keeps the gate it was judged against,
+                # its FAIL never turns into "no gate" (issue 31 item 14)
+                prepared.config = replace(prepared.config, min_reliability=float(kept))
             prepared.store.update_manifest(imported_from=info)
             doc = _finish(prepared, log, opts, info, prepared.store.samples_by_item())
             return ImportOutcome(doc, 1 if doc["passed"] is False else 0, final, True)
