@@ -198,6 +198,10 @@ class ImportScreen(ModalScreen["ImportDone | None"]):
         outcome = import_log(log, ImportOptions(canon=canon, run_dir=str(self.runs_dir)))
         doc = outcome.document
         summary = flags_summary(doc) + ("; run already existed, results recomputed" if outcome.reused else "")
+        n, level = doc.get("reliability_n"), doc.get("reliability_level")
+        if isinstance(n, int) and n > 0 and isinstance(level, (int, float)):  # issue 31 item 26: the tool's k/n
+            k = int(round(float(level) * (n + 1)))
+            summary += f"; level {k}/{n + 1} (an accuracy of {k}/{n})"
         return ImportDone(outcome.run_path, str(doc.get("run_id", "")), summary)
 
     @on(Worker.StateChanged)
