@@ -1,6 +1,5 @@
 """Setup (SPEC §5.1): endpoint + model, task, canonicalizer, K_max, δ, stopping rule, α, temperature, concurrency,
-calibration size, verification mode, prices — and a pre-flight box (worst-case and expected calls, time from a
-measured latency probe, cost when prices are given).
+calibration size, verification mode, prices — and a pre-flight box (calls, judge calls, time, cost).
 
 Endpoints: the local servers discovery finds are listed first; when none is found the built-in demo endpoint is
 started in-process on a free loopback port and pre-selected, labelled "simulated". "Custom URL" takes any
@@ -96,8 +95,8 @@ class SetupScreen(Screen["RunSetup | None"]):
                 with Grid(classes="fields"):
                     yield Label("endpoint")
                     yield Select([], prompt="looking for local model servers…", id="endpoint", compact=True)
-                    yield Label("model")
-                    yield Select([], prompt="choose an endpoint first", id="model", compact=True)
+                    yield Label("model", classes="listed")  # a custom URL has one model field: "model name"
+                    yield Select([], prompt="choose an endpoint first", id="model", compact=True, classes="listed")
                     yield Label("URL", classes="custom")
                     yield Input(p.base_url if not p.simulated else "", placeholder="http://host:port/v1",
                                 id="url", compact=True, classes="custom")
@@ -264,6 +263,10 @@ class SetupScreen(Screen["RunSetup | None"]):
         return f"{e.label}{suffix}"
 
     def _set_models(self, models: tuple[str, ...]) -> None:
+        if self.query_one("#endpoint", Select).value == CUSTOM and models:  # a typed URL, any port (issue 31 item 5)
+            name = self.query_one("#model-name", Input)
+            name.value = name.value.strip() or models[0]  # the first model fills an empty "model name"
+            self.notify(f"the server lists: {', '.join(models[:6])}{' …' if len(models) > 6 else ''}", title="Custom URL")
         select = self.query_one("#model", Select)
         select.set_options([(safe_line(m), m) for m in models])  # server-listed names: never markup
         if not models:
@@ -400,6 +403,8 @@ class SetupScreen(Screen["RunSetup | None"]):
         custom = self.query_one("#endpoint", Select).value == CUSTOM
         for w in self.query(".custom"):
             w.display = custom
+        for w in self.query(".listed"):  # never two model fields (issue 31 item 5)
+            w.display = not custom
         self.query_one("#model", Select).disabled = custom
         file_task = self.query_one("#task", Select).value == TASK_FILE
         for w in self.query(".taskfile"):
