@@ -73,9 +73,17 @@ class CompareScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # opening runs reads every sample (seconds for big runs): say so first, open after that is on screen
+        # (issue 31 item 16)
+        self.sub_title = "compare runs"
+        self.query_one("#compare-title", Label).update(
+            Text(f"Opening {len(self.paths)} run{'s' if len(self.paths) != 1 else ''} … (reading their samples)",
+                 style="bold yellow"))
+        self.call_after_refresh(self._open_runs)
+
+    def _open_runs(self) -> None:
         from relgate_tui.engine.certification.session import Session
 
-        self.sub_title = "compare runs"
         cache_dir = None
         services = getattr(self.app, "services", None)
         if services is not None:
