@@ -140,7 +140,8 @@ def unreferenced_arithmetic(n: int, seed: int) -> list[dict]:
                                                                                      rng.randint(11, 99))
         if op == "minus" and b > a:
             a, b = b, a
-        rows.append({"id": f"nref-{i:04d}", "question": f"What is {a} {op} {b}?"})
+        # "Compute …", never "What is …": no question of the BIG-bench arithmetic tasks is repeated here
+        rows.append({"id": f"nref-{i:04d}", "question": f"Compute {a} {op} {b}."})
     return rows
 
 
