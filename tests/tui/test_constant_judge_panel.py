@@ -39,3 +39,27 @@ async def test_the_results_panel_shows_the_warning(services, tmp_path: Path, mon
         await pilot.pause()
         text = str(app.screen.query_one("#assisted").render())
         assert 'said "no" to all 12 items' in text
+
+
+async def test_a_key_opens_the_verification_judge_tab(services) -> None:
+    """Issue 31 item 20: the Results' "Verification judge" tab has a key, `a` (and back to the items)."""
+    from textual.widgets import TabbedContent
+
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.tui.app import make_app
+    from relgate_tui.tui.results import ResultsScreen
+    from tests.tui.runfixtures import stored_run
+
+    path = stored_run(services.runs_dir)
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        session = Session.open(path)
+        app.session = session
+        app.push_screen(ResultsScreen(session))
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        assert app.screen.query_one("#tabs", TabbedContent).active == "tab-assisted"
+        await pilot.press("a")
+        await pilot.pause()
+        assert app.screen.query_one("#tabs", TabbedContent).active == "tab-items"
