@@ -4,11 +4,14 @@ A demo server with one slot (``relgate demo-server --slots 1``: it answers one r
 ``-np 1``) and a fixed latency serves ``sim-mid``, ignoring ``n`` like llama.cpp (one sample per request). For each
 concurrency the Setup screen's pre-flight is computed exactly as the TUI does it — :func:`probe_latency` (the run's
 concurrency in parallel calls), then :func:`preflight` — and the same run is sampled as the TUI's Sampling screen
-samples it (stopping ``none``, so the calls are exactly the expected ones), timed from start to finish. Reported: estimate, measured wall time, their
-ratio, and the estimate the old rule (one call's latency divided by the concurrency) would have given.
+samples it (``--stopping none`` by default, so the calls are exactly the expected ones; ``--stopping anytime`` for the
+expected calls and their easy … hard range against the calls made), timed from start to finish. Reported: estimate,
+its range, measured wall time, their ratio, and the estimate the old rule (one call's latency divided by the
+concurrency) would have given.
 Target: the estimate within 25% of the measured time.
 
-Run: ``python bench/preflight_estimate.py [--latency-ms 30] [--items 12] [--k-max 5]``.
+Run: ``python bench/preflight_estimate.py [--latency-ms 30] [--items 12] [--k-max 5] [--stopping anytime]
+[--model sim-mid]``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=12)
     ap.add_argument("--k-max", type=int, default=5)
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8])
+    ap.add_argument("--stopping", default="none", choices=("none", "anytime", "paper"))
+    ap.add_argument("--model", default="sim-mid")
     args = ap.parse_args()
 
     from relgate_tui.demo import DemoServer
@@ -44,8 +49,8 @@ def main() -> int:
         os.environ["RELGATE_HOME"] = home
         for concurrency in args.concurrency:
             with DemoServer(latency_ms=args.latency_ms, slots=1, honour_n=False) as server:
-                setup = RunSetup(base_url=server.base_url, model="sim-mid", task=task, limit=args.items,
-                                 k_max=args.k_max, stopping="none", concurrency=concurrency, seed=concurrency)
+                setup = RunSetup(base_url=server.base_url, model=args.model, task=task, limit=args.items,
+                                 k_max=args.k_max, stopping=args.stopping, concurrency=concurrency, seed=concurrency)
                 latency = asyncio.run(probe_latency(setup))
                 pf = preflight(setup, inspect_task(task), latency)
                 single = asyncio.run(probe_latency(RunSetup(base_url=server.base_url, model="sim-mid", task=task,
@@ -64,16 +69,18 @@ def main() -> int:
                 calls = len(server.chat_requests) - before
             assert pf.seconds is not None
             rows.append((concurrency, pf.expected_calls, calls, pf.seconds, measured,
-                         pf.expected_calls * single[0] / concurrency))
-    print(f"one-slot loopback server, latency {args.latency_ms:g} ms, {args.items} items × K_max {args.k_max} "
-          "(stopping none)")
-    print(f"{'concurrency':>11} {'expected calls':>14} {'server calls':>12} {'estimate s':>10} {'measured s':>10} "
-          f"{'error':>7} {'old rule s':>10}   target |error| ≤ {TARGET:.0%}")
+                         pf.expected_calls * single[0] / concurrency, pf.calls_range, pf.seconds_range))
+    print(f"one-slot loopback server, {args.model}, latency {args.latency_ms:g} ms, {args.items} items × K_max "
+          f"{args.k_max} (stopping {args.stopping})")
+    print(f"{'concurrency':>11} {'expected calls':>14} {'range':>11} {'server calls':>12} {'estimate s':>10} "
+          f"{'range s':>13} {'measured s':>10} {'error':>7} {'old rule s':>10}   target |error| ≤ {TARGET:.0%}")
     worst = 0.0
-    for c, expected, calls, est, meas, old in rows:
+    for c, expected, calls, est, meas, old, (lo, hi), span in rows:
         err = est / meas - 1.0
         worst = max(worst, abs(err))
-        print(f"{c:>11} {expected:>14} {calls:>12} {est:>10.2f} {meas:>10.2f} {err:>+7.1%} {old:>10.2f}")
+        srange = f"{span[0]:.1f}–{span[1]:.1f}" if span else "—"
+        print(f"{c:>11} {expected:>14} {f'{lo}–{hi}':>11} {calls:>12} {est:>10.2f} {srange:>13} {meas:>10.2f} "
+              f"{err:>+7.1%} {old:>10.2f}")
     print(f"worst |error| {worst:.1%} ({'within' if worst <= TARGET else 'OUTSIDE'} the {TARGET:.0%} target)")
     return 0 if worst <= TARGET else 1
 

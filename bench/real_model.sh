@@ -28,7 +28,8 @@ say() { printf '[real_model] %s\n' "$*" >&2; }
 # 1. llama.cpp server from PyPI
 if ! "$PYTHON" -c "import llama_cpp, llama_cpp.server" >/dev/null 2>&1; then
     say "installing llama-cpp-python[server]==0.3.36 (CPU build; this takes several minutes)"
-    CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+    # the same CPU build flags as bench/llama_server.py documents (one build serves every real-model script)
+    CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" CMAKE_BUILD_PARALLEL_LEVEL=2 \
         "$PYTHON" -m pip install "llama-cpp-python[server]==0.3.36"
 fi
 

@@ -72,6 +72,10 @@ def register(sub: Any) -> None:
     v.add_argument("--verify-judge-model", metavar="NAME", help="the verification judge model")
     v.add_argument("--verify-judge-endpoint", metavar="URL", help="its OpenAI-compatible base URL (default: --endpoint)")
     v.add_argument("--verify-judge-api-key-env", metavar="VAR", help="NAME of the variable holding its key")
+    c.add_argument("--verification", choices=("auto", "human", "audit"), default="auto",
+                   help="auto: references verify; human: a person verifies every calibration item (the spot-check); "
+                        "audit: auto, and a person re-checks --audit-fraction of the reference verdicts")
+    c.add_argument("--audit-fraction", type=float, default=0.2, metavar="F", help="audit: the share re-checked (0.2)")
 
 
 
@@ -166,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
         verify_judge_model=args.verify_judge_model,
         verify_judge_endpoint=args.verify_judge_endpoint,
         verify_judge_api_key_env=args.verify_judge_api_key_env,
+        verification=args.verification,
+        audit_fraction=args.audit_fraction,
         batch=args.batch_price if args.batch else None,
     ).validate()
     from relgate_tui.engine.certification.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify

@@ -39,6 +39,7 @@ class AssistedSummary:
     false_accepts: int = 0
     n_human_no: int = 0
     false_accept_upper: float | None = None
+    warning: str | None = None  # a constant verification judge (issue 31 item 7)
     failures: str | None = None  # verify_judge.failures_note: requests that gave no verdict (issue 29 N15)
 
 
@@ -94,6 +95,7 @@ class CertifySummary:
     calls_failed: int
     saved_vs_kmax: float | None
     run_id: str
+    canon_note: str | None = None  # which canonicalizer, when it was suggested rather than given (issue 31 item 4)
     assisted: AssistedSummary | None = None
     judge: JudgeSummary | None = None
 
@@ -112,7 +114,8 @@ def _assisted(block: Mapping[str, Any]) -> AssistedSummary:
         agreement_rate=ag["agreement_rate"], kappa=kappa["estimate"],
         kappa_interval=(kappa["lower"], kappa["upper"]) if kappa.get("lower") is not None else None,
         false_accepts=int(ag["table"]["judge_yes_human_no"]), n_human_no=int(ag["false_accept"]["n_human_no"]),
-        false_accept_upper=ag["false_accept"]["upper"], failures=failures_note(block))
+        false_accept_upper=ag["false_accept"]["upper"], failures=failures_note(block),
+        warning=str(block["warning"]) if block.get("warning") else None)
 
 
 def _ranking(r: Mapping[str, Any]) -> RankingSummary:
@@ -143,9 +146,15 @@ def summary_of(doc: Mapping[str, Any]) -> CertifySummary:
         n_incomplete=int(doc.get("n_incomplete") or 0), n_not_sampled=int(doc.get("n_not_sampled") or 0),
         calibration_message=doc.get("calibration_message") or None, calls_made=int(calls["made"]),
         calls_cached=int(calls["cached"]), calls_failed=int(calls["failed"]), saved_vs_kmax=calls["saved_vs_kmax"],
-        run_id=str(doc["run_id"]),
+        run_id=str(doc["run_id"]), canon_note=_canon_note(doc.get("canon")),
         assisted=_assisted(doc["judge_assisted"]) if doc.get("judge_assisted") else None,
         judge=_judge(doc["pairwise_judge"]) if doc.get("pairwise_judge") else None)
+
+
+def _canon_note(canon: Any) -> str | None:
+    if not isinstance(canon, Mapping) or not str(canon.get("source") or "").startswith(("suggested", "no reference")):
+        return None
+    return f"canonicalizer {canon.get('spec')}: {canon.get('source')} (--canon to choose)"
 
 
 _BASIS = {"bound": "lower bound", "level": "level", "assisted": "judge-assisted bound", "best": "better bound"}
@@ -169,11 +178,14 @@ def print_summary(s: CertifySummary, run_path: Any) -> None:
     if s.n_skipped and s.worst_level is not None:
         con.print(Text(f"worst case with the {s.n_skipped} skipped item(s) counted as misses: level "
                        f"{fmt_pct(s.worst_level)} (≥ {fmt_pct(s.worst_lower_bound)})"))
-    if s.sets_message:
-        con.print(Text(s.sets_message, style="yellow"))
+    if s.canon_note:
+        con.print(Text(s.canon_note))
     con.print(Text(f"M* = {'∞' if s.m_star is None else s.m_star} at α = {s.alpha}; calibration items {s.n_cal}, "
                    f"skipped {s.n_skipped}, pending {s.n_pending}"
                    + (f"; coverage {fmt_pct(s.coverage)}" if s.coverage is not None else "")))
+    if s.sets_message:  # its "M* = ∞ at α: " is said in the line above (issue 31 item 22)
+        con.print(Text(s.sets_message.split(": ", 1)[-1] if s.sets_message.startswith("M* = ") else s.sets_message,
+                       style="yellow"))
     if s.n_incomplete:
         con.print(Text(f"sampling incomplete: {s.n_incomplete} item(s) not sampled to their stop, {s.n_not_sampled} "
                        "of them not sampled at all (requests failed) — no PASS/FAIL on partial data (exit 3); rerun "
@@ -200,6 +212,8 @@ def _print_assisted(con: Any, a: AssistedSummary) -> None:
     if a.lower_bound is None:
         con.print(Text(f"judge-assisted: {a.message}"))
         return
+    if a.warning:
+        con.print(Text(f"warning: {a.warning}", style="bold yellow"))
     con.print(Text(f"judge-assisted reliability {fmt_pct(a.estimate)} (≥ {fmt_pct(a.lower_bound)} with "
                    f"{a.confidence:.0%} confidence; {a.n_labels} human labels, {a.n_judged} items judged by "
                    f"{a.judge_model})" + (f"; ≈ {a.more_labels} more labels to clear the gate" if a.more_labels else "")))

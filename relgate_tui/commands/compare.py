@@ -56,8 +56,8 @@ def _summary(doc: dict[str, Any]) -> None:
                     else ": more items at the same rates would not decide it")
     con.print(Text(f"{verdict} (p = {min(doc['test']['p_not_worse'], doc['test']['p_worse']):.4g}; "
                    f"{doc['test']['method']})"))
-    if doc.get("note"):
-        con.print(Text(f"note: {safe(doc['note'], 400)}", style="yellow"))
+    for note in doc.get("notes") or ():
+        con.print(Text(f"note: {safe(note, 400)}", style="yellow"))
     s = doc["set_size"]
     if s["n"]:
         con.print(Text(f"set size A {s['mean_a']:.2f}, B {s['mean_b']:.2f} (B larger on {s['larger']}, smaller on "

@@ -71,6 +71,10 @@ def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
                        "errored samples): their answers are used as they are", style="yellow"))
     for note in imp["notes"]:
         con.print(Text(f"note: {safe(note)}"))
+    from relgate_tui.engine.importers.run import counting_notes
+
+    for note in counting_notes(doc):  # how this figure relates to the tool's own (issue 31 item 26)
+        con.print(Text(f"note: {note}"))
     con.print(Text(f"run {safe(doc['run_id'])} ({safe(run_path)})"))
 
 

@@ -24,7 +24,23 @@ from numpy.typing import ArrayLike
 from relgate_tui.core.certification.intervals import clopper_pearson_upper
 from relgate_tui.core.review.agreement import cohen_kappa, degenerate_note
 
-__all__ = ["Agreement", "agreement"]
+__all__ = ["Agreement", "agreement", "constant_judge"]
+
+
+def constant_judge(verdicts: ArrayLike) -> str | None:
+    """A warning when the judge gave ONE verdict f on every judged item (n ≥ 2; issue 31 item 7), else None.
+
+    A constant judge carries no information about which answers are right: its κ with any human is 0 (or undefined,
+    p_e = 1), and in the prediction-powered bound (core/ppi.py) the rectifier Y − f then does all the work, so the
+    assisted bound is a human-only bound with extra variance — valid, but no help, and the agreement table looks
+    reassuring when the humans happen to agree with the constant. Said in words, with the count."""
+    f = np.asarray(verdicts, dtype=np.int64).ravel()
+    if f.size < 2 or not (np.all(f == f[0])):
+        return None
+    word = "yes" if int(f[0]) == 1 else "no"
+    return (f'the verification judge said "{word}" to all {f.size} items it judged: a constant judge tells no answer '
+            "from another (κ 0 at best), so the judge-assisted bound rests on the human labels alone — check the "
+            "judge (model, prompt, server) before relying on it")
 
 
 @dataclass(frozen=True)

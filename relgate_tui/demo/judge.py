@@ -230,6 +230,8 @@ def _canonical_classes(task: object, task_item: object, answer_a: str, answer_b:
     canon = get_canonicalizer(getattr(task, "canon", "") or "text")
     choices = tuple(getattr(task_item, "choices", ()) or ())
     references = {canon(a, choices) for a in getattr(task_item, "answers", ())} - {INVALID}
+    if not references:  # a task without references (arithmetic-unreferenced): the simulator's own answer decides
+        return None
     return canon(answer_a, choices) in references, canon(answer_b, choices) in references
 
 

@@ -29,6 +29,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.views import ResultsView
 
 
+_WHOLE = ("model", "task", "run")
+
+
+def _whole(text: str, style: str = "") -> Text:
+    """A name shown whole: one line of text (controls stripped, at most 200 characters) folded to the column."""
+    return Text(one_line(str(text), 200), style=style, overflow="fold")
+
+
 class CompareScreen(Screen[None]):
     CSS_PATH = "compare.tcss"
     BINDINGS = [
@@ -66,9 +74,17 @@ class CompareScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # opening runs reads every sample (seconds for big runs): say so first, open after that is on screen
+        # (issue 31 item 16)
+        self.sub_title = "compare runs"
+        self.query_one("#compare-title", Label).update(
+            Text(f"Opening {len(self.paths)} run{'s' if len(self.paths) != 1 else ''} … (reading their samples)",
+                 style="bold yellow"))
+        self.call_after_refresh(self._open_runs)
+
+    def _open_runs(self) -> None:
         from relgate_tui.engine.certification.session import Session
 
-        self.sub_title = "compare runs"
         cache_dir = None
         services = getattr(self.app, "services", None)
         if services is not None:
@@ -98,7 +114,9 @@ class CompareScreen(Screen[None]):
         # one column per run, sized so that every run is on screen from 80 columns (issue 24 §4)
         width = max(12, (self.app.size.width - 26 - 3 * len(self.sessions)) // max(1, len(self.sessions)))
         for i, s in enumerate(self.sessions):
-            table.add_column(Text(s.short_title, overflow="ellipsis", no_wrap=True), key=f"run{i}", width=width)
+            # "run A", "run B" …: the paired gate's names; the rows below say which model and task (a title cut to
+            # the column said neither: issue 31 item 17)
+            table.add_column(Text(f"run {chr(65 + i) if i < 26 else i + 1}", style="bold"), key=f"run{i}", width=width)
             # each run against its own stored gate, as Runs, Results and `relgate report` show it (issue 24 §5)
             gate, basis = s.stored_gate()
             if self.gate is not None:  # an explicit gate for every run
@@ -113,8 +131,8 @@ class CompareScreen(Screen[None]):
             return Text(f"{r.reliability_level:.3f}", style=style)
 
         rows: list[tuple[str, object]] = [
-            ("model", lambda v, s: safe_line(s.model)),  # untrusted names: plain Text, never markup
-            ("task", lambda v, s: safe_line(s.task_name)),
+            ("model", lambda v, s: _whole(s.model)),  # untrusted names: plain Text, never markup
+            ("task", lambda v, s: _whole(s.task_name)),
             ("endpoint", lambda v, s: safe_line(s.endpoint_label, overflow="ellipsis")),
             ("reliability 1−α*", lambda v, s: level(v)),
             ("lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
@@ -132,11 +150,13 @@ class CompareScreen(Screen[None]):
             ("last pass: calls m/c/f", lambda v, s: f"{v.calls_made} / {v.calls_cached} / {v.calls_failed}"),
             ("gate", lambda v, s: _gate_cell(v.result.gate_decision)),
             ("K_max · stopping", lambda v, s: f"{s.k_max} · {s.stopping}"),
-            ("run", lambda v, s: safe_line(s.run_id, style="dim")),
+            ("run", lambda v, s: _whole(s.run_id, style="dim")),
         ]
-        for name, get in rows:  # cells of untrusted text are cut to the column, never wrapped
+        for name, get in rows:  # cells of untrusted text are cut to the column, never wrapped — but the model,
+            # the task and the run id, which name the run, are shown whole over the lines they need (issue 31 item 17)
             table.add_row(Text(name, style="bold"),
-                          *(get(v, s) for v, s in zip(views, self.sessions, strict=True)), key=name)  # type: ignore[operator]
+                          *(get(v, s) for v, s in zip(views, self.sessions, strict=True)),  # type: ignore[operator]
+                          key=name, height=None if name in _WHOLE else 1)
         self.query_one("#compare-title", Label).update(
             f"[b]{len(self.sessions)}[/] runs at [b]α = {self.alpha:.2f}[/] (+/− to change)"
         )
@@ -159,9 +179,11 @@ class CompareScreen(Screen[None]):
         items = [s.prepared.items for s in self.sessions]
         questions = tuple({it.id: question_hash(it.question, it.choices) for it in its} for its in items)
         texts = tuple({it.id: it.question for it in its} for its in items)
+        refs = tuple({it.id: it.answers for it in its} for its in items)
         try:
             p = self.paired = paired_view(docs[0], docs[1], margin=self.margin, match=self.match,
-                                          questions=(questions[0], questions[1]), question_texts=(texts[0], texts[1]))
+                                          questions=(questions[0], questions[1]), question_texts=(texts[0], texts[1]),
+                                          references=(refs[0], refs[1]))
         except DataError as exc:  # not the same questions: no paired gate, one line saying why
             self.paired = None
             diff.display = False
@@ -181,6 +203,8 @@ class CompareScreen(Screen[None]):
         if p.decision == "undecided":
             more = p.more_items_to_decide
             line.append(f" · ~{more} more items would decide" if more is not None else " · more items would not decide")
+        for note in p.notes:  # the same run twice; the same items under different prompts (issue 31 item 3)
+            line.append(f"\nnote: {note}", style="dim")
         label.update(line)
         diff.add_column("item", key="item")
         diff.add_column("B", key="change")

@@ -36,11 +36,13 @@ class HomeScreen(Screen[HomeChoice]):
     """The first screen. ``status`` is a one-line note under the menu (e.g. how many runs are stored)."""
 
     CSS_PATH = "home.tcss"
+    # the footer's words are short (the menu above has the full titles) and the footer compact below 110 columns:
+    # every key fits 80 columns beside the palette (issue 31 item 17)
     BINDINGS = [
-        Binding("n", "choose('new')", "New run", id="home.new"),
-        Binding("o", "choose('runs')", "Open run", id="home.runs"),
-        Binding("v", "choose('review')", "Review (team)", id="home.review"),
-        Binding("j", "choose('judge')", "Judge audit", id="home.judge"),
+        Binding("n", "choose('new')", "New", id="home.new", tooltip="New run"),
+        Binding("o", "choose('runs')", "Open", id="home.runs", tooltip="Open run"),
+        Binding("v", "choose('review')", "Review", id="home.review", tooltip="Review (team)"),
+        Binding("j", "choose('judge')", "Judge", id="home.judge", tooltip="Judge audit"),
         Binding("t", "choose('studies')", "Studies", id="home.studies"),
         Binding("s", "choose('settings')", "Settings", id="home.settings"),
         Binding("q", "choose('quit')", "Quit", id="home.quit"),
@@ -68,10 +70,17 @@ class HomeScreen(Screen[HomeChoice]):
     def _label(key: str, title: str, desc: str) -> str:
         letter = {"new": "n", "runs": "o", "review": "v", "judge": "j", "studies": "t", "settings": "s", "quit": "q"}[key]
         tail = f"  [dim]{desc}[/]" if desc else ""
-        return f"[b]{title:<12}[/] [dim]({letter})[/]{tail}"
+        return f"[b]{title:<13}[/] [dim]({letter})[/]{tail}"
 
     def on_mount(self) -> None:
         self.query_one("#menu", OptionList).highlighted = 0
+        self._fit_footer()
+
+    def on_resize(self) -> None:
+        self._fit_footer()
+
+    def _fit_footer(self) -> None:
+        self.query_one(Footer).compact = self.app.size.width < 110
 
     @on(OptionList.OptionSelected, "#menu")
     def _selected(self, event: OptionList.OptionSelected) -> None:

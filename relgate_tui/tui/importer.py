@@ -123,6 +123,8 @@ class ImportScreen(ModalScreen["ImportDone | None"]):
             "JSONL) into a run, certified with zero model calls. Pick a file in the tree or type its path.")
     HELP_TITLE = "Import…"
 
+    AUTO_FOCUS = "#import-path"  # typing a path works at once (issue 31 item 24); the tree is one Shift+Tab away
+
     def __init__(self, runs_dir: Path, start_dir: Path | None = None) -> None:
         super().__init__()
         self.runs_dir = Path(runs_dir)
@@ -133,11 +135,11 @@ class ImportScreen(ModalScreen["ImportDone | None"]):
             yield Label("Import a log (lm-eval · Inspect · samples) — zero model calls", id="import-title")
             yield LogTree(self.start_dir, id="import-tree")
             yield Input(placeholder="path of the log file (or an lm-eval output folder)", id="import-path")
-            with Horizontal(id="import-row"):
+            with Horizontal(id="import-row"):  # Tab from the path goes to the text fields first, the kind last
+                yield Input(placeholder="task (optional)", id="import-task")
+                yield Input(placeholder="canon (suggested)", id="import-canon",
+                            tooltip="numeric | mcq | text | regex:PATTERN; empty: suggested from the log")
                 yield Select(KIND_OPTIONS, prompt="source kind", id="import-kind")
-                yield Input(placeholder="task name (optional)", id="import-task")
-                yield Input(placeholder="canon: numeric | mcq | text | regex:… (default: suggested)",
-                            id="import-canon")
             yield Static("", id="import-error")
             yield Static("", id="import-status")
             yield Footer()
@@ -196,6 +198,10 @@ class ImportScreen(ModalScreen["ImportDone | None"]):
         outcome = import_log(log, ImportOptions(canon=canon, run_dir=str(self.runs_dir)))
         doc = outcome.document
         summary = flags_summary(doc) + ("; run already existed, results recomputed" if outcome.reused else "")
+        n, level = doc.get("reliability_n"), doc.get("reliability_level")
+        if isinstance(n, int) and n > 0 and isinstance(level, (int, float)):  # issue 31 item 26: the tool's k/n
+            k = int(round(float(level) * (n + 1)))
+            summary += f"; level {k}/{n + 1} (an accuracy of {k}/{n})"
         return ImportDone(outcome.run_path, str(doc.get("run_id", "")), summary)
 
     @on(Worker.StateChanged)

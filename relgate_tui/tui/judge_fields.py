@@ -18,13 +18,15 @@ JUDGE_FIELDS = ("judge-model", "judge-reps", "verify-judge-model")
 
 def judge_fields(pairwise_reps: int) -> ComposeResult:
     """The "Judges" section of the Setup form."""
-    yield Label("Judges (optional: rank the answers; verify the top answer)", classes="section")
+    # labels fit the 16-column label cell at 80 columns (issue 31 item 17): "repetitions" belongs to the pairwise
+    # judge beside it; "verify judge" is the verification judge (the section title says what each does)
+    yield Label("Judges (optional)", classes="section")
     with Grid(classes="fields numbers"):
         yield Label("pairwise judge")
         yield Select([("none", NO_JUDGE)], value=NO_JUDGE, allow_blank=False, id="judge-model", compact=True)
-        yield Label("judge repetitions")
+        yield Label("repetitions")
         yield Input(str(pairwise_reps), id="judge-reps", type="integer", compact=True)
-        yield Label("verification judge")
+        yield Label("verify judge")
         yield Select([("none", NO_JUDGE)], value=NO_JUDGE, allow_blank=False, id="verify-judge-model", compact=True)
 
 

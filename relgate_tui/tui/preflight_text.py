@@ -9,9 +9,25 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.certification.setup import Preflight, RunSetup
+    from relgate_tui.engine.certification.setup import Preflight, RunSetup, TaskChoice
 
-__all__ = ["preflight_text"]
+__all__ = ["BY_HAND", "judge_note", "preflight_text"]
+
+BY_HAND = "verify the calibration items by hand even where references exist"
+
+
+def judge_note(setup: RunSetup | None, task: TaskChoice | None) -> Text | None:
+    """Setup's word before sampling (issue 31 item 1): a verification judge on a task whose every item has a
+    reference has nothing to verify — say so and offer to verify the calibration items by hand (the judge is then
+    asked about them too, so its verdicts can be checked against the person's). None when there is nothing to say."""
+    if (setup is None or not setup.verify_judge_model or task is None or not task.has_references
+            or setup.verification == "human"):
+        return None
+    return Text.assemble(
+        ("The verification judge has nothing to verify: ", "bold yellow"),
+        ("every item of this task has a reference answer. ", "yellow"),
+        (f"Press Verify by hand to {BY_HAND} (the judge's verdicts are then checked against yours), or choose a "
+         "task without references (arithmetic-unreferenced).", "dim"))
 
 
 def _fmt_duration(seconds: float | None) -> str:
@@ -33,14 +49,22 @@ def preflight_text(pf: Preflight, setup: RunSetup | None, latency: tuple[float, 
     t.append("worst case  ", style="dim")
     t.append(f"{pf.worst_calls:,} calls\n", style="bold")
     t.append("expected    ", style="dim")
-    t.append(f"≈ {pf.expected_calls:,} calls\n", style="bold green")
+    t.append(f"≈ {pf.expected_calls:,} calls", style="bold green")
+    low, high = pf.calls_range
+    t.append(f" ({low:,}–{high:,})\n" if high > low else "\n", style="dim")
+    if pf.judge_calls:
+        t.append("judge calls ", style="dim")
+        t.append(f"{'≤ ' if setup is not None and setup.pairwise_judge_model else ''}{pf.judge_calls:,}\n")
     t.append("latency     ", style="dim")
     if latency is not None:
         t.append(f"{latency[0] * 1000:.0f} ms per call, measured with {parallel} at once\n")
     else:
         t.append((error or "not measured (^l)") + "\n", style="dim")
     t.append("time        ", style="dim")
-    t.append(f"≈ {_fmt_duration(pf.seconds)}\n")
+    t.append(f"≈ {_fmt_duration(pf.seconds)}")
+    if pf.seconds_range is not None and pf.seconds_range[1] > pf.seconds_range[0]:
+        t.append(f" ({_fmt_duration(pf.seconds_range[0])}–{_fmt_duration(pf.seconds_range[1])})", style="dim")
+    t.append("\n")
     t.append("cost        ", style="dim")
     t.append("—\n" if pf.cost is None else f"≈ ${pf.cost:,.2f}\n")
     if setup is not None and setup.batch is not None:  # issue 32: the Batch API's price beside the direct one

@@ -79,6 +79,8 @@ class ResultsScreen(Screen[str]):
         Binding("p", "plots", "Plots", id="results.plots", tooltip="Open the plots (on the plots: back to the items)"),
         Binding("d", "judge_tab", "Judge", id="results.judge",
                 tooltip="Pairwise judge: both rankings side by side and the cycle diagnostics"),
+        Binding("a", "assisted_tab", "Verification judge", id="results.assisted", show=False,
+                tooltip="Verification judge: the judge-assisted bound and judge vs human (issue 31 item 20)"),
         Binding("j", "export('json')", "JSON", id="results.json", tooltip="Export results as JSON"),
         Binding("c", "export('csv')", "CSV", id="results.csv", tooltip="Export the item table as CSV"),
         Binding("m", "export('md')", "Report", id="results.md", tooltip="Export a Markdown report"),
@@ -487,6 +489,10 @@ class ResultsScreen(Screen[str]):
         tabs.active = "tab-items" if tabs.active == "tab-judge" else "tab-judge"
         if tabs.active == "tab-judge" and self.session.uses_judge:
             self.query_one("#judge-items", DataTable).focus()
+
+    def action_assisted_tab(self) -> None:
+        tabs = self.query_one("#tabs", TabbedContent)
+        tabs.active = "tab-items" if tabs.active == "tab-assisted" else "tab-assisted"
 
     # ---------------------------------------------------------------------------------------------- actions
     def action_certificate(self) -> None:

@@ -145,6 +145,8 @@ def assisted_view(section: AssistedSection | None, gate: GateDecision | None = N
         t.append(clean(section.message or ""), style="yellow")
         return t
     conf, ag = section.confidence, section.agreement
+    if section.warning:  # a constant verification judge (issue 31 item 7)
+        t.append(f"⚠ {clean(section.warning)}\n\n", style="bold yellow")
     t.append("Judge-assisted reliability ", style="bold")
     t.append(f"{_pct(section.bound.estimate)}, ≥ {_pct(section.bound.lower)} with {conf:.0%} confidence\n",
              style="bold")

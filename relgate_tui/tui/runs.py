@@ -42,16 +42,37 @@ def _fmt_level(s: RunSummary) -> Text:
     return t
 
 
+def _created(created: str, narrow: bool) -> str:
+    """"MM-DD hh:mm" (narrow: "MM-DD"; the time is in the line below the table)."""
+    text = created.replace("T", " ")[5:16]
+    return text[:5] if narrow else text
+
+
+def _endpoint(endpoint: str) -> str:
+    """The endpoint as a short cell: ":port" on loopback (the embedded demo, demo-server, a local server), else the
+    host[:port] — what tells two runs of one model and task apart (issue 31 item 10)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(public_url(str(endpoint)))
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return one_line(str(endpoint))
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return f"{'local' if port is None else ''}:{port or ''}".rstrip(":") or "local"
+    return f"{host}:{port}" if port else host
+
+
 class RunsScreen(Screen["RunsChoice | None"]):
     CSS_PATH = "runs.tcss"
     BINDINGS = [
         Binding("o", "open", "Open", id="runs.open", tooltip="Open the highlighted run (offline)"),
         Binding("r", "resume", "Resume", id="runs.resume", tooltip="Resume sampling / spot-check of the run"),
-        Binding("space", "mark", "Mark", id="runs.mark", tooltip="Mark or unmark the run for comparison"),
+        Binding("space", "mark", "Mark", key_display="␣", id="runs.mark", tooltip="Mark or unmark the run for comparison"),
         Binding("c", "compare", "Compare", id="runs.compare", tooltip="Compare the marked runs (two or more)"),
-        Binding("p", "publish", "Publish for review", id="runs.publish",
-                tooltip="Put the run's calibration items into a team-review session"),
-        Binding("i", "import_log", "Import…", id="runs.import",
+        Binding("p", "publish", "Publish", id="runs.publish",
+                tooltip="Publish for review: put the run's calibration items into a team-review session"),
+        Binding("i", "import_log", "Import", id="runs.import",
                 tooltip="Import an lm-eval / Inspect / samples log as a run (no model calls)"),
         Binding("escape", "back", "Back", id="runs.back", tooltip="Back to home"),
     ]
@@ -73,29 +94,47 @@ class RunsScreen(Screen["RunsChoice | None"]):
         yield Static("", id="runs-hint")
         yield Footer()
 
+    # (key, header, content width or None = the flexible model/task columns); a column is its width + 2 (padding)
+    _HEAD = (("mark", " ", 1), ("kind", "kind", 5))
+    _FIGURES = (("level", "level ≥ bound", 13), ("mstar", "M*", 2), ("gate", "gate", 7))
+    _STORY = (("created", "created", 11), ("status", "status", 9))
+    _COUNTS = (("items", "items", 5), ("samples", "samples", 7), ("labels", "labels", 6))
+    ENDPOINT_WIDTH = 15
+
     def on_mount(self) -> None:
         self.sub_title = "runs"
+        self.query_one(Footer).compact = self.app.size.width < 110  # every key on screen at 80 columns
+        self.columns = self._columns(self.app.size.width)
         table = self.query_one("#runs", DataTable)
-        # the headline (level ≥ bound, M*, gate) right after what the run is: on screen from 80 columns, where the
-        # model and task columns are cut to fit
-        narrow = self.app.size.width < 110
-        for key, label, width in (
-            ("mark", " ", None),
-            ("kind", "kind", None),
-            ("model", "model", 16 if narrow else None),
-            ("task", "task", 14 if narrow else None),
-            ("level", "level ≥ bound", None),
-            ("mstar", "M*", None),
-            ("gate", "gate", None),
-            ("created", "created", None),
-            ("status", "status", None),
-            ("items", "items", None),
-            ("samples", "samples", None),
-            ("labels", "labels", None),
-        ):
+        for key, label, width in self.columns:
             table.add_column(label, key=key, width=width)
         self.query_one("#runs-title", Label).update(safe_line(f"Loading runs from {self.runs_dir} …"))
         self._load()
+
+    @classmethod
+    def _columns(cls, width: int) -> list[tuple[str, str, int]]:
+        """The columns that fit ``width`` whole (issue 31 item 17: no header or cell cut at 80 or 120 columns): the
+        headline (level ≥ bound, M*, gate), when and how the run stands, then the endpoint (issue 31 item 10: two
+        runs of one model and task differ by it) and the counts as far as they fit; the model and task share what is
+        left. From 80 columns the date is "MM-DD" (the time, endpoint and counts are in the line below the table)."""
+        room = width - 4  # the vertical scrollbar and the table's border
+        narrow = width < 110
+        head = cls._HEAD[:1] if narrow else cls._HEAD
+        story = ((("created", "date", 5),) if narrow else cls._STORY[:1]) + cls._STORY[1:]
+        fixed = [*head, *cls._FIGURES, *story]
+        used = sum(w + 2 for _, _, w in fixed)
+        extra: list[tuple[str, str, int]] = []
+        for col in (("endpoint", "endpoint", cls.ENDPOINT_WIDTH), *cls._COUNTS):
+            if not narrow and used + col[2] + 2 + 2 * 14 <= room:
+                extra.append(col)
+                used += col[2] + 2
+        flexible = max(16, room - used - 4)
+        model = max(8, flexible * 11 // 20)
+        task = max(8, flexible - model)
+        return [*head, ("model", "model", model), ("task", "task", task), *cls._FIGURES, *story, *extra]
+
+    def _add(self, table: DataTable, key: str, cells: dict[str, object]) -> None:
+        table.add_row(*(cells.get(k, "—") for k, _, _ in self.columns), key=key)
 
     # judge audits (issue 9) are listed beside the runs: "audit" in the kind column; Enter reopens one offline
     @work(thread=True, exclusive=True, group="audits-load", exit_on_error=False)
@@ -107,11 +146,14 @@ class RunsScreen(Screen["RunsChoice | None"]):
     def _add_audits(self, audits: list[AuditSummary]) -> None:
         table = self.query_one("#runs", DataTable)
         self.audits = {a.id: a for a in audits}
+        narrow = not any(k == "kind" for k, _, _ in self.columns)
         for a in audits:
-            table.add_row("", "audit", safe_line(", ".join(map(str, a.judges)), 40, overflow="ellipsis"),
-                          safe_line(f"{a.data} / {a.criterion}", 26, overflow="ellipsis"), "—", "—", "—",
-                          safe_line(str(a.created).replace("T", " ")[5:16]), "finished" if a.finished else "unfinished",
-                          "—", f"{a.answers}/{a.planned}", "—", key=a.id)
+            judges = ("audit: " if narrow else "") + ", ".join(map(str, a.judges))
+            self._add(table, a.id, {
+                "mark": "", "kind": "audit", "model": safe_line(judges, 40, overflow="ellipsis"),
+                "task": safe_line(f"{a.data} / {a.criterion}", 26, overflow="ellipsis"),
+                "created": safe_line(_created(str(a.created), narrow)),
+                "status": "finished" if a.finished else "unfinished", "samples": f"{a.answers}/{a.planned}"})
 
     @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
     def _load(self) -> list[RunSummary]:
@@ -134,22 +176,19 @@ class RunsScreen(Screen["RunsChoice | None"]):
         table.clear()
         # keyed by directory: a backup copy of a run holds the same run id (issue 10 §5)
         self.summaries = {str(s.path): s for s in summaries}
+        narrow = not any(k == "kind" for k, _, _ in self.columns)
         for s in summaries:
-            table.add_row(
-                "",
-                "run",
-                safe_line(s.model + (" (simulated)" if s.is_simulated(SIMULATED_MODELS) else ""), overflow="ellipsis", no_wrap=True),
-                safe_line(s.task, 26, overflow="ellipsis", no_wrap=True),
-                _fmt_level(s),
-                s.m_star_text,
-                Text(s.gate_text, style="green" if s.passed else ("red" if s.passed is False else "dim")),
-                s.created.replace("T", " ")[5:16],
-                safe_line(s.status, style="red" if s.status.startswith("unreadable") else ""),
-                str(s.n_items),
-                str(s.n_samples),
-                str(s.n_labels),
-                key=str(s.path),
-            )
+            self._add(table, str(s.path), {
+                "mark": "", "kind": "run",
+                "model": safe_line(s.model + (" (simulated)" if s.is_simulated(SIMULATED_MODELS) else ""), overflow="ellipsis", no_wrap=True),
+                "task": safe_line(s.task, 26, overflow="ellipsis", no_wrap=True),
+                "level": _fmt_level(s), "mstar": s.m_star_text,
+                "gate": Text(s.gate_text, style="green" if s.passed else ("red" if s.passed is False else "dim")),
+                "created": _created(s.created, narrow),
+                "status": safe_line(s.status, style="red" if s.status.startswith("unreadable") else "",
+                                    overflow="ellipsis", no_wrap=True),
+                "endpoint": safe_line(_endpoint(s.endpoint), overflow="ellipsis", no_wrap=True),
+                "items": str(s.n_items), "samples": str(s.n_samples), "labels": str(s.n_labels)})
         n = len(summaries)
         self.query_one("#runs-title", Label).update(safe_line(
             f"{n} run{'s' if n != 1 else ''} in {self.runs_dir}" if n else
@@ -177,7 +216,9 @@ class RunsScreen(Screen["RunsChoice | None"]):
             if self.imported is not None and current.path.resolve() == self.imported.path.resolve():
                 t.append(one_line(self.imported.summary) + "\n", style="yellow")
             else:
-                t.append(one_line(f"{public_url(str(current.endpoint))}  {current.path}") + "\n", style="dim")
+                t.append(one_line(f"{current.created.replace('T', ' ')[:16]} · {public_url(str(current.endpoint))} · "
+                                  f"{current.n_items} items, {current.n_samples} samples, {current.n_labels} labels · "
+                                  f"{current.path}") + "\n", style="dim")
         t.append(
             f"{marked} marked for comparison — c compares them" if marked else
             "Enter/o open · r resume · i import a log · Space mark runs, then c to compare them side by side",

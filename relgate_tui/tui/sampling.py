@@ -84,7 +84,11 @@ class SamplingScreen(Screen[str]):
         self.set_interval(0.25, self._flush, name="sampling-refresh")
         if self.autostart and not s.sampling_complete:
             self.start()
-        elif s.sampling_complete:
+        elif s.sampling_complete:  # a complete run reopened: the bar full, the stored calls (issue 31 item 15)
+            panel = self.query_one(ProgressPanel)
+            panel.progress(s.n_items, s.n_items, f" {s.n_items} / {s.n_items} items")
+            calls = s.call_counts()
+            panel.counters(counters_text(calls.made, calls.cached, calls.failed))
             self._set_state("finished")
 
     # ------------------------------------------------------------------------------------------------ worker

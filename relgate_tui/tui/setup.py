@@ -1,6 +1,5 @@
 """Setup (SPEC §5.1): endpoint + model, task, canonicalizer, K_max, δ, stopping rule, α, temperature, concurrency,
-calibration size, verification mode, prices — and a pre-flight box (worst-case and expected calls, time from a
-measured latency probe, cost when prices are given).
+calibration size, verification mode, prices — and a pre-flight box (calls, judge calls, time, cost).
 
 Endpoints: the local servers discovery finds are listed first; when none is found the built-in demo endpoint is
 started in-process on a free loopback port and pre-selected, labelled "simulated". "Custom URL" takes any
@@ -34,7 +33,7 @@ from relgate_tui.engine.certification.setup import (
 )
 from relgate_tui.tui.forms import check_custom_endpoint, parse_number
 from relgate_tui.tui.judge_fields import JUDGE_FIELDS, chosen_judge, judge_fields, set_judge_options
-from relgate_tui.tui.preflight_text import preflight_text
+from relgate_tui.tui.preflight_text import judge_note, preflight_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,10 +44,10 @@ TASK_FILE = "__file__"
 CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"),
           ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
 STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
-VERIFICATION = (
-    ("references (auto) + human for the rest", "auto"),
-    ("human spot-check of every calibration item", "human"),
-    ("audit: auto + human checks a fraction", "audit"),
+VERIFICATION = (  # each fits the select at 80 columns (issue 31 item 17)
+    ("auto: references first", "auto"),
+    ("by hand, even with refs", "human"),
+    ("audit: refs + re-checks", "audit"),
 )
 
 
@@ -96,8 +95,8 @@ class SetupScreen(Screen["RunSetup | None"]):
                 with Grid(classes="fields"):
                     yield Label("endpoint")
                     yield Select([], prompt="looking for local model servers…", id="endpoint", compact=True)
-                    yield Label("model")
-                    yield Select([], prompt="choose an endpoint first", id="model", compact=True)
+                    yield Label("model", classes="listed")  # a custom URL has one model field: "model name"
+                    yield Select([], prompt="choose an endpoint first", id="model", compact=True, classes="listed")
                     yield Label("URL", classes="custom")
                     yield Input(p.base_url if not p.simulated else "", placeholder="http://host:port/v1",
                                 id="url", compact=True, classes="custom")
@@ -141,7 +140,7 @@ class SetupScreen(Screen["RunSetup | None"]):
                     yield Input(f"{p.temperature:g}", id="temperature", type="number", compact=True)
                     yield Label("concurrency")
                     yield Input(str(p.concurrency), id="concurrency", type="integer", compact=True)
-                    yield Label("calibration items")
+                    yield Label("calibration n")
                     yield Input("" if p.n_cal is None else str(p.n_cal), placeholder="half", id="n-cal",
                                 type="integer", compact=True)
                     yield Label("use items")
@@ -155,7 +154,7 @@ class SetupScreen(Screen["RunSetup | None"]):
                                 id="price-out", type="number", compact=True)
                     yield Label("seed")
                     yield Input(str(p.seed), id="seed", type="integer", compact=True)
-                    yield Label("Batch API price ×")  # issue 32: empty = direct calls; a factor = batch rounds
+                    yield Label("batch price ×")  # issue 32: empty = direct calls; a factor = batch rounds
                     yield Input("" if p.batch is None else f"{p.batch:g}", placeholder="(direct calls)", id="batch",
                                 type="number", compact=True)
                 with Horizontal(id="setup-buttons"):
@@ -167,6 +166,8 @@ class SetupScreen(Screen["RunSetup | None"]):
                 yield Static("", id="task-info")
                 yield Label("Pre-flight", classes="panel-title")
                 yield Static("", id="preflight")
+                yield Static("", id="judge-note")
+                yield Button("Verify by hand", id="by-hand", compact=True)
                 yield Static("", id="setup-error")
         yield Footer()
 
@@ -268,6 +269,10 @@ class SetupScreen(Screen["RunSetup | None"]):
         return f"{e.label}{suffix}"
 
     def _set_models(self, models: tuple[str, ...]) -> None:
+        if self.query_one("#endpoint", Select).value == CUSTOM and models:  # a typed URL, any port (issue 31 item 5)
+            name = self.query_one("#model-name", Input)
+            name.value = name.value.strip() or models[0]  # the first model fills an empty "model name"
+            self.notify(f"the server lists: {', '.join(models[:6])}{' …' if len(models) > 6 else ''}", title="Custom URL")
         select = self.query_one("#model", Select)
         select.set_options([(safe_line(m), m) for m in models])  # server-listed names: never markup
         if not models:
@@ -404,6 +409,8 @@ class SetupScreen(Screen["RunSetup | None"]):
         custom = self.query_one("#endpoint", Select).value == CUSTOM
         for w in self.query(".custom"):
             w.display = custom
+        for w in self.query(".listed"):  # never two model fields (issue 31 item 5)
+            w.display = not custom
         self.query_one("#model", Select).disabled = custom
         file_task = self.query_one("#task", Select).value == TASK_FILE
         for w in self.query(".taskfile"):
@@ -484,7 +491,7 @@ class SetupScreen(Screen["RunSetup | None"]):
             pairwise_judge_model=chosen_judge(self, "judge-model"),
             verify_judge_model=chosen_judge(self, "verify-judge-model"),
             pairwise_judge_reps=self._number("judge-reps", "judge repetitions", int, lo=1, hi=50),
-            batch=self._number("batch", "Batch API price", optional=True, lo=0, hi=1),
+            batch=self._number("batch", "batch price", optional=True, lo=0, hi=1),
         )
 
     # -------------------------------------------------------------------------------------------- preflight
@@ -499,6 +506,8 @@ class SetupScreen(Screen["RunSetup | None"]):
             t.append("references: yes" if ti.has_references else "no references: human spot-check",
                      style="green" if ti.has_references else "yellow")
             t.append(f"\nsuggested canonicalizer: {ti.canon}\n", style="dim")
+            if ti.canon_source and not ti.bundled:  # why: a task file is never silently "text" (issue 31 item 4)
+                t.append(f"({ti.canon_source})\n", style="yellow" if not ti.has_references else "dim")
             if ti.description:
                 t.append(ti.description[:240], style="dim")
         else:
@@ -549,6 +558,13 @@ class SetupScreen(Screen["RunSetup | None"]):
         if pf is None:
             return
         box.update(preflight_text(pf, setup, self.latency, self.latency_parallel, self.latency_error))
+        self._judge_note(setup)
+
+    def _judge_note(self, setup: RunSetup | None) -> None:
+        """Before sampling (issue 31 item 1): a verification judge with nothing to verify is said, with an offer."""
+        note = judge_note(setup, self.task_info)
+        self.query_one("#judge-note", Static).update(note or "")
+        self.query_one("#by-hand", Button).display = note is not None
 
     # ---------------------------------------------------------------------------------------------- actions
     def action_start(self) -> None:
@@ -571,14 +587,11 @@ class SetupScreen(Screen["RunSetup | None"]):
     def action_back(self) -> None:
         self.dismiss(None)
 
-    @on(Button.Pressed, "#start")
-    def _start_pressed(self) -> None:
-        self.action_start()
+    @on(Button.Pressed, "#start, #probe, #back")
+    def _button_pressed(self, event: Button.Pressed) -> None:
+        {"start": self.action_start, "probe": self.action_probe, "back": self.action_back}[str(event.button.id)]()
 
-    @on(Button.Pressed, "#probe")
-    def _probe_pressed(self) -> None:
-        self.action_probe()
-
-    @on(Button.Pressed, "#back")
-    def _back_pressed(self) -> None:
-        self.action_back()
+    @on(Button.Pressed, "#by-hand")
+    def _by_hand_pressed(self) -> None:
+        self._verification_touched = True
+        self.query_one("#verification", Select).value = "human"

@@ -339,13 +339,24 @@ class SpotCheckScreen(Screen[str]):
             return
         verdict = self.session.verify_verdict(item)
         if verdict is None:
-            self.notify("no verification judge verdict for that item", severity="warning")
+            self.notify(self._no_verdict_reason(), severity="warning")
             return
         words = {"ok": "correct" if verdict.f else "wrong", "unparseable": "unparseable reply (counted as wrong)",
                  "failed": "request failed (counted as wrong)", "no_answer": "no valid top answer"}[verdict.status]
         p_yes = "" if verdict.p_yes is None else f", P(yes) {verdict.p_yes:.0%}"
         self.last_message = f"judge on {one_line(item)}: {words}{p_yes}"
         self._render_progress()
+
+    def _no_verdict_reason(self) -> str:
+        """Why ``j`` has nothing to show (issue 31 item 1): never a silent dead end."""
+        if self.session.prepared.config.verify_judge_model is None:
+            return ("this run has no verification judge: choose one in Setup (or relgate certify "
+                    "--verify-judge-model NAME)")
+        if self.session.store.read_verify_verdicts() is None:
+            return "the verification judge has not been asked yet: it runs after sampling (resume the run)"
+        return ("the verification judge was not asked about this item: it verifies items without a reference "
+                "answer only — start the run again in Setup with verification \"by hand, even where references "
+                "exist\" to have it check every calibration item")
 
     def action_samples(self) -> None:
         if self.view is not None:

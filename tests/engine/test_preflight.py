@@ -90,3 +90,44 @@ def test_judge_audit_takes_a_timeout_like_certify(tmp_path, monkeypatch, capsys)
                      "--judge", "model=sim-judge-long", "--json", str(out)]) == 0
     judges = json.loads(out.read_text())["judges"]
     assert [j["timeout_s"] for j in judges] == [7.5, 7.5]
+
+
+def test_the_probe_times_several_fresh_items_never_the_warm_up_item(monkeypatch):
+    """Issue 31 item 8: at concurrency 1 one timed call of the warm-up's own prompt (a prompt-cache hit on llama.cpp)
+    said 882 ms where the run paid 1.45 s a call: the probe now times at least 4 calls, none on the warm-up's item."""
+    from relgate_tui.demo.items import last_user_content
+    from relgate_tui.engine.certification.setup import PROBE_MIN_CALLS
+    from relgate_tui.engine.transport import probe as probe_module
+
+    questions: list[str] = []
+    real = probe_module.complete
+
+    async def recording(client, cfg, messages, **kw):  # the real request, its question noted
+        questions.append(last_user_content(list(messages)))
+        return await real(client, cfg, messages, **kw)
+
+    monkeypatch.setattr(probe_module, "complete", recording)
+    with DemoServer(latency_ms=5, slots=1) as server:
+        setup = RunSetup(base_url=server.base_url, model="sim-mid", task=TASK, concurrency=1)
+        asyncio.run(probe_latency(setup))
+        assert len(server.chat_requests) == 1 + PROBE_MIN_CALLS
+    assert len(questions) == 1 + PROBE_MIN_CALLS == 5
+    assert questions[0] not in questions[1:] and len(set(questions[1:])) == PROBE_MIN_CALLS
+
+
+def test_judge_calls_are_counted_and_timed_and_the_calls_have_a_range():
+    from relgate_tui.engine.certification.setup import task_choices
+
+    noref = next(t for t in task_choices() if not t.has_references)
+    setup = RunSetup(base_url="http://127.0.0.1:9/v1", model="m", task=noref.name, limit=40, verify_judge_model="j")
+    pf = preflight(setup, noref, (0.5, 20.0, 5.0))
+    assert pf.judge_calls == 40  # one verdict per item without a reference
+    assert pf.seconds == pytest.approx((pf.expected_calls + 40) * 0.5)
+    low, high = pf.calls_range
+    assert low < pf.expected_calls < high <= pf.worst_calls
+    referenced = inspect_task(TASK)
+    by_hand = RunSetup(base_url="http://127.0.0.1:9/v1", model="m", task=TASK, limit=40, verify_judge_model="j",
+                       verification="human")
+    assert preflight(by_hand, referenced, None).judge_calls == 20  # the calibration items, verified by hand
+    assert preflight(RunSetup(base_url="http://127.0.0.1:9/v1", model="m", task=TASK, limit=40,
+                              verify_judge_model="j"), referenced, None).judge_calls == 0

@@ -96,7 +96,8 @@ def test_api_key_never_written_anywhere(tmp_path: Path, incli: InProcessCli) -> 
             assert run("runs").returncode == 0 and run("runs", "--json").returncode == 0
             # an error path: the endpoint goes away mid-configuration (the key is set; the message must not carry it)
             proc = run("certify", "--task", "mmlu", "--limit", "3", "--endpoint", "http://127.0.0.1:9/v1",
-                       "--model", "sim-mid", "--api-key-env", "RELGATE_TEST_API_KEY", "--k-max", "2")
+                       "--model", "sim-mid", "--api-key-env", "RELGATE_TEST_API_KEY", "--k-max", "2",
+                       "--seed", "99")  # samples not in the cache (simulated models share it across ports)
             assert proc.returncode == 2
         finally:
             relay.close()

@@ -29,8 +29,43 @@ def test_every_bundled_task_loads_with_references_and_its_canonicalizer(name: st
     assert len(task.items) == entry.items and task.canon == entry.canon
     canon = get_canonicalizer(task.canon)
     for item in task.items:
+        if not entry.references:  # the registry says so: a task a person verifies (issue 31 item 1)
+            assert not item.answers, item.id
+            continue
         assert item.answers, item.id
         assert canonicalize_references(canon, item.answers, item.choices), item.id
+
+
+def test_the_demo_ships_a_task_without_references_its_judge_can_verify(incli, tmp_path: Path) -> None:
+    """Judge-assisted certification works on the demo out of the box (issue 31 item 1): one bundled task has no
+    reference answers, the verification judge is asked about every sampled item, and the simulated judge knows the
+    answers (it agrees with the truth far more often than a coin flip)."""
+    import operator
+
+    from relgate_tui.demo.server import DemoServer
+
+    entry = next(t for t in bundled_tasks() if not t.references)
+    server = DemoServer(port=0).start()
+    try:
+        out = tmp_path / "doc.json"
+        result = incli(tmp_path, "certify", "--task", entry.name, "--endpoint", server.base_url, "--model", "sim-mid",
+                       "--limit", "40", "--k-max", "5", "--verify-judge-model", "sim-judge", "--quiet",
+                       "--json", str(out))
+    finally:
+        server.stop()
+    assert result.returncode in (0, 1, 3), result.stderr
+    doc = json.loads(out.read_text())
+    block = doc["judge_assisted"]
+    assert block["population"].startswith("every sampled item") and block["n_judged"] >= 35
+    ops = {"plus": operator.add, "minus": operator.sub, "times": operator.mul}
+    questions = {it.id: it.question for it in load_task(entry.name).items}
+    tops = {it["id"]: it["classes"][0]["answer"] for it in doc["items"] if it["classes"]}
+    agree = 0
+    for row in block["verdicts"]:
+        a, op, b = questions[row["id"]].rstrip("?.").split()[-3:]
+        truth = tops.get(row["id"]) == str(ops[op](int(a), int(b)))
+        agree += int(row["judge"] == int(truth))
+    assert agree >= 0.8 * len(block["verdicts"])
 
 
 def test_truthfulqa_answers_are_shuffled_not_all_a() -> None:

@@ -32,6 +32,7 @@ from relgate_tui.core.canon.registry import (
     canonicalize_references,
     get_canonicalizer,
     suggest_canonicalizer,
+    suggestion_source,
 )
 
 __all__ = [
@@ -42,4 +43,5 @@ __all__ = [
     "get_canonicalizer",
     "parse_number",
     "suggest_canonicalizer",
+    "suggestion_source",
 ]

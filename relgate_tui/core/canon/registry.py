@@ -21,6 +21,7 @@ __all__ = [
     "canonicalize_references",
     "get_canonicalizer",
     "suggest_canonicalizer",
+    "suggestion_source",
 ]
 
 CANONICALIZER_NAMES: tuple[str, ...] = ("numeric", "mcq", "text", "math", "regex:<pattern>")
@@ -123,14 +124,38 @@ def canonicalize_references(
 _LETTER_REFERENCE = re.compile(r"\s*[(\[]?\s*[A-J]\s*[)\].]?\s*")
 
 
-def suggest_canonicalizer(answers: Sequence[str], has_choices: bool) -> str:
+_ASKS_A_NUMBER = re.compile(
+    r"-?\d[\d,.]*\s*(?:[-+*/×÷x]|plus|minus|times|divided by|multiplied by)\s*-?\d"
+    r"|\bhow (?:many|much|long|far|old)\b|\b(?:sum|product|difference|quotient|total|average|remainder) of\b"
+    r"|\b(?:calculate|compute|evaluate)\b",
+    re.IGNORECASE,
+)
+
+
+def suggest_canonicalizer(answers: Sequence[str], has_choices: bool, questions: Sequence[str] = ()) -> str:
     """``mcq`` when the items have choices or every reference answer is an option letter (A–J), ``numeric`` when
-    every reference answer is a number, else ``text``."""
+    every reference answer is a number, else ``text``. Without any reference answer (issue 31 item 4) the questions
+    decide: ``numeric`` when at least 80% of them ask for a number (show arithmetic such as "576 plus 770", or ask
+    "how many / how much …", "the sum of …", "calculate …"; :func:`suggestion_source` says which rule chose)."""
+    return _suggest(answers, has_choices, questions)[0]
+
+
+def suggestion_source(answers: Sequence[str], has_choices: bool, questions: Sequence[str] = ()) -> str:
+    """Why :func:`suggest_canonicalizer` chose what it chose, in words (for the manifest, the results and the UI)."""
+    return _suggest(answers, has_choices, questions)[1]
+
+
+def _suggest(answers: Sequence[str], has_choices: bool, questions: Sequence[str]) -> tuple[str, str]:
     if has_choices:
-        return "mcq"
+        return "mcq", "suggested: the items have options"
     refs = [str(a) for a in answers if str(a).strip()]
     if refs and all(_LETTER_REFERENCE.fullmatch(a) for a in refs):
-        return "mcq"
+        return "mcq", "suggested: every reference answer is an option letter"
     if refs and all(_PLAIN_INTEGER.fullmatch(a) or parse_number(a) is not None for a in refs):
-        return "numeric"
-    return "text"
+        return "numeric", "suggested: every reference answer is a number"
+    if refs:
+        return "text", "suggested: the reference answers are not all numbers or letters"
+    asked = [q for q in questions if str(q).strip()]
+    if asked and sum(bool(_ASKS_A_NUMBER.search(str(q))) for q in asked) >= 0.8 * len(asked):
+        return "numeric", "suggested from the questions (no reference answers): they ask for numbers"
+    return "text", "no reference answers and the questions do not ask for numbers: text (exact text, case-folded)"

@@ -12,6 +12,8 @@ Public names, by module:
 * :mod:`.assisted` — ``AssistedSection``, ``AssistedRow``, ``assisted_section``, ``section_from_rows``,
   ``recompute``, ``labelled_arrays``: the verification judge's typed section (``to_json()`` is the results'
   ``judge_assisted`` block);
+* :mod:`.identity` — ``run_identity``, ``reference_classes``, ``VERIFICATION_MODES``: what a run's id hashes and
+  the reference classes its verification mode gives each item (re-exported by ``certify``);
 * :mod:`.analysis` — ``Analysis``, ``ItemAnalysis``, ``CallCounts``, ``analyse``, ``core_input``, ``split_items``,
   ``item_rng``, ``used_sample_count``, ``used_sample_counts``: the seeded split and the replayed stopping rule;
 * :mod:`.pipeline` — ``run``, ``run_certify``, ``RunControl``, ``CertifyOutcome`` and the events ``Sampling``,

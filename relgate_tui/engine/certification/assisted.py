@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from relgate_tui.core import ppi
-from relgate_tui.core.agreement import Agreement, agreement
+from relgate_tui.core.agreement import Agreement, agreement, constant_judge
 from relgate_tui.engine.runs.labels import by_a_person
 
 __all__ = ["AssistedRow", "AssistedSection", "assisted_rows", "assisted_section", "section_from_rows", "recompute",
@@ -105,6 +105,14 @@ class AssistedSection:
             return "no item without a reference answer: nothing for the judge to verify"
         return None
 
+    @property
+    def warning(self) -> str | None:
+        """A (nearly) constant verification judge (issue 31 item 7), e.g. "this judge says no to 100% of items";
+        None otherwise. Shown in the JSON (``warning``), the CLI and Results."""
+        if not self.rows:
+            return None
+        return constant_judge(np.array([r.judge for r in self.rows], dtype=np.int64))
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(f on all judged items, f on the labelled ones, Y on the labelled ones), labelled in row order."""
         return labelled_arrays(self.rows or ())
@@ -152,6 +160,8 @@ class AssistedSection:
             },
             "verdicts": rows,
         })
+        if (warning := self.warning) is not None:  # issue 31 item 7: flagged in the JSON, CLI and TUI
+            out["warning"] = warning
         if self.gate is not None:
             out["more_labels"] = self.more_labels
         return out

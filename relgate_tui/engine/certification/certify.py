@@ -51,6 +51,7 @@ from relgate_tui.engine.certification.analysis import (
     used_sample_count,
 )
 from relgate_tui.engine.certification.assisted import AssistedSection
+from relgate_tui.engine.certification.identity import VERIFICATION_MODES, reference_classes, run_identity
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
 from relgate_tui.engine.review.summary import read_review_summary
 from relgate_tui.engine.runs.labels_file import (
@@ -133,6 +134,8 @@ class CertifyConfig:
     verify_judge_endpoint: str | None = None  # None = the answering endpoint
     verify_judge_api_key_env: str | None = None  # issue 22: judging.verify_judge.config_of(cfg)
     batch: float | None = None  # issue 32: through the Batch API at this price factor (batch_rounds.py); None: direct
+    verification: str = "auto"  # "auto" | "human" (every calibration item by hand) | "audit": reference_classes()
+    audit_fraction: float = 0.2  # "audit": the share of reference-verified calibration items a human re-checks
 
     @property
     def uses_pairwise_judge(self) -> bool:
@@ -227,6 +230,10 @@ class CertifyConfig:
                 self.pairwise_judge_config().validate()
             except JudgeCertifyError as exc:
                 raise CertifyError(str(exc)) from None
+        if self.verification not in VERIFICATION_MODES:
+            bad(f"--verification must be one of {', '.join(VERIFICATION_MODES)}, got {self.verification!r}")
+        if not (_is_number(self.audit_fraction) and 0.0 < self.audit_fraction <= 1.0):
+            bad(f"the audit fraction must be in (0, 1], got {self.audit_fraction!r}")
         from relgate_tui.engine.judging.verify_judge import check_options
 
         check_options(self)  # the verification judge's options and the gates that need it
@@ -387,6 +394,7 @@ class Prepared:
     deployment_ids: tuple[str, ...]
     store: RunStore
     file_labels: list[Label] = field(default_factory=list)
+    canon_source: str = ""  # why ``canon_spec`` (issue 31 item 4): "--canon", the bundled task's, a suggestion
 
     @property
     def roles(self) -> dict[str, str]:
@@ -405,24 +413,6 @@ class Prepared:
         self.store.close()
 
 
-def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, Any]:
-    """The fields that determine the samples (the run id hashes them; see runstore's module docstring)."""
-    return {
-        "task_sha256": task.sha256,
-        "limit": cfg.limit,
-        "endpoint": public_url(cfg.endpoint.rstrip("/")),
-        "model": cfg.model,
-        "system": cfg.system,
-        "temperature": float(cfg.temperature),
-        "max_tokens": cfg.max_tokens,
-        "k_max": cfg.k_max,
-        "stopping": cfg.stopping,
-        "delta": float(cfg.delta),
-        "canon": canon_spec,
-        "seed": cfg.seed,
-    }
-
-
 def prepare(cfg: CertifyConfig) -> Prepared:
     """Phase 1: validate, load the task and the labels file (nothing is written before both are known to be good),
     resolve the canonicalizer and the stopping rule, split the items, open or resume the run."""
@@ -436,6 +426,7 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     if not items:
         raise CertifyError(f"task {task.name!r} has no items")
     canon_spec = cfg.canon or task.canon
+    canon_source = "chosen (--canon)" if cfg.canon else (task.canon_source or "the task's")
     canonicalizer = get_canonicalizer(canon_spec)
     rule = get_stopping_rule(cfg.stopping, cfg.delta)
     ids = [it.id for it in items]
@@ -450,6 +441,7 @@ def prepare(cfg: CertifyConfig) -> Prepared:
         "endpoint": public_url(cfg.endpoint),
         "seed": cfg.seed,
         "config": cfg.public_dict(),
+        "canon": {"spec": canon_spec, "source": canon_source},  # config.canon None = "the task's": say which
     }
     store = RunStore.create_or_open(runs_dir(cfg.run_dir), identity, label=f"{task.name} {cfg.model}", info=info)
     try:
@@ -458,7 +450,8 @@ def prepare(cfg: CertifyConfig) -> Prepared:
     except BaseException:
         store.close()
         raise
-    return Prepared(cfg, task, items, canon_spec, canonicalizer, rule, cal_ids, dep_ids, store, file_labels)
+    return Prepared(cfg, task, items, canon_spec, canonicalizer, rule, cal_ids, dep_ids, store, file_labels,
+                    canon_source)
 
 
 def open_prepared(path: str | os.PathLike[str]) -> Prepared:
@@ -479,6 +472,11 @@ def open_prepared(path: str | os.PathLike[str]) -> Prepared:
     task_info = manifest.get("task")
     if not isinstance(raw, dict) or not isinstance(identity, dict) or not isinstance(task_info, dict):
         raise RunStoreError(f"{run_path / 'manifest.json'}: the run's manifest has no configuration")
+    tui = manifest.get("tui")
+    if "verification" not in raw and isinstance(tui, dict) and tui.get("verification") in VERIFICATION_MODES:
+        raw = {**raw, "verification": tui["verification"]}  # a TUI run made before the mode was in its config
+        if isinstance(tui.get("audit_fraction"), (int, float)) and not isinstance(tui["audit_fraction"], bool):
+            raw["audit_fraction"] = float(tui["audit_fraction"])
     try:
         cfg = CertifyConfig(**{k: v for k, v in raw.items() if k in known})
         cfg = replace(cfg, run_dir=str(run_path.parent), labels=None).validate()
@@ -504,29 +502,11 @@ def open_prepared(path: str | os.PathLike[str]) -> Prepared:
     if cfg.n_cal is not None and cfg.n_cal > len(ids):
         raise CertifyError(f"{run_path}: n_cal {cfg.n_cal} is larger than the number of items ({len(ids)})")
     cal_ids, dep_ids = split_items(ids, cfg.n_cal, cfg.seed)
+    stored_canon = manifest.get("canon")
+    source = str(stored_canon.get("source") or "") if isinstance(stored_canon, dict) else ""
     return Prepared(cfg, task, items, canon_spec, get_canonicalizer(canon_spec),
-                    get_stopping_rule(cfg.stopping, cfg.delta), cal_ids, dep_ids, store, [])
-
-
-def reference_classes(prepared: Prepared) -> Callable[[Any], set[str] | None]:
-    """``item → acceptable canonical classes`` (references through the run's canonicalizer,
-    :func:`relgate_tui.core.canon.canonicalize_references`), None without a usable reference."""
-    from relgate_tui.core.canon import canonicalize_references
-
-    cache: dict[str, set[str] | None] = {}
-
-    def refs(item: Any) -> set[str] | None:
-        if item.id not in cache:
-            acceptable = (
-                set(canonicalize_references(prepared.canonicalizer, item.answers, item.choices))
-                if item.answers else set()
-            )
-            # a reference the canonicalizer cannot parse verifies nothing: the item stays unverified (counted as
-            # pending), rather than being scored as a miss
-            cache[item.id] = acceptable or None
-        return cache[item.id]
-
-    return refs
+                    get_stopping_rule(cfg.stopping, cfg.delta), cal_ids, dep_ids, store, [],
+                    source or ("chosen (--canon)" if cfg.canon else "stored with the run"))
 
 
 def analyse_prepared(prepared: Prepared, samples_by_item: Mapping[str, Sequence[Any]] | None = None) -> Analysis:
@@ -583,6 +563,7 @@ def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, call
         prices=(cfg.price_in, cfg.price_out) if cfg.price_in is not None and cfg.price_out is not None else None,
         gate_on=on, assisted=None if assisted is None else assisted.gate_bound(), result=result,
     )
+    doc["canon"] = {"spec": prepared.canon_spec, "source": prepared.canon_source}  # which canonicalizer, and why
     if judge is not None:
         doc["pairwise_judge"] = judge
     if assisted is not None:

@@ -1,8 +1,13 @@
 """Compare two stored runs item by item (issue 15 §2): the IO half of ``relgate compare`` (statistics in
 :mod:`relgate_tui.core.certification.paired`).
 
-Before anything is counted, the paired items must ask the same question (a SHA-256 per item of its question text and
-choices, :func:`question_hash`): two runs on different tasks that happen to share ids are refused with one line.
+Before anything is counted, the paired items must be the same items (issue 31 item 3): an item is its document, its
+id and its reference answer, not the prompt a harness rendered from it — lm-eval stores "Q: …\nA:", Inspect the raw
+input, and the same model under two harnesses is exactly what people compare. A pair is the same item when it was
+paired by document hash, or when its reference answers agree (where both runs have one) and one run's question text
+contains the other's (case-folded, whitespace collapsed; :func:`same_item`). Two runs on different tasks that happen
+to share ids are refused with one line; paired items whose prompts differ (:func:`question_hash`) are counted and
+noted (``n_prompts_differ``, ``notes``). A run compared with itself says so.
 Items are paired by the tools' document hashes when every item of both runs carries one (lm-eval imports: the
 hash of the document, stable across runs and models) and they are unique, else by item id; ``--match question``
 pairs them by question text instead (each run's own task copy; a question asked twice in a run pairs nothing), and
@@ -27,7 +32,7 @@ from relgate_tui.core.text import one_line
 from relgate_tui.errors import DataError
 
 __all__ = ["compare_runs", "compare_documents", "paired_view", "PairedView", "ItemChange", "EXIT_CODES",
-           "MATCH_CHOICES", "question_hash", "no_shared_items", "same_run_note"]
+           "MATCH_CHOICES", "question_hash", "no_shared_items", "same_item", "same_run_note"]
 
 EXIT_CODES = {"not_worse": 0, "worse": 1, "undecided": 3}
 
@@ -89,15 +94,56 @@ def question_hash(question: str, choices: Any = ()) -> str:
     return hashlib.sha256(json.dumps([question, list(choices or ())], ensure_ascii=False).encode()).hexdigest()
 
 
+def same_item(question_a: str | None, question_b: str | None, refs_a: Any = (), refs_b: Any = ()) -> bool:
+    """Whether two paired items are the same item: their reference answers agree where both have one (as sets of
+    stripped strings) and one question text contains the other (case-folded, whitespace collapsed) — a rendered
+    prompt ("Q: What is 2 + 2?\nA:") contains the raw question."""
+    ra = {str(r).strip() for r in refs_a or ()}
+    rb = {str(r).strip() for r in refs_b or ()}
+    if ra and rb and ra != rb:
+        return False
+    qa, qb = _question_key(question_a or ""), _question_key(question_b or "")
+    return bool(qa and qb) and (qa in qb or qb in qa)
+
+
+def _identity_check(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], a: Mapping[str, Mapping[str, Any]],
+                    b: Mapping[str, Mapping[str, Any]], shared: list[str], by_hash: bool,
+                    questions: tuple[Mapping[str, str], Mapping[str, str]] | None,
+                    texts: tuple[Mapping[str, str], Mapping[str, str]] | None,
+                    references: tuple[Mapping[str, Any], Mapping[str, Any]] | None) -> list[str]:
+    """Refuse (one-line :class:`DataError`) when paired items are not the same items; return the paired keys whose
+    prompts differ (the items being the same)."""
+    if questions is None:
+        return []
+    qa, qb = questions
+    differ = [k for k in shared if qa.get(str(a[k]["id"])) != qb.get(str(b[k]["id"]))]
+    if by_hash or not differ:
+        return differ  # one document hash: one document, whatever prompt each harness rendered from it
+    ta, tb = texts if texts is not None else ({}, {})
+    ra, rb = references if references is not None else ({}, {})
+    other = [k for k in differ
+             if not same_item(ta.get(str(a[k]["id"])), tb.get(str(b[k]["id"])), ra.get(str(a[k]["id"])),
+                              rb.get(str(b[k]["id"])))]
+    if other:
+        first = a[other[0]]["id"]
+        task_a, task_b = ((d.get("task") or {}).get("name") for d in (doc_a, doc_b))
+        raise DataError(f"{len(other)} of {len(shared)} paired items ask different questions (first: item "
+                        f"{one_line(str(first), 60)!r}; tasks {one_line(str(task_a), 40)!r} and "
+                        f"{one_line(str(task_b), 40)!r}): these runs are not on the same task; not compared")
+    return differ
+
+
 def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
                       confidence: float = 0.95, match: str = "auto",
                       questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
-                      question_texts: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> dict[str, Any]:
+                      question_texts: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
+                      references: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The comparison document of two result documents (``results.json`` of two runs). ``match`` "auto" pairs by
     document hash (when both runs carry unique ones) else by id; "question" pairs by question text
     (``question_texts``: each run's id → question). ``questions``: each run's ``item id → question hash``
-    (:func:`question_hash`); a paired item whose questions differ is refused (one-line :class:`DataError`): the runs
-    do not ask the same thing, whatever their ids say. With ``question_texts`` given, ``n_shared_by_question`` says
+    (:func:`question_hash`); ``references``: each run's ``item id → reference answers``. Paired items that are not
+    the same items (:func:`same_item`) are refused (one-line :class:`DataError`): the runs do not ask the same thing,
+    whatever their ids say; the same items under different prompts are compared, with a note. With ``question_texts`` given, ``n_shared_by_question`` says
     how many items question text would pair (the offer made when ids pair nothing)."""
     if match not in MATCH_CHOICES:
         raise DataError(f"match must be one of {', '.join(MATCH_CHOICES)}, got {match!r}")
@@ -109,15 +155,15 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
     else:
         a, b = _keyed(doc_a, by_hash), _keyed(doc_b, by_hash)
     shared = [k for k in a if k in b]
-    if questions is not None:
-        qa, qb = questions
-        differ = [k for k in shared if qa.get(str(a[k]["id"])) != qb.get(str(b[k]["id"]))]
-        if differ:
-            first = a[differ[0]]["id"]
-            task_a, task_b = ((d.get("task") or {}).get("name") for d in (doc_a, doc_b))
-            raise DataError(f"{len(differ)} of {len(shared)} paired items ask different questions (first: item "
-                            f"{one_line(str(first), 60)!r}; tasks {one_line(str(task_a), 40)!r} and "
-                            f"{one_line(str(task_b), 40)!r}): these runs are not on the same task; not compared")
+    prompts_differ = _identity_check(doc_a, doc_b, a, b, shared, by_hash, questions, question_texts, references)
+    notes = []
+    if doc_a.get("run_id") is not None and doc_a.get("run_id") == doc_b.get("run_id"):
+        notes.append("A and B are the same run: every paired item agrees with itself")
+    if prompts_differ:
+        first = one_line(str(a[prompts_differ[0]]["id"]), 60)
+        notes.append(f"the prompts differ on {len(prompts_differ)} of {len(shared)} paired items (first: item "
+                     f"{first!r}), e.g. one harness's rendered prompt and another's raw input: the items are the "
+                     "same (document, id, reference), the wording the models saw is not")
     by_question = None
     if question_texts is not None:
         ta, tb = _keyed(doc_a, False, question_texts[0]), _keyed(doc_b, False, question_texts[1])
@@ -156,6 +202,8 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
         "matched_by": "question" if match == "question" else ("doc_hash" if by_hash else "id"),
         "n_shared": len(shared),
         "n_shared_by_question": by_question,
+        "n_prompts_differ": len(prompts_differ),
+        "notes": notes,
         "n_unverified": unverified,
         "n": n,
         "margin": float(margin),
@@ -207,15 +255,17 @@ class PairedView:
     changes: tuple[ItemChange, ...]  # the lost items, then the won ones
     matched_by: str  # "doc_hash" | "id" | "question"
     no_pairs: str | None  # nothing paired: why, in one line (both id spaces, the offer to pair by question)
+    notes: tuple[str, ...] = ()  # the same run twice; prompts that differ on the same items
 
 
 def paired_view(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
                 confidence: float = 0.95, match: str = "auto",
                 questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
-                question_texts: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> PairedView:
+                question_texts: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
+                references: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None) -> PairedView:
     """:func:`compare_documents` of two result documents (the keywords as there) as the typed view the TUI reads."""
     out = compare_documents(doc_a, doc_b, margin=margin, confidence=confidence, match=match, questions=questions,
-                            question_texts=question_texts)
+                            question_texts=question_texts, references=references)
     tops = [{e["id"]: (e["classes"][0]["answer"] if e.get("classes") else "—") for e in d.get("items") or []}
             for d in (doc_a, doc_b)]
     d, t = out["difference"], out["table"]
@@ -223,7 +273,7 @@ def paired_view(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: f
                     for change in ("lost", "won") for i in out[change])
     return PairedView(out["decision"], out["n"], out["margin"], t["b_lost"], t["b_won"], d["estimate"], d["lower"],
                       d["upper"], out["more_items_to_decide"], changes, out["matched_by"],
-                      no_shared_items(out, doc_a, doc_b) if out["n_shared"] == 0 else None)
+                      no_shared_items(out, doc_a, doc_b) if out["n_shared"] == 0 else None, tuple(out["notes"]))
 
 
 def no_shared_items(out: Mapping[str, Any], doc_a: Mapping[str, Any], doc_b: Mapping[str, Any]) -> str:
@@ -246,6 +296,7 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
     questions: list[dict[str, str]] = []
     texts: list[dict[str, str]] = []
     paths = []
+    refs: list[dict[str, tuple[str, ...]]] = []
     for run in (run_a, run_b):
         store = open_run(run, runs_dir(runs_root))
         paths.append((store.path, store.run_id))
@@ -257,16 +308,18 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
         try:
             questions.append({it.id: question_hash(it.question, it.choices) for it in prepared.items})
             texts.append({it.id: it.question for it in prepared.items})
+            refs.append({it.id: tuple(it.answers) for it in prepared.items})
         finally:
             prepared.close()
     out = compare_documents(docs[0], docs[1], margin=margin, confidence=confidence, match=match,
                             question_texts=(texts[0], texts[1]),
-                            questions=(questions[0], questions[1]))
+                            questions=(questions[0], questions[1]), references=(refs[0], refs[1]))
     if out["n_shared"] == 0:
         raise DataError(f"runs {run_a} and {run_b} {no_shared_items(out, docs[0], docs[1])}")
     note = same_run_note(paths[0], paths[1])
-    if note is not None:
+    if note is not None:  # one run twice: its directory or its run id (issue 29); said once, first
         out["note"] = note
+        out["notes"] = [note] + [n for n in out.get("notes") or () if not n.startswith("A and B are the same run")]
     return out
 
 

@@ -5,7 +5,8 @@ Every key of the file is a ``certify`` flag without its dashes (``k-max = 20``; 
 given on the command line wins over the file. :func:`config_argv` turns a file into those flags (argparse then checks
 each value exactly as it checks a typed flag); :func:`run_config_text` writes the file of a
 :class:`~relgate_tui.engine.certification.certify.CertifyConfig` (the TUI's "Save config"): running it headless gives the same run
-id as the run the TUI would start, since the run id is a hash of the same identity fields.
+id as the run the TUI would start, since the run id is a hash of the same identity fields — the verification mode
+and the verification judge included (issue 31 item 2), so the file and the TUI tell one story.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ CONFIG_KEYS: dict[str, str | None] = {
     "price-out": "price_out", "limit": "limit", "timeout": "timeout_s", "quiet": None,
     "pairwise-judge-endpoint": "pairwise_judge_endpoint", "pairwise-judge-model": "pairwise_judge_model",
     "pairwise-judge-api-key-env": "pairwise_judge_api_key_env", "pairwise-judge-reps": "pairwise_judge_reps",
+    "verify-judge-model": "verify_judge_model", "verify-judge-endpoint": "verify_judge_endpoint",
+    "verify-judge-api-key-env": "verify_judge_api_key_env", "verification": "verification",
+    "audit-fraction": "audit_fraction",
 }
 _MAX_CONFIG_BYTES = 1 << 20
 # the outputs a config may name: resolved against the config's folder and confined to it (issue 29 N10)

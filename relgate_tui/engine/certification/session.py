@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from relgate_tui.core.certification.certify import compute_results
 from relgate_tui.core.certification.gate import GATE_ON_CHOICES, HUMAN_GATES, GateOn
@@ -129,11 +129,10 @@ class Session:
         try:
             manifest = prepared.store.manifest
             tui = json_object(manifest, TUI_MANIFEST_KEY)
-            verification = tui.get("verification", "auto")
-            fraction = tui.get("audit_fraction", 0.2)
-            session = cls(prepared, verification=verification if verification in ("auto", "human", "audit") else "auto",
-                          audit_fraction=float(fraction) if isinstance(fraction, (int, float)) else 0.2,
-                          cache_dir=cache_dir, simulated=tui.get("simulated") is True
+            cfg = prepared.config  # the mode is in the run's config (open_prepared reads older runs' "tui" too)
+            session = cls(prepared, verification=cast(VerificationMode, cfg.verification),
+                          audit_fraction=float(cfg.audit_fraction), cache_dir=cache_dir,
+                          simulated=tui.get("simulated") is True
                           or looks_simulated(prepared.config.endpoint, prepared.config.model, simulated_models))
             session._samples_by_item(refresh=True)
             session.store.current_labels()

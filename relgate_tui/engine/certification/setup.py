@@ -5,6 +5,7 @@ pipeline's :class:`~relgate_tui.engine.certification.certify.CertifyConfig` (:fu
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,7 @@ class TaskChoice:
     has_references: bool = True
     path: str = ""
     bundled: bool = True
+    canon_source: str = ""  # why ``canon`` (issue 31 item 4): a task file's suggestion rule, in words
 
 
 VerificationMode = Literal["auto", "human", "audit"]
@@ -120,6 +122,9 @@ class Preflight:
     seconds: float | None = None
     cost: float | None = None
     note: str = ""
+    calls_range: tuple[int, int] = (0, 0)  # expected calls if every item were easy / hard (issue 31 item 8)
+    judge_calls: int = 0  # the verification judge's calls (one per judged item) + the pairwise judge's at most
+    seconds_range: tuple[float, float] | None = None  # the time of calls_range (+ judge calls)
 
 
 
@@ -195,7 +200,7 @@ def task_choices() -> list[TaskChoice]:
             n_items=int(t.items),
             canon=t.canon,
             description=getattr(t, "description", ""),
-            has_references=True,
+            has_references=t.references,
             path=str(getattr(t, "file", "")),
             bundled=True,
         )
@@ -216,6 +221,7 @@ def inspect_task(name_or_path: str) -> TaskChoice:
         has_references=any(item.answers for item in task.items),
         path=str(task.path),
         bundled=name_or_path in bundled_task_names(),
+        canon_source=task.canon_source,
     )
 
 
@@ -228,16 +234,33 @@ REFERENCE_WORKLOAD: tuple[tuple[float, tuple[float, ...]], ...] = (
 
 
 @functools.lru_cache(maxsize=64)
-def expected_samples_per_item(stopping: str, delta: float, k_max: int) -> float:
+def expected_samples_per_item(stopping: str, delta: float, k_max: int, profile: int | None = None) -> float:
     """Mean samples per item the stopping rule uses on :data:`REFERENCE_WORKLOAD` (seeded simulation with the
-    core's :func:`~relgate_tui.core.certification.stopping.simulate_stopping`)."""
+    core's :func:`~relgate_tui.core.certification.stopping.simulate_stopping`); ``profile`` i: on its i-th item kind
+    alone (0 = easy … 2 = hard: the range a model's own mix falls in)."""
     import numpy as np
 
     from relgate_tui.core.certification.stopping import get_stopping_rule, simulate_stopping
 
     rule = get_stopping_rule(stopping, delta)
     rng = np.random.default_rng(0)
-    return sum(w * simulate_stopping(rule, p, k_max, 400, rng).mean_samples for w, p in REFERENCE_WORKLOAD)
+    mix = REFERENCE_WORKLOAD if profile is None else ((1.0, REFERENCE_WORKLOAD[profile][1]),)
+    return sum(w * simulate_stopping(rule, p, k_max, 400, rng).mean_samples for w, p in mix)
+
+
+def judge_calls(setup: RunSetup, task: TaskChoice, n_items: int, n_cal: int) -> int:
+    """The judges' calls of a run (issue 31 item 8): the verification judge asks once per item it judges — every
+    item without a reference (all of them when the task has none; a task with references: none, or the calibration
+    items when they are verified by hand) —, the pairwise judge at most ``reps`` verdicts per pair of an item's top
+    :data:`~relgate_tui.engine.judging.certify_judge.MAX_JUDGE_CLASSES` answers (unanimous items need none)."""
+    calls = 0
+    if setup.verify_judge_model:
+        calls += n_items if not task.has_references else (n_cal if setup.verification == "human" else 0)
+    if setup.pairwise_judge_model:
+        from relgate_tui.engine.judging.certify_judge import MAX_JUDGE_CLASSES
+
+        calls += n_items * math.comb(MAX_JUDGE_CLASSES, 2) * setup.pairwise_judge_reps
+    return calls
 
 
 def preflight(
@@ -250,20 +273,29 @@ def preflight(
         raise ValueError(f"calibration items: {setup.n_cal} is more than the {n_items} items used")
     n_cal = setup.n_cal if setup.n_cal is not None else n_items // 2
     worst = n_items * setup.k_max
-    per_item = expected_samples_per_item(setup.stopping, float(setup.delta), int(setup.k_max))
-    expected = int(round(n_items * per_item))
-    seconds = cost = None
+    rule = (setup.stopping, float(setup.delta), int(setup.k_max))
+    expected = int(round(n_items * expected_samples_per_item(*rule)))
+    low, high = (int(round(n_items * expected_samples_per_item(*rule, profile))) for profile in (0, 2))
+    judged = judge_calls(setup, task, n_items, n_cal)
+    seconds = cost = span = None
     if latency is not None:  # seconds per call measured at the run's concurrency (probe_latency): no division
-        seconds = expected * latency[0]
+        # the judges' calls are calls too: the time counts them (a yes/no verdict is shorter than an answer, so
+        # this errs long for them)
+        seconds = (expected + judged) * latency[0]
+        span = ((low + judged) * latency[0], (high + judged) * latency[0])
         if setup.price_in is not None and setup.price_out is not None:
-            cost = expected * (latency[1] * setup.price_in + latency[2] * setup.price_out) / 1e6
-    note = "expected: the stopping rule simulated on a typical mix (60% easy, 25% medium, 15% hard items)"
+            cost = (expected + judged) * (latency[1] * setup.price_in + latency[2] * setup.price_out) / 1e6
+    note = ("expected: the stopping rule simulated on a typical mix (60% easy, 25% medium, 15% hard items); the "
+            "range: all easy … all hard")
     if setup.simulated:
         note += " · simulated endpoint: free"
-    return Preflight(n_items, n_cal, worst, expected, None if latency is None else latency[0], seconds, cost, note)
+    return Preflight(n_items, n_cal, worst, expected, None if latency is None else latency[0], seconds, cost, note,
+                     (low, high), judged, span)
 
 
 PROBE_MAX_PARALLEL = 16
+PROBE_MIN_CALLS = 4
+"""The probe times at least this many calls (one call of one item says little about the next: issue 31 item 8)."""
 
 
 def probe_parallelism(setup: RunSetup) -> int:
@@ -272,16 +304,17 @@ def probe_parallelism(setup: RunSetup) -> int:
 
 
 async def probe_latency(setup: RunSetup) -> tuple[float, float, float]:
-    """Measure the endpoint at the run's concurrency (issue 24 §2): :func:`probe_parallelism` real requests at once
-    (the task's first items); returns (seconds per call at that concurrency, prompt tokens, completion tokens) — the
+    """Measure the endpoint at the run's concurrency (issue 24 §2): :func:`probe_parallelism` real requests at once,
+    :data:`PROBE_MIN_CALLS` at least (the task's first items, after a warm-up on another); returns (seconds per call at that concurrency, prompt tokens, completion tokens) — the
     pre-flight multiplies the expected calls by it, never divides a single latency by the concurrency (a one-slot
     server answers in turn)."""
     from relgate_tui.engine.certification.tasks import load_task
     from relgate_tui.engine.transport.probe import probe
 
     parallel = probe_parallelism(setup)
-    items = load_task(setup.task, limit=parallel).items
-    return await probe(certify_config(setup, runs_dir=None).endpoint_config(), items, parallel)
+    calls = max(parallel, PROBE_MIN_CALLS)
+    items = load_task(setup.task, limit=calls + 1).items  # + the warm-up's own item, never timed
+    return await probe(certify_config(setup, runs_dir=None).endpoint_config(), items, parallel, calls)
 
 
 
@@ -317,5 +350,8 @@ def certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | Non
         verify_judge_model=setup.verify_judge_model or None,
         verify_judge_api_key_env=setup.api_key_env if setup.verify_judge_model else None,
         batch=setup.batch,
+        gate_on="best" if setup.verify_judge_model else "bound",  # relgate certify's default with this judge
+        verification=setup.verification,
+        audit_fraction=setup.audit_fraction,
     )
 

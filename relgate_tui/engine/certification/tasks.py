@@ -54,6 +54,7 @@ class Task:
     canon: str = "text"
     description: str = ""
     meta: dict = field(default_factory=dict)
+    canon_source: str = ""  # why ``canon``: the bundled registry, or which suggestion rule chose it (issue 31 item 4)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class BundledTask:
     canon: str
     description: str
     licence: str
+    references: bool = True  # False: a task without reference answers (a person verifies; issue 31 item 1)
 
 
 # ---------------------------------------------------------------------------------------------- bundled registry
@@ -87,7 +89,8 @@ def format_task_table() -> str:
     width = max(len(t.name) for t in tasks)
     lines = [f"{'task':{width}s}  {'items':>5s}  {'canon':7s}  description"]
     for t in tasks:
-        lines.append(f"{t.name:{width}s}  {t.items:5d}  {t.canon:7s}  {t.description} [{t.licence}]")
+        refs = "" if t.references else " (no reference answers)"
+        lines.append(f"{t.name:{width}s}  {t.items:5d}  {t.canon:7s}  {t.description}{refs} [{t.licence}]")
     return "\n".join(lines)
 
 
@@ -99,13 +102,14 @@ def load_task(name_or_path: str, limit: int | None = None, *, suggest: bool = Tr
     ``limit`` items are parsed (the rest of the file is hashed in 1 MiB chunks but neither kept nor validated), so a
     huge task file costs constant memory. The path must be a regular file (a device or a FIFO is refused).
     ``suggest`` False skips suggesting a canonicalizer for a file (``canon`` stays "text"): for a caller that
-    already knows it (a stored run, an explicit ``--canon``)."""
+    already knows it (a stored run, an explicit ``--canon``). ``canon_source`` says why ``canon`` (issue 31 item 4):
+    a file without reference answers is suggested a canonicalizer from its questions, never silently ``text``."""
     for entry in bundled_tasks():
         if name_or_path == entry.name:
             path = assets_dir() / entry.file
             items, digest = _load_file(path, display=entry.name, limit=limit)
             return Task(entry.name, str(path), digest, items, entry.canon, entry.description,
-                        {"licence": entry.licence, "bundled": True})
+                        {"licence": entry.licence, "bundled": True}, "the bundled task's canonicalizer")
     path = Path(name_or_path).expanduser()
     try:
         mode = path.stat().st_mode
@@ -119,7 +123,8 @@ def load_task(name_or_path: str, limit: int | None = None, *, suggest: bool = Tr
     if not stat.S_ISREG(mode):
         raise TaskError(f"{path}: not a regular file (a device, FIFO or socket cannot be a task file)")
     items, digest = _load_file(path, display=str(path), limit=limit)
-    return Task(path.stem, str(path), digest, items, _suggest(items) if suggest else "text", "", {"bundled": False})
+    canon, source = _suggest(items) if suggest else ("text", "")
+    return Task(path.stem, str(path), digest, items, canon, "", {"bundled": False}, source)
 
 
 def dump_items(items: tuple[TaskItem, ...] | list[TaskItem]) -> bytes:
@@ -140,10 +145,12 @@ def dump_items(items: tuple[TaskItem, ...] | list[TaskItem]) -> bytes:
     return "".join(lines).encode("utf-8")
 
 
-def _suggest(items: tuple[TaskItem, ...]) -> str:
-    from relgate_tui.core.canon import suggest_canonicalizer
+def _suggest(items: tuple[TaskItem, ...]) -> tuple[str, str]:
+    """The suggested canonicalizer of a task file and why (from its references, else from its questions)."""
+    from relgate_tui.core.canon import suggest_canonicalizer, suggestion_source
 
-    return suggest_canonicalizer([a for it in items for a in it.answers], any(it.choices for it in items))
+    args = ([a for it in items for a in it.answers], any(it.choices for it in items), [it.question for it in items])
+    return suggest_canonicalizer(*args), suggestion_source(*args)
 
 
 def _file_sha256(path: Path, display: str) -> str:

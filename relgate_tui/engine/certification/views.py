@@ -302,8 +302,10 @@ def build_results_view(a: Analysis, items: Mapping[str, Any], alpha: float, *, g
             score=ia.score,
             covered=covered,
             tie_broken=ia.ranked.tie_broken,
-            label_source=("not sampled" if not ia.sampled else
-                          "skipped" if ia.skipped else ia.verified_by or "pending"),
+            label_source=("not sampled" if not ia.sampled else "skipped" if ia.skipped else ia.verified_by or
+                          # a deployment item is never labelled: without a reference it stays unverified, it is not
+                          # waiting for anyone (issue 31 item 21)
+                          ("pending" if ia.role == "calibration" else "no reference")),
         ))
     alphas = curve_alphas if curve_alphas is not None else [round(0.01 * i, 2) for i in range(1, 51)]
     return ResultsView(

@@ -36,7 +36,33 @@ from relgate_tui.engine.importers.model import FLAG_REASONS, ImportedLog, assign
 from relgate_tui.engine.runs.store import RunStatus
 from relgate_tui.errors import DataError, UserError
 
-__all__ = ["ImportOptions", "ImportOutcome", "import_log", "import_file", "imported_task_lines", "task_filename", "PLACEHOLDER_ENDPOINT"]
+__all__ = ["ImportOptions", "ImportOutcome", "import_log", "import_file", "imported_task_lines", "task_filename",
+           "PLACEHOLDER_ENDPOINT", "counting_notes"]
+
+
+def counting_notes(doc: Mapping[str, Any]) -> list[str]:
+    """How relgate's figure relates to the tool's own (issue 31 item 26), one line each, for the import summary:
+
+    * the reliability level is k/(n + 1) (paper 004, the conformal level: one more than the n verified items in the
+      denominator), where the tool's accuracy on the same top answers is k/n — lm-eval's ``exact_match 0.52`` (13/25)
+      is relgate's 13/26 = 50.0%;
+    * an item whose top answer is tied (two classes with the most answers) has its leader drawn by the seeded RNG
+      (``--seed``); a tool that breaks ties another way (the first answer, its own majority filter) can count those
+      items differently — Inspect counted 16 where relgate's draw gave 17 of 26."""
+    out: list[str] = []
+    n = doc.get("reliability_n")
+    level = doc.get("reliability_level")
+    if isinstance(n, int) and n > 0 and isinstance(level, (int, float)):
+        k = int(round(float(level) * (n + 1)))
+        out.append(f"reliability level {k}/{n + 1} = {level:.1%}: the conformal level divides by n + 1; as an "
+                   f"accuracy (a tool's majority-vote metric) the same top answers are {k}/{n} = {k / n:.1%}")
+    tied = [e for e in doc.get("items") or [] if isinstance(e, Mapping) and "score" in e
+            and len(e.get("classes") or []) >= 2 and e["classes"][0].get("count") == e["classes"][1].get("count")]
+    if tied:
+        out.append(f"{len(tied)} verified item{'s' if len(tied) != 1 else ''} had a tie for the top answer, broken by "
+                   "the seeded RNG (--seed): a tool that breaks ties another way can count "
+                   f"{'them' if len(tied) != 1 else 'it'} differently")
+    return out
 
 TASK_DIR = "task"  # the run's task file lives in <run>/task/<task>.jsonl (never clashes with run-store files)
 # The run's endpoint: an RFC 2606 reserved name that never resolves, so nothing can ever send a request with an
@@ -298,6 +324,11 @@ def _import(box: list[ImportedLog], opts: ImportOptions, on_phase: Callable[[str
             if stored != expected:
                 raise DataError(f"{final}: the run holds {stored} samples, the log {expected}; remove the run "
                                 "directory and import again")
+            kept = (prepared.store.read_results() or {}).get("min_reliability")
+            if opts.min_reliability is None and isinstance(kept, (int, float)) and not isinstance(kept, bool):
+                # re-imported without a gate (the TUI's Import…): the run keeps the gate it was judged against,
+                # its FAIL never turns into "no gate" (issue 31 item 14)
+                prepared.config = replace(prepared.config, min_reliability=float(kept))
             prepared.store.update_manifest(imported_from=info)
             doc = _finish(prepared, log, opts, info, prepared.store.samples_by_item())
             return ImportOutcome(doc, 1 if doc["passed"] is False else 0, final, True)

@@ -211,11 +211,31 @@ def body_encoder(cfg: EndpointConfig, messages: Sequence[dict]) -> Callable[[int
     return encode
 
 
+SIMULATED_SERVER = "relgate-simulated"
+"""What relgate's demo server reports as its models' ``owned_by`` — and the request cache's key for them."""
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def cache_server(cfg: EndpointConfig) -> str:
+    """Who answers, as the request cache keys it (issue 31 item 10): the endpoint URL — except for relgate's own
+    simulated models (a ``sim-*`` model on a loopback address: the embedded demo on port 47820, ``relgate
+    demo-server --port 0``, a test's server), whose answers are a pure function of model, messages and seed
+    whichever port the demo listens on: they share one key, :data:`SIMULATED_SERVER`, so the TUI's demo and a
+    demo-server never pay twice for the same samples. A real server keeps its URL: two local servers may serve
+    different weights under one model name, and the key must be known offline (a rerun from the cache makes no call),
+    so it cannot wait for the server to report its identity."""
+    if cfg.model.startswith("sim-"):
+        host = _parsed_url(cfg.url).host if cfg.url.startswith(("http://", "https://")) else ""
+        if host in _LOOPBACK:
+            return SIMULATED_SERVER
+    return cfg.url
+
+
 def _material(cfg: EndpointConfig, messages: Sequence[dict], sample_index: int, seed: int | None) -> dict[str, Any]:
     return {
         "v": 1,
         "kind": cfg.kind,
-        "url": cfg.url,
+        "url": cache_server(cfg),
         "model": cfg.model,
         "messages": _with_system(cfg, messages),
         "temperature": cfg.temperature,
@@ -439,13 +459,23 @@ def _int(value: Any) -> int:
     return int(value)
 
 
+def _cut_at_word(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters at a word boundary, with "…" — never mid-name (issue 31 item 22: the
+    wrong-model error listed the server's models up to "sim-e")."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = max(cut.rfind(" "), cut.rfind(","))
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,") + " …"
+
+
 def _error_message(content: bytes) -> str:
     try:
         data = json.loads(content)
         err = data.get("error") if isinstance(data, dict) else None
         message = err.get("message") if isinstance(err, dict) else err
         if isinstance(message, str) and message:
-            return message.splitlines()[0][:200]
+            return _cut_at_word(message.splitlines()[0], 240)
     except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
         pass
     return content[:120].decode("utf-8", "replace").splitlines()[0] if content.strip() else "no details"

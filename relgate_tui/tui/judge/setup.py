@@ -21,11 +21,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.segment import Segment
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
 
 from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
@@ -43,6 +45,32 @@ DATA_FILE = "__file__"
 PROTOCOLS = (("pairwise + direct scores", "both"), ("pairwise (both orders)", "pairwise"),
              ("direct scores", "direct"))
 PERTURBATIONS = ("typo", "newline")  # the checkboxes: relgate_tui.engine.judging.variants.PERTURBATIONS
+
+
+class TickBox(Checkbox):
+    """A checkbox whose mark says on or off without colour (issue 31 item 25): "✓" ticked, blank unticked — the stock
+    compact checkbox draws "X" in both states and tells them apart by colour only."""
+
+    def render(self) -> Any:
+        self.BUTTON_INNER = "✓" if self.value else " "
+        return super().render()
+
+
+class TickList(SelectionList[str]):
+    """A selection list whose marks say selected or not without colour (issue 31 item 25): "✓" or blank, where the
+    stock list draws "X" on every line."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        segments = list(strip)
+        if len(segments) < 3 or segments[1].text != Checkbox.BUTTON_INNER or segments[1].style is None:
+            return strip
+        index = segments[1].style.meta.get("option")
+        if not isinstance(index, int):
+            return strip
+        ticked = self.get_option_at_index(index).value in self.selected
+        segments[1] = Segment("✓" if ticked else " ", segments[1].style, segments[1].control)
+        return Strip(segments, strip.cell_length)
 
 
 @dataclass(frozen=True)
@@ -110,7 +138,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
                 yield Label("endpoint")
                 yield Select([], prompt="looking for local model servers…", id="endpoint", compact=True)
                 yield Label("judge models", classes="listed")
-                yield SelectionList[str](id="judges", compact=True, classes="listed")
+                yield TickList(id="judges", compact=True, classes="listed")
                 yield Label("URL", classes="custom")
                 yield Input(self._initial("endpoint", ""), placeholder="http://host:port/v1", id="url", compact=True,
                             classes="custom")
@@ -138,12 +166,12 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
                     yield Label("original", id="original")
                     kept = {v.name for v in self.previous.variants} if self.previous is not None else set()
                     for kind in PERTURBATIONS:
-                        yield Checkbox(kind, kind in kept, id=f"var-{kind}", compact=True,
-                                       tooltip=f"paper 002's seeded {kind} perturbation of the prompts (seed: the "
-                                               "audit's seed)")
-                    yield Checkbox("paraphrase", "paraphrase" in kept, id="var-paraphrase", compact=True,
-                                   tooltip="paper 002's paraphrase, written by a paraphraser model; shown and "
-                                           "editable below before the audit starts")
+                        yield TickBox(kind, kind in kept, id=f"var-{kind}", compact=True,
+                                      tooltip=f"paper 002's seeded {kind} perturbation of the prompts (seed: the "
+                                              "audit's seed)")
+                    yield TickBox("paraphrase", "paraphrase" in kept, id="var-paraphrase", compact=True,
+                                  tooltip="paper 002's paraphrase, written by a paraphraser model; shown and "
+                                          "editable below before the audit starts")
                 yield Label("template file")
                 yield Input(getattr(self.previous, "variant_file", ""), id="variant-file", compact=True,
                             placeholder="optional: [NAME=]path/to/template.txt or .json")
@@ -539,6 +567,10 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         for name, n in answers.items():
             t.append(f"{name:<10}", style="dim")
             t.append(f"{n * n_judges:,} judge answers\n", style="bold")
-        t.append("answers already stored or in the request cache cost no call", style="dim italic")
+        if len(answers) > 1:  # the results count calls: say the sum they are to be read against (issue 31 item 25)
+            t.append(f"{'in all':<10}", style="dim")
+            t.append(f"{sum(answers.values()) * n_judges:,} judge answers\n", style="bold")
+        t.append("one call per answer, except answers already stored or in the request cache (those cost none): "
+                 "the results' calls made + cached add up to this", style="dim italic")
         plan.update(t)
 

@@ -131,8 +131,10 @@ class IRTView(StudyView):
         if self.audit is not None and getattr(self.audit, "unparseable_by", None):
             for v in variants:  # garbage is counted per judge × variant, never scored (issue 24 §3)
                 rows.append((f"unparseable {plain(v, 12)}", lambda j, v=v: self._unparseable(j, v)))
+        small = bool(irt_caveats(self.result))  # a small n: the marks are indications (the caveat below says why)
         for name, get in rows:
-            table.add_row(Text(name, style="bold"), *(get(j) for j in judges), key=name)
+            shown = "Phase 1 (indication)" if small and name == "Phase 1" else name
+            table.add_row(Text(shown, style="bold"), *(get(j) for j in judges), key=name)
 
     def _unparseable(self, j: Any, variant: str) -> Text:
         bad, total = self.audit.unparseable_by.get((j.judge, variant), (0, 0))
@@ -150,6 +152,8 @@ class IRTView(StudyView):
 
     def _fill_diagnosis(self) -> None:
         text = Text()
+        for line in irt_caveats(self.result):  # small samples say so (issue 24 §7), first: never cut off (issue 31 item 9)
+            text.append(f"caveat: {line}\n", style="bold yellow")
         for k, j in enumerate(self.result.judges):
             if k:
                 text.append("\n")
@@ -159,8 +163,6 @@ class IRTView(StudyView):
                 text.append("; " + plain(j.phase2_sentence, 300))
             if j.reason:
                 text.append(f" [{plain(j.reason, 200)}]", style="yellow")
-        for line in irt_caveats(self.result):  # small samples say so (issue 24 §7)
-            text.append(f"\ncaveat: {line}", style="bold yellow")
         self.query_one("#irt-diagnosis", Static).update(text)
 
     # ---------------------------------------------------------------------------------------------- the plots
