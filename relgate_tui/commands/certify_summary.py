@@ -176,7 +176,8 @@ def print_summary(s: CertifySummary, run_path: Any) -> None:
     if s.gate_summary is not None:
         con.print(Text(f"gate (on the {_BASIS.get(s.gate_on, s.gate_on)}): {s.gate_summary}"))
     if s.n_skipped and s.worst_level is not None:
-        con.print(Text(f"worst case with the {s.n_skipped} skipped item(s) counted as misses: level "
+        con.print(Text(f"worst case with the {s.n_skipped} skipped item{'s' if s.n_skipped != 1 else ''} counted as "
+                       f"{'misses' if s.n_skipped != 1 else 'a miss'}: level "
                        f"{fmt_pct(s.worst_level)} (≥ {fmt_pct(s.worst_lower_bound)})"))
     if s.canon_note:
         con.print(Text(s.canon_note))

@@ -164,6 +164,7 @@ def _label(store: Any, args: argparse.Namespace) -> int:
     from relgate_tui.engine.review.client import Reviewer
     from relgate_tui.engine.review.db import ReviewUnreachable
     from relgate_tui.engine.review.item import review_item
+    from relgate_tui.engine.review.summary import counted
     from relgate_tui.engine.runs.labels_file import parse_labels_file
 
     wanted = {lab.item: verdict_code(rank=lab.rank, none=lab.none, skip=lab.skip)
@@ -177,10 +178,10 @@ def _label(store: Any, args: argparse.Namespace) -> int:
         if deadline is None:
             deadline = time.monotonic() + args.retry_for
         if not told:
-            _say(f"{exc}: {waiting} labels waiting", args.quiet)
+            _say(f"{exc}: {counted(waiting, 'label')} waiting", args.quiet)
             told = True
         if time.monotonic() > deadline:
-            _say(f"gave up after {args.retry_for:g} s: {waiting} labels wait in the journal; rerun the same "
+            _say(f"gave up after {args.retry_for:g} s: {counted(waiting, 'label')} {'waits' if waiting == 1 else 'wait'} in the journal; rerun the same "
                  "command to send them")
             return False
         time.sleep(0.2)
@@ -242,13 +243,14 @@ def _label(store: Any, args: argparse.Namespace) -> int:
             done += 1
     finally:
         reviewer.close()
-    _say(f"{name}: {done} labels given, {rejected} not taken (slot filled meanwhile), {absent} items not in the "
+    _say(f"{name}: {counted(done, 'label')} given, {rejected} not taken (slot filled meanwhile), {counted(absent, 'item')} not in the "
          f"labels file; session {info.id}", args.quiet)
     return 0
 
 
 def _status(store: Any, args: argparse.Namespace) -> int:
     from relgate_tui.engine.review.status import session_state, status_document
+    from relgate_tui.engine.review.summary import as_misses, counted
 
     doc = status_document(session_state(store, args.session, args.policy))
     if args.json_path:
@@ -256,17 +258,16 @@ def _status(store: Any, args: argparse.Namespace) -> int:
 
         emit_json(doc, args.json_path)
     ag = doc["agreement"]
-    _say(f"session {doc['session']} ({doc['name']}): {doc['labels']} labels on {doc['items']} items, "
+    _say(f"session {doc['session']} ({doc['name']}): {counted(doc['labels'], 'label')} on {counted(doc['items'], 'item')}, "
          f"{doc['required_per_item']} per item; {len(doc['final'])} final, {len(doc['disputed'])} disputed, "
          f"{len(doc['adjudicated'])} adjudicated, {len(doc['pending'])} pending")
     if doc["policy"] == "strict" and doc["counted_as_misses"]:
-        n = len(doc["counted_as_misses"])
-        _say(f"{n} disputed item{'s' if n != 1 else ''} counted as misses (strict policy)")
+        _say(f"{as_misses(len(doc['counted_as_misses']))} (strict policy)")
     _say(f"Fleiss κ {_est(ag['fleiss_kappa'])} · Krippendorff α {_est(ag['krippendorff_alpha'])} (95% bootstrap)")
     for p in ag["pairs"]:
         _say(f"  Cohen κ {p['a']} · {p['b']}: {_est(p['cohen_kappa'])}")
     for name, r in doc["reviewers"].items():
-        _say(f"  {name}: {r['labels']} labels, agreement with final {_est(r['agreement_with_final'])}")
+        _say(f"  {name}: {counted(r['labels'], 'label')}, agreement with final {_est(r['agreement_with_final'])}")
     for line in doc["left_out"]:
         _say(line)
     if not doc["complete_view"]:

@@ -206,7 +206,8 @@ class ResultsScreen(Screen[str]):
         adaptive sets and the split stability (issue 11 §4)."""
         lines = []
         if r.n_skipped:
-            lines.append(Text(f"worst case, {r.n_skipped} skipped item(s) counted as misses: level "
+            lines.append(Text(f"worst case, {r.n_skipped} skipped item{'s' if r.n_skipped != 1 else ''} counted as "
+                              f"{'misses' if r.n_skipped != 1 else 'a miss'}: level "
                               f"{r.worst_case_level:.3f} (≥ {r.worst_case_lower_bound:.3f} with {r.confidence:.0%} "
                               "confidence)", style="yellow"))
         boot, stab = self._readouts(r)

@@ -126,7 +126,7 @@ def test_label_gives_up_with_exit_3_and_keeps_the_journal(pg_backend: Backend, t
         capsys.readouterr()
         assert main(["review", "label", sid, "--labels", str(labels), "--db", url, "--retry-for", "0"]) == 3
         err = capsys.readouterr().err
-        assert "1 labels waiting" in err and "rerun the same command" in err and b.passwords["alice"] not in err
+        assert "1 label waiting" in err and "rerun the same command" in err and b.passwords["alice"] not in err
     finally:
         b.pg.start()
     assert main(["review", "label", sid, "--labels", str(labels), "--db", url]) == 0

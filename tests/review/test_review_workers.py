@@ -176,3 +176,23 @@ def test_review_adjudicate_shows_the_question_and_the_candidates(tmp_path: Path,
     assert f"{item}: q{n}?" in err  # the question
     assert f"1. {100 + n}  (3/6 samples)" in err and f"2. {1100 + n}  (2/6 samples)" in err  # the candidates
     assert f"alice 1 ({100 + n})" in err and "bob none" in err  # each label beside the answer it names
+
+
+async def test_review_open_names_team_review_once_in_the_window_title(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
+    db = f"sqlite:///{tmp_path / 'team.sqlite3'}"
+    run = import_run(tmp_path, 2)
+    out = tmp_path / "pub.json"
+    assert main(["review", "publish", run, "--db", db, "--json", str(out)]) == 0
+    store = open_store(db)
+    reviewer = Reviewer(store, store.session(json.loads(out.read_text())["session"]), "carol")
+    app = ReviewApp(reviewer)
+    try:
+        async with app.run_test(size=(130, 40)) as pilot:
+            await _settle(pilot, app)
+            assert isinstance(app.screen, ReviewLabelScreen)
+            header = f"{app.title} — {app.screen.sub_title}"  # what Textual's Header shows
+            assert header.count("team review") == 1 and header.startswith("relgate — team review · "), header
+    finally:
+        reviewer.close()
+        store.close()

@@ -186,7 +186,7 @@ def test_pull_equals_a_local_run_with_the_same_final_labels(backend: Backend, tm
     report = (tmp_path / "r.md")
     assert main(["report", run, "--run-dir", str(runs), "--output", str(report)]) == 0
     n = len(doc["counted_as_misses"])
-    assert f"{n} disputed item{'s' if n != 1 else ''} counted as misses" in report.read_text()
+    assert f"{n} disputed item{'s counted as misses' if n != 1 else ' counted as a miss'}" in report.read_text()
 
 
 def test_adjudication_settles_a_dispute(backend: Backend, tmp_path: Path, capsys) -> None:

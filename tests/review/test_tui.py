@@ -94,10 +94,10 @@ async def test_connect_label_unreachable_and_back(pg_backend: Backend, tmp_path:
         b.pg.stop()
         try:
             await _keys(pilot, app, "n", "x")  # the item in hand is labelled while the server is down
-            assert "database unreachable: 1 labels waiting" in _text(screen, "#review-db")
+            assert "database unreachable: 1 label waiting" in _text(screen, "#review-db")
             assert screen.claim is None and screen.reviewer.waiting == 1
             await _keys(pilot, app, "r")
-            assert "database unreachable: 1 labels waiting" in _text(screen, "#review-db")
+            assert "database unreachable: 1 label waiting" in _text(screen, "#review-db")
             assert b.passwords["alice"] not in _text(screen, "#review-db")
         finally:
             b.pg.start()
@@ -227,7 +227,7 @@ async def test_results_say_how_many_disputed_items_count_as_misses(tmp_path: Pat
         app.show_results(session)
         await pilot.pause()
         assert isinstance(app.screen, ResultsScreen)
-        assert f"{n} disputed item{'s' if n != 1 else ''} counted as misses" in _text(app.screen, "#message")
+        assert f"{n} disputed item{'s counted as misses' if n != 1 else ' counted as a miss'}" in _text(app.screen, "#message")
 
 
 async def test_the_connect_field_never_leaves_a_password_on_screen(pg_backend: Backend, tmp_path: Path) -> None:

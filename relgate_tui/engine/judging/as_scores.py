@@ -60,6 +60,8 @@ class AuditScores:
     no_rating_token: Mapping[str, int] = field(default_factory=dict)  # reason → answers without a rating token
     # (judge, variant) → (unparseable, answers read): what each judge × prompt variant gave no score for
     unparseable_by: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    # (judge, variant) → answers with neither a score nor log-probs (no row): a study of that cell counts them dropped
+    dropped_by: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
     @property
     def records(self) -> Sequence[dict[str, Any]]:
@@ -150,6 +152,7 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
     answers = unparseable = dropped = missing = no_lp = 0
     reasons: Counter[str] = Counter()
     per_cell: dict[tuple[str, str], tuple[int, int]] = {}
+    dropped_by: Counter[tuple[str, str]] = Counter()
     for judge in spec.judges:
         for req in plan.requests:
             if req.key[0] != direct.KIND:
@@ -172,6 +175,7 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
                 unparseable += 1
                 if lps is None:
                     dropped += 1
+                    dropped_by[(judge.label, variant)] += 1
                     continue
             if lps is None:
                 no_lp += 1
@@ -192,4 +196,4 @@ def audit_scores(id_or_path: str | os.PathLike[str]) -> AuditScores:
     table = table_from_records(records, f"audit {store.id}")
     del records  # the table holds the rows, column by column
     return AuditScores(store.id, str(path), table, answers, unparseable, dropped, missing, no_lp,
-                       geval.scale_values(spec.scale), spec.prompt, dict(reasons), per_cell)
+                       geval.scale_values(spec.scale), spec.prompt, dict(reasons), per_cell, dict(dropped_by))

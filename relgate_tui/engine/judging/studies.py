@@ -24,6 +24,7 @@ Small samples say so (issue 24 §7): one line per claim a study's n or number of
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -144,6 +145,10 @@ def audit_input(audit: Any, *, judge: str | None, criterion: str | None, variant
                         f"them): {no_logprobs_fix}")
     inp, labels = load_input(f"audit {audit.audit_id}", judge=judge, criterion=criterion, variant=variant, grid=grid,
                              alpha=alpha, table=audit.table, scale=audit.scale)
+    # answers with neither a score nor log-probs never became a row: the study counts them dropped (issue 31 item 19)
+    lost = audit.dropped_by.get((labels["judge"], labels["variant"]), 0)
+    if lost:
+        inp = dataclasses.replace(inp, dropped=inp.dropped + lost)
     return inp, {k: v for k, v in labels.items() if k != "scores_file"} | {"audit": audit.audit_id}
 
 

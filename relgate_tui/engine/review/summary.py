@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REVIEW_FILE", "read_review_summary", "misses_line"]
+__all__ = ["REVIEW_FILE", "read_review_summary", "misses_line", "counted", "as_misses"]
 
 REVIEW_FILE = "review.json"
 
@@ -23,12 +23,22 @@ def read_review_summary(run_path: str | Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 label", "3 labels": one of a thing in the singular (issue 31 item 18)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def as_misses(n: int) -> str:
+    """"1 disputed item counted as a miss", "3 disputed items counted as misses"."""
+    return f"{counted(n, 'disputed item')} counted as {'a miss' if n == 1 else 'misses'}"
+
+
 def misses_line(summary: dict[str, Any]) -> str:
     """"Team review <session> (strict): 3 disputed items counted as misses · Fleiss κ 0.71 …" — one line."""
     misses = summary.get("counted_as_misses")
     n = len(misses) if isinstance(misses, list) else 0
     parts = [f"team review {summary.get('session', '?')} ({summary.get('policy', '?')})"]
-    parts.append(f"{n} disputed item{'s' if n != 1 else ''} counted as misses")
+    parts.append(as_misses(n))
     ag = summary.get("agreement")
     if isinstance(ag, dict):
         for key, name in (("fleiss_kappa", "Fleiss κ"), ("krippendorff_alpha", "Krippendorff α")):
@@ -60,10 +70,10 @@ def review_markdown(summary: Any) -> list[str]:
         "## Team review",
         "",
         f"- Session `{one_line(str(summary.get('session', '?')))}`, policy {summary.get('policy', '?')}, "
-        f"{summary.get('required_per_item', '?')} reviewers per item: {summary.get('labels', 0)} labels on "
-        f"{summary.get('items', 0)} items; {summary.get('final', 0)} final, {summary.get('adjudicated', 0)} "
+        f"{summary.get('required_per_item', '?')} reviewers per item: {counted(int(summary.get('labels') or 0), 'label')} "
+        f"on {counted(int(summary.get('items') or 0), 'item')}; {summary.get('final', 0)} final, {summary.get('adjudicated', 0)} "
         f"adjudicated, {summary.get('pending', 0)} still pending",
-        f"- **{len(misses)} disputed item{'s' if len(misses) != 1 else ''} counted as misses** (score ∞)"
+        f"- **{as_misses(len(misses))}** (score ∞)"
         if summary.get("policy") == "strict" or misses else f"- {summary.get('disputed', 0)} disputed items",
         f"- Fleiss κ {est(ag.get('fleiss_kappa'))}; Krippendorff α (nominal) {est(ag.get('krippendorff_alpha'))}; "
         "95% bootstrap intervals over items",

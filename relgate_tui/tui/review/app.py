@@ -13,7 +13,7 @@ from relgate_tui.engine.review.store import ReviewStore
 
 
 class ReviewApp(App[None]):
-    TITLE = "relgate · team review"
+    TITLE = "relgate"  # the screens say "team review · …" (issue 31 item 18)
 
     def __init__(self, reviewer: Reviewer) -> None:
         super().__init__()

@@ -22,6 +22,7 @@ from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Sta
 
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.review.store import ReviewStore, SessionInfo, open_store
+from relgate_tui.engine.review.summary import as_misses, counted
 from relgate_tui.tui.review.dbwork import StoreCalls
 from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import safe, safe_line
@@ -210,18 +211,17 @@ class ReviewConnectScreen(StoreCalls, Screen[None]):
             return f"{v:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if isinstance(ci, list) else "")
 
         ag = doc["agreement"]
-        lines = [f"{doc['labels']} labels on {doc['items']} items · {len(doc['final'])} final · "
+        lines = [f"{counted(doc['labels'], 'label')} on {counted(doc['items'], 'item')} · {len(doc['final'])} final · "
                  f"{len(doc['disputed'])} disputed · {len(doc['adjudicated'])} adjudicated · "
                  f"{len(doc['pending'])} pending",
                  f"Fleiss κ {est(ag['fleiss_kappa'])} · Krippendorff α {est(ag['krippendorff_alpha'])} "
                  "(95% bootstrap over items)"]
         if doc["counted_as_misses"]:
-            n = len(doc["counted_as_misses"])
-            lines.append(f"{n} disputed item{'s' if n != 1 else ''} counted as misses (strict policy)")
+            lines.append(f"{as_misses(len(doc['counted_as_misses']))} (strict policy)")
         for p in ag["pairs"]:
             lines.append(f"Cohen κ {p['a']} · {p['b']}: {est(p['cohen_kappa'])}")
         for name, r in doc["reviewers"].items():
-            lines.append(f"{name}: {r['labels']} labels · agreement with final "
+            lines.append(f"{name}: {counted(r['labels'], 'label')} · agreement with final "
                          f"{est(r['agreement_with_final'] or {})}")
         if not doc["complete_view"]:
             lines.append("(your role reads only part of the labels: these figures cover what it may read)")

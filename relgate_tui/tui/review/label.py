@@ -33,6 +33,7 @@ from relgate_tui.engine.review.client import Reviewer, Sent
 from relgate_tui.engine.review.db import ReviewUnreachable
 from relgate_tui.engine.review.item import review_item
 from relgate_tui.engine.review.store import Claim
+from relgate_tui.engine.review.summary import counted
 from relgate_tui.tui.review.dbwork import StoreCalls
 from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import clean, safe
@@ -187,9 +188,9 @@ class ReviewLabelScreen(StoreCalls, Screen[str]):
         if self.busy:
             db.append(self.busy, style="bold yellow")
             if self.unreachable:
-                db.append(f"\n{self.reviewer.waiting} labels waiting in the journal", style="dim")
+                db.append(f"\n{counted(self.reviewer.waiting, 'label')} waiting in the journal", style="dim")
         elif self.unreachable:
-            db.append(f"database unreachable: {self.reviewer.waiting} labels waiting", style="bold red")
+            db.append(f"database unreachable: {counted(self.reviewer.waiting, 'label')} waiting", style="bold red")
             db.append("\nkept in the journal on this machine; retrying every second", style="dim")
         else:
             db.append("connected", style="green")

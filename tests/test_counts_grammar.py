@@ -1,0 +1,31 @@
+"""One of a thing is singular wherever a count is printed (issue 31 item 18): "1 label waiting", "1 disputed item
+counted as a miss", "1 skipped item counted as a miss"; the plural forms are unchanged."""
+
+from __future__ import annotations
+
+from relgate_tui.commands.certify_summary import print_summary, summary_of
+from relgate_tui.engine.review.summary import misses_line
+from tests.engine.test_certify_summary import DOC
+
+
+def test_the_team_review_line_counts_one_miss_in_the_singular() -> None:
+    one = misses_line({"session": "s1", "policy": "strict", "counted_as_misses": ["q001"]})
+    assert "1 disputed item counted as a miss" in one and "misses" not in one
+    three = misses_line({"session": "s1", "policy": "strict", "counted_as_misses": ["a", "b", "c"]})
+    assert "3 disputed items counted as misses" in three
+
+
+def test_the_certify_summary_counts_one_skipped_item_in_the_singular(capsys) -> None:
+    for n, words in ((1, "the 1 skipped item counted as a miss:"), (2, "the 2 skipped items counted as misses:")):
+        doc = DOC | {"n_skipped": n, "worst_case": {"level": 0.75, "lower_bound": 0.6}}
+        print_summary(summary_of(doc), "/runs/x")
+        err = capsys.readouterr().err
+        assert f"worst case with {words} level 75.0% (≥ 60.0%)" in err and "(s)" not in err
+
+
+def test_counted_is_singular_for_one_only() -> None:
+    from relgate_tui.engine.review.summary import as_misses, counted
+
+    assert [counted(n, "label") for n in (0, 1, 2)] == ["0 labels", "1 label", "2 labels"]
+    assert counted(1, "reply", "replies") == "1 reply" and counted(3, "reply", "replies") == "3 replies"
+    assert as_misses(1) == "1 disputed item counted as a miss" and as_misses(0) == "0 disputed items counted as misses"
