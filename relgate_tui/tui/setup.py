@@ -44,11 +44,8 @@ TASK_FILE = "__file__"
 CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"),
           ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
 STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
-VERIFICATION = (  # each fits the select at 80 columns (issue 31 item 17)
-    ("auto: references first", "auto"),
-    ("by hand, even with refs", "human"),
-    ("audit: refs + re-checks", "audit"),
-)
+VERIFICATION = (("auto: references first", "auto"), ("by hand, even with refs", "human"),  # each fits 80 columns
+                ("audit: refs + re-checks", "audit"))  # (issue 31 item 17)
 
 
 class SetupScreen(Screen["RunSetup | None"]):
@@ -77,6 +74,7 @@ class SetupScreen(Screen["RunSetup | None"]):
         self.task_error = ""
         self.latency: tuple[float, float, float] | None = None  # seconds, prompt tokens, completion tokens
         self.latency_error = ""
+        self.still_loading = {"discover": "looking for local model servers", "tasks": "reading the bundled tasks"}  # running
         self.latency_parallel = 1  # requests the probe sent at once (the run's concurrency, at most 16)
         # A value set by the screen itself (suggestions) is remembered, so that its Changed event is not mistaken
         # for the user's choice (Changed messages arrive after the assignment).
@@ -220,10 +218,12 @@ class SetupScreen(Screen["RunSetup | None"]):
             return
         result: Any = event.worker.result
         error = str(event.worker.error) if failed else ""
+        self.still_loading.pop(group or "", None)
         if group == "discover":
             self._set_endpoints(result if ok else [])
             if failed:
                 self.notify(error, title="Discovery failed", severity="warning")
+            self._update_preflight()
         elif group == "tasks":
             self._set_tasks(result if ok else [], error)
         elif group == "task-file":
@@ -537,6 +537,9 @@ class SetupScreen(Screen["RunSetup | None"]):
 
         box = self.query_one("#preflight", Static)
         err = self.query_one("#setup-error", Static)
+        if self.still_loading:  # discovery or the task list still running: say so, not "choose …" (issue 31 item 16)
+            err.update(Text("loading… " + " · ".join(self.still_loading.values()), style="bold yellow"))
+            return
         try:
             setup = self.collect()
         except ValueError as exc:
