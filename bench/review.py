@@ -45,7 +45,7 @@ def worker(url: str, sid: str, as_name: str | None, out: str, seed: int) -> None
     sys.stdin.readline()
     n = 0
     while (claim := r.next_item()) is not None:
-        n_cand = max(1, len(claim.payload.get("candidates") or []))
+        n_cand = max(1, len(claim.item.candidates))
         verdict = str(rng.randint(1, n_cand)) if rng.random() < 0.9 else "none"
         sent = r.label(claim.item_id, verdict, claim_next=True)  # as `relgate review label` does
         if sent.unreachable:

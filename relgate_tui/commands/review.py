@@ -163,7 +163,6 @@ def _label(store: Any, args: argparse.Namespace) -> int:
     from relgate_tui.core.review.verdicts import verdict_code
     from relgate_tui.engine.review.client import Reviewer
     from relgate_tui.engine.review.db import ReviewUnreachable
-    from relgate_tui.engine.review.item import review_item
     from relgate_tui.engine.review.summary import counted
     from relgate_tui.engine.runs.labels_file import parse_labels_file
 
@@ -229,7 +228,7 @@ def _label(store: Any, args: argparse.Namespace) -> int:
             if claim is None:
                 break
             verdict = wanted.get(claim.item_id)
-            n_cand = len(review_item(claim.item_id, claim.payload).candidates)
+            n_cand = len(claim.item.candidates)
             if verdict is None or (verdict.isdigit() and int(verdict) > n_cand):
                 if verdict is not None:
                     _say(f"{claim.item_id}: rank {verdict} does not exist ({n_cand} candidates); left for others",
@@ -291,9 +290,7 @@ def _adjudicate(store: Any, args: argparse.Namespace) -> int:
     if args.decide:
         state = session_state(store, args.session, need_all=True)
     queue = disputed_queue(state)
-    from relgate_tui.engine.review.item import review_item
-
-    items = {item: review_item(item, store.payload(state.info.id, item)) for item, _ in queue}
+    items = {item: store.item(state.info.id, item) for item, _ in queue}
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 

@@ -20,3 +20,29 @@ def test_a_malformed_payload_is_read_not_a_crash():
                                                                      "share": 1.0}], "n_samples": "many"})
     assert [c.answer for c in v.candidates] == ["a"] and v.n_samples == 0 and v.question == ""
     assert review_item("q3", "not a mapping").candidates == ()  # type: ignore[arg-type]
+
+
+def test_a_claim_and_an_item_read_from_the_store_are_typed(tmp_path, monkeypatch):
+    """The store hands out the typed view (issue 28 §5): no caller reads the payload's dictionary."""
+    import json
+
+    from relgate_tui.cli import main
+    from relgate_tui.engine.certification.views import ItemView
+    from relgate_tui.engine.review.store import open_store
+    from tests.review.conftest import import_run
+
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
+    db = f"sqlite:///{tmp_path / 'team.sqlite3'}"
+    run = import_run(tmp_path, 2)
+    out = tmp_path / "pub.json"
+    assert main(["review", "publish", run, "--db", db, "--json", str(out)]) == 0
+    sid = json.loads(out.read_text())["session"]
+    store = open_store(db)
+    try:
+        claim = store.claim(sid, "carol")
+        assert claim is not None and isinstance(claim.item, ItemView) and not hasattr(claim, "payload")
+        assert claim.item.item_id == claim.item_id and claim.item.question == f"q{int(claim.item_id[1:])}?"
+        assert [(c.rank, c.count) for c in claim.item.candidates] == [(1, 3), (2, 2), (3, 1)]
+        assert store.item(sid, claim.item_id) == claim.item
+    finally:
+        store.close()

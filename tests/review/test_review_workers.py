@@ -196,3 +196,83 @@ async def test_review_open_names_team_review_once_in_the_window_title(tmp_path: 
     finally:
         reviewer.close()
         store.close()
+
+
+class HoldingProxy:
+    """A TCP relay on loopback to the real PostgreSQL server that, once ``hold`` is set, keeps what the client sends
+    (``held`` is set when the first such bytes arrive) until ``release`` is set: a database call pending for as
+    long as the test wants, with nothing timed."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream = upstream_port
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.hold, self.held, self.release = threading.Event(), threading.Event(), threading.Event()
+        self.conns: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            while True:
+                client, _ = self.sock.accept()
+                server = socket.create_connection(("127.0.0.1", self.upstream))
+                self.conns += [client, server]
+                threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
+                threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+        except OSError:
+            return  # closed
+
+    def _pump(self, src: socket.socket, dst: socket.socket, from_client: bool) -> None:
+        try:
+            while data := src.recv(65536):
+                if from_client and self.hold.is_set() and not self.release.is_set():
+                    self.held.set()
+                    self.release.wait()
+                dst.sendall(data)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.release.set()
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+async def test_the_label_screen_says_saving_while_the_database_call_is_pending(pg_backend: Backend,
+                                                                                tmp_path: Path) -> None:
+    b = pg_backend
+    run = import_run(tmp_path, 4)
+    pub = tmp_path / "pub.json"
+    assert main(["review", "publish", run, *b.args(None), "--per-item", "1", "--json", str(pub)]) == 0
+    sid = json.loads(pub.read_text())["session"]
+    url, _ = b.reviewer("alice")
+    assert b.pg is not None
+    proxy = HoldingProxy(b.pg.port)
+    store = open_store(url.replace(f":{b.pg.port}/", f":{proxy.port}/"))
+    reviewer = Reviewer(store, store.session(sid), "alice")
+    app = ReviewApp(reviewer)
+    try:
+        async with app.run_test(size=(130, 40)) as pilot:
+            await _settle(pilot, app)
+            screen = app.screen
+            assert isinstance(screen, ReviewLabelScreen) and screen.claim is not None
+            first = screen.claim.item_id
+            proxy.hold.set()
+            await pilot.press("y")  # accept rank 1: the label's transaction goes to the database and waits there
+            assert await asyncio.to_thread(proxy.held.wait, 30), "the label never reached the database"
+            assert screen.busy == "saving…" and "saving…" in _text(screen, "#review-db")
+            assert f"saving: {first} → rank 1" in _text(screen, "#review-last")
+            await pilot.press("y")  # handled at once (a notice), not queued behind the pending call
+            assert screen.labelled == 1 and screen.busy == "saving…"
+            assert b.sql("SELECT count(*) FROM review_labels") == [(0,)]  # nothing committed yet
+            proxy.release.set()
+            await _settle(pilot, app)
+            assert screen.busy == "" and "connected" in _text(screen, "#review-db")
+            assert f"saved: {first} → rank 1" in _text(screen, "#review-last")
+            assert screen.claim is not None and screen.claim.item_id != first
+        assert b.sql("SELECT item_id, verdict FROM review_labels") == [(first, "1")]
+    finally:
+        reviewer.close()
+        store.close()
+        proxy.close()

@@ -240,7 +240,7 @@ def test_a_rank_beyond_the_candidates_is_refused(backend: Backend, tmp_path: Pat
     try:
         name = store.db.identity(backend.reviewer("alice")[1])
         claim = store.claim(sid, name)
-        assert claim is not None and len(claim.payload["candidates"]) == 2
+        assert claim is not None and len(claim.item.candidates) == 2
         r = Reviewer(store, store.session(sid), name)
         sent = r.label(claim.item_id, "3")
         assert sent.committed == 0 and "rank 3 does not exist" in sent.rejected[0] and r.waiting == 0

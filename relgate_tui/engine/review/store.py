@@ -35,9 +35,11 @@ from sqlalchemy.engine import Connection
 
 from relgate_tui.core.review.verdicts import parse_verdict
 from relgate_tui.core.text import one_line
+from relgate_tui.engine.certification.views import ItemView
 from relgate_tui.engine.review import queries as Q
 from relgate_tui.engine.review import schema as S
 from relgate_tui.engine.review.db import ReviewDB, ReviewDenied, ReviewError, connect
+from relgate_tui.engine.review.item import review_item
 from relgate_tui.errors import UserError
 
 __all__ = ["DEFAULT_LEASE", "SessionInfo", "Claim", "LabelRejected", "ReviewStore", "open_store"]
@@ -64,12 +66,13 @@ class SessionInfo:
 
 @dataclass(frozen=True)
 class Claim:
-    """An item handed to a reviewer: its queue position, payload (question, candidates…) and lease end."""
+    """An item handed to a reviewer: its queue position, the item as the reviewer sees it (question, candidates…,
+    typed: :func:`.item.review_item` read the stored payload once) and lease end."""
 
     session_id: str
     item_id: str
     position: int
-    payload: Mapping[str, Any]
+    item: ItemView
     expires_at: float
 
 
@@ -229,12 +232,13 @@ class ReviewStore:
             sa.select(S.items.c.item_id).where(S.items.c.session_id == sid).order_by(S.items.c.position)
         ).scalars().all()))
 
-    def payload(self, sid: str, item_id: str) -> dict[str, Any]:
+    def item(self, sid: str, item_id: str) -> ItemView:
+        """One item of the session, typed (the adjudicator's view of a disputed item)."""
         text = self.db.run("read the item", lambda c: c.execute(sa.select(S.items.c.payload).where(
             S.items.c.session_id == sid, S.items.c.item_id == item_id)).scalar_one_or_none())
         if text is None:
             raise ReviewError(f"item {item_id!r} is not in session {sid}")
-        return _loads(text)
+        return review_item(item_id, _loads(text))
 
     # ---------------------------------------------------------------------------------------------- queue
     def _info(self, c: Connection, sid: str) -> SessionInfo:
@@ -273,7 +277,8 @@ class ReviewStore:
             got = Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True),
                             {**params, "item": row.item_id, "state": "claimed", "lease": info.lease_seconds}).first()
             if got is not None:
-                return Claim(info.id, row.item_id, int(row.position), _loads(row.payload), float(got.expires_at))
+                return Claim(info.id, row.item_id, int(row.position), review_item(row.item_id, _loads(row.payload)),
+                             float(got.expires_at))
             tried.add(row.item_id)  # filled between the scan's snapshot and our lock
 
     def claim(self, sid: str, reviewer: str, *, exclude: Iterable[str] = ()) -> Claim | None:

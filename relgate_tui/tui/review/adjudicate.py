@@ -17,7 +17,6 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.certification.views import ItemView
-from relgate_tui.engine.review.item import review_item
 from relgate_tui.engine.review.status import SessionState, disputed_queue, session_state
 from relgate_tui.engine.review.store import ReviewStore
 from relgate_tui.tui.review.dbwork import StoreCalls
@@ -103,7 +102,7 @@ class AdjudicateScreen(StoreCalls, Screen[None]):
         def job() -> int | None:
             """None when recorded, else the item's number of candidates (the rank does not exist)."""
             if verdict.isdigit():
-                n = len(review_item(item, self.store.payload(self.session_id, item)).candidates)
+                n = len(self.store.item(self.session_id, item).candidates)
                 if int(verdict) > n:
                     return n
             self.store.adjudicate(self.session_id, item, verdict, self.adjudicator)
@@ -111,16 +110,16 @@ class AdjudicateScreen(StoreCalls, Screen[None]):
 
         def done(n: int | None) -> None:
             if n is not None:
-                self.notify(f"{one_line(item)} has {n} candidates", severity="warning")
+                self.notify(f"{one_line(item)} has {n} candidates", severity="warning", markup=False)
                 self.query_one("#adjudicate-hint", Static).update(Text(HINT, style="dim"))
                 return
-            self.notify(f"{one_line(item)} → {verdict}")
+            self.notify(f"{one_line(item)} → {verdict}", markup=False)
             self._load()
 
         self.store_call("saving…", job, done, self._failed)
 
     def _failed(self, exc: BaseException) -> None:
-        self.notify(one_line(str(exc)), severity="error")
+        self.notify(one_line(str(exc)), severity="error", markup=False)
         self.query_one("#adjudicate-hint", Static).update(Text(HINT, style="dim"))
 
     def action_samples(self) -> None:
@@ -132,7 +131,7 @@ class AdjudicateScreen(StoreCalls, Screen[None]):
             self.query_one("#adjudicate-hint", Static).update(Text(HINT, style="dim"))
             host(self.app).open_screen("item_samples", view)
 
-        self.store_call("reading the item…", lambda: review_item(item, self.store.payload(self.session_id, item)),
+        self.store_call("reading the item…", lambda: self.store.item(self.session_id, item),
                         done, self._failed)
 
     @on(DataTable.RowSelected, "#adjudicate-table")

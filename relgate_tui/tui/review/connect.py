@@ -172,7 +172,7 @@ class ReviewConnectScreen(StoreCalls, Screen[None]):
         as_name = self._as_name()
 
         def failed(exc: BaseException) -> None:
-            self.notify(one_line(str(exc)), severity="error")
+            self.notify(one_line(str(exc)), severity="error", markup=False)
 
         self.store_call("connecting…", lambda: store.db.identity(as_name), lambda who: then(store, s, who), failed)
 
@@ -223,6 +223,7 @@ class ReviewConnectScreen(StoreCalls, Screen[None]):
         for name, r in doc["reviewers"].items():
             lines.append(f"{name}: {counted(r['labels'], 'label')} · agreement with final "
                          f"{est(r['agreement_with_final'] or {})}")
+        lines.extend(doc["left_out"])  # stored labels that are no verdict, named and counted missing (issue 29)
         if not doc["complete_view"]:
             lines.append("(your role reads only part of the labels: these figures cover what it may read)")
         self.query_one("#connect-status", Static).update(safe("\n".join(lines)))

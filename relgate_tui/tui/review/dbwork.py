@@ -54,5 +54,5 @@ class StoreCalls:
                 failed(event.worker.error)
             else:
                 self.notify(one_line(str(event.worker.error)) or type(event.worker.error).__name__,  # type: ignore[attr-defined]
-                            severity="error")
+                            severity="error", markup=False)  # a server's words: never markup
         self.show_busy()

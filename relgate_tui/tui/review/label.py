@@ -31,7 +31,6 @@ from relgate_tui.core.text import one_line
 from relgate_tui.engine.certification.views import ItemView
 from relgate_tui.engine.review.client import Reviewer, Sent
 from relgate_tui.engine.review.db import ReviewUnreachable
-from relgate_tui.engine.review.item import review_item
 from relgate_tui.engine.review.store import Claim
 from relgate_tui.engine.review.summary import counted
 from relgate_tui.tui.review.dbwork import StoreCalls
@@ -90,6 +89,8 @@ class ReviewLabelScreen(StoreCalls, Screen[str]):
     def on_mount(self) -> None:
         s = self.reviewer.session
         self.sub_title = f"team review · {s.name} · {self.reviewer.name}"
+        for problem in self.reviewer.journal.problems:  # malformed journal lines set aside, as the CLI says (issue 29)
+            self.notify(one_line(problem), title="Journal", severity="warning", timeout=15, markup=False)
         self._send_then_next("connecting…")
 
     # ------------------------------------------------------------------------------------------------ state
@@ -110,7 +111,7 @@ class ReviewLabelScreen(StoreCalls, Screen[str]):
 
     def _hold(self, claim: Claim | None) -> None:
         self.claim = claim
-        self.view = review_item(claim.item_id, claim.payload) if claim is not None else None
+        self.view = claim.item if claim is not None else None
         self.cursor = 0
         if claim is None:
             self.message = "nothing left for you in this session"
@@ -137,7 +138,7 @@ class ReviewLabelScreen(StoreCalls, Screen[str]):
 
     def _after(self, sent: Sent) -> None:
         for why in sent.rejected:
-            self.notify(one_line(why), severity="warning")
+            self.notify(one_line(why), severity="warning", markup=False)
         if sent.unreachable:
             self._unreachable(sent.unreachable)
         elif self.unreachable:
@@ -230,7 +231,7 @@ class ReviewLabelScreen(StoreCalls, Screen[str]):
             self.notify(f"{self.busy} — one moment", severity="warning", timeout=2)
             return
         if c is None:
-            self.notify(self.message or "no item in hand", severity="warning")
+            self.notify(self.message or "no item in hand", severity="warning", markup=False)
             return
         # journaled before it is sent; the next item is claimed in the label's transaction (_fetch_next hands it out)
         self.labelled += 1
