@@ -72,8 +72,10 @@ async def render(out: Path) -> list[Path]:
                            discover=lambda: [], embedded_demo=False, demo_port=0, probe_latency=False)
             async with app.run_test(size=SIZE) as pilot:
 
-                async def shot(name: str) -> None:
-                    await pilot.pause(0.1)
+                async def shot(name: str) -> None:  # once every store call is done and drawn, never after a delay
+                    await _settle(pilot, app)
+                    await pilot.wait_for_scheduled_animations()
+                    await pilot.pause()
                     written.append(Path(app.save_screenshot(filename=f"{name}.svg", path=str(out))))
 
                 await pilot.pause()
