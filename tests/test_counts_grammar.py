@@ -29,3 +29,16 @@ def test_counted_is_singular_for_one_only() -> None:
     assert [counted(n, "label") for n in (0, 1, 2)] == ["0 labels", "1 label", "2 labels"]
     assert counted(1, "reply", "replies") == "1 reply" and counted(3, "reply", "replies") == "3 replies"
     assert as_misses(1) == "1 disputed item counted as a miss" and as_misses(0) == "0 disputed items counted as misses"
+
+
+def test_the_results_screen_counts_one_skipped_item_in_the_singular() -> None:
+    from types import SimpleNamespace
+
+    from relgate_tui.tui.results import ResultsScreen
+
+    screen = SimpleNamespace(_readouts=lambda r: (None, None), _weighted=lambda r: None)
+    for n, words in ((1, "1 skipped item counted as a miss:"), (3, "3 skipped items counted as misses:")):
+        r = SimpleNamespace(n_skipped=n, worst_case_level=0.8, worst_case_lower_bound=0.7, confidence=0.95,
+                            adaptive=None)
+        (line,) = ResultsScreen._extra_lines(screen, r)  # type: ignore[arg-type]
+        assert line.plain.startswith(f"worst case, {words} level 0.800"), line.plain
