@@ -114,3 +114,12 @@ def test_out_of_range_numbers_name_file_and_field(tmp_path: Path, text: str, fie
     line = _one_line(capsys)
     assert str(cfg) in line and field in line and "unexpected" not in line
     assert len(line) < 400
+
+
+def test_a_command_line_timeout_of_1e308_is_refused_in_one_line(incli, tmp_path) -> None:
+    """Issue 29 N16, the flag as well as the config key: a per-request timeout of 1e308 s is no deadline at all."""
+    result = incli(tmp_path, "certify", "--task", "gsm8k", "--model", "sim-mid", "--endpoint", "http://127.0.0.1:9/v1",
+                   "--timeout", "1e308")
+    assert result.returncode == 2
+    assert "timeout must be between 0.001 and 86400 seconds, got 1e+308" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

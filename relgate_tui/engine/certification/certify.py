@@ -215,8 +215,8 @@ class CertifyConfig:
             bad(f"--limit must be a positive integer, got {self.limit!r}")
         if not (_is_number(self.confidence) and 0.0 < self.confidence < 1.0):
             bad(f"the confidence level must be in (0, 1), got {self.confidence!r}")
-        if not (_is_number(self.timeout_s) and self.timeout_s > 0):
-            bad(f"the request timeout must be positive, got {self.timeout_s!r}")
+        if not (_is_number(self.timeout_s) and 1e-3 <= self.timeout_s <= 86_400):  # 1e308 s would be no deadline
+            bad(f"the request timeout must be between 0.001 and 86400 seconds, got {self.timeout_s!r}")
         if not (_is_number(self.max_down_s) and self.max_down_s >= 0):
             bad(f"the endpoint-down wait must be non-negative, got {self.max_down_s!r}")
         if self.uses_pairwise_judge:
