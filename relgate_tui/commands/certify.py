@@ -214,6 +214,9 @@ def run(args: argparse.Namespace) -> int:
             con.print(f"{update.which} judge: {update.done}/{update.total} verdicts, calls made {c.made} · "
                       f"cached {c.cached} · failed {c.failed}")
 
+    import gc
+
+    gc.freeze()  # a one-shot process: the collector need not walk the modules again (issue 32 §6: ~0.07 s)
     try:
         outcome = run_certify(cfg, on_event)
     finally:

@@ -30,10 +30,9 @@ import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relgate_tui.engine.certification.analysis import CallCounts, used_sample_counts
-from relgate_tui.engine.certification.batch_rounds import BatchError, BatchProgress, make_batch_sampler
 from relgate_tui.engine.certification.certify import (
     CertifyConfig,
     Prepared,
@@ -58,6 +57,9 @@ from relgate_tui.engine.transport.sampler import (
     EndpointUp as SamplerEndpointUp,
 )
 from relgate_tui.errors import CertifyError
+
+if TYPE_CHECKING:  # batch_rounds (and httpx's multipart) is imported only by a --batch run (issue 32 §6: start-up)
+    from relgate_tui.engine.certification.batch_rounds import BatchProgress
 
 __all__ = [
     "Sampling",
@@ -228,14 +230,14 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
 
     from relgate_tui.core.redact import public_url
     from relgate_tui.engine.transport.httpread import status_of_sync
-    from relgate_tui.engine.transport.tls import tls_context
+    from relgate_tui.engine.transport.tls import verify_for
 
     url = cfg.endpoint.rstrip("/") + "/models"
     endpoint = cfg.endpoint_config()
     last = ""
     for attempt in range(attempts):
         try:
-            with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s), verify=tls_context()) as client:
+            with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s), verify=verify_for(url)) as client:
                 status_of_sync(client, url, endpoint.headers(), min(10.0, cfg.timeout_s))  # the body is never read
             return
         except httpx.TimeoutException:
@@ -277,7 +279,15 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
             if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
                 raise CertifyError(f"--api-key-env {cfg.api_key_env}: that environment variable is not set (or empty)")
             await asyncio.to_thread(check_reachable, cfg)
-        sampler: Any = make_batch_sampler(prepared, cache) if cfg.batch is not None else make_sampler(prepared, cache)
+        batch_progress: tuple[type, ...] = ()  # isinstance(x, ()) is False: no Batch API events on a direct run
+        stop_errors: tuple[type[Exception], ...] = (EndpointUnreachable,)
+        if cfg.batch is not None:
+            from relgate_tui.engine.certification.batch_rounds import BatchError, BatchProgress, make_batch_sampler
+
+            sampler: Any = make_batch_sampler(prepared, cache)
+            batch_progress, stop_errors = (BatchProgress,), (EndpointUnreachable, BatchError)
+        else:
+            sampler = make_sampler(prepared, cache)
         control.sampler = sampler
         store.set_status(RunStatus.SAMPLING)
         total = len(prepared.items)
@@ -293,8 +303,8 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     yield EndpointUp(event.down_seconds)
                     continue
                 message = None
-                if isinstance(event, BatchProgress):  # a Batch API round's progress (batch_rounds.py)
-                    message = event.text
+                if isinstance(event, batch_progress):  # a Batch API round's progress (batch_rounds.py)
+                    message = getattr(event, "text", None)
                 elif isinstance(event, ItemDone):
                     done += 1
                     used += event.n_samples
@@ -306,7 +316,7 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     if event.final:
                         first_error = first_error or f"{event.error_kind}: {event.message}"
                 yield Sampling(event, done, total, _calls(sampler.totals), used, message)
-        except (EndpointUnreachable, BatchError) as exc:
+        except stop_errors as exc:  # EndpointUnreachable, and with --batch BatchError
             raise CertifyError(str(exc)) from None
         finally:
             control.sampler = None
@@ -448,6 +458,7 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
     ``on_event``), then the end of a run (:func:`~relgate_tui.engine.certification.finish.finish`, the same one the TUI,
     review pull and the importer end with): the labels file, ``results.json`` and the final status."""
     prepared = prepare(cfg)
+    _import_in_background("scipy.special")  # needed by finish(), not before: imported while the requests are out
     failed = True
     try:
         done: list[Done] = []
@@ -468,6 +479,20 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
         return CertifyOutcome(doc, prepared.store.path, finished.calls)
     finally:
         _close_or_drop(prepared, failed)
+
+
+def _import_in_background(module: str) -> None:
+    """Import ``module`` on a daemon thread (issue 32 §6): the statistics that end a run need scipy (~0.2 s to import),
+    sampling does not, and a sampler waiting on its requests leaves the interpreter idle. Importing is thread-safe (a
+    main-thread import of the same module waits for this one); a failure here is left to the main thread's import."""
+    import importlib
+    import threading
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
+
+    threading.Thread(target=load, name="relgate-import", daemon=True).start()
 
 
 def _close_or_drop(prepared: Prepared, failed: bool) -> None:
