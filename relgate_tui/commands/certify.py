@@ -232,6 +232,21 @@ def run(args: argparse.Namespace) -> int:
     summary = summary_of(doc)
     if not args.quiet:
         print_summary(summary, outcome.run_path)
+        _print_cost(doc.get("usage") or {})
     if not summary.sampling_complete:
         return EXIT_INCOMPLETE
     return EXIT_BELOW_GATE if summary.passed is False else EXIT_OK
+
+
+def _print_cost(usage: dict[str, Any]) -> None:
+    """The run's cost (with --price-in/--price-out) on stderr; with --batch at the batch price beside the direct one
+    (issue 32 §5)."""
+    cost, direct = usage.get("cost"), usage.get("cost_direct")
+    if not isinstance(cost, (int, float)):
+        return
+    import sys
+
+    text = f"cost ≈ ${cost:.4f}"
+    if isinstance(direct, (int, float)):
+        text += f" at the batch price (×{usage.get('batch_price', 0.5):g} of direct ${direct:.4f})"
+    print(text, file=sys.stderr)

@@ -33,7 +33,10 @@ CONFIG_KEYS: dict[str, str | None] = {
     "price-out": "price_out", "limit": "limit", "timeout": "timeout_s", "quiet": None,
     "pairwise-judge-endpoint": "pairwise_judge_endpoint", "pairwise-judge-model": "pairwise_judge_model",
     "pairwise-judge-api-key-env": "pairwise_judge_api_key_env", "pairwise-judge-reps": "pairwise_judge_reps",
+    "batch": None, "batch-price": None,  # CertifyConfig.batch: the price factor with --batch, else None (issue 32)
 }
+_BOOLEAN_KEYS = ("quiet", "batch")
+_DEFAULT_BATCH_PRICE = 0.5  # certify's --batch-price default
 _MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -59,8 +62,9 @@ def load_run_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         if flag not in CONFIG_KEYS:
             raise UserError(f"--config {p}: unknown key {key[:60]!r} (keys are the certify flags: "
                             f"{', '.join(CONFIG_KEYS)})")
-        if isinstance(value, bool) != (flag == "quiet") or not isinstance(value, (str, int, float, bool)):
-            raise UserError(f"--config {p}: {flag} must be {'true or false' if flag == 'quiet' else 'a string or a number'}")
+        boolean = flag in _BOOLEAN_KEYS
+        if isinstance(value, bool) != boolean or not isinstance(value, (str, int, float, bool)):
+            raise UserError(f"--config {p}: {flag} must be {'true or false' if boolean else 'a string or a number'}")
         out[flag] = value
     return out
 
@@ -69,8 +73,8 @@ def config_argv(values: Mapping[str, Any]) -> list[str]:
     """The certify flags a loaded config stands for (placed before the command line's own flags, which win)."""
     argv: list[str] = []
     for flag, value in values.items():
-        if flag == "quiet":
-            argv += ["--quiet"] if value else []
+        if flag in _BOOLEAN_KEYS:
+            argv += [f"--{flag}"] if value else []
         else:
             argv += [f"--{flag}", str(value)]
     return argv
@@ -99,6 +103,10 @@ def run_config_text(cfg: CertifyConfig, *, header: str = "") -> str:
         if value is None or (field not in ("task", "endpoint", "model") and value == getattr(defaults, field)):
             continue
         lines.append(f"{flag} = {_toml_value(value)}")
+    if cfg.batch is not None:  # sampled through the Batch API, at this price factor
+        lines.append("batch = true")
+        if cfg.batch != _DEFAULT_BATCH_PRICE:
+            lines.append(f"batch-price = {_toml_value(float(cfg.batch))}")
     return "\n".join(lines) + "\n"
 
 
