@@ -299,3 +299,32 @@ def test_batch_from_a_run_config_prices_the_result_at_the_batch_price(incli: InP
         assert usage["cost_direct"] == pytest.approx(direct_cost) and direct_cost > 0
         assert usage["cost"] == pytest.approx(0.25 * direct_cost) and usage["batch_price"] == 0.25
         assert f"cost ≈ ${usage['cost']:.4f} at the batch price (×0.25 of direct ${direct_cost:.4f})" in proc.stderr
+
+
+def test_the_sampling_screen_gets_each_round_as_a_progress_line(tmp_path: Path) -> None:
+    """The TUI's session turns a round's counts into ``SamplingUpdate.batch`` (the sampling screen's progress line:
+    submitted / in progress / completed, the ETA), not into notes (issue 32 §1)."""
+    from relgate_tui.engine.certification.batch_rounds import BatchProgress
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.setup import RunSetup
+
+    line = BatchProgress(2, "batch_1", "in_progress", 40, 25, 3, eta_s=31.6).line
+    assert line == "batch round 2 in_progress: submitted 40 · in progress 12 · completed 25 · failed 3 · ETA 32 s"
+    assert BatchProgress(1, "batch_1", "failed", 0, 0, 0, note="2 unreadable lines").line is None
+
+    async def updates() -> list:
+        with DemoServer(batches=BatchKnobs(polls=2)) as server:
+            setup = RunSetup(base_url=server.base_url, model="sim-mid", task="gsm8k", limit=20, batch=0.5)
+            session = Session.create(setup, runs_dir=tmp_path / "runs", cache_dir=tmp_path / "cache")
+            try:
+                return [u async for u in session.sample()]
+            finally:
+                session.close()
+
+    got = asyncio.run(updates())
+    lines = [u.batch for u in got if u.batch]
+    assert lines and all(line.startswith("batch round ") and "submitted" in line for line in lines), lines
+    assert any("in progress 0 ·" not in line for line in lines), lines  # a round still running …
+    assert any("completed: submitted" in line and "in progress 0 ·" in line for line in lines), lines  # … then done
+    assert not any(note.startswith("batch round") for u in got for note in u.errors)  # counts are no notes
+    assert got[-1].items_done == 20

@@ -85,7 +85,8 @@ __all__ = [
 class Sampling:
     """Progress after one sampler event: ``event`` is the sampler's :class:`SampleDone`, :class:`SampleFailed` or
     :class:`ItemDone`; ``done_items`` of ``total_items`` are finished; ``calls`` counts this pass; ``samples_used``
-    sums the samples of the finished items; ``message`` names a notable event (an item that failed for good)."""
+    sums the samples of the finished items; ``message`` names a notable event (an item that failed for good);
+    ``batch``: a Batch API round's progress line (its ``message`` says the same for a log)."""
 
     event: SampleDone | SampleFailed | ItemDone | BatchProgress
     done_items: int
@@ -93,6 +94,7 @@ class Sampling:
     calls: CallCounts
     samples_used: int
     message: str | None = None
+    batch: str | None = None  # with --batch: the round's progress line (BatchProgress.line), else None
 
 
 @dataclass(frozen=True)
@@ -302,9 +304,9 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                 if isinstance(event, SamplerEndpointUp):
                     yield EndpointUp(event.down_seconds)
                     continue
-                message = None
+                message = batch_line = None
                 if isinstance(event, batch_progress):  # a Batch API round's progress (batch_rounds.py)
-                    message = getattr(event, "text", None)
+                    message, batch_line = getattr(event, "text", None), getattr(event, "line", None)
                 elif isinstance(event, ItemDone):
                     done += 1
                     used += event.n_samples
@@ -315,7 +317,7 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
                     if event.final:
                         first_error = first_error or f"{event.error_kind}: {event.message}"
-                yield Sampling(event, done, total, _calls(sampler.totals), used, message)
+                yield Sampling(event, done, total, _calls(sampler.totals), used, message, batch_line)
         except stop_errors as exc:  # EndpointUnreachable, and with --batch BatchError
             raise CertifyError(str(exc)) from None
         finally:

@@ -248,6 +248,7 @@ class Session:
         prepared = self.prepared
         table = LiveTable(prepared.items, self._roles, self.k_max, self._samples_by_item(refresh=True))
         paused: str | None = None
+        batch: str | None = None  # the Batch API round's progress line (issue 32)
         total = len(prepared.items)
         last: pipeline.Sampling | None = None
         base = CallCounts(self.calls.made, self.calls.cached, self.calls.failed)
@@ -264,13 +265,17 @@ class Session:
                 calls_failed=base.failed + c.failed + j.failed, samples_used=used,
                 saved=1.0 - used / (done * self.k_max) if done else 0.0, paused=paused, errors=messages,
                 judge_done=judge.done if judge else 0, judge_total=judge.total if judge else 0,
-                judge_name=judge.which if judge else "pairwise")
+                judge_name=judge.which if judge else "pairwise", batch=batch)
 
         self._modified = True
         try:
             async for event in pipeline.run(prepared, control=self._control):
                 if isinstance(event, pipeline.Sampling):
                     last = event
+                    if event.batch is not None:  # a round's counts: the progress line, not a note
+                        batch = event.batch
+                        yield update()
+                        continue
                     changed = table.apply(event.event)
                     yield update((table.row(changed),) if changed else (), (event.message,) if event.message else ())
                 elif isinstance(event, pipeline.EndpointDown):  # "the server is busy: …" or "endpoint unreachable"
