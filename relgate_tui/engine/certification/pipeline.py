@@ -460,7 +460,6 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
     ``on_event``), then the end of a run (:func:`~relgate_tui.engine.certification.finish.finish`, the same one the TUI,
     review pull and the importer end with): the labels file, ``results.json`` and the final status."""
     prepared = prepare(cfg)
-    _import_in_background("scipy.special")  # needed by finish(), not before: imported while the requests are out
     failed = True
     try:
         done: list[Done] = []
@@ -481,20 +480,6 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
         return CertifyOutcome(doc, prepared.store.path, finished.calls)
     finally:
         _close_or_drop(prepared, failed)
-
-
-def _import_in_background(module: str) -> None:
-    """Import ``module`` on a daemon thread (issue 32 §6): the statistics that end a run need scipy (~0.2 s to import),
-    sampling does not, and a sampler waiting on its requests leaves the interpreter idle. Importing is thread-safe (a
-    main-thread import of the same module waits for this one); a failure here is left to the main thread's import."""
-    import importlib
-    import threading
-
-    def load() -> None:
-        with contextlib.suppress(Exception):
-            importlib.import_module(module)
-
-    threading.Thread(target=load, name="relgate-import", daemon=True).start()
 
 
 def _close_or_drop(prepared: Prepared, failed: bool) -> None:
