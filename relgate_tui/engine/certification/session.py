@@ -248,15 +248,14 @@ class Session:
         prepared = self.prepared
         table = LiveTable(prepared.items, self._roles, self.k_max, self._samples_by_item(refresh=True))
         paused: str | None = None
-        batch: str | None = None  # the Batch API round's progress line (issue 32)
+        batch: str | None = None  # a --batch round's progress line (issue 32)
         total = len(prepared.items)
         last: pipeline.Sampling | None = None
         base = CallCounts(self.calls.made, self.calls.cached, self.calls.failed)
 
         def update(items: tuple[ItemProgress, ...] = (), messages: tuple[str, ...] = (),
                    judge: pipeline.Judging | None = None) -> SamplingUpdate:
-            done = last.done_items if last else 0
-            used = last.samples_used if last else 0
+            done, used = (last.done_items, last.samples_used) if last else (0, 0)
             c = last.calls if last else CallCounts()
             j = judge.calls if judge else CallCounts()
             return SamplingUpdate(
@@ -271,13 +270,10 @@ class Session:
         try:
             async for event in pipeline.run(prepared, control=self._control):
                 if isinstance(event, pipeline.Sampling):
-                    last = event
-                    if event.batch is not None:  # a round's counts: the progress line, not a note
-                        batch = event.batch
-                        yield update()
-                        continue
+                    last, batch = event, event.batch or batch  # a --batch round's counts: the progress line, no note
                     changed = table.apply(event.event)
-                    yield update((table.row(changed),) if changed else (), (event.message,) if event.message else ())
+                    note = () if event.batch or not event.message else (event.message,)
+                    yield update((table.row(changed),) if changed else (), note)
                 elif isinstance(event, pipeline.EndpointDown):  # "the server is busy: …" or "endpoint unreachable"
                     paused = ("the server is busy — lower the concurrency" if event.message.startswith("the server is busy")
                               else "endpoint unreachable")
