@@ -79,9 +79,11 @@ class _Progress:
     """Progress of ``relgate certify`` on stderr: a Rich bar on a terminal, a few plain lines otherwise."""
 
     def __init__(self, total_items: int, k_max: int, quiet: bool) -> None:
-        from rich.console import Console
+        self.console: Any = None  # --quiet: Rich is never imported (issue 32 §6: start-up)
+        if not quiet:
+            from rich.console import Console
 
-        self.console = Console(stderr=True, highlight=False, soft_wrap=True)
+            self.console = Console(stderr=True, highlight=False, soft_wrap=True)
         self.quiet = quiet
         self.total = total_items
         self.k_max = k_max
