@@ -143,7 +143,7 @@ def measure_cli(port: int, concurrency: int, calls: int, home: str) -> tuple[flo
 
     k = max(1, calls // 200)
     out = os.path.join(home, "result.json")
-    env = {**{k_: v for k_, v in os.environ.items() if not k_.startswith("RELGATE_")}, "RELGATE_HOME": home}
+    env = {**_installed_env(home), "RELGATE_HOME": home}
     argv = [sys.executable, "-m", "relgate_tui.cli", "certify", "--task", "bigbench-3digit-addition", "--k-max", str(k),
             "--stopping", "none", "--concurrency", str(concurrency), "--endpoint", f"http://127.0.0.1:{port}/v1",
             "--model", "stub", "--quiet", "--json", out]
@@ -158,13 +158,26 @@ def measure_cli(port: int, concurrency: int, calls: int, home: str) -> tuple[flo
     return made / wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / made * 1000
 
 
-def measure_raw_process(port: int, concurrency: int, calls: int) -> tuple[float, float]:
+def _installed_env(home: str) -> dict[str, str]:
+    """The child processes' environment, as for an installed relgate: no ``RELGATE_*`` settings of the caller, and
+    bytecode compiled once and reused (pip compiles it at install; a development shell's ``PYTHONDONTWRITEBYTECODE``
+    would otherwise make every run compile relgate's ~120 modules again, ~0.15 s) — kept in a temporary
+    ``PYTHONPYCACHEPREFIX``, never beside the sources."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELGATE_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(os.path.dirname(home), "pycache")
+    return env
+
+
+def measure_raw_process(port: int, concurrency: int, calls: int, home: str) -> tuple[float, float]:
     """The reference client in a process of its own, timed the same way (spawn to exit)."""
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
-    subprocess.run([sys.executable, __file__, "--raw-client", str(port), str(concurrency), str(calls)], check=True)
+    subprocess.run([sys.executable, __file__, "--raw-client", str(port), str(concurrency), str(calls)], check=True,
+                   env=_installed_env(home))
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return calls / wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / calls * 1000
@@ -249,8 +262,10 @@ def main_cli(calls: int, latency_ms: float, repeats: int, concurrency: int = 16)
     print(f"{'run':>4}  {'raw client/s':>12}  {'relgate/s':>9}  {'ratio':>6}  {'CPU ms/call raw · relgate':>26}")
     ratios, raws, rels = [], [], []
     with StubProcess(latency_ms / 1000) as stub, tempfile.TemporaryDirectory() as tmp:
+        measure_raw_process(stub.port, concurrency, 200, f"{tmp}/warm")  # warm up: bytecode, the stub's accepts
+        measure_cli(stub.port, concurrency, 200, f"{tmp}/warm")
         for i in range(repeats):
-            raw = measure_raw_process(stub.port, concurrency, calls)
+            raw = measure_raw_process(stub.port, concurrency, calls, f"{tmp}/home{i}")
             rel = measure_cli(stub.port, concurrency, calls, f"{tmp}/home{i}")
             raws.append(raw[0])
             rels.append(rel[0])

@@ -83,9 +83,11 @@ class _Progress:
     """Progress of ``relgate certify`` on stderr: a Rich bar on a terminal, a few plain lines otherwise."""
 
     def __init__(self, total_items: int, k_max: int, quiet: bool) -> None:
-        from rich.console import Console
+        self.console: Any = None  # --quiet: Rich is never imported (issue 32 §6: start-up)
+        if not quiet:
+            from rich.console import Console
 
-        self.console = Console(stderr=True, highlight=False, soft_wrap=True)
+            self.console = Console(stderr=True, highlight=False, soft_wrap=True)
         self.quiet = quiet
         self.total = total_items
         self.k_max = k_max
@@ -220,6 +222,9 @@ def run(args: argparse.Namespace) -> int:
             con.print(f"{update.which} judge: {update.done}/{update.total} verdicts, calls made {c.made} · "
                       f"cached {c.cached} · failed {c.failed}")
 
+    import gc
+
+    gc.freeze()  # a one-shot process: the collector need not walk the modules again (issue 32 §6: ~0.07 s)
     try:
         outcome = run_certify(cfg, on_event)
     finally:
@@ -235,6 +240,21 @@ def run(args: argparse.Namespace) -> int:
     summary = summary_of(doc)
     if not args.quiet:
         print_summary(summary, outcome.run_path)
+        _print_cost(doc.get("usage") or {})
     if not summary.sampling_complete:
         return EXIT_INCOMPLETE
     return EXIT_BELOW_GATE if summary.passed is False else EXIT_OK
+
+
+def _print_cost(usage: dict[str, Any]) -> None:
+    """The run's cost (with --price-in/--price-out) on stderr; with --batch at the batch price beside the direct one
+    (issue 32 §5)."""
+    cost, direct = usage.get("cost"), usage.get("cost_direct")
+    if not isinstance(cost, (int, float)):
+        return
+    import sys
+
+    text = f"cost ≈ ${cost:.4f}"
+    if isinstance(direct, (int, float)):
+        text += f" at the batch price (×{usage.get('batch_price', 0.5):g} of direct ${direct:.4f})"
+    print(text, file=sys.stderr)

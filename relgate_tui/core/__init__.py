@@ -4,7 +4,7 @@
 * :mod:`.canon` — canonicalizers (answer → class);
 * :mod:`.judge` — paper 000 (tournaments, cycles, Likert sets); :mod:`.judge_intervals` — paper 001;
   :mod:`.irt` — paper 002; :mod:`.jury` — paper 003;
-* :mod:`.types`, :mod:`.jsonsafe`, :mod:`.text`, :mod:`.redact`, :mod:`.perturb` — shared small pieces.
+* :mod:`.types`, :mod:`.jsonsafe`, :mod:`.text`, :mod:`.redact`, :mod:`.perturb`, :mod:`.special` (scipy's special functions, imported on first call) — shared small pieces.
 
 Also: :mod:`.agreement` (judge-vs-human agreement), :mod:`.ppi` (the judge-assisted bound), :mod:`.label_prefix` (the labelled prefix it may use), :mod:`.label_limits` (the
 fewest labels any valid bound can clear a gate with), :mod:`.rating_scale` (a rating scale read from a file),

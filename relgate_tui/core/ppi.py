@@ -76,7 +76,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import betaincinv, logsumexp
+
+from relgate_tui.core.special import betaincinv, logsumexp
 
 if TYPE_CHECKING:
     from relgate_tui.core.certification.watched import LabelPlan

@@ -143,8 +143,10 @@ class SamplingScreen(Screen[str]):
                 panel.progress(update.judge_done, update.judge_total,
                                f" {update.judge_name} judge: {update.judge_done} / {update.judge_total} verdicts")
             else:
-                panel.progress(update.items_done, update.items_total,
-                               f" {update.items_done} / {update.items_total} items")
+                count: str | Text = f" {update.items_done} / {update.items_total} items"
+                if update.batch:  # --batch: the round's line (issue 32; the status is the server's text: no markup)
+                    count = safe_line(f"{count} · {update.batch}")
+                panel.progress(update.items_done, update.items_total, count)
             panel.counters(self._counters(update))
             for err in update.errors:
                 panel.note(err)

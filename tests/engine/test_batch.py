@@ -272,3 +272,59 @@ def test_unknown_stored_batch_is_one_line_then_dropped(tmp_path: Path) -> None:
             sample()
         assert "unknown" in str(caught.value) and "\n" not in str(caught.value)
         assert sample().totals.items_failed == 0 and len(server.batches.records) >= 1
+
+
+def test_batch_from_a_run_config_prices_the_result_at_the_batch_price(incli: InProcessCli, tmp_path: Path) -> None:
+    """``batch``/``batch-price`` are run-config keys (the TUI's saved config writes them); ``usage.cost`` is then the
+    batch price, the direct one beside it, and the summary shows both (issue 32 §5)."""
+    from relgate_tui.engine.certification.run_config import run_config_text
+
+    with DemoServer() as server:
+        cfg = CertifyConfig(task="gsm8k", endpoint=server.base_url, model="sim-mid", limit=40, price_in=2.0,
+                            price_out=8.0, batch=0.25)
+        text = run_config_text(cfg)
+        assert "batch = true" in text and "batch-price = 0.25" in text
+        assert "batch" not in run_config_text(CertifyConfig(task="gsm8k", endpoint=server.base_url, model="sim-mid"))
+        config = tmp_path / "run.toml"
+        config.write_text(text)
+        home = tmp_path / "home"
+        home.mkdir()
+        out = home / "result.json"
+        proc = incli(home, "certify", "--config", str(config), "--json", str(out))
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(out.read_text())
+        assert doc["calls"]["batched"] == doc["calls"]["made"] > 0 and not server.chat_requests
+        usage = doc["usage"]
+        direct_cost = (usage["prompt_tokens"] * 2.0 + usage["completion_tokens"] * 8.0) / 1e6
+        assert usage["cost_direct"] == pytest.approx(direct_cost) and direct_cost > 0
+        assert usage["cost"] == pytest.approx(0.25 * direct_cost) and usage["batch_price"] == 0.25
+        assert f"cost ≈ ${usage['cost']:.4f} at the batch price (×0.25 of direct ${direct_cost:.4f})" in proc.stderr
+
+
+def test_the_sampling_screen_gets_each_round_as_a_progress_line(tmp_path: Path) -> None:
+    """The TUI's session turns a round's counts into ``SamplingUpdate.batch`` (the sampling screen's progress line:
+    submitted / in progress / completed, the ETA), not into notes (issue 32 §1)."""
+    from relgate_tui.engine.certification.batch_rounds import BatchProgress
+    from relgate_tui.engine.certification.session import Session
+    from relgate_tui.engine.certification.setup import RunSetup
+
+    line = BatchProgress(2, "batch_1", "in_progress", 40, 25, 3, eta_s=31.6).line
+    assert line == "batch round 2 in_progress: submitted 40 · in progress 12 · completed 25 · failed 3 · ETA 32 s"
+    assert BatchProgress(1, "batch_1", "failed", 0, 0, 0, note="2 unreadable lines").line is None
+
+    async def updates() -> list:
+        with DemoServer(batches=BatchKnobs(polls=2)) as server:
+            setup = RunSetup(base_url=server.base_url, model="sim-mid", task="gsm8k", limit=20, batch=0.5)
+            session = Session.create(setup, runs_dir=tmp_path / "runs", cache_dir=tmp_path / "cache")
+            try:
+                return [u async for u in session.sample()]
+            finally:
+                session.close()
+
+    got = asyncio.run(updates())
+    lines = [u.batch for u in got if u.batch]
+    assert lines and all(line.startswith("batch round ") and "submitted" in line for line in lines), lines
+    assert any("in progress 0 ·" not in line for line in lines), lines  # a round still running …
+    assert any("completed: submitted" in line and "in progress 0 ·" in line for line in lines), lines  # … then done
+    assert not any(note.startswith("batch round") for u in got for note in u.errors)  # counts are no notes
+    assert got[-1].items_done == 20

@@ -21,7 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import betaincinv, ndtri
+
+from relgate_tui.core.special import betaincinv, ndtri
 
 __all__ = [
     "Interval",

@@ -102,6 +102,17 @@ class BatchProgress:
         return (f"batch round {self.round} ({self.batch_id}): {self.status}, {self.completed}/{self.total} completed, "
                 f"{self.failed} failed{eta}")
 
+    @property
+    def line(self) -> str | None:
+        """The round as one progress line (the TUI's sampling screen): submitted / in progress / completed, the ETA;
+        None for a note."""
+        if self.note:
+            return None
+        running = max(0, self.total - self.completed - self.failed)
+        eta = f" · ETA {self.eta_s:.0f} s" if self.eta_s is not None else ""
+        return (f"batch round {self.round} {self.status}: submitted {self.total} · in progress {running} · completed "
+                f"{self.completed}" + (f" · failed {self.failed}" if self.failed else "") + eta)
+
 
 @dataclass(frozen=True)
 class BatchSettings:

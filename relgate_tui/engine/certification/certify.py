@@ -564,6 +564,9 @@ def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, call
         gate_on=on, assisted=None if assisted is None else assisted.gate_bound(), result=result,
     )
     doc["canon"] = {"spec": prepared.canon_spec, "source": prepared.canon_source}  # which canonicalizer, and why
+    if cfg.batch is not None and isinstance(doc["usage"].get("cost"), (int, float)):  # --batch: the batch price
+        doc["usage"] = {**doc["usage"], "cost": doc["usage"]["cost"] * cfg.batch, "cost_direct": doc["usage"]["cost"],
+                        "batch_price": cfg.batch}
     if judge is not None:
         doc["pairwise_judge"] = judge
     if assisted is not None:

@@ -30,10 +30,9 @@ import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relgate_tui.engine.certification.analysis import CallCounts, used_sample_counts
-from relgate_tui.engine.certification.batch_rounds import BatchError, BatchProgress, make_batch_sampler
 from relgate_tui.engine.certification.certify import (
     CertifyConfig,
     Prepared,
@@ -59,6 +58,9 @@ from relgate_tui.engine.transport.sampler import (
 )
 from relgate_tui.errors import CertifyError
 
+if TYPE_CHECKING:  # batch_rounds (and httpx's multipart) is imported only by a --batch run (issue 32 §6: start-up)
+    from relgate_tui.engine.certification.batch_rounds import BatchProgress
+
 __all__ = [
     "Sampling",
     "EndpointDown",
@@ -83,7 +85,8 @@ __all__ = [
 class Sampling:
     """Progress after one sampler event: ``event`` is the sampler's :class:`SampleDone`, :class:`SampleFailed` or
     :class:`ItemDone`; ``done_items`` of ``total_items`` are finished; ``calls`` counts this pass; ``samples_used``
-    sums the samples of the finished items; ``message`` names a notable event (an item that failed for good)."""
+    sums the samples of the finished items; ``message`` names a notable event (an item that failed for good);
+    ``batch``: a Batch API round's progress line (its ``message`` says the same for a log)."""
 
     event: SampleDone | SampleFailed | ItemDone | BatchProgress
     done_items: int
@@ -91,6 +94,7 @@ class Sampling:
     calls: CallCounts
     samples_used: int
     message: str | None = None
+    batch: str | None = None  # with --batch: the round's progress line (BatchProgress.line), else None
 
 
 @dataclass(frozen=True)
@@ -228,14 +232,14 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
 
     from relgate_tui.core.redact import public_url
     from relgate_tui.engine.transport.httpread import status_of_sync
-    from relgate_tui.engine.transport.tls import tls_context
+    from relgate_tui.engine.transport.tls import verify_for
 
     url = cfg.endpoint.rstrip("/") + "/models"
     endpoint = cfg.endpoint_config()
     last = ""
     for attempt in range(attempts):
         try:
-            with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s), verify=tls_context()) as client:
+            with httpx.Client(trust_env=False, timeout=min(10.0, cfg.timeout_s), verify=verify_for(url)) as client:
                 status_of_sync(client, url, endpoint.headers(), min(10.0, cfg.timeout_s))  # the body is never read
             return
         except httpx.TimeoutException:
@@ -277,7 +281,15 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
             if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
                 raise CertifyError(f"--api-key-env {cfg.api_key_env}: that environment variable is not set (or empty)")
             await asyncio.to_thread(check_reachable, cfg)
-        sampler: Any = make_batch_sampler(prepared, cache) if cfg.batch is not None else make_sampler(prepared, cache)
+        batch_progress: tuple[type, ...] = ()  # isinstance(x, ()) is False: no Batch API events on a direct run
+        stop_errors: tuple[type[Exception], ...] = (EndpointUnreachable,)
+        if cfg.batch is not None:
+            from relgate_tui.engine.certification.batch_rounds import BatchError, BatchProgress, make_batch_sampler
+
+            sampler: Any = make_batch_sampler(prepared, cache)
+            batch_progress, stop_errors = (BatchProgress,), (EndpointUnreachable, BatchError)
+        else:
+            sampler = make_sampler(prepared, cache)
         control.sampler = sampler
         store.set_status(RunStatus.SAMPLING)
         total = len(prepared.items)
@@ -292,9 +304,9 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                 if isinstance(event, SamplerEndpointUp):
                     yield EndpointUp(event.down_seconds)
                     continue
-                message = None
-                if isinstance(event, BatchProgress):  # a Batch API round's progress (batch_rounds.py)
-                    message = event.text
+                message = batch_line = None
+                if isinstance(event, batch_progress):  # a Batch API round's progress (batch_rounds.py)
+                    message, batch_line = getattr(event, "text", None), getattr(event, "line", None)
                 elif isinstance(event, ItemDone):
                     done += 1
                     used += event.n_samples
@@ -305,8 +317,8 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
                     if event.final:
                         first_error = first_error or f"{event.error_kind}: {event.message}"
-                yield Sampling(event, done, total, _calls(sampler.totals), used, message)
-        except (EndpointUnreachable, BatchError) as exc:
+                yield Sampling(event, done, total, _calls(sampler.totals), used, message, batch_line)
+        except stop_errors as exc:  # EndpointUnreachable, and with --batch BatchError
             raise CertifyError(str(exc)) from None
         finally:
             control.sampler = None

@@ -37,7 +37,10 @@ CONFIG_KEYS: dict[str, str | None] = {
     "verify-judge-model": "verify_judge_model", "verify-judge-endpoint": "verify_judge_endpoint",
     "verify-judge-api-key-env": "verify_judge_api_key_env", "verification": "verification",
     "audit-fraction": "audit_fraction",
+    "batch": None, "batch-price": None,  # CertifyConfig.batch: the price factor with --batch, else None (issue 32)
 }
+_BOOLEAN_KEYS = ("quiet", "batch")
+_DEFAULT_BATCH_PRICE = 0.5  # certify's --batch-price default
 _MAX_CONFIG_BYTES = 1 << 20
 # the outputs a config may name: resolved against the config's folder and confined to it (issue 29 N10)
 OUTPUT_KEYS = ("json", "run-dir")
@@ -46,15 +49,16 @@ _NUMBER_BOUNDS: dict[str, tuple[float, float]] = {
     "timeout": (1e-3, 86_400.0), "temperature": (0.0, 100.0), "max-tokens": (1, 10_000_000),
     "k-max": (1, 1_000_000), "concurrency": (1, 10_000), "n-cal": (1, 100_000_000), "limit": (1, 100_000_000),
     "seed": (-(2**63), 2**63 - 1), "pairwise-judge-reps": (1, 1001), "price-in": (0.0, 1e9),
-    "price-out": (0.0, 1e9),
+    "price-out": (0.0, 1e9), "batch-price": (0.0, 1.0),
 }
 _ANY_NUMBER = (-1e12, 1e12)
 
 
 def _check_value(p: Path, flag: str, value: Any) -> None:
     """One line naming the file and the field for a value no certify flag could take."""
-    if isinstance(value, bool) != (flag == "quiet") or not isinstance(value, (str, int, float, bool)):
-        want = "true or false" if flag == "quiet" else "a string or a number"
+    boolean = flag in _BOOLEAN_KEYS
+    if isinstance(value, bool) != boolean or not isinstance(value, (str, int, float, bool)):
+        want = "true or false" if boolean else "a string or a number"
         raise UserError(f"--config {p}: {flag} must be {want}")
     if flag in OUTPUT_KEYS and not isinstance(value, str):
         raise UserError(f"--config {p}: {flag} must be a path (a string)")
@@ -118,8 +122,8 @@ def config_argv(values: Mapping[str, Any]) -> list[str]:
     """The certify flags a loaded config stands for (placed before the command line's own flags, which win)."""
     argv: list[str] = []
     for flag, value in values.items():
-        if flag == "quiet":
-            argv += ["--quiet"] if value else []
+        if flag in _BOOLEAN_KEYS:
+            argv += [f"--{flag}"] if value else []
         else:
             argv += [f"--{flag}", str(value)]
     return argv
@@ -148,6 +152,10 @@ def run_config_text(cfg: CertifyConfig, *, header: str = "") -> str:
         if value is None or (field not in ("task", "endpoint", "model") and value == getattr(defaults, field)):
             continue
         lines.append(f"{flag} = {_toml_value(value)}")
+    if cfg.batch is not None:  # sampled through the Batch API, at this price factor
+        lines.append("batch = true")
+        if cfg.batch != _DEFAULT_BATCH_PRICE:
+            lines.append(f"batch-price = {_toml_value(float(cfg.batch))}")
     return "\n".join(lines) + "\n"
 
 

@@ -247,14 +247,14 @@ class Session:
         prepared = self.prepared
         table = LiveTable(prepared.items, self._roles, self.k_max, self._samples_by_item(refresh=True))
         paused: str | None = None
+        batch: str | None = None  # a --batch round's progress line (issue 32)
         total = len(prepared.items)
         last: pipeline.Sampling | None = None
         base = CallCounts(self.calls.made, self.calls.cached, self.calls.failed)
 
         def update(items: tuple[ItemProgress, ...] = (), messages: tuple[str, ...] = (),
                    judge: pipeline.Judging | None = None) -> SamplingUpdate:
-            done = last.done_items if last else 0
-            used = last.samples_used if last else 0
+            done, used = (last.done_items, last.samples_used) if last else (0, 0)
             c = last.calls if last else CallCounts()
             j = judge.calls if judge else CallCounts()
             return SamplingUpdate(
@@ -263,15 +263,16 @@ class Session:
                 calls_failed=base.failed + c.failed + j.failed, samples_used=used,
                 saved=1.0 - used / (done * self.k_max) if done else 0.0, paused=paused, errors=messages,
                 judge_done=judge.done if judge else 0, judge_total=judge.total if judge else 0,
-                judge_name=judge.which if judge else "pairwise")
+                judge_name=judge.which if judge else "pairwise", batch=batch)
 
         self._modified = True
         try:
             async for event in pipeline.run(prepared, control=self._control):
                 if isinstance(event, pipeline.Sampling):
-                    last = event
+                    last, batch = event, event.batch or batch  # a --batch round's counts: the progress line, no note
                     changed = table.apply(event.event)
-                    yield update((table.row(changed),) if changed else (), (event.message,) if event.message else ())
+                    note = () if event.batch or not event.message else (event.message,)
+                    yield update((table.row(changed),) if changed else (), note)
                 elif isinstance(event, pipeline.EndpointDown):  # "the server is busy: …" or "endpoint unreachable"
                     paused = ("the server is busy — lower the concurrency" if event.message.startswith("the server is busy")
                               else "endpoint unreachable")

@@ -71,6 +71,7 @@ class SamplingUpdate:
     judge_done: int = 0
     judge_total: int = 0
     judge_name: str = "pairwise"  # which judge's pass: "pairwise" | "verification" (issue 22)
+    batch: str | None = None  # with --batch: the current round's progress line (issue 32), else None
 
 
 # ---------------------------------------------------------------------------------------------------- spot-check

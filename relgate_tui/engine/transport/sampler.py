@@ -57,7 +57,7 @@ from relgate_tui.engine.transport.events import SamplerEvent as SamplerEvent
 from relgate_tui.engine.transport.http11 import LeanHTTPTransport
 from relgate_tui.engine.transport.httpread import status_of
 from relgate_tui.engine.transport.prompts import item_messages
-from relgate_tui.engine.transport.tls import tls_context
+from relgate_tui.engine.transport.tls import verify_for
 
 _FINISHED: Any = object()  # end-of-run marker on the event queue
 CACHE_BATCH = 64  # answers written to the request cache in one transaction
@@ -253,7 +253,7 @@ class Sampler:
                 lean = None if self._transport is not None else LeanHTTPTransport()
                 client = await stack.enter_async_context(
                     httpx.AsyncClient(limits=limits, transport=self._transport or lean, trust_env=False,
-                                      verify=tls_context(), cookies=_IgnoredCookies())
+                                      verify=verify_for(self.endpoint.base_url), cookies=_IgnoredCookies())
                 )
                 channels.append(_Channel(client, lean))
             workers = [asyncio.create_task(self._worker(channel, job, todo)) for channel in channels]
@@ -438,7 +438,7 @@ class Sampler:
         async with self._slots_lock:
             if not self._slots_pending:
                 return
-            async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=tls_context()) as client:
+            async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=verify_for(self.endpoint.base_url)) as client:
                 slots = await advertised_slots(client, self.endpoint.base_url, self.endpoint.headers())
             self.limit = AdaptiveLimit(self.concurrency, slots)
             self._slots_pending = False
@@ -488,7 +488,7 @@ class Sampler:
 
     async def _probe_until_up(self) -> None:
         delay = self.probe_interval_s
-        async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=tls_context()) as client:
+        async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=verify_for(self.endpoint.base_url)) as client:
             while not self._up.is_set():
                 await asyncio.sleep(delay)
                 if await _answers(client, self.endpoint):

@@ -98,7 +98,7 @@ class ProgressPanel(Vertical):
         if self._per_source:
             self.query_one("#phase", Static).update(Text("starting…", style="dim"))
 
-    def progress(self, done: int, total: int, count: str) -> None:
+    def progress(self, done: int, total: int, count: str | Text) -> None:
         """The bar at ``done`` of ``total`` and its count label (``count``, e.g. " 12 / 24 items")."""
         self.query_one("#bar", ProgressBar).update(total=max(1, total), progress=done)
         self.query_one("#count", Label).update(count)
