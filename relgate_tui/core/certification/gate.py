@@ -78,9 +78,8 @@ class GateDecision:
     """PASS/FAIL of a reliability gate with the numbers it could be based on (see the module docstring).
 
     ``gate_on`` is the basis the decision was made on (an assisted gate that could not be used falls back to
-    "bound", with ``note``). ``level`` and ``lower_bound`` are the human-only level x/(n + 1) and Clopper–Pearson
-    bound at ``confidence``; ``assisted_lower_bound`` the judge-assisted bound (at ``confidence`` for "assisted", at
-    ``confidence_each`` for "best"), ``human_only_lower_bound`` the human-only bound at ``confidence_each`` ("best").
+    "bound", with ``note``). ``level`` and ``lower_bound`` are the human-only level x/(n + 1) and lower bound at
+    ``confidence``; ``assisted_lower_bound`` the judge-assisted bound at ``confidence`` ("assisted"/"best").
     ``value`` is the number compared with ``threshold``; ``passed`` = value >= threshold, None when ``undecided``.
     ``level``/``lower_bound`` are None with no verified item; ``lower_bound`` is the bound of ``watch`` (None
     before a one-look's planned labels).
@@ -93,8 +92,6 @@ class GateDecision:
     confidence: float
     passed: bool | None
     assisted_lower_bound: float | None = None
-    human_only_lower_bound: float | None = None
-    confidence_each: float | None = None
     note: str | None = None
     undecided: str | None = None
     watch: str = "once"

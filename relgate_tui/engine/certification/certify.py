@@ -117,6 +117,7 @@ class CertifyConfig:
     labels: str | None = None
     min_reliability: float | None = None
     gate_on: str = "bound"  # "bound" (lower confidence bound, default) | "level"
+    one_look: int | None = None  # issue 33 §1: the gate decided once, at this many labels fixed before labelling
     run_dir: str | None = None
     price_in: float | None = None
     price_out: float | None = None
@@ -200,6 +201,9 @@ class CertifyConfig:
             _is_number(self.min_reliability) and 0.0 <= self.min_reliability <= 1.0
         ):
             bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
+        if self.one_look is not None and not (_is_int(self.one_look) and self.one_look >= 1):
+            bad(f"--one-look must be a positive integer (the number of labels fixed before labelling), got "
+                f"{self.one_look!r}")
         if self.gate_on not in core_certify.GATE_ON_CHOICES:
             bad(f"--gate-on must be one of bound, level, assisted, best, got {self.gate_on!r}")
         for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
@@ -407,8 +411,10 @@ class Prepared:
 
 
 def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, Any]:
-    """The fields that determine the samples (the run id hashes them; see runstore's module docstring)."""
-    return {
+    """The fields that determine the samples (the run id hashes them; see runstore's module docstring), and
+    ``one_look`` when set: a one-look gate's planned labels are fixed before labelling, so another plan is another
+    run (its labels start afresh) — changing it after seeing labels would make the one look a watched one."""
+    out = {
         "task_sha256": task.sha256,
         "limit": cfg.limit,
         "endpoint": public_url(cfg.endpoint.rstrip("/")),
@@ -422,6 +428,9 @@ def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, An
         "canon": canon_spec,
         "seed": cfg.seed,
     }
+    if cfg.one_look is not None:
+        out["one_look"] = int(cfg.one_look)
+    return out
 
 
 def prepare(cfg: CertifyConfig) -> Prepared:
