@@ -228,6 +228,6 @@ def run(args: argparse.Namespace) -> int:
     summary = summary_of(doc)
     if not args.quiet:
         print_summary(summary, outcome.run_path)
-    if not summary.sampling_complete:
-        return EXIT_INCOMPLETE
+    if not summary.sampling_complete or (summary.gate_summary is not None and summary.passed is None):
+        return EXIT_INCOMPLETE  # not decided: sampling incomplete, no verified item, a one-look not reached yet
     return EXIT_BELOW_GATE if summary.passed is False else EXIT_OK

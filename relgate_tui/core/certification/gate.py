@@ -187,10 +187,10 @@ def decide_gate(threshold: float, *, successes: int, n: int, confidence: float, 
     assisted_value = None
     if on in ASSISTED_GATES and assisted is None:
         on, note = "bound", ASSISTED_UNUSABLE_NOTE if note is None else f"{ASSISTED_UNUSABLE_NOTE}; {note}"
-    elif on in ASSISTED_GATES:
+    elif on in ASSISTED_GATES and n > 0:  # no label: the assisted bound would be a 0 from nothing
         assert assisted is not None
         assisted_value = float(assisted(confidence))
-    if n == 0 and undecided is None and (on != "assisted" and on != "best"):
+    if n == 0 and undecided is None:  # no verified item, so no label either: no number, no decision
         undecided = f"undecided: {NO_VERIFIED_ITEMS}"
     d = GateDecision(float(threshold), on, level, lower, float(confidence), None,
                      assisted_lower_bound=assisted_value, note=note, undecided=undecided, watch=watch,
