@@ -181,8 +181,7 @@ class CompareScreen(Screen[None]):
             f"won {p.b_won} · accuracy B − A ",
             "—" if p.estimate is None else f"{p.estimate:+.3f} [{p.lower:+.3f}, {p.upper:+.3f}]")
         if p.decision == "undecided":
-            more = p.more_items_to_decide
-            line.append(f" · ~{more} more items would decide" if more is not None else " · more items would not decide")
+            line.append(f" · {p.more_message or 'more items would not decide'}")
         label.update(line)
         diff.add_column("item", key="item")
         diff.add_column("B", key="change")
