@@ -152,7 +152,7 @@ def test_assisted_gates_use_the_assisted_bound_at_full_confidence():
 @given(st.integers(0, 60), st.integers(0, 60), st.floats(0.0, 1.0), st.sampled_from([0.8, 0.9, 0.95]),
        st.sampled_from(["once", "anytime"]))
 def test_best_is_the_assisted_bound_whatever_the_human_counts(x, extra, threshold, confidence, watch):
-    n = x + extra
+    n = max(1, x + extra)
     d = decide_gate(threshold, successes=x, n=n, confidence=confidence, gate_on="best", assisted=lambda c: 0.5,
                     watch=watch)
     assert d.value == 0.5 and d.passed is (0.5 >= threshold)

@@ -53,7 +53,7 @@ def _certified(tmp_path_factory: pytest.TempPathFactory, gate_on: str) -> dict:
             args = ["certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid",
                     "--canon", "numeric", "--k-max", "6", "--seed", "2", "--quiet", "--verify-judge-model",
                     "sim-judge", "--gate-on", gate_on, "--min-reliability", str(GATE)]
-            assert main(args + ["--json", str(home / "first.json")]) in (0, 1)
+            assert main(args + ["--json", str(home / "first.json")]) == 3  # no label yet: not decided (issue 33 §7)
             first = json.loads((home / "first.json").read_text())
             run = first["run_id"]
             truth = {it["id"]: it["answer"] for it in items}

@@ -156,8 +156,6 @@ def decide_gate(threshold: float, *, successes: int, n: int, confidence: float, 
     assisted gate, ``assisted``: the judge-assisted lower bound at a given confidence (None when it cannot be
     used; it is asked at ``confidence`` only). ``undecided``: the reason no PASS/FAIL may be decided (``passed``
     None). ``watch``/``planned``: how the human-only bound is looked at (:data:`WATCH`)."""
-    from relgate_tui.core.certification.watched import human_only_bound  # watched imports this module
-
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"the gate threshold must be in [0, 1], got {threshold!r}")
     if watch not in WATCH:
@@ -174,16 +172,17 @@ def decide_gate(threshold: float, *, successes: int, n: int, confidence: float, 
         lower = None
     elif watch == "once":
         lower = clopper_pearson_lower(x, n, confidence)
-    elif watch == "one-look" and n > int(planned):  # type: ignore[arg-type]
-        lower = human_only_bound(x, n, confidence).lower
-        note = (f"{n} labels, more than the one-look plan of {planned}: decided on the anytime bound (valid at "
-                "every n)")
-    else:
-        hb = human_only_bound(x, n, confidence, mode="anytime" if watch == "anytime" else "one-look",
-                              planned=planned if watch == "one-look" else None)
-        lower = hb.lower
-        if lower is None and undecided is None:
-            undecided = f"undecided: {hb.note}"
+    elif watch == "one-look" and n < int(planned):  # type: ignore[arg-type]
+        lower = None  # as watched.human_only_bound(mode="one-look"): nothing before the planned labels
+        if undecided is None:
+            undecided = f"undecided: not decided yet: one-look at {planned} labels, {n} so far"
+    elif watch == "one-look" and n == planned:
+        lower = clopper_pearson_lower(x, n, confidence)
+    else:  # anytime (watched.human_only_bound's confidence sequence), also past a one-look's plan
+        lower = float(confidence_sequence_end(x, n, confidence, end="lower"))
+        if watch == "one-look":
+            note = (f"{n} labels, more than the one-look plan of {planned}: decided on the anytime bound (valid at "
+                    "every n)")
     assisted_value = None
     if on in ASSISTED_GATES and assisted is None:
         on, note = "bound", ASSISTED_UNUSABLE_NOTE if note is None else f"{ASSISTED_UNUSABLE_NOTE}; {note}"

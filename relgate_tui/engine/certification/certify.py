@@ -202,8 +202,7 @@ class CertifyConfig:
         ):
             bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
         if self.one_look is not None and not (_is_int(self.one_look) and self.one_look >= 1):
-            bad(f"--one-look must be a positive integer (the number of labels fixed before labelling), got "
-                f"{self.one_look!r}")
+            bad(f"--one-look must be a positive integer (labels fixed before labelling), got {self.one_look!r}")
         if self.gate_on not in core_certify.GATE_ON_CHOICES:
             bad(f"--gate-on must be one of bound, level, assisted, best, got {self.gate_on!r}")
         for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
@@ -411,9 +410,7 @@ class Prepared:
 
 
 def run_identity(cfg: CertifyConfig, task: Any, canon_spec: str) -> dict[str, Any]:
-    """The fields that determine the samples (the run id hashes them; see runstore's module docstring), and
-    ``one_look`` when set: a one-look gate's planned labels are fixed before labelling, so another plan is another
-    run (its labels start afresh) — changing it after seeing labels would make the one look a watched one."""
+    """The fields that determine the samples (the run id hashes them; runstore's docstring), and ``one_look``."""
     out = {
         "task_sha256": task.sha256,
         "limit": cfg.limit,
