@@ -50,6 +50,9 @@ def register(sub: Any) -> None:
     c.add_argument("--one-look", type=int, metavar="N", default=None,
                    help="decide the human-only gate once, at exactly N labels fixed now, before labelling (exact "
                         "Clopper-Pearson; nothing is decided before N labels). Part of the run id.")
+    c.add_argument("--population", choices=("task", "items"), default="task",
+                   help="what the judge-assisted bound is about: the task (default; a Clopper-Pearson step from the "
+                        "N judged items) or the N judged items themselves (no step). Part of the run id.")
     c.add_argument("--confidence", type=float, default=0.95, metavar="C",
                    help="confidence of the lower bound (default 0.95)")
     c.add_argument("--json", metavar="PATH", dest="json_path", help="write the result document to PATH ('-' = stdout)")
@@ -153,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
         min_reliability=args.min_reliability,
         gate_on=args.gate_on or ("best" if args.verify_judge_model else "bound"),
         one_look=args.one_look,
+        population=args.population,
         confidence=args.confidence,
         run_dir=args.run_dir,
         price_in=args.price_in,

@@ -91,3 +91,23 @@ def test_one_look_waits_for_its_labels_and_is_in_the_run_id(world, capsys):
     out2 = world["home"] / "anytime.json"
     main(world["args"] + ["--labels", str(labels), "--json", str(out2)])
     assert json.loads(out2.read_text())["gate"]["watch"] == "anytime"
+
+
+def test_population_items_is_a_run_of_its_own_and_every_sampled_item_is_judged(world):
+    """Issue 33 §4: every sampled item is judged (calibration and deployment: N = the run's size); ``--population
+    items`` bounds the N judged items themselves (no Clopper–Pearson step), is saved in the block and the run id."""
+    path = world["home"] / "none2.json"
+    if not path.exists():
+        main(world["args"] + ["--verify-judge-model", "sim-judge", "--json", str(path)])
+    first = json.loads(path.read_text())
+    verdicts = _verdicts(first, world["truth"])
+    labels = write_labels(world["home"] / "all.jsonl", verdicts)
+    judge = ["--verify-judge-model", "sim-judge", "--labels", str(labels)]
+    task_out, items_out = world["home"] / "task.json", world["home"] / "items.json"
+    main(world["args"] + judge + ["--json", str(task_out)])
+    main(world["args"] + judge + ["--population", "items", "--json", str(items_out)])
+    task, items = json.loads(task_out.read_text()), json.loads(items_out.read_text())
+    assert task["judge_assisted"]["n_judged"] == N_ITEMS == items["judge_assisted"]["n_judged"]
+    assert task["judge_assisted"]["bound_on"] == "task" and items["judge_assisted"]["bound_on"] == "items"
+    assert items["run_id"] != task["run_id"]
+    assert items["judge_assisted"]["lower_bound"] >= task["judge_assisted"]["lower_bound"]

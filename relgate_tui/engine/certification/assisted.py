@@ -76,6 +76,7 @@ class AssistedSection:
     more_labels: int | None = None
     calls: tuple[int, int, int] | None = None  # made, cached, failed
     more_labels_message: str | None = None  # ppi.labels_plan's honest line (issue 33 §6)
+    bound_on: str = "task"  # ppi.POPULATIONS: θ of the task, or of the N judged items themselves (issue 33 §4)
 
     @property
     def population(self) -> str:
@@ -130,14 +131,15 @@ class AssistedSection:
         at, lower = self.confidence, self.bound.lower
 
         def bound_at(c: float) -> float:
-            return lower if c == at else ppi.reliability_bound(f_all, f_lab, y_lab, c).lower
+            return lower if c == at else ppi.reliability_bound(f_all, f_lab, y_lab, c, population=self.bound_on).lower
 
         return bound_at
 
     def to_json(self) -> dict[str, Any]:
         """The results' ``judge_assisted`` block."""
         out: dict[str, Any] = {"judge": {"endpoint": self.judge_endpoint, "model": self.judge_model},
-                               "confidence": float(self.confidence), "population": self.population}
+                               "confidence": float(self.confidence), "population": self.population,
+                               "bound_on": self.bound_on}
         if self.calls is not None:
             out["calls"] = dict(zip(("made", "cached", "failed"), self.calls, strict=True))
         rows = [r.to_json() for r in self.rows or ()]
@@ -175,7 +177,7 @@ class AssistedSection:
 
 
 def assisted_section(prepared: Any, analysis: Any, *, confidence: float = 0.95, gate: float | None = None,
-                     calls: Any = None) -> AssistedSection | None:
+                     calls: Any = None) -> AssistedSection | None:  # population: the run's ``--population``
     """The section of a prepared run (:class:`~relgate_tui.engine.certification.certify.Prepared`) from the
     verification judge's verdicts stored in it (None without a verification judge)."""
     from relgate_tui.core.redact import public_url
@@ -189,7 +191,7 @@ def assisted_section(prepared: Any, analysis: Any, *, confidence: float = 0.95, 
     rows = None if verdicts is None else assisted_rows(order, analysis, verdicts)
     mixed = any(a.has_reference for a in analysis.items if a.sampled)
     return section_from_rows(rows, confidence=confidence, judge=(public_url(cfg.endpoint), cfg.model), mixed=mixed,
-                             calls=calls, gate=gate)
+                             calls=calls, gate=gate, bound_on=getattr(prepared.config, "population", "task"))
 
 
 def assisted_rows(order: list[str], analysis: Any, verdicts: Mapping[str, Any]) -> tuple[AssistedRow, ...] | None:
@@ -212,9 +214,11 @@ def assisted_rows(order: list[str], analysis: Any, verdicts: Mapping[str, Any]) 
 
 
 def section_from_rows(rows: Sequence[AssistedRow] | None, *, confidence: float, judge: tuple[str, str],
-                      mixed: bool, calls: Any = None, gate: float | None = None) -> AssistedSection:
+                      mixed: bool, calls: Any = None, gate: float | None = None,
+                      bound_on: str = "task") -> AssistedSection:
     """The section from :func:`assisted_rows` (``judge``: endpoint, model; ``mixed``: some items of the run have
-    references)."""
+    references; ``bound_on``: :data:`relgate_tui.core.ppi.POPULATIONS`). The label plan is the task bound's (for
+    "items" it can only overstate the labels needed)."""
     counts = None if calls is None else (int(calls.made), int(calls.cached), int(calls.failed))
     base = AssistedSection(judge[0], judge[1], float(confidence), mixed, None if rows is None else tuple(rows),
                            gate=gate, calls=counts)
@@ -223,9 +227,9 @@ def section_from_rows(rows: Sequence[AssistedRow] | None, *, confidence: float, 
     f_all, f_lab, y_lab = labelled_arrays(rows)
     plan = None if gate is None else ppi.labels_plan(f_all, f_lab, y_lab, gate, confidence)
     return AssistedSection(base.judge_endpoint, base.judge_model, base.confidence, mixed, base.rows,
-                           ppi.reliability_bound(f_all, f_lab, y_lab, confidence), agreement(f_lab, y_lab, confidence),
-                           gate, None if plan is None else plan.more, counts,
-                           None if plan is None else plan.message)
+                           ppi.reliability_bound(f_all, f_lab, y_lab, confidence, population=bound_on),
+                           agreement(f_lab, y_lab, confidence), gate, None if plan is None else plan.more, counts,
+                           None if plan is None else plan.message, bound_on)
 
 
 def _pairs(rows: Sequence[AssistedRow | Mapping[str, Any]]) -> tuple[list[int], list[int | None]]:
@@ -249,4 +253,5 @@ def labelled_prefix_of(rows: Sequence[AssistedRow | Mapping[str, Any]]) -> Prefi
 def recompute(block: Mapping[str, Any]) -> ppi.Bound:
     """The assisted bound from a ``judge_assisted`` block alone (its ``verdicts`` and ``confidence``)."""
     f_all, f_lab, y_lab = labelled_arrays(list(block["verdicts"]))
-    return ppi.reliability_bound(f_all, f_lab, y_lab, float(block["confidence"]))
+    return ppi.reliability_bound(f_all, f_lab, y_lab, float(block["confidence"]),
+                                 population=str(block.get("bound_on") or "task"))
