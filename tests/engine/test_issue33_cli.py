@@ -74,6 +74,9 @@ def test_labels_with_a_gap_use_the_prefix_and_say_so(world, capsys):
     assert block["n_labels"] == 2 and block["left_out"] == len(gap) - 2
     assert f"{len(gap) - 2} later labels left out" in block["left_out_note"] and block["left_out_note"] in err
     assert "note" in block["agreement"]["kappa"]
+    from relgate_tui.engine.certification.report import report_markdown
+
+    assert block["left_out_note"] in report_markdown(json.loads(out.read_text()))
 
 
 def test_one_look_waits_for_its_labels_and_is_in_the_run_id(world, capsys):
