@@ -43,9 +43,16 @@ def register(sub: Any) -> None:
                    help="gate: exit 1 when the reliability (see --gate-on) is below R")
     c.add_argument("--gate-on", choices=("bound", "level", "assisted", "best"), default=None,
                    help="gate on the lower confidence bound (default: a model at R passes <= 1 - confidence of the "
-                        "time), on the point estimate (passes such a model about half the time), on the "
-                        "judge-assisted bound, or on the better of the human-only and assisted bounds at half the "
-                        "error each (best: the default with --verify-judge-model)")
+                        "time; Clopper-Pearson when every verdict is a reference answer, the anytime bound when a "
+                        "person labelled items), on the point estimate (passes such a model about half the time), "
+                        "or on the judge-assisted bound at the full confidence (assisted = best: the default with "
+                        "--verify-judge-model)")
+    c.add_argument("--one-look", type=int, metavar="N", default=None,
+                   help="decide the human-only gate once, at exactly N labels fixed now, before labelling (exact "
+                        "Clopper-Pearson; nothing is decided before N labels). Part of the run id.")
+    c.add_argument("--population", choices=("task", "items"), default="task",
+                   help="what the judge-assisted bound is about: the task (default; a Clopper-Pearson step from the "
+                        "N judged items) or the N judged items themselves (no step). Part of the run id.")
     c.add_argument("--confidence", type=float, default=0.95, metavar="C",
                    help="confidence of the lower bound (default 0.95)")
     c.add_argument("--json", metavar="PATH", dest="json_path", help="write the result document to PATH ('-' = stdout)")
@@ -159,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
         labels=args.labels,
         min_reliability=args.min_reliability,
         gate_on=args.gate_on or ("best" if args.verify_judge_model else "bound"),
+        one_look=args.one_look,
+        population=args.population,
         confidence=args.confidence,
         run_dir=args.run_dir,
         price_in=args.price_in,
@@ -241,8 +250,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print_summary(summary, outcome.run_path)
         _print_cost(doc.get("usage") or {})
-    if not summary.sampling_complete:
-        return EXIT_INCOMPLETE
+    if not summary.sampling_complete or (summary.gate_summary is not None and summary.passed is None):
+        return EXIT_INCOMPLETE  # not decided: sampling incomplete, no verified item, a one-look not reached yet
     return EXIT_BELOW_GATE if summary.passed is False else EXIT_OK
 
 

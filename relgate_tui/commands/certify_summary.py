@@ -27,6 +27,9 @@ class AssistedSummary:
     message: str
     estimate: float | None = None
     lower_bound: float | None = None
+    left_out_note: str | None = None
+    more_labels_message: str | None = None
+    kappa_note: str | None = None
     confidence: float = 0.95
     n_labels: int = 0
     n_judged: int = 0
@@ -115,7 +118,8 @@ def _assisted(block: Mapping[str, Any]) -> AssistedSummary:
         kappa_interval=(kappa["lower"], kappa["upper"]) if kappa.get("lower") is not None else None,
         false_accepts=int(ag["table"]["judge_yes_human_no"]), n_human_no=int(ag["false_accept"]["n_human_no"]),
         false_accept_upper=ag["false_accept"]["upper"], failures=failures_note(block),
-        warning=str(block["warning"]) if block.get("warning") else None)
+        warning=str(block["warning"]) if block.get("warning") else None, left_out_note=block.get("left_out_note"),
+        more_labels_message=block.get("more_labels_message"), kappa_note=kappa.get("note"))
 
 
 def _ranking(r: Mapping[str, Any]) -> RankingSummary:
@@ -166,8 +170,9 @@ def print_summary(s: CertifySummary, run_path: Any) -> None:
     from rich.text import Text
 
     con = Console(stderr=True, highlight=False, soft_wrap=True)
-    line = Text(f"reliability level {fmt_pct(s.level)} (≥ {fmt_pct(s.lower_bound)} with {s.confidence:.0%} "
-                f"confidence, n = {s.n})")
+    line = (Text("reliability level: no verified items yet (n = 0)") if s.level is None else
+            Text(f"reliability level {fmt_pct(s.level)} (≥ {fmt_pct(s.lower_bound)} with {s.confidence:.0%} "
+                 f"confidence, n = {s.n})"))
     if s.passed is not None:
         line.append("  ").append("PASS" if s.passed else "FAIL", style="bold green" if s.passed else "bold red")
     con.print(line)
@@ -217,11 +222,16 @@ def _print_assisted(con: Any, a: AssistedSummary) -> None:
         con.print(Text(f"warning: {a.warning}", style="bold yellow"))
     con.print(Text(f"judge-assisted reliability {fmt_pct(a.estimate)} (≥ {fmt_pct(a.lower_bound)} with "
                    f"{a.confidence:.0%} confidence; {a.n_labels} human labels, {a.n_judged} items judged by "
-                   f"{a.judge_model})" + (f"; ≈ {a.more_labels} more labels to clear the gate" if a.more_labels else "")))
+                   f"{a.judge_model})" + (f"; to clear the gate: {a.more_labels_message}" if a.more_labels_message
+                                          else f"; ≈ {a.more_labels} more labels to clear the gate" if a.more_labels
+                                          else "")))
     if a.failures:
         con.print(Text(a.failures, style="yellow"))
+    if a.left_out_note:
+        con.print(Text(a.left_out_note, style="yellow"))
     kappa_text = ("—" if a.kappa is None else f"{a.kappa:.2f}"
-                  + (f" [{a.kappa_interval[0]:.2f}, {a.kappa_interval[1]:.2f}]" if a.kappa_interval else ""))
+                  + (f" [{a.kappa_interval[0]:.2f}, {a.kappa_interval[1]:.2f}]" if a.kappa_interval
+                     else f" ({a.kappa_note})" if a.kappa_note else ""))
     con.print(Text(f"judge vs human on {a.n_agreement} labelled items: agreement {fmt_pct(a.agreement_rate)}, "
                    f"κ {kappa_text}, false accepts {a.false_accepts} of {a.n_human_no} wrong answers (rate ≤ "
                    f"{fmt_pct(a.false_accept_upper)} with {a.confidence:.0%} confidence)"))

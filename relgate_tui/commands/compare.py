@@ -51,9 +51,7 @@ def _summary(doc: dict[str, Any]) -> None:
                "worse": f"B is worse than A by more than {doc['margin']:g}",
                "undecided": "undecided at this n"}[doc["decision"]]
     if doc["decision"] == "undecided":
-        more = doc["more_items_to_decide"]
-        verdict += (f": about {more} more paired items at the same rates would decide it" if more is not None
-                    else ": more items at the same rates would not decide it")
+        verdict += f": {doc.get('more_items_message') or 'more items at the same rates would not decide it'}"
     con.print(Text(f"{verdict} (p = {min(doc['test']['p_not_worse'], doc['test']['p_worse']):.4g}; "
                    f"{doc['test']['method']})"))
     for note in doc.get("notes") or ():

@@ -82,13 +82,17 @@ from relgate_tui.core.special import betaincinv, logsumexp
 if TYPE_CHECKING:
     from relgate_tui.core.certification.watched import LabelPlan
 
-__all__ = ["Bound", "METHOD", "POP_SHARE", "GRID", "reliability_bound", "bound_path", "bound_paths", "labels_to_clear",
+__all__ = ["Bound", "METHOD", "POP_SHARE", "POPULATIONS", "GRID", "reliability_bound", "bound_path", "bound_paths", "labels_to_clear",
            "more_labels_needed", "labels_plan", "fewest_labels_possible"]
 
 METHOD = "ppi-betting-mixture"
 """The ``method`` of every :class:`Bound` (results JSON ``judge_assisted.method``)."""
 
 POP_SHARE = 0.1
+POPULATIONS: tuple[str, ...] = ("task", "items")
+"""What θ is about (issue 33 §4): "task" — an item drawn from the task (the N judged items are a sample of it; π
+gets a Clopper–Pearson step at POP_SHARE·δ); "items" — the N judged items themselves (labels drawn without
+replacement from them; π_N exact, no step)."""
 """δ_π / δ: the error share of the lower bound on the judge's "yes" rate π (Clopper–Pearson over the N verdicts)."""
 
 GRID = 400
@@ -172,9 +176,16 @@ def _component_lambda(spec: float | None, p1: np.ndarray, p0: np.ndarray) -> np.
 
 
 def _mixture_path(pi_lo: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, delta: float,
-                  floor: float = 0.0) -> np.ndarray:
+                  floor: float = 0.0, items: int | None = None) -> np.ndarray:
     """L_t (running max) for R runs at once: (R, n) lower bounds on θ from the wealth-weighted mixture over
-    :data:`COMPONENTS` (module docstring), with ``pi_lo`` (R,) each run's lower bound on the judge's "yes" rate π."""
+    :data:`COMPONENTS` (module docstring), with ``pi_lo`` (R,) each run's lower bound on the judge's "yes" rate π.
+
+    ``items`` = N (population "items"): θ is the mean of Y over the N judged items themselves, the labels are the
+    first n of a uniformly random order of them (drawn without replacement) and ``pi_lo`` is the exact judge mean
+    π_N. Under θ_N = m the coming label's Y + λ(1 − f) has conditional mean exactly
+    w_t(m) = (N m − Σ_{i<t} Y_i + λ_t (N(1 − π_N) − Σ_{i<t}(1 − f_i))) / (N − t) (Waudby-Smith & Ramdas 2020,
+    sampling without replacement), so each component's wealth is again a nonnegative martingale at the true m and
+    Ville applies; m whose w_t ≤ 0 is impossible and rejected. No Clopper–Pearson step: π_N is known."""
     runs, n = y_lab.shape
     grid = np.arange(math.ceil(floor * GRID), GRID + 1, dtype=np.float64) / GRID
     specs = [spec for spec, _ in COMPONENTS]
@@ -183,6 +194,7 @@ def _mixture_path(pi_lo: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, delta
     threshold = math.log(1.0 / delta)
     out = np.zeros((runs, n))
     s_f = np.zeros(runs)
+    s_y = np.zeros(runs)
     cells = np.zeros((runs, 4))  # the labelled (f, Y) counts: (1, 1), (1, 0), (0, 1), (0, 0)
     bound = np.zeros(runs)
     rows = np.arange(runs)
@@ -197,15 +209,22 @@ def _mixture_path(pi_lo: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, delta
         y, f = y_lab[:, t], f_lab[:, t]
         for c, spec in enumerate(specs):
             lam = _component_lambda(spec, p1, p0)
-            bet = _bet(q, p1, p0, lam, m_ref + lam * (1.0 - pi_lo))
             num = y + lam * (1.0 - f)
-            w = grid[None, :] + (lam * (1.0 - pi_lo))[:, None]
+            if items is None:
+                bet = _bet(q, p1, p0, lam, m_ref + lam * (1.0 - pi_lo))
+                w = grid[None, :] + (lam * (1.0 - pi_lo))[:, None]
+            else:  # without replacement from the N items (docstring)
+                left = float(items - t)
+                rest_nf = items * (1.0 - pi_lo) - (t - s_f)
+                bet = _bet(q, p1, p0, lam, np.clip((items * m_ref - s_y + lam * rest_nf) / left, 1e-6, None))
+                w = (items * grid[None, :] - s_y[:, None] + (lam * rest_nf)[:, None]) / left
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = np.where(w > 1e-12, num[:, None] / np.maximum(w, 1e-12),
                                  np.where(num[:, None] > 0, np.inf, 0.0))
                 log_k[c] += np.log1p(bet[:, None] * (ratio - 1.0))
         cells[rows, 2 * (1 - f).astype(np.int64) + (1 - y).astype(np.int64)] += 1
         s_f += f
+        s_y += y
         mixture = logsumexp(log_k + log_w[:, None, None], axis=0)
         rejected = mixture >= threshold
         # monotone in m: the rejected grid points are a prefix; L_t = the last of them (0 when none)
@@ -217,7 +236,7 @@ def _mixture_path(pi_lo: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, delta
 
 
 def bound_paths(judge_yes: ArrayLike, n_items: int, judge_labelled: np.ndarray, human_labelled: np.ndarray,
-                confidence: float = 0.95, *, floor: float = 0.0) -> np.ndarray:
+                confidence: float = 0.95, *, floor: float = 0.0, population: str = "task") -> np.ndarray:
     """The bound path of R runs at once (vectorised; benches and the live estimate): run r has ``judge_yes[r]``
     judge "yes" among its ``n_items`` judged items and labelled verdicts ``judge_labelled[r]``,
     ``human_labelled[r]`` (shape (R, n), 0/1). Returns (R, n): entry [r, t − 1] is run r's bound after t labels.
@@ -232,12 +251,16 @@ def bound_paths(judge_yes: ArrayLike, n_items: int, judge_labelled: np.ndarray, 
     if f2.shape[1] == 0:
         return np.zeros((f2.shape[0], 0))
     delta = 1.0 - confidence
+    if population == "items":  # θ of the N judged items: π_N is known, no Clopper–Pearson step, the full δ
+        return _mixture_path(yes / float(n_items), f2, y2, delta, floor, items=int(n_items))
+    if population != "task":
+        raise ValueError(f"population must be one of {POPULATIONS}, got {population!r}")
     pi_lo = _cp_lower(yes, int(n_items), POP_SHARE * delta)
     return _mixture_path(pi_lo, f2, y2, (1.0 - POP_SHARE) * delta, floor)
 
 
 def bound_path(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: ArrayLike,
-               confidence: float = 0.95) -> np.ndarray:
+               confidence: float = 0.95, *, population: str = "task") -> np.ndarray:
     """The lower bound after each label (shape (n,)): entry t − 1 is the bound a reviewer sees after t labels;
     stopping at any t keeps P(bound > θ) ≤ 1 − confidence (module docstring)."""
     f_all = _as01(judge_all, "judge_all")
@@ -246,11 +269,11 @@ def bound_path(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: 
     if f_lab.ndim != 1:
         raise ValueError("judge_labelled and human_labelled must be 1-d (one run)")
     _check(f_all, f_lab, y_lab, confidence)
-    return bound_paths(f_all.sum(), f_all.size, f_lab[None, :], y_lab[None, :], confidence)[0]
+    return bound_paths(f_all.sum(), f_all.size, f_lab[None, :], y_lab[None, :], confidence, population=population)[0]
 
 
 def reliability_bound(judge_all: ArrayLike, judge_labelled: ArrayLike, human_labelled: ArrayLike,
-                      confidence: float = 0.95) -> Bound:
+                      confidence: float = 0.95, *, population: str = "task") -> Bound:
     """Judge-assisted lower bound on θ = P(top answer acceptable) after all the labels given (module docstring).
 
     ``judge_all``: the judge's 0/1 verdicts on all N items; ``judge_labelled``: its verdicts on the labelled items,
@@ -259,7 +282,7 @@ def reliability_bound(judge_all: ArrayLike, judge_labelled: ArrayLike, human_lab
     f_all = _as01(judge_all, "judge_all")
     f_lab = _as01(judge_labelled, "judge_labelled")
     y_lab = _as01(human_labelled, "human_labelled")
-    path = bound_path(f_all, f_lab, y_lab, confidence)
+    path = bound_path(f_all, f_lab, y_lab, confidence, population=population)
     lower = float(path[-1]) if path.size else 0.0
     estimate = float(f_all.mean() + (y_lab.mean() - f_lab.mean() if y_lab.size else 0.0))
     return Bound(lower, min(1.0, max(0.0, estimate)), METHOD)

@@ -123,19 +123,21 @@ class CompareScreen(Screen[None]):
                 gate, basis = self.gate, ("level" if getattr(settings, "gate_on", "") == "level" else "bound")
             views.append(s.results(self.alpha, gate=gate, gate_on=basis,
                                    confidence=getattr(settings, "confidence", 0.95)))
-        best = max((v.result.reliability_level for v in views), default=None)
+        best = max((v.result.reliability_level for v in views if v.result.reliability_level is not None),
+                   default=None)
 
         def level(v: ResultsView) -> Text:
             r = v.result
             style = "bold green" if best is not None and r.reliability_level == best and len(views) > 1 else "bold"
-            return Text(f"{r.reliability_level:.3f}", style=style)
+            return Text("—" if r.reliability_level is None else f"{r.reliability_level:.3f}", style=style)
 
         rows: list[tuple[str, object]] = [
             ("model", lambda v, s: _whole(s.model)),  # untrusted names: plain Text, never markup
             ("task", lambda v, s: _whole(s.task_name)),
             ("endpoint", lambda v, s: safe_line(s.endpoint_label, overflow="ellipsis")),
             ("reliability 1−α*", lambda v, s: level(v)),
-            ("lower bound", lambda v, s: f"{v.result.reliability_lower_bound:.3f}"),
+            ("lower bound", lambda v, s: "—" if v.result.reliability_lower_bound is None
+             else f"{v.result.reliability_lower_bound:.3f}"),
             ("verified: top right", lambda v, s: f"{v.result.reliability_successes} of {v.result.reliability_n}"),
             ("calibration n (skipped)", lambda v, s: f"{v.result.n} ({v.result.n_skipped})"),
             (f"M* at α = {self.alpha:.2f}", lambda v, s: fmt_m_star(v.result.m_star)),
@@ -201,8 +203,7 @@ class CompareScreen(Screen[None]):
             f"won {p.b_won} · accuracy B − A ",
             "—" if p.estimate is None else f"{p.estimate:+.3f} [{p.lower:+.3f}, {p.upper:+.3f}]")
         if p.decision == "undecided":
-            more = p.more_items_to_decide
-            line.append(f" · ~{more} more items would decide" if more is not None else " · more items would not decide")
+            line.append(f" · {p.more_message or 'more items would not decide'}")
         for note in p.notes:  # the same run twice; the same items under different prompts (issue 31 item 3)
             line.append(f"\nnote: {note}", style="dim")
         label.update(line)

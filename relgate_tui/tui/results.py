@@ -244,10 +244,13 @@ class ResultsScreen(Screen[str]):
 
         self.query_one("#plain", Static).update(Text(plain_sentence(
             r.reliability_lower_bound, r.confidence, r.reliability_n), style="bold"))
-        self.query_one("#level", Digits).update(f"{r.reliability_level:.3f}")
+        self.query_one("#level", Digits).update("-" if r.reliability_level is None else f"{r.reliability_level:.3f}")
         bound = Text()
-        bound.append(f"≥ {r.reliability_lower_bound:.3f}", style="bold")
-        bound.append(f" with {r.confidence:.0%} confidence\n")
+        if r.reliability_lower_bound is None:  # issue 33 §7: no number from nothing
+            bound.append("no verified items yet\n", style="bold")
+        else:
+            bound.append(f"≥ {r.reliability_lower_bound:.3f}", style="bold")
+            bound.append(f" with {r.confidence:.0%} confidence\n")
         bound.append(f"{r.reliability_successes} of {r.reliability_n} verified items: top answer acceptable",
                      style="dim")
         self.query_one("#bound", Static).update(bound)

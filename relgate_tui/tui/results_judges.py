@@ -152,8 +152,10 @@ def assisted_view(section: AssistedSection | None, gate: GateDecision | None = N
              style="bold")
     t.append(f"{section.n_labels} human labels, {section.n_judged} items judged by "
              f"{one_line(section.judge_model)}; {one_line(section.population)}\n", style="dim")
-    if section.more_labels:
-        t.append(f"≈ {section.more_labels} more labels to clear the gate\n", style="yellow")
+    if section.prefix.left_out:  # issue 33 §2: only the labelled prefix counts
+        t.append(clean(section.prefix.note or "") + "\n", style="yellow")
+    if section.gate is not None and section.more_labels != 0 and section.more_labels_message:
+        t.append(f"gate: {clean(section.more_labels_message)}\n", style="yellow")  # issue 33 §6
     t.append("\n                 human: correct   human: wrong\n", style="dim")
     t.append(f"judge: correct   {ag.yes_yes:>14}   {ag.yes_no:>12}\n")
     t.append(f"judge: wrong     {ag.no_yes:>14}   {ag.no_no:>12}\n")
@@ -161,6 +163,8 @@ def assisted_view(section: AssistedSection | None, gate: GateDecision | None = N
     t.append("—" if ag.kappa is None else f"{ag.kappa:.2f}")
     if ag.kappa_lower is not None:
         t.append(f" [{ag.kappa_lower:.2f}, {ag.kappa_upper:.2f}]")
+    elif ag.kappa_note:
+        t.append(f" ({clean(ag.kappa_note)})")
     t.append("\nfalse accepts ", style="bold")
     t.append(f"{ag.yes_no} of {ag.yes_no + ag.no_no} wrong answers; rate ≤ {_pct(ag.false_accept_upper)} with "
              f"{conf:.0%} confidence\n", style="bold red" if (ag.false_accept_upper or 0) > 0.3 else "")

@@ -26,6 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
 from relgate_tui.core.certification.gate import GateOn, sequential_gate
+from relgate_tui.core.certification.watched import plan_labels
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.services import host
@@ -240,19 +241,21 @@ class SpotCheckScreen(Screen[str]):
             if live.decided is not None:
                 who = "from references alone" if p.by_hand == 0 else f"{p.by_hand} labelled by you"
                 t.append(f"decided {live.decided} on {p.n} verified items ({who})\n", style=style)
-            else:
-                t.append(live.summary() + "\n", style=style)
+            else:  # issue 33 §6: never a count above the items left; "will not clear it" when so
+                t.append(plan_labels(p.successes, p.n, gate, p.confidence, max(0, p.total - p.done)).message + "\n",
+                         style=style)
         assisted = self.session.assisted(p.confidence, gate)
         if assisted is not None and assisted.lower_bound is not None:
             t.append("\nJudge-assisted ", style="dim")
             t.append(f"≥ {_pct(assisted.lower_bound)}", style="bold")
             t.append(f" ({assisted.n_labels} labels, {assisted.n_judged} judged)\n")
             more = assisted.more_labels
-            if gate is not None:
+            if assisted.prefix.left_out:
+                t.append(one_line(assisted.prefix.note or "") + "\n", style="yellow")
+            if gate is not None:  # ppi.labels_plan's honest line (issue 33 §6)
                 t.append(f"gate {gate:.0%}: ", style="dim")
-                t.append("cleared\n" if more == 0 else
-                         "not within 300 more labels at this rate\n" if more is None else
-                         f"≈ {more} more labels needed\n", style="bold green" if more == 0 else "yellow")
+                t.append(one_line(assisted.more_labels_message or "") + "\n",
+                         style="bold green" if more == 0 else "yellow")
         decision = self.session.gate_decision(gate=gate, gate_on=gate_on, confidence=p.confidence)
         if decision is not None:  # the gate as Results, the report and the JSON decide it (the one gate rule)
             t.append("\nResults' gate now: ", style="dim")

@@ -52,7 +52,8 @@ def test_worked_example_all_none_is_never_zero_items():
 
 def test_no_calibration_items_yet():
     res = compute_results(CertificationInput.from_arrays([], k_max=10, deployment_n_classes=[3, 1]), 0.10)
-    assert res.n == 0 and res.m_star == math.inf and res.reliability_level == 0.0
+    assert res.n == 0 and res.m_star == math.inf
+    assert res.reliability_level is None and res.reliability_lower_bound is None  # issue 33 §7: no number
     assert res.calibration_message == "not enough calibration items: need n ≥ 9 (have 0)"
     assert list(res.set_sizes) == [3, 1]
 

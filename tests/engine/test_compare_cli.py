@@ -47,8 +47,11 @@ def test_b_equal_a_is_undecided_with_too_few_items(tmp_path: Path, capsys) -> No
     b = _import(tmp_path, "b", "model-b", 20)
     capsys.readouterr()
     rc, doc = _compare(tmp_path, a, b, "--margin", "0.05")
-    assert rc == 3 and doc["decision"] == "undecided" and doc["more_items_to_decide"] == 86 - 20
-    assert "66 more paired items" in capsys.readouterr().err
+    # issue 33 §6: 66 more paired items would decide it, but every shared item is paired already — no count
+    # larger than the items left (the former "about 66 more" promised items these runs do not have)
+    assert rc == 3 and doc["decision"] == "undecided" and doc["more_items_to_decide"] is None
+    err = capsys.readouterr().err
+    assert "no shared item left unpaired: these two runs cannot decide it (≈ 66 more paired items" in err
 
 
 def test_b_worse_exits_1_and_lists_lost_items(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def verified_run(tmp_path_factory):
             args = ["certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid",
                     "--canon", "numeric", "--k-max", "6", "--seed", "2", "--quiet", "--verify-judge-model",
                     "sim-judge", "--min-reliability", "0.5"]
-            assert main(args + ["--json", str(home / "first.json")]) in (0, 1)
+            assert main(args + ["--json", str(home / "first.json")]) == 3  # no label yet: not decided (issue 33 §7)
             first = json.loads((home / "first.json").read_text())
             judged_before = len(_chat_requests(server, "sim-judge"))
             truth = {it["id"]: it["answer"] for it in items}
@@ -109,11 +109,13 @@ def test_agreement_table_counts_the_labelled_pairs(verified_run):
     assert far["n_human_no"] == int((y_lab == 0).sum()) and far["upper"] >= (far["rate"] or 0.0)
 
 
-def test_default_gate_is_the_better_bound_at_half_the_error_and_both_numbers_are_given(verified_run):
+def test_default_gate_is_the_assisted_mixture_at_full_confidence(verified_run):
+    """Issue 33 §1: ``best`` is decided on the e-process mixture at the full confidence (the former δ/2 halves —
+    whose Clopper–Pearson half was not valid when watched — are gone, so their numbers are no longer asserted)."""
     doc = verified_run["second"]
     gate = doc["gate"]
-    assert doc["gate_on"] == gate["gate_on"] == "best" and gate["confidence_each"] == pytest.approx(0.975)
-    assert gate["value"] == max(gate["human_only_lower_bound"], gate["assisted_lower_bound"])
+    assert doc["gate_on"] == gate["gate_on"] == "best" and "confidence_each" not in gate
+    assert gate["value"] == gate["assisted_lower_bound"] == doc["judge_assisted"]["lower_bound"]
     assert doc["passed"] is (gate["value"] >= 0.5)
     assert "reliability_lower_bound" in doc and doc["judge_assisted"]["lower_bound"] is not None
 

@@ -152,7 +152,7 @@ async def test_gate_readouts_show_both_numbers_confidence_and_section_3_6(servic
         r = app.screen.view.result
         assert r.gate_on == "bound" and r.confidence == 0.9
         verdict = str(app.screen.query_one("#verdict").content)
-        assert "90% lower bound" in verdict and "level" in verdict
+        assert "90% anytime lower bound" in verdict and "level" in verdict  # labelled by a person: watched (issue 33)
         assert "with 90% confidence" in str(app.screen.query_one("#bound").content)
         validation = app.screen.query_one("#validation")
         lines = [str(line) for line in app.screen._extra_lines(r)]

@@ -216,3 +216,30 @@ async def test_live_gate_decided_by_references_alone_says_so(services):
         assert f"gate 100%: decided FAIL on {p.n} verified items (from references alone)" in text
         assert "after" not in text
         session.close()
+
+
+async def test_live_panel_never_promises_labels_that_cannot_clear_the_gate(services, run_path):
+    """Issue 33 §6: with the level below the gate the panel says "more labels will not clear it" (it used to print
+    "≈ 11550 more labels needed" on a 200-item task); any count it gives fits in the items left."""
+    import re
+
+    from relgate_tui.core.certification.gate import sequential_gate
+    from relgate_tui.core.certification.watched import plan_labels
+
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        session = await _open_spotcheck(app, pilot, run_path, [])
+        for key in "yxyxyx":
+            await pilot.press(key)
+        p = session.spot_progress(confidence=0.95)
+        gate = min(0.99, p.successes / p.n + 0.02)
+        assert sequential_gate(p.successes, p.n, gate, 0.95).decided is None
+        app.settings = type(app.settings)(**{**app.settings.__dict__, "gate": gate})
+        app.screen._render_progress()
+        await pilot.pause()
+        text = str(app.screen.query_one("#progress").render())
+        assert "the level is below the gate: more labels will not clear it" in text
+        assert plan_labels(p.successes, p.n, gate, 0.95, p.total - p.done).more is None
+        for more in re.findall(r"≈ (\d+) more labels", text):
+            assert int(more) <= p.total - p.done
+        session.close()

@@ -315,8 +315,8 @@ class CertificationResult:
     calibration_message: str | None
     reliability_n: int
     reliability_successes: int
-    reliability_level: float
-    reliability_lower_bound: float
+    reliability_level: float | None  # None with no verified item (issue 33 §7)
+    reliability_lower_bound: float | None
     n_deployment: int
     set_sizes: np.ndarray
     average_set_size: float
@@ -355,9 +355,11 @@ def compute_results(
     reliability_scope: ReliabilityScope = "all_verified",
     assisted: Callable[[float], float] | None = None,
     undecided: str | None = None,
+    watch: str = "once",
+    planned: int | None = None,
 ) -> CertificationResult:
     """All results at miscoverage level ``alpha``; the gate (with ``gate``) is :func:`decide_gate` on the reliability
-    counts, with ``assisted`` (the judge-assisted bound at a confidence, for ``gate_on`` "assisted"/"best") and
+    counts (``watch``/``planned``: how the human-only bound is looked at, gate.py), with ``assisted`` (the judge-assisted bound at a confidence, for ``gate_on`` "assisted"/"best") and
     ``undecided`` (why no PASS/FAIL may be decided). Cost: O(m) numpy work for the per-item set sizes plus O(log m)
     lookups — about a tenth of a millisecond for 10,000 items (``bench/stats_speed.py``)."""
     if not 0.0 < alpha < 1.0:
@@ -379,8 +381,9 @@ def compute_results(
     if reliability_scope == "all_verified":
         rel_n += inp.n_reference
         rel_x += inp.reference_top
-    level = rel_x / (rel_n + 1)
-    lower = clopper_pearson_lower(rel_x, rel_n, confidence)
+    # no verified item: no number (issue 33 §7)
+    level = rel_x / (rel_n + 1) if rel_n else None
+    lower = clopper_pearson_lower(rel_x, rel_n, confidence) if rel_n else None
 
     # Prediction-set sizes: top-M*, all observed classes when M* = ∞ or M* > class count.
     ncls = inp.deployment_n_classes
@@ -408,8 +411,8 @@ def compute_results(
 
     # worst case: every skipped calibration item a miss
     worst_n = rel_n + inp.n_skipped
-    worst_level = rel_x / (worst_n + 1)
-    worst_lower = clopper_pearson_lower(rel_x, worst_n, confidence)
+    worst_level = rel_x / (worst_n + 1) if worst_n else math.nan
+    worst_lower = clopper_pearson_lower(rel_x, worst_n, confidence) if worst_n else math.nan
 
     adaptive = adaptive_results(inp.calibration_cp_scores, inp.deployment_cumulative, inp.deployment_n_classes,
                                 inp.deployment_scores, alpha, confidence)
@@ -417,7 +420,7 @@ def compute_results(
     decision = None
     if gate is not None:
         decision = decide_gate(gate, successes=rel_x, n=rel_n, confidence=confidence, gate_on=gate_on,
-                               assisted=assisted, undecided=undecided)
+                               assisted=assisted, undecided=undecided, watch=watch, planned=planned)
     passed = None if decision is None else decision.passed
 
     return CertificationResult(

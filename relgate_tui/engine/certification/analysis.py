@@ -31,6 +31,7 @@ from relgate_tui.core.certification.scores import acceptable_fraction, rank_scor
 from relgate_tui.core.certification.weighted_sets import WeightedConformal, WeightedDeploymentItem, weighted_conformal
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.records import StoredSample, canonical_prefix
+from relgate_tui.engine.runs.labels import by_a_person
 from relgate_tui.engine.runs.sampleindex import ItemSamples, prefix_stats
 from relgate_tui.engine.runs.store import Label
 from relgate_tui.errors import CertifyError
@@ -225,15 +226,26 @@ class Analysis:
     usage: Mapping[str, int] = field(default_factory=dict)
 
     def results(self, alpha: float, confidence: float = 0.95, gate: float | None = None, gate_on: str = "bound",
-                assisted: Callable[[float], float] | None = None) -> core_certify.CertificationResult:
+                assisted: Callable[[float], float] | None = None, one_look: int | None = None
+                ) -> core_certify.CertificationResult:
         """The core's results at ``alpha``, with the gate of :func:`~relgate_tui.core.certification.gate.decide_gate`:
         undecided while sampling is incomplete (no PASS/FAIL on partial data, issue 10 §4); ``assisted`` the
-        judge-assisted bound for the "assisted"/"best" gates."""
+        judge-assisted bound for the "assisted"/"best" gates. How the human-only bound is looked at (issue 33 §1):
+        ``one_look`` N (the run's ``--one-look``) → "one-look"; any item labelled by a person (spot-check, labels
+        file, team review — someone could watch the gate after every label) → "anytime"; otherwise (every verdict
+        from a reference answer, decided once) → "once"."""
         undecided = None if self.sampling_complete else (
             f"undecided: sampling is incomplete ({self.n_incomplete} item(s) not sampled or cut short by failed "
             "requests); rerun the same command to finish")
         return core_certify.compute_results(self.input, alpha, confidence, gate, gate_on=check_gate_on(gate_on),
-                                            assisted=assisted, undecided=undecided)
+                                            assisted=assisted, undecided=undecided, watch=self.watch(one_look),
+                                            planned=one_look)
+
+    def watch(self, one_look: int | None = None) -> str:
+        """How the gate's human-only bound is looked at (see :meth:`results`)."""
+        if one_look is not None:
+            return "one-look"
+        return "anytime" if any(a.skipped or by_a_person(a.verified_by) for a in self.items) else "once"
 
     @property
     def has_weights(self) -> bool:

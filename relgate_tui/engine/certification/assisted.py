@@ -10,6 +10,9 @@ items are the calibration items among them with a person's verdict (spot-check, 
 same order — the order the spot-check asks for them, a seeded random permutation fixed before any label, which is what
 the anytime bound needs. Y = 1 when the top answer was accepted (score 1). A **skipped** item counts as Y = 0 here (a
 skip may depend on the item, so dropping it could bias the sample; counting it as a miss can only lower the bound).
+**Only the prefix counts** (issue 33 §2, :mod:`relgate_tui.core.label_prefix`): the bound uses the labelled items up
+to the first unlabelled item in that order (a skip is a label); labels after a gap — a labels file or a ``review
+pull`` with pending items — are left out, and the block says how many and why (``left_out``, ``left_out_note``).
 When every item has a reference answer nothing is judged and the section says so; when only some do, the section
 bounds the items without one (``population``), and the assisted gates are not used (the two bounds would not
 estimate the same thing).
@@ -31,10 +34,11 @@ import numpy as np
 
 from relgate_tui.core import ppi
 from relgate_tui.core.agreement import Agreement, agreement, constant_judge
+from relgate_tui.core.label_prefix import Prefix, prefix_arrays
 from relgate_tui.engine.runs.labels import by_a_person
 
 __all__ = ["AssistedRow", "AssistedSection", "assisted_rows", "assisted_section", "section_from_rows", "recompute",
-           "labelled_arrays"]
+           "labelled_arrays", "labelled_prefix_of"]
 
 _MIXED = "sampled items without a reference answer"
 _ALL = "every sampled item (none has a reference answer)"
@@ -71,6 +75,8 @@ class AssistedSection:
     gate: float | None = None
     more_labels: int | None = None
     calls: tuple[int, int, int] | None = None  # made, cached, failed
+    more_labels_message: str | None = None  # ppi.labels_plan's honest line (issue 33 §6)
+    bound_on: str = "task"  # ppi.POPULATIONS: θ of the task, or of the N judged items themselves (issue 33 §4)
 
     @property
     def population(self) -> str:
@@ -90,7 +96,13 @@ class AssistedSection:
 
     @property
     def n_labels(self) -> int:
-        return len(self.labelled)
+        """The labels the bound uses: the labelled prefix of the seeded order (module docstring)."""
+        return self.prefix.used
+
+    @property
+    def prefix(self) -> Prefix:
+        """Which labels count (:func:`relgate_tui.core.label_prefix.prefix_arrays`)."""
+        return labelled_prefix_of(self.rows or ())
 
     @property
     def n_judged(self) -> int:
@@ -127,14 +139,15 @@ class AssistedSection:
         at, lower = self.confidence, self.bound.lower
 
         def bound_at(c: float) -> float:
-            return lower if c == at else ppi.reliability_bound(f_all, f_lab, y_lab, c).lower
+            return lower if c == at else ppi.reliability_bound(f_all, f_lab, y_lab, c, population=self.bound_on).lower
 
         return bound_at
 
     def to_json(self) -> dict[str, Any]:
         """The results' ``judge_assisted`` block."""
         out: dict[str, Any] = {"judge": {"endpoint": self.judge_endpoint, "model": self.judge_model},
-                               "confidence": float(self.confidence), "population": self.population}
+                               "confidence": float(self.confidence), "population": self.population,
+                               "bound_on": self.bound_on}
         if self.calls is not None:
             out["calls"] = dict(zip(("made", "cached", "failed"), self.calls, strict=True))
         rows = [r.to_json() for r in self.rows or ()]
@@ -154,7 +167,8 @@ class AssistedSection:
                 "n": ag.n, "agreement_rate": ag.agreement_rate,
                 "table": {"judge_yes_human_yes": ag.yes_yes, "judge_yes_human_no": ag.yes_no,
                           "judge_no_human_yes": ag.no_yes, "judge_no_human_no": ag.no_no},
-                "kappa": {"estimate": ag.kappa, "lower": ag.kappa_lower, "upper": ag.kappa_upper},
+                "kappa": {"estimate": ag.kappa, "lower": ag.kappa_lower, "upper": ag.kappa_upper,
+                          "note": ag.kappa_note},
                 "false_accept": {"rate": ag.false_accept_rate, "n_human_no": ag.yes_no + ag.no_no,
                                  "upper": ag.false_accept_upper},
             },
@@ -162,13 +176,18 @@ class AssistedSection:
         })
         if (warning := self.warning) is not None:  # issue 31 item 7: flagged in the JSON, CLI and TUI
             out["warning"] = warning
+        prefix = self.prefix
+        if prefix.left_out:
+            out["left_out"] = prefix.left_out
+            out["left_out_note"] = prefix.note
         if self.gate is not None:
             out["more_labels"] = self.more_labels
+            out["more_labels_message"] = self.more_labels_message
         return out
 
 
 def assisted_section(prepared: Any, analysis: Any, *, confidence: float = 0.95, gate: float | None = None,
-                     calls: Any = None) -> AssistedSection | None:
+                     calls: Any = None) -> AssistedSection | None:  # population: the run's ``--population``
     """The section of a prepared run (:class:`~relgate_tui.engine.certification.certify.Prepared`) from the
     verification judge's verdicts stored in it (None without a verification judge)."""
     from relgate_tui.core.redact import public_url
@@ -182,7 +201,7 @@ def assisted_section(prepared: Any, analysis: Any, *, confidence: float = 0.95, 
     rows = None if verdicts is None else assisted_rows(order, analysis, verdicts)
     mixed = any(a.has_reference for a in analysis.items if a.sampled)
     return section_from_rows(rows, confidence=confidence, judge=(public_url(cfg.endpoint), cfg.model), mixed=mixed,
-                             calls=calls, gate=gate)
+                             calls=calls, gate=gate, bound_on=getattr(prepared.config, "population", "task"))
 
 
 def assisted_rows(order: list[str], analysis: Any, verdicts: Mapping[str, Any]) -> tuple[AssistedRow, ...] | None:
@@ -205,31 +224,44 @@ def assisted_rows(order: list[str], analysis: Any, verdicts: Mapping[str, Any]) 
 
 
 def section_from_rows(rows: Sequence[AssistedRow] | None, *, confidence: float, judge: tuple[str, str],
-                      mixed: bool, calls: Any = None, gate: float | None = None) -> AssistedSection:
+                      mixed: bool, calls: Any = None, gate: float | None = None,
+                      bound_on: str = "task") -> AssistedSection:
     """The section from :func:`assisted_rows` (``judge``: endpoint, model; ``mixed``: some items of the run have
-    references)."""
+    references; ``bound_on``: :data:`relgate_tui.core.ppi.POPULATIONS`). The label plan is the task bound's (for
+    "items" it can only overstate the labels needed)."""
     counts = None if calls is None else (int(calls.made), int(calls.cached), int(calls.failed))
     base = AssistedSection(judge[0], judge[1], float(confidence), mixed, None if rows is None else tuple(rows),
                            gate=gate, calls=counts)
     if not rows:
         return base
     f_all, f_lab, y_lab = labelled_arrays(rows)
-    more = None if gate is None else ppi.more_labels_needed(f_all, f_lab, y_lab, gate, confidence)
+    plan = None if gate is None else ppi.labels_plan(f_all, f_lab, y_lab, gate, confidence)
     return AssistedSection(base.judge_endpoint, base.judge_model, base.confidence, mixed, base.rows,
-                           ppi.reliability_bound(f_all, f_lab, y_lab, confidence), agreement(f_lab, y_lab, confidence),
-                           gate, more, counts)
+                           ppi.reliability_bound(f_all, f_lab, y_lab, confidence, population=bound_on),
+                           agreement(f_lab, y_lab, confidence), gate, None if plan is None else plan.more, counts,
+                           None if plan is None else plan.message, bound_on)
+
+
+def _pairs(rows: Sequence[AssistedRow | Mapping[str, Any]]) -> tuple[list[int], list[int | None]]:
+    pairs = [(r.judge, r.human) if isinstance(r, AssistedRow) else (r["judge"], r.get("human")) for r in rows]
+    return [int(f) for f, _ in pairs], [None if y is None else int(y) for _, y in pairs]
 
 
 def labelled_arrays(rows: Sequence[AssistedRow | Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(f on all judged items, f on the labelled ones, Y on the labelled ones), labelled in row order; rows typed or
-    read back from a results file."""
-    pairs = [(r.judge, r.human) if isinstance(r, AssistedRow) else (r["judge"], r.get("human")) for r in rows]
-    lab = [(f, y) for f, y in pairs if y is not None]
-    return (np.array([int(f) for f, _ in pairs], dtype=np.int64), np.array([int(f) for f, _ in lab], dtype=np.int64),
-            np.array([int(y) for _, y in lab], dtype=np.int64))
+    """(f on all judged items, f on the labelled prefix, Y on it), in row order (the seeded order); rows typed or
+    read back from a results file. Labels after the first unlabelled item are not used (module docstring)."""
+    f_all, f_lab, y_lab, _ = prefix_arrays(*_pairs(rows))
+    return f_all, f_lab, y_lab
+
+
+def labelled_prefix_of(rows: Sequence[AssistedRow | Mapping[str, Any]]) -> Prefix:
+    """The :class:`~relgate_tui.core.label_prefix.Prefix` of ``rows`` (how many labels count, how many are left
+    out)."""
+    return prefix_arrays(*_pairs(rows))[3]
 
 
 def recompute(block: Mapping[str, Any]) -> ppi.Bound:
     """The assisted bound from a ``judge_assisted`` block alone (its ``verdicts`` and ``confidence``)."""
     f_all, f_lab, y_lab = labelled_arrays(list(block["verdicts"]))
-    return ppi.reliability_bound(f_all, f_lab, y_lab, float(block["confidence"]))
+    return ppi.reliability_bound(f_all, f_lab, y_lab, float(block["confidence"]),
+                                 population=str(block.get("bound_on") or "task"))

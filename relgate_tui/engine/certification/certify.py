@@ -63,30 +63,10 @@ from relgate_tui.engine.runs.labels_file import (
 from relgate_tui.engine.runs.store import Label, RunStatus, RunStore, RunStoreError
 from relgate_tui.errors import CertifyError
 
-__all__ = [
-    "CertifyError",
-    "CertifyConfig",
-    "CallCounts",
-    "Prepared",
-    "ItemAnalysis",
-    "Analysis",
-    "split_items",
-    "item_rng",
-    "used_sample_count",
-    "parse_labels_file",
-    "check_label_ranks",
-    "apply_labels",
-    "prepare",
-    "open_prepared",
-    "run_identity",
-    "reference_classes",
-    "analyse",
-    "analyse_prepared",
-    "results_document",
-    "build_document",
-    "CRASH_AFTER_LABELS_ENV",
-    "RunStatus",
-]
+__all__ = ["CertifyError", "CertifyConfig", "CallCounts", "Prepared", "ItemAnalysis", "Analysis", "split_items",
+           "item_rng", "used_sample_count", "parse_labels_file", "check_label_ranks", "apply_labels", "prepare",
+           "open_prepared", "run_identity", "reference_classes", "analyse", "analyse_prepared", "results_document",
+           "build_document", "CRASH_AFTER_LABELS_ENV", "RunStatus"]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 STOPPING_CHOICES = ("anytime", "paper", "none")
@@ -118,6 +98,8 @@ class CertifyConfig:
     labels: str | None = None
     min_reliability: float | None = None
     gate_on: str = "bound"  # "bound" (lower confidence bound, default) | "level"
+    one_look: int | None = None  # issue 33 §1: the gate decided once, at this many labels fixed before labelling
+    population: str = "task"  # issue 33 §4: the judge-assisted bound's θ — the task, or the N judged "items"
     run_dir: str | None = None
     price_in: float | None = None
     price_out: float | None = None
@@ -204,6 +186,10 @@ class CertifyConfig:
             _is_number(self.min_reliability) and 0.0 <= self.min_reliability <= 1.0
         ):
             bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
+        if (self.one_look is not None and not (_is_int(self.one_look) and self.one_look >= 1)) or \
+                self.population not in ("task", "items"):
+            bad(f"--one-look must be a positive integer, --population task or items: got {self.one_look!r}, "
+                f"{self.population!r}")
         if self.gate_on not in core_certify.GATE_ON_CHOICES:
             bad(f"--gate-on must be one of bound, level, assisted, best, got {self.gate_on!r}")
         for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):

@@ -91,7 +91,8 @@ def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (
     judge = judge_section(prepared, analysis, alpha=a_, confidence=conf, gate=threshold, calls=judge_calls,
                           judgements=judgements)
     assisted = assisted_section(prepared, analysis, confidence=conf, gate=threshold, calls=verify_calls)
-    result = analysis.results(a_, conf, threshold, on, None if assisted is None else assisted.gate_bound())
+    result = analysis.results(a_, conf, threshold, on, None if assisted is None else assisted.gate_bound(),
+                              one_look=cfg.one_look)
     doc = build_document(prepared, analysis, alpha=a_, calls=calls, confidence=conf, gate=threshold, judge=judge,
                          gate_on=on, assisted=assisted, result=result)
     if item_fields:

@@ -47,6 +47,8 @@ def run_identity(cfg: Any, task: Any, canon_spec: str) -> dict[str, Any]:
         "delta": float(cfg.delta),
         "canon": canon_spec,
         "seed": cfg.seed,
+        **({"one_look": int(cfg.one_look)} if getattr(cfg, "one_look", None) is not None else {}),  # issue 33's plans
+        **({"population": cfg.population} if getattr(cfg, "population", "task") != "task" else {}),
     }
 
 

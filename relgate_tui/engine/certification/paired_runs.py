@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from relgate_tui import __version__
-from relgate_tui.core.certification.paired import items_to_decide, paired_table, paired_test, set_size_difference
+from relgate_tui.core.certification.paired import more_paired_items, paired_table, paired_test, set_size_difference
 from relgate_tui.core.text import one_line
 from relgate_tui.errors import DataError
 
@@ -182,10 +182,10 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
         size_b.append(float(len(eb["prediction_set"])) if isinstance(eb.get("prediction_set"), list) else math.nan)
     table = paired_table(a_ok, b_ok)
     test = paired_test(table, margin, confidence)
-    more = None
-    if test.decision == "undecided" and table.n:
-        n_decide = items_to_decide(table, margin, confidence)
-        more = None if n_decide is None else n_decide - table.n
+    more, more_message = None, None
+    if test.decision == "undecided":  # issue 33 §6: never more than the shared items left unpaired
+        mp = more_paired_items(table, unverified, margin, confidence)
+        more, more_message = mp.more, mp.message
     sizes = set_size_difference(size_a, size_b)
     lost = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok, strict=True) if x and not y]
     won = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok, strict=True) if y and not x]
@@ -211,14 +211,15 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
         "table": {"both_right": table.n11, "b_lost": table.n10, "b_won": table.n01, "both_wrong": table.n00},
         "accuracy_a": _num(test.accuracy_a),
         "accuracy_b": _num(test.accuracy_b),
-        "reliability_level_a": (table.n11 + table.n10) / (n + 1),
-        "reliability_level_b": (table.n11 + table.n01) / (n + 1),
+        "reliability_level_a": (table.n11 + table.n10) / (n + 1) if n else None,  # no number from nothing
+        "reliability_level_b": (table.n11 + table.n01) / (n + 1) if n else None,
         "difference": {"estimate": _num(test.difference), "lower": test.lower, "upper": test.upper,
                        "confidence": test.confidence},
         "test": {"method": test.method, "p_not_worse": test.p_not_worse, "p_worse": test.p_worse,
                  "level": test.gamma},
         "decision": test.decision,
         "more_items_to_decide": more,
+        "more_items_message": more_message,
         "set_size": {"n": sizes.n, "mean_a": _num(sizes.mean_a), "mean_b": _num(sizes.mean_b),
                      "mean_difference": _num(sizes.mean_difference), "larger": sizes.larger,
                      "smaller": sizes.smaller, "equal": sizes.equal},
@@ -256,6 +257,7 @@ class PairedView:
     matched_by: str  # "doc_hash" | "id" | "question"
     no_pairs: str | None  # nothing paired: why, in one line (both id spaces, the offer to pair by question)
     notes: tuple[str, ...] = ()  # the same run twice; prompts that differ on the same items
+    more_message: str | None = None  # undecided: core.paired.more_paired_items' line
 
 
 def paired_view(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
@@ -273,7 +275,8 @@ def paired_view(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: f
                     for change in ("lost", "won") for i in out[change])
     return PairedView(out["decision"], out["n"], out["margin"], t["b_lost"], t["b_won"], d["estimate"], d["lower"],
                       d["upper"], out["more_items_to_decide"], changes, out["matched_by"],
-                      no_shared_items(out, doc_a, doc_b) if out["n_shared"] == 0 else None, tuple(out["notes"]))
+                      no_shared_items(out, doc_a, doc_b) if out["n_shared"] == 0 else None, tuple(out["notes"]),
+                      out.get("more_items_message"))
 
 
 def no_shared_items(out: Mapping[str, Any], doc_a: Mapping[str, Any], doc_b: Mapping[str, Any]) -> str:

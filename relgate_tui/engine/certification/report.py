@@ -283,18 +283,20 @@ def _assisted_markdown(block: Mapping[str, Any] | None) -> list[str]:
     ag, conf = block["agreement"], block["confidence"]
     t, k, far = ag["table"], ag["kappa"], ag["false_accept"]
     kappa = "—" if k["estimate"] is None else f"{k['estimate']:.2f}" + (
-        f" ({conf:.0%} interval {k['lower']:.2f} to {k['upper']:.2f})" if k["lower"] is not None else "")
+        f" ({conf:.0%} interval {k['lower']:.2f} to {k['upper']:.2f})" if k["lower"] is not None
+        else f" ({_md_cell(k['note'])})" if k.get("note") else "")
+    extra = [f"- {_md_cell(block[key])}" for key in ("left_out_note", "more_labels_message") if block.get(key)]
     return [
         "", f"## Judge-assisted certification ({who})", "",
         f"**Reliability {_pct(block['estimate'])}, at least {_pct(block['lower_bound'])} with {conf:.0%} confidence** "
         f"({block['n_labels']} human labels, {block['n_judged']} items judged; {_md_cell(block['method'])}; "
-        f"{_md_cell(block['population'])}).", "",
+        f"{_md_cell(block['population'])}; bound on the {_md_cell(block.get('bound_on', 'task'))}).", "",
         "| | human: correct | human: wrong |", "|---|---|---|",
         f"| judge: correct | {t['judge_yes_human_yes']} | {t['judge_yes_human_no']} |",
         f"| judge: wrong | {t['judge_no_human_yes']} | {t['judge_no_human_no']} |", "",
         f"- Agreement {_pct(ag['agreement_rate'])} on {ag['n']} labelled items; Cohen's κ {kappa}",
         f"- False accepts (judge says correct, human says wrong): {t['judge_yes_human_no']} of {far['n_human_no']} "
-        f"wrong answers; rate ≤ {_pct(far['upper'])} with {conf:.0%} confidence",
+        f"wrong answers; rate ≤ {_pct(far['upper'])} with {conf:.0%} confidence", *extra,
     ]
 
 

@@ -30,6 +30,7 @@ CONFIG_KEYS: dict[str, str | None] = {
     "system": "system", "temperature": "temperature", "max-tokens": "max_tokens", "k-max": "k_max",
     "delta": "delta", "stopping": "stopping", "alpha": "alpha", "n-cal": "n_cal", "seed": "seed",
     "concurrency": "concurrency", "labels": "labels", "min-reliability": "min_reliability", "gate-on": "gate_on",
+    "one-look": "one_look", "population": "population",
     "confidence": "confidence", "json": None, "run-dir": "run_dir", "price-in": "price_in",
     "price-out": "price_out", "limit": "limit", "timeout": "timeout_s", "quiet": None,
     "pairwise-judge-endpoint": "pairwise_judge_endpoint", "pairwise-judge-model": "pairwise_judge_model",

@@ -531,7 +531,8 @@ class Session:
         audited, disagreements = self.audit_counts()
         return build_results_view(a, self._items, alpha, gate=gate, gate_on=gate_on, confidence=confidence,
                                   curve_alphas=curve_alphas, calls=self.call_counts(), audited=audited,
-                                  disagreements=disagreements, assisted=self._assisted_bound(gate_on, confidence, gate))
+                                  disagreements=disagreements, assisted=self._assisted_bound(gate_on, confidence, gate),
+                                  one_look=self.config.one_look)
 
     def gate_decision(self, *, gate: float | None, gate_on: GateOn = "bound", confidence: float = 0.95,
                       alpha: float | None = None) -> Any:
@@ -539,7 +540,7 @@ class Session:
         show it; None without a gate). One core ``compute_results``: the spot-check calls it after every label."""
         a = self.alpha if alpha is None else alpha
         return None if gate is None else self.analysis().results(
-            a, confidence, gate, gate_on, self._assisted_bound(gate_on, confidence, gate)).gate_decision
+            a, confidence, gate, gate_on, self._assisted_bound(gate_on, confidence, gate), self.config.one_look).gate_decision
 
     def _assisted_bound(self, gate_on: str, confidence: float, gate: float | None) -> Any:
         section = None if gate is None or gate_on in HUMAN_GATES else self.assisted(confidence, gate)

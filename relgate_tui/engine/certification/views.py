@@ -274,11 +274,11 @@ def build_item_view(item: Any, role: str, a: ItemAnalysis | None, samples: Seque
 def build_results_view(a: Analysis, items: Mapping[str, Any], alpha: float, *, gate: float | None,
                        gate_on: str, confidence: float, curve_alphas: Sequence[float] | None,
                        calls: CallCounts, audited: int, disagreements: int,
-                       assisted: Callable[[float], float] | None = None) -> ResultsView:
+                       assisted: Callable[[float], float] | None = None, one_look: int | None = None) -> ResultsView:
     """Every number of the results screen at ``alpha`` (:meth:`Analysis.results`, the core's ``compute_results``
     with the one gate rule; sub-millisecond). ``assisted``: the judge-assisted bound for the "assisted"/"best" gates.
     Unsampled items keep their row ("not sampled"; no score, no coverage)."""
-    res = a.results(alpha, confidence, gate, gate_on, assisted)
+    res = a.results(alpha, confidence, gate, gate_on, assisted, one_look=one_look)
     dep_index = {item_id: i for i, item_id in enumerate(a.input.deployment_ids)}
     rows = []
     for ia in a.items:
