@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from relgate_tui.core.text import counted
+
 __all__ = ["AssistedSummary", "CertifySummary", "JudgeSummary", "RankingSummary", "fmt_pct", "print_summary",
            "summary_of"]
 
@@ -221,7 +223,7 @@ def _print_assisted(con: Any, a: AssistedSummary) -> None:
     if a.warning:
         con.print(Text(f"warning: {a.warning}", style="bold yellow"))
     con.print(Text(f"judge-assisted reliability {fmt_pct(a.estimate)} (≥ {fmt_pct(a.lower_bound)} with "
-                   f"{a.confidence:.0%} confidence; {a.n_labels} human labels, {a.n_judged} items judged by "
+                   f"{a.confidence:.0%} confidence; {counted(a.n_labels, 'human label')}, {counted(a.n_judged, 'item')} judged by "
                    f"{a.judge_model})" + (f"; to clear the gate: {a.more_labels_message}" if a.more_labels_message
                                           else f"; ≈ {a.more_labels} more labels to clear the gate" if a.more_labels
                                           else "")))

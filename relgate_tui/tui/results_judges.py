@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from relgate_tui.core.certification.gate import ASSISTED_GATES, GateDecision
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import counted, one_line
 from relgate_tui.tui.widgets.cycles import edge_verdicts
 from relgate_tui.tui.widgets.safetext import clean, safe_line
 
@@ -150,7 +150,7 @@ def assisted_view(section: AssistedSection | None, gate: GateDecision | None = N
     t.append("Judge-assisted reliability ", style="bold")
     t.append(f"{_pct(section.bound.estimate)}, ≥ {_pct(section.bound.lower)} with {conf:.0%} confidence\n",
              style="bold")
-    t.append(f"{section.n_labels} human labels, {section.n_judged} items judged by "
+    t.append(f"{counted(section.n_labels, 'human label')}, {counted(section.n_judged, 'item')} judged by "
              f"{one_line(section.judge_model)}; {one_line(section.population)}\n", style="dim")
     if section.prefix.left_out:  # issue 33 §2: only the labelled prefix counts
         t.append(clean(section.prefix.note or "") + "\n", style="yellow")

@@ -27,7 +27,7 @@ from textual.widgets import Footer, Header, Label, Static
 
 from relgate_tui.core.certification.gate import GateOn, sequential_gate
 from relgate_tui.core.certification.watched import plan_labels
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import counted, one_line
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import clean, safe
@@ -248,7 +248,7 @@ class SpotCheckScreen(Screen[str]):
         if assisted is not None and assisted.lower_bound is not None:
             t.append("\nJudge-assisted ", style="dim")
             t.append(f"≥ {_pct(assisted.lower_bound)}", style="bold")
-            t.append(f" ({assisted.n_labels} labels, {assisted.n_judged} judged)\n")
+            t.append(f" ({counted(assisted.n_labels, 'label')}, {assisted.n_judged} judged)\n")
             more = assisted.more_labels
             if assisted.prefix.left_out:
                 t.append(one_line(assisted.prefix.note or "") + "\n", style="yellow")

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from relgate_tui.core.text import counted
+
 __all__ = ["REVIEW_FILE", "read_review_summary", "misses_line", "counted", "as_misses"]
 
 REVIEW_FILE = "review.json"
@@ -21,11 +23,6 @@ def read_review_summary(run_path: str | Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None
-
-
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """"1 label", "3 labels": one of a thing in the singular (issue 31 item 18)."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def as_misses(n: int) -> str:
