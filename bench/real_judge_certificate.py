@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,13 +44,30 @@ from bench.real_assisted import _label_file  # noqa: E402
 
 
 @contextlib.contextmanager
-def _server(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    """(base URL, model id): the given endpoint, or a llama.cpp server started for the run."""
+def _server(args: argparse.Namespace) -> Iterator[tuple[str, str, Path | None]]:
+    """(base URL, model id, server log): the given endpoint, or a llama.cpp server started for the run."""
     if args.endpoint:
-        yield args.endpoint, args.model
+        yield args.endpoint, args.model, None
         return
-    with LlamaServer(ensure_model(args.model_name)) as srv:
-        yield srv.base_url, srv.model_id()
+    with LlamaServer(ensure_model(args.model_name), threads=args.threads) as srv:
+        yield srv.base_url, srv.model_id(), srv.log
+
+
+_PERF = re.compile(r"llama_perf_context_print:\s+total time =\s+([0-9.]+) ms /\s+([0-9]+) tokens")
+
+
+def _server_times(log: Path | None) -> list[tuple[float, int]]:
+    """(ms, tokens) of every completion the llama.cpp server has logged so far, in order (one per request)."""
+    if log is None:
+        return []
+    return [(float(m.group(1)), int(m.group(2))) for m in _PERF.finditer(log.read_text(errors="replace"))]
+
+
+def _mean(rows: list[tuple[float, int]]) -> str:
+    if not rows:
+        return "—"
+    return (f"{sum(r[0] for r in rows) / len(rows) / 1000:.2f} s/call, {sum(r[1] for r in rows) / len(rows):.0f} "
+            f"tokens/call ({len(rows)} calls)")
 
 
 def _preflight(base_url: str, model: str, judge: str, task: Path, args: argparse.Namespace) -> Any:
@@ -83,7 +101,8 @@ def main() -> int:
     ap.add_argument("--k-max", type=int, default=3)
     ap.add_argument("--max-tokens", type=int, default=16)
     ap.add_argument("--agreement", type=float, default=0.90)
-    ap.add_argument("--model-name", default="qwen0.5b", help="bench/llama_server.py MODELS key")
+    ap.add_argument("--model-name", default="qwen0.5b", help="bench/llama_server.py MODELS key (or set $GGUF)")
+    ap.add_argument("--threads", type=int, default=2, help="llama.cpp threads (default 2)")
     ap.add_argument("--endpoint", help="use this OpenAI-compatible server instead of starting one")
     ap.add_argument("--model", help="with --endpoint: the model id")
     ap.add_argument("--judge-model", help="the verification judge's model id (default: the answering model)")
@@ -100,9 +119,10 @@ def main() -> int:
     task = home / "noref.jsonl"
     task.write_text("".join(json.dumps({"id": it["id"], "question": it["question"]}) + "\n" for it in items))
     t_all = time.perf_counter()
-    with _server(args) as (base_url, model):
+    with _server(args) as (base_url, model, log):
         judge = args.judge_model or model
         pf, probe_s = _preflight(base_url, model, judge, task, args)
+        before = len(_server_times(log))
         base = ["certify", "--task", str(task), "--endpoint", base_url, "--model", model, "--canon", "numeric",
                 "--k-max", str(args.k_max), "--max-tokens", str(args.max_tokens), "--concurrency", "1", "--seed", "1",
                 "--n-cal", str(args.n_cal), "--quiet", "--verify-judge-model", judge]
@@ -110,6 +130,8 @@ def main() -> int:
         relgate([*base, "--json", str(home / "unlabelled.json")])
         run_s = time.perf_counter() - t0
         first = json.loads((home / "unlabelled.json").read_text())
+        per_call = _server_times(log)
+        probe_calls, run_calls = per_call[:before], per_call[before:]
         n_labels = _label_file(first, truth, None, home / "labels.jsonl")
         relgate([*base, "--labels", str(home / "labels.jsonl"), "--json", str(home / "labelled.json")])
     doc = json.loads((home / "labelled.json").read_text())
@@ -126,7 +148,7 @@ def main() -> int:
     block = first["judge_assisted"]
     samp_calls, judge_calls = first["calls"], block.get("calls") or {}
     made = samp_calls["made"] + judge_calls.get("made", 0)
-    print(f"\njudge {judge} verifying {model}'s top answers at {base_url}; task {args.task}, "
+    print(f"\njudge {Path(judge).name} verifying {Path(model).name}'s top answers at {base_url}; task {args.task}, "
           f"{len(items)} items ({args.n_cal} calibration, {n_labels} labelled from the references), K ≤ "
           f"{args.k_max}; total wall {wall:.0f} s\n")
     print("pre-flight (issue 31 item 8) vs the run (the first, unlabelled certify: sampling + verification judge):\n")
@@ -143,6 +165,10 @@ def main() -> int:
         print(f"\nestimate / measured time: {pf.seconds / run_s:.2f}; calls expected / made: "
               f"{(pf.expected_calls + pf.judge_calls) / max(made, 1):.2f}; measured s/call {run_s / max(made, 1):.2f}")
 
+    if log is not None:
+        n_s = samp_calls["made"]
+        print(f"\nllama.cpp's own time per call (its log): probe (incl. the warm-up) {_mean(probe_calls)}; sampling "
+              f"{_mean(run_calls[:n_s])}; verification judge {_mean(run_calls[n_s:])}")
     print(f"\n`relgate judge certify --run {doc['run_id']} --agreement {args.agreement:g} --json -` "
           f"exit {cert.returncode}:\n")
     sel = c["selective"]
