@@ -82,9 +82,11 @@ def _write(args: argparse.Namespace) -> int:
     from relgate_tui.engine.certification.certify import prepare
     from relgate_tui.engine.certification.pipeline import open_cache, sampling_job
     from relgate_tui.engine.runs.files import atomic_write_bytes
+    from relgate_tui.engine.runs.outputs import check_outputs
 
     cfg = _config(args.config, args.run_dir)
     out = Path(args.out).expanduser()
+    check_outputs((out,), (args.config, cfg.task))  # the one output guard: never over the store, a run, an input
     prepared = prepare(cfg)
     try:
         cache = open_cache(cfg)

@@ -59,3 +59,14 @@ def test_offline_rounds_until_complete(incli: InProcessCli, tmp_path: Path) -> N
         assert doc["calls"]["made"] == 0  # every sample came from the results files
         assert doc["reliability_level"] == direct_doc["reliability_level"]
         assert doc["samples_used"] == direct_doc["samples_used"]
+
+
+def test_batch_write_refuses_to_write_over_its_own_config(incli, tmp_path) -> None:
+    """`batch write --out` goes through the one output guard (never over an input: here the run's own config)."""
+    config = tmp_path / "run.toml"
+    config.write_text('task = "gsm8k"\nendpoint = "http://127.0.0.1:9/v1"\nmodel = "sim-mid"\n')
+    before = config.read_bytes()
+    result = incli(tmp_path, "batch", "write", "--config", str(config), "--out", str(config))
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert config.read_bytes() == before

@@ -14,6 +14,7 @@ from relgate_tui.engine.judging.certificate import load_verdicts_file
 from relgate_tui.engine.judging.certificate_doc import compute
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.judge.certificate import CertificateScreen
+from tests.tui.test_flow import wait_until
 
 SIZE = (120, 40)
 
@@ -31,14 +32,6 @@ def verdicts_file(path: Path, n: int = 900, labelled: int = 700, seed: int = 11)
     return path
 
 
-async def _until(pilot, cond, what: str) -> None:
-    for _ in range(400):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _text(screen, wid: str) -> str:
     return str(screen.query_one(wid).render())
 
@@ -52,13 +45,13 @@ async def test_certificate_screen_shows_the_cli_certificate_and_recomputes(servi
         app.open_screen("judge_certificate", "verdicts", str(f))
         screen = app.screen
         assert isinstance(screen, CertificateScreen)
-        await _until(pilot, lambda: screen.doc is not None, "the certificate")
+        await wait_until(pilot, lambda: screen.doc is not None, what="the certificate")
         assert _text(screen, "#cert-sentence") == expected["sentence"]
         figures = _text(screen, "#cert-figures")
         assert f"{100 * expected['tpr']['lower']:.1f}%" in figures and "TNR" in figures
         assert "planner:" in _text(screen, "#cert-plan")
         await pilot.press("plus")
-        await _until(pilot, lambda: screen.doc is not None and screen.doc["agreement"] == 0.95, "the recompute")
+        await wait_until(pilot, lambda: screen.doc is not None and screen.doc["agreement"] == 0.95, what="the recompute")
         assert _text(screen, "#cert-sentence") == stricter["sentence"]
         await pilot.press("s")
         await pilot.pause()
@@ -101,7 +94,7 @@ async def test_results_t_opens_the_certificate_of_the_verification_judge(service
         await pilot.press("t")
         screen = app.screen
         assert isinstance(screen, CertificateScreen) and screen.kind == "run"
-        await _until(pilot, lambda: screen.doc is not None, "the certificate")
+        await wait_until(pilot, lambda: screen.doc is not None, what="the certificate")
         assert screen.doc["n_labelled"] == 0 and screen.doc["n_items"] == 40
         assert _text(screen, "#cert-sentence").startswith("NOT DECIDABLE: 0 labelled items are too few")
 
@@ -112,7 +105,7 @@ def test_certificate_snapshot(services, snap_compare, tmp_path: Path) -> None:
     async def run_before(pilot) -> None:
         pilot.app.open_screen("judge_certificate", "verdicts", str(f))
         screen = pilot.app.screen
-        await _until(pilot, lambda: screen.doc is not None, "the certificate")
+        await wait_until(pilot, lambda: screen.doc is not None, what="the certificate")
         await pilot.pause()
 
     assert snap_compare(make_app(services), run_before=run_before, terminal_size=SIZE)
@@ -143,10 +136,10 @@ async def test_t_on_the_judge_audit_results_opens_its_certificate(services, pair
     async with app.run_test(size=SIZE) as pilot:
         judge = JudgeScreen(None, reopen=pairwise_audit)
         app.push_screen(judge)
-        await _until(pilot, lambda: judge.state == "results", "the reopened audit")
+        await wait_until(pilot, lambda: judge.state == "results", what="the reopened audit")
         await pilot.press("t")
         screen = app.screen
         assert isinstance(screen, CertificateScreen) and screen.kind == "audit"
-        await _until(pilot, lambda: screen.doc is not None, "the certificate")
+        await wait_until(pilot, lambda: screen.doc is not None, what="the certificate")
         assert screen.doc["n_items"] == 10 * 6 and screen.doc["pairwise"]["judge"] == "sim-judge"
         assert "position flips" in _text(screen, "#cert-figures")
