@@ -176,6 +176,48 @@ def test_server_ignoring_n_falls_back_to_single_requests() -> None:
         assert totals.samples_used == 15 and len(srv.chat_requests) == 3
 
 
+class _CountingSampler(Sampler):
+    """Records, per item, the most requests that were ever out at once (helpers in the run's tail)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.out: dict[str, int] = {}
+        self.most: dict[str, int] = {}
+
+    async def _get_samples(self, channel, job, item, messages, index, want):
+        self.out[item.id] = self.out.get(item.id, 0) + 1
+        self.most[item.id] = max(self.most.get(item.id, 0), self.out[item.id])
+        try:
+            return await super()._get_samples(channel, job, item, messages, index, want)
+        finally:
+            self.out[item.id] -= 1
+
+
+def test_idle_workers_help_the_last_fixed_k_items_and_samples_stay_in_index_order() -> None:
+    """The ``none`` rule at a one-choice server: once the queue is empty, idle workers ask the unfinished items' next
+    indices (engine/transport/itemwork.py); every item's samples are still persisted and reported in index order,
+    and they are the samples a one-worker run asks (same seeds, same answers, same number of requests)."""
+    with DemoServer(honour_n=False, latency_ms=2) as srv:
+        stored, events = [], []
+        sampler = _CountingSampler(EndpointConfig(srv.base_url, "sim-mid"), concurrency=4, persist=stored.append)
+        totals = run_sampling(sampler, job(5, rule="none", k_max=8), events.append)
+        helped = len(srv.chat_requests)
+    assert max(sampler.most.values()) >= 2  # an item had two requests out at once: a helper joined its owner
+    assert totals.samples_used == len(stored) == 40 and totals.failed == 0 and totals.items == 5
+    for item in ITEMS[:5]:
+        assert [s.index for s in stored if s.item == item.id] == list(range(8))
+        mine = [e for e in events if getattr(e, "item_id", None) == item.id]
+        assert [e.index for e in mine if isinstance(e, SampleDone)] == list(range(8))
+        assert isinstance(mine[-1], ItemDone) and mine[-1].n_samples == 8 and not mine[-1].stopped_early
+    with DemoServer(honour_n=False) as srv:
+        alone = []
+        run_sampling(Sampler(EndpointConfig(srv.base_url, "sim-mid"), concurrency=1, persist=alone.append),
+                     job(5, rule="none", k_max=8))
+        assert len(srv.chat_requests) == 40  # one sample per request (the first asks n=8 and gets one choice)
+    assert helped == 40  # helping asks nothing twice
+    assert sorted((s.item, s.index, s.text) for s in stored) == sorted((s.item, s.index, s.text) for s in alone)
+
+
 def test_generic_http_template_and_response_path(server: DemoServer) -> None:
     template = '{"model": "sim-strong", "messages": [{"role": "user", "content": "{{question}}"}]}'
     cfg = EndpointConfig(

@@ -21,40 +21,71 @@ files, and a stored audit as one), :mod:`.audit_run` (an audit's settings and ru
 certification), :mod:`.verify_judge` (the verification judge of a certification), :mod:`.certificate` (a judge certificate's
 verdicts, fingerprint and store), :mod:`.certificate_audit` (a stored pairwise audit's verdicts for a certificate),
 :mod:`.certificate_doc` (a certificate's JSON and Markdown).
+
+The public names are imported on first use (PEP 562): importing one module of the package (``relgate certify`` takes
+:mod:`.verify_judge` to check its options) does not import the audits, studies and stores (~45 ms; issue 32 §6).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# eager: light, and its function ``ask`` shares its module's name (a lazy name would lose to the submodule)
 from relgate_tui.engine.judging.ask import Answer, AskCalls, AskFailed, EndpointState, Judge, Key, Request, ask
-from relgate_tui.engine.judging.audit import (
-    AuditEvent,
-    AuditFinished,
-    AuditNote,
-    AuditPlan,
-    AuditSpec,
-    JudgeProgress,
-    analyse,
-    plan_audit,
-    planned_answers,
-    run_audit,
-    select,
-)
-from relgate_tui.engine.judging.imported import audit_from_scores
-from relgate_tui.engine.judging.results import (
-    AuditResult,
-    StudyCell,
-    audit_json,
-    export_name,
-    export_result,
-    markdown_report,
-    summary_lines,
-)
-from relgate_tui.engine.judging.store import AuditStore, AuditSummary, audit_id, list_audits, reopen_result
-from relgate_tui.engine.judging.variants import (
-    ORIGINAL,
-    PromptVariant,
-    VariantOrigin,
-    load_variant,
-    perturbed_variants,
-)
+
+if TYPE_CHECKING:
+    from relgate_tui.engine.judging.audit import (
+        AuditEvent,
+        AuditFinished,
+        AuditNote,
+        AuditPlan,
+        AuditSpec,
+        JudgeProgress,
+        analyse,
+        plan_audit,
+        planned_answers,
+        run_audit,
+        select,
+    )
+    from relgate_tui.engine.judging.imported import audit_from_scores
+    from relgate_tui.engine.judging.results import (
+        AuditResult,
+        StudyCell,
+        audit_json,
+        export_name,
+        export_result,
+        markdown_report,
+        summary_lines,
+    )
+    from relgate_tui.engine.judging.store import AuditStore, AuditSummary, audit_id, list_audits, reopen_result
+    from relgate_tui.engine.judging.variants import (
+        ORIGINAL,
+        PromptVariant,
+        VariantOrigin,
+        load_variant,
+        perturbed_variants,
+    )
+
+_HOME: dict[str, str] = {
+    **dict.fromkeys(("AuditEvent", "AuditFinished", "AuditNote", "AuditPlan", "AuditSpec", "JudgeProgress", "analyse",
+                     "plan_audit", "planned_answers", "run_audit", "select"), "audit"),
+    **dict.fromkeys(("audit_from_scores",), "imported"),
+    **dict.fromkeys(("AuditResult", "StudyCell", "audit_json", "export_name", "export_result", "markdown_report",
+                     "summary_lines"), "results"),
+    **dict.fromkeys(("AuditStore", "AuditSummary", "audit_id", "list_audits", "reopen_result"), "store"),
+    **dict.fromkeys(("ORIGINAL", "PromptVariant", "VariantOrigin", "load_variant", "perturbed_variants"), "variants"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ORIGINAL", "Answer", "AskCalls", "AskFailed", "AuditEvent", "AuditFinished", "AuditNote", "AuditPlan",

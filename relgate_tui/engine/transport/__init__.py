@@ -20,5 +20,6 @@ Public names, by module:
 * :mod:`.sampler` — ``Sampler``, ``SamplingJob``, ``RetryPolicy``, ``SamplingTotals``, the events ``SampleDone``,
   ``SampleFailed``, ``ItemDone``, ``EndpointDown``, ``EndpointUp``, ``EndpointUnreachable``, and ``run_sampling``,
   ``class_counts``.
+* :mod:`.itemwork` — ``ItemWork``: one item's claimed, returned and delivered samples while it is sampled;
 * :mod:`.batch` — the Batch API client (upload, create, poll, read the output and error files).
 """

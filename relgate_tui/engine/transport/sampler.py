@@ -3,11 +3,12 @@
 Every item is sampled *sequentially* — sample 0, 1, 2, … — and after each sample its canonical answers go to the
 sequential stopping rule (``should_stop(counts, n_samples)``: counts of the non-INVALID classes, all samples);
 sampling stops when the rule certifies the leader or at ``k_max``. Concurrency is *across* items: ``concurrency``
-workers each take the next item from a queue, so at most ``concurrency`` requests are in flight.
+workers each take the next item from a queue, so at most ``concurrency`` requests are in flight. With the ``none``
+rule, once the queue is empty, idle workers help the unfinished items with their next indices (:mod:`.itemwork`).
 
 Resume and cost: samples already in the run store are not requested again; a sample whose request fingerprint is in
-the cache costs no call. Each new sample is handed to ``persist`` (the run store) *before* the next request for that
-item is sent, so a kill at any moment loses no paid sample. Samples are keyed by index, with a per-index ``seed``,
+the cache costs no call. Each item's answers are handed to ``persist`` (the run store) in index order as they come
+back (its owner's answer before its next request; a helper's answer once the earlier indices are in). Samples are keyed by index, with a per-index ``seed``,
 so the same run always asks the same questions.
 
 Faults: timeouts, connection errors, 429 (honouring ``Retry-After``, seconds or HTTP date, up to a cap), 5xx,
@@ -56,6 +57,7 @@ from relgate_tui.engine.transport.events import SampleDone as SampleDone  # re-e
 from relgate_tui.engine.transport.events import SamplerEvent as SamplerEvent
 from relgate_tui.engine.transport.http11 import LeanHTTPTransport
 from relgate_tui.engine.transport.httpread import status_of
+from relgate_tui.engine.transport.itemwork import ItemWork
 from relgate_tui.engine.transport.prompts import item_messages
 from relgate_tui.engine.transport.tls import verify_for
 
@@ -140,7 +142,7 @@ class SamplingJob:
     existing: Mapping[str, Sequence[StoredSample]] = field(default_factory=dict)
 
 
-def class_counts(canonicals: Sequence[str]) -> dict[str, int]:
+def class_counts(canonicals: Sequence[str]) -> dict[str, int]:  # the non-INVALID classes, first-appearance order
     return dict(Counter(c for c in canonicals if c != INVALID))
 
 
@@ -193,6 +195,7 @@ class Sampler:
         self._slots_lock: asyncio.Lock | None = None
         self._unsaved: list[tuple[str, Completion]] = []  # answers not in the cache yet (written CACHE_BATCH at once)
         self._writer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._shared: dict[str, ItemWork] = {}  # fixed-K items being sampled: idle workers may help (itemwork.py)
 
     def _save_cached(self, last: bool = False) -> None:
         """Write the answers not yet in the cache: in one transaction on a writer thread when the cache offers
@@ -247,6 +250,7 @@ class Sampler:
         self.limit = AdaptiveLimit(self.concurrency)
         self._slots_pending = self.discover_slots and n_workers > 1  # asked before the first real request only
         self._slots_lock = asyncio.Lock()
+        self._shared = {}
         async with contextlib.AsyncExitStack() as stack:
             channels = []
             for _ in range(n_workers):
@@ -283,42 +287,72 @@ class Sampler:
             try:
                 item = todo.get_nowait()
             except asyncio.QueueEmpty:
-                return
+                work = self._helpable()
+                if work is None:
+                    return
+                await self._fill(channel, job, work)  # the run's tail: ask an unfinished item's next index
+                continue
             await self._sample_item(channel, job, item)
 
     async def _sample_item(self, channel: _Channel, job: SamplingJob, item: Any) -> None:
-        # contiguous prefix 0..m-1 (a gap means the samples after it are asked again)
-        canonicals = canonical_prefix(job.existing.get(item.id, ()))
-        resumed = len(canonicals)
-        self.totals.cached += resumed
+        canonicals = canonical_prefix(job.existing.get(item.id, ()))  # indices 0..m-1 (asked again after a gap)
+        fixed = job.rule.name == "none"  # every index is asked whatever the answers: others may help (itemwork.py)
+        work = ItemWork(item, item_messages(item), canonicals, class_counts(canonicals), job.k_max, fixed)
+        self.totals.cached += work.resumed
         self.totals.items += 1
-        messages = item_messages(item)
-        failed = False
-        counts = class_counts(canonicals)  # kept as samples arrive (first-appearance order, as Counter gives it)
-        while len(canonicals) < job.k_max and not job.rule.should_stop(list(counts.values()), len(canonicals)):
-            index = len(canonicals)
-            want = job.k_max - index if job.rule.name == "none" and self._honours_n is not False else 1
-            got = await self._get_samples(channel, job, item, messages, index, want)
+        if fixed:
+            self._shared[item.id] = work
+        await self._fill(channel, job, work)
+
+    def _helpable(self) -> ItemWork | None:
+        """The unfinished fixed-K item with the most indices nobody has claimed (one sample per request only)."""
+        if self._honours_n is not False:
+            return None
+        work = max(self._shared.values(), key=ItemWork.left, default=None)
+        return work if work is not None and work.left() > 0 else None
+
+    async def _fill(self, channel: _Channel, job: SamplingJob, work: ItemWork) -> None:
+        """Claim and ask ``work``'s next index until it has none left (the ``none`` rule: by its owner and helpers)
+        or its rule stops it (its owner only, one index at a time); deliver answers in index order; the caller that
+        sees the item end reports it."""
+        fixed = work.fixed
+        while work.left() > 0 and (fixed or not job.rule.should_stop(list(work.counts.values()), len(work.canonicals))):
+            want = work.left() if fixed and self._honours_n is not False else 1
+            start = work.claim(want)
+            got = await self._get_samples(channel, job, work.item, work.messages, start, want)
+            work.returned(start, want, got)
+            self._deliver(job, work)
             if got is None:
-                failed = True
                 break
-            for i, (completion, cached, fingerprint) in enumerate(got):
-                canonical = job.canonicalizer(completion.text, item.choices)
-                usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
-                sample = StoredSample.trusted(item.id, index + i, completion.text, canonical, usage, fingerprint)
-                if self.persist is not None:
-                    self.persist(sample)
-                canonicals.append(canonical)
-                if canonical != INVALID:
-                    counts[canonical] = counts.get(canonical, 0) + 1
-                self._emit(_sample_done(item.id, index + i, completion.text, canonical, cached, usage,
-                                        completion.logprobs))
-        stopped_early = len(canonicals) < job.k_max and not failed
-        self.totals.samples_used += len(canonicals)
+        if not work.finished and (work.done() or not fixed):
+            self._finish_item(work)
+
+    def _deliver(self, job: SamplingJob, work: ItemWork) -> None:
+        """Persist, count and report the answers that have come back for the item's next indices, in order."""
+        item = work.item
+        while (answer := work.deliverable()) is not None:
+            completion, cached, fingerprint = answer
+            index = len(work.canonicals)
+            canonical = job.canonicalizer(completion.text, item.choices)
+            usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
+            sample = StoredSample.trusted(item.id, index, completion.text, canonical, usage, fingerprint)
+            if self.persist is not None:
+                self.persist(sample)
+            work.canonicals.append(canonical)
+            if canonical != INVALID:
+                work.counts[canonical] = work.counts.get(canonical, 0) + 1
+            self._emit(_sample_done(item.id, index, completion.text, canonical, cached, usage, completion.logprobs))
+
+    def _finish_item(self, work: ItemWork) -> None:
+        work.finished = True
+        self._shared.pop(work.item.id, None)
+        n = len(work.canonicals)
+        stopped_early = n < work.k_max and not work.failed
+        self.totals.samples_used += n
         self.totals.items_stopped_early += stopped_early
-        self.totals.items_failed += failed
-        self._fingerprinters.pop(item.id, None)
-        self._emit(ItemDone(item.id, len(canonicals), stopped_early, counts, failed, resumed))
+        self.totals.items_failed += work.failed
+        self._fingerprinters.pop(work.item.id, None)
+        self._emit(ItemDone(work.item.id, n, stopped_early, work.counts, work.failed, work.resumed))
 
     def _fingerprint(self, job: SamplingJob, item: Any, messages: list[dict], index: int,
                      seed: int | None = None) -> str:
