@@ -79,7 +79,7 @@ def _preflight(base_url: str, model: str, judge: str, task: Path, args: argparse
     t0 = time.perf_counter()
     latency = asyncio.run(probe_latency(setup))
     probe_s = time.perf_counter() - t0
-    return preflight(setup, inspect_task(str(task)), latency), probe_s
+    return preflight(setup, inspect_task(str(task)), latency), probe_s, latency
 
 
 def _count(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -121,7 +121,7 @@ def main() -> int:
     t_all = time.perf_counter()
     with _server(args) as (base_url, model, log):
         judge = args.judge_model or model
-        pf, probe_s = _preflight(base_url, model, judge, task, args)
+        pf, probe_s, latency = _preflight(base_url, model, judge, task, args)
         before = len(_server_times(log))
         base = ["certify", "--task", str(task), "--endpoint", base_url, "--model", model, "--canon", "numeric",
                 "--k-max", str(args.k_max), "--max-tokens", str(args.max_tokens), "--concurrency", "1", "--seed", "1",
@@ -157,8 +157,8 @@ def main() -> int:
     span = pf.seconds_range
     print(f"| pre-flight expected | {pf.expected_calls} (range {pf.calls_range[0]}–{pf.calls_range[1]}, worst "
           f"{pf.worst_calls}) | {pf.judge_calls} | {_f(pf.seconds, '.0f')} (range "
-          f"{'—' if span is None else f'{span[0]:.0f}–{span[1]:.0f}'}; {_f(pf.latency_s, '.2f')} s/call probed in "
-          f"{probe_s:.0f} s) |")
+          f"{'—' if span is None else f'{span[0]:.0f}–{span[1]:.0f}'}; {_f(pf.latency_s, '.2f')} s/answer and "
+          f"{_f(latency.judge_seconds, '.2f')} s/verdict probed in {probe_s:.0f} s) |")
     print(f"| real run | {samp_calls['made']} made, {samp_calls['cached']} cached, {samp_calls['failed']} failed | "
           f"{judge_calls.get('made')} made, {judge_calls.get('failed')} failed | {run_s:.0f} |")
     if pf.seconds:

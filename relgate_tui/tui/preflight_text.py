@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from relgate_tui.engine.certification.setup import Latency
+
 if TYPE_CHECKING:  # pragma: no cover
     from relgate_tui.engine.certification.setup import Preflight, RunSetup, TaskChoice
 
@@ -40,8 +42,12 @@ def _fmt_duration(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def preflight_text(pf: Preflight, setup: RunSetup | None, latency: tuple[float, float, float] | None, parallel: int,
-                   error: str) -> Text:
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
+
+
+def preflight_text(pf: Preflight, setup: RunSetup | None, latency: Latency | tuple[float, ...] | None,
+                   parallel: int, error: str) -> Text:
     """The box's text; ``parallel``: requests the probe sent at once; ``error``: why there is no latency."""
     t = Text()
     t.append(f"{pf.n_items} items", style="bold")
@@ -57,7 +63,14 @@ def preflight_text(pf: Preflight, setup: RunSetup | None, latency: tuple[float, 
         t.append(f"{'≤ ' if setup is not None and setup.pairwise_judge_model else ''}{pf.judge_calls:,}\n")
     t.append("latency     ", style="dim")
     if latency is not None:
-        t.append(f"{latency[0] * 1000:.0f} ms per call, measured with {parallel} at once\n")
+        lat = Latency(*latency)
+        t.append(f"{_ms(lat.seconds)} per call, measured with {parallel} at once\n")
+        judge_s = lat.judge_seconds
+        if pf.judge_calls and judge_s is not None:  # a verdict is not an answer (issue 31 item 8): timed on its own
+            t.append("            ", style="dim")
+            t.append(f"{_ms(judge_s)} per judge verdict\n")
+        elif pf.judge_calls:
+            t.append("            verdicts timed as answers (the judge was not measured)\n", style="dim")
     else:
         t.append((error or "not measured (^l)") + "\n", style="dim")
     t.append("time        ", style="dim")

@@ -37,12 +37,12 @@ from relgate_tui.tui.preflight_text import judge_note, preflight_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
+    from relgate_tui.engine.certification.setup import Latency
     from relgate_tui.tui.services import AppHost
 
 CUSTOM = "custom"
 TASK_FILE = "__file__"
-CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"),
-          ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
+CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"), ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
 STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
 VERIFICATION = (("auto: references first", "auto"), ("by hand, even with refs", "human"),  # each fits 80 columns
                 ("audit: refs + re-checks", "audit"))  # (issue 31 item 17)
@@ -72,7 +72,7 @@ class SetupScreen(Screen["RunSetup | None"]):
         self.tasks: list[TaskChoice] = []
         self.task_info: TaskChoice | None = None
         self.task_error = ""
-        self.latency: tuple[float, float, float] | None = None  # seconds, prompt tokens, completion tokens
+        self.latency: Latency | None = None  # what the probe measured
         self.latency_error = ""
         self.still_loading = {"discover": "looking for local model servers", "tasks": "reading the bundled tasks"}  # running
         self.latency_parallel = 1  # requests the probe sent at once (the run's concurrency, at most 16)
@@ -198,7 +198,7 @@ class SetupScreen(Screen["RunSetup | None"]):
         return inspect_task(name_or_path)
 
     @work(exclusive=True, group="probe", exit_on_error=False)
-    async def _probe(self, setup: RunSetup) -> tuple[float, float, float]:
+    async def _probe(self, setup: RunSetup) -> Latency:
         from relgate_tui.engine.certification.setup import probe_latency
 
         return await probe_latency(setup)
@@ -399,8 +399,8 @@ class SetupScreen(Screen["RunSetup | None"]):
     @on(Input.Changed)
     @on(Select.Changed)
     def _any_change(self, event: Input.Changed | Select.Changed) -> None:
-        if event.control.id == "concurrency" and self.latency is not None:
-            self._remeasure()  # the probe measures at the run's concurrency
+        if event.control.id in ("concurrency", "judge-model", "verify-judge-model") and self.latency is not None:
+            self._remeasure()  # the probe measures at the run's concurrency, and times the run's judge
         elif event.control.id in ("k-max", "delta", "stopping", "alpha", "n-cal", "limit", "price-in", "price-out",
                                   "verification", "batch", *JUDGE_FIELDS):
             self._update_preflight()

@@ -33,7 +33,8 @@ def test_the_estimate_is_expected_calls_times_the_per_call_time_measured_at_that
 def test_the_probe_sends_its_calls_at_once_and_a_one_slot_server_shows_its_full_latency():
     with DemoServer(latency_ms=40, slots=1) as server:
         setup = RunSetup(base_url=server.base_url, model="sim-mid", task=TASK, concurrency=4)
-        per_call, prompt_tokens, completion_tokens = asyncio.run(probe_latency(setup))
+        per_call, prompt_tokens, completion_tokens, judge_s = asyncio.run(probe_latency(setup))
+        assert judge_s is None  # no judge in this run: nothing else is timed
         assert len(server.chat_requests) == 1 + 4  # a warm-up call, then one per slot of the run's concurrency
         assert len({r.body_sha256 for r in server.chat_requests}) == 5  # all different requests
     # four requests on one slot: each waits its turn, so one call costs at least the server's full latency
@@ -131,3 +132,58 @@ def test_judge_calls_are_counted_and_timed_and_the_calls_have_a_range():
     assert preflight(by_hand, referenced, None).judge_calls == 20  # the calibration items, verified by hand
     assert preflight(RunSetup(base_url="http://127.0.0.1:9/v1", model="m", task=TASK, limit=40,
                               verify_judge_model="j"), referenced, None).judge_calls == 0
+
+
+def test_the_judges_verdicts_are_timed_as_the_run_asks_them_and_counted_in_the_time(monkeypatch):
+    """Issue 31 item 8: on llama.cpp a verdict (a longer prompt, log-probabilities) cost 0.71–1.37 s where an answer
+    cost 0.46–1.26 s, and the estimate timed verdicts as answers. The probe now times the verification judge's own
+    requests — on the probe's answers, at the run's concurrency — and the time is answers × their cost + verdicts ×
+    theirs."""
+    from relgate_tui.engine.certification.setup import PROBE_MIN_CALLS, Latency, task_choices
+    from relgate_tui.engine.transport import probe as probe_module
+
+    sent: list[tuple[str, bool, str]] = []
+    real = probe_module.complete
+
+    async def recording(client, cfg, messages, **kw):
+        completions = await real(client, cfg, messages, **kw)
+        sent.append((cfg.model, bool(cfg.logprobs), messages[-1]["content"]))
+        return completions
+
+    monkeypatch.setattr(probe_module, "complete", recording)
+    noref = next(t for t in task_choices() if not t.has_references)
+    with DemoServer(latency_ms=30, slots=1) as server:
+        setup = RunSetup(base_url=server.base_url, model="sim-mid", task=noref.name, concurrency=1, limit=40,
+                         verify_judge_model="sim-judge")
+        latency = asyncio.run(probe_latency(setup))
+        assert len(server.chat_requests) == 2 * (1 + PROBE_MIN_CALLS)  # answers and verdicts, each after a warm-up
+    answers = [text for model, _, text in sent if model == "sim-mid"]
+    verdicts = [(logprobs, text) for model, logprobs, text in sent if model == "sim-judge"]
+    assert len(answers) == len(verdicts) == 1 + PROBE_MIN_CALLS
+    assert all(logprobs for logprobs, _ in verdicts)  # the judge pass's request: log-probabilities asked
+    assert sum("correct" in text.lower() for _, text in verdicts) == len(verdicts)  # the verification prompt
+    assert isinstance(latency, Latency) and latency.judge_seconds is not None
+    assert latency.judge_seconds >= 0.030  # one slot: each verdict waits its turn behind the server's own sleep
+    pf = preflight(setup, noref, Latency(0.5, 20.0, 5.0, 0.9))
+    assert pf.judge_calls == 40
+    assert pf.seconds == pytest.approx(pf.expected_calls * 0.5 + 40 * 0.9)
+    low, high = pf.seconds_range
+    assert low == pytest.approx(pf.calls_range[0] * 0.5 + 40 * 0.9)
+    assert high == pytest.approx(pf.calls_range[1] * 0.5 + 40 * 0.9)
+
+
+def test_a_judge_that_does_not_answer_the_probe_leaves_its_verdicts_timed_as_answers():
+    """The answers are measured; the verdicts of a judge model the server does not serve cannot be: the estimate
+    says so (verdicts timed as answers) instead of failing the whole probe."""
+    from relgate_tui.engine.certification.setup import task_choices
+    from relgate_tui.tui.preflight_text import preflight_text
+
+    noref = next(t for t in task_choices() if not t.has_references)
+    with DemoServer() as server:
+        setup = RunSetup(base_url=server.base_url, model="sim-mid", task=noref.name, concurrency=2, limit=40,
+                         verify_judge_model="no-such-model")
+        latency = asyncio.run(probe_latency(setup))
+    assert latency.seconds > 0 and latency.judge_seconds is None
+    pf = preflight(setup, noref, latency)
+    assert pf.seconds == pytest.approx((pf.expected_calls + pf.judge_calls) * latency.seconds)
+    assert "verdicts timed as answers" in preflight_text(pf, setup, latency, 2, "").plain

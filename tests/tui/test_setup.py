@@ -158,3 +158,22 @@ async def test_a_new_url_or_model_or_concurrency_drops_the_old_latency(services)
         setup.query_one("#concurrency", Input).value = "2"
         await pilot.pause()
         assert setup.latency is None and "not measured" in str(setup.query_one("#preflight").content)
+
+
+async def test_choosing_a_verification_judge_remeasures_and_the_box_times_its_verdicts(services):
+    """Issue 31 item 8: a verdict costs more than an answer on llama.cpp; a measurement made without the judge says
+    nothing about its verdicts, so choosing one re-measures, and the box shows what a verdict costs."""
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        setup = await open_setup(app, pilot)
+        setup.query_one("#verification", Select).value = "human"  # references verified by hand: the judge is asked
+        setup.latency, setup.latency_parallel = (0.037, 20.0, 5.0), 4
+        setup._update_preflight()
+        assert "judge verdict" not in str(setup.query_one("#preflight").content)
+        setup.query_one("#verify-judge-model", Select).value = "sim-judge"
+        await pilot.pause()
+        assert setup.latency is None  # dropped: the probe measures again, judge included
+        setup.latency = (0.037, 20.0, 5.0, 0.061)
+        setup._update_preflight()
+        box = str(setup.query_one("#preflight").content)
+        assert "37 ms per call, measured with 4 at once" in box and "61 ms per judge verdict" in box

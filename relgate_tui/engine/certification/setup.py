@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from relgate_tui.engine.certification.certify import CertifyConfig
 
@@ -28,6 +28,7 @@ __all__ = [
     "REFERENCE_WORKLOAD",
     "expected_samples_per_item",
     "preflight",
+    "Latency",
     "probe_latency",
     "certify_config",
 ]
@@ -263,11 +264,27 @@ def judge_calls(setup: RunSetup, task: TaskChoice, n_items: int, n_cal: int) -> 
     return calls
 
 
+class Latency(NamedTuple):
+    """What the pre-flight probe measured (:func:`probe_latency`): ``seconds`` one answer costs at the run's
+    concurrency, the mean ``prompt_tokens`` / ``completion_tokens`` of one answer, and ``judge_seconds`` one judge
+    verdict costs at that concurrency (None: the run asks no judge, or its probe failed — verdicts are then timed as
+    answers)."""
+
+    seconds: float
+    prompt_tokens: float
+    completion_tokens: float
+    judge_seconds: float | None = None
+
+
 def preflight(
-    setup: RunSetup, task: TaskChoice, latency: tuple[float, float, float] | None = None
+    setup: RunSetup, task: TaskChoice, latency: Latency | tuple[float, ...] | None = None
 ) -> Preflight:
-    """Worst-case and expected calls, time and cost of ``setup`` on ``task``. ``latency`` = (seconds per call,
-    prompt tokens, completion tokens) measured by :func:`probe_latency`, or None."""
+    """Worst-case and expected calls, time and cost of ``setup`` on ``task``. ``latency``: the :class:`Latency`
+    measured by :func:`probe_latency` (or its first three fields), or None.
+
+    time = expected answer calls × seconds per answer + judge calls × seconds per verdict (issue 31 item 8: on
+    llama.cpp a verdict with log-probabilities costs 1.1–1.7 times an answer), both measured at the run's
+    concurrency; the range: the same with the expected calls if every item were easy … hard."""
     n_items = min(task.n_items, setup.limit) if setup.limit else task.n_items
     if setup.n_cal is not None and setup.n_cal > n_items:
         raise ValueError(f"calibration items: {setup.n_cal} is more than the {n_items} items used")
@@ -279,12 +296,12 @@ def preflight(
     judged = judge_calls(setup, task, n_items, n_cal)
     seconds = cost = span = None
     if latency is not None:  # seconds per call measured at the run's concurrency (probe_latency): no division
-        # the judges' calls are calls too: the time counts them (a yes/no verdict is shorter than an answer, so
-        # this errs long for them)
-        seconds = (expected + judged) * latency[0]
-        span = ((low + judged) * latency[0], (high + judged) * latency[0])
+        lat = Latency(*latency)
+        verdict_s = lat.seconds if lat.judge_seconds is None else lat.judge_seconds
+        seconds = expected * lat.seconds + judged * verdict_s
+        span = (low * lat.seconds + judged * verdict_s, high * lat.seconds + judged * verdict_s)
         if setup.price_in is not None and setup.price_out is not None:
-            cost = (expected + judged) * (latency[1] * setup.price_in + latency[2] * setup.price_out) / 1e6
+            cost = (expected + judged) * (lat.prompt_tokens * setup.price_in + lat.completion_tokens * setup.price_out) / 1e6
     note = ("expected: the stopping rule simulated on a typical mix (60% easy, 25% medium, 15% hard items); the "
             "range: all easy … all hard")
     if setup.simulated:
@@ -303,19 +320,58 @@ def probe_parallelism(setup: RunSetup) -> int:
     return max(1, min(int(setup.concurrency), PROBE_MAX_PARALLEL))
 
 
-async def probe_latency(setup: RunSetup) -> tuple[float, float, float]:
+async def probe_latency(setup: RunSetup) -> Latency:
     """Measure the endpoint at the run's concurrency (issue 24 §2): :func:`probe_parallelism` real requests at once,
-    :data:`PROBE_MIN_CALLS` at least (the task's first items, after a warm-up on another); returns (seconds per call at that concurrency, prompt tokens, completion tokens) — the
-    pre-flight multiplies the expected calls by it, never divides a single latency by the concurrency (a one-slot
-    server answers in turn)."""
+    :data:`PROBE_MIN_CALLS` at least (the task's first items, after a warm-up on another); the pre-flight multiplies
+    the expected calls by the seconds one call costs, never divides a single latency by the concurrency (a one-slot
+    server answers in turn). With a judge (issue 31 item 8), its verdicts are timed the same way: the requests the
+    run's judge pass sends (:func:`~relgate_tui.engine.judging.verify_judge.judge_of`, or the pairwise judge's), on
+    the probe's own answers — a verdict is not an answer: a longer prompt, log-probabilities."""
     from relgate_tui.engine.certification.tasks import load_task
     from relgate_tui.engine.transport.probe import probe
+    from relgate_tui.engine.transport.prompts import item_messages
 
     parallel = probe_parallelism(setup)
     calls = max(parallel, PROBE_MIN_CALLS)
     items = load_task(setup.task, limit=calls + 1).items  # + the warm-up's own item, never timed
-    return await probe(certify_config(setup, runs_dir=None).endpoint_config(), items, parallel, calls)
+    cfg = certify_config(setup, runs_dir=None)
+    answers = await probe(cfg.endpoint_config(), [item_messages(item) for item in items], parallel, calls)
+    judge_s = None
+    if cfg.verify_judge_model or cfg.uses_pairwise_judge:
+        judge_s = await _probe_judge(cfg, items[:calls], answers.answers, parallel)
+    return Latency(answers.seconds, answers.prompt_tokens, answers.completion_tokens, judge_s)
 
+
+async def _probe_judge(cfg: CertifyConfig, items: Sequence[Any], answers: Sequence[str], parallel: int) -> float | None:
+    """Seconds one verdict costs at the run's concurrency: the verification judge's request on each probed item and
+    its answer (else the pairwise judge's first request comparing that answer with the next item's), ``len(items)``
+    timed at ``parallel`` at once, after a warm-up when the judge is another model or endpoint. None when the judge
+    does not answer (the estimate then times verdicts as answers; the run itself says what is wrong)."""
+    from relgate_tui.engine.transport.probe import probe
+
+    if cfg.verify_judge_model:
+        from relgate_tui.engine.judging.verify_judge import config_of, judge_of, verify_messages
+
+        vcfg = config_of(cfg)
+        assert vcfg is not None
+        judge = judge_of(vcfg)
+        prompts = [verify_messages(item, answer) for item, answer in zip(items, answers, strict=False)]
+    else:
+        from relgate_tui.core.certification.ranking import RankedClasses
+        from relgate_tui.engine.judging.certify_judge import judge_requests, pairwise_judge_of
+
+        judge = pairwise_judge_of(cfg.pairwise_judge_config())
+        pairs = zip(items, answers, [*answers[1:], answers[0]], strict=False)
+        prompts = [judge_requests(item, RankedClasses((a, b if b != a else b + " "), (1, 1), 2), reps=1)[0].messages
+                   for item, a, b in pairs]
+    endpoint = judge.endpoint_config()
+    other = (judge.endpoint.rstrip("/"), judge.model) != (cfg.endpoint.rstrip("/"), cfg.model)
+    try:
+        measured = await probe(endpoint, [*prompts, prompts[0]] if other else prompts, parallel, len(prompts),
+                               warm_up=other)
+    except Exception:  # noqa: BLE001 - a judge that does not answer the probe: its verdicts are timed as answers
+        return None
+    return measured.seconds
 
 
 def certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | None = None) -> CertifyConfig:

@@ -70,7 +70,7 @@ from relgate_tui.engine.records import TaskItem
 __all__ = [
     "MAX_JUDGE_CLASSES", "JudgeCertifyError", "PairwiseJudgeConfig", "JudgeProgress", "JudgeCalls", "ItemJudgement",
     "judge_question", "compared_classes", "judge_plan", "judge_requests", "judge_calls_needed", "item_verdicts",
-    "judge_item", "judge_rank_score", "acceptable_from_verdict", "ask_pairwise_judge_async", "ask_pairwise_judge", "judge_items",
+    "judge_item", "judge_rank_score", "acceptable_from_verdict", "pairwise_judge_of", "ask_pairwise_judge_async", "ask_pairwise_judge", "judge_items",
     "verdicts_document", "verdicts_from_document",
 ]
 
@@ -336,6 +336,14 @@ def _open_cache(cfg: PairwiseJudgeConfig) -> Any:
         raise JudgeCertifyError(f"cannot open the sample cache {path}: {exc.strerror or exc}") from None
 
 
+def pairwise_judge_of(cfg: PairwiseJudgeConfig) -> Any:
+    """The :class:`~relgate_tui.engine.judging.Judge` a pairwise pass asks — also what the pre-flight times."""
+    from relgate_tui.engine.judging.ask import Judge
+
+    return Judge(cfg.endpoint, cfg.model, cfg.api_key_env, float(cfg.temperature), cfg.max_tokens,
+                 timeout_s=float(cfg.timeout_s))
+
+
 async def ask_pairwise_judge_async(
     items: Sequence[TaskItem],
     ranked_by_item: Mapping[str, RankedClasses],
@@ -349,13 +357,12 @@ async def ask_pairwise_judge_async(
     protocol: every pair × ``cfg.reps`` verdicts with seeded random orders, each asked once) through the sampler; returns the verdicts per item id and the call counts. The API-key variable
     and the endpoint are checked first when some answer is not cached. ``on_sampler`` receives the sampler (pause /
     resume from the TUI). Raises :class:`JudgeCertifyError` (one line) when the judge cannot be reached."""
-    from relgate_tui.engine.judging import Answer, AskCalls, AskFailed, EndpointState, Judge, ask
+    from relgate_tui.engine.judging import Answer, AskCalls, AskFailed, EndpointState, ask
     from relgate_tui.engine.judging.ask import check_reachable, uncached
     from relgate_tui.errors import EndpointError
 
     cfg.validate()
-    judge = Judge(cfg.endpoint, cfg.model, cfg.api_key_env, float(cfg.temperature), cfg.max_tokens,
-                  timeout_s=float(cfg.timeout_s))
+    judge = pairwise_judge_of(cfg)
     compared: dict[str, tuple[str, ...]] = {}
     requests: list[Any] = []
     for item in items:

@@ -31,7 +31,7 @@ from relgate_tui.engine.judging.certify_judge import JudgeCalls, JudgeCertifyErr
 from relgate_tui.engine.judging.prompts import parse_yes_no, verification_prompt
 from relgate_tui.engine.records import TaskItem
 
-__all__ = ["MAX_ANSWER_CHARS", "VerifyJudgeConfig", "config_of", "check_options", "Verdict", "top_answer_text", "ask_verify_judge_async",
+__all__ = ["MAX_ANSWER_CHARS", "VerifyJudgeConfig", "config_of", "check_options", "judge_of", "verify_messages", "Verdict", "top_answer_text", "ask_verify_judge_async",
            "verdicts_document", "verdicts_from_document", "p_yes_from_logprobs", "failures_note"]
 
 MAX_ANSWER_CHARS = 4000
@@ -99,6 +99,20 @@ def check_options(cfg: Any) -> None:
         raise CertifyError(str(exc)) from None
 
 
+def judge_of(cfg: VerifyJudgeConfig) -> Any:
+    """The :class:`~relgate_tui.engine.judging.Judge` a verification pass asks (temperature 0, a short yes/no answer
+    with the first token's log-probabilities) — also what the pre-flight times (engine/certification/setup.py)."""
+    from relgate_tui.engine.judging.ask import Judge
+
+    return Judge(cfg.endpoint, cfg.model, cfg.api_key_env, 0.0, 8, top_logprobs=_TOP_LOGPROBS,
+                 timeout_s=float(cfg.timeout_s))
+
+
+def verify_messages(item: TaskItem, answer: str) -> tuple[dict[str, str], ...]:
+    """The verification request's messages: is ``answer`` a correct answer to ``item``'s question?"""
+    return tuple(verification_prompt(judge_question(item), answer))
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The judge's verdict on one item's top answer: ``f`` (1 = correct), ``p_yes`` (None without log-probs) and
@@ -148,14 +162,13 @@ async def ask_verify_judge_async(
     """Ask the judge about every item of ``items`` listed in ``top_answers`` (item id → top answer text, None = no
     valid top answer: verdict "no", not asked). Returns the verdict per item and the call counts. Raises
     :class:`~relgate_tui.engine.judging.certify_judge.JudgeCertifyError` (one line) when the judge cannot be reached."""
-    from relgate_tui.engine.judging import Answer, AskCalls, AskFailed, EndpointState, Judge, Request, ask
+    from relgate_tui.engine.judging import Answer, AskCalls, AskFailed, EndpointState, Request, ask
     from relgate_tui.engine.judging.ask import check_reachable, uncached
     from relgate_tui.engine.judging.certify_judge import _open_cache as open_cache
     from relgate_tui.errors import EndpointError
 
     cfg.validate()
-    judge = Judge(cfg.endpoint, cfg.model, cfg.api_key_env, 0.0, 8, top_logprobs=_TOP_LOGPROBS,
-                  timeout_s=float(cfg.timeout_s))
+    judge = judge_of(cfg)
     verdicts: dict[str, Verdict] = {}
     requests: list[Any] = []
     for item in items:
@@ -165,7 +178,7 @@ async def ask_verify_judge_async(
         if answer is None:
             verdicts[item.id] = Verdict(0, None, "no_answer")
             continue
-        requests.append(Request(("verify", item.id), tuple(verification_prompt(judge_question(item), answer))))
+        requests.append(Request(("verify", item.id), verify_messages(item, answer)))
     if not requests:
         return verdicts, JudgeCalls()
     own_cache = cache is None
