@@ -5,7 +5,7 @@ Routes (all JSON, OpenAI's shapes):
 * ``POST /v1/files`` (``multipart/form-data``: ``purpose=batch`` and a ``file`` part holding JSONL) → a file object;
 * ``GET /v1/files/{id}/content`` → the file's bytes (input, output or error JSONL);
 * ``POST /v1/batches`` ``{"input_file_id", "endpoint": "/v1/chat/completions", "completion_window": "24h"}`` → a
-  batch object; ``GET /v1/batches/{id}``; ``POST /v1/batches/{id}/cancel``.
+  batch object; ``GET /v1/batches/{id}``; ``POST /v1/batches/{id}/cancel``; ``GET /v1/batches`` → the list.
 
 Input lines are ``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body": {...}}``; a file with a
 line that is not such an object, or with a repeated ``custom_id``, makes the batch ``failed`` (``errors.data``), as
@@ -129,6 +129,11 @@ class BatchAPI:
         else:
             if len(parts) == 2 and method == "POST":
                 return self._create(body)
+            if len(parts) == 2 and method == "GET":  # the list, newest first (one page: no pagination here)
+                data = [self._batch_object(b) for b in reversed(list(self._batches.values()))]
+                return Response(200, json_body({"object": "list", "data": data, "has_more": False,
+                                                "first_id": data[0]["id"] if data else None,
+                                                "last_id": data[-1]["id"] if data else None}))
             if len(parts) == 3 and method == "GET":
                 return await self._poll(parts[2], answer)
             if len(parts) == 4 and parts[3] == "cancel" and method == "POST":

@@ -328,3 +328,45 @@ def test_the_sampling_screen_gets_each_round_as_a_progress_line(tmp_path: Path) 
     assert any("completed: submitted" in line and "in progress 0 ·" in line for line in lines), lines  # … then done
     assert not any(note.startswith("batch round") for u in got for note in u.errors)  # counts are no notes
     assert got[-1].items_done == 20
+
+
+@pytest.mark.parametrize("created_before_the_kill", [True, False])
+def test_a_kill_while_the_create_request_is_on_the_wire_never_makes_a_second_batch(tmp_path: Path,
+                                                                                  created_before_the_kill: bool) -> None:
+    """The file was uploaded and its id stored; the run died while ``POST /batches`` was on the wire. Whether the
+    endpoint created the batch (its answer lost) or not, the rerun ends with exactly one batch of those requests:
+    the one it finds by its input file (``GET /batches``), or the one it creates then."""
+    from relgate_tui.engine.transport.batch import BatchClient
+
+    with DemoServer() as server:
+        cfg = CertifyConfig(task="gsm8k", endpoint=server.base_url, model="sim-mid", limit=5, k_max=3,
+                            stopping="none", run_dir=str(tmp_path / "runs"), batch=0.5).validate()
+        prepared = prepare(cfg)
+        try:
+            sampler = make_batch_sampler(prepared)
+            round_no, lines, _ = sampler.offline_requests(sampling_job(prepared))
+
+            async def upload() -> str:
+                async with BatchClient(cfg.endpoint_config()) as client:
+                    file_id = await client.upload(b"".join(lines))
+                    if created_before_the_kill:
+                        await client.create(file_id)
+                    return file_id
+
+            file_id = asyncio.run(upload())
+            prepared.store.update_manifest(batch={"rounds": 0, "pending": {"round": round_no, "batches": [],
+                                                                           "creating": file_id}})
+
+            async def go() -> None:
+                async for _ in sampler.run(sampling_job(prepared)):
+                    pass
+
+            asyncio.run(go())
+        finally:
+            prepared.store.sync_samples()
+            prepared.close()
+        records = server.batches.records
+    assert [r.input_file_id for r in records] == [file_id]  # one batch of that file, found or created after the kill
+    assert not _no_request_twice(server)
+    assert sampler.totals.samples_used == 15 and sampler.totals.items_failed == 0
+    assert sampler.totals.made == len(lines) == 15

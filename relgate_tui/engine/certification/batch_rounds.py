@@ -26,7 +26,8 @@ file is read and to the run store in index order up to the stop (an answer after
 next round). The
 batch ids of a round are written to the run (the manifest's ``batch``) right after the batch is created and before it is
 polled: a run killed while a batch is in flight polls that batch again when resumed and never submits its requests
-twice.
+twice. The uploaded file's id is written before the create request: a run killed while that request was on the wire
+finds the batch the endpoint created from the file (``GET /batches``), or creates it then — never two.
 
 **Faults.** A failed line (a 429 or 5xx in the error file, an expired or cancelled request, a line of the output file
 that cannot be read, an answer that never came) is a counted failure (``totals.failed``) and is asked again in the next
@@ -232,8 +233,14 @@ class BatchSampler:
             if isinstance(pending, dict) and isinstance(pending.get("batches"), list):
                 round_no = int(pending.get("round", rounds + 1))
                 self.totals.batch_rounds += 1
-                async for event in self._collect(client, job, items, round_no,
-                                                 [str(b) for b in pending["batches"]]):
+                resumed = [str(b) for b in pending["batches"]]
+                creating = pending.get("creating")
+                if isinstance(creating, str):  # killed while creating a batch of this uploaded file: did it exist?
+                    found = await client.find(creating)
+                    resumed.append(found.id if found is not None else (await client.create(
+                        creating, {"relgate_run": self.run_id, "round": str(round_no)})).id)
+                    self._save_state({"rounds": rounds, "pending": {"round": round_no, "batches": resumed}})
+                async for event in self._collect(client, job, items, round_no, resumed):
                     yield event
                 rounds = round_no
                 self._save_state({"rounds": rounds, "pending": None})
@@ -253,6 +260,9 @@ class BatchSampler:
                 for start in range(0, len(lines), MAX_BATCH_LINES):
                     chunk = b"".join(lines[start:start + MAX_BATCH_LINES])
                     file_id = await client.upload(chunk, f"relgate-{self.run_id}-round{round_no}.jsonl")
+                    # stored before the create request: a run killed while it is on the wire looks the batch up
+                    self._save_state({"rounds": rounds, "pending": {"round": round_no, "batches": batch_ids,
+                                                                     "creating": file_id}})
                     created = await client.create(file_id, {"relgate_run": self.run_id, "round": str(round_no)})
                     batch_ids.append(created.id)
                     # stored before the batch is polled: a killed run polls this batch again, never pays twice

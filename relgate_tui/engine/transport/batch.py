@@ -212,6 +212,27 @@ class BatchClient:
     async def status(self, batch_id: str) -> BatchStatus:
         return BatchStatus.from_json(await self._json("GET", f"/batches/{batch_id}", "polling the batch"))
 
+    async def find(self, input_file_id: str, pages: int = 10) -> BatchStatus | None:
+        """The batch created from ``input_file_id``, if the endpoint has one: ``GET /batches`` (newest first, 100 a
+        page, at most ``pages`` pages). How a run killed while its create request was on the wire finds the batch
+        the endpoint may have created (batch_rounds.py), instead of creating a second one."""
+        after: str | None = None
+        for _ in range(pages):
+            params = {"limit": "100", **({"after": after} if after else {})}
+            answer = await self._json("GET", "/batches", "listing the batches", params=params)
+            data = answer.get("data") if isinstance(answer, dict) else None
+            if not isinstance(data, list):
+                raise BatchError("listing the batches: the answer has no list")
+            for entry in data:
+                if isinstance(entry, dict) and entry.get("input_file_id") == input_file_id:
+                    return BatchStatus.from_json(entry)
+            if not answer.get("has_more") or not data or not isinstance(data[-1], dict):
+                return None
+            after = _file_id(data[-1].get("id"))
+            if after is None:
+                return None
+        return None
+
     async def cancel(self, batch_id: str) -> BatchStatus:
         return BatchStatus.from_json(await self._json("POST", f"/batches/{batch_id}/cancel", "cancelling the batch"))
 
