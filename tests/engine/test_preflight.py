@@ -187,3 +187,13 @@ def test_a_judge_that_does_not_answer_the_probe_leaves_its_verdicts_timed_as_ans
     pf = preflight(setup, noref, latency)
     assert pf.seconds == pytest.approx((pf.expected_calls + pf.judge_calls) * latency.seconds)
     assert "verdicts timed as answers" in preflight_text(pf, setup, latency, 2, "").plain
+
+
+def test_a_judge_with_nothing_to_verify_is_not_probed():
+    """A verification judge on a task whose every item has a reference (verification "auto") is asked nothing by
+    the run, so the probe spends no call on it."""
+    with DemoServer() as server:
+        setup = RunSetup(base_url=server.base_url, model="sim-mid", task=TASK, concurrency=2, limit=40,
+                         verify_judge_model="sim-judge")
+        latency = asyncio.run(probe_latency(setup))
+        assert {r.model for r in server.chat_requests} == {"sim-mid"} and latency.judge_seconds is None

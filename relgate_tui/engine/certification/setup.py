@@ -337,8 +337,8 @@ async def probe_latency(setup: RunSetup) -> Latency:
     cfg = certify_config(setup, runs_dir=None)
     answers = await probe(cfg.endpoint_config(), [item_messages(item) for item in items], parallel, calls)
     judge_s = None
-    if cfg.verify_judge_model or cfg.uses_pairwise_judge:
-        judge_s = await _probe_judge(cfg, items[:calls], answers.answers, parallel)
+    if (cfg.verify_judge_model or cfg.uses_pairwise_judge) and judge_calls(setup, inspect_task(setup.task), 1, 1):
+        judge_s = await _probe_judge(cfg, items[:calls], answers.answers, parallel)  # (none when no verdict is asked)
     return Latency(answers.seconds, answers.prompt_tokens, answers.completion_tokens, judge_s)
 
 
