@@ -31,6 +31,16 @@ async def wait_until(pilot, condition, timeout=60.0, what=""):
     await pilot.pause()
 
 
+async def open_screen(app, pilot, key: str, screen_type: type):
+    """Press ``key`` (Home's binding for a screen), let its workers finish, and return the screen it opened."""
+    await pilot.press(key)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, screen_type), type(screen).__name__
+    return screen
+
+
 async def focus_on(pilot, widget) -> None:
     """Move the focus to ``widget`` and wait until it is there. ``Widget.focus()`` is applied by a later callback, so
     a key pressed right after it can reach the widget that still has the focus (seen under load: an Enter meant for a

@@ -22,6 +22,7 @@ from relgate_tui.tui.results import ResultsScreen
 from relgate_tui.tui.runs import RunsScreen
 from relgate_tui.tui.widgets.progress import ProgressPanel
 from tests.tui.runfixtures import stored_run
+from tests.tui.test_flow import open_screen
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 
@@ -104,11 +105,7 @@ async def test_a_runs_headline_figures_agree_across_every_screen(services, three
 
     app = make_app(services)
     async with app.run_test(size=(160, 50)) as pilot:
-        await pilot.press("o")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        runs = app.screen
-        assert isinstance(runs, RunsScreen)
+        runs = await open_screen(app, pilot, "o", RunsScreen)
         table = runs.query_one("#runs", DataTable)
         for name, path in three_runs.items():  # the Runs screen
             level_cell = str(table.get_cell(str(path), "level"))

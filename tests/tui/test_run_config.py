@@ -17,16 +17,13 @@ from relgate_tui.engine.certification.session import Session
 from relgate_tui.errors import UserError
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.setup import SetupScreen
+from tests.tui.test_flow import open_screen
 
 
 async def test_a_config_saved_by_the_tui_runs_headless_as_the_same_run(services, tmp_path: Path) -> None:
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SetupScreen)
+        screen = await open_screen(app, pilot, "n", SetupScreen)
         for field, value in (("limit", "6"), ("k-max", "3"), ("seed", "5"), ("temperature", "0.9")):
             screen.query_one(f"#{field}", Input).value = value
         await pilot.pause()

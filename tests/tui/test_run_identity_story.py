@@ -15,6 +15,7 @@ from relgate_tui.engine.certification.run_config import load_run_config
 from relgate_tui.engine.certification.session import Session
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.setup import SetupScreen
+from tests.tui.test_flow import open_screen
 
 NUMBERS = ("reliability_level", "reliability_lower_bound", "reliability_n", "m_star", "n_pending")
 
@@ -26,11 +27,7 @@ def _numbers(doc: dict) -> dict:
 async def test_the_saved_config_is_the_run_the_tui_shows_and_a_judge_is_another_run(services, tmp_path: Path) -> None:
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SetupScreen)
+        screen = await open_screen(app, pilot, "n", SetupScreen)
         for field, value in (("limit", "12"), ("k-max", "3")):
             screen.query_one(f"#{field}", Input).value = value
         screen.query_one("#verification", Select).value = "human"

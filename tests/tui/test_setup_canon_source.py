@@ -10,6 +10,7 @@ from textual.widgets import Input, Select, Static
 
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.setup import TASK_FILE, SetupScreen
+from tests.tui.test_flow import open_screen
 
 
 async def test_a_task_file_without_references_is_suggested_numeric_from_its_questions(services, tmp_path: Path) -> None:
@@ -18,11 +19,7 @@ async def test_a_task_file_without_references_is_suggested_numeric_from_its_ques
                             for i in range(10)))
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SetupScreen)
+        screen = await open_screen(app, pilot, "n", SetupScreen)
         screen.query_one("#task", Select).value = TASK_FILE
         await pilot.pause()
         screen.query_one("#task-path", Input).value = str(task)

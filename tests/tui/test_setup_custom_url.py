@@ -8,6 +8,7 @@ from textual.widgets import Input, Select
 from relgate_tui.demo.server import DemoServer
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.setup import CUSTOM, SetupScreen
+from tests.tui.test_flow import open_screen
 
 
 async def test_a_typed_url_is_asked_for_its_models_and_one_model_field_shows(services) -> None:
@@ -16,11 +17,7 @@ async def test_a_typed_url_is_asked_for_its_models_and_one_model_field_shows(ser
     with DemoServer(port=0) as server:  # an unusual port: discovery (off here) would never find it
         app = make_app(replace(services, embedded_demo=False))
         async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press("n")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            screen = app.screen
-            assert isinstance(screen, SetupScreen)
+            screen = await open_screen(app, pilot, "n", SetupScreen)
             screen.query_one("#endpoint", Select).value = CUSTOM
             await pilot.pause()
             assert not screen.query_one("#model", Select).display  # no second model field

@@ -10,6 +10,7 @@ from textual.widgets import Button, Select, Static
 
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.setup import SetupScreen
+from tests.tui.test_flow import open_screen
 
 
 def _text(screen: SetupScreen, wid: str) -> str:
@@ -19,11 +20,7 @@ def _text(screen: SetupScreen, wid: str) -> str:
 async def test_setup_says_the_judge_has_nothing_to_verify_and_offers_verifying_by_hand(services) -> None:
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SetupScreen)
+        screen = await open_screen(app, pilot, "n", SetupScreen)
         assert screen.query_one("#task", Select).value == "bigbench-3digit-addition"
         assert "nothing to verify" not in _text(screen, "#judge-note")  # no judge chosen: nothing said
         screen.query_one("#verify-judge-model", Select).value = "sim-judge"
@@ -77,11 +74,7 @@ async def test_the_preflight_counts_the_verification_judges_calls(services) -> N
     range)."""
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("n")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SetupScreen)
+        screen = await open_screen(app, pilot, "n", SetupScreen)
         screen.query_one("#task", Select).value = "arithmetic-unreferenced"
         screen.query_one("#verify-judge-model", Select).value = "sim-judge"
         await pilot.pause()
