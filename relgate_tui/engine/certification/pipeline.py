@@ -42,9 +42,7 @@ from relgate_tui.engine.certification.certify import (
 from relgate_tui.engine.certification.finish import finish
 from relgate_tui.engine.records import StoredSample, canonical_prefix
 from relgate_tui.engine.runs.store import RunStatus, RunStore, RunStoreError
-from relgate_tui.engine.transport.sampler import (
-    EndpointDown as SamplerEndpointDown,
-)
+from relgate_tui.engine.transport.events import EndpointDown, EndpointUp  # the sampler's, passed on as they are
 from relgate_tui.engine.transport.sampler import (
     EndpointUnreachable,
     ItemDone,
@@ -52,9 +50,6 @@ from relgate_tui.engine.transport.sampler import (
     SampleFailed,
     Sampler,
     SamplingJob,
-)
-from relgate_tui.engine.transport.sampler import (
-    EndpointUp as SamplerEndpointUp,
 )
 from relgate_tui.errors import CertifyError
 
@@ -95,24 +90,6 @@ class Sampling:
     samples_used: int
     message: str | None = None
     batch: str | None = None  # with --batch: the round's progress line (BatchProgress.line), else None
-
-
-@dataclass(frozen=True)
-class EndpointDown:
-    """The endpoint stopped answering; sampling waits (up to the config's ``max_down_s``)."""
-
-    message: str
-
-
-@dataclass(frozen=True)
-class EndpointUp:
-    """The endpoint answers again after ``down_seconds``; sampling resumed."""
-
-    down_seconds: float
-
-    @property
-    def message(self) -> str:
-        return f"endpoint back after {self.down_seconds:.1f} s; sampling resumed"
 
 
 @dataclass(frozen=True)
@@ -328,11 +305,8 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
         try:
             async for event in sampler.run(job):
                 flush()
-                if isinstance(event, SamplerEndpointDown):
-                    yield EndpointDown(event.message)
-                    continue
-                if isinstance(event, SamplerEndpointUp):
-                    yield EndpointUp(event.down_seconds)
+                if isinstance(event, (EndpointDown, EndpointUp)):  # the endpoint stopped / started answering
+                    yield event
                     continue
                 message = batch_line = None
                 if isinstance(event, batch_progress):  # a Batch API round's progress (batch_rounds.py)

@@ -55,12 +55,20 @@ class ItemDone:
 
 @dataclass(frozen=True)
 class EndpointDown:
+    """The endpoint stopped answering; sampling waits (up to ``max_down_s``)."""
+
     message: str
 
 
 @dataclass(frozen=True)
 class EndpointUp:
+    """The endpoint answers again after ``down_seconds``; sampling resumed."""
+
     down_seconds: float
+
+    @property
+    def message(self) -> str:
+        return f"endpoint back after {self.down_seconds:.1f} s; sampling resumed"
 
 
 SamplerEvent = SampleDone | SampleFailed | ItemDone | EndpointDown | EndpointUp
