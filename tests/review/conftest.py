@@ -3,6 +3,7 @@ store test parametrised over it and the embedded SQLite store (issue 21 §6)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import secrets
@@ -136,3 +137,26 @@ def write_labels(path: Path, verdicts: dict[str, str]) -> Path:
                 {"id": item, "skip": True} if v == "skip" else {"id": item, "rank": int(v)})
             f.write(json.dumps(obj) + "\n")
     return path
+
+
+@contextlib.contextmanager
+def review_open(tmp_path: Path, monkeypatch, n_items: int, who: str = "carol") -> Iterator[tuple]:
+    """``relgate review open`` as ``who``: a run of ``n_items`` (:func:`import_run`) published to an embedded SQLite
+    review; yields (the ReviewApp, the store, the session id) and closes the reviewer and the store after."""
+    from relgate_tui.engine.review.client import Reviewer
+    from relgate_tui.engine.review.store import open_store
+    from relgate_tui.tui.review.app import ReviewApp
+
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
+    db = f"sqlite:///{tmp_path / 'team.sqlite3'}"
+    run = import_run(tmp_path, n_items)
+    out = tmp_path / "pub.json"
+    assert main(["review", "publish", run, "--db", db, "--json", str(out)]) == 0
+    store = open_store(db)
+    sid = json.loads(out.read_text())["session"]
+    reviewer = Reviewer(store, store.session(sid), who)
+    try:
+        yield ReviewApp(reviewer), store, sid
+    finally:
+        reviewer.close()
+        store.close()

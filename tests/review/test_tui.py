@@ -20,7 +20,7 @@ from relgate_tui.tui.review.label import ReviewLabelScreen  # noqa: E402
 from relgate_tui.tui.review.publish import PublishModal  # noqa: E402
 from relgate_tui.tui.runs import RunsScreen  # noqa: E402
 from relgate_tui.tui.services import AppServices  # noqa: E402
-from tests.review.conftest import Backend, import_run, write_labels  # noqa: E402
+from tests.review.conftest import Backend, import_run, review_open, write_labels  # noqa: E402
 
 
 def _services(tmp_path: Path) -> AppServices:
@@ -247,25 +247,12 @@ async def test_the_connect_field_never_leaves_a_password_on_screen(pg_backend: B
 
 
 async def test_review_open_is_the_labelling_screen_alone(tmp_path: Path, monkeypatch) -> None:
-    from relgate_tui.engine.review.client import Reviewer
-    from relgate_tui.tui.review.app import ReviewApp
-
-    monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
-    db = f"sqlite:///{tmp_path / 'team.sqlite3'}"
-    run = import_run(tmp_path, 4)
-    out = tmp_path / "pub.json"
-    assert main(["review", "publish", run, "--db", db, "--json", str(out)]) == 0
-    store = open_store(db)
-    sid = json.loads(out.read_text())["session"]
-    reviewer = Reviewer(store, store.session(sid), "carol")
-    app = ReviewApp(reviewer)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await _settle(pilot, app)
-        screen = app.screen
-        assert isinstance(screen, ReviewLabelScreen) and screen.claim is not None
-        await _keys(pilot, app, "y", "y")
-        assert "nothing left for you" in _text(screen, "#review-question")
-        await _keys(pilot, app, "escape")
-    assert sorted(store.labels(sid)) == sorted(store.item_ids(sid)) and len(store.item_ids(sid)) == 2
-    reviewer.close()
-    store.close()
+    with review_open(tmp_path, monkeypatch, 4) as (app, store, sid):
+        async with app.run_test(size=(130, 40)) as pilot:
+            await _settle(pilot, app)
+            screen = app.screen
+            assert isinstance(screen, ReviewLabelScreen) and screen.claim is not None
+            await _keys(pilot, app, "y", "y")
+            assert "nothing left for you" in _text(screen, "#review-question")
+            await _keys(pilot, app, "escape")
+        assert sorted(store.labels(sid)) == sorted(store.item_ids(sid)) and len(store.item_ids(sid)) == 2
