@@ -29,7 +29,7 @@ from relgate_tui.tui.confirm import ConfirmModal  # noqa: E402
 from relgate_tui.tui.review.app import ReviewApp  # noqa: E402
 from relgate_tui.tui.review.connect import ReviewConnectScreen  # noqa: E402
 from relgate_tui.tui.review.label import ReviewLabelScreen  # noqa: E402
-from tests.review.conftest import Backend, import_run, review_open  # noqa: E402
+from tests.review.conftest import Backend, import_run, review_open, write_labels  # noqa: E402
 from tests.review.test_tui import _keys, _services, _settle, _text  # noqa: E402
 
 
@@ -129,6 +129,41 @@ async def test_review_open_asks_before_escape_leaves_an_item_in_hand(tmp_path: P
             assert isinstance(app.screen, ConfirmModal)
             await _keys(pilot, app, "y")
         assert app.return_code in (None, 0)
+
+
+def test_review_pull_as_a_reviewer_names_pulling(pg_backend: Backend, tmp_path: Path, capsys) -> None:
+    b = pg_backend
+    run = import_run(tmp_path, 4)
+    pub = tmp_path / "pub.json"
+    assert main(["review", "publish", run, *b.args(None), "--json", str(pub)]) == 0
+    sid = json.loads(pub.read_text())["session"]
+    capsys.readouterr()
+    assert main(["review", "pull", sid, *b.args("alice")]) == 2
+    err = capsys.readouterr().err
+    assert "pulling the final labels" in err and "relgate_adjudicator" in err
+    assert "adjudicator queue" not in err  # today's message named the wrong action
+
+
+def test_review_adjudicate_shows_the_question_and_the_candidates(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("RELGATE_HOME", str(tmp_path / "home"))
+    db = ["--db", f"sqlite:///{tmp_path / 'team.sqlite3'}"]
+    run = import_run(tmp_path, 4)
+    pub = tmp_path / "pub.json"
+    assert main(["review", "publish", run, *db, "--json", str(pub)]) == 0
+    sid = json.loads(pub.read_text())["session"]
+    items = [f"q{i:03d}" for i in range(4)]
+    for name, v in (("alice", "1"), ("bob", "none")):
+        labels = write_labels(tmp_path / f"{name}.jsonl", dict.fromkeys(items, v))
+        assert main(["review", "label", sid, "--labels", str(labels), *db, "--as", name]) == 0
+    capsys.readouterr()
+    assert main(["review", "adjudicate", sid, *db]) == 0
+    err = capsys.readouterr().err
+    first = next(line for line in err.splitlines() if line.strip().startswith("q0"))
+    item = first.split(":")[0].strip()
+    n = int(item[1:])
+    assert f"{item}: q{n}?" in err  # the question
+    assert f"1. {100 + n}  (3/6 samples)" in err and f"2. {1100 + n}  (2/6 samples)" in err  # the candidates
+    assert f"alice 1 ({100 + n})" in err and "bob none" in err  # each label beside the answer it names
 
 
 async def test_review_open_names_team_review_once_in_the_window_title(tmp_path: Path, monkeypatch) -> None:
