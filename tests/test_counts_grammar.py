@@ -42,3 +42,25 @@ def test_the_results_screen_counts_one_skipped_item_in_the_singular() -> None:
                             adaptive=None)
         (line,) = ResultsScreen._extra_lines(screen, r)  # type: ignore[arg-type]
         assert line.plain.startswith(f"worst case, {words} level 0.800"), line.plain
+
+
+def test_counts_across_the_judging_and_command_texts_agree_with_their_number() -> None:
+    """Issue 31 item 18's leftovers: the "(s)" forms read as English, one and several, where a count is printed."""
+    import pytest
+
+    from relgate_tui.core.jury.groups import group_splits
+    from relgate_tui.core.text import counted
+    from relgate_tui.engine.judging.scores_file import table_from_records
+
+    def note(nulls: int) -> str:
+        rows = [{"id": f"q{i}", "judge": "j", "score": None if i < nulls else 3} for i in range(4)]
+        text = table_from_records(rows).unscored_note()
+        assert text is not None and "(s)" not in text
+        return text
+
+    assert note(1).startswith("1 of 4 rows has a null score") and note(2).startswith("2 of 4 rows have a null score")
+    for n, words in ((1, "1 group:"), (2, "2 groups:")):
+        with pytest.raises(ValueError, match=words):
+            group_splits(["a"] * 3 if n == 1 else ["a", "a", "b"], 1, 0)
+    assert counted(1_234, "row", grouped=True) == "1,234 rows" and counted(1, "row", grouped=True) == "1 row"
+    assert [counted(n, "call") for n in (1, 2)] == ["1 call", "2 calls"]

@@ -29,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from relgate_tui.core.text import counted
     from relgate_tui.engine.judging import audit_json, list_audits, markdown_report, reopen_result, summary_lines
     from relgate_tui.engine.judging.store import audits_dir
     from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display, write_output
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         except RelgateError as exc:
             print(f"relgate: error: {str(exc).splitlines()[0]}", file=sys.stderr)
             return 2
-        echo(f"audit {path.name}: " + (f"moved {moved} corrupt line(s) to answers.jsonl.quarantine" if moved
+        echo(f"audit {path.name}: " + (f"moved {counted(moved, 'corrupt line')} to answers.jsonl.quarantine" if moved
                                       else "no corrupt line"), file=sys.stderr)
         return 0
     try:

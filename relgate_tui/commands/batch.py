@@ -17,6 +17,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from relgate_tui.core.text import counted
+
 NAME = "batch"
 EXIT_MORE_ROUNDS = 3
 
@@ -144,7 +146,7 @@ def _read(args: argparse.Namespace) -> int:
         failed = [e for e in events if isinstance(e, SampleFailed)]
         t = sampler.totals
         _say(f"run {prepared.store.run_id} round {round_no}: {t.made} answers read, {stored} samples stored, "
-             f"{t.failed} failed or unreadable line(s) (asked again next round)")
+             f"{counted(t.failed, 'failed or unreadable line')} (asked again next round)")
         for event in failed[:3]:
             _say(f"  item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}")
         if open_items:

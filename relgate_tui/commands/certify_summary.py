@@ -195,7 +195,8 @@ def print_summary(s: CertifySummary, run_path: Any) -> None:
         con.print(Text(s.sets_message.split(": ", 1)[-1] if s.sets_message.startswith("M* = ") else s.sets_message,
                        style="yellow"))
     if s.n_incomplete:
-        con.print(Text(f"sampling incomplete: {s.n_incomplete} item(s) not sampled to their stop, {s.n_not_sampled} "
+        con.print(Text(f"sampling incomplete: {counted(s.n_incomplete, 'item')} not sampled to their stop, "
+                       f"{s.n_not_sampled} "
                        "of them not sampled at all (requests failed) — no PASS/FAIL on partial data (exit 3); rerun "
                        "the same command to retry them", style="yellow"))
     if s.calibration_message:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from relgate_tui.core.text import counted
+
 NAME = "import"
 
 
@@ -65,9 +67,11 @@ def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
         con.print(Text(f"{imp['n_flagged']} of {doc['task']['items']} items flagged: no self-consistency signal",
                        style="yellow"))
         for flag, n in imp["flags"].items():
-            con.print(Text(f"  {flag}: {n} item(s) — {imp['flag_reasons'][flag]}", style="yellow"))
+            con.print(Text(f"  {flag}: {counted(n, 'item')} — {imp['flag_reasons'][flag]}", style="yellow"))
     if doc.get("n_incomplete"):
-        con.print(Text(f"{doc['n_incomplete']} item(s) have fewer than K = {imp['k']} answers (unfinished log or "
+        n_short = doc["n_incomplete"]
+        con.print(Text(f"{counted(n_short, 'item')} {'has' if n_short == 1 else 'have'} fewer than K = {imp['k']} "
+                       "answers (unfinished log or "
                        "errored samples): their answers are used as they are", style="yellow"))
     for note in imp["notes"]:
         con.print(Text(f"note: {safe(note)}"))

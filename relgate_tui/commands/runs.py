@@ -8,6 +8,8 @@ import json
 import sys
 from typing import Any
 
+from relgate_tui.core.text import counted
+
 NAME = "runs"
 ORDER = 1
 EXIT_OK = 0
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             store.close()
         total = sum(moved.values())
         detail = ", ".join(f"{n} from {name}" for name, n in moved.items() if n)
-        print(f"run {store.run_id}: " + (f"moved {total} corrupt line(s) to *.quarantine ({detail})" if total
+        print(f"run {store.run_id}: " + (f"moved {counted(total, 'corrupt line')} to *.quarantine ({detail})" if total
                                          else "no corrupt line"), file=sys.stderr)
         return EXIT_OK
     rows = list_runs(root)

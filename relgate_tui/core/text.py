@@ -70,6 +70,7 @@ def escape_invisible(json_text: str) -> str:
     return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json_text)
 
 
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """"1 label", "3 labels": a count with its noun in the singular or the plural (issue 31 item 18)."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+def counted(n: int, noun: str, plural: str | None = None, *, grouped: bool = False) -> str:
+    """"1 label", "3 labels": a count with its noun in the singular or the plural (issue 31 item 18); ``grouped``:
+    the count with thousands separators ("1,234 rows")."""
+    return (f"{n:,}" if grouped else str(n)) + f" {noun if n == 1 else plural or noun + 's'}"

@@ -107,7 +107,7 @@ def cycle_view(it: JudgedItem) -> Text:
     t = Text()
     t.append(one_line(str(it.id)), style="bold")
     rho = "—" if it.rho is None else f"{it.rho:.2f}"
-    t.append(f"  ρ = {rho}, {it.n_cycles} cyclic triple(s)\n", style="bold red" if it.rho else "")
+    t.append(f"  ρ = {rho}, {counted(it.n_cycles, 'cyclic triple')}\n", style="bold red" if it.rho else "")
     t.append("frequency order  ", style="dim")
     t.append(one_line(" > ".join(it.compared)) + "\n")
     t.append("judge order      ", style="dim")

@@ -121,6 +121,6 @@ def test_when_ids_pair_nothing_the_message_names_both_id_spaces_and_offers_quest
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1
     assert "A's ids: 0, 1, 2 …" in err and "B's ids: add3-0001, add3-0002, add3-0005 …" in err
-    assert "8 item(s) pair by question text: --match question" in err
+    assert "8 items pair by question text: --match question" in err
     rc, doc = _compare(tmp_path, lm, inspect, "--match", "question")
     assert rc in (0, 1, 3) and doc["matched_by"] == "question" and doc["n"] == 8

@@ -200,7 +200,7 @@ def test_the_live_study_counts_answers_without_a_rating_token_only_when_log_prob
     assert direct.rating_reasons({("direct", "original", "P1", "S1"): [direct.locate(None, "4")]}) == {}
     result = direct.analyse([], 0.1, 0, no_rating_token=reasons)
     assert result.to_json()["no_rating_token"] == reasons
-    assert "3 answer(s) without a rating token" in "\n".join(direct.markdown(result))
+    assert "3 answers without a rating token" in "\n".join(direct.markdown(result))
     assert "no_rating_token" not in direct.analyse([], 0.1, 0).to_json()  # documents without log-probs unchanged
 
 

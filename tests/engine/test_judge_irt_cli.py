@@ -125,4 +125,4 @@ def test_null_scores_are_no_score_and_counted(tmp_path, capsys):
     n_null = len(rows[::7])
     doc = json.loads(out.read_text())
     assert doc["unscored_rows"] == n_null and doc["converged"] is True and doc["n_samples"] == 200
-    assert f"{n_null} of {len(rows)} row(s) have a null score" in capsys.readouterr().out
+    assert f"{n_null} of {len(rows)} rows have a null score" in capsys.readouterr().out

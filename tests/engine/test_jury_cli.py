@@ -79,4 +79,4 @@ def test_null_scores_are_no_score_for_that_judge(tmp_path, capsys):
     assert main(["jury", "--scores", str(path), "--splits", "2", "--search", "1", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["unscored_rows"] == len(rows[::9]) and doc["n_items"] == 80
-    assert f"{len(rows[::9])} of {len(rows)} row(s) have a null score" in capsys.readouterr().out
+    assert f"{len(rows[::9])} of {len(rows)} rows have a null score" in capsys.readouterr().out

@@ -111,7 +111,7 @@ def test_a_corrupt_sample_line_is_one_line_and_repair_quarantines_it(tmp_path, c
     msg = str(info.value)
     assert "\n" not in msg and "samples.jsonl: line 11 is corrupt" in msg and "relgate runs --repair" in msg
     assert main(["runs", "--run-dir", str(tmp_path / "runs"), "--repair", path.name]) == 0
-    assert "moved 2 corrupt line(s)" in capsys.readouterr().err
+    assert "moved 2 corrupt lines" in capsys.readouterr().err
     quarantined = (path / "samples.jsonl.quarantine").read_bytes().split(b"\n")
     assert quarantined[:2] == [data[10], data[20]]
     session = Session.open(path)  # opens now, with the 398 good samples

@@ -150,7 +150,7 @@ def test_a_null_score_is_no_score_for_that_judge_and_item_and_is_counted(tmp_pat
     r = t.get("a", "j2", "overall")
     assert r is not None and r.score is None and r.logprobs is None and r.human == 4
     note = t.unscored_note()
-    assert note is not None and note.startswith("2 of 4 row(s) have a null score") and "\n" not in note
+    assert note is not None and note.startswith("2 of 4 rows have a null score") and "\n" not in note
     again = table_from_records([r.to_record() for r in t.rows])  # written back as "score": null
     assert again.unscored() == 2 and [r.to_record() for r in again.rows] == [r.to_record() for r in t.rows]
     assert load_scores(_jsonl(tmp_path, [{"id": "x", "score": 1}], name="ok.jsonl")).unscored_note() is None

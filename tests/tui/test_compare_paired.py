@@ -77,7 +77,7 @@ async def test_runs_whose_ids_differ_say_why_and_pair_by_question_text_on_t(serv
         line = str(screen.query_one("#compare-paired", Label).render())
         assert screen.paired.no_pairs is not None and screen.paired.n == 0
         assert "share no item (matched by id; A's ids: doc-0, doc-1, doc-2 …; B's ids: 0, 1, 2 …)" in line
-        assert "12 item(s) pair by question text: press t" in line
+        assert "12 items pair by question text: press t" in line
         await pilot.press("t")
         line = str(screen.query_one("#compare-paired", Label).render())
         assert screen.paired.matched_by == "question" and screen.paired.n == 12

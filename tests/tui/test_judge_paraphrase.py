@@ -48,7 +48,7 @@ async def test_write_edit_and_run_the_paraphrase_variant(services):
         written = area.text
         assert written == panel.written.direct and written != DIRECT_TEMPLATE and "{{response}}" in written
         assert "written by sim-paraphraser, seed 2" in text_of(screen, "#para-status")
-        assert "1 call(s), 0 cached" in text_of(screen, "#para-status")
+        assert "1 call, 0 cached" in text_of(screen, "#para-status")
         assert "2 prompt variants (original, paraphrase)" in text_of(screen, "#plan")
 
         # a broken edit: the {{input}} placeholder deleted → inline one-line error, the audit cannot start

@@ -96,7 +96,7 @@ async def test_irt_study_runs_and_opens_its_view(services, tmp_path: Path) -> No
         app.push_screen(screen)
         await _settle(pilot)
         assert screen.table is not None and screen.query_one("#criterion", Select).value == "coherence"
-        assert "1 judge(s): steady-judge" in str(screen.query_one("#status", Label).render())
+        assert "1 judge: steady-judge" in str(screen.query_one("#status", Label).render())
         await pilot.press("ctrl+s")
         await _settle(pilot)
         view = app.screen

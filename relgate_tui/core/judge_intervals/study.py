@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from relgate_tui.core.rating_scale import check_scale
+from relgate_tui.core.text import counted
 from relgate_tui.errors import DataError
 
 from .base import Bounds, SplitData, single_thread
@@ -103,11 +104,12 @@ def prepare(ids: Sequence[str], logprobs: Sequence[Mapping[int, float] | None], 
                         f"from {lo:g} to {hi:g} (give --grid LIST)")
     bad_idx = off_grid(y, g)
     if bad_idx.size:
-        raise DataError(f"{where}: {bad_idx.size} human rating(s) off the {g.name} grid (e.g. {y[bad_idx[0]]:g})")
+        raise DataError(f"{where}: {counted(int(bad_idx.size), 'human rating')} off the {g.name} grid "
+                        f"(e.g. {y[bad_idx[0]]:g})")
     n = len(keep)
     need = math.ceil(1.0 / alpha)
     if n < need:
-        raise DataError(f"{where}: {n} usable item(s) < 1/α = {need}: no conformal interval can be finite")
+        raise DataError(f"{where}: {counted(n, 'usable item')} < 1/α = {need}: no conformal interval can be finite")
     z = np.vstack([feature_vector(logprobs[i] or {}, scale) for i in keep])
     rawv = np.array([rv[i] for i in keep])
     return StudyInput(tuple(str(ids[i]) for i in keep), z, g.snap_labels(y), rawv, scale, g, len(ids) - n)
@@ -288,7 +290,8 @@ def run_method(name: str, d: SplitData, alpha: float, seed: int,
         d = on_label_grid(d, grid_values)
     if name not in ORDINAL and d.z_fit.shape[0] < MIN_FIT:
         return Bounds(np.full(m, d.lo), np.full(m, d.hi),
-                      f"{d.z_fit.shape[0]} fit point(s) < {MIN_FIT}: the model cannot be learned; full scale")
+                      f"{counted(int(d.z_fit.shape[0]), 'fit point')} < {MIN_FIT}: the model cannot be learned; "
+                      "full scale")
     return METHODS[name](d, alpha, seed)
 
 

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from relgate_tui.core.text import counted
+
 SEPARATORS = ("-", "_", ":", "/", "#", "|", ".")
 
 
@@ -36,7 +38,7 @@ def group_splits(groups: Sequence[str], count: int, seed: int) -> list[tuple[np.
     keys, codes = np.unique(np.asarray(list(groups), dtype=object).astype(str), return_inverse=True)
     g = keys.size
     if g < 3:
-        raise ValueError(f"{g} group(s): a grouped 60/20/20 split needs at least three")
+        raise ValueError(f"{counted(int(g), 'group')}: a grouped 60/20/20 split needs at least three")
     sizes = np.bincount(codes, minlength=g)
     n = int(sizes.sum())
     out = []

@@ -29,6 +29,7 @@ from relgate_tui.core.certification.ranking import RankedClasses, rank_classes
 from relgate_tui.core.certification.readouts import split_permutations
 from relgate_tui.core.certification.scores import acceptable_fraction, rank_score
 from relgate_tui.core.certification.weighted_sets import WeightedConformal, WeightedDeploymentItem, weighted_conformal
+from relgate_tui.core.text import counted
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.records import StoredSample, canonical_prefix
 from relgate_tui.engine.runs.labels import by_a_person
@@ -235,7 +236,8 @@ class Analysis:
         file, team review — someone could watch the gate after every label) → "anytime"; otherwise (every verdict
         from a reference answer, decided once) → "once"."""
         undecided = None if self.sampling_complete else (
-            f"undecided: sampling is incomplete ({self.n_incomplete} item(s) not sampled or cut short by failed "
+            f"undecided: sampling is incomplete ({counted(self.n_incomplete, 'item')} not sampled or cut short by "
+            "failed "
             "requests); rerun the same command to finish")
         return core_certify.compute_results(self.input, alpha, confidence, gate, gate_on=check_gate_on(gate_on),
                                             assisted=assisted, undecided=undecided, watch=self.watch(one_look),

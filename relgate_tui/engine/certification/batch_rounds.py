@@ -45,6 +45,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from relgate_tui.core.text import counted
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.records import StoredSample, canonical_prefix
 from relgate_tui.engine.transport.batch import (
@@ -420,7 +421,8 @@ class BatchSampler:
         if results.malformed:
             self.totals.failed += results.malformed
             events.append(BatchProgress(round_no, label, "read", 0, 0, results.malformed,
-                                        note=f"{results.malformed} unreadable result line(s): their requests are "
+                                        note=f"{counted(results.malformed, 'unreadable result line')}: their "
+                                             "requests are "
                                              "asked again next round"))
         for it in items.values():
             events += self._take(job, it, by_item.get(it.item.id, {}))

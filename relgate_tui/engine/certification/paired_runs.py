@@ -28,7 +28,7 @@ from typing import Any
 
 from relgate_tui import __version__
 from relgate_tui.core.certification.paired import more_paired_items, paired_table, paired_test, set_size_difference
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import counted, one_line
 from relgate_tui.errors import DataError
 
 __all__ = ["compare_runs", "compare_documents", "paired_view", "PairedView", "ItemChange", "EXIT_CODES",
@@ -284,7 +284,7 @@ def no_shared_items(out: Mapping[str, Any], doc_a: Mapping[str, Any], doc_b: Map
     msg = f"share no item (matched by {out['matched_by']}; {id_spaces(doc_a, doc_b)})"
     n_q = out.get("n_shared_by_question")
     if out["matched_by"] != "question" and n_q:
-        msg += f"; {n_q} item(s) pair by question text: --match question"
+        msg += f"; {counted(n_q, 'item')} {'pairs' if n_q == 1 else 'pair'} by question text: --match question"
     return msg
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui.core.jsonsafe import loads_strict
+from relgate_tui.core.text import counted
 from relgate_tui.engine.importers.model import (
     MAX_DOCUMENT_BYTES,
     MAX_LOG_BYTES,
@@ -296,7 +297,7 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
             ch = tuple(str(c) for c in choices) if isinstance(choices, list) else ()
             meta[key] = (_question(s.get("input")), _targets(s.get("target")), ch)
     if errored:
-        notes.append(f"{errored} errored sample(s) skipped")
+        notes.append(f"{counted(errored, 'errored sample')} skipped")
     items = []
     for key, answers in by_id.items():
         answers.sort(key=lambda e: e[0])

@@ -36,6 +36,7 @@ import numpy as np
 from relgate_tui.core import judge as cj
 from relgate_tui.core.jsonsafe import finite_or_none
 from relgate_tui.core.judge_intervals.features import Located, locate_rating
+from relgate_tui.core.text import counted
 from relgate_tui.engine.judging import geval
 from relgate_tui.engine.judging.ask import Key, Request
 from relgate_tui.engine.judging.data import AuditInput
@@ -257,7 +258,7 @@ def markdown(r: DirectResult) -> list[str]:
                  f"protocol {r.likert_protocol})", ""]
     if r.no_rating_token:
         n = sum(r.no_rating_token.values())
-        lines += [f"{n} answer(s) without a rating token (no paper-001 features): "
+        lines += [f"{counted(n, 'answer')} without a rating token (no paper-001 features): "
                   + "; ".join(f"{why} ({c})" for why, c in list(r.no_rating_token.items())[:3]), ""]
     if r.note:
         return lines + [r.note[:1].upper() + r.note[1:] + "."]

@@ -34,7 +34,7 @@ from typing import Any
 
 from relgate_tui.core.perturb import check_paraphrase, paraphrase_instruction
 from relgate_tui.core.redact import public_url
-from relgate_tui.core.text import one_line, strip_controls
+from relgate_tui.core.text import counted, one_line, strip_controls
 from relgate_tui.engine.judging.ask import Answer, AskCalls, AskFailed, Judge, Request, ask, check_reachable, uncached
 from relgate_tui.engine.judging.variants import (
     DIRECT_TEMPLATE,
@@ -146,7 +146,7 @@ class Paraphrased:
         o = self.variant.origin
         who = f"{one_line(o.model, 80)} at {one_line(o.endpoint, 200)}, seed {o.seed + o.attempt}" if o else "a file"
         how = ("stored with the audit: not asked again" if self.source == "stored"
-               else f"{self.calls.made} call(s), {self.calls.cached} from the cache")
+               else f"{counted(self.calls.made, 'call')}, {self.calls.cached} from the cache")
         out = [f"paraphrase by {who} ({how}):"]
         out += [f"  ! attempt {i + 1} rejected: {why}" for i, why in enumerate(self.rejected)]
         for kind in ("pairwise", "direct"):

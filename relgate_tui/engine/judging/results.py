@@ -20,6 +20,7 @@ from typing import Any
 from relgate_tui import __version__
 from relgate_tui.core.jsonsafe import dumps, jsonable
 from relgate_tui.core.redact import public_url
+from relgate_tui.core.text import counted
 from relgate_tui.engine.judging import direct, pairwise
 
 
@@ -152,7 +153,7 @@ def unparseable_line(cell: Any) -> str:
 def summary_lines(result: AuditResult) -> list[str]:
     """The CLI's few lines: per judge × variant, cycles, position bias, Kendall τ, Likert coverage; the calls."""
     lines = [f"judge audit: {result.data} / {result.criterion} ({result.n_inputs} inputs, {result.protocol}, "
-             f"k = {result.reps}, {len(result.judges)} judge(s), {len(result.variants)} variant(s))"]
+             f"k = {result.reps}, {counted(len(result.judges), 'judge')}, {counted(len(result.variants), 'variant')})"]
     for cell in result.cells:
         lines.append(f"  {cell.judge} [{cell.variant}]")
         share = unparseable_line(cell)

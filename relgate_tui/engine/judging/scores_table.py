@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from relgate_tui.core.text import counted
+
 __all__ = ["DEFAULT_JUDGE", "DEFAULT_CRITERION", "DEFAULT_VARIANT", "Logprobs", "ScoreRow", "ScoresTable"]
 
 DEFAULT_JUDGE, DEFAULT_CRITERION, DEFAULT_VARIANT = "judge", "overall", "original"
@@ -316,7 +318,9 @@ class ScoresTable:
     def unscored_note(self) -> str | None:
         """The summary line about :meth:`unscored` rows, or None when every row has a score."""
         n = self.unscored()
-        return None if n == 0 else (f"{n:,} of {len(self):,} row(s) have a null score (an unparsed judge "
+        verb = "has" if n == 1 else "have"
+        return None if n == 0 else (f"{n:,} of {counted(len(self), 'row', grouped=True)} {verb} a null score (an "
+                                    "unparsed judge "
                                     "answer): counted as no score for that judge and item")
 
     def scale(self) -> tuple[int, ...]:

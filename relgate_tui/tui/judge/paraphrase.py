@@ -26,6 +26,7 @@ from textual.containers import Grid, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Static, TextArea
 
+from relgate_tui.core.text import counted
 from relgate_tui.tui.forms import first_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -163,7 +164,7 @@ class ParaphrasePanel(Vertical):
         for kind in KINDS:
             self.query_one(f"#para-{kind}", TextArea).load_text(getattr(done.variant, kind, None) or "")
         self._show_areas()
-        calls = f"{done.calls.made} call(s), {done.calls.cached} cached"
+        calls = f"{counted(done.calls.made, 'call')}, {done.calls.cached} cached"
         retried = f"; {len(done.rejected)} rejected first" if done.rejected else ""
         self._status(f"{self._written_line()} ({calls}{retried})")
         self._check()

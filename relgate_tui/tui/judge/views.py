@@ -24,7 +24,7 @@ from textual.widgets import DataTable, Label, Static
 
 from relgate_tui.core.jsonsafe import finite_or_none
 from relgate_tui.core.judge import verdicts_by_order
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import counted, one_line
 from relgate_tui.engine.judging.direct import DirectResult
 from relgate_tui.engine.judging.pairwise import PairwiseInput, PairwiseResult
 from relgate_tui.engine.judging.results import AuditResult, StudyCell, unparseable_line
@@ -280,7 +280,8 @@ def cycle_text(inp: PairwiseInput) -> Text:
     pairs = verdicts_by_order(inp.tournament, list(inp.verdicts))  # the verdicts behind each pair, per order
     t = Text()
     t.append(one_line(str(inp.id)), style="bold")
-    t.append(f"   ρ = {fmt(inp.transitivity.rho)} · {n_cycles} cyclic triple(s) · MFAS cost {inp.mfas.cost}\n",
+    t.append(f"   ρ = {fmt(inp.transitivity.rho)} · {counted(n_cycles, 'cyclic triple')} · MFAS cost "
+             f"{inp.mfas.cost}\n",
              style="bold red" if n_cycles else "")
     human = dict(inp.human)
     for name, key in (("MFAS order", "mfas_exact"), ("win-rate order", "win_rate")):

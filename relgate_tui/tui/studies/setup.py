@@ -31,6 +31,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, ProgressBar, Select
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from relgate_tui.core.text import counted
 from relgate_tui.tui.services import host
 from relgate_tui.tui.studies.common import StudyCancelled, plain, safe
 
@@ -183,10 +184,10 @@ class StudiesScreen(Screen[None]):
         judge.set_options([(safe(j, 40), j) for j in judges])
         judge.value = judges[0]
         self._status(Text.assemble(f"{len(table):,} rows · {len(table.ids()):,} items · ",
-                                   f"{len(table.judges())} judge(s): ",
+                                   f"{counted(len(table.judges()), 'judge')}: ",
                                    safe(", ".join(plain(j, 24) for j in table.judges()[:6]), 120),
                                    f" · variants: {', '.join(plain(v, 16) for v in table.variants()[:6])}",
-                                   f" · {table.unscored():,} null score(s) counted as no score"
+                                   f" · {counted(table.unscored(), 'null score', grouped=True)} counted as no score"
                                    if table.unscored() else ""))
 
     # ---------------------------------------------------------------------------------------------- running
