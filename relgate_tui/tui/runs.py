@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Static
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.core.redact import public_url
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import counted, one_line
 from relgate_tui.engine.runs.listing import RunSummary, list_runs
 from relgate_tui.tui.demo_endpoint import SIMULATED_MODELS
 from relgate_tui.tui.services import host
@@ -40,6 +40,14 @@ def _fmt_level(s: RunSummary) -> Text:
     if s.reliability_lower_bound is not None:
         t.append(f" ≥{s.reliability_lower_bound:.3f}", style="dim")
     return t
+
+
+def _model_label(model: str, simulated: bool, width: int) -> str:
+    """The model cell: a simulated model says so — "(simulated)", or "(sim)" where the whole word does not fit."""
+    if not simulated:
+        return model
+    full = f"{model} (simulated)"
+    return full if len(full) <= width else f"{model} (sim)"
 
 
 def _created(created: str, narrow: bool) -> str:
@@ -100,6 +108,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
     _STORY = (("created", "created", 11), ("status", "status", 9))
     _COUNTS = (("items", "items", 5), ("samples", "samples", 7), ("labels", "labels", 6))
     ENDPOINT_WIDTH = 15
+    MODEL_TASK_ROOM = 37  # kept for the model and task before a count column is added
 
     def on_mount(self) -> None:
         self.sub_title = "runs"
@@ -125,11 +134,11 @@ class RunsScreen(Screen["RunsChoice | None"]):
         used = sum(w + 2 for _, _, w in fixed)
         extra: list[tuple[str, str, int]] = []
         for col in (("endpoint", "endpoint", cls.ENDPOINT_WIDTH), *cls._COUNTS):
-            if not narrow and used + col[2] + 2 + 2 * 14 <= room:
+            if not narrow and used + col[2] + 2 + cls.MODEL_TASK_ROOM <= room:
                 extra.append(col)
                 used += col[2] + 2
         flexible = max(16, room - used - 4)
-        model = max(8, flexible * 11 // 20)
+        model = max(8, flexible * 3 // 5)  # "sim-mid (simulated)" whole at 120 columns (the model says most)
         task = max(8, flexible - model)
         return [*head, ("model", "model", model), ("task", "task", task), *cls._FIGURES, *story, *extra]
 
@@ -177,10 +186,12 @@ class RunsScreen(Screen["RunsChoice | None"]):
         # keyed by directory: a backup copy of a run holds the same run id (issue 10 §5)
         self.summaries = {str(s.path): s for s in summaries}
         narrow = not any(k == "kind" for k, _, _ in self.columns)
+        model_width = next(w for k, _, w in self.columns if k == "model")
         for s in summaries:
             self._add(table, str(s.path), {
                 "mark": "", "kind": "run",
-                "model": safe_line(s.model + (" (simulated)" if s.is_simulated(SIMULATED_MODELS) else ""), overflow="ellipsis", no_wrap=True),
+                "model": safe_line(_model_label(s.model, s.is_simulated(SIMULATED_MODELS), model_width),
+                                   overflow="ellipsis", no_wrap=True),
                 "task": safe_line(s.task, 26, overflow="ellipsis", no_wrap=True),
                 "level": _fmt_level(s), "mstar": s.m_star_text,
                 "gate": Text(s.gate_text, style="green" if s.passed else ("red" if s.passed is False else "dim")),
@@ -217,7 +228,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
                 t.append(one_line(self.imported.summary) + "\n", style="yellow")
             else:
                 t.append(one_line(f"{current.created.replace('T', ' ')[:16]} · {public_url(str(current.endpoint))} · "
-                                  f"{current.n_items} items, {current.n_samples} samples, {current.n_labels} labels · "
+                                  f"{counted(current.n_items, 'item')}, {counted(current.n_samples, 'sample')}, "
+                                  f"{counted(current.n_labels, 'label')} · "
                                   f"{current.path}") + "\n", style="dim")
         t.append(
             f"{marked} marked for comparison — c compares them" if marked else
