@@ -36,7 +36,9 @@ async def test_runs_columns_fit_and_endpoints_differ(services, size) -> None:
         created = {str(table.get_cell(str(s.path), "created")) for s in screen.summaries.values()}
         assert all(len(c) in (5, 11) for c in created)  # "MM-DD" or "MM-DD hh:mm", never cut mid-time
         models = {str(table.get_cell(str(s.path), "model")) for s in screen.summaries.values() if s.model == "sim-mid"}
-        assert models == {"sim-mid (simulated)" if size[0] >= 110 else "sim-mid (sim)"}  # whole, never "sim-mid (si…"
+        assert models == {"sim-mid (simulated)" if size[0] >= 110 else "sim-mid (sim)"}
+        width = next(c.width for c in table.ordered_columns if c.key.value == "model")
+        assert all(len(m) <= width for m in models)  # whole on screen, never "sim-mid (si…"
         if size[0] >= 110:
             endpoints = {str(table.get_cell(str(s.path), "endpoint")) for s in screen.summaries.values()
                          if s.model == "sim-mid"}
