@@ -44,23 +44,49 @@ def test_the_results_screen_counts_one_skipped_item_in_the_singular() -> None:
         assert line.plain.startswith(f"worst case, {words} level 0.800"), line.plain
 
 
-def test_counts_across_the_judging_and_command_texts_agree_with_their_number() -> None:
-    """Issue 31 item 18's leftovers: the "(s)" forms read as English, one and several, where a count is printed."""
+def test_counts_that_said_noun_s_agree_with_one_and_with_two(tmp_path, capsys) -> None:
+    """The former "noun(s)" sites, built for 1 and for 2 through the real functions: no "(s)", noun and verb agree."""
+    import json
+
     import pytest
 
     from relgate_tui.core.jury.groups import group_splits
-    from relgate_tui.core.text import counted
-    from relgate_tui.engine.judging.scores_file import table_from_records
+    from relgate_tui.engine.certification.paired_runs import no_shared_items
+    from relgate_tui.engine.judging import direct
+    from relgate_tui.engine.judging.scores_file import load_scores
 
-    def note(nulls: int) -> str:
-        rows = [{"id": f"q{i}", "judge": "j", "score": None if i < nulls else 3} for i in range(4)]
-        text = table_from_records(rows).unscored_note()
-        assert text is not None and "(s)" not in text
-        return text
+    def null_note(n_null: int, n_rows: int) -> str:
+        path = tmp_path / f"scores-{n_null}-{n_rows}.jsonl"
+        rows = [{"id": f"i{i}", "judge": "j", "score": None if i < n_null else 3} for i in range(n_rows)]
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        note = load_scores(path).unscored_note()
+        assert note is not None
+        return note
 
-    assert note(1).startswith("1 of 4 rows has a null score") and note(2).startswith("2 of 4 rows have a null score")
-    for n, words in ((1, "1 group:"), (2, "2 groups:")):
-        with pytest.raises(ValueError, match=words):
-            group_splits(["a"] * 3 if n == 1 else ["a", "a", "b"], 1, 0)
-    assert counted(1_234, "row", grouped=True) == "1,234 rows" and counted(1, "row", grouped=True) == "1 row"
-    assert [counted(n, "call") for n in (1, 2)] == ["1 call", "2 calls"]
+    def pairable(n: int) -> str:
+        return no_shared_items({"matched_by": "id", "n_shared_by_question": n}, {"items": []}, {"items": []})
+
+    def groups(labels: list[str]) -> str:
+        with pytest.raises(ValueError) as err:
+            group_splits(labels, 1, 0)
+        return str(err.value)
+
+    def without_token(n: int) -> str:
+        return "\n".join(direct.markdown(direct.analyse([], 0.1, 0, no_rating_token={"no log-probabilities": n})))
+
+    def incomplete(n: int, never: int) -> str:
+        print_summary(summary_of(DOC | {"n_incomplete": n, "n_not_sampled": never}), "/runs/x")
+        return capsys.readouterr().err
+
+    said = {
+        "scores table": (null_note(1, 1), "1 of 1 row has a null score", null_note(2, 4), "2 of 4 rows have a null score"),
+        "compare": (pairable(1), "; 1 item pairs by question text", pairable(12), "; 12 items pair by question text"),
+        "groups": (groups(["a", "a"]), "1 group: a grouped", groups(["a", "b"]), "2 groups: a grouped"),
+        "likert": (without_token(1), "1 answer without a rating token", without_token(2),
+                   "2 answers without a rating token"),
+        "certify": (incomplete(1, 1), "1 item not sampled to its stop, not sampled at all", incomplete(2, 1),
+                    "2 items not sampled to their stop, 1 of them not sampled at all"),
+    }
+    for site, (one, one_words, two, two_words) in said.items():
+        for text, words in ((one, one_words), (two, two_words)):
+            assert "(s)" not in text and words in text, (site, text)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from relgate_tui.core.text import counted
+
 NAME = "audits"
 
 
@@ -29,7 +31,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from relgate_tui.core.text import counted
     from relgate_tui.engine.judging import audit_json, list_audits, markdown_report, reopen_result, summary_lines
     from relgate_tui.engine.judging.store import audits_dir
     from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display, write_output

@@ -145,12 +145,14 @@ def _read(args: argparse.Namespace) -> int:
         stored = sum(isinstance(e, SampleDone) for e in events)
         failed = [e for e in events if isinstance(e, SampleFailed)]
         t = sampler.totals
-        _say(f"run {prepared.store.run_id} round {round_no}: {t.made} answers read, {stored} samples stored, "
+        _say(f"run {prepared.store.run_id} round {round_no}: {counted(t.made, 'answer')} read, "
+             f"{counted(stored, 'sample')} stored, "
              f"{counted(t.failed, 'failed or unreadable line')} (asked again next round)")
         for event in failed[:3]:
             _say(f"  item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}")
         if open_items:
-            _say(f"{open_items} items still open: `relgate batch write --config RUN.toml --out requests.jsonl` "
+            _say(f"{counted(open_items, 'item')} still open: "
+                 "`relgate batch write --config RUN.toml --out requests.jsonl` "
                  "writes the next round")
             return EXIT_MORE_ROUNDS
         _say("complete: `relgate certify --config RUN.toml` writes the results without a call")

@@ -195,10 +195,12 @@ def print_summary(s: CertifySummary, run_path: Any) -> None:
         con.print(Text(s.sets_message.split(": ", 1)[-1] if s.sets_message.startswith("M* = ") else s.sets_message,
                        style="yellow"))
     if s.n_incomplete:
-        con.print(Text(f"sampling incomplete: {counted(s.n_incomplete, 'item')} not sampled to their stop, "
-                       f"{s.n_not_sampled} "
-                       "of them not sampled at all (requests failed) — no PASS/FAIL on partial data (exit 3); rerun "
-                       "the same command to retry them", style="yellow"))
+        one = s.n_incomplete == 1
+        never = (("not sampled at all" if s.n_not_sampled else "cut short") if one
+                 else f"{s.n_not_sampled} of them not sampled at all")
+        con.print(Text(f"sampling incomplete: {counted(s.n_incomplete, 'item')} not sampled to "
+                       f"{'its' if one else 'their'} stop, {never} (requests failed) — no PASS/FAIL on partial data "
+                       f"(exit 3); rerun the same command to retry {'it' if one else 'them'}", style="yellow"))
     if s.calibration_message:
         con.print(Text(s.calibration_message, style="yellow"))
     con.print(Text(f"calls made {s.calls_made}, cached {s.calls_cached}, failed {s.calls_failed}, saved vs K_max "

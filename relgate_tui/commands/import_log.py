@@ -69,10 +69,10 @@ def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
         for flag, n in imp["flags"].items():
             con.print(Text(f"  {flag}: {counted(n, 'item')} — {imp['flag_reasons'][flag]}", style="yellow"))
     if doc.get("n_incomplete"):
-        n_short = doc["n_incomplete"]
-        con.print(Text(f"{counted(n_short, 'item')} {'has' if n_short == 1 else 'have'} fewer than K = {imp['k']} "
-                       "answers (unfinished log or "
-                       "errored samples): their answers are used as they are", style="yellow"))
+        one = doc["n_incomplete"] == 1
+        con.print(Text(f"{counted(doc['n_incomplete'], 'item')} {'has' if one else 'have'} fewer than K = {imp['k']} "
+                       f"answers (unfinished log or errored samples): {'its' if one else 'their'} answers are used as "
+                       "they are", style="yellow"))
     for note in imp["notes"]:
         con.print(Text(f"note: {safe(note)}"))
     from relgate_tui.engine.importers.run import counting_notes

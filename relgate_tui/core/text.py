@@ -71,6 +71,7 @@ def escape_invisible(json_text: str) -> str:
 
 
 def counted(n: int, noun: str, plural: str | None = None, *, grouped: bool = False) -> str:
-    """"1 label", "3 labels": a count with its noun in the singular or the plural (issue 31 item 18); ``grouped``:
-    the count with thousands separators ("1,234 rows")."""
-    return (f"{n:,}" if grouped else str(n)) + f" {noun if n == 1 else plural or noun + 's'}"
+    """"1 label", "3 labels": a count with its noun in the singular or the plural (issue 31 item 18); ``grouped``
+    writes the number with thousands separators ("1,204 rows")."""
+    number = f"{n:,}" if grouped else f"{n}"
+    return f"{number} {noun if n == 1 else plural or noun + 's'}"

@@ -199,7 +199,7 @@ def kendall_tau_b(ranking: Ranking, reference: Mapping[str, float]) -> float:
     mean Likert scores; ties allowed). ``reference`` must score every candidate of the ranking."""
     missing = [c for c in ranking.candidates if c not in reference]
     if missing:
-        which = "candidate" if len(missing) == 1 else "candidates"
-        raise ValueError(f"reference has no score for {which} {', '.join(map(repr, missing))}")
+        noun = "candidate" if len(missing) == 1 else "candidates"
+        raise ValueError(f"reference has no score for {noun} {', '.join(map(repr, missing))}")
     ref = [float(reference[c]) for c in ranking.candidates]
     return kendall_tau_b_scores(ranking.scores, ref)

@@ -237,8 +237,7 @@ class Analysis:
         from a reference answer, decided once) → "once"."""
         undecided = None if self.sampling_complete else (
             f"undecided: sampling is incomplete ({counted(self.n_incomplete, 'item')} not sampled or cut short by "
-            "failed "
-            "requests); rerun the same command to finish")
+            "failed requests); rerun the same command to finish")
         return core_certify.compute_results(self.input, alpha, confidence, gate, gate_on=check_gate_on(gate_on),
                                             assisted=assisted, undecided=undecided, watch=self.watch(one_look),
                                             planned=one_look)

@@ -421,9 +421,9 @@ class BatchSampler:
         if results.malformed:
             self.totals.failed += results.malformed
             events.append(BatchProgress(round_no, label, "read", 0, 0, results.malformed,
-                                        note=f"{counted(results.malformed, 'unreadable result line')}: their "
-                                             "requests are "
-                                             "asked again next round"))
+                                        note=f"{counted(results.malformed, 'unreadable result line')}: "
+                                             + ("its request is" if results.malformed == 1 else "their requests are")
+                                             + " asked again next round"))
         for it in items.values():
             events += self._take(job, it, by_item.get(it.item.id, {}))
         return events

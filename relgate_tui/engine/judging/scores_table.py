@@ -318,10 +318,10 @@ class ScoresTable:
     def unscored_note(self) -> str | None:
         """The summary line about :meth:`unscored` rows, or None when every row has a score."""
         n = self.unscored()
-        verb = "has" if n == 1 else "have"
-        return None if n == 0 else (f"{n:,} of {counted(len(self), 'row', grouped=True)} {verb} a null score (an "
-                                    "unparsed judge "
-                                    "answer): counted as no score for that judge and item")
+        if n == 0:
+            return None
+        return (f"{n:,} of {counted(len(self), 'row', grouped=True)} {'has' if n == 1 else 'have'} a null score "
+                "(an unparsed judge answer): counted as no score for that judge and item")
 
     def scale(self) -> tuple[int, ...]:
         """The scale values that carry log-probabilities anywhere in the table, sorted (``()`` when none do)."""

@@ -280,8 +280,8 @@ def cycle_text(inp: PairwiseInput) -> Text:
     pairs = verdicts_by_order(inp.tournament, list(inp.verdicts))  # the verdicts behind each pair, per order
     t = Text()
     t.append(one_line(str(inp.id)), style="bold")
-    t.append(f"   ρ = {fmt(inp.transitivity.rho)} · {counted(n_cycles, 'cyclic triple')} · MFAS cost "
-             f"{inp.mfas.cost}\n",
+    t.append(f"   ρ = {fmt(inp.transitivity.rho)} · {counted(n_cycles, 'cyclic triple')} · "
+             f"MFAS cost {inp.mfas.cost}\n",
              style="bold red" if n_cycles else "")
     human = dict(inp.human)
     for name, key in (("MFAS order", "mfas_exact"), ("win-rate order", "win_rate")):
