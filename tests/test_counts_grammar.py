@@ -90,3 +90,12 @@ def test_counts_that_said_noun_s_agree_with_one_and_with_two(tmp_path, capsys) -
     for site, (one, one_words, two, two_words) in said.items():
         for text, words in ((one, one_words), (two, two_words)):
             assert "(s)" not in text and words in text, (site, text)
+
+
+def test_the_live_label_plan_says_one_item_left_in_the_singular() -> None:
+    from relgate_tui.core.certification.watched import plan_labels
+
+    one = plan_labels(19, 20, 0.9, 0.95, 1).message
+    assert "not within the 1 item left to label" in one and "labelling it will not clear it" in one
+    many = plan_labels(19, 20, 0.9, 0.95, 3).message
+    assert "not within the 3 items left to label" in many and "labelling them all will not clear it" in many

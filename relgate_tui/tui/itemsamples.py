@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, Static
 
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import counted, one_line
 from relgate_tui.core.types import INVALID
 from relgate_tui.tui.widgets.safetext import clean, safe, safe_line
 
@@ -40,7 +40,7 @@ class ItemSamplesModal(ModalScreen[None]):
         with VerticalScroll(id="samples-panel"):
             title = Text()
             title.append(one_line(v.item_id), style="bold")
-            title.append("  ").append(f"{v.role} · {v.n_samples} samples · {v.n_invalid} invalid", style="dim")
+            title.append("  ").append(f"{v.role} · {counted(v.n_samples, 'sample')} · {v.n_invalid} invalid", style="dim")
             yield Label(title, id="samples-title")
             q = safe(v.question)
             for i, choice in enumerate(v.choices):

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
 
+from relgate_tui.core.text import counted
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.results_judges import JUDGE_COLUMNS, assisted_view, cycle_view, judge_cells, judge_summary
 from relgate_tui.tui.review.notice import show_message
@@ -294,12 +295,12 @@ class ResultsScreen(Screen[str]):
                 ("capability gap β", fmt_prop(r.capability_gap)),
                 ("mode accuracy", fmt_prop(r.mode_accuracy)),
                 ("1-sample accuracy", fmt_prop(r.single_sample_accuracy)),
-                ("avg set size", f"{size} ({r.n_deployment} items)"),
+                ("avg set size", f"{size} ({counted(r.n_deployment, 'item')})"),
             ]
             title = (f"Validation on {r.n_with_reference} deployment items with references "
                      f"({r.confidence:.0%} Wilson intervals; 1-sample = first samples)")
         else:
-            cells = [("avg set size", f"{size} ({r.n_deployment} items)"), ("coverage", "— (no references)"),
+            cells = [("avg set size", f"{size} ({counted(r.n_deployment, 'item')})"), ("coverage", "— (no references)"),
                      ("", "")]
             title = "Validation: the deployment items have no references, so coverage cannot be measured"
         while len(cells) % 3:

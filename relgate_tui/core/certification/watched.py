@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from relgate_tui.core.certification.gate import sequential_gate
 from relgate_tui.core.certification.intervals import clopper_pearson_lower, confidence_sequence_end
+from relgate_tui.core.text import counted
 
 __all__ = ["WATCH_MODES", "HumanOnlyBound", "human_only_bound", "LabelPlan", "plan_labels"]
 
@@ -114,6 +115,6 @@ def plan_labels(successes: int, n: int, threshold: float, confidence: float, ite
     if items_left == 0:
         return LabelPlan(None, "no item is left to label: more labels will not clear it on this run")
     if live.more_labels is None or live.more_labels > items_left:
-        return LabelPlan(None, f"not within the {items_left} items left to label at this rate: labelling them all "
-                               "will not clear it")
+        return LabelPlan(None, f"not within the {counted(items_left, 'item')} left to label at this rate: labelling "
+                               f"{'it' if items_left == 1 else 'them all'} will not clear it")
     return LabelPlan(live.more_labels, f"≈ {live.more_labels} more labels needed (of {items_left} left)")

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from relgate_tui.core.text import counted
 from relgate_tui.engine.certification.analysis import CallCounts, used_sample_counts
 from relgate_tui.engine.certification.certify import (
     CertifyConfig,
@@ -316,7 +317,7 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     used += event.n_samples
                     if event.failed:
                         incomplete += 1
-                        message = f"item {event.item_id}: sampling failed after {event.n_samples} samples (kept)"
+                        message = f"item {event.item_id}: sampling failed after {counted(event.n_samples, 'sample')} (kept)"
                 elif isinstance(event, SampleFailed) and (event.final or event.wait_s >= 5):
                     message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
                     if event.final:

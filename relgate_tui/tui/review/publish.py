@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from relgate_tui.core.text import counted
 from relgate_tui.tui.review.dbwork import StoreCalls
 from relgate_tui.tui.widgets.safetext import safe_line
 
@@ -91,7 +92,7 @@ class PublishModal(StoreCalls, ModalScreen[str | None]):
         if "://" in url:  # never leave a password on screen
             self._typed = url
             field.value = public_url(url)
-        out.update(safe_line(f"session {sid}: {n} items, {per_item} reviewers each, in {where}", style="bold green"))
+        out.update(safe_line(f"session {sid}: {counted(n, 'item')}, {counted(per_item, 'reviewer')} each, in {where}", style="bold green"))
         self.notify(f"published: session {sid}")
 
     @on(Button.Pressed, "#publish-close")
