@@ -62,7 +62,11 @@ def test_a_failed_write_is_raised_by_the_next_persist_and_by_flush() -> None:
 
     async def main() -> None:
         writer(sample)  # queued for the loop's next turn
-        await asyncio.sleep(0)  # the write runs and fails
+        loop = asyncio.get_running_loop()
+        written = loop.create_future()
+        loop.call_soon(written.set_result, None)  # callbacks run in order: this one after the queued write
+        await written
+        assert isinstance(writer.error, OSError)  # the write ran and failed
         with pytest.raises(OSError, match="No space"):
             writer(sample)
         with pytest.raises(OSError, match="No space"):

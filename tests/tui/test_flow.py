@@ -35,10 +35,8 @@ async def open_screen(app, pilot, key: str, screen_type: type):
     """Press ``key`` (Home's binding for a screen), let its workers finish, and return the screen it opened."""
     await pilot.press(key)
     await app.workers.wait_for_complete()
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, screen_type), type(screen).__name__
-    return screen
+    await wait_until(pilot, lambda: isinstance(app.screen, screen_type), what=f"the {screen_type.__name__}")
+    return app.screen
 
 
 async def focus_on(pilot, widget) -> None:

@@ -171,8 +171,8 @@ async def test_choosing_a_verification_judge_remeasures_and_the_box_times_its_ve
         setup._update_preflight()
         assert "judge verdict" not in str(setup.query_one("#preflight").content)
         setup.query_one("#verify-judge-model", Select).value = "sim-judge"
-        await pilot.pause()
-        assert setup.latency is None  # dropped: the probe measures again, judge included
+        # dropped: the probe measures again, judge included
+        await wait_until(pilot, lambda: setup.latency is None, what="the old measurement dropped")
         setup.latency = (0.037, 20.0, 5.0, 0.061)
         setup._update_preflight()
         box = str(setup.query_one("#preflight").content)

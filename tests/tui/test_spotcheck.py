@@ -14,6 +14,7 @@ from relgate_tui.tui.help import HelpScreen
 from relgate_tui.tui.itemsamples import ItemSamplesModal
 from relgate_tui.tui.spotcheck import SpotCheckScreen
 from tests.tui.runfixtures import stored_run
+from tests.tui.test_flow import wait_until
 
 
 def on_disk(path):
@@ -236,9 +237,10 @@ async def test_live_panel_never_promises_labels_that_cannot_clear_the_gate(servi
         assert sequential_gate(p.successes, p.n, gate, 0.95).decided is None
         app.settings = type(app.settings)(**{**app.settings.__dict__, "gate": gate})
         app.screen._render_progress()
-        await pilot.pause()
+        below = "the level is below the gate: more labels will not clear it"
+        await wait_until(pilot, lambda: below in str(app.screen.query_one("#progress").render()), what="the new plan")
         text = str(app.screen.query_one("#progress").render())
-        assert "the level is below the gate: more labels will not clear it" in text
+        assert below in text
         assert plan_labels(p.successes, p.n, gate, 0.95, p.total - p.done).more is None
         for more in re.findall(r"≈ (\d+) more labels", text):
             assert int(more) <= p.total - p.done
