@@ -47,6 +47,15 @@ def _label_file(doc: dict[str, Any], truth: dict[str, str], limit: int | None, p
     return len(rows)
 
 
+def held_back_task(name: str, n: int, home: Path) -> tuple[list[dict], dict[str, str], Path]:
+    """The first ``n`` items of bundled task ``name`` written to ``home/noref.jsonl`` with the references held back:
+    (the items, their references by id — what the "human" labels from —, the file)."""
+    items = [json.loads(line) for line in (ROOT / "assets" / "tasks" / f"{name}.jsonl").read_text().splitlines()][:n]
+    task = home / "noref.jsonl"
+    task.write_text("".join(json.dumps({"id": it["id"], "question": it["question"]}) + "\n" for it in items))
+    return items, {it["id"]: str(it["answer"]) for it in items}, task
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", default="bigbench-3digit-addition")
@@ -59,11 +68,7 @@ def main() -> int:
     os.environ["RELGATE_HOME"] = str(home)
     from relgate_tui.cli import main as relgate
 
-    items = [json.loads(line) for line in (ROOT / "assets" / "tasks" / f"{args.task}.jsonl").read_text().splitlines()]
-    items = items[: args.items]
-    truth = {it["id"]: str(it["answer"]) for it in items}
-    task = home / "noref.jsonl"
-    task.write_text("".join(json.dumps({"id": it["id"], "question": it["question"]}) + "\n" for it in items))
+    items, truth, task = held_back_task(args.task, args.items, home)
     t0 = time.perf_counter()
     with LlamaServer(ensure_model("qwen0.5b")) as srv:
         model = srv.model_id()

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.llama_server import LlamaServer, ensure_model  # noqa: E402
-from bench.real_assisted import _label_file  # noqa: E402
+from bench.real_assisted import _label_file, held_back_task  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -113,11 +113,7 @@ def main() -> int:
     os.environ["RELGATE_HOME"] = str(home)
     from relgate_tui.cli import main as relgate
 
-    items = [json.loads(line) for line in (ROOT / "assets" / "tasks" / f"{args.task}.jsonl").read_text().splitlines()]
-    items = items[: args.items]
-    truth = {it["id"]: str(it["answer"]) for it in items}
-    task = home / "noref.jsonl"
-    task.write_text("".join(json.dumps({"id": it["id"], "question": it["question"]}) + "\n" for it in items))
+    items, truth, task = held_back_task(args.task, args.items, home)
     t_all = time.perf_counter()
     with _server(args) as (base_url, model, log):
         judge = args.judge_model or model
