@@ -27,9 +27,9 @@ def betaincinv(a: Any, b: Any, y: Any) -> Any:
 
 def ndtri(p: float) -> float:
     """The standard normal quantile Φ⁻¹(p) of a scalar ``p`` in (0, 1): :meth:`statistics.NormalDist.inv_cdf` (the
-    standard library's Wichura AS 241 algorithm, within 2e-15 relative (one or two units in the last place) of :func:`scipy.special.ndtri` on a grid of
-    200,001 points in [1e-12, 1 − 1e-12]; ``tests/core/test_special.py``). No scipy: a run's Wilson intervals need
-    only this, and ``relgate certify`` ends without importing scipy for it."""
+    standard library's Wichura AS 241 algorithm, within 2e-15 relative — one or two units in the last place — of
+    :func:`scipy.special.ndtri` on a grid of 200,001 points in [1e-12, 1 − 1e-12]; ``tests/core/test_special.py``).
+    No scipy: a run's Wilson intervals need only this, and ``relgate certify`` ends without importing scipy for it."""
     return _NORMAL.inv_cdf(p)
 
 

@@ -40,7 +40,8 @@ class ItemSamplesModal(ModalScreen[None]):
         with VerticalScroll(id="samples-panel"):
             title = Text()
             title.append(one_line(v.item_id), style="bold")
-            title.append("  ").append(f"{v.role} · {counted(v.n_samples, 'sample')} · {v.n_invalid} invalid", style="dim")
+            title.append("  ").append(f"{v.role} · {counted(v.n_samples, 'sample')} · {v.n_invalid} invalid",
+                                      style="dim")
             yield Label(title, id="samples-title")
             q = safe(v.question)
             for i, choice in enumerate(v.choices):

@@ -300,7 +300,8 @@ class ResultsScreen(Screen[str]):
             title = (f"Validation on {r.n_with_reference} deployment items with references "
                      f"({r.confidence:.0%} Wilson intervals; 1-sample = first samples)")
         else:
-            cells = [("avg set size", f"{size} ({counted(r.n_deployment, 'item')})"), ("coverage", "— (no references)"),
+            cells = [("avg set size", f"{size} ({counted(r.n_deployment, 'item')})"),
+                     ("coverage", "— (no references)"),
                      ("", "")]
             title = "Validation: the deployment items have no references, so coverage cannot be measured"
         while len(cells) % 3:

@@ -25,11 +25,18 @@ from textual.worker import Worker, WorkerState
 
 from relgate_tui.engine.certification.setup import (
     EndpointChoice,
+    Latency,
     Preflight,
     RunSetup,
     TaskChoice,
     default_endpoint_index,
     endpoint_choices,
+    inspect_task,
+    list_models,
+    preflight,
+    probe_latency,
+    probe_parallelism,
+    task_choices,
 )
 from relgate_tui.tui.forms import check_custom_endpoint, parse_number
 from relgate_tui.tui.judge_fields import JUDGE_FIELDS, chosen_judge, judge_fields, set_judge_options
@@ -37,12 +44,12 @@ from relgate_tui.tui.preflight_text import judge_note, preflight_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.engine.certification.setup import Latency
     from relgate_tui.tui.services import AppHost
 
 CUSTOM = "custom"
 TASK_FILE = "__file__"
-CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"), ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
+CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"),
+          ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
 STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
 VERIFICATION = (("auto: references first", "auto"), ("by hand, even with refs", "human"),  # each fits 80 columns
                 ("audit: refs + re-checks", "audit"))  # (issue 31 item 17)
@@ -187,26 +194,18 @@ class SetupScreen(Screen["RunSetup | None"]):
 
     @work(thread=True, exclusive=True, group="tasks", exit_on_error=False)
     def _load_tasks(self) -> list[TaskChoice]:
-        from relgate_tui.engine.certification.setup import task_choices
-
         return task_choices()
 
     @work(thread=True, exclusive=True, group="task-file", exit_on_error=False)
     def _inspect_task(self, name_or_path: str) -> TaskChoice:
-        from relgate_tui.engine.certification.setup import inspect_task
-
         return inspect_task(name_or_path)
 
     @work(exclusive=True, group="probe", exit_on_error=False)
     async def _probe(self, setup: RunSetup) -> Latency:
-        from relgate_tui.engine.certification.setup import probe_latency
-
         return await probe_latency(setup)
 
     @work(thread=True, exclusive=True, group="models", exit_on_error=False)
     def _list_models(self, base_url: str, api_key_env: str | None) -> tuple[str, ...]:
-        from relgate_tui.engine.certification.setup import list_models
-
         return list_models(base_url, api_key_env)
 
     @on(Worker.StateChanged)
@@ -525,16 +524,12 @@ class SetupScreen(Screen["RunSetup | None"]):
             if not quiet:
                 self.notify(str(exc), severity="warning")
             return
-        from relgate_tui.engine.certification.setup import probe_parallelism
-
         self.latency_error = "measuring…"
         self.latency_parallel = probe_parallelism(setup)
         self._update_preflight()
         self._probe(setup)
 
     def _update_preflight(self) -> None:
-        from relgate_tui.engine.certification.setup import preflight
-
         box = self.query_one("#preflight", Static)
         err = self.query_one("#setup-error", Static)
         if self.still_loading:  # discovery or the task list still running: say so, not "choose …" (issue 31 item 16)

@@ -205,7 +205,7 @@ class StoreWriter:
     def _flush_soon(self) -> None:
         try:
             self.flush()
-        except Exception as exc:  # noqa: BLE001 - kept and raised by the next persist or flush (a callback's error would be lost)
+        except Exception as exc:  # noqa: BLE001 - a callback's error would be lost: kept, raised by the next call
             self.error = exc
 
 
@@ -317,7 +317,8 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     used += event.n_samples
                     if event.failed:
                         incomplete += 1
-                        message = f"item {event.item_id}: sampling failed after {counted(event.n_samples, 'sample')} (kept)"
+                        message = (f"item {event.item_id}: sampling failed after "
+                                   f"{counted(event.n_samples, 'sample')} (kept)")
                 elif isinstance(event, SampleFailed) and (event.final or event.wait_s >= 5):
                     message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
                     if event.final:

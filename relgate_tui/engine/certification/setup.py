@@ -211,9 +211,15 @@ def task_choices() -> list[TaskChoice]:
 
 def inspect_task(name_or_path: str) -> TaskChoice:
     """Load a task (bundled name or file) and describe it; the loader's one-line error (``TaskError``) propagates."""
-    from relgate_tui.engine.certification.tasks import bundled_task_names, load_task
+    from relgate_tui.engine.certification.tasks import load_task
 
-    task = load_task(name_or_path)
+    return describe_task(load_task(name_or_path), name_or_path)
+
+
+def describe_task(task: Any, name_or_path: str) -> TaskChoice:
+    """The :class:`TaskChoice` of a loaded task (every item of it)."""
+    from relgate_tui.engine.certification.tasks import bundled_task_names
+
     return TaskChoice(
         name=task.name,
         n_items=len(task.items),
@@ -301,7 +307,8 @@ def preflight(
         seconds = expected * lat.seconds + judged * verdict_s
         span = (low * lat.seconds + judged * verdict_s, high * lat.seconds + judged * verdict_s)
         if setup.price_in is not None and setup.price_out is not None:
-            cost = (expected + judged) * (lat.prompt_tokens * setup.price_in + lat.completion_tokens * setup.price_out) / 1e6
+            per_call = lat.prompt_tokens * setup.price_in + lat.completion_tokens * setup.price_out
+            cost = (expected + judged) * per_call / 1e6
     note = ("expected: the stopping rule simulated on a typical mix (60% easy, 25% medium, 15% hard items); the "
             "range: all easy … all hard")
     if setup.simulated:
@@ -333,12 +340,14 @@ async def probe_latency(setup: RunSetup) -> Latency:
 
     parallel = probe_parallelism(setup)
     calls = max(parallel, PROBE_MIN_CALLS)
-    items = load_task(setup.task, limit=calls + 1).items  # + the warm-up's own item, never timed
     cfg = certify_config(setup, runs_dir=None)
+    judged = bool(cfg.verify_judge_model or cfg.uses_pairwise_judge)  # then the whole task: are verdicts asked?
+    task = load_task(setup.task) if judged else load_task(setup.task, limit=calls + 1)
+    items = task.items[: calls + 1]  # + the warm-up's own item, never timed
     answers = await probe(cfg.endpoint_config(), [item_messages(item) for item in items], parallel, calls)
     judge_s = None
-    if (cfg.verify_judge_model or cfg.uses_pairwise_judge) and judge_calls(setup, inspect_task(setup.task), 1, 1):
-        judge_s = await _probe_judge(cfg, items[:calls], answers.answers, parallel)  # (none when no verdict is asked)
+    if judged and judge_calls(setup, describe_task(task, setup.task), 1, 1):  # none when no verdict is asked
+        judge_s = await _probe_judge(cfg, items[:calls], answers.answers, parallel)
     return Latency(answers.seconds, answers.prompt_tokens, answers.completion_tokens, judge_s)
 
 
@@ -362,6 +371,7 @@ async def _probe_judge(cfg: CertifyConfig, items: Sequence[Any], answers: Sequen
 
         judge = pairwise_judge_of(cfg.pairwise_judge_config())
         pairs = zip(items, answers, [*answers[1:], answers[0]], strict=False)
+        # the probe's answer and the next item's as the compared pair (two distinct classes, as the judge needs)
         prompts = [judge_requests(item, RankedClasses((a, b if b != a else b + " "), (1, 1), 2), reps=1)[0].messages
                    for item, a, b in pairs]
     endpoint = judge.endpoint_config()

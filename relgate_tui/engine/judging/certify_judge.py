@@ -70,7 +70,8 @@ from relgate_tui.engine.records import TaskItem
 __all__ = [
     "MAX_JUDGE_CLASSES", "JudgeCertifyError", "PairwiseJudgeConfig", "JudgeProgress", "JudgeCalls", "ItemJudgement",
     "judge_question", "compared_classes", "judge_plan", "judge_requests", "judge_calls_needed", "item_verdicts",
-    "judge_item", "judge_rank_score", "acceptable_from_verdict", "pairwise_judge_of", "ask_pairwise_judge_async", "ask_pairwise_judge", "judge_items",
+    "judge_item", "judge_rank_score", "acceptable_from_verdict", "pairwise_judge_of", "ask_pairwise_judge_async",
+    "ask_pairwise_judge", "judge_items",
     "verdicts_document", "verdicts_from_document",
 ]
 

@@ -31,8 +31,8 @@ from relgate_tui.engine.judging.certify_judge import JudgeCalls, JudgeCertifyErr
 from relgate_tui.engine.judging.prompts import parse_yes_no, verification_prompt
 from relgate_tui.engine.records import TaskItem
 
-__all__ = ["MAX_ANSWER_CHARS", "VerifyJudgeConfig", "config_of", "check_options", "judge_of", "verify_messages", "Verdict", "top_answer_text", "ask_verify_judge_async",
-           "verdicts_document", "verdicts_from_document", "p_yes_from_logprobs", "failures_note"]
+__all__ = ["MAX_ANSWER_CHARS", "VerifyJudgeConfig", "config_of", "check_options", "judge_of", "verify_messages",
+           "Verdict", "top_answer_text", "ask_verify_judge_async", "verdicts_document", "verdicts_from_document", "p_yes_from_logprobs", "failures_note"]
 
 MAX_ANSWER_CHARS = 4000
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -36,8 +36,8 @@ class ItemWork:
     counts: dict[str, int]
     k_max: int
     fixed: bool  # the ``none`` rule: every index up to k_max is asked
-    resumed: int = 0
-    next_index: int = 0  # the next index nobody has claimed
+    resumed: int = field(init=False)  # samples already stored: len(canonicals) at the start
+    next_index: int = field(init=False)  # the next index nobody has claimed
     in_flight: int = 0  # claims whose answers have not come back
     failed: bool = False
     finished: bool = False

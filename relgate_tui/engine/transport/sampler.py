@@ -8,8 +8,8 @@ rule, once the queue is empty, idle workers help the unfinished items with their
 
 Resume and cost: samples already in the run store are not requested again; a sample whose request fingerprint is in
 the cache costs no call. Each item's answers are handed to ``persist`` (the run store) in index order as they come
-back (its owner's answer before its next request; a helper's answer once the earlier indices are in). Samples are keyed by index, with a per-index ``seed``,
-so the same run always asks the same questions.
+back (its owner's answer before its next request; a helper's answer once the earlier indices are in). Samples are
+keyed by index, with a per-index ``seed``, so the same run always asks the same questions.
 
 Faults: timeouts, connection errors, 429 (honouring ``Retry-After``, seconds or HTTP date, up to a cap), 5xx,
 malformed JSON and empty choices are retried with jittered exponential backoff; other 4xx are not retried and are

@@ -92,7 +92,8 @@ class PublishModal(StoreCalls, ModalScreen[str | None]):
         if "://" in url:  # never leave a password on screen
             self._typed = url
             field.value = public_url(url)
-        out.update(safe_line(f"session {sid}: {counted(n, 'item')}, {counted(per_item, 'reviewer')} each, in {where}", style="bold green"))
+        out.update(safe_line(f"session {sid}: {counted(n, 'item')}, {counted(per_item, 'reviewer')} each, in {where}",
+                             style="bold green"))
         self.notify(f"published: session {sid}")
 
     @on(Button.Pressed, "#publish-close")
