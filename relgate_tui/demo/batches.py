@@ -114,7 +114,7 @@ class BatchAPI:
             return list(self.created)
 
     # -------------------------------------------------------------------------------------------- routing
-    async def handle(self, method: str, path: str, body: bytes, answer: Answer) -> Response:
+    async def handle(self, method: str, path: str, body: bytes, answer: Answer, query: str = "") -> Response:
         parts = path.strip("/").split("/")  # ["v1", "files" | "batches", id?, action?]
         if parts[1] == "files":
             if len(parts) == 2 and method == "POST":

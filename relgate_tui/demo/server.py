@@ -282,7 +282,8 @@ class DemoServer:
                     await self._send(writer, body, False)
                     return
                 try:
-                    response = await self._dispatch(method, target.split("?", 1)[0], body)
+                    path, _, query = target.partition("?")
+                    response = await self._dispatch(method, path, body, query)
                 except _Reset:
                     self._reset(writer)
                     return
@@ -379,11 +380,11 @@ class DemoServer:
 
     # ------------------------------------------------------------------------------------------- routes
 
-    async def _dispatch(self, method: str, path: str, body: bytes) -> Response:
+    async def _dispatch(self, method: str, path: str, body: bytes, query: str = "") -> Response:
         if path in _MODEL_ROUTES and method == "POST":
             return await self._model_request(path, body)
         if path.startswith(BATCH_PREFIXES):
-            response = await self.batches.handle(method, path, body, self._batch_answer)
+            response = await self.batches.handle(method, path, body, self._batch_answer, query)
         else:
             response = self._simple_route(method, path)
         self._record(RequestRecord(path, None, None, None, response.status, None))

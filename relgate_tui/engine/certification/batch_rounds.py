@@ -38,7 +38,6 @@ one :class:`~relgate_tui.engine.transport.batch.BatchError` line; the batch id s
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -54,6 +53,7 @@ from relgate_tui.engine.transport.batch import (
     BatchError,
     BatchResults,
     BatchStatus,
+    RetryPolicy,
     max_file_bytes,
     parse_results,
     request_line,
@@ -120,8 +120,9 @@ class BatchProgress:
 class BatchSettings:
     """Round sizing (module docstring: ``k0`` None = the rule's own earliest stop, ``growth`` = g), the retry budget
     (``max_attempts`` per sample, ``retry_rounds`` rounds after ``max_rounds`` for failed samples only), polling
-    (first after ``first_poll_s``, doubling up to ``poll_interval_s``; ``max_poll_errors`` failed polls in a row end
-    the invocation) and the download cap."""
+    (first after ``first_poll_s``, doubling up to ``poll_interval_s``; a batch still running after ``deadline_s``
+    — the 24 h completion window and an hour — stops the invocation, its id kept) and the download cap. Each control
+    call is retried by the client's :class:`~relgate_tui.engine.transport.batch.RetryPolicy`."""
 
     k0: int | None = None
     growth: float = 0.25
@@ -130,8 +131,9 @@ class BatchSettings:
     max_attempts: int = 3
     first_poll_s: float = 0.02
     poll_interval_s: float = 10.0
-    max_poll_errors: int = 5
+    deadline_s: float = 25 * 3600.0
     max_file_bytes: int = MAX_FILE_BYTES
+    retry: RetryPolicy | None = None  # None: the client's default policy
 
 
 def round_size(rule: Any, counts: Sequence[int], n: int, k_max: int, round_no: int, settings: BatchSettings) -> int:
@@ -224,12 +226,30 @@ class BatchSampler:
         return items
 
     async def run(self, job: SamplingJob) -> AsyncIterator[Any]:
-        """Sample every item of ``job`` in rounds; yields sampler events and :class:`BatchProgress`."""
+        """Sample every item of ``job`` in rounds; yields sampler events and :class:`BatchProgress`. A
+        :class:`BatchError` ends the invocation with one line saying what the run keeps and how to resume."""
+        try:
+            async for event in self._rounds(job):
+                yield event
+        except BatchError as exc:
+            raise BatchError(f"{exc}; {self._resume_hint()}", exc.status) from None
+
+    def _resume_hint(self) -> str:
+        pending = (self._state() or {}).get("pending")
+        ids = [str(b) for b in pending.get("batches", ())] if isinstance(pending, dict) else []
+        if isinstance(pending, dict) and isinstance(pending.get("creating"), str):
+            ids.append(f"the one created from {pending['creating']}")
+        if ids:
+            return (f"the run keeps batch {', '.join(ids)}: rerun the same command to collect it (nothing is "
+                    "submitted twice)")
+        return "no batch of this run is in flight: rerun the same command to continue"
+
+    async def _rounds(self, job: SamplingJob) -> AsyncIterator[Any]:
         items = self._items(job)
         state = self._state() or {}
         rounds = int(state.get("rounds", 0)) if isinstance(state.get("rounds"), int) else 0
         async with BatchClient(self.endpoint, max_file_bytes=self.settings.max_file_bytes,
-                               transport=self._transport) as client:
+                               transport=self._transport, retry=self.settings.retry) as client:
             pending = state.get("pending")
             if isinstance(pending, dict) and isinstance(pending.get("batches"), list):
                 round_no = int(pending.get("round", rounds + 1))
@@ -440,23 +460,21 @@ class BatchSampler:
 
     async def _poll(self, client: BatchClient, round_no: int, batch_id: str
                     ) -> AsyncIterator[tuple[BatchProgress, BatchStatus]]:
-        delay, errors = self.settings.first_poll_s, 0
+        """Poll ``batch_id`` until it ends (each call retried by the client's :class:`RetryPolicy`), at most
+        ``settings.deadline_s`` on the policy's clock (then :class:`BatchError`; the batch stays in the run)."""
+        clock, sleep = client.retry.clock, client.retry.sleep
+        start = clock()
+        delay = self.settings.first_poll_s
         last: tuple[str, int, int] | None = None
         while True:
             try:
                 status = await client.status(batch_id)
-                errors = 0
             except BatchError as exc:
                 if exc.status == 404:  # the provider knows no such batch (deleted, another account): not polled again
                     self._save_state({"rounds": round_no - 1, "pending": None})
                     raise BatchError(f"batch {batch_id} is unknown to the endpoint (HTTP 404); it is dropped from the "
                                      "run: the next run submits its requests again") from None
-                errors += 1
-                if errors >= self.settings.max_poll_errors:
-                    raise
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.settings.poll_interval_s)
-                continue
+                raise
             seen = (status.status, status.completed, status.failed)
             if seen != last or status.ended:
                 last = seen
@@ -465,8 +483,15 @@ class BatchSampler:
                                     eta), status
             if status.ended:
                 return
-            await asyncio.sleep(delay)
+            if clock() - start >= self.settings.deadline_s:
+                raise BatchError(f"batch {batch_id} is still {status.status} ({status.completed}/{status.total} "
+                                 f"completed) after {_duration(self.settings.deadline_s)} (--batch-deadline)")
+            await sleep(delay)
             delay = min(delay * 2, self.settings.poll_interval_s)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"
 
 
 def _stops(job: SamplingJob, canonicals: Sequence[str]) -> bool:

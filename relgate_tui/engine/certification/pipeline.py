@@ -491,12 +491,15 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
 
 def _close_or_drop(prepared: Prepared, failed: bool) -> None:
     """Close the run; a certify that failed before storing anything (a wrong key or model name: every request
-    failed) leaves no "created · 0 samples" run behind — an empty run directory is removed (issue 24 §8)."""
+    failed) leaves no "created · 0 samples" run behind — an empty run directory is removed (issue 24 §8). A run that
+    holds batch state (a batch in flight, or an uploaded file being created into one) is never empty: its batch id is
+    what a rerun collects instead of paying for the same requests twice."""
     empty = False
     if failed:
         try:
             counts = prepared.store.count_files()
-            empty = counts["samples"] == 0 and counts["labels"] == 0 and prepared.store.read_results() is None
+            empty = (counts["samples"] == 0 and counts["labels"] == 0 and prepared.store.read_results() is None
+                     and not _holds_batch(prepared.store.manifest.get("batch")))
         except (OSError, ValueError, RunStoreError):
             empty = False
     prepared.close()
@@ -505,3 +508,8 @@ def _close_or_drop(prepared: Prepared, failed: bool) -> None:
 
         with contextlib.suppress(OSError, RunStoreError):
             remove_run(RunStore(prepared.store.path))
+
+
+def _holds_batch(state: object) -> bool:
+    """The run's batch state (batch_rounds.py) names work the provider holds or a failure it recorded."""
+    return isinstance(state, dict) and bool(state.get("pending") or state.get("failed"))

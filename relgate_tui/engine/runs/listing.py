@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from relgate_tui.core.text import one_line
 from relgate_tui.engine.records import StoredSample
 from relgate_tui.engine.runs.files import (
     RunStoreError,
@@ -27,7 +28,7 @@ from relgate_tui.engine.runs.files import (
 )
 from relgate_tui.engine.runs.store import LABELS, MANIFEST, SAMPLES, Label, RunStore
 
-__all__ = ["RunSummary", "summarise", "list_runs", "open_run", "repair_run", "remove_run", "empty_runs"]
+__all__ = ["RunSummary", "batch_in_flight", "summarise", "list_runs", "open_run", "repair_run", "remove_run", "empty_runs"]
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def summarise(store: RunStore) -> RunSummary:
         model=str(m.get("model", "")),
         endpoint=str(m.get("endpoint", "")),
         created=str(m.get("created", "")),
-        status=store.status,
+        status=batch_in_flight(m) or store.status,
         n_items=int(n_items),
         n_samples=int(n_samples or 0),
         n_labels=int(n_labels or 0),
@@ -118,6 +119,20 @@ def summarise(store: RunStore) -> RunSummary:
         has_gate=isinstance(res.get("min_reliability"), (int, float)) or isinstance(res.get("passed"), bool),
     )
 
+
+def batch_in_flight(manifest: dict) -> str | None:
+    """"batch in flight (id …)" when the run holds a batch the provider may still run or has run
+    (engine/certification/batch_rounds.py keeps it in the manifest's ``batch``): rerunning the run's command collects
+    it; None otherwise."""
+    state = manifest.get("batch")
+    pending = state.get("pending") if isinstance(state, dict) else None
+    if not isinstance(pending, dict):
+        return None
+    batches = pending.get("batches")
+    ids = [one_line(b, 80) for b in batches if isinstance(b, str)] if isinstance(batches, list) else []
+    if isinstance(pending.get("creating"), str):
+        ids.append("from file " + one_line(pending["creating"], 80))
+    return f"batch in flight (id {', '.join(ids[:3])}{' …' if len(ids) > 3 else ''})" if ids else None
 
 
 def repair_run(store: RunStore) -> dict[str, int]:
@@ -233,5 +248,5 @@ def empty_runs(runs_root: str | os.PathLike[str]) -> list[RunSummary]:
     """Runs holding nothing: no sample, no label, no results (a certify that failed before its first answer, a
     setup left before sampling) — what ``relgate runs prune`` removes. Unreadable runs are never listed."""
     return [s for s in list_runs(runs_root)
-            if not s.status.startswith("unreadable") and s.n_samples == 0 and s.n_labels == 0
+            if not s.status.startswith(("unreadable", "batch in flight")) and s.n_samples == 0 and s.n_labels == 0
             and s.reliability_level is None]

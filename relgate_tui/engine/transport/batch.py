@@ -8,6 +8,14 @@ call sends). :class:`BatchClient` uploads it (``purpose=batch``), creates the ba
 its output and error files, each capped at ``max_file_bytes`` (over the cap: :class:`BatchError`, one line, and the
 batch stays where it is, so a rerun with a larger cap reads it).
 
+**Retries.** Every control call (upload, create, list, retrieve, download, cancel) is retried under a
+:class:`RetryPolicy` when the provider answers 408, 429 or 5xx or the connection fails: exponential backoff from
+``first_s`` doubling to ``max_s``, or the provider's ``Retry-After`` when it sends one, until the call's total
+``deadline_s`` would be passed; then :class:`BatchError` (one line). A create is never retried blind: before each
+retry the batch list is searched for one created from the same input file (the failed answer may have been lost
+after the provider created it), so a retry never pays twice. The clock and the sleep are the policy's (tests inject
+a virtual clock).
+
 :func:`parse_results` reads output and error files defensively: every line is one of
 
 * an answer — ``response.status_code`` 2xx, ``response.body`` classified by
@@ -20,22 +28,30 @@ batch stays where it is, so a rerun with a larger cap reads it).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from relgate_tui.core.text import one_line
-from relgate_tui.engine.transport.endpoints import Completion, EndpointConfig, RequestFailed, parse_response
+from relgate_tui.engine.transport.endpoints import (
+    Completion,
+    EndpointConfig,
+    RequestFailed,
+    parse_response,
+    parse_retry_after,
+)
 from relgate_tui.engine.transport.httpread import BodyTooLarge, get_bounded
 from relgate_tui.engine.transport.tls import tls_context
 from relgate_tui.errors import EndpointError
 
-__all__ = ["BATCH_URL", "MAX_FILE_BYTES", "MAX_MB_ENV", "TERMINAL", "max_file_bytes", "BatchClient", "BatchError", "BatchResults", "BatchStatus",
-           "parse_results", "request_line"]
+__all__ = ["BATCH_URL", "MAX_FILE_BYTES", "MAX_MB_ENV", "TERMINAL", "max_file_bytes", "BatchClient", "BatchError",
+           "BatchResults", "BatchStatus", "RetryPolicy", "parse_results", "request_line"]
 
 BATCH_URL = "/v1/chat/completions"
 MAX_FILE_BYTES = 200 * 1024 * 1024  # OpenAI's limit for a batch file; the default cap on downloads
@@ -51,11 +67,39 @@ TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
 
 class BatchError(EndpointError):
     """A batch call that failed (one line, redacted by :class:`RequestFailed`'s rules); the run keeps its samples.
-    ``status``: the HTTP status when the provider answered with an error."""
+    ``status``: the HTTP status when the provider answered with an error; ``retryable``: a 408, 429, 5xx or a
+    connection failure (:class:`RetryPolicy`); ``retry_after``: the provider's ``Retry-After`` in seconds."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, *, retryable: bool = False,
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+def _sleep(seconds: float) -> Awaitable[None]:
+    return asyncio.sleep(seconds)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a control call is retried (module docstring): waits ``first_s``, 2·``first_s``, … up to ``max_s`` (or the
+    provider's ``Retry-After``), while the call's elapsed time plus the next wait stays within ``deadline_s``.
+    ``clock`` (seconds, monotonic) and ``sleep`` are injectable: the batch poll loop uses them too."""
+
+    deadline_s: float = 600.0
+    first_s: float = 1.0
+    max_s: float = 60.0
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], Awaitable[None]] = _sleep
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
+def _retryable(status: int) -> bool:
+    return status in (408, 429) or status >= 500
 
 
 @dataclass(frozen=True)
@@ -166,10 +210,12 @@ class BatchClient:
     manager; every call raises :class:`BatchError` (one line) on a failure."""
 
     def __init__(self, endpoint: EndpointConfig, *, max_file_bytes: int = MAX_FILE_BYTES,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, retry: RetryPolicy | None = None) -> None:
         self.endpoint = endpoint
         self.base = endpoint.base_url.rstrip("/")
         self.max_file_bytes = max_file_bytes
+        self.retry = retry if retry is not None else DEFAULT_RETRY
+        self.retries = 0  # failed attempts retried over the client's life
         self._client = httpx.AsyncClient(transport=transport, trust_env=False, verify=tls_context(),
                                          timeout=endpoint.timeout_s)
 
@@ -179,18 +225,44 @@ class BatchClient:
     async def __aexit__(self, *exc: object) -> None:
         await self._client.aclose()
 
-    async def _json(self, method: str, path: str, what: str, **kwargs: Any) -> Any:
+    async def _retrying(self, what: str, attempt: Callable[[int], Awaitable[Any]]) -> Any:
+        """``attempt(n)`` (n = 0, 1, …) until it succeeds, raises a non-retryable :class:`BatchError`, or the policy's
+        deadline for the call would be passed (then the last error, saying how long it was retried)."""
+        policy = self.retry
+        start = policy.clock()
+        delay = policy.first_s
+        n = 0
+        while True:
+            try:
+                return await attempt(n)
+            except BatchError as exc:
+                if not exc.retryable:
+                    raise
+                wait = exc.retry_after if exc.retry_after is not None else delay
+                elapsed = policy.clock() - start
+                if elapsed + wait > policy.deadline_s:
+                    raise BatchError(f"{exc} (after {n + 1} attempts in {elapsed:.0f} s)", exc.status) from None
+                await policy.sleep(wait)
+                delay = min(delay * 2, policy.max_s)
+                self.retries += 1
+                n += 1
+
+    async def _json_once(self, method: str, path: str, what: str, **kwargs: Any) -> Any:
         try:
             response = await self._client.request(method, self.base + path, headers=self.endpoint.headers(), **kwargs)
         except httpx.HTTPError as exc:
-            raise BatchError(f"{what}: {type(exc).__name__}") from None
+            raise BatchError(f"{what}: {type(exc).__name__}", retryable=True) from None
         if response.status_code >= 300:
             failed = _failed(self.endpoint, response)
-            raise BatchError(f"{what}: {failed}", response.status_code)
+            raise BatchError(f"{what}: {failed}", response.status_code, retryable=_retryable(response.status_code),
+                             retry_after=parse_retry_after(response.headers.get("retry-after")))
         try:
             return response.json()
         except ValueError:
             raise BatchError(f"{what}: the answer is not JSON") from None
+
+    async def _json(self, method: str, path: str, what: str, **kwargs: Any) -> Any:
+        return await self._retrying(what, lambda _n: self._json_once(method, path, what, **kwargs))
 
     async def upload(self, data: bytes, filename: str = "relgate-batch.jsonl") -> str:
         """``POST /files`` (purpose ``batch``); the file id."""
@@ -204,10 +276,19 @@ class BatchClient:
         return file_id
 
     async def create(self, input_file_id: str, metadata: Mapping[str, str] | None = None) -> BatchStatus:
+        """``POST /batches``; a retry first looks for a batch the lost answer may have created (module docstring)."""
         body: dict[str, Any] = {"input_file_id": input_file_id, "endpoint": BATCH_URL, "completion_window": "24h"}
         if metadata:
             body["metadata"] = dict(metadata)
-        return BatchStatus.from_json(await self._json("POST", "/batches", "creating the batch", json=body))
+
+        async def attempt(n: int) -> BatchStatus:
+            if n:
+                found = await self._find_once(input_file_id)
+                if found is not None:
+                    return found
+            return BatchStatus.from_json(await self._json_once("POST", "/batches", "creating the batch", json=body))
+
+        return await self._retrying("creating the batch", attempt)
 
     async def status(self, batch_id: str) -> BatchStatus:
         return BatchStatus.from_json(await self._json("GET", f"/batches/{batch_id}", "polling the batch"))
@@ -216,10 +297,13 @@ class BatchClient:
         """The batch created from ``input_file_id``, if the endpoint has one: ``GET /batches`` (newest first, 100 a
         page, at most ``pages`` pages). How a run killed while its create request was on the wire finds the batch
         the endpoint may have created (batch_rounds.py), instead of creating a second one."""
+        return await self._retrying("listing the batches", lambda _n: self._find_once(input_file_id, pages))
+
+    async def _find_once(self, input_file_id: str, pages: int = 10) -> BatchStatus | None:
         after: str | None = None
         for _ in range(pages):
             params = {"limit": "100", **({"after": after} if after else {})}
-            answer = await self._json("GET", "/batches", "listing the batches", params=params)
+            answer = await self._json_once("GET", "/batches", "listing the batches", params=params)
             data = answer.get("data") if isinstance(answer, dict) else None
             if not isinstance(data, list):
                 raise BatchError("listing the batches: the answer has no list")
@@ -237,7 +321,11 @@ class BatchClient:
         return BatchStatus.from_json(await self._json("POST", f"/batches/{batch_id}/cancel", "cancelling the batch"))
 
     async def download(self, file_id: str) -> bytes:
-        """``GET /files/{id}/content``, at most ``max_file_bytes`` (else :class:`BatchError`)."""
+        """``GET /files/{id}/content``, at most ``max_file_bytes`` (else :class:`BatchError`), retried as every
+        control call."""
+        return await self._retrying(f"downloading {file_id}", lambda _n: self._download_once(file_id))
+
+    async def _download_once(self, file_id: str) -> bytes:
         try:
             status, data = await get_bounded(self._client, f"{self.base}/files/{file_id}/content",
                                              self.endpoint.headers(), self.endpoint.timeout_s, self.max_file_bytes)
@@ -245,9 +333,9 @@ class BatchClient:
             raise BatchError(f"the batch file {file_id} is over the {self.max_file_bytes:,}-byte cap; it stays with "
                              f"the provider (rerun with {MAX_MB_ENV} set higher to read it)") from None
         except httpx.HTTPError as exc:
-            raise BatchError(f"downloading {file_id}: {type(exc).__name__}") from None
+            raise BatchError(f"downloading {file_id}: {type(exc).__name__}", retryable=True) from None
         if status >= 300:
-            raise BatchError(f"downloading {file_id}: HTTP {status}")
+            raise BatchError(f"downloading {file_id}: HTTP {status}", status, retryable=_retryable(status))
         return data
 
 
