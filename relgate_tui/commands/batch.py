@@ -32,6 +32,8 @@ def register(subparsers: Any) -> None:
     w.add_argument("--config", required=True, metavar="RUN.toml", help="the run config (as relgate certify --config)")
     w.add_argument("--out", required=True, metavar="PATH", help="the requests file to write")
     w.add_argument("--run-dir", metavar="DIR", help="directory holding runs (default: the config's, else the data dir's)")
+    w.add_argument("--retry-failed", action="store_true",
+                   help="ask again the items a round recorded as failed for good (a 4xx line, attempts used up)")
     r = sub.add_parser("read", help="read a round's results into the run", description="Store a round's results "
                        "(output and error JSONL of vllm run-batch or a Batch API) in the run.")
     r.add_argument("run", metavar="RUN", help="run id (or unique prefix) or run directory")
@@ -95,7 +97,7 @@ def _write(args: argparse.Namespace) -> int:
         try:
             prepared.store.lock()
             sampler = make_batch_sampler(prepared, cache)
-            round_no, lines, open_items = sampler.offline_requests(sampling_job(prepared))
+            round_no, lines, open_items = sampler.offline_requests(sampling_job(prepared), args.retry_failed)
             prepared.store.sync_samples()
         finally:
             cache.close()
@@ -114,7 +116,7 @@ def _write(args: argparse.Namespace) -> int:
 
 
 def _read(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.certification.batch_rounds import make_batch_sampler
+    from relgate_tui.engine.certification.batch_rounds import BatchProgress, make_batch_sampler
     from relgate_tui.engine.certification.certify import open_prepared
     from relgate_tui.engine.certification.pipeline import open_cache, sampling_job
     from relgate_tui.engine.runs.files import read_run_file
@@ -144,18 +146,33 @@ def _read(args: argparse.Namespace) -> int:
             cache.close()
         stored = sum(isinstance(e, SampleDone) for e in events)
         failed = [e for e in events if isinstance(e, SampleFailed)]
+        final = sum(e.final for e in failed)
         t = sampler.totals
-        _say(f"run {prepared.store.run_id} round {round_no}: {counted(t.made, 'answer')} read, "
-             f"{counted(stored, 'sample')} stored, "
-             f"{counted(t.failed, 'failed or unreadable line')} (asked again next round)")
+        run_id = prepared.store.run_id
+        if not t.made and not failed:
+            _say(f"run {run_id}: nothing in {'these files' if len(files) > 1 else 'this file'} answers the "
+                 f"requests of its round {round_no + 1} ({counted(t.failed, 'line')} refused or unreadable); no "
+                 "round is counted")
+        else:
+            _say(f"run {run_id} round {round_no}: {counted(t.made, 'answer')} read, "
+                 f"{counted(stored, 'sample')} stored, {counted(t.failed, 'failed or unreadable line')}"
+                 + (f" ({counted(final, 'item')} failed for good, recorded)" if final else "")
+                 + (" — the rest asked again next round" if t.failed > final else ""))
         for event in failed[:3]:
             _say(f"  item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}")
+        for note in [e.text for e in events if isinstance(e, BatchProgress)][:1]:
+            _say(f"  {note}")
         if open_items:
             _say(f"{counted(open_items, 'item')} still open: "
                  "`relgate batch write --config RUN.toml --out requests.jsonl` "
                  "writes the next round")
             return EXIT_MORE_ROUNDS
-        _say("complete: `relgate certify --config RUN.toml` writes the results without a call")
+        failures = sampler.recorded_failures
+        if failures:
+            _say(f"{counted(len(failures), 'item')} failed for good (first: {next(iter(failures.values()))}); "
+                 "`relgate batch write --retry-failed …` asks them again")
+        _say("complete: every request is answered or recorded as failed; `relgate certify --config RUN.toml` writes "
+             "the results without a call")
         return 0
     finally:
         prepared.close()

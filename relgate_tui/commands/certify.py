@@ -67,6 +67,10 @@ def register(sub: Any) -> None:
     c.add_argument("--batch", action="store_true", help="sample through the endpoint's Batch API in rounds (issue 32)")
     c.add_argument("--batch-price", type=price_factor, default=0.5, metavar="FACTOR",
                    help="batch price as a fraction of the direct price (default 0.5)")
+    c.add_argument("--batch-max-mb", type=float, default=190.0, metavar="MB",
+                   help="largest batch request file, in MiB (default 190; a round over it is several batches)")
+    c.add_argument("--batch-deadline", type=float, default=25.0, metavar="HOURS",
+                   help="stop when a batch has run this long, its id kept for a rerun (default 25: the 24 h window + 1)")
     j = c.add_argument_group("pairwise judge (optional): a second ranking of each item's answers by an LLM judge")
     j.add_argument("--pairwise-judge-endpoint", metavar="URL", help="the judge's OpenAI-compatible base URL")
     j.add_argument("--pairwise-judge-model", metavar="NAME", help="the judge model")
@@ -184,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
         verification=args.verification,
         audit_fraction=args.audit_fraction,
         batch=args.batch_price if args.batch else None,
+        batch_max_mb=args.batch_max_mb,
+        batch_deadline_h=args.batch_deadline,
     ).validate()
     from relgate_tui.engine.certification.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
 

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,112 @@ def test_a_download_refused_with_429_until_allowed_keeps_the_batch_and_the_rerun
         assert code == 0, err
         assert [r.id for r in server.batches.records] == [stored]
         assert doc is not None and doc["sampling_complete"] and doc["calls"]["made"] == 48
+
+
+def test_every_control_call_is_retried_honouring_retry_after_and_a_lost_create_is_found(
+        incli: InProcessCli, tmp_path: Path, clock: VirtualClock) -> None:
+    """429/500/503 on upload, create, retrieve and download, and a create the server performed but answered 500:
+    the run finishes with one batch; the waits follow the backoff and the server's Retry-After (7 s)."""
+    faults = BatchFaults(control={"upload": [500, 429], "create": [429], "retrieve": [500, 503], "download": [500]},
+                         retry_after="7", create_then_fail=1)
+    with FaultyBatchServer(faults) as server:
+        code, err, doc = _certify(incli, tmp_path / "home", server)
+        assert code == 0, err
+        assert sum(server.injected.values()) == 7
+        assert len(server.batches.records) == 1  # the lost create was found by its input file, not made again
+        assert server.calls["list"] >= 2 and server.calls["upload"] == 3
+        assert clock.slept[:6] == [1.0, 7.0, 7.0, 2.0, 1.0, 7.0]  # backoff, and the 429/503s' Retry-After (7 s)
+        assert doc is not None and doc["sampling_complete"] and doc["calls"]["made"] == 48
+
+
+def _first_download_only(rewrite: Callable[[list[dict]], list[dict]]) -> Callable[[list[dict]], list[dict]]:
+    done = []
+
+    def once(lines: list[dict]) -> list[dict]:
+        if done:
+            return lines
+        done.append(True)
+        return rewrite(lines)
+
+    return once
+
+
+def _with_id(line: dict, custom_id: str, text: str | None = None) -> dict:
+    copy = json.loads(json.dumps(line))
+    copy["custom_id"] = custom_id
+    if text is not None:
+        copy["response"]["body"]["choices"][0]["message"]["content"] = text
+    return copy
+
+
+def test_foreign_unrequested_and_conflicting_lines_are_refused_and_counted(incli: InProcessCli,
+                                                                         tmp_path: Path) -> None:
+    """An output file with a line of another run, an answer to an index never asked and a second, different answer
+    to one request: all three refused and counted with their reasons; the conflicting request is asked again; no
+    refused text reaches the run."""
+    def hostile(lines: list[dict]) -> list[dict]:
+        run, _, rest = lines[0]["custom_id"].partition("/")
+        item = rest.rpartition("/")[0]
+        return [*lines, _with_id(lines[0], f"another-run/{rest}"),
+                _with_id(lines[1], f"{run}/{item}/99", "UNREQUESTED 12345"),
+                _with_id(lines[2], lines[2]["custom_id"], "CONFLICTING 67890")]
+
+    with FaultyBatchServer(BatchFaults(rewrite=_first_download_only(hostile))) as server:
+        home = tmp_path / "home"
+        code, err, doc = _certify(incli, home, server)
+        assert code == 0, err
+        assert doc is not None and doc["sampling_complete"]
+        calls = doc["calls"]
+        assert calls["failed"] == 3 and calls["made"] == 48 and calls["batched"] == 49, calls
+        assert set(calls["failure_reasons"]) == {"refused: a line of another run",
+                                                 "refused: a sample index this round did not ask for",
+                                                 "refused: conflicting answers to one request"}, calls
+        assert [len(r.custom_ids) for r in server.batches.records] == [48, 1]
+        samples = next(home.glob("runs/*/samples.jsonl")).read_text()
+        assert "UNREQUESTED" not in samples and "CONFLICTING" not in samples
+
+
+@pytest.mark.parametrize("output", ["another run's", "empty"])
+def test_a_round_with_no_usable_answer_stops_after_one_retry_round(incli: InProcessCli, tmp_path: Path,
+                                                                   output: str) -> None:
+    """Every output line names another run (or the output is empty): round 1 and its one retry round, then one clear
+    line — never ten batches of the same requests."""
+    def useless(lines: list[dict]) -> list[dict]:
+        return [] if output == "empty" else [_with_id(x, "another-run/" + x["custom_id"].partition("/")[2])
+                                             for x in lines]
+
+    with FaultyBatchServer(BatchFaults(rewrite=useless)) as server:
+        code, err, _ = _certify(incli, tmp_path / "home", server)
+        assert code == 2 and "gave no usable answer" in err, err
+        reason = "a line of another run" if output != "empty" else "no line of the batch results answers it"
+        assert reason in err and len(err.strip().splitlines()) == 1, err
+        assert len(server.batches.records) == 2
+
+
+def test_a_batch_that_never_completes_stops_at_the_deadline_with_its_id_kept(
+        incli: InProcessCli, tmp_path: Path, clock: VirtualClock) -> None:
+    with DemoServer(batches=BatchKnobs(hold=True)) as server:
+        home = tmp_path / "home"
+        code, err, _ = _certify(incli, home, server, "--batch-deadline", "0.01")  # 36 s on the virtual clock
+        stored = _stored_batch(home)
+        assert code == 2 and "--batch-deadline" in err and f"keeps batch {stored}" in err, err
+        assert 36 <= clock.now <= 36 + 10
+        server.batches.release()
+        code, err, doc = _certify(incli, home, server)
+        assert code == 0 and doc is not None and doc["sampling_complete"], err
+        assert [r.id for r in server.batches.records] == [stored]
+
+
+def test_a_round_over_the_byte_limit_is_several_batches(incli: InProcessCli, tmp_path: Path) -> None:
+    """--batch-max-mb splits a round's requests by bytes (the download cap, RELGATE_BATCH_MAX_MB, is another limit)."""
+    import httpx
+
+    limit = int(0.005 * 1024 * 1024)
+    with DemoServer() as server:
+        code, err, doc = _certify(incli, tmp_path / "home", server, "--batch-max-mb", "0.005")
+        assert code == 0 and doc is not None and doc["calls"]["made"] == 48, err
+        records = server.batches.records
+        assert len(records) >= 3 and sum(len(r.custom_ids) for r in records) == 48
+        sizes = [httpx.get(f"{server.base_url}/files/{r.input_file_id}", trust_env=False).json()["bytes"]
+                 for r in records]
+        assert max(sizes) <= limit and sum(sizes) > 2 * limit, sizes

@@ -70,3 +70,80 @@ def test_batch_write_refuses_to_write_over_its_own_config(incli, tmp_path) -> No
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert config.read_bytes() == before
+
+
+CONTEXT = ("This model's maximum context length is 2048 tokens. However, you requested 3012 tokens (2500 in the "
+           "messages, 512 in the completion). Please reduce the length of the messages or completion.")
+
+
+def test_an_item_vllm_always_rejects_ends_recorded_as_failed_and_certify_makes_no_call(incli: InProcessCli,
+                                                                                      tmp_path: Path) -> None:
+    """vLLM rejects one item's every request (400, over the context length: no body, the reason in ``error``). Its
+    failure is recorded in the run with vLLM's reason; `batch read` says complete only once every request is answered
+    or recorded as failed; `batch write` then asks nothing; `certify --config` makes no call, counts the offline
+    rounds, requests and failures, and exits 3 (the failed item leaves the run undecided)."""
+    from relgate_tui.engine.certification.batch_rounds import parse_custom_id
+
+    with DemoServer() as server:
+        home = tmp_path / "home"
+        home.mkdir()
+        config = home / "run.toml"
+        config.write_text(f'task = "gsm8k"\nlimit = 8\nendpoint = "{server.base_url}"\nmodel = "sim-mid"\n'
+                          'k-max = 6\nstopping = "none"\n')
+        requests, results = home / "requests.jsonl", home / "results.jsonl"
+        victim: str | None = None
+        asked = 0
+        for _ in range(1, 12):
+            wrote = incli(home, "batch", "write", "--config", str(config), "--out", str(requests))
+            assert wrote.returncode == 0, wrote.stderr
+            if "no request left" in wrote.stderr:
+                break
+            lines = [json.loads(x) for x in requests.read_text().splitlines()]
+            asked += len(lines)
+            run_id = (parse_custom_id(lines[0]["custom_id"]) or ("", "", 0))[0]
+            victim = victim or (parse_custom_id(lines[0]["custom_id"]) or ("", "", 0))[1]
+            assert not any((parse_custom_id(x["custom_id"]) or ("", "", 0))[1] == victim for x in lines[1:]) or \
+                asked == len(lines), "the rejected item was asked again after its failure was recorded"
+            run_batch(requests, results, server.base_url,
+                      reject=lambda line: CONTEXT if f"/{victim}/" in line["custom_id"] else None)
+            read = incli(home, "batch", "read", run_id, str(results))
+            assert read.returncode in (0, 3), read.stderr
+            assert "maximum context length is 2048 tokens" in read.stderr or read.returncode == 0, read.stderr
+        assert "complete" in read.stderr and read.returncode == 0, read.stderr
+        assert "1 item failed for good" in read.stderr and "maximum context length" in read.stderr, read.stderr
+        chats = len(server.chat_requests)
+
+        final = incli(home, "certify", "--config", str(config), "--json", str(home / "r.json"), "--quiet")
+        assert final.returncode == 3, final.stderr
+        assert len(server.chat_requests) == chats  # no call: every request was answered or recorded as failed
+        doc = json.loads((home / "r.json").read_text())
+        calls = doc["calls"]
+        assert calls["made"] == 0 and calls["failed"] >= 1, calls
+        assert calls["batch_rounds"] >= 1 and calls["batched"] == asked, calls
+        assert any("maximum context length" in reason for reason in calls["failure_reasons"]), calls
+        assert not doc["sampling_complete"]
+
+
+def test_a_read_that_stores_nothing_burns_no_round(incli: InProcessCli, tmp_path: Path) -> None:
+    """Results of another run, replayed or garbage store nothing: each read says so and counts no round (after ten
+    such reads the run still asks its round 1, not its last)."""
+    with DemoServer() as server:
+        home = tmp_path / "home"
+        home.mkdir()
+        config = home / "run.toml"
+        config.write_text(f'task = "gsm8k"\nlimit = 4\nendpoint = "{server.base_url}"\nmodel = "sim-mid"\n')
+        requests, results, garbage = home / "requests.jsonl", home / "results.jsonl", home / "garbage.jsonl"
+        wrote = incli(home, "batch", "write", "--config", str(config), "--out", str(requests))
+        found = re.search(r"run (\S+) round 1: (\d+) requests", wrote.stderr)
+        assert found, wrote.stderr
+        run_id = found.group(1)
+        run_batch(requests, results, server.base_url)
+        other = results.read_text().replace(f'"{run_id}/', '"someone-else/')
+        garbage.write_text(other + "not json\n")
+        for _ in range(10):
+            read = incli(home, "batch", "read", run_id, str(garbage))
+            assert read.returncode == 3 and "no round is counted" in read.stderr, read.stderr
+        again = incli(home, "batch", "write", "--config", str(config), "--out", str(requests))
+        assert f"run {run_id} round 1: {found.group(2)} requests" in again.stderr, again.stderr
+        read = incli(home, "batch", "read", run_id, str(results))
+        assert f"run {run_id} round 1:" in read.stderr and read.returncode in (0, 3), read.stderr

@@ -11,19 +11,31 @@ from __future__ import annotations
 import argparse
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
 
-def run_batch(requests: Path, results: Path, base_url: str) -> int:
-    """Answer every line of ``requests`` into ``results``; the number of lines written."""
+def run_batch(requests: Path, results: Path, base_url: str,
+              reject: Callable[[dict], str | None] | None = None) -> int:
+    """Answer every line of ``requests`` into ``results``; the number of lines written. ``reject(line)``: a reason
+    to reject the request as vLLM does before running it (e.g. over the context length) — written as vLLM writes it:
+    status 400, no body, the reason in ``error`` as an ``ErrorResponse`` object."""
     out = []
     with httpx.Client(base_url=base_url.rstrip("/").removesuffix("/v1"), trust_env=False, timeout=30) as client:
         for raw in requests.read_text(encoding="utf-8").splitlines():
             if not raw.strip():
                 continue
             line = json.loads(raw)
+            reason = reject(line) if reject is not None else None
+            if reason is not None:
+                out.append(json.dumps({"id": f"vllm-{uuid.uuid4().hex}", "custom_id": line["custom_id"],
+                                       "response": {"status_code": 400,
+                                                    "request_id": f"vllm-batch-{uuid.uuid4().hex}", "body": None},
+                                       "error": {"object": "error", "message": reason, "type": "BadRequestError",
+                                                 "param": None, "code": 400}}))
+                continue
             response = client.post(line["url"], json=line["body"])
             out.append(json.dumps({"id": f"vllm-{uuid.uuid4().hex}", "custom_id": line["custom_id"],
                                    "response": {"status_code": response.status_code,

@@ -30,5 +30,6 @@ Public names, by module:
   ``paired_view`` → ``PairedView`` (``ItemChange``), the typed view the TUI reads.
 * :mod:`.assisted_section` — the results' ``judge_assisted`` block; :mod:`.run_config` — ``certify --config``'s
   TOML file.
-* :mod:`.batch_rounds` — sampling through a Batch API in rounds (issue 32).
+* :mod:`.batch_rounds` — sampling through a Batch API in rounds (issue 32); :mod:`.batch_plan` sizes and splits a
+  round, :mod:`.batch_state` is the run's batch state (batch ids in flight, requests asked, failures, offline calls).
 """

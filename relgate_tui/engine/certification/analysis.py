@@ -62,6 +62,7 @@ class CallCounts:
     failed: int = 0
     batch_rounds: int = 0  # issue 32: rounds sent through a Batch API (0 = direct calls)
     batched: int = 0  # requests submitted in batches
+    failure_reasons: tuple[tuple[str, int], ...] = ()  # issue 42: Batch API failed lines by reason, most first
 
 
 # ------------------------------------------------------------------------------------------------- splits and rngs

@@ -38,22 +38,29 @@ one :class:`~relgate_tui.engine.transport.batch.BatchError` line; the batch id s
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from relgate_tui.core.text import counted
+from relgate_tui.core.text import counted, one_line
 from relgate_tui.core.types import INVALID
+from relgate_tui.engine.certification.batch_plan import (
+    MAX_BATCH_LINES,
+    BatchProgress,
+    BatchSettings,
+    parse_custom_id,
+    request_files,
+    round_size,
+)
+from relgate_tui.engine.certification.batch_state import BatchState, Pending
 from relgate_tui.engine.records import StoredSample, canonical_prefix
 from relgate_tui.engine.transport.batch import (
-    MAX_FILE_BYTES,
     BatchClient,
     BatchError,
     BatchResults,
     BatchStatus,
-    RetryPolicy,
     max_file_bytes,
     parse_results,
     request_line,
@@ -79,92 +86,12 @@ from relgate_tui.engine.transport.sampler import (
 __all__ = ["BatchError", "BatchProgress", "BatchSettings", "BatchSampler", "make_batch_sampler", "round_size",
            "parse_custom_id"]
 
-MAX_BATCH_LINES = 50_000  # OpenAI's limit per batch; a larger round is several batches
+
+_NO_LINE = RequestFailed("empty", "no line of the batch results answers it")  # asked, and no line says anything
 
 
-@dataclass(frozen=True)
-class BatchProgress:
-    """A batch's state after a poll: round, id, status, and its request counts; ``eta_s`` when the provider gives
-    one."""
-
-    round: int
-    batch_id: str
-    status: str
-    total: int
-    completed: int
-    failed: int
-    eta_s: float | None = None
-    note: str | None = None  # a notable event of the round instead of counts (unreadable lines)
-
-    @property
-    def text(self) -> str:
-        if self.note:
-            return f"batch round {self.round} ({self.batch_id}): {self.note}"
-        eta = f", about {self.eta_s:.0f} s left" if self.eta_s is not None else ""
-        return (f"batch round {self.round} ({self.batch_id}): {self.status}, {self.completed}/{self.total} completed, "
-                f"{self.failed} failed{eta}")
-
-    @property
-    def line(self) -> str | None:
-        """The round as one progress line (the TUI's sampling screen): submitted / in progress / completed, the ETA;
-        None for a note."""
-        if self.note:
-            return None
-        running = max(0, self.total - self.completed - self.failed)
-        eta = f" · ETA {self.eta_s:.0f} s" if self.eta_s is not None else ""
-        return (f"batch round {self.round} {self.status}: submitted {self.total} · in progress {running} · completed "
-                f"{self.completed}" + (f" · failed {self.failed}" if self.failed else "") + eta)
-
-
-@dataclass(frozen=True)
-class BatchSettings:
-    """Round sizing (module docstring: ``k0`` None = the rule's own earliest stop, ``growth`` = g), the retry budget
-    (``max_attempts`` per sample, ``retry_rounds`` rounds after ``max_rounds`` for failed samples only), polling
-    (first after ``first_poll_s``, doubling up to ``poll_interval_s``; a batch still running after ``deadline_s``
-    — the 24 h completion window and an hour — stops the invocation, its id kept) and the download cap. Each control
-    call is retried by the client's :class:`~relgate_tui.engine.transport.batch.RetryPolicy`."""
-
-    k0: int | None = None
-    growth: float = 0.25
-    max_rounds: int = 8
-    retry_rounds: int = 2
-    max_attempts: int = 3
-    first_poll_s: float = 0.02
-    poll_interval_s: float = 10.0
-    deadline_s: float = 25 * 3600.0
-    max_file_bytes: int = MAX_FILE_BYTES
-    retry: RetryPolicy | None = None  # None: the client's default policy
-
-
-def round_size(rule: Any, counts: Sequence[int], n: int, k_max: int, round_no: int, settings: BatchSettings) -> int:
-    """Samples to ask for an unsettled item in round ``round_no`` (module docstring), 1 ≤ m ≤ K_max − n."""
-    room = k_max - n
-    if room <= 0:
-        return 0
-    if round_no >= settings.max_rounds:
-        return room
-    d = room
-    values = list(counts)
-    lead = max(range(len(values)), key=values.__getitem__) if values and max(values) > 0 else None
-    for j in range(1, room + 1):
-        trial = values + [j] if lead is None else [v + j if i == lead else v for i, v in enumerate(values)]
-        if rule.should_stop(trial, n + j):
-            d = j
-            break
-    if round_no <= 1:
-        m = max(settings.k0 or 1, d)
-    else:
-        m = max(d, math.ceil(settings.growth * n))
-    return max(1, min(room, m))
-
-
-def parse_custom_id(custom_id: str) -> tuple[str, str, int] | None:
-    """``(run id, item id, sample index)`` of ``<run>/<item>/<index>`` (item ids may hold ``/``), or None."""
-    run, sep, rest = custom_id.partition("/")
-    item, sep2, index = rest.rpartition("/")
-    if not sep or not sep2 or not index.isdigit() or len(index) > 9:
-        return None
-    return run, item, int(index)
+class _Barren(BatchError):
+    """Two rounds in a row without a usable answer: a rerun would do the same (no resume hint)."""
 
 
 @dataclass
@@ -182,12 +109,12 @@ class _Item:
 
 class BatchSampler:
     """Samples a :class:`SamplingJob` through the endpoint's Batch API in rounds (module docstring). ``persist``
-    stores samples in the run; ``state`` / ``save_state`` read and write the run's batch state."""
+    stores samples in the run; ``state`` / ``save_state`` read and write the run's :class:`BatchState`."""
 
     def __init__(self, endpoint: EndpointConfig, *, run_id: str, cache: Any = None,
                  persist: Callable[[list[StoredSample]], None] | None = None,
-                 state: Callable[[], dict[str, Any] | None] = lambda: None,
-                 save_state: Callable[[dict[str, Any]], None] = lambda _s: None,
+                 state: Callable[[], BatchState] = BatchState,
+                 save_state: Callable[[BatchState], None] = lambda _s: None,
                  settings: BatchSettings | None = None, transport: Any = None) -> None:
         self.endpoint = endpoint
         self.run_id = run_id
@@ -197,8 +124,10 @@ class BatchSampler:
         self._save_state = save_state
         self.settings = settings or BatchSettings()
         self.totals = SamplingTotals()
+        self.reasons: Counter[str] = Counter()  # failed and refused lines by reason (this invocation)
         self._transport = transport
         self._spare: dict[str, Completion] = {}  # answers by fingerprint when there is no cache
+        self._failed: dict[str, str] = {}  # items failed for good, with the reason (persisted)
 
     # the pipeline's pause/resume reach a sampler; a submitted batch cannot be paused
     def pause(self) -> None:
@@ -211,16 +140,27 @@ class BatchSampler:
     def paused(self) -> bool:
         return False
 
+    @property
+    def recorded_failures(self) -> dict[str, str]:
+        """Items failed for good, by id, with the reason (in the run's batch state)."""
+        return dict(self._failed)
+
+    def _put(self, **changes: Any) -> None:
+        """Write the run's batch state with ``changes`` (and the items failed so far)."""
+        self._save_state(self._state().with_(failed=dict(self._failed), **changes))
+
     def _items(self, job: SamplingJob) -> dict[str, _Item]:
-        """Each item's state from the samples the run already holds (counted as cached)."""
+        """Each item's state from the samples the run already holds (counted as cached) and its recorded failure."""
         items: dict[str, _Item] = {}
+        self._failed = dict(self._state().failed)
         for item in job.items:
             stored = job.existing.get(item.id, ())
             canonicals = canonical_prefix(stored)
             messages = item_messages(item)
-            items[item.id] = _Item(item, messages, fingerprinter(self.endpoint, messages), canonicals,
-                                   class_counts(canonicals), len(canonicals),
-                                   stopped=_used(job, canonicals) < len(canonicals) or _stops(job, canonicals))
+            it = items[item.id] = _Item(item, messages, fingerprinter(self.endpoint, messages), canonicals,
+                                        class_counts(canonicals), len(canonicals),
+                                        stopped=_used(job, canonicals) < len(canonicals) or _stops(job, canonicals))
+            it.failed = item.id in self._failed and not self._settled(job, it)
             self.totals.cached += len(canonicals)
             self.totals.items += 1
         return items
@@ -231,103 +171,146 @@ class BatchSampler:
         try:
             async for event in self._rounds(job):
                 yield event
+        except _Barren:
+            raise
         except BatchError as exc:
             raise BatchError(f"{exc}; {self._resume_hint()}", exc.status) from None
 
     def _resume_hint(self) -> str:
-        pending = (self._state() or {}).get("pending")
-        ids = [str(b) for b in pending.get("batches", ())] if isinstance(pending, dict) else []
-        if isinstance(pending, dict) and isinstance(pending.get("creating"), str):
-            ids.append(f"the one created from {pending['creating']}")
-        if ids:
-            return (f"the run keeps batch {', '.join(ids)}: rerun the same command to collect it (nothing is "
-                    "submitted twice)")
-        return "no batch of this run is in flight: rerun the same command to continue"
+        pending = self._state().pending
+        if pending is None:
+            return "no batch of this run is in flight: rerun the same command to continue"
+        ids = list(pending.batches) + ([f"the one created from {pending.creating}"] if pending.creating else [])
+        return f"the run keeps batch {', '.join(ids)}: rerun the same command to collect it (nothing is submitted twice)"
 
     async def _rounds(self, job: SamplingJob) -> AsyncIterator[Any]:
         items = self._items(job)
-        state = self._state() or {}
-        rounds = int(state.get("rounds", 0)) if isinstance(state.get("rounds"), int) else 0
+        state = self._state()
+        rounds = state.rounds
         async with BatchClient(self.endpoint, max_file_bytes=self.settings.max_file_bytes,
                                transport=self._transport, retry=self.settings.retry) as client:
-            pending = state.get("pending")
-            if isinstance(pending, dict) and isinstance(pending.get("batches"), list):
-                round_no = int(pending.get("round", rounds + 1))
+            if state.pending is not None:
+                round_no = state.pending.round or rounds + 1
                 self.totals.batch_rounds += 1
-                resumed = [str(b) for b in pending["batches"]]
-                creating = pending.get("creating")
-                if isinstance(creating, str):  # killed while creating a batch of this uploaded file: did it exist?
-                    found = await client.find(creating)
+                resumed = list(state.pending.batches)
+                if state.pending.creating is not None:  # killed while creating a batch of this file: did it exist?
+                    found = await client.find(state.pending.creating)
                     resumed.append(found.id if found is not None else (await client.create(
-                        creating, {"relgate_run": self.run_id, "round": str(round_no)})).id)
-                    self._save_state({"rounds": rounds, "pending": {"round": round_no, "batches": resumed}})
-                async for event in self._collect(client, job, items, round_no, resumed):
+                        state.pending.creating, self._metadata(round_no))).id)
+                    self._put(pending=Pending(round_no, tuple(resumed)))
+                async for event in self._collect(client, job, items, round_no, resumed, state.asked):
                     yield event
                 rounds = round_no
-                self._save_state({"rounds": rounds, "pending": None})
+                self._put(rounds=rounds, pending=None, asked={})
+            barren = 0
             while True:
                 round_no = rounds + 1
                 lines: list[bytes] = []
-                for event in self._plan(job, items, round_no, lines):
+                asked: dict[str, tuple[int, int]] = {}
+                for event in self._plan(job, items, round_no, lines, asked):
                     yield event
                 if not lines:
                     break
                 if round_no > self.settings.max_rounds + self.settings.retry_rounds:
-                    for it in items.values():
-                        if not self._settled(job, it):
-                            it.failed = True
+                    self._give_up(job, items)
                     break
+                self._put(asked=asked)
                 batch_ids: list[str] = []
-                for start in range(0, len(lines), MAX_BATCH_LINES):
-                    chunk = b"".join(lines[start:start + MAX_BATCH_LINES])
+                for chunk in request_files(lines, MAX_BATCH_LINES, self.settings.max_request_bytes):
                     file_id = await client.upload(chunk, f"relgate-{self.run_id}-round{round_no}.jsonl")
                     # stored before the create request: a run killed while it is on the wire looks the batch up
-                    self._save_state({"rounds": rounds, "pending": {"round": round_no, "batches": batch_ids,
-                                                                     "creating": file_id}})
-                    created = await client.create(file_id, {"relgate_run": self.run_id, "round": str(round_no)})
+                    self._put(pending=Pending(round_no, tuple(batch_ids), file_id))
+                    created = await client.create(file_id, self._metadata(round_no))
                     batch_ids.append(created.id)
                     # stored before the batch is polled: a killed run polls this batch again, never pays twice
-                    self._save_state({"rounds": rounds, "pending": {"round": round_no, "batches": batch_ids}})
+                    self._put(pending=Pending(round_no, tuple(batch_ids)))
                 self.totals.batched += len(lines)
                 self.totals.batch_rounds += 1
-                async for event in self._collect(client, job, items, round_no, batch_ids):
+                made = self.totals.made
+                async for event in self._collect(client, job, items, round_no, batch_ids, asked):
                     yield event
                 rounds = round_no
-                self._save_state({"rounds": rounds, "pending": None})
+                self._put(rounds=rounds, pending=None, asked={})
+                barren = barren + 1 if self.totals.made == made else 0
+                if barren >= 2:  # no usable answer in a round and in its retry: stop, never pay for it ten times
+                    first = self.reasons.most_common(1)
+                    raise _Barren(f"rounds {round_no - 1} and {round_no} gave no usable answer"
+                                     + (f" (first reason: {first[0][0]})" if first else "")
+                                     + ": the endpoint's batch output does not answer this run's requests (custom_id "
+                                  f"{self.run_id}/<item>/<index>); the run stops")
+        for event in self._item_events(job, items):
+            yield event
+
+    def _metadata(self, round_no: int) -> dict[str, str]:
+        return {"relgate_run": self.run_id, "round": str(round_no)}
+
+    def _give_up(self, job: SamplingJob, items: dict[str, _Item]) -> None:
+        rounds = self.settings.max_rounds + self.settings.retry_rounds
+        for it in items.values():
+            if not self._settled(job, it) and not it.failed:
+                self._fail(it, f"not sampled to its stop within {rounds} rounds")
+        self._put()
+
+    def _fail(self, it: _Item, reason: str) -> None:
+        it.failed = True
+        self._failed[it.item.id] = reason
+
+    def _item_events(self, job: SamplingJob, items: dict[str, _Item]) -> list[ItemDone]:
+        events = []
         for it in items.values():
             used = _used(job, it.canonicals)
             stopped = used < job.k_max and it.stopped
             self.totals.samples_used += used
             self.totals.items_stopped_early += stopped
             self.totals.items_failed += it.failed
-            yield ItemDone(it.item.id, used, stopped, class_counts(it.canonicals[:used]), it.failed, it.resumed)
+            events.append(ItemDone(it.item.id, used, stopped, class_counts(it.canonicals[:used]), it.failed,
+                                   it.resumed))
+        return events
 
     # -- offline rounds (relgate batch write / read) ----------------------------------------------------------------
-    def offline_requests(self, job: SamplingJob) -> tuple[int, list[bytes], int]:
+    def offline_requests(self, job: SamplingJob, retry_failed: bool = False) -> tuple[int, list[bytes], int]:
         """``(round, request lines, open items)`` of the run's next round, for a file run elsewhere (``vllm
-        run-batch``); answers the cache already holds are stored first. Nothing is submitted."""
+        run-batch``); answers the cache already holds are stored first; the round's asked indices are recorded
+        (``retry_failed``: items recorded as failed are asked again). Nothing is submitted."""
+        if retry_failed:
+            self._check_offline()
+            self._save_state(self._state().with_(failed={}))
         items = self._items(job)
-        rounds = self._offline_rounds()
+        rounds = self._check_offline().rounds
         lines: list[bytes] = []
-        self._plan(job, items, rounds + 1, lines)
-        return rounds + 1, lines, sum(not self._settled(job, it) and not it.failed for it in items.values())
+        asked: dict[str, tuple[int, int]] = {}
+        self._plan(job, items, rounds + 1, lines, asked)
+        self._put(asked=asked)
+        return rounds + 1, lines, self._open(job, items)
 
     def offline_results(self, job: SamplingJob, files: Sequence[bytes]) -> tuple[int, list[Any], int]:
         """Read a round's results file(s) (``vllm run-batch`` / Batch API output and error JSONL) into the run:
-        ``(round, events, items still open)``."""
+        ``(round, events, items still open)``. A read that stores nothing (every line refused or unreadable) counts no
+        round; a request the round asked with no line in the files is a counted failure."""
         items = self._items(job)
-        round_no = self._offline_rounds() + 1
+        state = self._check_offline()
+        round_no = state.rounds + 1
         results = parse_results(files, self.endpoint)
-        events = self._ingest(job, items, round_no, results, "offline")
-        self._save_state({"rounds": round_no, "pending": None})
-        return round_no, events, sum(not self._settled(job, it) and not it.failed for it in items.values())
+        events = self._ingest(job, items, round_no, results, "offline", state.asked, online=False)
+        accepted = self.totals.made + sum(isinstance(e, SampleFailed) for e in events)
+        if accepted:
+            offline = self._state().offline.add(rounds=1, batched=sum(hi - lo for lo, hi in state.asked.values()),
+                                                made=self.totals.made, failed=self.totals.failed,
+                                                reasons=self.reasons)
+            self._put(rounds=round_no, pending=None, asked={}, offline=offline)
+        else:
+            self._put()
+        return round_no if accepted else state.rounds, events, self._open(job, items)
 
-    def _offline_rounds(self) -> int:
-        state = self._state() or {}
-        if state.get("pending"):
+    def _open(self, job: SamplingJob, items: dict[str, _Item]) -> int:
+        return sum(not self._settled(job, it) and not it.failed for it in items.values())
+
+    def _check_offline(self) -> BatchState:
+        state = self._state()
+        if state.pending is not None:
             raise BatchError("a batch of this run is in flight with the provider: finish it with `relgate certify "
                              "--batch` first")
-        return int(state["rounds"]) if isinstance(state.get("rounds"), int) else 0
+        return state
 
     # -- a round ----------------------------------------------------------------------------------------------
     @staticmethod
@@ -339,9 +322,10 @@ class BatchSampler:
             return self._spare[fingerprint]
         return self.cache.get(fingerprint) if self.cache is not None else None
 
-    def _plan(self, job: SamplingJob, items: dict[str, _Item], round_no: int, lines: list[bytes]) -> list[Any]:
-        """The request lines of round ``round_no`` (appended to ``lines``); samples the cache already holds are stored
-        first (their events are returned)."""
+    def _plan(self, job: SamplingJob, items: dict[str, _Item], round_no: int, lines: list[bytes],
+              asked: dict[str, tuple[int, int]]) -> list[Any]:
+        """The request lines of round ``round_no`` (appended to ``lines``, their indices to ``asked``); samples the
+        cache already holds are stored first (their events are returned)."""
         events: list[Any] = []
         for it in items.values():
             if it.failed:
@@ -351,6 +335,7 @@ class BatchSampler:
                 continue
             n = len(it.canonicals)
             m = round_size(job.rule, list(it.counts.values()), n, job.k_max, round_no, self.settings)
+            asked[it.item.id] = (n, n + m)
             for index in range(n, n + m):
                 seed = sample_seed(job.seed, it.item.id, index)
                 if self._cached(it.fingerprint(index, seed)) is not None:
@@ -390,7 +375,7 @@ class BatchSampler:
         return events
 
     async def _collect(self, client: BatchClient, job: SamplingJob, items: dict[str, _Item], round_no: int,
-                       batch_ids: list[str]) -> AsyncIterator[Any]:
+                       batch_ids: list[str], asked: Mapping[str, tuple[int, int]]) -> AsyncIterator[Any]:
         """Poll each batch of the round to its end, read its files, cache and store the answers, count failures."""
         results = BatchResults()
         for batch_id in batch_ids:
@@ -400,59 +385,102 @@ class BatchSampler:
                 yield event[0]
             assert status is not None
             if status.status == "failed":  # rejected as a whole (nothing ran, nothing is charged): not polled again
-                self._save_state({"rounds": round_no - 1, "pending": None})
+                self._put(rounds=round_no - 1, pending=None)
                 raise BatchError(f"batch {batch_id} failed: {'; '.join(status.errors) or 'no reason given'}")
             files = [await client.download(f) for f in (status.output_file_id, status.error_file_id) if f]
             parse_results(files, self.endpoint, results)
-        for event in self._ingest(job, items, round_no, results, batch_ids[-1]):
+        for event in self._ingest(job, items, round_no, results, batch_ids[-1], asked):
             yield event
 
     def _ingest(self, job: SamplingJob, items: dict[str, _Item], round_no: int, results: BatchResults,
-                label: str) -> list[Any]:
-        """Cache every answer of ``results`` (a round's), store each item's next samples in index order, count the
-        failures and unreadable lines; the events."""
+                label: str, asked: Mapping[str, tuple[int, int]], online: bool = True) -> list[Any]:
+        """Cache every answer of ``results`` (a round's) that this round asked for, store each item's next samples
+        in index order, count the failures, the refused lines (another run's, an unknown item's, an index not asked,
+        conflicting duplicates) and the unreadable ones, and the asked requests no line answered; the events.
+        ``asked`` empty (a run from before it was recorded): every index below K_max is taken as asked."""
         events: list[Any] = []
+        refused: Counter[str] = Counter()
+        if results.malformed:
+            refused["an unreadable line"] += results.malformed
+
+        def requested(custom_id: str) -> tuple[_Item, int] | None:
+            key = parse_custom_id(custom_id)
+            if key is None:
+                refused["a custom_id relgate did not write"] += 1
+            elif key[0] != self.run_id:
+                refused["a line of another run"] += 1
+            elif key[1] not in items:
+                refused["an item this run does not have"] += 1
+            elif not (asked.get(key[1], (0, 0)) if asked else (0, job.k_max))[0] <= key[2] < \
+                    (asked.get(key[1], (0, 0)) if asked else (0, job.k_max))[1]:
+                refused["a sample index this round did not ask for"] += 1
+            elif custom_id in results.conflicts:
+                refused["conflicting answers to one request"] += 1
+            else:
+                return items[key[1]], key[2]
+            return None
+
         by_item: dict[str, dict[int, Completion]] = {}
         for custom_id, completions in results.answers.items():
-            key = parse_custom_id(custom_id)
-            it = items.get(key[1]) if key is not None and key[0] == self.run_id else None
-            if it is None or key is None:
-                results.malformed += 1
+            found = requested(custom_id)
+            if found is None:
                 continue
+            it, index = found
             completion = completions[0]
-            fingerprint = it.fingerprint(key[2], sample_seed(job.seed, it.item.id, key[2]))
+            fingerprint = it.fingerprint(index, sample_seed(job.seed, it.item.id, index))
             if self.cache is not None:
                 self.cache.put(fingerprint, completion)
             else:
                 self._spare[fingerprint] = completion
-            by_item.setdefault(it.item.id, {})[key[2]] = completion
+            by_item.setdefault(it.item.id, {})[index] = completion
             self.totals.made += 1
             self.totals.samples_new += 1
             self.totals.prompt_tokens += completion.prompt_tokens
             self.totals.completion_tokens += completion.completion_tokens
+        failures: list[tuple[_Item, int, RequestFailed]] = []
         for custom_id, exc in results.failures.items():
-            key = parse_custom_id(custom_id)
-            it = items.get(key[1]) if key is not None and key[0] == self.run_id else None
-            if it is None or key is None:
-                results.malformed += 1
-                continue
-            self.totals.failed += 1
-            events.append(self._failure(it, key[2], exc))
-        if results.malformed:
-            self.totals.failed += results.malformed
-            events.append(BatchProgress(round_no, label, "read", 0, 0, results.malformed,
-                                        note=f"{counted(results.malformed, 'unreadable result line')}: "
-                                             + ("its request is" if results.malformed == 1 else "their requests are")
-                                             + " asked again next round"))
+            found = requested(custom_id)
+            if found is not None:
+                failures.append((*found, exc))
+        # asked, and no line of the results says anything of it (offline: unless nothing of the file was this run's
+        # round — another run's file, a replay: such a read stores nothing and counts no round)
+        for item_id, (lo, hi) in asked.items() if online or failures or by_item else ():
+            one = items.get(item_id)
+            for index in range(lo, hi) if one is not None else ():
+                custom_id = f"{self.run_id}/{item_id}/{index}"
+                if custom_id in results.answers or custom_id in results.failures or custom_id in results.conflicts:
+                    continue
+                if one is not None and self._cached(one.fingerprint(index, sample_seed(job.seed, item_id,
+                                                                                       index))) is None:
+                    failures.append((one, index, _NO_LINE))
+        if refused:
+            self.totals.failed += sum(refused.values())
+            self.reasons.update({f"refused: {r}": n for r, n in refused.items()})
+            first = next(iter(refused))
+            n = sum(refused.values())
+            events.append(BatchProgress(round_no, label, "read", 0, 0, n,
+                                        note=f"{counted(n, 'result line')} refused (first: {first}); "
+                                             + ("its request is" if n == 1 else "their requests are")
+                                             + " asked again if the round asked them"))
         for it in items.values():
             events += self._take(job, it, by_item.get(it.item.id, {}))
+        unexplained = results.malformed  # an unreadable line is some request's failure, already counted as one
+        for it, index, exc in sorted(failures, key=lambda f: (f[0].item.id, f[1])):
+            if exc is _NO_LINE and unexplained:
+                unexplained -= 1
+            else:
+                self.totals.failed += 1
+                self.reasons[_reason_key(exc)] += 1
+            if not it.failed and not self._settled(job, it) and index >= len(it.canonicals):
+                events.append(self._failure(it, index, exc))
+        self._put()
         return events
 
     def _failure(self, it: _Item, index: int, exc: RequestFailed) -> SampleFailed:
         attempt = it.attempts[index] = it.attempts.get(index, 0) + 1
         final = not exc.retryable or attempt >= self.settings.max_attempts
         if final:
-            it.failed = True
+            self._fail(it, f"sample {index}: {exc.kind}: {exc}")
         else:
             self.totals.retries += 1
         note = "" if final else " (asked again next round)"
@@ -471,7 +499,7 @@ class BatchSampler:
                 status = await client.status(batch_id)
             except BatchError as exc:
                 if exc.status == 404:  # the provider knows no such batch (deleted, another account): not polled again
-                    self._save_state({"rounds": round_no - 1, "pending": None})
+                    self._put(rounds=round_no - 1, pending=None)
                     raise BatchError(f"batch {batch_id} is unknown to the endpoint (HTTP 404); it is dropped from the "
                                      "run: the next run submits its requests again") from None
                 raise
@@ -509,6 +537,11 @@ def _used(job: SamplingJob, canonicals: Sequence[str]) -> int:
     return min(len(canonicals), job.k_max)
 
 
+def _reason_key(exc: RequestFailed) -> str:
+    """A failure's reason as counted in ``calls.failure_reasons``: its kind and message, numbers kept."""
+    return one_line(f"{exc.kind}: {exc}", 200)
+
+
 def make_batch_sampler(prepared: Any, cache: Any = None, **kwargs: Any) -> BatchSampler:
     """The run's :class:`BatchSampler` (``relgate certify --batch``): samples persisted to the run store (one write
     per round and item), the batch state kept in the run's manifest (``batch``)."""
@@ -517,13 +550,15 @@ def make_batch_sampler(prepared: Any, cache: Any = None, **kwargs: Any) -> Batch
     def persist(samples: list[StoredSample]) -> None:
         store.append_samples(samples)
 
-    def state() -> dict[str, Any] | None:
-        value = store.manifest.get("batch")
-        return value if isinstance(value, dict) else None
+    def state() -> BatchState:
+        return BatchState.from_json(store.manifest.get("batch"))
 
-    def save_state(value: dict[str, Any]) -> None:
-        store.update_manifest(batch=dict(value))  # atomic replace: a kill leaves the old state or the new one
+    def save_state(value: BatchState) -> None:
+        store.update_manifest(batch=value.to_json())  # atomic replace: a kill leaves the old state or the new one
 
-    kwargs.setdefault("settings", BatchSettings(max_file_bytes=max_file_bytes()))
+    cfg = prepared.config
+    kwargs.setdefault("settings", BatchSettings(max_file_bytes=max_file_bytes(),
+                                                max_request_bytes=int(cfg.batch_max_mb * 1024 * 1024),
+                                                deadline_s=float(cfg.batch_deadline_h) * 3600.0))
     return BatchSampler(prepared.config.endpoint_config(), run_id=store.run_id, cache=cache, persist=persist,
                         state=state, save_state=save_state, **kwargs)

@@ -116,6 +116,8 @@ class CertifyConfig:
     verify_judge_endpoint: str | None = None  # None = the answering endpoint
     verify_judge_api_key_env: str | None = None  # issue 22: judging.verify_judge.config_of(cfg)
     batch: float | None = None  # issue 32: through the Batch API at this price factor (batch_rounds.py); None: direct
+    batch_max_mb: float = 190.0  # issue 42: a batch request file's size limit (MiB); the download cap is apart
+    batch_deadline_h: float = 25.0  # issue 42: hours a batch may run (the 24 h window + 1 h), then the run stops
     verification: str = "auto"  # "auto" | "human" (every calibration item by hand) | "audit": reference_classes()
     audit_fraction: float = 0.2  # "audit": the share of reference-verified calibration items a human re-checks
 
@@ -205,6 +207,10 @@ class CertifyConfig:
             bad(f"the request timeout must be between 0.001 and 86400 seconds, got {self.timeout_s!r}")
         if not (_is_number(self.max_down_s) and self.max_down_s >= 0):
             bad(f"the endpoint-down wait must be non-negative, got {self.max_down_s!r}")
+        if not (_is_number(self.batch_max_mb) and 0 < self.batch_max_mb <= 200) or \
+                not (_is_number(self.batch_deadline_h) and 0 < self.batch_deadline_h <= 24 * 365):
+            bad(f"--batch-max-mb must be in (0, 200] (the provider's file limit) and --batch-deadline a positive "
+                f"number of hours, got {self.batch_max_mb!r}, {self.batch_deadline_h!r}")
         if self.uses_pairwise_judge:
             if not self.pairwise_judge_endpoint:
                 bad("--pairwise-judge-model needs --pairwise-judge-endpoint (the judge's base URL)")
@@ -352,6 +358,7 @@ def results_document(
         "calls": {
             "made": calls.made, "cached": calls.cached, "failed": calls.failed, "saved_vs_kmax": res.calls_saved,
             "batch_rounds": calls.batch_rounds, "batched": calls.batched,
+            **({"failure_reasons": dict(calls.failure_reasons)} if calls.failure_reasons else {}),
         },
         "samples_used": res.samples_used,
         "tie_rate": _num(res.tie_rate),

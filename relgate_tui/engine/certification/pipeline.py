@@ -28,7 +28,7 @@ import contextlib
 import functools
 import os
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -210,16 +210,16 @@ class StoreWriter:
 
 
 def needs_network(prepared: Prepared, job: SamplingJob, cache: Any) -> bool:
-    """True when some item still needs a sample that neither the run store nor the cache holds."""
+    """True when some item of ``job`` still needs a sample that neither the run store nor the cache holds."""
     from relgate_tui.engine.transport.endpoints import request_fingerprint, sample_seed
     from relgate_tui.engine.transport.prompts import item_messages
 
     cfg = prepared.config
     endpoint = cfg.endpoint_config()
-    stored = [job.existing.get(item.id, ()) for item in prepared.items]
+    stored = [job.existing.get(item.id, ()) for item in job.items]
     prefixes = [canonical_prefix(s) for s in stored]
     replayed = used_sample_counts(prefixes, prepared.rule, cfg.k_max, [getattr(s, "stats", None) for s in stored])
-    for item, canon, (_, complete) in zip(prepared.items, prefixes, replayed, strict=True):
+    for item, canon, (_, complete) in zip(job.items, prefixes, replayed, strict=True):
         if complete:
             continue
         index = len(canon)
@@ -258,9 +258,28 @@ def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
                        "running?")
 
 
-def _calls(totals: Any) -> CallCounts:
-    return CallCounts(int(totals.made), int(totals.cached), int(totals.failed), int(totals.batch_rounds),
-                      int(totals.batched))
+def _calls(totals: Any, sampler: Any = None, offline: Any = None) -> CallCounts:
+    """The invocation's calls from the sampler's totals; with the Batch API, its failed lines by reason; with
+    ``offline`` (the run's :class:`~relgate_tui.engine.certification.batch_state.OfflineCalls`), the rounds of
+    ``relgate batch read`` added: the run says where its samples came from."""
+    reasons = dict(getattr(sampler, "reasons", None) or {})
+    rounds, batched, failed = int(totals.batch_rounds), int(totals.batched), int(totals.failed)
+    if offline is not None and offline.rounds:
+        rounds, batched, failed = rounds + offline.rounds, batched + offline.batched, failed + offline.failed
+        for reason, n in offline.reasons:
+            reasons[reason] = reasons.get(reason, 0) + n
+    top = tuple(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:20])
+    return CallCounts(int(totals.made), int(totals.cached), failed, rounds, batched, top)
+
+
+def _batch_state(store: RunStore) -> Any:
+    """The run's Batch API state (a --batch run's or ``relgate batch``'s), None when it has none."""
+    raw = store.manifest.get("batch")
+    if not isinstance(raw, dict):
+        return None
+    from relgate_tui.engine.certification.batch_state import BatchState
+
+    return BatchState.from_json(raw)
 
 
 # ------------------------------------------------------------------------------------------------------- pipeline
@@ -283,6 +302,10 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
             raise CertifyError(str(exc)) from None
         existing = store.samples_by_item()
         job = sampling_job(prepared, existing)
+        batch_state = _batch_state(store)
+        recorded = dict(batch_state.failed) if batch_state is not None else {}  # failed for good in a batch round
+        if recorded and cfg.batch is None:  # a direct call does not ask them again (relgate batch write --retry-failed)
+            job = replace(job, items=[item for item in job.items if item.id not in recorded])
         if needs_network(prepared, job, cache):
             if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
                 raise CertifyError(f"--api-key-env {cfg.api_key_env}: that environment variable is not set (or empty)")
@@ -323,14 +346,26 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
                     message = f"item {event.item_id} sample {event.index}: {event.error_kind}: {event.message}"
                     if event.final:
                         first_error = first_error or f"{event.error_kind}: {event.message}"
-                yield Sampling(event, done, total, _calls(sampler.totals), used, message, batch_line)
+                yield Sampling(event, done, total, _calls(sampler.totals, sampler), used, message, batch_line)
+            if cfg.batch is None:
+                for item in prepared.items:
+                    if item.id in recorded:  # ended by a batch round: reported as failed, never asked again here
+                        done += 1
+                        incomplete += 1
+                        kept = canonical_prefix(existing.get(item.id, ()))
+                        n = min(len(kept), cfg.k_max)
+                        used += n
+                        yield Sampling(ItemDone(item.id, n, False, {}, True, n), done, total,
+                                       _calls(sampler.totals, sampler), used,
+                                       f"item {item.id}: failed in a batch round ({recorded[item.id]}); "
+                                       f"{counted(n, 'sample')} kept")
         except stop_errors as exc:  # EndpointUnreachable, and with --batch BatchError
             raise CertifyError(str(exc)) from None
         finally:
             control.sampler = None
             flush()
             store.sync_samples()
-        calls = _calls(sampler.totals)
+        calls = _calls(sampler.totals, sampler, batch_state.offline if batch_state is not None else None)
         if calls.failed and not calls.made and not calls.cached and not any(existing.values()):
             store.set_status(RunStatus.INCOMPLETE)
             raise CertifyError(f"every request failed ({calls.failed} failed, none answered; first: {first_error}) "

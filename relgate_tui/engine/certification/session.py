@@ -520,7 +520,7 @@ class Session:
         c = self.calls
         if c.made or c.cached or c.failed:
             return c
-        return CallCounts(**self._stored_calls)
+        return CallCounts(self._stored_calls["made"], self._stored_calls["cached"], self._stored_calls["failed"])
 
     def results(self, alpha: float, *, gate: float | None = None, gate_on: GateOn = "level",
                 confidence: float = 0.95, curve_alphas: Sequence[float] | None = None) -> ResultsView:

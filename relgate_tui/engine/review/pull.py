@@ -60,7 +60,8 @@ def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple
             rank, none, skip = parse_verdict(code)
             labels.append(Label(item, rank=rank, none=none, skip=skip, source=source))
         calls, _ = prepared.store.result_calls()
-        counts = CallCounts(**{k: int(calls.get(k, 0) or 0) for k in ("made", "cached", "failed")})
+        made, cached, failed = (int(calls.get(k, 0) or 0) for k in ("made", "cached", "failed"))
+        counts = CallCounts(made, cached, failed)
         review = path / REVIEW_FILE  # the document's review section: written first, put back when a label is refused
         before = review.read_bytes() if review.is_file() else None
         atomic_write_json(review, _summary(state))

@@ -144,11 +144,13 @@ class BatchStatus:
 @dataclass
 class BatchResults:
     """What output and error files said: ``answers[custom_id]`` (completions), ``failures[custom_id]`` (a
-    :class:`RequestFailed`), and ``malformed`` lines (their requests have no answer)."""
+    :class:`RequestFailed`), ``malformed`` lines (their requests have no answer) and ``conflicts``: custom ids
+    answered twice with different texts (neither answer is used)."""
 
     answers: dict[str, list[Completion]] = field(default_factory=dict)
     failures: dict[str, RequestFailed] = field(default_factory=dict)
     malformed: int = 0
+    conflicts: set[str] = field(default_factory=set)
 
 
 def request_line(custom_id: str, body: Mapping[str, Any] | str) -> bytes:
@@ -183,9 +185,12 @@ def _parse_line(raw: bytes, cfg: EndpointConfig, out: BatchResults) -> None:
     response, err = line.get("response"), line.get("error")
     if isinstance(response, dict) and isinstance(response.get("status_code"), int):
         body = response.get("body")
+        status = response["status_code"]
+        if not 200 <= status < 300 and body is None and _reason(err):  # vLLM: no body, the reason in ``error``
+            body = {"error": {"message": _reason(err)}}
         try:
             content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
-            completions = parse_response(cfg, response["status_code"], {}, content)
+            completions = parse_response(cfg, status, {}, content)
         except RequestFailed as exc:
             if custom_id not in out.answers:
                 out.failures[custom_id] = exc
@@ -193,6 +198,9 @@ def _parse_line(raw: bytes, cfg: EndpointConfig, out: BatchResults) -> None:
         except (ValueError, RecursionError, UnicodeEncodeError):
             out.malformed += 1
             return
+        known = out.answers.get(custom_id)
+        if known is not None and [c.text for c in known] != [c.text for c in completions]:
+            out.conflicts.add(custom_id)
         out.answers[custom_id] = completions
         out.failures.pop(custom_id, None)
     elif isinstance(err, dict):
@@ -203,6 +211,19 @@ def _parse_line(raw: bytes, cfg: EndpointConfig, out: BatchResults) -> None:
             out.failures[custom_id] = RequestFailed(kind, f"{code}: {message}" if message else code)
     else:
         out.malformed += 1
+
+
+def _reason(err: object) -> str | None:
+    """The reason of a line's ``error``: a string (vLLM's ``make_error_request_output``) or an object with a
+    ``message`` (vLLM's ``ErrorResponse``, flat or under ``error``; OpenAI's ``{"code", "message"}``)."""
+    if isinstance(err, str):
+        return one_line(err, 240) or None
+    if isinstance(err, dict):
+        inner = err.get("error")
+        message = inner.get("message") if isinstance(inner, dict) else err.get("message")
+        if isinstance(message, str) and message:
+            return one_line(message, 240)
+    return None
 
 
 class BatchClient:
@@ -266,8 +287,8 @@ class BatchClient:
 
     async def upload(self, data: bytes, filename: str = "relgate-batch.jsonl") -> str:
         """``POST /files`` (purpose ``batch``); the file id."""
-        if len(data) > self.max_file_bytes:
-            raise BatchError(f"the request file is {len(data):,} bytes, over the {self.max_file_bytes:,}-byte limit")
+        if len(data) > MAX_FILE_BYTES:  # the provider's limit, whatever the download cap
+            raise BatchError(f"the request file is {len(data):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit")
         answer = await self._json("POST", "/files", "uploading the batch file", data={"purpose": "batch"},
                                   files={"file": (filename, data, "application/jsonl")})
         file_id = _file_id(answer.get("id") if isinstance(answer, dict) else None)
