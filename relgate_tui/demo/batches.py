@@ -3,9 +3,15 @@
 Routes (all JSON, OpenAI's shapes):
 
 * ``POST /v1/files`` (``multipart/form-data``: ``purpose=batch`` and a ``file`` part holding JSONL) → a file object;
+  ``GET /v1/files`` → the list; ``GET /v1/files/{id}``; ``DELETE /v1/files/{id}``;
 * ``GET /v1/files/{id}/content`` → the file's bytes (input, output or error JSONL);
-* ``POST /v1/batches`` ``{"input_file_id", "endpoint": "/v1/chat/completions", "completion_window": "24h"}`` → a
-  batch object; ``GET /v1/batches/{id}``; ``POST /v1/batches/{id}/cancel``; ``GET /v1/batches`` → the list.
+* ``POST /v1/batches`` ``{"input_file_id", "endpoint": "/v1/chat/completions", "completion_window": "24h",
+  "metadata"}`` → a batch object; ``GET /v1/batches/{id}``; ``POST /v1/batches/{id}/cancel``; ``GET /v1/batches``
+  (``limit`` 1–100, default 20, and ``after``: newest first, ``has_more``) → the list.
+
+Batch objects are the API's: timestamps set once when the state is reached (``failed_at`` for a batch that failed
+validation), ``metadata`` kept as given. Stored files are bounded: past :data:`MAX_STORED_BYTES` the oldest files are
+forgotten (a long-running demo server does not keep every upload in memory).
 
 Input lines are ``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body": {...}}``; a file with a
 line that is not such an object, or with a repeated ``custom_id``, makes the batch ``failed`` (``errors.data``), as
@@ -42,6 +48,7 @@ __all__ = ["BATCH_PREFIXES", "BatchAPI", "BatchKnobs", "BatchRecord"]
 
 BATCH_PREFIXES = ("/v1/files", "/v1/batches")
 MAX_LINES = 50_000  # OpenAI's limit per batch file
+MAX_STORED_BYTES = 512 * 1024 * 1024  # files kept in memory, oldest forgotten first
 
 Answer = Callable[[dict[str, Any]], Awaitable[Response]]
 
@@ -87,6 +94,8 @@ class _Batch:
     validation_errors: list[dict[str, Any]] = field(default_factory=list)
     cancel_requested: bool = False
     faulty: bool = True  # BatchKnobs.faulty_batches
+    metadata: dict[str, str] | None = None
+    ended_at: dict[str, int] = field(default_factory=dict)  # "completed_at" / "failed_at" / …: set once
 
 
 class BatchAPI:
@@ -95,7 +104,8 @@ class BatchAPI:
 
     def __init__(self, knobs: BatchKnobs | None = None) -> None:
         self.knobs = knobs if knobs is not None else BatchKnobs()
-        self._files: dict[str, tuple[str, bytes]] = {}  # id -> (purpose, bytes)
+        self._files: dict[str, tuple[str, bytes, int]] = {}  # id -> (purpose, bytes, created_at), oldest first
+        self._stored_bytes = 0
         self._batches: dict[str, _Batch] = {}
         self._ids = itertools.count(1)
         self._lines_run = 0
@@ -119,8 +129,16 @@ class BatchAPI:
         if parts[1] == "files":
             if len(parts) == 2 and method == "POST":
                 return self._upload(body)
+            if len(parts) == 2 and method == "GET":
+                return Response(200, json_body({"object": "list", "data": [self._file_json(f) for f in self._files],
+                                                "has_more": False}))
             if len(parts) == 3 and method == "GET":
                 return self._file_object(parts[2])
+            if len(parts) == 3 and method == "DELETE":
+                if parts[2] not in self._files:
+                    return error(404, f"no file {parts[2]!r}", "invalid_request_error", "not_found")
+                self._forget(parts[2])
+                return Response(200, json_body({"id": parts[2], "object": "file", "deleted": True}))
             if len(parts) == 4 and parts[3] == "content" and method == "GET":
                 stored = self._files.get(parts[2])
                 if stored is None:
@@ -129,11 +147,8 @@ class BatchAPI:
         else:
             if len(parts) == 2 and method == "POST":
                 return self._create(body)
-            if len(parts) == 2 and method == "GET":  # the list, newest first (one page: no pagination here)
-                data = [self._batch_object(b) for b in reversed(list(self._batches.values()))]
-                return Response(200, json_body({"object": "list", "data": data, "has_more": False,
-                                                "first_id": data[0]["id"] if data else None,
-                                                "last_id": data[-1]["id"] if data else None}))
+            if len(parts) == 2 and method == "GET":  # the list, newest first, ``limit`` a page after ``after``
+                return self._list(query)
             if len(parts) == 3 and method == "GET":
                 return await self._poll(parts[2], answer)
             if len(parts) == 4 and parts[3] == "cancel" and method == "POST":
@@ -143,8 +158,27 @@ class BatchAPI:
                 if batch.status in ("validating", "in_progress"):
                     batch.cancel_requested = True
                     batch.status = "cancelling"
+                    batch.ended_at.setdefault("cancelling_at", int(time.time()))
                 return Response(200, json_body(self._batch_object(batch)))
         return error(404, f"no route for {method} {path}", "invalid_request_error", "not_found")
+
+    def _list(self, query: str) -> Response:
+        from urllib.parse import parse_qs
+
+        params = {k: v[-1] for k, v in parse_qs(query).items()}
+        limit_text = params.get("limit", "20")
+        if not limit_text.isdigit() or not 1 <= int(limit_text) <= 100:
+            return error(400, "limit must be an integer between 1 and 100", "invalid_request_error")
+        newest = list(reversed(list(self._batches.values())))
+        after = params.get("after")
+        if after is not None:
+            ids = [b.id for b in newest]
+            newest = newest[ids.index(after) + 1:] if after in ids else []
+        page = newest[: int(limit_text)]
+        data = [self._batch_object(b) for b in page]
+        return Response(200, json_body({"object": "list", "data": data, "has_more": len(newest) > len(page),
+                                        "first_id": data[0]["id"] if data else None,
+                                        "last_id": data[-1]["id"] if data else None}))
 
     # -------------------------------------------------------------------------------------------- files
     def _new_id(self, prefix: str) -> str:
@@ -157,13 +191,24 @@ class BatchAPI:
         purpose = fields.get("purpose", b"").decode("utf-8", "replace")
         if purpose != "batch":
             return error(400, f"purpose must be 'batch', got {purpose!r}", "invalid_request_error")
-        file_id = self._new_id("file")
-        self._files[file_id] = (purpose, fields["file"])
+        file_id = self._keep(purpose, fields["file"])
         return Response(200, json_body(self._file_json(file_id)))
 
+    def _keep(self, purpose: str, data: bytes) -> str:
+        """Store a file (the oldest forgotten past :data:`MAX_STORED_BYTES`); its id."""
+        file_id = self._new_id("file")
+        self._files[file_id] = (purpose, data, int(time.time()))
+        self._stored_bytes += len(data)
+        while self._stored_bytes > MAX_STORED_BYTES and len(self._files) > 1:
+            self._forget(next(iter(self._files)))
+        return file_id
+
+    def _forget(self, file_id: str) -> None:
+        self._stored_bytes -= len(self._files.pop(file_id)[1])
+
     def _file_json(self, file_id: str) -> dict[str, Any]:
-        purpose, data = self._files[file_id]
-        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+        purpose, data, created_at = self._files[file_id]
+        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": created_at,
                 "filename": f"{file_id}.jsonl", "purpose": purpose, "status": "processed"}
 
     def _file_object(self, file_id: str) -> Response:
@@ -172,10 +217,7 @@ class BatchAPI:
         return Response(200, json_body(self._file_json(file_id)))
 
     def _store_file(self, purpose: str, lines: list[bytes], pad: int = 0) -> str:
-        file_id = self._new_id("file")
-        data = b"".join(line + b"\n" for line in lines) + b"\n" * pad
-        self._files[file_id] = (purpose, data)
-        return file_id
+        return self._keep(purpose, b"".join(line + b"\n" for line in lines) + b"\n" * pad)
 
     # -------------------------------------------------------------------------------------------- batches
     def _create(self, body: bytes) -> Response:
@@ -193,8 +235,12 @@ class BatchAPI:
         batch = _Batch(self._new_id("batch"), payload["input_file_id"], [], int(time.time()))
         batch.lines, batch.validation_errors = _parse_input(stored[1])
         batch.faulty = self.knobs.faulty_batches is None or len(self.created) < self.knobs.faulty_batches
+        metadata = payload.get("metadata")
+        if isinstance(metadata, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+            batch.metadata = dict(metadata)
         if batch.validation_errors:
             batch.status = "failed"
+            batch.ended_at["failed_at"] = batch.created_at
         self._batches[batch.id] = batch
         with self._lock:
             self.created.append(BatchRecord(batch.id, batch.input_file_id,
@@ -262,6 +308,7 @@ class BatchAPI:
                 batch.failed += 1
                 self.failed_lines += 1
         batch.status = status
+        batch.ended_at.setdefault(f"{status}_at", int(time.time()))
         pad = self.knobs.pad_output_bytes if batch.faulty else 0
         if batch.outputs or pad:
             batch.output_file_id = self._store_file("batch_output", batch.outputs, pad)
@@ -277,12 +324,11 @@ class BatchAPI:
             "output_file_id": batch.output_file_id, "error_file_id": batch.error_file_id,
             "created_at": batch.created_at, "in_progress_at": batch.created_at,
             "expires_at": batch.created_at + 86400,
-            "completed_at": int(time.time()) if batch.status == "completed" else None,
-            "expired_at": int(time.time()) if batch.status == "expired" else None,
-            "cancelled_at": int(time.time()) if batch.status == "cancelled" else None,
+            **{key: batch.ended_at.get(key) for key in ("completed_at", "failed_at", "expired_at", "cancelling_at",
+                                                          "cancelled_at")},
             "request_counts": {"total": len(batch.lines), "completed": batch.completed, "failed": batch.failed}
             if batch.lines or ended else {"total": 0, "completed": 0, "failed": 0},
-            "metadata": None,
+            "metadata": batch.metadata,
         }
 
 

@@ -60,6 +60,7 @@ from relgate_tui.demo.responses import OWNED_BY, REASONS, Response, completion_b
 __all__ = ["MAX_BODY_BYTES", "DemoServer", "RequestRecord"]
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
+MAX_DRAIN_BYTES = 256 * 1024 * 1024  # a body over MAX_BODY_BYTES up to this size is read and dropped before the 413
 _ROUTES = {"/v1/models": "GET", "/v1/chat/completions": "POST", "/v1/embeddings": "POST", "/health": "GET"}
 _MODEL_ROUTES = ("/v1/chat/completions", "/v1/embeddings")
 
@@ -348,7 +349,13 @@ class DemoServer:
             return error(400, "invalid Content-Length", "invalid_request_error")
         length = int(length_text)
         if length > MAX_BODY_BYTES:
-            return error(413, "request body too large", "invalid_request_error")
+            remaining = length if length <= MAX_DRAIN_BYTES else 0  # read (and drop) it: the client then sees the 413,
+            while remaining:                                         # not a reset while it is still sending
+                chunk = await reader.read(min(remaining, 1 << 20))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+            return error(413, f"request body too large (over {MAX_BODY_BYTES:,} bytes)", "invalid_request_error")
         return await reader.readexactly(length) if length else b""
 
     async def _send(self, writer: asyncio.StreamWriter, response: Response, keep_alive: bool) -> None:
