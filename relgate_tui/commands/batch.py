@@ -14,6 +14,8 @@ then ``relgate certify --config RUN.toml`` writes the results without a call.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +121,6 @@ def _read(args: argparse.Namespace) -> int:
     from relgate_tui.engine.certification.batch_rounds import BatchProgress, make_batch_sampler
     from relgate_tui.engine.certification.certify import open_prepared
     from relgate_tui.engine.certification.pipeline import open_cache, sampling_job
-    from relgate_tui.engine.runs.files import read_run_file
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.transport.batch import MAX_FILE_BYTES
     from relgate_tui.engine.transport.sampler import SampleDone, SampleFailed
@@ -127,10 +128,14 @@ def _read(args: argparse.Namespace) -> int:
 
     files = []
     for name in args.results:
+        path = Path(name).expanduser()
         try:
-            files.append(read_run_file(Path(name).expanduser(), MAX_FILE_BYTES, "a batch results file"))
+            info = path.stat()
         except FileNotFoundError:
             raise UserError(f"{name}: no such file") from None
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            raise UserError(f"{name}: not a regular file of at most {MAX_FILE_BYTES:,} bytes (a batch results file)")
+        files.append(path)
     store = open_run(args.run, args.run_dir)
     path = store.path
     store.close()
@@ -140,7 +145,9 @@ def _read(args: argparse.Namespace) -> int:
         try:
             prepared.store.lock()
             sampler = make_batch_sampler(prepared, cache)
-            round_no, events, open_items = sampler.offline_results(sampling_job(prepared), files)
+            with contextlib.ExitStack() as stack:  # read line by line: one line in memory at a time
+                opened = [stack.enter_context(f.open("rb")) for f in files]
+                round_no, events, open_items = sampler.offline_results(sampling_job(prepared), opened)
             prepared.store.sync_samples()
         finally:
             cache.close()

@@ -233,3 +233,29 @@ def test_a_round_over_the_byte_limit_is_several_batches(incli: InProcessCli, tmp
         sizes = [httpx.get(f"{server.base_url}/files/{r.input_file_id}", trust_env=False).json()["bytes"]
                  for r in records]
         assert max(sizes) <= limit and sum(sizes) > 2 * limit, sizes
+
+
+def test_results_files_are_read_line_by_line_with_vllm_reasons_in_both_shapes(tmp_path: Path) -> None:
+    """parse_results on a file on disk: a line longer than the read block, blank lines, an invalid UTF-8 line, a last
+    line without its newline; vLLM's 400 lines keep their reason whether ``error`` is a string or an object."""
+    from relgate_tui.engine.transport.batch import parse_results
+    from relgate_tui.engine.transport.endpoints import EndpointConfig
+    from tests.engine.batch_faults import vllm_rejection
+
+    def answer(custom_id: str, text: str) -> bytes:
+        return json.dumps({"custom_id": custom_id, "response": {"status_code": 200, "body": {
+            "choices": [{"message": {"role": "assistant", "content": text}}]}}, "error": None}).encode()
+
+    long_text = "7 " * 100_000  # 200 KB: over the 64 KB read block
+    lines = [answer("r/a/0", long_text), b"", b"\xff\xfe not utf-8",
+             json.dumps(vllm_rejection({"custom_id": "r/b/0"}, "over the context length", as_object=False)).encode(),
+             json.dumps(vllm_rejection({"custom_id": "r/c/0"}, "too many tokens")).encode(), answer("r/d/0", "4")]
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b"\n".join(lines))  # no newline after the last line
+    cfg = EndpointConfig("http://127.0.0.1:1/v1", "m")
+    with path.open("rb") as f:
+        results = parse_results([f], cfg)
+    assert results.answers["r/a/0"][0].text == long_text and results.answers["r/d/0"][0].text == "4"
+    assert results.malformed == 1
+    assert "over the context length" in str(results.failures["r/b/0"]) and results.failures["r/b/0"].kind == "4xx"
+    assert "too many tokens" in str(results.failures["r/c/0"]) and not results.failures["r/c/0"].retryable

@@ -42,7 +42,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from relgate_tui.core.text import counted, one_line
 from relgate_tui.core.types import INVALID
@@ -283,7 +283,7 @@ class BatchSampler:
         self._put(asked=asked)
         return rounds + 1, lines, self._open(job, items)
 
-    def offline_results(self, job: SamplingJob, files: Sequence[bytes]) -> tuple[int, list[Any], int]:
+    def offline_results(self, job: SamplingJob, files: Sequence[bytes | BinaryIO]) -> tuple[int, list[Any], int]:
         """Read a round's results file(s) (``vllm run-batch`` / Batch API output and error JSONL) into the run:
         ``(round, events, items still open)``. A read that stores nothing (every line refused or unreadable) counts no
         round; a request the round asked with no line in the files is a counted failure."""
@@ -387,8 +387,10 @@ class BatchSampler:
             if status.status == "failed":  # rejected as a whole (nothing ran, nothing is charged): not polled again
                 self._put(rounds=round_no - 1, pending=None)
                 raise BatchError(f"batch {batch_id} failed: {'; '.join(status.errors) or 'no reason given'}")
-            files = [await client.download(f) for f in (status.output_file_id, status.error_file_id) if f]
-            parse_results(files, self.endpoint, results)
+            for file_id in (status.output_file_id, status.error_file_id):
+                if file_id:
+                    with await client.download_to(file_id) as downloaded:
+                        parse_results([downloaded], self.endpoint, results)
         for event in self._ingest(job, items, round_no, results, batch_ids[-1], asked):
             yield event
 

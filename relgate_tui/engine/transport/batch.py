@@ -29,12 +29,14 @@ a virtual clock).
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
+import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 
@@ -43,10 +45,10 @@ from relgate_tui.engine.transport.endpoints import (
     Completion,
     EndpointConfig,
     RequestFailed,
+    parse_data,
     parse_response,
     parse_retry_after,
 )
-from relgate_tui.engine.transport.httpread import BodyTooLarge, get_bounded
 from relgate_tui.engine.transport.tls import tls_context
 from relgate_tui.errors import EndpointError
 
@@ -161,18 +163,56 @@ def request_line(custom_id: str, body: Mapping[str, Any] | str) -> bytes:
                       ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def parse_results(files: Iterable[bytes], cfg: EndpointConfig, results: BatchResults | None = None) -> BatchResults:
-    """Read output/error files into ``results`` (module docstring). An answer wins over a failure of the same id."""
+def parse_results(files: Iterable[bytes | BinaryIO], cfg: EndpointConfig,
+                  results: BatchResults | None = None) -> BatchResults:
+    """Read output/error files (bytes, or binary files read line by line) into ``results`` (module docstring). An
+    answer wins over a failure of the same id. Memory: one line at a time, at most about twice its size (its text,
+    then the parsed object; a 2xx body is read as parsed, never serialised again)."""
     out = results if results is not None else BatchResults()
     for data in files:
-        for raw in data.splitlines():
-            if not raw.strip():
-                continue
-            _parse_line(raw, cfg, out)
+        for box in _lines(io.BytesIO(data) if isinstance(data, bytes) else data):
+            try:
+                text: str | None = box.pop().decode("utf-8")  # the line's bytes are gone before it is parsed
+            except UnicodeDecodeError:
+                text = None
+            if text is None:
+                out.malformed += 1
+            elif text.strip():
+                _parse_line(text, cfg, out)
+            text = None
     return out
 
 
-def _parse_line(raw: bytes, cfg: EndpointConfig, out: BatchResults) -> None:
+def _lines(source: BinaryIO, block: int = 1 << 16) -> Iterator[list[bytearray]]:
+    """The lines of ``source`` (a seekable binary file; without their newline), each in a one-element list the
+    reader empties, so nothing here keeps a line once it is taken. A line is first measured (read through in
+    ``block``-sized pieces), then read into a buffer of exactly its size: its bytes are held once."""
+    while True:
+        start = source.tell()
+        length = 0
+        ended = False
+        while chunk := source.read(block):
+            end = chunk.find(b"\n")
+            if end >= 0:
+                length += end
+                ended = True
+                break
+            length += len(chunk)
+        del chunk
+        if not length and not ended:
+            return
+        source.seek(start)
+        buf = bytearray(length)
+        got = source.readinto(buf) if hasattr(source, "readinto") else 0  # every binary file object has it
+        source.seek(start + length + ended)
+        if got != length:
+            raise OSError(f"a batch results file changed while it was read ({got} of {length} bytes)")
+        box, buf = [buf], bytearray()
+        yield box
+        del box
+
+
+def _parse_line(raw: str, cfg: EndpointConfig, out: BatchResults) -> None:
     try:
         line = json.loads(raw)
     except (ValueError, RecursionError):
@@ -189,8 +229,11 @@ def _parse_line(raw: bytes, cfg: EndpointConfig, out: BatchResults) -> None:
         if not 200 <= status < 300 and body is None and _reason(err):  # vLLM: no body, the reason in ``error``
             body = {"error": {"message": _reason(err)}}
         try:
-            content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
-            completions = parse_response(cfg, status, {}, content)
+            if 200 <= status < 300 and not isinstance(body, str):
+                completions = parse_data(cfg, status, body)  # as parsed: a large answer is never copied again
+            else:
+                content = body.encode("utf-8") if isinstance(body, str) else json.dumps(body).encode("utf-8")
+                completions = parse_response(cfg, status, {}, content)
         except RequestFailed as exc:
             if custom_id not in out.answers:
                 out.failures[custom_id] = exc
@@ -342,22 +385,47 @@ class BatchClient:
         return BatchStatus.from_json(await self._json("POST", f"/batches/{batch_id}/cancel", "cancelling the batch"))
 
     async def download(self, file_id: str) -> bytes:
-        """``GET /files/{id}/content``, at most ``max_file_bytes`` (else :class:`BatchError`), retried as every
-        control call."""
+        """``GET /files/{id}/content`` as bytes (:meth:`download_to`'s file, read)."""
+        with await self.download_to(file_id) as f:
+            return f.read()
+
+    async def download_to(self, file_id: str) -> BinaryIO:
+        """``GET /files/{id}/content`` into an anonymous temporary file (rewound; the caller closes it), at most
+        ``max_file_bytes`` decoded (else :class:`BatchError`), retried as every control call. The file is on disk,
+        never in memory: a 200 MB output costs a chunk of memory while it downloads."""
         return await self._retrying(f"downloading {file_id}", lambda _n: self._download_once(file_id))
 
-    async def _download_once(self, file_id: str) -> bytes:
+    async def _download_once(self, file_id: str) -> BinaryIO:
+        out = tempfile.TemporaryFile()
         try:
-            status, data = await get_bounded(self._client, f"{self.base}/files/{file_id}/content",
-                                             self.endpoint.headers(), self.endpoint.timeout_s, self.max_file_bytes)
-        except BodyTooLarge:
-            raise BatchError(f"the batch file {file_id} is over the {self.max_file_bytes:,}-byte cap; it stays with "
-                             f"the provider (rerun with {MAX_MB_ENV} set higher to read it)") from None
+            status = await self._stream(f"{self.base}/files/{file_id}/content", out, file_id)
+        except BaseException:
+            out.close()
+            raise
+        if status >= 300:
+            out.close()
+            raise BatchError(f"downloading {file_id}: HTTP {status}", status, retryable=_retryable(status))
+        out.seek(0)
+        return out
+
+    async def _stream(self, url: str, out: BinaryIO, file_id: str) -> int:
+        size = 0
+        try:
+            async with asyncio.timeout(self.endpoint.timeout_s), self._client.stream(
+                    "GET", url, headers=self.endpoint.headers()) as response:
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > self.max_file_bytes:
+                        raise BatchError(f"the batch file {file_id} is over the {self.max_file_bytes:,}-byte cap; it "
+                                         f"stays with the provider (rerun with {MAX_MB_ENV} set higher to read it)")
+                    if response.status_code < 300:
+                        out.write(chunk)
+                return response.status_code
+        except TimeoutError:
+            raise BatchError(f"downloading {file_id}: no complete answer within {self.endpoint.timeout_s:g} s",
+                             retryable=True) from None
         except httpx.HTTPError as exc:
             raise BatchError(f"downloading {file_id}: {type(exc).__name__}", retryable=True) from None
-        if status >= 300:
-            raise BatchError(f"downloading {file_id}: HTTP {status}", status, retryable=_retryable(status))
-        return data
 
 
 def _failed(cfg: EndpointConfig, response: httpx.Response) -> str:

@@ -335,6 +335,12 @@ def parse_response(cfg: EndpointConfig, status: int, headers: Any, content: byte
         data = json.loads(content)
     except (ValueError, RecursionError):  # invalid JSON or UTF-8, 4,300+ digit integers, nesting deeper than ~1000
         raise RequestFailed("malformed", "the response is not valid JSON", None, status) from None
+    return parse_data(cfg, status, data)
+
+
+def parse_data(cfg: EndpointConfig, status: int, data: Any) -> list[Completion]:
+    """The completions of a 2xx response's body already parsed from JSON (:func:`parse_response`'s second half; a
+    Batch API output line holds the body parsed)."""
     if cfg.kind == "http":
         text = _at_path(data, cfg.response_path or "")
         if text is None:
