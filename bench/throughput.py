@@ -15,7 +15,10 @@ Reported per concurrency: the median calls/s of each, their ratio (median of the
 is paired with the reference run just before it), each rate as a share of the ideal ``concurrency / latency``, and
 client CPU per call. Target: relgate ≥ 90 % of the reference at 16 and at 64.
 
-Run: ``python bench/throughput.py [--calls 3000] [--latency-ms 20] [--repeats 3]``.
+Run: ``python bench/throughput.py [--calls 3000] [--latency-ms 20] [--repeats 3]``; ``--cli``: both clients as
+processes (200 items × ``calls / 200``); ``--numeric``: the second workload (120 items, ``--canon numeric``, K 10 and
+K 40: 1,200 and 4,800 calls) with each client's fixed cost per run beside its per-call rate; ``--smoke``: the smallest
+sizes, one repeat, no target checked.
 """
 
 from __future__ import annotations
@@ -134,19 +137,21 @@ def measure_relgate(port: int, concurrency: int, calls: int, k: int = 10) -> tup
     return totals.made / wall, cpu / totals.made * 1000
 
 
-def measure_cli(port: int, concurrency: int, calls: int, home: str) -> tuple[float, float]:
+def measure_cli(port: int, concurrency: int, calls: int, home: str, items: int = 200,
+                extra: tuple[str, ...] = ()) -> tuple[float, float]:
     """``relgate certify`` in a process of its own, timed from spawn to exit (start-up, run store, cache, fsync and
-    results included): bigbench-3digit-addition (200 items) × ``calls / 200`` samples, stopping ``none``."""
+    results included): the first ``items`` of bigbench-3digit-addition (200 in all) × ``calls / items`` samples,
+    stopping ``none``, ``extra`` options added (the numeric workload: ``--canon numeric``)."""
     import json
     import os
     import resource
 
-    k = max(1, calls // 200)
+    k = max(1, calls // items)
     out = os.path.join(home, "result.json")
     env = {**_installed_env(home), "RELGATE_HOME": home}
     argv = [sys.executable, "-m", "relgate_tui.cli", "certify", "--task", "bigbench-3digit-addition", "--k-max", str(k),
             "--stopping", "none", "--concurrency", str(concurrency), "--endpoint", f"http://127.0.0.1:{port}/v1",
-            "--model", "stub", "--quiet", "--json", out]
+            "--model", "stub", "--quiet", "--json", out, *(["--limit", str(items)] if items != 200 else []), *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
     subprocess.run(argv, env=env, check=False, stdout=subprocess.DEVNULL)
@@ -154,7 +159,7 @@ def measure_cli(port: int, concurrency: int, calls: int, home: str) -> tuple[flo
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(out) as f:
         made = json.load(f)["calls"]["made"]
-    assert made == 200 * k, made
+    assert made == items * k, made
     return made / wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / made * 1000
 
 
@@ -209,7 +214,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cli", action="store_true", help="time `relgate certify` in a process of its own against "
                         "the raw client in a process of its own (issue 32 §6: start-up included), at concurrency 16")
+    parser.add_argument("--numeric", action="store_true", help="the second workload as processes: 120 items, --canon "
+                        "numeric, K 10 and 40 (1,200 and 4,800 calls), the fixed cost per run and the per-call rate")
+    parser.add_argument("--smoke", action="store_true", help="the smallest sizes, one repeat, no target checked")
     args = parser.parse_args(argv)
+    if args.smoke:
+        main_numeric(args.latency_ms, 1, ks=(1, 2), items=20, warm=False)
+        return 0
+    if args.numeric:
+        return main_numeric(args.latency_ms, args.repeats)
     if args.cli:
         return main_cli(args.calls, args.latency_ms, args.repeats)
     latency = args.latency_ms / 1000
@@ -276,6 +289,55 @@ def main_cli(calls: int, latency_ms: float, repeats: int, concurrency: int = 16)
           f"{ratio:.1%} (target ≥ {TARGET:.0%}: {'PASS' if ratio >= TARGET else 'FAIL'}; ideal "
           f"{concurrency / (latency_ms / 1000):.0f}/s)")
     return 0 if ratio >= TARGET else 1
+
+
+def main_numeric(latency_ms: float, repeats: int, ks: tuple[int, int] = (10, 40), items: int = 120,
+                 concurrency: int = 16, warm: bool = True) -> int:
+    """``--numeric``: the second workload (issue 42 §7) — ``relgate certify --limit 120 --canon numeric --stopping
+    none --concurrency 16`` at K 10 and K 40 against the raw client, both as processes, paired and alternating. A
+    run's time is ``fixed + calls / rate``: from the medians at the two sizes, each client's fixed cost per run and
+    per-call rate. Targets: ≥ 80 % of the raw client at K 10, ≥ 90 % at K 40."""
+    import tempfile
+
+    targets = {ks[0]: 0.80, ks[1]: 0.90}
+    print(f"numeric workload: {items} items, --canon numeric --stopping none --concurrency {concurrency}, stub latency "
+          f"{latency_ms:g} ms; `relgate certify` and the raw client as processes (start-up included), alternately, "
+          f"median of {repeats}\n")
+    print(f"{'K':>3}  {'calls':>6}  {'raw s':>6}  {'relgate s':>9}  {'raw/s':>6}  {'relgate/s':>9}  {'ratio':>6}  "
+          f"{'target':>6}")
+    walls: dict[int, tuple[float, float]] = {}
+    ok = True
+    with StubProcess(latency_ms / 1000) as stub, tempfile.TemporaryDirectory() as tmp:
+        if warm:  # bytecode compiled, the stub's first accepts
+            measure_raw_process(stub.port, concurrency, 200, f"{tmp}/warm")
+            measure_cli(stub.port, concurrency, items, f"{tmp}/warm", items, ("--canon", "numeric"))
+        for k in ks:
+            calls = items * k
+            raw_t, rel_t, ratios = [], [], []
+            for i in range(repeats):
+                raw = measure_raw_process(stub.port, concurrency, calls, f"{tmp}/k{k}-{i}")
+                rel = measure_cli(stub.port, concurrency, calls, f"{tmp}/k{k}-{i}", items, ("--canon", "numeric"))
+                raw_t.append(calls / raw[0])
+                rel_t.append(calls / rel[0])
+                ratios.append(rel[0] / raw[0])
+            walls[k] = (statistics.median(raw_t), statistics.median(rel_t))
+            ratio = statistics.median(ratios)
+            ok = ok and ratio >= targets[k]
+            print(f"{k:>3}  {calls:>6}  {walls[k][0]:6.2f}  {walls[k][1]:9.2f}  {calls / walls[k][0]:6.0f}  "
+                  f"{calls / walls[k][1]:9.0f}  {ratio:6.1%}  {'≥ ' + format(targets[k], '.0%'):>6}")
+    span = items * (ks[1] - ks[0])
+    print()
+    for name, j in (("raw client", 0), ("relgate", 1)):
+        per_call = (walls[ks[1]][j] - walls[ks[0]][j]) / span
+        fixed = walls[ks[0]][j] - items * ks[0] * per_call
+        if per_call <= 0:  # the larger run was not slower: noise (a loaded machine) swamps the per-call time
+            print(f"{name:>10}: fixed cost and per-call rate not separable (K {ks[1]} ran no slower than K {ks[0]})")
+            continue
+        print(f"{name:>10}: fixed cost per run {fixed:5.2f} s · {per_call * 1000:.3f} ms per call "
+              f"({1 / per_call:.0f} calls/s)")
+    print(f"\ntargets: ≥ 80% of the raw client at {items * ks[0]:,} calls, ≥ 90% at {items * ks[1]:,} -> "
+          f"{'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -534,7 +534,7 @@ def _close_or_drop(prepared: Prepared, failed: bool) -> None:
         try:
             counts = prepared.store.count_files()
             empty = (counts["samples"] == 0 and counts["labels"] == 0 and prepared.store.read_results() is None
-                     and not _holds_batch(prepared.store.manifest.get("batch")))
+                     and not _holds_batch(_batch_state(prepared.store)))
         except (OSError, ValueError, RunStoreError):
             empty = False
     prepared.close()
@@ -545,6 +545,6 @@ def _close_or_drop(prepared: Prepared, failed: bool) -> None:
             remove_run(RunStore(prepared.store.path))
 
 
-def _holds_batch(state: object) -> bool:
-    """The run's batch state (batch_rounds.py) names work the provider holds or a failure it recorded."""
-    return isinstance(state, dict) and bool(state.get("pending") or state.get("failed"))
+def _holds_batch(state: Any) -> bool:
+    """The run's batch state (batch_state.py) names work the provider holds or a failure it recorded."""
+    return state is not None and (state.pending is not None or bool(state.failed))
