@@ -29,11 +29,18 @@ polled: a run killed while a batch is in flight polls that batch again when resu
 twice. The uploaded file's id is written before the create request: a run killed while that request was on the wire
 finds the batch the endpoint created from the file (``GET /batches``), or creates it then — never two.
 
-**Faults.** A failed line (a 429 or 5xx in the error file, an expired or cancelled request, a line of the output file
-that cannot be read, an answer that never came) is a counted failure (``totals.failed``) and is asked again in the next
-round; a request rejected as such (other 4xx) or failed ``max_attempts`` times ends its item (incomplete, samples
-kept). An expired or cancelled batch keeps every answer it completed. A file over the download cap or a failed batch is
-one :class:`~relgate_tui.engine.transport.batch.BatchError` line; the batch id stays in the run.
+**Faults** (issue 42). Every control call is retried by the client
+(:class:`~relgate_tui.engine.transport.batch.RetryPolicy`); a call that gives up, a batch past ``--batch-deadline``, a
+file over the download cap or a failed batch is one :class:`~relgate_tui.engine.transport.batch.BatchError` line
+saying what the run keeps — the batch id stays in the run (the empty-run cleanup never deletes a run holding one) and
+the rerun collects that batch. A failed line (a 429 or 5xx in the error file, an expired or cancelled request, an
+unreadable line, a request of the round with no line at all) is a counted failure (``totals.failed``, by reason in
+:attr:`BatchSampler.reasons`) and is asked again next round; a request rejected as such (a 4xx line: the provider's
+reason, vLLM's ``error`` string or object, is kept) or failed ``max_attempts`` times ends its item, recorded in the
+run's :class:`~relgate_tui.engine.certification.batch_state.BatchState` (no later round and no direct call asks it
+again). Lines naming another run or an item the run does not have, answers to indices the round did not ask
+(``asked``) and conflicting duplicates are refused — counted, never cached or used. Two rounds in a row without a
+usable answer stop the run. An expired or cancelled batch keeps every answer it completed.
 """
 
 from __future__ import annotations
@@ -280,7 +287,7 @@ class BatchSampler:
         lines: list[bytes] = []
         asked: dict[str, tuple[int, int]] = {}
         self._plan(job, items, rounds + 1, lines, asked)
-        self._put(asked=asked)
+        self._put(asked=asked, written=len(lines))
         return rounds + 1, lines, self._open(job, items)
 
     def offline_results(self, job: SamplingJob, files: Sequence[bytes | BinaryIO]) -> tuple[int, list[Any], int]:
@@ -294,10 +301,10 @@ class BatchSampler:
         events = self._ingest(job, items, round_no, results, "offline", state.asked, online=False)
         accepted = self.totals.made + sum(isinstance(e, SampleFailed) for e in events)
         if accepted:
-            offline = self._state().offline.add(rounds=1, batched=sum(hi - lo for lo, hi in state.asked.values()),
+            offline = self._state().offline.add(rounds=1, batched=state.written,
                                                 made=self.totals.made, failed=self.totals.failed,
                                                 reasons=self.reasons)
-            self._put(rounds=round_no, pending=None, asked={}, offline=offline)
+            self._put(rounds=round_no, pending=None, asked={}, written=0, offline=offline)
         else:
             self._put()
         return round_no if accepted else state.rounds, events, self._open(job, items)

@@ -97,6 +97,7 @@ class BatchState:
     asked: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     failed: Mapping[str, str] = field(default_factory=dict)
     offline: OfflineCalls = OfflineCalls()
+    written: int = 0  # request lines of the round ``asked`` describes (an index already cached is not written)
 
     def with_(self, **changes: Any) -> BatchState:
         return replace(self, **changes)
@@ -104,7 +105,7 @@ class BatchState:
     def to_json(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "pending": self.pending.to_json() if self.pending else None,
                 "asked": {k: [lo, hi] for k, (lo, hi) in self.asked.items()}, "failed": dict(self.failed),
-                "offline": self.offline.to_json()}
+                "offline": self.offline.to_json(), "written": self.written}
 
     @classmethod
     def from_json(cls, data: object) -> BatchState:
@@ -116,4 +117,4 @@ class BatchState:
         failed_raw = data.get("failed")
         failed = {str(k): one_line(str(v), 300) for k, v in failed_raw.items()} if isinstance(failed_raw, dict) else {}
         return cls(_int(data.get("rounds")), Pending.from_json(data.get("pending")), asked, failed,
-                   OfflineCalls.from_json(data.get("offline")))
+                   OfflineCalls.from_json(data.get("offline")), _int(data.get("written")))
