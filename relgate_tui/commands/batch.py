@@ -109,8 +109,8 @@ def _write(args: argparse.Namespace) -> int:
                  "results without a call")
             return 0
         atomic_write_bytes(out, b"".join(lines))
-        _say(f"run {run_id} round {round_no}: {len(lines)} requests for {open_items} items written to {out}; run them "
-             f"(e.g. `vllm run-batch -i {out} -o results.jsonl --model {cfg.model}`), then "
+        _say(f"run {run_id} round {round_no}: {counted(len(lines), 'request')} for {counted(open_items, 'item')} "
+             f"written to {out}; run them (e.g. `vllm run-batch -i {out} -o results.jsonl --model {cfg.model}`), then "
              f"`relgate batch read {run_id} results.jsonl`")
         return 0
     finally:
