@@ -1,6 +1,6 @@
 """Judge cascade: validity and coverage of relgate_tui.core.judge_cascade, by simulation.
 
-    PYTHONPATH=$PWD python bench/judge_cascade.py [--runs 400] [--smoke]
+    PYTHONPATH=$PWD python bench/judge_cascade.py [--runs 300] [--smoke]
 
 An item has a difficulty d ~ U(0, 1) and a human verdict (base rate 0.70). A judge is a law of its stated
 confidence c and of its chance of being right q (its verdict is the human's with probability q, independently of the
@@ -159,7 +159,7 @@ def simulate(name: str, n: int, runs: int, seed: int, tr: Truth) -> Row:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=400)
+    ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--seed", type=int, default=38)
     ap.add_argument("--smoke", action="store_true", help="a few runs at 300 labels, no targets checked")
     args = ap.parse_args()
