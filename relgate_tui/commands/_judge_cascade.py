@@ -13,9 +13,18 @@ _FINGERPRINT = ("judge_endpoint", "judge_model", "prompt_hash", "temperature", "
 
 
 def cascade_files(args: argparse.Namespace) -> list[str]:
-    """The verdicts files of a cascade (two or more ``--verdicts``), else []: one ``--verdicts`` is put back as the
-    single path the single-judge code reads."""
+    """The sources of a cascade — two or more ``--verdicts`` files, or ``--from-run`` runs —, else []: one
+    ``--verdicts`` is put back as the single path the single-judge code reads."""
+    from relgate_tui.errors import UserError
+
     files = [args.verdicts] if isinstance(args.verdicts, str) else list(args.verdicts or [])
+    runs = list(getattr(args, "from_run", None) or [])
+    if runs:
+        if files or args.run is not None or args.audit is not None:
+            raise UserError("--from-run builds a cascade from runs alone: drop --verdicts / --run / --audit")
+        if len(runs) < 2:
+            raise UserError("--from-run is a cascade: give it once per judge, cheapest first (one run: --run RUN)")
+        return runs
     if len(files) >= 2:
         return files
     args.verdicts = files[0] if files else None
@@ -40,11 +49,13 @@ def _load(args: argparse.Namespace, files: list[str]) -> list[Any]:
     from relgate_tui.errors import UserError
 
     if args.run is not None or args.audit is not None:
-        raise UserError("a cascade reads its judges from --verdicts files only: drop --run / --audit")
+        raise UserError("a cascade reads its judges from --verdicts files or --from-run runs: drop --run / --audit")
     given = [f"--{name.replace('_', '-')}" for name in _FINGERPRINT if getattr(args, name, None) is not None]
     if given:
         raise UserError(f"{', '.join(given)}: a judge's fingerprint options describe one judge; a cascade of several "
                         "--verdicts files takes none")
+    if getattr(args, "from_run", None):
+        return [store.verdicts_from_run(run, args.run_dir)[0] for run in files]  # fingerprints from the runs
     return [store.load_verdicts_file(path) for path in files]
 
 
@@ -55,12 +66,13 @@ def cascade_command(args: argparse.Namespace, files: list[str], exits: dict[str,
     from relgate_tui.errors import DataError
 
     outputs = (None if args.json_path in (None, "-") else args.json_path, getattr(args, "markdown", None))
-    check_outputs(outputs, files)
+    inputs = [] if getattr(args, "from_run", None) else files  # runs are no file an output could overwrite
+    check_outputs(outputs, inputs)
     try:
         vs = _load(args, files)
         if args.judge_command == "apply":
-            return _apply(args, files, vs)
-        return exits[_certify(args, files, vs)]
+            return _apply(args, inputs, vs)
+        return exits[_certify(args, inputs, vs)]
     except DataError as exc:
         return report_rows(exc)
 

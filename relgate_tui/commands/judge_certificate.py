@@ -4,12 +4,14 @@
 
     relgate judge certify --verdicts FILE | --run RUN | --audit ID [--agreement 0.90] [--confidence 0.95] [--min-coverage 0.50]
                           [--require consistency>=X] [--json PATH|-] [--markdown PATH]
-    relgate judge certify --verdicts CHEAP --verdicts STRONG [--verdicts …] [--judge-cost 0.2] [the options above]
+    relgate judge certify --verdicts CHEAP --verdicts STRONG [--verdicts …] | --from-run RUN1 --from-run RUN2 [--from-run …]
+                          [--judge-cost 0.2] [the options above]
     relgate judge certify --plan [--agreement 0.90] --expect 0.95 [--min-coverage 0.50] [--confidence 0.95]
     relgate judge apply CERT --verdicts FILE | --run RUN [--publish] [--json PATH|-]
-    relgate judge apply CERT --verdicts CHEAP --verdicts STRONG [--verdicts …] [--json PATH|-]
+    relgate judge apply CERT --verdicts CHEAP --verdicts STRONG [--verdicts …] | --from-run RUN1 --from-run RUN2 …
+                       [--json PATH|-]
 
-Several ``--verdicts`` are a judge cascade, cheapest first (:mod:`relgate_tui.commands._judge_cascade`).
+Several ``--verdicts`` (or ``--from-run``) are a judge cascade, cheapest first (:mod:`relgate_tui.commands._judge_cascade`).
 
 ``certify`` exits 0 PASS, 1 FAIL, 2 error, 3 not decidable (too few labels; it says how many more). The first line of
 its output is the verdict sentence. Zero model calls: the statistics are :mod:`relgate_tui.core.judge_certificate`,
@@ -33,6 +35,8 @@ def _source(q: argparse.ArgumentParser) -> None:
                         "Several: a judge cascade, cheapest first (the same items)")
     q.add_argument("--run", metavar="RUN", help="a run with a verification judge (its id, prefix or directory)")
     q.add_argument("--run-dir", metavar="DIR")
+    q.add_argument("--from-run", metavar="RUN", action="append", help="a judge cascade from runs: each run's "
+                   "verification judge, cheapest first (once per judge)")
     q.add_argument("--audit", metavar="ID", help="a stored pairwise judge audit with human scores (agreement = the "
                                                  "judge's preference matches the humans')")
     q.add_argument("--audit-judge", metavar="NAME", help="--audit: which of its judges (default: the first)")

@@ -149,3 +149,36 @@ def test_apply_tags_each_item_with_its_judge_and_asks_the_strong_judge_only_the_
     assert r.returncode == 2 and "lacks" in r.stderr and "items that reach it" in r.stderr
     r = incli(tmp_path, "judge", "apply", cert["id"], "--verdicts", str(cheap_new))
     assert r.returncode == 2 and "is a cascade of 2 judges" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_from_run_reads_each_runs_verification_judge_with_its_fingerprint(tmp_path: Path, incli) -> None:
+    """A reference-less demo run with a verification judge (sim-judge) and spot-check labels; ``--from-run`` twice
+    (the same judge as both stages: the plumbing, not the statistics) is the cascade of the runs' verdicts."""
+    from relgate_tui.demo.server import DemoServer
+    from relgate_tui.engine.judging import certificate as store
+    from relgate_tui.engine.judging.cascade import compute_cascade
+
+    lines = Path(__file__).resolve().parents[2].joinpath("assets", "tasks", "gsm8k.jsonl").read_text().splitlines()
+    items = [json.loads(line) for line in lines][:60]
+    task = tmp_path / "noref.jsonl"
+    task.write_text("".join(json.dumps({"id": it["id"], "question": it["question"]}) + "\n" for it in items))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"id": it["id"], "none": True}) + "\n" for it in items[::3]))
+    with DemoServer() as server:
+        r = incli(tmp_path, "certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid",
+                  "--canon", "numeric", "--k-max", "4", "--seed", "3", "--quiet", "--verify-judge-model", "sim-judge",
+                  "--labels", str(labels), "--json", "run.json")
+    assert r.returncode in (0, 1, 3), r.stderr
+    run_id = json.loads((tmp_path / "run.json").read_text())["run_id"]
+    r = incli(tmp_path, "judge", "certify", "--from-run", run_id, "--from-run", run_id, "--agreement", "0.6",
+              "--json", "-")
+    assert r.returncode in (0, 1, 3), r.stderr
+    doc = json.loads(r.stdout)
+    v = store.verdicts_from_run(run_id, str(tmp_path / "runs"))[0]
+    want = compute_cascade([v, v], agreement=0.6)
+    assert {k: x for k, x in doc.items() if k != "id"} == want
+    assert doc["n_labelled"] == sum(h is not None for h in v.human) > 0
+    assert [s["fingerprint"]["model"] for s in doc["cascade"]] == ["sim-judge", "sim-judge"]
+    assert [s["judge"] for s in doc["cascade"]] == ["sim-judge", "sim-judge"]
+    r = incli(tmp_path, "judge", "certify", "--from-run", run_id)
+    assert r.returncode == 2 and "--run RUN" in r.stderr
