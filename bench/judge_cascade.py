@@ -167,7 +167,7 @@ def main() -> None:
     sizes = (300,) if args.smoke else (300, 1000)
     start = time.time()
     print(f"judge cascade: A = {AGREEMENT}, confidence {CONFIDENCE}, cost κ = {COST}, {runs} runs per row "
-          f"(medians of the share of all items decided; truth from {POPULATION:,} items)")
+          f"(medians of the share of all items decided; truth from {20_000 if args.smoke else POPULATION:,} items)")
     print(f"{'world':<18} {'n':>5} {'invalid':>8} {'target':>7} {'cascade':>8} {'cheap':>6} {'cheap α':>8} "
           f"{'strong α':>9} {'δ/2 each':>9} {'oracle':>7}")
     rows = []

@@ -35,9 +35,12 @@ def refuse_cascade_certificate(args: argparse.Namespace) -> None:
     """``judge apply`` with one source: refused, in one line, when the certificate is a cascade's."""
     from relgate_tui.engine.judging import certificate as store
     from relgate_tui.engine.judging.cascade import is_cascade
-    from relgate_tui.errors import UserError
+    from relgate_tui.errors import RelgateError, UserError
 
-    cert = store.load(args.cert)
+    try:
+        cert = store.load(args.cert)
+    except RelgateError:
+        return  # the single-judge apply reports it, in its own order
     if is_cascade(cert):
         n = len(cert["cascade"])
         raise UserError(f"certificate {cert.get('id')} is a cascade of {n} judges: give their verdicts with {n} "
