@@ -32,10 +32,10 @@ two sequences of threshold vectors are tested, split δ = δ_path + δ_last (:da
 
        cost(t) = κ · Σ_{j ≥ 2, t_j < ∞} share of items reaching judge j  +  share of items left to people     (C1)
 
-   with κ = ``cost`` the price of one call of a judge after the first, in people's labels (the first judge is free:
-   a local model). For the levels a = 1, 1 − 0.005, …, ≥ A − 0.2 the path's step is the cheapest vector with
-   PA(t) ≥ a among those with at least m decided labelled items (m = :func:`start_items`, as in the single-judge
-   certificate); repeats are dropped. Along the path the predicted agreement falls and the cost falls.
+   with κ = ``cost`` (default :data:`COST` = 0.2) the price of one call of a judge after the first, in people's
+   labels (the first judge is free: a local model). For the levels a = 1, 1 − 0.005, …, ½ the path's step is the
+   cheapest vector with PA(t) ≥ a among those with at least m decided labelled items (m = :func:`start_items` at
+   1 − δ_path, as in the single-judge certificate); repeats are dropped. Along the path the predicted agreement falls and the cost falls.
 2. *The last judge alone*: the single-judge sequence of judge J (:func:`selective`) at δ_last — a fallback for when
    the cheap judges mislead the path (a proxy is only as good as the last judge's calibration).
 
