@@ -10,7 +10,9 @@ P(right) is its confidence). The cheap judge:
 * easy-only — sure of easy items only: c₁ = q₁ = 1 − d/2 (calibrated); the acceptance world;
 * overconfident — q₁ = 1 − d/2, but on half the items (at random) it states c₁ = 1 − u/20, u ~ U(0, 1): sure
   (≥ 0.95) whatever the item, right three times in four there;
-* worse than chance — c₁ = 1 − d/2 but q₁ = 0.4 everywhere.
+* worse than chance — c₁ = 1 − d/2 but q₁ = 0.4 everywhere;
+* strong overconfident — the cheap judge of easy-only, and a strong judge that states 0.5 + 0.5(1 − d⁴) but is
+  right with 0.5 + 0.5(1 − d^1.5) (the path's label-free score of each vector is too optimistic here).
 
 Truth from a population of 400,000 items per world (seeded): A(t) = the mean of the deciding judge's q over the
 items the cascade decides, and its share decided. Per run the real code (:func:`cascade_of`, :func:`selective`) is
@@ -66,8 +68,13 @@ def worse_than_chance(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.
     return np.array([1.0 - d / 2.0, _strong(d)]), np.array([np.full(n, 0.4), _strong(d)])
 
 
+def strong_overconfident(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    d = rng.random(n)
+    return np.array([1.0 - d / 2.0, _strong(d)]), np.array([1.0 - d / 2.0, 0.5 + 0.5 * (1.0 - d ** 1.5)])
+
+
 WORLDS: dict[str, Draw] = {"easy-only": easy_only, "overconfident": overconfident,
-                           "worse than chance": worse_than_chance}
+                           "worse than chance": worse_than_chance, "strong overconfident": strong_overconfident}
 
 
 @dataclass(frozen=True)
@@ -168,7 +175,7 @@ def main() -> None:
     start = time.time()
     print(f"judge cascade: A = {AGREEMENT}, confidence {CONFIDENCE}, cost κ = {COST}, {runs} runs per row "
           f"(medians of the share of all items decided; truth from {20_000 if args.smoke else POPULATION:,} items)")
-    print(f"{'world':<18} {'n':>5} {'invalid':>8} {'target':>7} {'cascade':>8} {'cheap':>6} {'cheap α':>8} "
+    print(f"{'world':<20} {'n':>5} {'invalid':>8} {'target':>7} {'cascade':>8} {'cheap':>6} {'cheap α':>8} "
           f"{'strong α':>9} {'δ/2 each':>9} {'oracle':>7}")
     rows = []
     for w, name in enumerate(WORLDS):
@@ -176,7 +183,7 @@ def main() -> None:
         for n in sizes:
             row = simulate(name, n, runs, args.seed + 100 * w + n, tr)
             rows.append(row)
-            print(f"{name:<18} {n:>5} {row.invalid:>8.3f} {DELTA + 2 * row.se:>7.3f} {row.cascade:>8.3f} "
+            print(f"{name:<20} {n:>5} {row.invalid:>8.3f} {DELTA + 2 * row.se:>7.3f} {row.cascade:>8.3f} "
                   f"{row.cheap_share:>6.3f} {row.cheap_alone:>8.3f} {row.strong_alone:>9.3f} {row.per_stage:>9.3f} "
                   f"{row.oracle:>7.3f}")
     print("(cheap = share decided by the cheap judge = the strong judge's calls saved; 'cheap α' / 'strong α' = that "

@@ -35,7 +35,11 @@ two sequences of threshold vectors are tested, split δ = δ_path + δ_last (:da
    with κ = ``cost`` (default :data:`COST` = 0.2) the price of one call of a judge after the first, in people's
    labels (the first judge is free: a local model). For the levels a = 1, 1 − 0.005, …, ½ the path's step is the
    cheapest vector with PA(t) ≥ a among those with at least m decided labelled items (m = :func:`start_items` at
-   1 − δ_path, as in the single-judge certificate); repeats are dropped. Along the path the predicted agreement falls and the cost falls.
+   1 − δ_path, as in the single-judge certificate); repeats are dropped. Fill-in: where two consecutive steps
+   share the thresholds of the judges before the last, the last judge's candidates between them are inserted, and
+   the first step is preceded by its ramp (the same earlier thresholds, the last judge's candidates above its own,
+   from m decided labelled items on) — a confidence that saturates (PA ≈ 1 on half the items) would otherwise make
+   the first step, or the next, decide many more items at once than the single-judge sequence ever adds. Along the path the predicted agreement falls and the cost falls.
 2. *The last judge alone*: the single-judge sequence of judge J (:func:`selective`) at δ_last — a fallback for when
    the cheap judges mislead the path (a proxy is only as good as the last judge's calibration).
 
@@ -305,17 +309,25 @@ def cascade_path(c: np.ndarray, f: np.ndarray, min_items: int, cost: float = COS
         return []
     by_pa = ok[np.lexsort((cost_all[ok], -pa_all[ok]))]  # predicted agreement descending, then cost ascending
     sorted_cost = cost_all[by_pa]
-    prev = np.r_[np.inf, np.minimum.accumulate(sorted_cost)[:-1]]
-    new_min = sorted_cost < prev  # running argmin; among equal costs the first (the higher PA)
+    before = np.r_[np.inf, np.minimum.accumulate(sorted_cost)[:-1]]
+    new_min = sorted_cost < before  # running argmin; among equal costs the first (the higher PA)
     arg = np.maximum.accumulate(np.where(new_min, np.arange(by_pa.size), 0))
     levels = np.arange(1.0, floor - 1e-12, -LEVEL_STEP)
     reach = np.searchsorted(-pa_all[by_pa], -levels - 1e-12, side="right")  # vectors with PA ≥ each level
     picked = [int(by_pa[arg[r - 1]]) for r in reach if r > 0]
-    path: list[Thresholds] = []
-    for i in dict.fromkeys(picked):  # in order, repeats dropped
-        v = (*prefixes[i // width], last_opts[i % width])
-        path.append(v)
-    return path
+    steps: list[int] = []
+    prev: int | None = None
+    for i in dict.fromkeys(picked):  # in order, repeats dropped; then the fill-in of step 1
+        pre, k = divmod(i, width)
+        if prev is None:
+            fill = range(k + 1)  # a ramp: the last judge's thresholds above the first step's
+        elif prev // width == pre and k > prev % width:
+            fill = range(prev % width + 1, k + 1)
+        else:
+            fill = range(k, k + 1)
+        steps.extend(pre * width + kk for kk in fill if n_all[pre * width + kk] >= min_items)
+        prev = i
+    return [(*prefixes[i // width], last_opts[i % width]) for i in dict.fromkeys(steps)]
 
 
 def _walk(c: np.ndarray, agree: np.ndarray, vectors: Sequence[Thresholds], agreement: float,
