@@ -108,6 +108,8 @@ def test_disagreeing_humans_other_items_and_bad_options_are_refused(tmp_path: Pa
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "lacks 1 of judge 1's items" in r.stderr
     r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(cheap), "--judge-model", "m")
     assert r.returncode == 2 and "--judge-model" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = incli(tmp_path, "judge", "certify", *[x for _ in range(6) for x in ("--verdicts", str(cheap))])
+    assert r.returncode == 2 and r.stderr.strip() == "relgate: error: a cascade has 2 to 5 judges, got 6"
 
 
 def test_exit_codes_fail_and_not_decidable(tmp_path: Path, incli) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from relgate_tui.core import jsonsafe
-from relgate_tui.core.judge_cascade import COST, Cascade, certify_cascade
+from relgate_tui.core.judge_cascade import COST, MAX_JUDGES, Cascade, certify_cascade
 from relgate_tui.core.judge_certificate import confidence_of
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.judging.certificate import Verdicts, differing_field
@@ -126,8 +126,8 @@ def _verdict(cas: Cascade, min_coverage: float, labels: Sequence[str]) -> tuple[
 def compute_cascade(vs: Sequence[Verdicts], *, agreement: float = 0.90, confidence: float = 0.95,
                     min_coverage: float = 0.50, cost: float = COST) -> dict[str, Any]:
     """The cascade certificate document (module docstring) of judges ``vs`` in cascade order (at least two)."""
-    if len(vs) < 2:
-        raise UserError("a cascade needs at least two judges' verdicts")
+    if not 2 <= len(vs) <= MAX_JUDGES:
+        raise UserError(f"a cascade has 2 to {MAX_JUDGES} judges, got {len(vs)}")
     _same_ids(vs)
     humans = merged_humans(vs)
     index = [dict(zip(v.ids, range(len(v.ids)), strict=True)) for v in vs]
