@@ -4,8 +4,14 @@
 
     relgate judge certify --verdicts FILE | --run RUN | --audit ID [--agreement 0.90] [--confidence 0.95] [--min-coverage 0.50]
                           [--require consistency>=X] [--json PATH|-] [--markdown PATH]
+    relgate judge certify --verdicts CHEAP --verdicts STRONG [--verdicts …] | --from-run RUN1 --from-run RUN2 [--from-run …]
+                          [--judge-cost 0.2] [the options above]
     relgate judge certify --plan [--agreement 0.90] --expect 0.95 [--min-coverage 0.50] [--confidence 0.95]
     relgate judge apply CERT --verdicts FILE | --run RUN [--publish] [--json PATH|-]
+    relgate judge apply CERT --verdicts CHEAP --verdicts STRONG [--verdicts …] | --from-run RUN1 --from-run RUN2 …
+                       [--json PATH|-]
+
+Several ``--verdicts`` (or ``--from-run``) are a judge cascade, cheapest first (:mod:`relgate_tui.commands._judge_cascade`).
 
 ``certify`` exits 0 PASS, 1 FAIL, 2 error, 3 not decidable (too few labels; it says how many more). The first line of
 its output is the verdict sentence. Zero model calls: the statistics are :mod:`relgate_tui.core.judge_certificate`,
@@ -24,10 +30,13 @@ EXITS = {"PASS": 0, "FAIL": 1, "NOT DECIDABLE": 3}
 
 
 def _source(q: argparse.ArgumentParser) -> None:
-    q.add_argument("--verdicts", metavar="FILE", help="JSONL: id; p_yes in [0, 1] or judge 0/1 (optional votes: "
-                                                      "list of 0/1); human 0/1 or absent")
+    q.add_argument("--verdicts", metavar="FILE", action="append",
+                   help="JSONL: id; p_yes in [0, 1] or judge 0/1 (optional votes: list of 0/1); human 0/1 or absent. "
+                        "Several: a judge cascade, cheapest first (the same items)")
     q.add_argument("--run", metavar="RUN", help="a run with a verification judge (its id, prefix or directory)")
     q.add_argument("--run-dir", metavar="DIR")
+    q.add_argument("--from-run", metavar="RUN", action="append", help="a judge cascade from runs: each run's "
+                   "verification judge, cheapest first (once per judge)")
     q.add_argument("--audit", metavar="ID", help="a stored pairwise judge audit with human scores (agreement = the "
                                                  "judge's preference matches the humans')")
     q.add_argument("--audit-judge", metavar="NAME", help="--audit: which of its judges (default: the first)")
@@ -54,6 +63,8 @@ def register(subparsers: Any) -> None:
                    help="PASS needs the judge to decide at least this share of items (default 0.50)")
     q.add_argument("--require", action="append", default=[], metavar="consistency>=X",
                    help="also require the share of items whose repeated verdicts agree to be ≥ X")
+    q.add_argument("--judge-cost", type=float, metavar="K",
+                   help="a cascade: one call of each judge after the first, in people's labels (default 0.2)")
     q.add_argument("--plan", action="store_true", help="print the labels needed instead (with --expect)")
     q.add_argument("--expect", type=float, metavar="E", help="--plan: the agreement you expect on decided items")
     q.add_argument("--json", metavar="PATH", dest="json_path", help="write the certificate as JSON ('-' = stdout)")
@@ -117,7 +128,15 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from relgate_tui.commands._judge_cascade import cascade_command, cascade_files, refuse_cascade_certificate
+
+    files = cascade_files(args)  # one --verdicts: exactly as before
+    if files:
+        if args.judge_command == "certify":
+            _levels(args)
+        return cascade_command(args, files, EXITS)
     if args.judge_command == "apply":
+        refuse_cascade_certificate(args)
         from relgate_tui.commands.judge_apply import apply_command
 
         return apply_command(args)

@@ -20,7 +20,8 @@ files, and a stored audit as one), :mod:`.audit_run` (an audit's settings and ru
 :mod:`.studies` (the inputs of the studies of papers 001–003), :mod:`.certify_judge` (the pairwise judge inside a
 certification), :mod:`.verify_judge` (the verification judge of a certification), :mod:`.certificate` (a judge certificate's
 verdicts, fingerprint and store), :mod:`.certificate_audit` (a stored pairwise audit's verdicts for a certificate),
-:mod:`.certificate_doc` (a certificate's JSON and Markdown).
+:mod:`.certificate_doc` (a certificate's JSON and Markdown), :mod:`.cascade` (a judge cascade's verdicts, document and
+application).
 
 The public names are imported on first use (PEP 562): importing one module of the package (``relgate certify`` takes
 :mod:`.verify_judge` to check its options) does not import the audits, studies and stores (~45 ms; issue 32 §6).
