@@ -96,12 +96,11 @@ def test_an_undo_after_seeing_another_label_is_refused(pgb: Backend, tmp_path: P
     sid, items = _session(pgb, tmp_path, 2)
     item = _label(pgb, "alice", sid, "1")
     _label(pgb, "bob", sid, "2")
-    with _tx(pgb, "alice") as c:  # she may now read bob's verdict (by design) …
-        assert ("bob", "2") in c.execute("SELECT reviewer, verdict FROM relgate_review_labels(%s)",
-                                         (sid,)).fetchall()
-        # … and may not take hers back to relabel it with his
+    with _tx(pgb, "alice") as c:  # she may read bob's verdict (by design), so she may not take hers back
         assert isinstance(_refused(c, "DELETE FROM review_labels WHERE reviewer = 'alice'"), Denied)
         assert isinstance(_refused(c, "UPDATE review_labels SET verdict = '2' WHERE reviewer = 'alice'"), Denied)
+        assert ("bob", "2") in c.execute("SELECT reviewer, verdict FROM relgate_review_labels(%s)",
+                                         (sid,)).fetchall()
         got = _refused(c, "SELECT relgate_review_undo(%s, NULL)", (sid,))
         assert isinstance(got, Denied) and "stands as given" in str(got)
     store = open_store(pgb.reviewer("alice")[0])

@@ -99,3 +99,35 @@ def test_runs_rm_refuses_a_directory_outside_the_data_dir(tmp_path: Path, monkey
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "only runs in the data dir" in err
     assert elsewhere.is_dir()
+
+
+def test_undo_keeps_the_record_on_either_store(backend: Backend, tmp_path: Path) -> None:
+    """The embedded store keeps the database's rule: undo only while no other reviewer labelled the item, never
+    after the pull; the reviewer is told why, and nothing is undone."""
+    sid = _publish(backend, tmp_path, import_run(tmp_path, 4))  # two items, R = 2
+    stores, revs = [], {}
+    try:
+        for name in ("alice", "bob"):
+            url, as_name = backend.reviewer(name)
+            store = open_store(url)
+            stores.append(store)
+            revs[name] = Reviewer(store, store.session(sid), store.db.identity(as_name))
+        for name in ("alice", "bob"):
+            claim = revs[name].next_item()
+            assert claim is not None and revs[name].label(claim.item_id, "1").committed == 1
+        item, sent = revs["alice"].undo()
+        assert item is None and len(sent.rejected) == 1 and "another reviewer's label" in sent.rejected[0]
+        claim = revs["alice"].next_item()  # her second item, alone on it: undo works until the pull
+        assert claim is not None and revs["alice"].label(claim.item_id, "2").committed == 1
+        assert revs["alice"].undo()[0] == claim.item_id
+        assert revs["alice"].label(claim.item_id, "2").committed == 1
+        assert main(["review", "pull", sid, *backend.args(None), "--run-dir", str(tmp_path / "home" / "runs")]) == 0
+        item, sent = revs["alice"].undo()
+        assert item is None and "was pulled" in sent.rejected[0]
+        assert stores[0].labelled_by(sid) == {**{i: sorted(["alice", "bob"]) for i in stores[0].item_ids(sid)[:1]},
+                                              claim.item_id: ["alice"]}
+    finally:
+        for r in revs.values():
+            r.close()
+        for s in stores:
+            s.close()

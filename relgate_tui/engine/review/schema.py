@@ -1,47 +1,68 @@
-"""The review store's schema (issue 21 §1, §7): one set of tables for SQLite and PostgreSQL, versioned.
+"""The review store's schema (issue 21 §1, §7; issue 39): one set of tables for SQLite and PostgreSQL, versioned.
 
 Tables (SQLAlchemy Core; the same on both)::
 
     review_meta          key → value; "schema_version"
-    review_sessions      a published run: id, name, run_id, per_item (R), lease_seconds, created_by/at, run_info
+    review_sessions      a published run: id, name, run_id, per_item (R, 1…100), lease_seconds, created_by/at,
+                         run_info, pulled_at (set by the first ``review pull``: from then on no label is withdrawn)
     review_items         the session's items in queue order, each with its payload (question, ranked candidates
                          with counts and one representative text per class, references) and its number of
-                         candidates (a rank beyond it is refused); concurrent claimers of one item serialise on
-                         its row (``FOR UPDATE``); ``touched`` holds nothing: its UPDATE grant is what lets a reviewer
-                         lock the row
+                         candidates (a rank beyond it is refused); ``touched`` holds nothing: every writer of the
+                         item's slots UPDATEs it, which is the item's lock (PostgreSQL)
     review_claims        (session, item, reviewer) → state "claimed" until ``expires_at`` (the lease) or "done"
                          (labelled); what the queue counts — it holds no verdict, so every reviewer may read it
     review_labels        one verdict per (session, item, reviewer), with the client's key (``client_key``, unique:
                          the journal's resend of a label already committed is recognised, never doubled) and, on
                          PostgreSQL, ``written_in`` (the transaction that wrote it: what blindness checks)
+    review_reviewers     (session, reviewer) → a counter: the row a reviewer's writes of a session lock first
+                         (PostgreSQL; parallel transactions of one role take turns on it)
     review_adjudications an adjudicator's decision per (session, item)
+    review_adjudication_history  every decision a later one replaced (who, what, when, replaced by whom)
 
 **Versioning.** ``review_meta.schema_version`` is :data:`SCHEMA_VERSION`; a store written by a newer relgate is
-refused with one line (:func:`check_version`). Version 1 (before the database enforced its rules) is migrated by
-``relgate review init`` — the owner's job on PostgreSQL; until then reviewers are told so in one line. Version 2
-added the label's ``written_in`` (the PostgreSQL transaction that wrote it) and made the label id a bigint.
+refused with one line (:func:`check_version`). An older version is migrated by ``relgate review init`` — the owner's
+job on PostgreSQL; until then reviewers are told so in one line. Version 2 added the label's ``written_in`` and made
+the label id a bigint; version 3 the session's ``pulled_at``, ``review_reviewers`` and the adjudication history.
 
 **PostgreSQL: the database enforces the review rules itself** (:func:`security_statements`, run by
-``relgate review init``), so a reviewer with ``psql`` can do nothing the queue forbids. Group roles
-``relgate_reviewer`` and ``relgate_adjudicator`` (a member of the first) are NOLOGIN and never a reviewer. A
-reviewer is the role that logged in (``session_user``: ``SET ROLE`` to a group or to another member changes
-nothing). Every row goes in through a trigger run as the store's owner (``SECURITY DEFINER``, ``search_path``
-pinned):
+``relgate review init``), so a reviewer with ``psql`` can do nothing the queue forbids, under any isolation level
+and any number of parallel transactions. Group roles ``relgate_reviewer`` and ``relgate_adjudicator`` (a member of
+the first) are NOLOGIN and never a reviewer. A reviewer is the role that logged in (``session_user``: ``SET ROLE``
+to a group or to another member changes nothing). Reviewers may SELECT the queue (sessions, items, claims, the
+labels' columns but the verdict) and INSERT labels; nothing else — no UPDATE or DELETE anywhere, hence no
+``FOR UPDATE`` and no ``LOCK TABLE`` beyond what an INSERT takes. A claim (take, renew, release, done) goes through
+``relgate_review_claim``, an undo through ``relgate_review_undo``, a verdict is read through
+``relgate_review_labels``; these and the triggers run as the store's owner (``SECURITY DEFINER``, ``search_path``
+pinned). ``review grant`` gives each reviewer role :data:`REVIEWER_TIMEOUTS`.
+
+**Counting under a lock.** Every write that can fill a slot (a claim, a label, an undo re-opening a claim) first
+UPDATEs the reviewer's ``review_reviewers`` row, then the item's row (``relgate_review_lock``), and counts after
+both: under READ COMMITTED each count is a new snapshot taken after the locks (exact); under REPEATABLE READ or
+SERIALIZABLE a writer whose snapshot predates another writer's commit fails with 40001 on the UPDATE instead of
+counting in a stale snapshot (the store retries, :meth:`.db.ReviewDB.run`). Writes that free a slot (a release, a
+lease's end) need no lock: a stale view only over-counts. The clock is ``clock_timestamp()`` (the statement's
+moment), never ``now()`` (the transaction's start) nor a client's.
 
 * a label: only by its author, only with a running claim of theirs on the item, only while the item has fewer
   than R labels; its id (a bigint; reviewers may not call ``nextval``), time and transaction are set by the server;
-  the verdict is CHECKed (``1``…``999999``, ``none``, ``skip``); deleting it (undo) turns the claim back to running;
+  the verdict is CHECKed (``1``…``999999``, ``none``, ``skip``) and its rank against the item's candidates; a label
+  is never changed, and deleted (undo, which turns the claim back to running) only while no other reviewer labelled
+  the item, the item is not adjudicated and the session not pulled — not even by the owner;
 * a claim: only by its author, ``done`` only with their label, a lease ending at most the session's lease after the
-  server's ``now()`` (never the client's clock), only while others hold fewer than R slots, and one running claim
-  per reviewer and session (a new one ends the others: nobody holds the whole queue);
+  server's clock, only while others hold fewer than R slots, and one running claim per reviewer and session (a new
+  one ends the others: nobody holds the whole queue);
 * sessions, items and adjudications: only under the logged-in role's own name (items only into a session it
-  published); session ids match ``[A-Za-z0-9_-]{1,32}``.
+  published); session ids match ``[A-Za-z0-9_-]{1,32}``; a session never changes after publishing (but for its
+  ``pulled_at``, once); a decision is never deleted, and one replaced goes into the history.
 
-Reading: a reviewer sees their own labels, another's label of an item only once their own label of it was committed
-by an earlier transaction (``BEGIN; INSERT …; SELECT …; ROLLBACK`` shows nothing), and an adjudicator sees an item's
-labels once it has its R labels committed. Reviewers have no privilege on ``review_adjudications``. The store's
-owner (the role that ran ``init``, or a superuser) bypasses the identity checks, not the queue's. SQLite has neither
-roles nor triggers: the embedded store is one machine's trust domain, and the queue checks the same rules there.
+Reading: a reviewer reads verdicts only through ``relgate_review_labels`` — their own, another's of an item only once
+their own label of it was committed by an earlier transaction (``BEGIN; INSERT …; SELECT …; ROLLBACK`` shows
+nothing), and an adjudicator's of an item once it has its R labels committed. No reviewer may select the verdict
+column, so the planner's statistics of it (``EXPLAIN … WHERE verdict = …``, ``pg_stats``) tell them nothing.
+Reviewers have no privilege on ``review_adjudications``. The store's owner (the role that ran ``init``, or a
+superuser) bypasses the identity checks, not the queue's nor the record's. SQLite has neither roles nor triggers: the
+embedded store is one machine's trust domain, its writers are serialised (``BEGIN IMMEDIATE``), and the store checks
+the same rules there.
 """
 
 from __future__ import annotations

@@ -3,20 +3,23 @@
 One code path for SQLite and PostgreSQL (SQLAlchemy 2 Core over :mod:`.schema`):
 
 * **Claims.** :meth:`ReviewStore.claim` hands a reviewer the first item (queue order) that still needs labels and
-  that they have not labelled. The candidate row is locked with ``SELECT … FOR UPDATE SKIP LOCKED`` (PostgreSQL;
-  SQLite's ``BEGIN IMMEDIATE`` serialises writers instead, and SQLAlchemy drops the clause there), then its filled
-  slots are counted again by a fresh statement while the lock is held — every claimer holds that lock while it
-  inserts, so the count is exact — and a full item is passed over. A claim lasts for the session's lease
-  (default 10 minutes); an expired claim no longer holds a slot, so an abandoned item returns to the queue.
-* **Labels.** :meth:`ReviewStore.commit_label` locks the item row (waiting), checks that the item still has a free
-  slot for this reviewer (a lease that expired and was taken over is refused with :class:`LabelRejected`: "one gets
-  it, the other is told and moves on"), inserts the verdict and marks the claim done, in one transaction. The
-  client's key makes a resend of a committed label a no-op ("duplicate"), so the journal's replay is exactly once.
+  that they have not labelled (their own running claim first). The claim is written only while others hold fewer
+  than R slots, counted under the item's lock: on PostgreSQL by ``relgate_review_claim`` (which reports an item
+  another transaction holds as busy: it is passed over, and waited for only when nothing else is free), on SQLite by
+  the statement itself (``BEGIN IMMEDIATE`` serialises writers). A full item is passed over. A claim lasts for the
+  session's lease (default 10 minutes); an expired claim no longer holds a slot, so an abandoned item returns to the
+  queue.
+* **Labels.** :meth:`ReviewStore.commit_label` checks that the item still has a slot for this reviewer (a lease
+  that expired and was taken over is refused with :class:`LabelRejected`: "one gets it, the other is told and moves
+  on"), inserts the verdict and marks the claim done, in one transaction. The client's key makes a resend of a
+  committed label a no-op ("duplicate"), so the journal's replay is exactly once.
+* **The record.** :meth:`ReviewStore.undo` is refused once another reviewer labelled the item, it was adjudicated or
+  the session was pulled (:meth:`ReviewStore.mark_pulled`); a replaced adjudication goes into the history.
 * **Blindness.** Nothing here returns another reviewer's verdict of an item to a reviewer who has not labelled it:
-  PostgreSQL enforces it with row-level security (:func:`.schema.security_statements`), and the item payload never
-  holds a verdict.
+  PostgreSQL enforces it (verdicts are read through ``relgate_review_labels`` only, see :mod:`.schema`), and the
+  item payload never holds a verdict.
 
-**Clock.** On PostgreSQL every lease is computed and compared on the server's clock (``now()``, see
+**Clock.** On PostgreSQL every lease is computed and compared on the server's clock (``clock_timestamp()``, see
 :data:`.queries.NOW`), never a client's; the embedded store uses the machine's clock. The database's own triggers
 (:func:`.schema.security_statements`) enforce the same rules against SQL sent by hand.
 """
