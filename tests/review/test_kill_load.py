@@ -1,11 +1,12 @@
 """``kill -9`` under load on a real PostgreSQL: eight labellers, one database role each, in READ COMMITTED,
 REPEATABLE READ and SERIALIZABLE (``default_transaction_isolation`` through ``PGOPTIONS``), work one session while
-labellers are killed with SIGKILL and restarted — each by its own hand at its first label sent in its first two lives (before or after the commit, by a fixed seed: so the kills happen whatever the machine's speed) and eight more from outside at fixed-seed moments. Each labeller is ``Reviewer`` over its
-journal, as ``relgate review label`` runs it (a process forked from the test's, so that a restart costs no
-import); a verdict is a fixed function of (reviewer, item), so a label changed
-anywhere would show. At the end every item holds exactly R distinct reviewers, every label a journal saw committed is
-in the database with its verdict, and after the pull a rerun of every labeller (replaying its journal) and an undo
-change nothing."""
+labellers are killed with SIGKILL and restarted: each by its own hand at its first label sent in its first two lives
+(before or after the commit, by a fixed seed, so the kills happen whatever the machine's speed), and eight more
+from outside at fixed-seed moments. Each labeller is ``Reviewer`` over its journal, as ``relgate review label``
+runs it (a process forked from the test's, so that a restart costs no import); a verdict is a fixed function of
+(reviewer, item), so a label changed anywhere would show. At the end every item holds exactly R distinct
+reviewers, every label a journal saw committed is in the database with its verdict, and after the pull a rerun of
+every labeller (replaying its journal) and an undo change nothing."""
 
 from __future__ import annotations
 
