@@ -165,6 +165,13 @@ def test_no_reviewer_can_lock_what_others_wait_for(pgb: Backend, tmp_path: Path)
         # and what a transaction of theirs left open costs the others is bounded (the role's settings)
         assert c.execute("SHOW lock_timeout").fetchone()[0] == "10s"
         assert c.execute("SHOW idle_in_transaction_session_timeout").fetchone()[0] == "1min"
+    # a role made a reviewer by hand (or by an older relgate) gets them from `review init`
+    assert pgb.pg is not None
+    pgb.pg.create_login("dave39", "dave-pw-39")
+    pgb.sql("GRANT relgate_reviewer TO dave39")
+    assert main(["review", "init", "--db", pgb.admin_url]) == 0
+    with psycopg.connect(pgb.pg.url("dave39", "dave-pw-39", pgb.db)) as c:
+        assert c.execute("SHOW lock_timeout").fetchone()[0] == "10s"
 
 
 def test_labels_are_kept_after_pull_and_adjudication(pgb: Backend, tmp_path: Path) -> None:

@@ -538,6 +538,18 @@ def security_statements(schema: str) -> list[str]:
                   f"CREATE TRIGGER {fn} {when} ON {table} FOR EACH ROW EXECUTE FUNCTION {fn}()",
                   f"REVOKE ALL ON FUNCTION {fn}() FROM PUBLIC"]
     stmts.append("REVOKE ALL ON FUNCTION relgate_review_lock(text, text, text, boolean) FROM PUBLIC")
+    # the reviewers' timeouts on every role already granted (an older store's), where this role may set them
+    sets = " ".join(f"EXECUTE format('ALTER ROLE %I SET {k} = ''{v}''', m.rolname);" for k, v in REVIEWER_TIMEOUTS)
+    stmts.append(f"""DO $$ DECLARE m record; BEGIN
+          FOR m IN SELECT DISTINCT r.rolname FROM pg_auth_members a JOIN pg_roles g ON g.oid = a.roleid
+                   JOIN pg_roles r ON r.oid = a.member
+                   WHERE g.rolname IN ('{rv}', '{ad}') AND r.rolname NOT IN ('{rv}', '{ad}') AND r.rolcanlogin LOOP
+            BEGIN {sets}
+            EXCEPTION WHEN insufficient_privilege THEN
+              RAISE NOTICE 'cannot set the reviewer timeouts of %: grant it again as a role that may', m.rolname;
+            END;
+          END LOOP;
+        END $$""")
     for fn, group in (("relgate_review_visible(text, text)", rv), ("relgate_review_labels(text)", rv),
                       ("relgate_review_claim(text, text, text, float8, boolean)", rv),
                       ("relgate_review_undo(text, text)", rv), ("relgate_review_pulled(text)", ad)):
