@@ -141,8 +141,15 @@ def _publish(store: Any, args: argparse.Namespace) -> int:
 
     if args.lease <= 0:
         raise ValueError(f"--lease must be positive, got {args.lease!r}")
+    left_out: list[str] = []
     sid, n = publish_run(store, args.run, per_item=args.per_item, name=args.name,
-                         created_by=store.db.identity(None), runs_root=args.run_dir, lease_seconds=args.lease)
+                         created_by=store.db.identity(None), runs_root=args.run_dir, lease_seconds=args.lease,
+                         left_out=left_out)
+    if left_out:
+        from relgate_tui.core.text import counted, one_line
+
+        _say(f"{counted(len(left_out), 'item')} left out: the id holds a NUL character, which a review store cannot "
+             f"keep ({', '.join(repr(one_line(i.replace(chr(0), '␀'), 40)) for i in left_out[:5])})")
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 
@@ -322,6 +329,7 @@ def _pull(store: Any, args: argparse.Namespace) -> int:
                            f"`relgate review init` or a member of {ADJUDICATOR_ROLE} (a reviewer reads only the items "
                            "it labelled)") from None
     path, written, doc = pull_into_run(state, runs_root=args.run_dir)
+    store.mark_pulled(state.info.id)  # from now on no label of the session is withdrawn
     for line in state.left_out:
         _say(line)
     _say(f"pulled {len(state.finalised.final)} final labels into run {path.name} ({written} changed)")

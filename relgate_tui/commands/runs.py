@@ -103,6 +103,12 @@ def _runs_remove(args: argparse.Namespace, root: Any) -> int:
         if not args.target:
             raise UserError("relgate runs rm RUN: name the run to delete (`relgate runs` lists them)")
         store = open_run(args.target, root)
+        from pathlib import Path
+
+        if not Path(store.path).resolve().is_relative_to(Path(root).resolve()):  # a directory named by path
+            store.close()
+            raise UserError(f"{one_line(str(args.target), 200)} is not a run of {one_line(str(root), 200)}: runs rm "
+                            "deletes only runs in the data dir (or --run-dir)")
         summary = f"{store.run_id} ({store.status}, {store.count_files()['samples']} samples)"
         remove_run(store)
         print(f"deleted run {one_line(summary)}", file=sys.stderr)

@@ -28,7 +28,7 @@ def test_a_full_item_takes_no_claim_and_no_label_even_from_a_stale_scan(backend:
         assert item is not None and stores["bob"].claim(sid, names["bob"]) is not None
         assert stores["carol"].claim(sid, names["carol"]) is None  # the scan sees it full
         now = time.time()
-        params = {"sid": sid, "item": item.item_id, "me": names["carol"], "now": now, "per_item": 2}
+        params = {"sid": sid, "item": item.item_id, "me": names["carol"], "now": now, "per_item": 2, "wait": True}
 
         def write(c):  # what a claimer whose scan predates bob's claim would execute next, and a label of carol's
             claim = c.execute(Q.upsert_claim(c.dialect.name, if_room=True),

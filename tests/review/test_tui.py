@@ -256,3 +256,25 @@ async def test_review_open_is_the_labelling_screen_alone(tmp_path: Path, monkeyp
             assert "nothing left for you" in _text(screen, "#review-question")
             await _keys(pilot, app, "escape")
         assert sorted(store.labels(sid)) == sorted(store.item_ids(sid)) and len(store.item_ids(sid)) == 2
+
+
+async def test_a_refused_connection_says_its_reason_at_120_columns(tmp_path: Path) -> None:
+    """The line under the field wraps: the reason after the URL is on screen, not cut at the screen's edge."""
+    from tests.review.pgserver import _free_port
+
+    url = f"postgresql://nobody@127.0.0.1:{_free_port()}/relgate"  # nothing listens there
+    app = make_app(_services(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("v")
+        screen = app.screen
+        assert isinstance(screen, ReviewConnectScreen)
+        screen.query_one("#connect-db", Input).value = url
+        screen.query_one("#connect-db", Input).focus()
+        await pilot.press("enter")
+        await _settle(pilot, app)
+        await pilot.pause()
+        where = screen.query_one("#connect-where", Static)
+        text = str(where.render())
+        assert "unreachable" in text and "refused" in text.lower() and len(text) > where.size.width
+        # every character of the line has a cell on screen: it wraps within the screen's width
+        assert where.region.right <= 120 and where.size.width * where.size.height >= len(text)

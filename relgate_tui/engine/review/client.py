@@ -80,7 +80,8 @@ class Reviewer:
         return self.flush(claim_next=set(exclude) if claim_next else None)
 
     def undo(self) -> tuple[str | None, Sent]:
-        """Cancel the reviewer's last label; returns (its item id or None, the flush). The next
+        """Cancel the reviewer's last label; returns (its item id or None, the flush — None with the reason in
+        ``rejected`` when the store refused: another reviewer labelled the item, or it was adjudicated or pulled). The next
         :meth:`next_item` asks the queue again (the undone item, claimed again, comes first)."""
         self._prefetched = False
         pending = self.journal.last_unsent_label()
@@ -94,7 +95,10 @@ class Reviewer:
             item = None
         self.journal.append({"op": "undo", "key": uuid.uuid4().hex, "target": target, "ts": time.time()},
                             sync=False)
+        self._undone_item = None
         sent = self.flush()
+        if self._undone_item is None and not sent.unreachable:  # refused (the label is part of the record)
+            return None, sent
         return item or self._undone_item, sent
 
     def flush(self, claim_next: set[str] | None = None) -> Sent:

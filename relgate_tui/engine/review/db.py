@@ -18,7 +18,9 @@ from __future__ import annotations
 import fcntl
 import getpass
 import os
+import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +38,7 @@ from relgate_tui.errors import DataError, UserError
 __all__ = ["DB_ENV", "ReviewError", "ReviewUnreachable", "ReviewLoginRefused", "ReviewDenied", "ReviewDB", "resolve_url", "connect"]
 
 DB_ENV = "RELGATE_DB"
+SERIALISATION_RETRIES = 20
 EMBEDDED_NAME = "review.sqlite3"
 T = TypeVar("T")
 
@@ -83,6 +86,9 @@ def _sa_url(url: str) -> URL:
         u = make_url(url)
     except exc.ArgumentError:
         raise UserError(f"not a database URL: {public_url(url)!r} (use postgresql://… or sqlite:///FILE)") from None
+    except ValueError:  # SQLAlchemy reads the port as a number
+        raise UserError("--db is not a database URL (not shown: it may hold a password): its port is not a number "
+                        "(use postgresql://USER@HOST:PORT/DB)") from None
     backend = u.get_backend_name()
     if backend in ("postgresql", "postgres"):
         return u.set(drivername="postgresql+psycopg")
@@ -123,6 +129,8 @@ class ReviewDB:
         sqlstate = getattr(orig, "sqlstate", None)
         if sqlstate == "42501" or "permission denied" in detail or "row-level security" in detail:
             return ReviewDenied(f"{doing}: permission denied for this database role ({detail})")
+        if sqlstate == "55P03":  # lock_timeout: another transaction holds what this one waits for
+            return ReviewError(f"{doing}: another transaction has held the item too long ({detail}); try again")
         if self.is_postgres and isinstance(e, exc.OperationalError) and (
                 sqlstate in _LOGIN_STATES or any(m in detail for m in _LOGIN_REFUSED)):
             return ReviewLoginRefused(f"{self.public} refused the login ({detail})")
@@ -151,21 +159,28 @@ class ReviewDB:
 
     def run(self, doing: str, fn: Callable[[Connection], T]) -> T:
         """``fn`` in one transaction (SQLite: ``BEGIN IMMEDIATE`` in its writer turn); every database error leaves
-        as a one-line :class:`ReviewError`. A connection the server dropped (a restart) is retried once on a fresh one:
-        every operation of the store is safe to repeat (labels carry their key, undo names its label)."""
-        for attempt in (0, 1):
+        as a one-line :class:`ReviewError`. A connection the server dropped (a restart) is retried once on a fresh one,
+        a transaction the server could not serialise (``40001`` under REPEATABLE READ or SERIALIZABLE: another
+        writer of the item committed after its snapshot; ``40P01`` a deadlock) up to :data:`SERIALISATION_RETRIES`
+        times: every operation of the store is safe to repeat (labels carry their key, undo names its label)."""
+        dropped = conflicts = 0
+        while True:
             try:
                 with self._writer_turn(), self.engine.begin() as conn:
                     return fn(conn)
             except ReviewError:
                 raise
             except exc.DBAPIError as e:
-                if attempt == 0 and e.connection_invalidated:
+                if e.connection_invalidated and dropped == 0:
+                    dropped += 1
+                    continue
+                if getattr(e.orig, "sqlstate", None) in ("40001", "40P01") and conflicts < SERIALISATION_RETRIES:
+                    conflicts += 1
+                    time.sleep(random.uniform(0.0, 0.002 * conflicts))  # apart, so the writers do not meet again
                     continue
                 raise self.error(e, doing) from None
             except exc.SQLAlchemyError as e:
                 raise self.error(e, doing) from None
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def identity(self, as_name: str | None) -> str:
         """Who labels: on PostgreSQL the role that logged in (``session_user``: what the database's rules check;

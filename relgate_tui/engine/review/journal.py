@@ -69,7 +69,7 @@ def _head_session(path: Path) -> str | None:
     try:
         with path.open("rb") as f:
             first = json.loads(f.readline(4096))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if isinstance(first, dict) and first.get("op") == "head" and isinstance(first.get("session"), str):
         return str(first["session"])
@@ -131,7 +131,7 @@ class Journal:
         for n, line in enumerate(lines, 1):
             try:
                 ev: Any = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: a line nested deeper than the parser goes
                 ev = None
             if isinstance(ev, dict) and ev.get("op") == "set_aside" and isinstance(ev.get("line"), int):
                 aside.add(int(ev["line"]))

@@ -7,32 +7,30 @@ before), and each does its work in as few round trips as the locking allows:
 
 * :data:`SCAN` — the reviewer's own running claim first (an undo or a reopened screen resumes it), else the first
   item, in queue order, this reviewer has not labelled and whose slots held by others (labelled, or claimed under a
-  running lease) are fewer than R; locked with ``FOR UPDATE SKIP LOCKED`` (dropped on SQLite, whose writers are
-  serialised). "Full" items are one hashed set per statement (a ``GROUP BY … HAVING`` over the session's claims), not
-  a count per item: the scan stays cheap when most of the queue is done.
-* :func:`upsert_claim` ``(if_room=True)`` — the claim, written only while the locked item still has a slot for this
-  reviewer, counted by the same statement (:data:`OTHERS_FILLED` as a subquery). In READ COMMITTED each statement
-  takes a new snapshot, so a claimer that committed after the scan's snapshot is counted: exact, since every writer
-  of an item's claims holds its row lock. Nothing written = the item filled meanwhile; the scan moves on.
-* :data:`LABEL_CHECK` — a label's item row locked (waiting for a claimer holding it), with the session's R and
-  lease, the candidate count, whether the client key was committed before, whether this reviewer labelled the item
-  and whether their claim on it still runs (else it is renewed first, while the item has room: the database takes a
-  label only with a running claim); then
-  :data:`INSERT_LABEL` inserts the label only while the slot is still there (the same count, after the lock).
-* :func:`upsert_claim` — the reviewer's claim row set to "claimed" until a lease end, or "done": one
-  ``INSERT … ON CONFLICT DO UPDATE`` (both dialects spell it the same way in SQLAlchemy).
+  running lease) are fewer than R. It locks nothing (reviewers may lock no row on PostgreSQL): "full" items are one
+  hashed set per statement (a ``GROUP BY … HAVING`` over the session's claims), not a count per item.
+* :func:`upsert_claim` — the claim. On PostgreSQL the function ``relgate_review_claim`` (the one way a reviewer
+  writes a claim, :func:`.schema.security_statements`): it takes the reviewer's row of the session, then the item's
+  row (``wait`` false: an item another transaction holds is reported busy, (item, NULL), and passed over), counts
+  the slots under those locks and writes the claim only while others hold fewer than R (no row = full). On SQLite
+  (``if_room=True``) the same count is the statement's own subquery (:data:`OTHERS_FILLED`), exact because SQLite's
+  writers are serialised.
+* :data:`LABEL_CHECK` — a label's session R and lease, the candidate count, whether the client key was committed
+  before, whether this reviewer labelled the item and whether their claim on it still runs (else it is renewed
+  first, while the item has room: the database takes a label only with a running claim); then
+  :data:`INSERT_LABEL` inserts the label only while the slot is still there (on PostgreSQL the label's trigger
+  counts again under the item's lock).
 
-A claim is thus BEGIN, SCAN, upsert, COMMIT and a label BEGIN, check, insert, upsert, COMMIT: four and five round
-trips, and a claimer holds an item's lock for two of them.
+A claim is thus BEGIN, SCAN, claim, COMMIT and a label BEGIN, check, insert, claim "done", COMMIT.
 
-**Clock.** Every "now" in these statements is :data:`NOW`: on PostgreSQL the server's ``now()`` (a client whose
-clock is 700 s ahead neither takes a live claim nor sees its own lease outlast the session's setting; the server's
-triggers hold the same line against SQL sent by hand), on the embedded store the bound parameter ``now`` (one
-machine, one clock).
+**Clock.** Every "now" in these statements is :data:`NOW`: on PostgreSQL the server's ``clock_timestamp()`` (a
+client whose clock is 700 s ahead neither takes a live claim nor sees its own lease outlast the session's setting,
+and a transaction held open past its lease's end no longer holds it; the server's triggers hold the same line
+against SQL sent by hand), on the embedded store the bound parameter ``now`` (one machine, one clock).
 
 Parameter names: ``sid`` session id, ``me`` reviewer, ``now`` the clock on SQLite, ``per_item`` R, ``item``,
 ``skip`` (expanding: item ids passed over), ``key`` the label's client key, ``lease`` seconds from now a claim
-lasts (0 for a "done" claim).
+lasts (0 for a "done" claim), ``wait`` (PostgreSQL) whether a claim waits for an item another transaction holds.
 """
 
 from __future__ import annotations
@@ -46,15 +44,15 @@ from sqlalchemy.sql.expression import ColumnElement
 
 from relgate_tui.engine.review import schema as S
 
-__all__ = ["NOW", "SCAN", "SCAN_SKIP", "SCAN_WAIT", "SCAN_SKIP_WAIT", "SCAN_OPEN", "SCAN_OPEN_SKIP", "execute", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
+__all__ = ["NOW", "SCAN", "SCAN_SKIP", "SCAN_OPEN", "SCAN_OPEN_SKIP", "execute", "OTHERS_FILLED", "LABEL_CHECK", "INSERT_LABEL", "upsert_claim"]
 
 _it, _cl, _lb, _se = S.items.c, S.claims.c, S.labels.c, S.sessions.c
 _P = sa.bindparam
 
 
 class _Now(ColumnElement[float]):
-    """The clock of a statement: the server's ``now()`` in epoch seconds on PostgreSQL, the parameter ``now``
-    elsewhere."""
+    """The clock of a statement: the server's ``clock_timestamp()`` in epoch seconds on PostgreSQL (the moment of
+    the statement, not ``now()``, the transaction's start), the parameter ``now`` elsewhere."""
 
     type = sa.Float()
     inherit_cache = True
@@ -62,7 +60,7 @@ class _Now(ColumnElement[float]):
 
 @compiles(_Now, "postgresql")
 def _now_pg(element: _Now, compiler: Any, **kw: Any) -> str:
-    return "extract(epoch from now())::float8"
+    return "extract(epoch from clock_timestamp())::float8"
 
 
 @compiles(_Now)
@@ -87,23 +85,18 @@ _DONE_BY_ME = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.revi
 _MINE_RUNNING = sa.select(_cl.item_id).where(_cl.session_id == _P("sid"), _cl.reviewer == _P("me"),
                                              _cl.state == "claimed", _cl.expires_at > NOW)
 
-def _scan(*, held_first: bool, skipping: bool, wait: bool = False) -> Any:
+def _scan(*, held_first: bool, skipping: bool) -> Any:
     q = sa.select(_it.item_id, _it.position, _it.payload).where(
         _it.session_id == _P("sid"), _it.item_id.not_in(_DONE_BY_ME),
         sa.or_(_it.item_id.in_(_MINE_RUNNING), _it.item_id.not_in(_FULL)))
     if skipping:
         q = q.where(_it.item_id.not_in(_P("skip", expanding=True)))
     order = (_it.item_id.in_(_MINE_RUNNING).desc(), _it.position) if held_first else (_it.position,)
-    return q.order_by(*order).limit(1).with_for_update(skip_locked=not wait, of=S.items)
+    return q.order_by(*order).limit(1)
 
 
 SCAN = _scan(held_first=True, skipping=False)
 SCAN_SKIP = _scan(held_first=True, skipping=True)
-SCAN_WAIT = _scan(held_first=True, skipping=False, wait=True)
-SCAN_SKIP_WAIT = _scan(held_first=True, skipping=True, wait=True)
-""":data:`SCAN` waiting for a locked item instead of passing over it: asked when :data:`SCAN` found nothing, so that
-an item another reviewer's transaction holds (labelling it, or claiming it) is not taken for "the queue is empty" —
-only by a transaction that holds no other item's lock (:meth:`.store.ReviewStore.claim`), so it cannot deadlock."""
 
 SCAN_OPEN = _scan(held_first=False, skipping=False)
 SCAN_OPEN_SKIP = _scan(held_first=False, skipping=True)
@@ -122,7 +115,7 @@ _LIVE = (sa.select(sa.func.count()).select_from(S.claims)
 LABEL_CHECK = (sa.select(_se.per_item, _se.lease_seconds, _it.n_candidates, _DUP.label("dup"), _MINE.label("mine"),
                          _LIVE.label("live"))
                .select_from(S.items.join(S.sessions, _se.id == _it.session_id))
-               .where(_it.session_id == _P("sid"), _it.item_id == _P("item")).with_for_update(of=S.items))
+               .where(_it.session_id == _P("sid"), _it.item_id == _P("item")))
 
 
 
@@ -155,6 +148,9 @@ def upsert_claim(dialect: str, *, if_room: bool = False) -> Any:
     lasts ``lease`` seconds from :data:`NOW`. ``if_room``: only while the item has a slot for this reviewer (also
     ``per_item``; no row returned = full). Returns the item id and the lease's end."""
     stmt = _UPSERTS.get((dialect, if_room))
+    if stmt is None and dialect == "postgresql":
+        stmt = _UPSERTS[(dialect, if_room)] = sa.text(
+            "SELECT item_id, expires_at FROM relgate_review_claim(:sid, :item, :state, :lease, :wait)")
     if stmt is None:
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         cols = ["session_id", "item_id", "reviewer", "state", "expires_at"]

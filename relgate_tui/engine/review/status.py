@@ -6,7 +6,9 @@ The document (``status --json``)::
     items          number of items in the session
     labels         number of labels committed
     per_item       item id → reviewers who labelled it (every reviewer may read this: it holds no verdict)
-    reviewers      reviewer → {"labels": n, "agreement_with_final": {"value", "ci", "n"}}
+    reviewers      reviewer → {"labels": n, "agreement_with_final": {"value", "ci", "n"}} over the decided items
+                   (agreed, adjudicated or settled by the majority policy; an undecided dispute counted as a miss
+                   by the strict policy is not one)
     agreement      fleiss_kappa, krippendorff_alpha, pairs[{a, b, cohen_kappa}], each {"value", "ci", "n"}
     disputed       items whose R labels differ and that no adjudicator decided
     counted_as_misses  the disputed items the policy counts as misses (score ∞)
@@ -66,8 +68,12 @@ def session_state(store: ReviewStore, sid: str, policy: str = "strict", *, need_
         complete = all(all(r in labels.get(i, {}) or (i, r) in bad for r in rs)
                        for i, rs in labelled_by.items() if len(rs) >= info.per_item)
     fin = finalise(ids, labels, info.per_item, adjudicated, policy)
+    # agreement with the final label: an item the strict policy counts as a miss only because nobody settled it has
+    # no decided label to agree with — it is left out, never counted as the "none" voters being right
+    misses = set(fin.counted_as_misses)
+    decided = {i: v for i, v in fin.final.items() if i not in misses}
     return SessionState(info, ids, labels, labelled_by, adjudicated, complete, fin,
-                        agreement(labels, info.per_item, fin.final), tuple(m for _, _, m in problems))
+                        agreement(labels, info.per_item, decided), tuple(m for _, _, m in problems))
 
 
 def status_document(state: SessionState) -> dict[str, Any]:

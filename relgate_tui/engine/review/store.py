@@ -3,20 +3,23 @@
 One code path for SQLite and PostgreSQL (SQLAlchemy 2 Core over :mod:`.schema`):
 
 * **Claims.** :meth:`ReviewStore.claim` hands a reviewer the first item (queue order) that still needs labels and
-  that they have not labelled. The candidate row is locked with ``SELECT … FOR UPDATE SKIP LOCKED`` (PostgreSQL;
-  SQLite's ``BEGIN IMMEDIATE`` serialises writers instead, and SQLAlchemy drops the clause there), then its filled
-  slots are counted again by a fresh statement while the lock is held — every claimer holds that lock while it
-  inserts, so the count is exact — and a full item is passed over. A claim lasts for the session's lease
-  (default 10 minutes); an expired claim no longer holds a slot, so an abandoned item returns to the queue.
-* **Labels.** :meth:`ReviewStore.commit_label` locks the item row (waiting), checks that the item still has a free
-  slot for this reviewer (a lease that expired and was taken over is refused with :class:`LabelRejected`: "one gets
-  it, the other is told and moves on"), inserts the verdict and marks the claim done, in one transaction. The
-  client's key makes a resend of a committed label a no-op ("duplicate"), so the journal's replay is exactly once.
+  that they have not labelled (their own running claim first). The claim is written only while others hold fewer
+  than R slots, counted under the item's lock: on PostgreSQL by ``relgate_review_claim`` (which reports an item
+  another transaction holds as busy: it is passed over, and waited for only when nothing else is free), on SQLite by
+  the statement itself (``BEGIN IMMEDIATE`` serialises writers). A full item is passed over. A claim lasts for the
+  session's lease (default 10 minutes); an expired claim no longer holds a slot, so an abandoned item returns to the
+  queue.
+* **Labels.** :meth:`ReviewStore.commit_label` checks that the item still has a slot for this reviewer (a lease
+  that expired and was taken over is refused with :class:`LabelRejected`: "one gets it, the other is told and moves
+  on"), inserts the verdict and marks the claim done, in one transaction. The client's key makes a resend of a
+  committed label a no-op ("duplicate"), so the journal's replay is exactly once.
+* **The record.** :meth:`ReviewStore.undo` is refused once another reviewer labelled the item, it was adjudicated or
+  the session was pulled (:meth:`ReviewStore.mark_pulled`); a replaced adjudication goes into the history.
 * **Blindness.** Nothing here returns another reviewer's verdict of an item to a reviewer who has not labelled it:
-  PostgreSQL enforces it with row-level security (:func:`.schema.security_statements`), and the item payload never
-  holds a verdict.
+  PostgreSQL enforces it (verdicts are read through ``relgate_review_labels`` only, see :mod:`.schema`), and the
+  item payload never holds a verdict.
 
-**Clock.** On PostgreSQL every lease is computed and compared on the server's clock (``now()``, see
+**Clock.** On PostgreSQL every lease is computed and compared on the server's clock (``clock_timestamp()``, see
 :data:`.queries.NOW`), never a client's; the embedded store uses the machine's clock. The database's own triggers
 (:func:`.schema.security_statements`) enforce the same rules against SQL sent by hand.
 """
@@ -130,9 +133,13 @@ class ReviewStore:
                 c.execute(sa.insert(S.meta).values(key="schema_version", value=str(S.SCHEMA_VERSION)))
                 done.append(f"created the review schema (version {S.SCHEMA_VERSION})")
             elif version < S.SCHEMA_VERSION:
-                if not self.db.is_postgres and "written_in" not in {
-                        col["name"] for col in sa.inspect(c).get_columns(S.labels.name)}:
-                    c.exec_driver_sql("ALTER TABLE review_labels ADD COLUMN written_in BIGINT")
+                if not self.db.is_postgres:  # PostgreSQL: security_statements adds them
+                    have = {(t, col["name"]) for t in (S.labels.name, S.sessions.name)
+                            for col in sa.inspect(c).get_columns(t)}
+                    if (S.labels.name, "written_in") not in have:
+                        c.exec_driver_sql("ALTER TABLE review_labels ADD COLUMN written_in BIGINT")
+                    if (S.sessions.name, "pulled_at") not in have:
+                        c.exec_driver_sql("ALTER TABLE review_sessions ADD COLUMN pulled_at FLOAT")
                 c.execute(sa.update(S.meta).where(S.meta.c.key == "schema_version")
                           .values(value=str(S.SCHEMA_VERSION)))
                 done.append(f"migrated the review schema from version {version} to {S.SCHEMA_VERSION}")
@@ -153,7 +160,8 @@ class ReviewStore:
         return self.db.run("create the review schema", go)
 
     def grant(self, role: str, *, adjudicator: bool) -> str:
-        """Put an existing database role in the reviewer (or adjudicator) group (PostgreSQL only)."""
+        """Put an existing database role in the reviewer (or adjudicator) group (PostgreSQL only), with the
+        reviewer's timeouts (:data:`.schema.REVIEWER_TIMEOUTS`) as the role's settings."""
         if not self.db.is_postgres:
             raise UserError("roles exist only on PostgreSQL: the embedded store names reviewers with --as")
         group = S.ADJUDICATOR_ROLE if adjudicator else S.REVIEWER_ROLE
@@ -170,6 +178,9 @@ class ReviewStore:
                                   "login role, never a group")
             quoted = c.dialect.identifier_preparer.quote(role)
             c.exec_driver_sql(f"GRANT {group} TO {quoted}")
+            # a transaction of theirs left open neither holds others up for long nor lives on idle
+            for setting, value in S.REVIEWER_TIMEOUTS:
+                c.exec_driver_sql(f"ALTER ROLE {quoted} SET {setting} = '{value}'")
             return group
 
         return self.db.run(f"grant {group}", go)
@@ -178,8 +189,8 @@ class ReviewStore:
     def publish(self, *, name: str, run_id: str, per_item: int, items: Sequence[tuple[str, Mapping[str, Any]]],
                 run_info: Mapping[str, Any], created_by: str, lease_seconds: float = DEFAULT_LEASE) -> str:
         """A new session of ``items`` (id, payload) in queue order; returns its id."""
-        if per_item < 1:
-            raise UserError(f"--per-item must be at least 1, got {per_item}")
+        if not 1 <= per_item <= S.MAX_PER_ITEM:
+            raise UserError(f"--per-item must be between 1 and {S.MAX_PER_ITEM}, got {per_item}")
         if not 0 < lease_seconds <= S.MAX_LEASE:
             raise UserError(f"--lease must be between 0 and {S.MAX_LEASE:g} seconds (7 days), got {lease_seconds:g}")
         if not items:
@@ -251,35 +262,43 @@ class ReviewStore:
 
     def _put_claim(self, c: Connection, sid: str, item: str, reviewer: str, state: str, lease: float) -> None:
         Q.execute(c, Q.upsert_claim(c.dialect.name),
-                  {"sid": sid, "item": item, "me": reviewer, "state": state, "lease": lease, "now": time.time()})
+                  {"sid": sid, "item": item, "me": reviewer, "state": state, "lease": lease, "now": time.time(),
+                   "wait": True})
 
     def _claim_in(self, c: Connection, sid: str, reviewer: str, skip: set[str], *,
                   resume: bool = True) -> Claim | None:
-        """The claim (see :meth:`claim`); ``resume`` False: by queue order alone (:data:`.queries.SCAN_OPEN`)."""
+        """The claim (see :meth:`claim`); ``resume`` False: by queue order alone (:data:`.queries.SCAN_OPEN`), and
+        an item another transaction holds is passed over, never waited for (this transaction holds the labelled
+        item's lock: waiting could deadlock)."""
         info = self._info(c, sid)
-        params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": time.time(), "per_item": info.per_item}
+        params: dict[str, Any] = {"sid": info.id, "me": reviewer, "now": time.time(), "per_item": info.per_item,
+                                  "state": "claimed", "lease": info.lease_seconds, "wait": False}
         tried: set[str] = set()
+        busy: list[Any] = []  # PostgreSQL: items another transaction held when asked, in queue order
+        upsert = Q.upsert_claim(c.dialect.name, if_room=True)
         while True:
             passed = skip | tried
             if passed:
                 row = c.execute(Q.SCAN_SKIP if resume else Q.SCAN_OPEN_SKIP, {**params, "skip": sorted(passed)}).first()
             else:
                 row = Q.execute(c, Q.SCAN if resume else Q.SCAN_OPEN, params).first()
-            if row is None and resume and self.db.is_postgres:
-                # nothing unlocked: wait for an item another transaction holds rather than end the queue early
-                # (only here, where this transaction holds no other item's lock)
-                if passed:
-                    row = c.execute(Q.SCAN_SKIP_WAIT, {**params, "skip": sorted(passed)}).first()
-                else:
-                    row = Q.execute(c, Q.SCAN_WAIT, params).first()
             if row is None:
-                return None
-            got = Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True),
-                            {**params, "item": row.item_id, "state": "claimed", "lease": info.lease_seconds}).first()
-            if got is not None:
+                break
+            got = Q.execute(c, upsert, {**params, "item": row.item_id}).first()
+            if got is not None and got.expires_at is not None:
                 return Claim(info.id, row.item_id, int(row.position), review_item(row.item_id, _loads(row.payload)),
                              float(got.expires_at))
-            tried.add(row.item_id)  # filled between the scan's snapshot and our lock
+            if got is not None:
+                busy.append(row)
+            tried.add(row.item_id)  # full (filled meanwhile), or held by another transaction
+        # nothing free was unlocked: wait for an item another reviewer's transaction holds rather than end the queue
+        # early — only a claim of its own (``resume``), which holds no other item's lock, so it cannot deadlock
+        for row in busy if resume else ():
+            got = Q.execute(c, upsert, {**params, "item": row.item_id, "wait": True}).first()
+            if got is not None and got.expires_at is not None:
+                return Claim(info.id, row.item_id, int(row.position), review_item(row.item_id, _loads(row.payload)),
+                             float(got.expires_at))
+        return None
 
     def claim(self, sid: str, reviewer: str, *, exclude: Iterable[str] = ()) -> Claim | None:
         """The next item for ``reviewer`` (their own running claim first), claimed for the lease; None when the
@@ -290,9 +309,17 @@ class ReviewStore:
     def release(self, sid: str, item_id: str, reviewer: str) -> None:
         """Give a claimed item back at once (its lease ends now)."""
         cl = S.claims.c
-        self.db.run("release the claim", lambda c: c.execute(
-            sa.update(S.claims).where(cl.session_id == sid, cl.item_id == item_id, cl.reviewer == reviewer,
-                                      cl.state == "claimed").values(expires_at=0.0)))
+
+        def go(c: Connection) -> None:
+            if self.db.is_postgres:  # reviewers write claims through the database's function only
+                Q.execute(c, Q.upsert_claim(c.dialect.name), {"sid": sid, "item": item_id, "state": "claimed",
+                                                              "lease": 0.0, "wait": True})
+            else:
+                c.execute(sa.update(S.claims).where(cl.session_id == sid, cl.item_id == item_id,
+                                                    cl.reviewer == reviewer, cl.state == "claimed")
+                          .values(expires_at=0.0))
+
+        self.db.run("release the claim", go)
 
     # ---------------------------------------------------------------------------------------------- labels
     def _label_in(self, c: Connection, sid: str, item_id: str, reviewer: str, verdict: str, key: str) -> str:
@@ -314,7 +341,7 @@ class ReviewStore:
         # and the slot went to someone else
         full = LabelRejected(f"item {item_id} already has its {row.per_item} reviewers (the claim's lease ran out "
                              "and another reviewer took the slot)")
-        room = {**params, "per_item": row.per_item, "state": "claimed", "lease": row.lease_seconds}
+        room = {**params, "per_item": row.per_item, "state": "claimed", "lease": row.lease_seconds, "wait": True}
         if not row.live and Q.execute(c, Q.upsert_claim(c.dialect.name, if_room=True), room).first() is None:
             raise full
         if Q.execute(c, Q.INSERT_LABEL, {**params, "verdict": verdict, "per_item": row.per_item}).first() is None:
@@ -346,21 +373,56 @@ class ReviewStore:
 
     def undo(self, sid: str, reviewer: str, *, key: str | None = None) -> str | None:
         """Delete ``reviewer``'s label with client key ``key`` (else their last one) and claim the item again;
-        returns its item id, None when there is nothing to undo."""
+        returns its item id, None when there is nothing to undo. Refused (:class:`LabelRejected`) once the label is
+        part of the record: another reviewer labelled the item (either may have compared against the other), an
+        adjudicator decided it, or the session was pulled. On PostgreSQL the database's ``relgate_review_undo``
+        does it (the same rules, in its triggers)."""
 
         def go(c: Connection) -> str | None:
             info = self._session_row(c, sid)
+            if self.db.is_postgres:
+                got = c.execute(sa.text("SELECT relgate_review_undo(:s, :k)"), {"s": info.id, "k": key}).scalar()
+                return None if got is None else str(got)
             lb = S.labels.c
             q = sa.select(lb.id, lb.item_id).where(lb.session_id == info.id, lb.reviewer == reviewer)
             q = q.where(lb.client_key == key) if key is not None else q.order_by(lb.id.desc()).limit(1)
             row = c.execute(q).first()
             if row is None:
                 return None
+            self._check_undo(c, info.id, str(row.item_id), reviewer)
             c.execute(sa.delete(S.labels).where(lb.id == row.id))
             self._put_claim(c, info.id, row.item_id, reviewer, "claimed", info.lease_seconds)
             return str(row.item_id)
 
-        return self.db.run("undo the label", go)
+        try:
+            return self.db.run("undo the label", go)
+        except ReviewDenied as e:  # the database's rule, said as the embedded store says it
+            if "the record" in str(e) or "stands as given" in str(e):
+                raise LabelRejected(str(e).split("(", 1)[-1].rstrip(")")) from None
+            raise
+
+    def _check_undo(self, c: Connection, sid: str, item_id: str, reviewer: str) -> None:
+        """The embedded store's copy of the database's rule (``relgate_review_label_keep``)."""
+        lb, ad, se = S.labels.c, S.adjudications.c, S.sessions.c
+        if c.execute(sa.select(se.pulled_at).where(se.id == sid)).scalar() is not None:
+            raise LabelRejected(f"session {sid} was pulled: its labels are the record")
+        if c.execute(sa.select(ad.item_id).where(ad.session_id == sid, ad.item_id == item_id)).first() is not None:
+            raise LabelRejected(f"item {item_id} was adjudicated: its labels are the record")
+        if c.execute(sa.select(lb.id).where(lb.session_id == sid, lb.item_id == item_id, lb.reviewer != reviewer)
+                     ).first() is not None:
+            raise LabelRejected(f"item {item_id} has another reviewer's label: {reviewer} stands as given")
+
+    def mark_pulled(self, sid: str) -> None:
+        """Record that session ``sid`` was pulled: from now on no label of it is withdrawn."""
+
+        def go(c: Connection) -> None:
+            if self.db.is_postgres:
+                c.execute(sa.text("SELECT relgate_review_pulled(:s)"), {"s": sid})
+            else:
+                c.execute(sa.update(S.sessions).where(S.sessions.c.id == sid, S.sessions.c.pulled_at.is_(None))
+                          .values(pulled_at=time.time()))
+
+        self.db.run("record the pull", go)
 
     def last_label_key(self, sid: str, reviewer: str) -> str | None:
         lb = S.labels.c
@@ -374,8 +436,11 @@ class ReviewStore:
         not one (written by hand into an embedded store, or a version-1 database) is left out and named in
         ``problems`` as (item, reviewer, one line naming both): the item counts as missing that label."""
         lb = S.labels.c
-        rows = self.db.run("read the labels", lambda c: c.execute(
-            sa.select(lb.item_id, lb.reviewer, lb.verdict).where(lb.session_id == sid).order_by(lb.id)).all())
+        if self.db.is_postgres:  # verdicts are read through the database's function only (see the schema)
+            query: Any = sa.text("SELECT item_id, reviewer, verdict FROM relgate_review_labels(:s)").bindparams(s=sid)
+        else:
+            query = sa.select(lb.item_id, lb.reviewer, lb.verdict).where(lb.session_id == sid).order_by(lb.id)
+        rows = self.db.run("read the labels", lambda c: c.execute(query).all())
         out: dict[str, dict[str, str]] = {}
         for r in rows:
             try:
@@ -421,6 +486,12 @@ class ReviewStore:
             if n is None:
                 raise ReviewError(f"item {item_id!r} is not in session {info.id}")
             _check_rank(item_id, verdict, n)
+            old = c.execute(sa.select(ad.verdict, ad.adjudicator, ad.created_at)
+                            .where(ad.session_id == info.id, ad.item_id == item_id)).first()
+            if old is not None and not self.db.is_postgres:  # PostgreSQL: the table's trigger keeps the history
+                c.execute(sa.insert(S.adjudication_history).values(
+                    session_id=info.id, item_id=item_id, verdict=old.verdict, adjudicator=old.adjudicator,
+                    created_at=old.created_at, replaced_at=time.time(), replaced_by=adjudicator))
             updated = c.execute(sa.update(S.adjudications).where(ad.session_id == info.id, ad.item_id == item_id)
                                 .values(verdict=verdict, adjudicator=adjudicator, created_at=time.time())).rowcount
             if not updated:

@@ -294,7 +294,8 @@ class ReviewLabelScreen(StoreCalls, Screen[str]):
             item, sent, nxt = got
             self._after(sent)
             if item is None:
-                self.notify("nothing to undo", severity="warning")
+                if not sent.rejected:  # a refusal was said by _after
+                    self.notify("nothing to undo", severity="warning")
                 return
             self.labelled = max(0, self.labelled - 1)
             self.message = f"undone: {item} is back"
