@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def recipe_lines(name: str = "postgres") -> list[str]:
     """The command lines of the README block after ``<!-- recipe:NAME -->`` (comments dropped)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "team-review.md").read_text(encoding="utf-8")
     block = text.split(f"<!-- recipe:{name} -->", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     return [ln for ln in block.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
 
