@@ -2,7 +2,7 @@
 
     python bench/hostile_inputs.py                  # the full sizes: a 1M-row scores file, 1 GiB logs (the cap)
     python bench/hostile_inputs.py --quick          # 100k rows, 10 MB logs: a minute
-    python bench/hostile_inputs.py --smoke          # 400 rows, 1 MB logs, one case of each family: no target
+    python bench/hostile_inputs.py --smoke          # 400 rows, a 1 MB audit, one scores and one audit case: no target
     python bench/hostile_inputs.py --cases import --import-mb 100   # one case family, another size
 
 Each case is the real CLI in a child process; its peak resident memory comes from ``wait4`` (the child's own
@@ -185,7 +185,7 @@ def main() -> None:
     global SMOKE
     SMOKE = args.smoke
     if args.smoke:
-        args.quick, args.rows, args.import_mb, args.audit_mb, args.sources = True, 400, 1, 1, "lm-eval"
+        args.quick, args.rows, args.audit_mb, args.cases = True, 400, 1, "scores,audit"  # imports: bench/import.py
     cases = {c.strip() for c in args.cases.split(",") if c.strip()}
     rows = args.rows or (100_000 if args.quick else 1_000_000)
     import_mb = args.import_mb or (10 if args.quick else MAX_LOG_BYTES // MB)
