@@ -42,6 +42,25 @@ def _pass_probability(table: np.ndarray, p: float, gate: float) -> float:
     return passed
 
 
+def _tabled_confidence_sequence(monkeypatch, n_max: int) -> None:
+    """Make ``decide_gate``'s human-only anytime bound (``confidence_sequence_end`` at 95%, lower end) a lookup in a
+    table of the same function over every (successes, n ≤ n_max), computed once, vectorised — spot-checked against
+    the scalar calls here — so a simulation can re-decide the gate after every label in seconds."""
+    from relgate_tui.core.certification import gate as gate_module
+
+    table = _lower_table(n_max, lambda s, n: confidence_sequence_end(s, n, 0.95, end="lower"))
+    for s_, n_ in ((0, 1), (1, 1), (170, 190), (n_max, n_max), (57, 64)):
+        assert table[n_, s_] == confidence_sequence_end(s_, n_, 0.95, end="lower")
+    real_end = gate_module.confidence_sequence_end
+
+    def tabled_end(successes, n, confidence, *args, end="lower", **kwargs):
+        if confidence == 0.95 and end == "lower" and np.ndim(successes) == 0 and int(n) <= n_max:
+            return float(table[int(n), int(successes)])
+        return real_end(successes, n, confidence, *args, end=end, **kwargs)
+
+    monkeypatch.setattr(gate_module, "confidence_sequence_end", tabled_end)
+
+
 CP_LOWER = np.vectorize(lambda s, n: clopper_pearson_lower(int(s), int(n)) if n > 0 else 0.0)
 
 
@@ -167,10 +186,9 @@ def test_watched_best_gate_is_valid_when_re_decided_after_every_label(monkeypatc
     Vectorised (the same 200 runs × 200 labels, drawn in the same order, each re-decided by ``decide_gate`` after
     every label): the runs' assisted paths come from one ``ppi.bound_paths`` call (what ``bound_path`` computes per
     run), and the human-only anytime bound that ``decide_gate`` computes beside it (unused by ``best``) is read from
-    a table of ``confidence_sequence_end`` over every (successes, n) — the same function, vectorised; spot-checked
-    against the scalar calls below."""
+    a table of ``confidence_sequence_end`` over every (successes, n) — the same function, vectorised
+    (:func:`_tabled_confidence_sequence`)."""
     from relgate_tui.core import ppi
-    from relgate_tui.core.certification import gate as gate_module
 
     rng = np.random.default_rng(33)
     runs, labels, n_items, gate = 200, 200, 2000, 0.90
@@ -187,17 +205,7 @@ def test_watched_best_gate_is_valid_when_re_decided_after_every_label(monkeypatc
         return paths[c]
 
     assert np.array_equal(path(0.95)[3], ppi.bound_path(f_all[3], f_all[3, :labels], y[3], 0.95))
-    table = _lower_table(labels, lambda s, n: confidence_sequence_end(s, n, 0.95, end="lower"))
-    for s_, n_ in ((0, 1), (1, 1), (170, 190), (180, 200), (57, 64)):
-        assert table[n_, s_] == confidence_sequence_end(s_, n_, 0.95, end="lower")
-    real_end = gate_module.confidence_sequence_end
-
-    def tabled_end(successes, n, confidence, *args, end="lower", **kwargs):
-        if confidence == 0.95 and end == "lower" and np.ndim(successes) == 0 and int(n) <= labels:
-            return float(table[int(n), int(successes)])
-        return real_end(successes, n, confidence, *args, end=end, **kwargs)
-
-    monkeypatch.setattr(gate_module, "confidence_sequence_end", tabled_end)
+    _tabled_confidence_sequence(monkeypatch, labels)
     passed = 0
     counts = y.cumsum(axis=1).astype(int)
     for r in range(runs):
@@ -211,11 +219,13 @@ def test_watched_best_gate_is_valid_when_re_decided_after_every_label(monkeypatc
     assert share <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / runs), share
 
 
-def test_a_watched_bound_gate_is_anytime_valid_and_one_look_waits_for_its_labels():
+def test_a_watched_bound_gate_is_anytime_valid_and_one_look_waits_for_its_labels(monkeypatch):
     """``watch="anytime"``: re-decided after every label, a model at the gate passes ≤ δ (exact DP, as above);
     ``"once"`` (the Clopper–Pearson bound) re-decided so passes it > 8%. ``"one-look"``: undecided before the planned
-    labels, the exact bound at them."""
+    labels, the exact bound at them. (decide_gate is asked at every (n, s); its anytime bound is read from the
+    vectorised table of :func:`_tabled_confidence_sequence`.)"""
     n_max = 200
+    _tabled_confidence_sequence(monkeypatch, n_max)
     table = np.full((n_max + 1, n_max + 1), np.nan)
     for watch, expect_valid in (("anytime", True), ("once", False)):
         for n in range(1, n_max + 1):
