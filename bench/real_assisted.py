@@ -8,7 +8,8 @@ the calibration items, in the spot-check's order, through ``certify --labels``: 
 item, and for each number of labels the human-only Clopper–Pearson bound beside the judge-assisted bound (95%).
 
 Run: ``python bench/real_assisted.py [--task bigbench-3digit-addition] [--items 30] [--labels 8]`` (see
-bench/llama_server.py for what it needs; ``LLAMA_PYTHON``, ``GGUF``).
+bench/llama_server.py for what it needs; ``LLAMA_PYTHON``, ``GGUF``). ``--smoke``: 6 items, 2 labels, K ≤ 2, or exit 77
+("skipped") when the model or llama-cpp-python is missing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.llama_server import LlamaServer, ensure_model  # noqa: E402
+from bench.llama_server import LlamaServer, ensure_model, smoke_skip  # noqa: E402
 
 
 def _label_file(doc: dict[str, Any], truth: dict[str, str], limit: int | None, path: Path) -> int:
@@ -63,7 +64,12 @@ def main() -> int:
     ap.add_argument("--k-max", type=int, default=3)
     ap.add_argument("--labels", type=int, default=8, help="labels of the early-stopped spot-check")
     ap.add_argument("--gate", type=float, default=0.5)
+    ap.add_argument("--smoke", action="store_true", help="the smallest size, or exit 77 without a real model")
     args = ap.parse_args()
+    if args.smoke:
+        if (skipped := smoke_skip("qwen0.5b")) is not None:
+            return skipped
+        args.items, args.labels, args.k_max = 6, 2, 2
     home = Path(tempfile.mkdtemp(prefix="relgate-real-assisted-"))
     os.environ["RELGATE_HOME"] = str(home)
     from relgate_tui.cli import main as relgate

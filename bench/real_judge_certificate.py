@@ -14,6 +14,8 @@ beside the calls the run made and its wall time.
 Expected with the 0.5B model: a useless judge (it says "no" to nearly everything) — FAIL, with the constant-judge
 warning.
 
+``--smoke``: 32 items (30 calibration), K ≤ 1; exit 77 ("skipped") without the model, unless ``--endpoint``.
+
 Run: ``python bench/real_judge_certificate.py [--task bigbench-3digit-addition] [--items 50] [--n-cal 40]
 [--k-max 3] [--model-name qwen0.5b|smollm2]``; ``--endpoint URL --model NAME`` uses a server already up (e.g. one
 of bench/real_judges.sh's) instead of starting one. See bench/llama_server.py for what it needs (``LLAMA_PYTHON``,
@@ -39,7 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.llama_server import LlamaServer, ensure_model  # noqa: E402
+from bench.llama_server import LlamaServer, ensure_model, smoke_skip  # noqa: E402
 from bench.real_assisted import _label_file, held_back_task  # noqa: E402
 
 
@@ -106,9 +108,15 @@ def main() -> int:
     ap.add_argument("--endpoint", help="use this OpenAI-compatible server instead of starting one")
     ap.add_argument("--model", help="with --endpoint: the model id")
     ap.add_argument("--judge-model", help="the verification judge's model id (default: the answering model)")
+    ap.add_argument("--smoke", action="store_true", help="32 items (30 calibration), K ≤ 1; exit 77 without a real "
+                    "model (unless --endpoint)")
     args = ap.parse_args()
     if args.endpoint and not args.model:
         ap.error("--endpoint needs --model")
+    if args.smoke:
+        if not args.endpoint and (skipped := smoke_skip(args.model_name)) is not None:
+            return skipped
+        args.items, args.n_cal, args.k_max = 32, 30, 1
     home = Path(tempfile.mkdtemp(prefix="relgate-real-judge-cert-"))
     os.environ["RELGATE_HOME"] = str(home)
     from relgate_tui.cli import main as relgate

@@ -1,6 +1,7 @@
 """Smoke check of the real local judges started by ``bench/real_judges.sh`` (issues 12-14).
 
     bash bench/real_judges.sh python bench/real_judges_check.py [--repeats 3] [--hanna-fit] [URL ...]
+    python bench/real_judges_check.py --smoke    # one story; exit 77 ("skipped") when no server answers
 
 For each chat server (default: $RELGATE_JUDGE_URLS, else 127.0.0.1:8012/8013/8014) it sends relgate's direct 1-5
 scoring prompt (``judge_prompts.direct_prompt``, HANNA, Coherence) with ``logprobs: true, top_logprobs: 10,
@@ -160,6 +161,17 @@ def hanna_fit(client: httpx.Client, url: str, n_ctx: int, reserve: int) -> None:
     print(f"  pairwise prompts (unordered pairs within an input): {pair_fit}/{pair_all} fit; max {pair_max}")
 
 
+SKIPPED = 77  # --smoke with no server: the exit code of a skipped check (tests/test_bench_smoke.py)
+
+
+def _answers(url: str) -> bool:
+    """Whether an OpenAI-compatible server answers ``GET /models`` at ``url`` (2 s)."""
+    try:
+        return httpx.get(url.rstrip("/") + "/models", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("urls", nargs="*")
@@ -169,8 +181,16 @@ def main() -> int:
     ap.add_argument("--n-ctx", type=int, default=4096)
     ap.add_argument("--reserve", type=int, default=16, help="tokens kept for the answer")
     ap.add_argument("--json", help="also write the median latencies (seconds per URL) here")
+    ap.add_argument("--smoke", action="store_true", help="one story, no --hanna-fit; exit 77 when no judge server "
+                    "answers")
     args = ap.parse_args()
     urls = args.urls or os.environ.get("RELGATE_JUDGE_URLS", "").split() or DEFAULT_URLS
+    if args.smoke:
+        args.repeats, args.hanna_fit = 1, False
+        down = [url for url in urls if not _answers(url)]
+        if down:
+            print(f"skipped: no judge server answers at {', '.join(down)} (start them with bench/real_judges.sh)")
+            return SKIPPED
     env_pids = [int(p) for p in os.environ.get("RELGATE_JUDGE_PIDS", "").split()]
     pids: list[int | None] = list(env_pids) if not args.urls and len(env_pids) == len(urls) else [None] * len(urls)
     audit = load_audit_set("hanna")

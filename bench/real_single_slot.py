@@ -12,7 +12,7 @@ llama.cpp itself (llama-cpp-python's server, Qwen2.5-Coder-0.5B-Instruct Q4_K_M,
 Pass: no timeout and no failure at concurrency 8, every request answered once, and C ≤ 1.2 × S. (llama-cpp-python's
 server has no ``/props``; relgate recognises it by its OpenAPI title and keeps one request in flight.)
 
-Run: ``python bench/real_single_slot.py [--requests 16]`` (see bench/llama_server.py for what it needs;
+Run: ``python bench/real_single_slot.py [--requests 16]`` (``--smoke``: 2 requests, or exit 77 without the model; see bench/llama_server.py for what it needs;
 ``LLAMA_PYTHON`` names a Python with llama-cpp-python[server], ``GGUF`` an existing model file).
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.llama_server import LlamaServer, ensure_model  # noqa: E402
+from bench.llama_server import LlamaServer, ensure_model, smoke_skip  # noqa: E402
 from relgate_tui.engine.judging.ask import AskFailed, Judge, Request, ask  # noqa: E402
 
 MAX_TOKENS = 24
@@ -50,7 +50,12 @@ async def _run(url: str, model: str, reqs: list[Request], concurrency: int, time
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=16)
+    ap.add_argument("--smoke", action="store_true", help="2 requests, or exit 77 without a real model")
     args = ap.parse_args()
+    if args.smoke:
+        if (skipped := smoke_skip("qwen0.5b")) is not None:
+            return skipped
+        args.requests = 2
     with LlamaServer(ensure_model("qwen0.5b")) as srv:
         model = srv.model_id()
         _, ev, _ = asyncio.run(_run(srv.base_url, model, _requests("warm-up", 1), 1, 300.0))

@@ -1,6 +1,7 @@
 """Statistics speed (SPEC §8): recompute every result when α changes, and 100-split stability, on 10,000 items.
 
-Run: ``python bench/stats_speed.py``. Builds a seeded synthetic run (10,000 items × K = 20 samples, heterogeneous
+Run: ``python bench/stats_speed.py`` (``--smoke``: 500 items, two repeats, no target checked). Builds a seeded
+synthetic run (10,000 items × K = 20 samples, heterogeneous
 agent with INVALID answers and a capability gap, references for every item), goes through the same path the engine
 uses (per-item RankedClasses → ItemRecord → build_input), then times:
 
@@ -13,6 +14,7 @@ Prints a table and exits with status 1 if a target is missed.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -48,20 +50,28 @@ def median_seconds(fn: Callable[[int], object], repeats: int) -> float:
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="500 items, a few repeats (seconds), no target checked")
+    smoke = ap.parse_args().smoke
+    n_items = 500 if smoke else N_ITEMS
+
+    def reps(full: int) -> int:
+        return min(full, 2) if smoke else full
+
     rng = np.random.default_rng(20240601)
     t0 = time.perf_counter()
-    batch = simulate_agent(AGENT, N_ITEMS, K, rng)
+    batch = simulate_agent(AGENT, n_items, K, rng)
     sim_s = time.perf_counter() - t0
 
     # The engine's path: ranked classes per item -> records -> input (once per run or per label change).
     t0 = time.perf_counter()
-    records = [item_record(f"item-{i:05d}", batch.ranked_item(i), acceptable={"correct"}) for i in range(N_ITEMS)]
-    half = N_ITEMS // 2
+    records = [item_record(f"item-{i:05d}", batch.ranked_item(i), acceptable={"correct"}) for i in range(n_items)]
+    half = n_items // 2
     inp = build_input(records[:half], records[half:], k_max=K)
     build_s = time.perf_counter() - t0
 
     # A heavier variant: 10,000 calibration items and 10,000 deployment items.
-    extra = simulate_agent(AGENT, N_ITEMS, K, rng)
+    extra = simulate_agent(AGENT, n_items, K, rng)
     heavy = CertificationInput.from_arrays(
         batch.scores,
         k_max=K,
@@ -77,22 +87,22 @@ def main() -> int:
         scale = 1e3 if unit == "ms" else 1.0
         ok = target_s is None or seconds <= target_s
         target = "—" if target_s is None else f"≤ {target_s * scale:g} {unit}"
-        verdict = "—" if target_s is None else ("PASS" if ok else "FAIL")
+        verdict = "—" if target_s is None else "smoke" if smoke else ("PASS" if ok else "FAIL")
         rows.append((name, items, repeats, f"{seconds * scale:.3f} {unit}", target, verdict))
         return ok
 
     ok = True
-    t = median_seconds(lambda i: compute_results(inp, ALPHAS[i % len(ALPHAS)], gate=0.9), 300)
-    ok &= row("compute_results (α changes)", "5,000 cal + 5,000 test", 300, t, 0.020, "ms")
-    t = median_seconds(lambda i: compute_results(heavy, ALPHAS[i % len(ALPHAS)], gate=0.9), 300)
-    ok &= row("compute_results (α changes)", "10,000 cal + 10,000 test", 300, t, 0.020, "ms")
-    t = median_seconds(lambda i: coverage_curve(inp, ALPHAS), 100)
-    row("coverage_curve (7 α)", "5,000 cal + 5,000 test", 100, t, None, "ms")
+    t = median_seconds(lambda i: compute_results(inp, ALPHAS[i % len(ALPHAS)], gate=0.9), reps(300))
+    ok &= row("compute_results (α changes)", "5,000 cal + 5,000 test", reps(300), t, 0.020, "ms")
+    t = median_seconds(lambda i: compute_results(heavy, ALPHAS[i % len(ALPHAS)], gate=0.9), reps(300))
+    ok &= row("compute_results (α changes)", "10,000 cal + 10,000 test", reps(300), t, 0.020, "ms")
+    t = median_seconds(lambda i: coverage_curve(inp, ALPHAS), reps(100))
+    row("coverage_curve (7 α)", "5,000 cal + 5,000 test", reps(100), t, None, "ms")
     ids = [r.item_id for r in records]
-    t = median_seconds(lambda i: split_stability(batch.scores, alpha=0.10, n_splits=100, seed=i, item_ids=ids), 11)
-    ok &= row("split_stability (100 splits)", "10,000", 11, t, 1.0, "s")
-    t = median_seconds(lambda i: bootstrap_summary(inp, 0.10, n_boot=10_000, seed=i), 5)
-    row("bootstrap_summary (B = 10,000)", "5,000 test / 10,000", 5, t, None, "s")
+    t = median_seconds(lambda i: split_stability(batch.scores, alpha=0.10, n_splits=100, seed=i, item_ids=ids), reps(11))
+    ok &= row("split_stability (100 splits)", f"{n_items:,}", reps(11), t, 1.0, "s")
+    t = median_seconds(lambda i: bootstrap_summary(inp, 0.10, n_boot=200 if smoke else 10_000, seed=i), reps(5))
+    row("bootstrap_summary (B = 10,000)", "5,000 test / 10,000", reps(5), t, None, "s")
     row("item records + build_input (once)", "10,000", 1, build_s, None, "s")
     row("synthetic simulation (setup)", "10,000 × K=20", 1, sim_s, None, "s")
 
@@ -102,7 +112,7 @@ def main() -> int:
     headers = ("operation", "items", "repeats", "median", "target", "result")
     widths = [max(len(str(r[c])) for r in (headers, *rows)) for c in range(len(headers))]
     line = "  ".join("{:<%d}" % w for w in widths)
-    print(f"relgate statistics speed — {N_ITEMS:,} items × K = {K}, numpy {np.__version__}, python {sys.version.split()[0]}")
+    print(f"relgate statistics speed — {n_items:,} items × K = {K}, numpy {np.__version__}, python {sys.version.split()[0]}")
     print(line.format(*headers))
     print(line.format(*("-" * w for w in widths)))
     for r in rows:
@@ -118,7 +128,7 @@ def main() -> int:
         f"100 splits: M* {stab.m_star_mean:.2f} ± {stab.m_star_sd:.2f}, "
         f"coverage {stab.coverage_mean:.3f} ± {stab.coverage_sd:.3f}"
     )
-    return 0 if ok else 1
+    return 0 if ok or smoke else 1
 
 
 if __name__ == "__main__":

@@ -42,6 +42,25 @@ def _pass_probability(table: np.ndarray, p: float, gate: float) -> float:
     return passed
 
 
+def _tabled_confidence_sequence(monkeypatch, n_max: int) -> None:
+    """Make ``decide_gate``'s human-only anytime bound (``confidence_sequence_end`` at 95%, lower end) a lookup in a
+    table of the same function over every (successes, n ≤ n_max), computed once, vectorised — spot-checked against
+    the scalar calls here — so a simulation can re-decide the gate after every label in seconds."""
+    from relgate_tui.core.certification import gate as gate_module
+
+    table = _lower_table(n_max, lambda s, n: confidence_sequence_end(s, n, 0.95, end="lower"))
+    for s_, n_ in ((0, 1), (1, 1), (170, 190), (n_max, n_max), (57, 64)):
+        assert table[n_, s_] == confidence_sequence_end(s_, n_, 0.95, end="lower")
+    real_end = gate_module.confidence_sequence_end
+
+    def tabled_end(successes, n, confidence, *args, end="lower", **kwargs):
+        if confidence == 0.95 and end == "lower" and np.ndim(successes) == 0 and int(n) <= n_max:
+            return float(table[int(n), int(successes)])
+        return real_end(successes, n, confidence, *args, end=end, **kwargs)
+
+    monkeypatch.setattr(gate_module, "confidence_sequence_end", tabled_end)
+
+
 CP_LOWER = np.vectorize(lambda s, n: clopper_pearson_lower(int(s), int(n)) if n > 0 else 0.0)
 
 
@@ -158,29 +177,41 @@ def test_best_is_the_assisted_bound_whatever_the_human_counts(x, extra, threshol
     assert d.value == 0.5 and d.passed is (0.5 >= threshold)
 
 
-def test_watched_best_gate_is_valid_when_re_decided_after_every_label():
+def test_watched_best_gate_is_valid_when_re_decided_after_every_label(monkeypatch):
     """Issue 33 §1, at the decide_gate level: a reviewer labels a model whose true reliability is exactly the gate
     (0.90), with a coin-flip judge on N = 2,000 items, and stops the first time ``best`` says PASS. The former rule
     (max of Clopper–Pearson and the assisted bound at 97.5%) passed it in ≈ 10% of runs within 200 labels; the
-    shipped rule must stay ≤ δ = 5% (+ 2 MC SE)."""
+    shipped rule must stay ≤ δ = 5% (+ 2 MC SE).
+
+    Vectorised (the same 200 runs × 200 labels, drawn in the same order, each re-decided by ``decide_gate`` after
+    every label): the runs' assisted paths come from one ``ppi.bound_paths`` call (what ``bound_path`` computes per
+    run), and the human-only anytime bound that ``decide_gate`` computes beside it (unused by ``best``) is read from
+    a table of ``confidence_sequence_end`` over every (successes, n) — the same function, vectorised
+    (:func:`_tabled_confidence_sequence`)."""
     from relgate_tui.core import ppi
 
     rng = np.random.default_rng(33)
     runs, labels, n_items, gate = 200, 200, 2000, 0.90
+    f_all = np.empty((runs, n_items))
+    y = np.empty((runs, labels))
+    for r in range(runs):
+        f_all[r] = (rng.random(n_items) < 0.5).astype(float)
+        y[r] = (rng.random(labels) < gate).astype(float)
+    paths: dict[float, np.ndarray] = {}
+
+    def path(c: float) -> np.ndarray:
+        if c not in paths:
+            paths[c] = ppi.bound_paths(f_all.sum(axis=1), n_items, f_all[:, :labels], y, c)
+        return paths[c]
+
+    assert np.array_equal(path(0.95)[3], ppi.bound_path(f_all[3], f_all[3, :labels], y[3], 0.95))
+    _tabled_confidence_sequence(monkeypatch, labels)
     passed = 0
-    for _ in range(runs):
-        f_all = (rng.random(n_items) < 0.5).astype(float)
-        y = (rng.random(labels) < gate).astype(float)
-        paths: dict[float, np.ndarray] = {}
-
-        def path(c: float) -> np.ndarray:
-            if c not in paths:
-                paths[c] = ppi.bound_path(f_all, f_all[:labels], y, c)
-            return paths[c]
-
+    counts = y.cumsum(axis=1).astype(int)
+    for r in range(runs):
         for m in range(1, labels + 1):
-            d = decide_gate(gate, successes=int(y[:m].sum()), n=m, confidence=0.95, gate_on="best",
-                            assisted=lambda c, m=m: float(path(c)[m - 1]), watch="anytime")
+            d = decide_gate(gate, successes=int(counts[r, m - 1]), n=m, confidence=0.95, gate_on="best",
+                            assisted=lambda c, r=r, m=m: float(path(c)[r, m - 1]), watch="anytime")
             if d.passed:
                 passed += 1
                 break
@@ -188,11 +219,13 @@ def test_watched_best_gate_is_valid_when_re_decided_after_every_label():
     assert share <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / runs), share
 
 
-def test_a_watched_bound_gate_is_anytime_valid_and_one_look_waits_for_its_labels():
+def test_a_watched_bound_gate_is_anytime_valid_and_one_look_waits_for_its_labels(monkeypatch):
     """``watch="anytime"``: re-decided after every label, a model at the gate passes ≤ δ (exact DP, as above);
     ``"once"`` (the Clopper–Pearson bound) re-decided so passes it > 8%. ``"one-look"``: undecided before the planned
-    labels, the exact bound at them."""
+    labels, the exact bound at them. (decide_gate is asked at every (n, s); its anytime bound is read from the
+    vectorised table of :func:`_tabled_confidence_sequence`.)"""
     n_max = 200
+    _tabled_confidence_sequence(monkeypatch, n_max)
     table = np.full((n_max + 1, n_max + 1), np.nan)
     for watch, expect_valid in (("anytime", True), ("once", False)):
         for n in range(1, n_max + 1):

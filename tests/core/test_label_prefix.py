@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,6 +27,7 @@ def _world(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, list[int |
     return f, y, human + [None] * (N - SEEN)
 
 
+@pytest.mark.slow
 def test_leaving_hard_items_unlabelled_drove_the_bound_above_the_truth_and_the_prefix_does_not() -> None:
     rng = np.random.default_rng(29)
     old = new = 0

@@ -11,6 +11,7 @@ import pytest
 from relgate_tui.core import ppi
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agree", [0.5, 0.95])
 def test_items_bound_is_valid_at_the_first_crossing(agree):
     """N = 200 items with exactly 180 acceptable (θ_N = 0.90); a reviewer labels them in a random order, all 200,

@@ -25,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from tests.review.conftest import import_run, write_labels
 from tests.review.pgserver import _free_port, find_bin
 
@@ -146,6 +148,7 @@ def test_every_server_recipe_refuses_a_passwordless_superuser() -> None:
                 pg.stop()
 
 
+@pytest.mark.slow
 def test_the_readme_postgres_recipe_works_on_a_fresh_server(tmp_path: Path, monkeypatch) -> None:
     lines = recipe_lines()
     assert any(ln.startswith("relgate review pull") for ln in lines)
