@@ -21,7 +21,7 @@ forward recursion over the distribution of K_j (convolve with the next block's b
 tails below 1e-16 are dropped, so the error is < 1e-12) — no simulation is needed. Coverage is read on the labelled
 items (exact when every item is labelled; with unlabelled items the share of all items above t̂ estimates it).
 
-:func:`plan_labels` searches n (every n up to 400, then 2% apart) for the first with P(PASS) ≥ ½ and ≥ 0.9, above
+:func:`plan_labels` searches n (every n up to 150, then 2% apart) for the first with P(PASS) ≥ ½ and ≥ 0.9, above
 the labels already given and at most the items that can still be labelled (``cap``); it reports P(PASS) at the n it
 names. ``bench/judge_certificate.py`` checks the claim against a simulation of the shipped code.
 """
@@ -176,7 +176,7 @@ def _grid(start: int, stop: int) -> list[int]:
     out, n = [], start
     while n <= stop:
         out.append(n)
-        n = n + 1 if n < 400 else max(n + 1, math.ceil(n * 1.02))
+        n = n + 1 if n < 150 else max(n + 1, math.ceil(n * 1.02))
     if out and out[-1] != stop and stop >= start:
         out.append(stop)
     return out
