@@ -214,3 +214,38 @@ def test_agreement_curve_matches_scipy_point_by_point() -> None:
         got = int(agree[order[:k]].sum())
         assert a == got / k
         assert low == pytest.approx(beta.ppf(0.05, got, k - got + 1) if got else 0.0, abs=1e-12)
+
+
+def test_rogan_gladen_never_prints_a_clipped_value_and_chance_only_when_the_bounds_allow_it() -> None:
+    """Issue 41 §6: a clipped 0%/100% was shown beside [0, 1]; 'no better than chance' for TPR 82.6%, TNR 100%."""
+    y = np.r_[np.ones(23, dtype=int), np.zeros(5, dtype=int)]
+    f = np.r_[np.ones(19, dtype=int), np.zeros(4, dtype=int), np.zeros(5, dtype=int)]  # TPR 82.6%, TNR 100%
+    r = corrected_pass_rate(np.ones(200, dtype=int), f, y)
+    assert r.value is None and (r.lower, r.upper) == (0.0, 1.0) and r.note is not None
+    assert "no better than chance" not in r.note and "too few labelled items of one verdict" in r.note
+    f_lab = np.r_[np.ones(240), np.zeros(60), np.zeros(90), np.ones(10)].astype(int)  # TPR 0.8, TNR 0.9
+    y_lab = np.r_[np.ones(300), np.zeros(100)].astype(int)
+    outside = corrected_pass_rate(np.r_[np.ones(2850), np.zeros(150)].astype(int), f_lab, y_lab)  # q 0.95: π 1.21
+    assert outside.value is None and outside.note and "cannot be corrected" in outside.note
+    rng = np.random.default_rng(2)
+    yy = rng.integers(0, 2, 400)
+    chance = corrected_pass_rate(rng.integers(0, 2, 1000), rng.integers(0, 2, 400), yy)
+    assert chance.value is None and chance.note and "no better than chance" in chance.note
+
+
+def test_the_sentence_is_about_items_like_the_labelled_ones() -> None:
+    p, human = _judge(800, 3, 0.2)
+    cert = certify(p, human)
+    assert cert.verdict == "PASS" and "on items like the labelled ones" in cert.sentence
+
+
+def test_the_certificate_round_trips_as_its_type() -> None:
+    from relgate_tui.core.judge_certificate import JudgeCertificate
+
+    p, human = _judge(600, 4, 0.05)
+    cert = certify(p, human, votes=[(1, 1, 0)] * 600)
+    assert JudgeCertificate.from_json(cert.to_json()) == cert
+    bad = cert.to_json()
+    bad["selective"]["threshold"] = "abc"
+    with pytest.raises(ValueError, match=r"^selective\.threshold: expected a number"):
+        JudgeCertificate.from_json(bad)
