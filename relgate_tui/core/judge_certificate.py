@@ -360,11 +360,12 @@ def _per_class(sel: Selective, cl: np.ndarray, yl: np.ndarray, agree: np.ndarray
 def certify(p_yes: ArrayLike, human: ArrayLike, *, judge: ArrayLike | None = None, votes: list[tuple[int, ...]] | None = None,
             group: ArrayLike | None = None, agreement: float = 0.90, confidence: float = 0.95,
             min_coverage: float = 0.50, require_consistency: float | None = None, min_items: int | None = None,
-            check_sample: bool = True) -> JudgeCertificate:
+            check_sample: bool = True, left_out: int = 0) -> JudgeCertificate:
     """The judge certificate of items with P(yes) ``p_yes`` and human verdicts ``human`` (0/1, or -1 = unlabelled),
     listed in the order they were labelled (a file's order, a run's seeded order); ``judge``: the verdicts when given
     apart from P(yes) (:func:`confidence_of`); ``group``: one key per item — items sharing a key are dependent and
-    the group is the unit (module docstring); ``check_sample``: run the random-sample checks."""
+    the group is the unit (module docstring); ``check_sample``: run the random-sample checks; ``left_out``: labels
+    the caller left out (after the first gap of a seeded order), named when no label is usable."""
     _check_levels(agreement, confidence)
     if not 0.0 <= min_coverage <= 1.0:
         raise ValueError(f"min_coverage must be in [0, 1], got {min_coverage!r}")
@@ -404,7 +405,7 @@ def certify(p_yes: ArrayLike, human: ArrayLike, *, judge: ArrayLike | None = Non
     cons = consistency(votes, confidence) if votes is not None else None
     m = start_items(n_lab, agreement, confidence) if min_items is None else min_items
     verdict, reason, more, plan, step = _decide(sel, acc, n_lab, units, min_coverage, cons, require_consistency, cl,
-                                                agree, m)
+                                                agree, m, left_out)
     found = sample_warnings(cl, agree, yl, c[~lab]) if check_sample and group is None else ()
     if found:
         line = f"{NOT_RANDOM}: {'; '.join(found)}"
@@ -426,8 +427,8 @@ _MORE_ITEMS = ("more labels need more items: label deployment items in the spot-
 
 
 def _decide(sel: Selective, acc: Bound, n_lab: int, units: int, min_coverage: float, cons: Consistency | None,
-            require: float | None, cl: np.ndarray, agree: np.ndarray,
-            min_items: int) -> tuple[Verdict, str | None, int | None, Plan, str | None]:
+            require: float | None, cl: np.ndarray, agree: np.ndarray, min_items: int,
+            left_out: int = 0) -> tuple[Verdict, str | None, int | None, Plan, str | None]:
     """(verdict, reason, more labels, plan, next step). PASS when the certified coverage (point estimate) reaches
     ``min_coverage`` and any consistency requirement holds; NOT DECIDABLE when it does not but the judge's record on
     its ``min_coverage`` most confident labelled items is above A (or nothing is labelled) and more labels could
@@ -442,6 +443,9 @@ def _decide(sel: Selective, acc: Bound, n_lab: int, units: int, min_coverage: fl
     expect = min(0.999, 0.5 * (1 + a) if observed is None else max(observed, 1e-3))
     cov = sel.coverage.value or 0.0
     passed = sel.threshold is not None and cov >= min_coverage
+    none = ("no labelled item yet" if not left_out else
+            f"no usable labelled item yet ({left_out} later label{'s' if left_out != 1 else ''} left out: the first "
+            "item of the seeded order is not labelled)")
     plan = plan_labels(a, expect, cover, conf, have=0 if passed else n_lab, cap=max(units, 1), expect_below=below)
     if require is not None:
         if cons is None:
@@ -455,7 +459,7 @@ def _decide(sel: Selective, acc: Bound, n_lab: int, units: int, min_coverage: fl
         assumed = "" if observed is not None else f" (assuming {_pct(expect)} agreement on the most confident items)"
         if plan.n_half is not None:
             more = plan.n_half - n_lab
-            have = "no labelled item yet" if not n_lab else f"{n_lab} labelled items are too few"
+            have = none if not n_lab else f"{n_lab} labelled items are too few"
             return ("NOT DECIDABLE", f"{have} to certify {_pct(min_coverage)} coverage; about {more} more of the "
                     f"{units - n_lab} unlabelled would reach it with probability ½{assumed}", more, plan,
                     f"label about {more} more items in their seeded order (the spot-check) and certify again")
@@ -466,7 +470,7 @@ def _decide(sel: Selective, acc: Bound, n_lab: int, units: int, min_coverage: fl
         if n_lab >= units:
             why = f"all {units} items are labelled and the judge's certified share is below {_pct(min_coverage)}"
         else:
-            why = ("no labelled item yet; " if not n_lab else "") + (
+            why = (f"{none}; " if not n_lab else "") + (
                    f"even with all {units} items labelled the procedure would reach {_pct(min_coverage)} coverage "
                    f"with probability {plan.p_cap or 0.0:.2f} only{assumed}")
         return "NOT DECIDABLE", why, None, plan, _MORE_ITEMS

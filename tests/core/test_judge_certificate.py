@@ -249,3 +249,8 @@ def test_the_certificate_round_trips_as_its_type() -> None:
     bad["selective"]["threshold"] = "abc"
     with pytest.raises(ValueError, match=r"^selective\.threshold: expected a number"):
         JudgeCertificate.from_json(bad)
+
+
+def test_labels_left_out_of_the_prefix_are_named_when_none_is_usable() -> None:
+    cert = certify(np.full(100, 0.99), np.full(100, -1), left_out=7)
+    assert cert.sentence.startswith("NOT DECIDABLE: no usable labelled item yet (7 later labels left out")

@@ -74,6 +74,7 @@ class Verdicts:
     extras: Mapping[str, Any] | None = None  # a pairwise audit's position-flip rate and cycle share
     groups: tuple[str, ...] | None = None  # dependent items share a group: the group is the unit
     notes: tuple[str, ...] = ()  # e.g. labels left out of the seeded-order prefix
+    left_out: int = 0  # how many
 
     @property
     def human_codes(self) -> list[int]:
@@ -181,14 +182,14 @@ def load_verdicts_file(path: str | Path, fingerprint: Mapping[str, Any] | None =
     return _verdicts(f"verdicts file {path}", rows, {k: fp.get(k) for k in FINGERPRINT_FIELDS})
 
 
-def _verdicts(source: str, rows: Sequence[Row], fingerprint: Mapping[str, Any], notes: tuple[str, ...] = ()
-              ) -> Verdicts:
+def _verdicts(source: str, rows: Sequence[Row], fingerprint: Mapping[str, Any], notes: tuple[str, ...] = (),
+              left_out: int = 0) -> Verdicts:
     has_votes = any(r[3] is not None for r in rows)
     has_groups = any(r[5] is not None for r in rows)
     groups = tuple(r[0] if r[5] is None else r[5] for r in rows) if has_groups else None  # no group: its own
     return Verdicts(source, tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows),
                     tuple(r[4] for r in rows), tuple(r[3] or () for r in rows) if has_votes else None,
-                    dict(fingerprint), None, groups, notes)
+                    dict(fingerprint), None, groups, notes, left_out)
 
 
 def verify_fingerprint(judge: Mapping[str, Any]) -> dict[str, Any]:
@@ -233,7 +234,8 @@ def verdicts_from_run(run: str, run_dir: str | None = None) -> tuple[Verdicts, s
     if not rows:
         raise UserError(f"run {run_id}: {block.get('message') or 'the verification judge judged no item'}")
     notes = () if prefix.note is None else (prefix.note.replace("judge-assisted bound", "judge certificate"),)
-    return _verdicts(f"run {run_id}", rows, verify_fingerprint(block.get("judge") or {}), notes), run_id
+    return _verdicts(f"run {run_id}", rows, verify_fingerprint(block.get("judge") or {}), notes,
+                     prefix.left_out), run_id
 
 
 def differing_field(certified: Mapping[str, Any], given: Mapping[str, Any]) -> str | None:

@@ -98,7 +98,7 @@ def compute(verdicts: Any, *, agreement: float = 0.90, confidence: float = 0.95,
     cert = certify(list(verdicts.p_yes), verdicts.human_codes, judge=list(verdicts.judge),
                    votes=list(verdicts.votes) if verdicts.votes else None, group=list(groups) if groups else None,
                    agreement=agreement, confidence=confidence, min_coverage=min_coverage,
-                   require_consistency=require_consistency)
+                   require_consistency=require_consistency, left_out=int(getattr(verdicts, "left_out", 0) or 0))
     return certificate_document(cert, verdicts)
 
 
