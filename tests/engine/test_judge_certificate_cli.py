@@ -164,3 +164,15 @@ def test_a_stored_pairwise_audit_certifies_preferences(tmp_path: Path, incli) ->
     assert {round(s.threshold, 9) for s in cert.selective.steps} <= {1.0, round(2 / 3, 9)}  # shares of 3 votes
     # issue 41 §2: the pairs of one input are dependent — the input is the unit, and the document says so
     assert cert.unit == "group" and cert.n_labelled <= 12 < cert.n_labelled_given and "unit" in doc.methods
+
+
+def test_a_verdicts_file_with_groups_certifies_with_the_group_as_unit(tmp_path: Path, incli) -> None:
+    """Issue 41 §2: rows sharing a ``group`` are dependent; the certificate draws one labelled row per group and says
+    so in its Markdown."""
+    rows = [json.loads(line) for line in _write(tmp_path / "v.jsonl").read_text().splitlines()]
+    f = tmp_path / "grouped.jsonl"
+    f.write_text("".join(json.dumps({**r, "group": f"g{i // 4}"}) + "\n" for i, r in enumerate(rows)))
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(f), "--markdown", str(tmp_path / "c.md"), "--json", "-")
+    cert = CertificateDoc.from_json(json.loads(r.stdout)).certificate
+    assert cert.unit == "group" and cert.n_labelled == 150 and cert.n_labelled_given == 600
+    assert "- unit: the input is the unit: one labelled item drawn per input" in (tmp_path / "c.md").read_text()
