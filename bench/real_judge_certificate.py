@@ -175,23 +175,25 @@ def main() -> int:
               f"{_mean(run_calls[:n_s])}; verification judge {_mean(run_calls[n_s:])}")
     print(f"\n`relgate judge certify --run {doc['run_id']} --agreement {args.agreement:g} --json -` "
           f"exit {cert.returncode}:\n")
-    sel = c["selective"]
-    print(f"> {c['sentence']}\n")
+    from relgate_tui.engine.judging.certificate_doc import CertificateDoc
+
+    cd = CertificateDoc.from_json(c).certificate  # the certificate's JSON read back as its type
+    sel = cd.selective
+    print(f"> {cd.sentence}\n")
     print("| verdict | labelled / items | coverage (95% CI) | agreement bound on decided | accuracy (lower) | "
           "TPR (lower, n) | TNR (lower, n) | κ [CI] | judge yes share | base rate (refs) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    kap, acc, tpr, tnr = c["kappa"], c["accuracy"], c["tpr"], c["tnr"]
-    print(f"| {c['verdict']} | {c['n_labelled']} / {c['n_items']} | {_f(sel['coverage'], '.2f')} "
-          f"({_f(sel['coverage_lower'], '.2f')}–{_f(sel['coverage_upper'], '.2f')}) | "
-          f"{_f(sel['agreement_lower'])} (threshold {_f(sel['threshold'])}) | {_f(acc['value'], '.2f')} "
-          f"({_f(acc['lower'])}) | {_f(tpr['value'], '.2f')} ({_f(tpr['lower'])}, {tpr['n']}) | "
-          f"{_f(tnr['value'], '.2f')} ({_f(tnr['lower'])}, {tnr['n']}) | {_f(kap['value'], '.2f')} "
-          f"[{_f(kap['lower'], '.2f')}, {_f(kap['upper'], '.2f')}] | {_f(c['judge_yes_share'], '.2f')} | "
-          f"{_f(c['base_rate']['value'], '.2f')} |")
-    print("\nwarnings:", "; ".join(c["warnings"]) or "none")
-    seq = sel.get("sequence") or []
+    acc, tpr, tnr = cd.accuracy, cd.tpr, cd.tnr
+    print(f"| {cd.verdict} | {cd.n_labelled} / {cd.n_items} | {_f(sel.coverage.value, '.2f')} "
+          f"({_f(sel.coverage.lower, '.2f')}–{_f(sel.coverage.upper, '.2f')}) | "
+          f"{_f(sel.agreement_lower)} (threshold {_f(sel.threshold)}) | {_f(acc.value, '.2f')} "
+          f"({_f(acc.lower)}) | {_f(tpr.value, '.2f')} ({_f(tpr.lower)}, {tpr.n}) | "
+          f"{_f(tnr.value, '.2f')} ({_f(tnr.lower)}, {tnr.n}) | {_f(cd.kappa, '.2f')} "
+          f"[{_f(cd.kappa_lower, '.2f')}, {_f(cd.kappa_upper, '.2f')}] | {_f(cd.judge_yes_share, '.2f')} | "
+          f"{_f(cd.base_rate.value, '.2f')} |")
+    print("\nwarnings:", "; ".join(cd.warnings) or "none")
     print("tested sequence (threshold, n, agree, p, passed):",
-          "; ".join(f"{r['threshold']:.3f}, {r['n']}, {r['agree']}, {r['p_value']:.3g}, {r['passed']}" for r in seq)
+          "; ".join(f"{r.threshold:.3f}, {r.n_above}, {r.n_agree}, {r.p_value:.3g}, {r.passed}" for r in sel.steps)
           or "—")
     rows = [r for r in doc["judge_assisted"]["verdicts"] if r.get("human") is not None]
     tab = {(j, h): sum(1 for r in rows if int(r["judge"]) == j and int(r["human"]) == h) for j in (0, 1) for h in (0, 1)}

@@ -3,7 +3,12 @@
 The items whose judge confidence c is at least the certificate's threshold t̂ keep the judge's verdict; the others
 are escalated to people and listed least confident first. ``--publish`` puts only the escalated items that no person
 has labelled yet into a team-review session (the existing ``review publish`` code, restricted to those items). A
-certificate refuses verdicts of another judge: one line names the first fingerprint field that differs. Not a
+certificate refuses verdicts of another judge: one line names the first fingerprint field that differs; only a PASS
+certificate whose id is its content's digest is applied (:func:`relgate_tui.engine.judging.certificate.load`), and
+the certificate file is one of the command's inputs (``--json`` never writes over it). When the share of new items
+the judge would decide is out of line with the certificate's coverage interval (:func:`_shift`) one line says so
+and nothing is decided: the new items do not look like the labelled ones (a shift), and the guarantee is about items
+like those. Not a
 command module of its own: ``relgate judge apply`` (:mod:`relgate_tui.commands.judge_certificate`) calls it.
 """
 
@@ -25,41 +30,67 @@ def apply_command(args: argparse.Namespace) -> int:
 
     if args.publish and args.run is None:
         raise UserError("--publish needs --run RUN: the review session shows the run's items")
-    check_outputs((None if args.json_path in (None, "-") else args.json_path,), (args.verdicts,))
-    cert = store.load(args.cert)
+    cert_path = store.certificate_path(args.cert)
+    check_outputs((None if args.json_path in (None, "-") else args.json_path,), (args.verdicts, cert_path))
+    doc, cert_path = store.load(args.cert)
     try:
         v = load_source(args)
     except DataError as exc:
         return report_rows(exc)
-    field = store.differing_field(cert["fingerprint"], v.fingerprint)
+    name = doc.id
+    field = store.differing_field(doc.fingerprint, v.fingerprint)
     if field is not None:
-        raise UserError(f"certificate {cert.get('id')} is for another judge: {field} differs (certificate: "
-                        f"{one_line(str(cert['fingerprint'].get(field)), 80)}, these verdicts: "
+        raise UserError(f"certificate {name} is for another judge: {field} differs (certificate: "
+                        f"{one_line(str(doc.fingerprint.get(field)), 80)}, these verdicts: "
                         f"{one_line(str(v.fingerprint.get(field)), 80)}); certify this judge first")
-    t = cert["selective"]["threshold"]
+    sel = doc.certificate.selective
+    t = sel.threshold
     c, decided, escalated = apply_threshold(list(v.p_yes), list(v.judge), t)
     n = len(v.ids)
-    doc: dict[str, Any] = {
-        "certificate": cert.get("id"), "threshold": t, "n_items": n, "n_decided": int(decided.size),
-        "n_escalated": int(escalated.size),
+    share = decided.size / n
+    shift = _shift(share, int(decided.size), n, sel.coverage.lower, sel.coverage.upper, sel.confidence)
+    if shift:
+        c, decided, escalated = apply_threshold(list(v.p_yes), list(v.judge), None)
+    lo, hi = sel.coverage.lower, sel.coverage.upper
+    out: dict[str, Any] = {
+        "certificate": name, "certificate_file": str(cert_path), "threshold": t, "n_items": n,
+        "n_decided": int(decided.size), "n_escalated": int(escalated.size),
+        "coverage_interval": [lo, hi], "shift_note": shift,
         "decided": [{"id": v.ids[i], "verdict": v.judge[i], "confidence": float(c[i])} for i in decided],
         "escalated": [{"id": v.ids[i], "judge": v.judge[i], "p_yes": v.p_yes[i], "confidence": float(c[i]),
                        "human": v.human[i]} for i in escalated],
     }
-    head = (f"certificate {cert.get('id')}: the judge decides {decided.size} of {n} items "
+    head = (f"certificate {name}: the judge decides {decided.size} of {n} items "
             f"({decided.size / n:.0%}); {escalated.size} go to people, least confident first")
+    if shift:
+        print(f"relgate: {one_line(shift, 400)}", file=sys.stderr)
     if args.publish:
-        doc["session"] = _publish(args, [v.ids[i] for i in escalated if v.human[i] is None], head)
+        out["session"] = _publish(args, [v.ids[i] for i in escalated if v.human[i] is None], head)
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 
-        emit_json(doc, args.json_path, inputs=(args.verdicts,))
+        emit_json(out, args.json_path, inputs=(args.verdicts, cert_path))
     if args.json_path != "-":
         print(head)
-        for row in doc["escalated"]:
+        for row in out["escalated"]:
             print(f"  {one_line(row['id'], 80)}\tjudge {'yes' if row['judge'] else 'no'}\t"
                   f"confidence {row['confidence']:.3f}")
     return 0
+
+
+def _shift(share: float, k: int, n: int, lo: float | None, hi: float | None, confidence: float) -> str | None:
+    """The line saying the new items do not look like the labelled ones: the two-sided Clopper–Pearson interval of
+    the share decided here does not meet the certificate's coverage interval (None when it does)."""
+    from relgate_tui.core.certification.intervals import clopper_pearson_interval
+
+    if lo is None or hi is None or not n:
+        return None
+    here = clopper_pearson_interval(k, n, confidence)
+    if here[1] >= lo and here[0] <= hi:
+        return None
+    return (f"the judge would decide {share:.1%} of these items [{here[0]:.1%}, {here[1]:.1%}], outside the "
+            f"certificate's coverage [{lo:.1%}, {hi:.1%}]: these items do not look like the labelled ones, so the "
+            "judge decides none of them — every item goes to people (label a sample of them and certify again)")
 
 
 def _publish(args: argparse.Namespace, ids: list[str], head: str) -> str | None:

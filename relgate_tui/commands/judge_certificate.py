@@ -111,19 +111,23 @@ def _require(specs: list[str]) -> float | None:
 
 def _plan(args: argparse.Namespace) -> int:
     from relgate_tui.core.judge_certificate import plan_labels
-    from relgate_tui.engine.judging.certificate_doc import plan_json, plan_line
+    from relgate_tui.engine.judging.certificate_doc import plan_line
+    from relgate_tui.engine.runs.outputs import check_outputs
     from relgate_tui.errors import UserError
 
     if args.expect is None or not 0.0 < args.expect <= 1.0:
         raise UserError("--plan needs --expect E in (0, 1]: the agreement you expect on the items the judge decides")
     if args.verdicts or args.run or args.audit:
         raise UserError("--plan reads no verdicts: drop --verdicts / --run / --audit")
+    if args.markdown:
+        raise UserError("--plan writes no Markdown: drop --markdown (use --json)")
+    check_outputs((args.json_path,))
     plan = plan_labels(args.agreement, args.expect, max(args.min_coverage, 1e-3), args.confidence)
     print(plan_line(plan))
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 
-        emit_json({"plan": plan_json(plan)}, args.json_path)
+        emit_json({"plan": plan.to_json()}, args.json_path)
     return 0
 
 
@@ -159,15 +163,14 @@ def run(args: argparse.Namespace) -> int:
     doc = compute(v, agreement=args.agreement, confidence=args.confidence, min_coverage=args.min_coverage,
                   require_consistency=require)
     cert_id, path = store.save(doc)
-    doc = {**doc, "id": cert_id}
     md = render_markdown(doc)
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 
-        emit_json(doc, args.json_path, inputs=(args.verdicts,))
+        emit_json(doc.to_json(), args.json_path, inputs=(args.verdicts,))
     if args.markdown:
         write_display(args.markdown, md, inputs=(args.verdicts,))
     if args.json_path != "-":
         sys.stdout.write(md)
     _say(f"stored certificate {cert_id} ({path})")
-    return EXITS[doc["verdict"]]
+    return EXITS[doc.certificate.verdict]

@@ -45,17 +45,28 @@ with its two-sided interval; Cohen's κ with its bootstrap interval (:func:`relg
 A judge is *nearly constant* when one verdict covers ≥ :data:`CONSTANT_SHARE` of the items: a warning names it.
 
 **Corrected pass rate (Rogan–Gladen 1978).** The judge's apparent pass rate q on all items is corrected for its errors:
-π = (q + TNR − 1)/(TPR + TNR − 1), clipped to [0, 1]. Interval: Bonferroni — two-sided Clopper–Pearson intervals for
+π = (q + TNR − 1)/(TPR + TNR − 1); a value outside [0, 1] is not clipped but reported as "cannot be
+corrected". Interval: Bonferroni — two-sided Clopper–Pearson intervals for
 TPR, TNR (labelled items) and q (all judged items) each at level 1 − (1 − confidence)/3, so all three hold together
 with probability ≥ confidence; π is linear-fractional in (q, TPR, TNR), hence its extremes over that box are at its
-8 corners when TPR + TNR − 1 > 0 on the whole box; otherwise the interval is [0, 1] (the judge cannot be corrected).
+8 corners when TPR + TNR − 1 > 0 on the whole box; otherwise the interval is [0, 1] (the judge cannot be corrected;
+"no better than chance" only when the 95% one-sided bounds themselves allow TPR + TNR ≤ 1).
 
 **Consistency.** With repeated votes: the share of items whose votes all agree (two-sided Clopper–Pearson interval).
 
-**Planner.** Labelled items needed so that the certificate reaches coverage C with probability ½ and 0.9, given an
-expected agreement e on the decided items: the exact binomial power P(Bin(⌈C n⌉, e) ≥ k*) with k* the smallest count
-passing the test at A — a single test at the target coverage (exact binomial computation, no simulation); the
-sequence can stop earlier, so read it as the fewest labels that can suffice.
+**Per class.** Among the decided labelled items (c ≥ t̂): the agreement on the items the humans said "yes" to and on
+those they said "no" to, each with its exact one-sided lower bound. A warning when A is not above what a judge that
+always gives the decided items' majority verdict would reach, and when the judge misses most of the minority items
+among the decided ones.
+
+**Planner** (:mod:`relgate_tui.core.judge_certificate_plan`): P(PASS) of the whole procedure, exact under its stated
+premise; it drives NOT DECIDABLE, capped by the items that can still be labelled.
+
+**Units and sampling** (:mod:`relgate_tui.core.judge_certificate_checks`): with ``group`` the unit is the group (one
+labelled item drawn per group); the labelled items' order and confidences are checked against a random sample, and a
+certificate whose labelled items do not look like one is NOT DECIDABLE, never PASS.
+
+Every result type is a :class:`~relgate_tui.core.typed_json.Record` (``to_json`` / ``from_json``).
 """
 
 from __future__ import annotations
@@ -70,19 +81,28 @@ from scipy.special import bdtrc, betaincinv
 
 from relgate_tui.core.agreement import agreement as judge_agreement
 from relgate_tui.core.certification.intervals import clopper_pearson_interval, clopper_pearson_lower
+from relgate_tui.core.judge_certificate_checks import GROUP_SEED, NOT_RANDOM, one_per_group, sample_warnings
+from relgate_tui.core.judge_certificate_plan import (
+    MIN_ITEMS,
+    Plan,
+    binomial_p_value,
+    candidate_sequence,
+    plan_labels,
+    start_items,
+)
+from relgate_tui.core.typed_json import Record
 
 __all__ = ["MIN_ITEMS", "CONSTANT_SHARE", "Bound", "Step", "Selective", "CorrectedRate", "Consistency", "Plan",
            "JudgeCertificate", "binomial_p_value", "start_items", "candidate_sequence", "selective", "corrected_pass_rate",
-           "consistency", "plan_labels", "certify", "verdict_sentence", "apply_threshold",
+           "consistency", "plan_labels", "certify", "verdict_sentence", "apply_threshold", "confidence_of",
            "agreement_curve"]
 
-MIN_ITEMS = 30
 CONSTANT_SHARE = 0.98
 Verdict = Literal["PASS", "FAIL", "NOT DECIDABLE"]
 
 
 @dataclass(frozen=True)
-class Bound:
+class Bound(Record):
     """A proportion ``value`` = successes/n with an exact lower bound (one-sided unless ``upper`` is given)."""
 
     value: float | None
@@ -93,7 +113,7 @@ class Bound:
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(Record):
     """One candidate of the fixed sequence: threshold t, N(t) labelled items with c ≥ t, K(t) agreeing, p-value."""
 
     threshold: float
@@ -104,7 +124,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Selective:
+class Selective(Record):
     """Selective verification (module docstring). ``threshold`` None: the judge may decide nothing."""
 
     agreement: float
@@ -118,7 +138,7 @@ class Selective:
 
 
 @dataclass(frozen=True)
-class CorrectedRate:
+class CorrectedRate(Record):
     """Rogan–Gladen corrected pass rate with its Bonferroni interval; ``apparent`` is the judge's raw pass rate."""
 
     apparent: float | None
@@ -129,7 +149,7 @@ class CorrectedRate:
 
 
 @dataclass(frozen=True)
-class Consistency:
+class Consistency(Record):
     """Share of items with ≥ 2 votes whose votes all agree."""
 
     share: Bound
@@ -137,21 +157,11 @@ class Consistency:
 
 
 @dataclass(frozen=True)
-class Plan:
-    """Labelled items giving coverage ``coverage`` with probability ½ and 0.9 (None: more than ``limit``)."""
-
-    agreement: float
-    expect: float
-    coverage: float
-    confidence: float
-    n_half: int | None
-    n_ninety: int | None
-    limit: int
-
-
-@dataclass(frozen=True)
-class JudgeCertificate:
-    """Everything ``relgate judge certify`` reports (module docstring)."""
+class JudgeCertificate(Record):
+    """Everything ``relgate judge certify`` reports (module docstring). ``unit``: "item", or "group" when one labelled
+    item per group was drawn (``n_labelled`` then counts the drawn items, ``n_labelled_given`` every label);
+    ``decided_yes`` / ``decided_no``: agreement on the decided labelled items the humans said yes / no to;
+    ``plan``: the planner at the observed agreement; ``next_step``: what to do when not PASS."""
 
     verdict: Verdict
     sentence: str
@@ -171,13 +181,12 @@ class JudgeCertificate:
     corrected_pass_rate: CorrectedRate
     consistency: Consistency | None
     more_labels: int | None
-
-
-def binomial_p_value(k: int, n: int, a: float) -> float:
-    """Exact p-value of H₀: rate < a against "rate ≥ a" from k successes in n: P(Bin(n, a) ≥ k)."""
-    if k <= 0:
-        return 1.0
-    return float(bdtrc(k - 1, n, a))
+    decided_yes: Bound
+    decided_no: Bound
+    plan: Plan
+    next_step: str | None
+    unit: Literal["item", "group"]
+    n_labelled_given: int
 
 
 def _cp_lower(k: int, n: int, confidence: float) -> float | None:
@@ -202,36 +211,6 @@ def _check_levels(agreement: float, confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
-def start_items(n: int, agreement: float, confidence: float) -> int:
-    """m of the module docstring (step 1): where the fixed sequence starts, in labelled items."""
-    half = 0.5 * (1.0 + agreement)
-    ns = np.arange(1, 5001)
-    ks = np.floor(ns * half).astype(np.int64)
-    ok = np.nonzero((ks > 0) & (bdtrc(ks - 1, ns, agreement) <= 1.0 - confidence))[0]
-    m = int(ns[ok[0]]) if ok.size else 5000
-    return int(max(MIN_ITEMS, min(m, max(MIN_ITEMS, n // 4))))
-
-
-def candidate_sequence(c_labelled: ArrayLike, min_items: int = MIN_ITEMS) -> tuple[np.ndarray, np.ndarray]:
-    """The fixed sequence (module docstring, step 1): candidate thresholds, most confident first, and N(t) for each."""
-    c = np.sort(np.asarray(c_labelled, dtype=np.float64))[::-1]
-    n = c.size
-    if not n:
-        return np.empty(0), np.empty(0, dtype=np.int64)
-    values, first = np.unique(-c, return_index=True)  # distinct confidences, descending
-    counts = np.r_[first[1:], n].astype(np.int64)  # items with c ≥ each distinct value
-    thresholds = -values
-    step = max(1, math.ceil(n / 200))
-    keep: list[int] = []
-    last = -1
-    for i, k in enumerate(counts):
-        if k >= min_items and (last < 0 or k - last >= step or i == counts.size - 1):
-            keep.append(i)
-            last = int(k)
-    idx = np.asarray(keep, dtype=np.int64)
-    return thresholds[idx], counts[idx]
-
-
 def selective(c_labelled: ArrayLike, agree: ArrayLike, c_all: ArrayLike, agreement: float = 0.90,
               confidence: float = 0.95, min_items: int | None = None) -> Selective:
     """Fixed-sequence selective verification (module docstring); ``c_all`` = every item's confidence (coverage);
@@ -251,8 +230,8 @@ def selective(c_labelled: ArrayLike, agree: ArrayLike, c_all: ArrayLike, agreeme
     pvals = np.where(agreed > 0, pvals, 1.0)
     fail = np.nonzero(pvals > delta)[0]
     stop = int(fail[0]) + 1 if fail.size else int(counts.size)
-    steps = tuple(Step(float(thresholds[i]), int(counts[i]), int(agreed[i]), float(pvals[i]), bool(pvals[i] <= delta))
-                  for i in range(stop))
+    steps = tuple(Step(t, k, g, pv, pv <= delta) for t, k, g, pv in zip(
+        thresholds[:stop].tolist(), counts[:stop].tolist(), agreed[:stop].tolist(), pvals[:stop].tolist(), strict=True))
     n_pass = stop - 1 if fail.size else stop
     if n_pass == 0:
         return Selective(agreement, confidence, m, None, 0, None, _two_sided(0, int(call.size), confidence), steps)
@@ -279,14 +258,20 @@ def corrected_pass_rate(judge_all: ArrayLike, judge_labelled: ArrayLike, human: 
     level = 1.0 - (1.0 - confidence) / 3.0
     box = (clopper_pearson_interval(int(fa.sum()), int(fa.size), level), clopper_pearson_interval(tp, pos, level),
            clopper_pearson_interval(tn, neg, level))
-    value = (q + sp - 1.0) / (se + sp - 1.0) if se + sp - 1.0 > 0 else None
     if box[1][0] + box[2][0] - 1.0 <= 0:
-        note = "the judge's TPR + TNR may be ≤ 1 (no better than chance): its pass rate cannot be corrected"
-        return CorrectedRate(apparent, None if value is None else min(1.0, max(0.0, value)), 0.0, 1.0, note)
+        chance = (clopper_pearson_lower(tp, pos, confidence) + clopper_pearson_lower(tn, neg, confidence) <= 1.0)
+        note = ("the judge's TPR + TNR may be ≤ 1 (no better than chance): its pass rate cannot be corrected" if chance
+                else f"too few labelled items of one verdict ({pos} yes, {neg} no) to bound TPR + TNR above 1 at "
+                     "the corrected rate's level: its pass rate cannot be corrected")
+        return CorrectedRate(apparent, None, 0.0, 1.0, note)
+    value = (q + sp - 1.0) / (se + sp - 1.0)
     corners = [(x + b - 1.0) / (a + b - 1.0) for x in box[0] for a in box[1] for b in box[2]]
-    assert value is not None
+    if not 0.0 <= value <= 1.0:
+        return CorrectedRate(apparent, None, max(0.0, min(1.0, min(corners))), max(0.0, min(1.0, max(corners))),
+                             f"the corrected value {value:.3f} lies outside [0, 1] (the judge's errors do not fit "
+                             "its pass rate): it cannot be corrected")
     clip = lambda v: min(1.0, max(0.0, v))  # noqa: E731
-    return CorrectedRate(apparent, clip(value), clip(min(corners)), clip(max(corners)), None)
+    return CorrectedRate(apparent, value, clip(min(corners)), clip(max(corners)), None)
 
 
 def consistency(votes: list[tuple[int, ...]] | tuple[tuple[int, ...], ...],
@@ -297,37 +282,6 @@ def consistency(votes: list[tuple[int, ...]] | tuple[tuple[int, ...], ...],
         return None
     same = sum(1 for v in rep if len(set(v)) == 1)
     return Consistency(_two_sided(same, len(rep), confidence), len(rep))
-
-
-def _k_star(n: int, agreement: float, delta: float) -> int | None:
-    """The smallest agreeing count that passes the exact test at A among n items (None: none passes)."""
-    ks = np.arange(n + 1)
-    ok = np.nonzero(bdtrc(ks - 1, n, agreement) * (ks > 0) + (ks == 0) <= delta)[0]
-    return int(ok[0]) if ok.size else None
-
-
-def _power(n_decided: int, agreement: float, expect: float, delta: float) -> float:
-    k = _k_star(n_decided, agreement, delta)
-    return 0.0 if k is None else binomial_p_value(k, n_decided, expect)
-
-
-def plan_labels(agreement: float = 0.90, expect: float = 0.95, coverage: float = 0.50, confidence: float = 0.95,
-                limit: int = 100_000) -> Plan:
-    """Labelled items for coverage ``coverage`` with probability ½ and 0.9 (module docstring: exact binomial)."""
-    _check_levels(agreement, confidence)
-    if not 0.0 < expect <= 1.0 or not 0.0 < coverage <= 1.0:
-        raise ValueError("expect and coverage must be in (0, 1]")
-    delta = 1.0 - confidence
-    found: dict[float, int | None] = {0.5: None, 0.9: None}
-    if expect > agreement:
-        n = 1
-        while n <= limit and found[0.9] is None:
-            power = _power(max(1, math.ceil(coverage * n)), agreement, expect, delta)
-            for target in found:
-                if found[target] is None and power >= target:
-                    found[target] = n
-            n = n + 1 if n < 200 else math.ceil(n * 1.01)
-    return Plan(agreement, expect, coverage, confidence, found[0.5], found[0.9], limit)
 
 
 def confidence_of(p_yes: ArrayLike, judge: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -371,19 +325,47 @@ def _pct(x: float) -> str:
 
 
 def verdict_sentence(verdict: Verdict, sel: Selective, reason: str | None) -> str:
-    """The first line of every output (issue 30 §2)."""
+    """The first line of every output (issue 30 §2): a claim about the task's items like the labelled ones."""
     head = (f"the judge decides {_pct(sel.coverage.value or 0.0)} of items with ≥ {_pct(sel.agreement)} agreement with "
-            f"your reviewers ({_pct(sel.confidence)} confidence); {_pct(1 - (sel.coverage.value or 0.0))} go to people.")
+            f"your reviewers on items like the labelled ones ({_pct(sel.confidence)} confidence); "
+            f"{_pct(1 - (sel.coverage.value or 0.0))} go to people.")
     if verdict == "PASS":
         return f"PASS: {head}"
     return f"{verdict}: {reason}" if reason else f"{verdict}: {head}"
 
 
+def _per_class(sel: Selective, cl: np.ndarray, yl: np.ndarray, agree: np.ndarray,
+               confidence: float) -> tuple[Bound, Bound, list[str]]:
+    """Agreement on the decided labelled items the humans said yes / no to, and the warnings of the docstring."""
+    decided = np.zeros(cl.size, dtype=bool) if sel.threshold is None else cl >= sel.threshold
+    yes, no = decided & (yl == 1), decided & (yl == 0)
+    b_yes = _bound(int(agree[yes].sum()), int(yes.sum()), confidence)
+    b_no = _bound(int(agree[no].sum()), int(no.sum()), confidence)
+    warnings: list[str] = []
+    n_dec = int(decided.sum())
+    if n_dec:
+        share_yes = float(yes.sum()) / n_dec
+        word, maj = ("yes", share_yes) if share_yes >= 0.5 else ("no", 1.0 - share_yes)
+        if maj >= sel.agreement:
+            warnings.append(f"a judge that always says {word} would agree on {_pct(maj)} of the decided labelled items: "
+                            f"the target {_pct(sel.agreement)} is not above that — read the per-class agreement, or "
+                            "raise the target")
+        minority, name = (b_no, "no") if word == "yes" else (b_yes, "yes")
+        if minority.n and (minority.value or 0.0) < 0.5:
+            warnings.append(f"the judge misses {minority.n - minority.successes} of the {minority.n} items the humans "
+                            f"said {name} to among those it decides: it decides mostly by the majority verdict")
+    return b_yes, b_no, warnings
+
+
 def certify(p_yes: ArrayLike, human: ArrayLike, *, judge: ArrayLike | None = None, votes: list[tuple[int, ...]] | None = None,
-            agreement: float = 0.90, confidence: float = 0.95, min_coverage: float = 0.50,
-            require_consistency: float | None = None, min_items: int | None = None) -> JudgeCertificate:
-    """The judge certificate of items with P(yes) ``p_yes`` and human verdicts ``human`` (0/1, or -1 = unlabelled);
-    ``judge``: the verdicts when given apart from P(yes) (:func:`confidence_of`)."""
+            group: ArrayLike | None = None, agreement: float = 0.90, confidence: float = 0.95,
+            min_coverage: float = 0.50, require_consistency: float | None = None, min_items: int | None = None,
+            check_sample: bool = True, left_out: int = 0) -> JudgeCertificate:
+    """The judge certificate of items with P(yes) ``p_yes`` and human verdicts ``human`` (0/1, or -1 = unlabelled),
+    listed in the order they were labelled (a file's order, a run's seeded order); ``judge``: the verdicts when given
+    apart from P(yes) (:func:`confidence_of`); ``group``: one key per item — items sharing a key are dependent and
+    the group is the unit (module docstring); ``check_sample``: run the random-sample checks; ``left_out``: labels
+    the caller left out (after the first gap of a seeded order), named when no label is usable."""
     _check_levels(agreement, confidence)
     if not 0.0 <= min_coverage <= 1.0:
         raise ValueError(f"min_coverage must be in [0, 1], got {min_coverage!r}")
@@ -395,8 +377,15 @@ def certify(p_yes: ArrayLike, human: ArrayLike, *, judge: ArrayLike | None = Non
         raise ValueError("judge verdicts must be 0/1, one per item")
     f, c = confidence_of(p, judge)
     lab = h >= 0
-    fl, yl, cl = f[lab], h[lab], c[lab]
-    n_lab = int(lab.sum())
+    if group is not None:
+        g = np.asarray(group)
+        use = np.zeros(p.size, dtype=bool)
+        use[one_per_group(g, lab, GROUP_SEED)] = True
+        units = int(np.unique(g).size)
+    else:
+        use, units = lab, int(p.size)
+    fl, yl, cl = f[use], h[use], c[use]
+    n_lab = int(use.sum())
     agree = (fl == yl).astype(np.int64)
     sel = selective(cl, agree, c, agreement, confidence, min_items)
     pos, neg = int(np.sum(yl == 1)), int(np.sum(yl == 0))
@@ -411,46 +400,84 @@ def certify(p_yes: ArrayLike, human: ArrayLike, *, judge: ArrayLike | None = Non
         word, share = ("yes", yes_share) if yes_share >= 0.5 else ("no", 1 - yes_share)
         warnings.append(f"this judge says {word} to {_pct(share)} of items: its agreement mostly reflects the base "
                         f"rate ({_pct(base.value) if base.value is not None else 'unknown'} acceptable)")
+    d_yes, d_no, class_warnings = _per_class(sel, cl, yl, agree, confidence)
+    warnings += class_warnings
     cons = consistency(votes, confidence) if votes is not None else None
-    verdict, reason, more = _decide(sel, acc, n_lab, min_coverage, cons, require_consistency, cl, agree,
-                                    start_items(n_lab, agreement, confidence) if min_items is None else min_items)
+    m = start_items(n_lab, agreement, confidence) if min_items is None else min_items
+    verdict, reason, more, plan, step = _decide(sel, acc, n_lab, units, min_coverage, cons, require_consistency, cl,
+                                                agree, m, left_out)
+    found = sample_warnings(cl, agree, yl, c[~lab]) if check_sample and group is None else ()
+    if found:
+        line = f"{NOT_RANDOM}: {'; '.join(found)}"
+        warnings.append(line)
+        if verdict == "PASS":
+            verdict, reason, more = "NOT DECIDABLE", f"{line} — the guarantee needs a random sample", None
+            step = ("label a random sample of the items (shuffle the file before labelling, or label in a run's "
+                    "seeded order) and certify again")
     return JudgeCertificate(verdict, verdict_sentence(verdict, sel, reason), int(p.size), n_lab, float(min_coverage),
                             sel, acc, tpr, tnr, base, ag.kappa if ag else None, ag.kappa_lower if ag else None,
                             ag.kappa_upper if ag else None, yes_share, tuple(warnings),
-                            corrected_pass_rate(f, fl, yl, confidence), cons, more)
+                            corrected_pass_rate(f, fl, yl, confidence), cons, more, d_yes, d_no, plan, step,
+                            "group" if group is not None else "item", int(lab.sum()))
 
 
-def _decide(sel: Selective, acc: Bound, n_lab: int, min_coverage: float, cons: Consistency | None,
-            require: float | None, cl: np.ndarray, agree: np.ndarray,
-            min_items: int) -> tuple[Verdict, str | None, int | None]:
-    """PASS when the certified coverage (point estimate) reaches ``min_coverage`` and any consistency requirement
-    holds; NOT DECIDABLE when it does not but the judge's record on its ``min_coverage`` most confident labelled items
-    is at least A (more labels could certify it: the planner says how many); FAIL otherwise, with the reason."""
+_MORE_ITEMS = ("more labels need more items: label deployment items in the spot-check (or add labelled rows), or "
+               "certify a lower --min-coverage and send the escalated items to review with "
+               "`relgate judge apply CERT --run RUN --publish`")
+
+
+def _decide(sel: Selective, acc: Bound, n_lab: int, units: int, min_coverage: float, cons: Consistency | None,
+            require: float | None, cl: np.ndarray, agree: np.ndarray, min_items: int,
+            left_out: int = 0) -> tuple[Verdict, str | None, int | None, Plan, str | None]:
+    """(verdict, reason, more labels, plan, next step). PASS when the certified coverage (point estimate) reaches
+    ``min_coverage`` and any consistency requirement holds; NOT DECIDABLE when it does not but the judge's record on
+    its ``min_coverage`` most confident labelled items is above A (or nothing is labelled) and more labels could
+    certify it — the planner, P(PASS) of the whole procedure capped by the ``units`` that can be labelled, says how
+    many, or that every item is labelled; FAIL otherwise, with the reason."""
+    a, conf = sel.agreement, sel.confidence
+    cover = max(min_coverage, 1e-3)
+    order = np.argsort(-cl, kind="stable")
+    top = max(1, math.ceil(cover * n_lab)) if n_lab else 0
+    observed = float(agree[order[:top]].mean()) if top else None
+    below = float(agree[order[top:]].mean()) if n_lab > top else None
+    expect = min(0.999, 0.5 * (1 + a) if observed is None else max(observed, 1e-3))
+    cov = sel.coverage.value or 0.0
+    passed = sel.threshold is not None and cov >= min_coverage
+    none = ("no labelled item yet" if not left_out else
+            f"no usable labelled item yet ({left_out} later label{'s' if left_out != 1 else ''} left out: the first "
+            "item of the seeded order is not labelled)")
+    plan = plan_labels(a, expect, cover, conf, have=0 if passed else n_lab, cap=max(units, 1), expect_below=below)
     if require is not None:
         if cons is None:
-            return "FAIL", "consistency was required but the items have no repeated verdicts", None
+            return "FAIL", "consistency was required but the items have no repeated verdicts", None, plan, None
         if (cons.share.value or 0.0) < require:
             return ("FAIL", f"the judge's repeated verdicts agree on {_pct(cons.share.value or 0.0)} of items, "
-                    f"below the required {_pct(require)}", None)
-    cov = sel.coverage.value or 0.0
-    if sel.threshold is not None and cov >= min_coverage:
-        return "PASS", None, None
-    order = np.argsort(-cl, kind="stable")
-    top = max(1, math.ceil(min_coverage * n_lab)) if n_lab else 0
-    observed = float(agree[order[:top]].mean()) if top else None
-    if observed is None or observed > sel.agreement:
-        expect = 0.5 * (1 + sel.agreement) if observed is None else observed
-        plan = plan_labels(sel.agreement, min(expect, 0.999), max(min_coverage, 1e-3), sel.confidence)
-        more = None if plan.n_half is None else max(0, plan.n_half - n_lab)
-        if n_lab < min_items or more:
-            have = f"{n_lab} labelled items are too few"
-            tail = f"; about {more} more would reach {_pct(min_coverage)} coverage with probability ½" if more else ""
-            return "NOT DECIDABLE", f"{have} to certify {_pct(min_coverage)} coverage{tail}", more
+                    f"below the required {_pct(require)}", None, plan, None)
+    if passed:
+        return "PASS", None, None, plan, None
+    if observed is None or observed > a:
+        assumed = "" if observed is not None else f" (assuming {_pct(expect)} agreement on the most confident items)"
+        if plan.n_half is not None:
+            more = plan.n_half - n_lab
+            have = none if not n_lab else f"{n_lab} labelled items are too few"
+            return ("NOT DECIDABLE", f"{have} to certify {_pct(min_coverage)} coverage; about {more} more of the "
+                    f"{units - n_lab} unlabelled would reach it with probability ½{assumed}", more, plan,
+                    f"label about {more} more items in their seeded order (the spot-check) and certify again")
+        if plan.ceiling < 0.5:
+            return ("FAIL", f"at the observed agreement {_pct(expect)} the whole procedure passes with probability at "
+                    f"most {plan.ceiling:.2f} however many items are labelled (its first test must pass); lower the "
+                    "target or improve the judge", None, plan, None)
+        if n_lab >= units:
+            why = f"all {units} items are labelled and the judge's certified share is below {_pct(min_coverage)}"
+        else:
+            why = (f"{none}; " if not n_lab else "") + (
+                   f"even with all {units} items labelled the procedure would reach {_pct(min_coverage)} coverage "
+                   f"with probability {plan.p_cap or 0.0:.2f} only{assumed}")
+        return "NOT DECIDABLE", why, None, plan, _MORE_ITEMS
     if sel.threshold is None:
         why = (f"no confidence level where the judge's agreement is certified ≥ {_pct(sel.agreement)} "
                f"(it agrees on {_pct(acc.value or 0.0)} of labelled items)")
     else:
         why = (f"the judge decides only {_pct(cov)} of items with ≥ {_pct(sel.agreement)} agreement, below the "
                f"required {_pct(min_coverage)}")
-    return "FAIL", why, None
-
+    return "FAIL", why, None, plan, None

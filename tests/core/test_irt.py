@@ -338,3 +338,21 @@ def test_two_raters_on_the_ridge_are_fitted_as_exchangeable_and_say_so():
     assert "exchangeable" in IRTStudy("c", (two,)).to_markdown()
     three = judge_irt("j", "c", ratings, human=human, raters=raters)
     assert three.human_model == HUMAN_MODEL_FREE and three.theta_ratio is not None
+
+
+def test_two_raters_that_are_not_exchangeable_are_refused_not_fitted_as_one():
+    """Issue 41 §6: true discriminations 0.7 and 3.0 were fitted as exchangeable and reported as a shared 1.05–1.28;
+    Bowker's symmetry test refuses them, and keeps two raters of one model (a = 1.5, 1.5)."""
+    from relgate_tui.core.irt.study import symmetry_test
+
+    b = [[-1.5, -0.5, 0.5, 1.5]] * 2
+    y, _ = simulate_grm([0.7, 3.0], b, 400, seed=1)
+    assert symmetry_test(y[:, 0], y[:, 1])[2] < 0.01
+    same = [symmetry_test(*simulate_grm([1.5, 1.5], b, 400, seed=s)[0].T)[2] for s in range(20)]
+    assert sum(p < 0.01 for p in same) <= 1
+    ratings, human, raters = _perturbed_judge(2, 0.0)
+    ids = sorted(raters)
+    skewed, _ = simulate_grm([0.7, 3.0], b, len(ids), seed=2)
+    two = judge_irt("j", "c", ratings, human=human, raters={i: tuple(skewed[k]) for k, i in enumerate(ids)})
+    assert symmetry_test(skewed[:, 0], skewed[:, 1])[2] < 0.01
+    assert two.theta_ratio is None and two.reason and "not exchangeable" in two.reason and "\n" not in two.reason

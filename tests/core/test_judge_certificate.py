@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import beta, binom, binomtest
+from scipy.stats import beta, binomtest
 
 from relgate_tui.core.judge_certificate import (
     MIN_ITEMS,
@@ -16,7 +16,6 @@ from relgate_tui.core.judge_certificate import (
     certify,
     consistency,
     corrected_pass_rate,
-    plan_labels,
     selective,
     start_items,
 )
@@ -117,13 +116,30 @@ def test_a_useless_judge_fails_and_a_constant_one_is_named() -> None:
     assert cert.sentence.startswith("FAIL: ")
 
 
-def test_too_few_labels_is_not_decidable_with_a_count() -> None:
-    p = np.full(20, 0.99)
-    human = np.ones(20, dtype=int)
+def test_too_few_labels_is_not_decidable_with_a_count_capped_by_the_items_left() -> None:
+    p = np.full(200, 0.99)
+    human = np.r_[np.ones(20, dtype=int), np.full(180, -1)]
     cert = certify(p, human)
     assert cert.verdict == "NOT DECIDABLE"
-    assert cert.more_labels is not None and cert.more_labels > 0
-    assert str(cert.more_labels) in cert.sentence
+    assert cert.more_labels is not None and 0 < cert.more_labels <= 180
+    assert str(cert.more_labels) in cert.sentence and "of the 180 unlabelled" in cert.sentence
+    assert cert.plan.n_half == 20 + cert.more_labels and (cert.plan.p_half or 0) >= 0.5
+    assert cert.next_step and "seeded order" in cert.next_step
+
+
+def test_everything_labelled_is_said_with_the_next_step_that_exists() -> None:
+    """Issue 41 §1: a run whose every item is labelled used to be told 'about 71 more would reach 50% coverage'."""
+    cert = certify(np.full(20, 0.99), np.ones(20, dtype=int))
+    assert cert.verdict == "NOT DECIDABLE" and cert.more_labels is None
+    assert "all 20 items are labelled" in cert.sentence
+    assert cert.next_step and "--publish" in cert.next_step and "deployment items" in cert.next_step
+
+
+def test_zero_labels_plans_from_the_assumed_agreement_capped_by_the_items() -> None:
+    cert = certify(np.full(100, 0.99), np.full(100, -1))
+    assert cert.verdict == "NOT DECIDABLE" and cert.sentence.startswith("NOT DECIDABLE: no labelled item yet")
+    assert cert.plan.cap == 100 and cert.more_labels is None and "even with all 100 items labelled" in cert.sentence
+    assert f"probability {cert.plan.p_cap:.2f} only" in cert.sentence and cert.next_step
 
 
 def test_rogan_gladen_is_exact_on_its_formula_and_brackets() -> None:
@@ -143,16 +159,6 @@ def test_consistency_share() -> None:
     c = consistency([(1, 1, 1), (1, 0, 1), (0, 0), (1,)])
     assert c is not None and c.n_items == 3 and c.share.value == pytest.approx(2 / 3)
     assert consistency([(1,), (0,)]) is None
-
-
-def test_planner_power_is_exact_binomial() -> None:
-    plan = plan_labels(0.9, 0.95, 0.5, 0.95)
-    assert plan.n_half is not None and plan.n_ninety is not None and plan.n_half < plan.n_ninety
-    n = plan.n_half
-    m = -(-n // 2)
-    k_star = next(k for k in range(1, m + 1) if binomtest(k, m, 0.9, alternative="greater").pvalue <= 0.05)
-    assert binom.sf(k_star - 1, m, 0.95) >= 0.5
-    assert plan_labels(0.9, 0.85, 0.5).n_half is None  # an expected agreement below A never certifies
 
 
 @settings(max_examples=40, deadline=None)
@@ -208,3 +214,43 @@ def test_agreement_curve_matches_scipy_point_by_point() -> None:
         got = int(agree[order[:k]].sum())
         assert a == got / k
         assert low == pytest.approx(beta.ppf(0.05, got, k - got + 1) if got else 0.0, abs=1e-12)
+
+
+def test_rogan_gladen_never_prints_a_clipped_value_and_chance_only_when_the_bounds_allow_it() -> None:
+    """Issue 41 §6: a clipped 0%/100% was shown beside [0, 1]; 'no better than chance' for TPR 82.6%, TNR 100%."""
+    y = np.r_[np.ones(23, dtype=int), np.zeros(5, dtype=int)]
+    f = np.r_[np.ones(19, dtype=int), np.zeros(4, dtype=int), np.zeros(5, dtype=int)]  # TPR 82.6%, TNR 100%
+    r = corrected_pass_rate(np.ones(200, dtype=int), f, y)
+    assert r.value is None and (r.lower, r.upper) == (0.0, 1.0) and r.note is not None
+    assert "no better than chance" not in r.note and "too few labelled items of one verdict" in r.note
+    f_lab = np.r_[np.ones(240), np.zeros(60), np.zeros(90), np.ones(10)].astype(int)  # TPR 0.8, TNR 0.9
+    y_lab = np.r_[np.ones(300), np.zeros(100)].astype(int)
+    outside = corrected_pass_rate(np.r_[np.ones(2850), np.zeros(150)].astype(int), f_lab, y_lab)  # q 0.95: π 1.21
+    assert outside.value is None and outside.note and "cannot be corrected" in outside.note
+    rng = np.random.default_rng(2)
+    yy = rng.integers(0, 2, 400)
+    chance = corrected_pass_rate(rng.integers(0, 2, 1000), rng.integers(0, 2, 400), yy)
+    assert chance.value is None and chance.note and "no better than chance" in chance.note
+
+
+def test_the_sentence_is_about_items_like_the_labelled_ones() -> None:
+    p, human = _judge(800, 3, 0.2)
+    cert = certify(p, human)
+    assert cert.verdict == "PASS" and "on items like the labelled ones" in cert.sentence
+
+
+def test_the_certificate_round_trips_as_its_type() -> None:
+    from relgate_tui.core.judge_certificate import JudgeCertificate
+
+    p, human = _judge(600, 4, 0.05)
+    cert = certify(p, human, votes=[(1, 1, 0)] * 600)
+    assert JudgeCertificate.from_json(cert.to_json()) == cert
+    bad = cert.to_json()
+    bad["selective"]["threshold"] = "abc"
+    with pytest.raises(ValueError, match=r"^selective\.threshold: expected a number"):
+        JudgeCertificate.from_json(bad)
+
+
+def test_labels_left_out_of_the_prefix_are_named_when_none_is_usable() -> None:
+    cert = certify(np.full(100, 0.99), np.full(100, -1), left_out=7)
+    assert cert.sentence.startswith("NOT DECIDABLE: no usable labelled item yet (7 later labels left out")

@@ -51,7 +51,9 @@ def test_certify_apply_publish_review_pull(tmp_path: Path, monkeypatch: pytest.M
         # no item verified yet: no number, the gate is not decided (exit 3, issue 33 §7)
         assert main(args + ["--json", str(tmp_path / "first.json")]) == 3
         first = json.loads((tmp_path / "first.json").read_text())
-        cal = [it["id"] for it in first["items"] if it["role"] == "calibration"]
+        roles = {it["id"]: it["role"] for it in first["items"]}
+        # the seeded order (the spot-check's): only its labelled prefix counts (issue 41 §3)
+        cal = [r["id"] for r in first["judge_assisted"]["verdicts"] if roles[r["id"]] == "calibration"]
         spot = set(cal[: int(0.85 * len(cal))])  # the spot-check labelled most calibration items
         _labels(tmp_path / "spot.jsonl", first, truth, lambda i: i in spot)
         assert main(args + ["--labels", str(tmp_path / "spot.jsonl"), "--json", str(tmp_path / "run.json")]) in (0, 1)
@@ -63,7 +65,7 @@ def test_certify_apply_publish_review_pull(tmp_path: Path, monkeypatch: pytest.M
     assert rc == 0 and cert["verdict"] == "PASS", cert["sentence"]
     assert cert["fingerprint"]["model"] == "sim-judge" and cert["fingerprint"]["temperature"] == 0.0
     assert cert["n_labelled"] == len(spot) and cert["selective"]["threshold"] is not None
-    assert len({s["threshold"] for s in cert["selective"]["sequence"]}) > 1  # the log-probs vary: a real sequence
+    assert len({s["threshold"] for s in cert["selective"]["steps"]}) > 1  # the log-probs vary: a real sequence
 
     rc = main(["judge", "apply", cert["id"], "--run", run_id, "--publish", *db, "--json", str(tmp_path / "a.json")])
     applied = json.loads((tmp_path / "a.json").read_text())
@@ -94,5 +96,7 @@ def test_certify_apply_publish_review_pull(tmp_path: Path, monkeypatch: pytest.M
     capsys.readouterr()
     rc = main(["judge", "certify", "--run", run_id, "--agreement", "0.8", "--min-coverage", "0.3", "--json", "-"])
     again = json.loads(capsys.readouterr().out)  # the pulled labels count: the run keeps its verification judge
-    assert rc in (0, 1, 3) and again["n_labelled"] == cert["n_labelled"] + len({i for i in pulled if i in cal})
+    # only the seeded-order prefix counts (issue 41 §3): a label after an unlabelled (decided) item is left out, said
+    left_out = sum(int(n.split()[0]) for n in again["notes"] if "left out" in n)
+    assert rc in (0, 1, 3) and again["n_labelled"] + left_out == cert["n_labelled"] + len({i for i in pulled if i in cal})
 

@@ -46,17 +46,28 @@ async def test_certificate_screen_shows_the_cli_certificate_and_recomputes(servi
         screen = app.screen
         assert isinstance(screen, CertificateScreen)
         await wait_until(pilot, lambda: screen.doc is not None, what="the certificate")
-        assert _text(screen, "#cert-sentence") == expected["sentence"]
+        assert _text(screen, "#cert-sentence") == expected.certificate.sentence
         figures = _text(screen, "#cert-figures")
-        assert f"{100 * expected['tpr']['lower']:.1f}%" in figures and "TNR" in figures
+        assert f"{100 * (expected.certificate.tpr.lower or 0):.1f}%" in figures and "TNR" in figures
+        assert "where humans said yes" in figures  # per-class agreement on the decided items (issue 41 §4)
         assert "planner:" in _text(screen, "#cert-plan")
         await pilot.press("plus")
-        await wait_until(pilot, lambda: screen.doc is not None and screen.doc["agreement"] == 0.95, what="the recompute")
-        assert _text(screen, "#cert-sentence") == stricter["sentence"]
+        await wait_until(pilot, lambda: screen.doc is not None and screen.doc.certificate.selective.agreement == 0.95,
+                         what="the recompute")
+        assert _text(screen, "#cert-sentence") == stricter.certificate.sentence
+        assert "chosen after looking" in _text(screen, "#cert-plan")  # issue 41 §4: choosing A by looking costs
         await pilot.press("s")
         await pilot.pause()
-        stored = list((Path(services.runs_dir).parent / "judge_certificates").glob("jc-*.json"))
-        assert len(stored) == 1 and json.loads(stored[0].read_text())["agreement"] == 0.95
+        folder = Path(services.runs_dir).parent / "judge_certificates"
+        assert not list(folder.glob("jc-*.json"))  # not stored at an A chosen after looking
+        await pilot.press("minus")
+        await wait_until(pilot, lambda: screen.doc is not None and screen.doc.certificate.selective.agreement == 0.90,
+                         what="back to the first A")
+        assert "chosen after looking" not in _text(screen, "#cert-plan")
+        await pilot.press("s")
+        await pilot.pause()
+        stored = list(folder.glob("jc-*.json"))
+        assert len(stored) == 1 and stored[0].stem == expected.id
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, CertificateScreen)
@@ -95,8 +106,8 @@ async def test_results_t_opens_the_certificate_of_the_verification_judge(service
         screen = app.screen
         assert isinstance(screen, CertificateScreen) and screen.kind == "run"
         await wait_until(pilot, lambda: screen.doc is not None, what="the certificate")
-        assert screen.doc["n_labelled"] == 0 and screen.doc["n_items"] == 40
-        assert _text(screen, "#cert-sentence").startswith("NOT DECIDABLE: 0 labelled items are too few")
+        assert screen.doc.certificate.n_labelled == 0 and screen.doc.certificate.n_items == 40
+        assert _text(screen, "#cert-sentence").startswith("NOT DECIDABLE: no labelled item yet")
 
 
 def test_certificate_snapshot(services, snap_compare, tmp_path: Path) -> None:
@@ -141,5 +152,6 @@ async def test_t_on_the_judge_audit_results_opens_its_certificate(services, pair
         screen = app.screen
         assert isinstance(screen, CertificateScreen) and screen.kind == "audit"
         await wait_until(pilot, lambda: screen.doc is not None, what="the certificate")
-        assert screen.doc["n_items"] == 10 * 6 and screen.doc["pairwise"]["judge"] == "sim-judge"
+        assert screen.doc.certificate.n_items == 10 * 6 and (screen.doc.pairwise or {})["judge"] == "sim-judge"
+        assert screen.doc.certificate.unit == "group"
         assert "position flips" in _text(screen, "#cert-figures")

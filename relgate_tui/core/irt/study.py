@@ -17,7 +17,11 @@ Choices the paper leaves open (notes §2.6–2.7), made here and reported in the
 - With exactly two raters the human GRM is still not identified with one discrimination per rater: on one true
   model (a = 1.5, 1.5) fits that report convergence give a from 0.5 to 8.6 (issue 33), a ridge of the likelihood.
   Two raters are therefore fitted as *exchangeable* (one shared discrimination, :data:`HUMAN_MODEL_TWO`); three or
-  more are fitted freely. ``human_model`` in the JSON (``human_fit.model``) and the Markdown say which.
+  more are fitted freely. Exchangeability is checked, not assumed (issue 41 §6): exchangeable raters have a
+  symmetric joint table, P(r₁ = a, r₂ = b) = P(r₁ = b, r₂ = a), and Bowker's test of symmetry (1948) —
+  X² = Σ_{a<b} (n_ab − n_ba)² / (n_ab + n_ba), χ² with one degree of freedom per pair with n_ab + n_ba > 0
+  (:func:`symmetry_test`) — refusing Phase 2 at p < :data:`EXCHANGEABLE_ALPHA` with the one-line reason (true
+  discriminations 0.7 and 3.0 were reported as a shared 1.05–1.28 before). ``human_model`` in the JSON (``human_fit.model``) and the Markdown say which.
 - Phase 2 is computed for every judge whose fits converged, whether or not it passed Phase 1 (as the paper's tables
   do), and the JSON says whether Phase 1 passed.
 """
@@ -52,6 +56,27 @@ PHASE2_NEEDS_RATERS = ("Phase 2 needs several human raters per sample (a `humans
 HUMAN_MODEL_TWO = ("two raters: equal discriminations assumed (exchangeable raters) — with two raters the free "
                    "discriminations lie on a ridge of the likelihood and θ_ratio, D_W would be partly arbitrary")
 HUMAN_MODEL_FREE = "three or more raters: one discrimination per rater"
+EXCHANGEABLE_ALPHA = 0.01
+
+
+def symmetry_test(r1: Sequence[float] | np.ndarray, r2: Sequence[float] | np.ndarray) -> tuple[float, int, float]:
+    """Bowker's test of symmetry of the two raters' joint table (module docstring): (X², degrees of freedom,
+    p-value); (0, 0, 1) when no rating pair differs."""
+    from scipy.stats import chi2
+
+    a, b = np.asarray(r1, dtype=float), np.asarray(r2, dtype=float)
+    cats = np.unique(np.r_[a, b])
+    ia, ib = np.searchsorted(cats, a), np.searchsorted(cats, b)
+    table = np.zeros((cats.size, cats.size))
+    np.add.at(table, (ia, ib), 1.0)
+    upper = np.triu_indices(cats.size, k=1)
+    nab, nba = table[upper], table.T[upper]
+    used = (nab + nba) > 0
+    df = int(used.sum())
+    if not df:
+        return 0.0, 0, 1.0
+    stat = float(np.sum((nab[used] - nba[used]) ** 2 / (nab[used] + nba[used])))
+    return stat, df, float(chi2.sf(stat, df))
 
 
 @dataclass(frozen=True)
@@ -227,6 +252,12 @@ def _phase2(result: JudgeIRT, y: np.ndarray, human: Mapping[str, float],
     hy = np.array([list(raters[result.ids[k]]) for k in keep], dtype=float)
     items = tuple(f"rater{r + 1}" for r in range(hy.shape[1]))
     two = hy.shape[1] == 2
+    if two:
+        stat, df, p = symmetry_test(hy[:, 0], hy[:, 1])
+        if p < EXCHANGEABLE_ALPHA:
+            return replace(curves, reason=(f"Phase 2: the two human raters are not exchangeable (Bowker's symmetry "
+                                           f"test X² = {stat:.1f}, {df} df, p = {p:.1e}), which a two-rater fit "
+                                           "assumes; add a third rater for a free fit"))
     try:
         human_fit = fit_grm(hy, items, prior=prior, equal_discrimination=two)
     except IRTInputError as exc:

@@ -5,7 +5,10 @@ verdict or None) come from
 
 * a verdicts file (:func:`load_verdicts_file`): JSONL, one item a line — ``id`` (string or integer), ``p_yes`` (a
   number in [0, 1]) and/or ``judge`` (0/1) and/or ``votes`` (a list of 0/1 verdicts of repeated calls), ``human``
-  (0/1; absent or null = unlabelled). With votes only, P(yes) is their "yes" share and the verdict its majority (a
+  (0/1; absent or null = unlabelled), optionally ``group`` (a string or integer: rows of one group — the pairs of one
+  input, the questions of one document — are dependent, and the certificate takes the group as its unit). The
+  labelled rows are taken in file order: the certificate checks that order (a file labelled easy-first is not a
+  random sample). With votes only, P(yes) is their "yes" share and the verdict its majority (a
   tie counts as "yes" at confidence ½); with ``judge`` only, the confidence is 1. Every bad row is one line naming the
   file, the line and the field (:func:`relgate_tui.errors.data_error`), all of them in one error, nothing else done;
   the file is read through the one bounded reader (:func:`relgate_tui.engine.runs.inputs.read_regular`,
@@ -13,13 +16,19 @@ verdict or None) come from
 * a run (:func:`verdicts_from_run`): its results' ``judge_assisted`` rows — the verification judge's verdict and
   P(yes) on every judged item and the humans' verdicts on the labelled ones. A failed, unparseable or unanswered
   verdict gets P(yes) ½ (the least confident: it is always escalated); an "ok" verdict without log-probs confidence 1.
+  Only the labelled prefix of the run's seeded order counts (:mod:`relgate_tui.core.label_prefix`, as the
+  judge-assisted bound): labels after the first unlabelled item are left out, and a note says how many.
 
 **Fingerprint**: what the certificate is about — the judge's endpoint, model, prompt hash, temperature and
 top log-probs. :func:`differing_field` names the first field in which two fingerprints differ: a certificate never
 applies to another judge, prompt or sampling.
 
 **Store**: certificates are JSON documents in ``<data dir>/judge_certificates/<id>.json`` (:func:`save`,
-:func:`load`), written through the one output write.
+:func:`load`), written through the one output write; the folder is guarded (:func:`relgate_tui.engine.runs.outputs.
+check_output_path`: no command's output may be written into it). The id is the digest of the content
+(:func:`relgate_tui.engine.judging.certificate_doc.content_id`); :func:`load` recomputes it, reads the document as its
+type and refuses — one line — a mismatch, a certificate that is not a PASS, a threshold outside [½, 1] or a tested
+sequence that does not give its threshold.
 """
 
 from __future__ import annotations
@@ -31,13 +40,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core.text import one_line
 from relgate_tui.errors import DataError, UserError, data_error
 
+if TYPE_CHECKING:
+    from relgate_tui.engine.judging.certificate_doc import CertificateDoc
+
 __all__ = ["MAX_BYTES", "MAX_ROWS", "FINGERPRINT_FIELDS", "Verdicts", "load_verdicts_file", "verdicts_from_run",
-           "verify_fingerprint", "differing_field", "certificates_dir", "save", "load"]
+           "verify_fingerprint", "differing_field", "certificates_dir", "certificate_path", "save", "load"]
 
 MAX_BYTES = 256 << 20
 MAX_ROWS = 1_000_000
@@ -60,6 +72,9 @@ class Verdicts:
     votes: tuple[tuple[int, ...], ...] | None
     fingerprint: Mapping[str, Any]
     extras: Mapping[str, Any] | None = None  # a pairwise audit's position-flip rate and cycle share
+    groups: tuple[str, ...] | None = None  # dependent items share a group: the group is the unit
+    notes: tuple[str, ...] = ()  # e.g. labels left out of the seeded-order prefix
+    left_out: int = 0  # how many
 
     @property
     def human_codes(self) -> list[int]:
@@ -75,8 +90,10 @@ def _is_bit(v: Any) -> bool:
     return v in (0, 1) and not isinstance(v, bool) and not (isinstance(v, float) and not v.is_integer())
 
 
-def _row(obj: Any, path: str, line: int, seen: dict[str, int], errors: list[str]
-         ) -> tuple[str, float, int, tuple[int, ...] | None, int | None] | None:
+Row = tuple[str, float, int, tuple[int, ...] | None, int | None, str | None]
+
+
+def _row(obj: Any, path: str, line: int, seen: dict[str, int], errors: list[str]) -> Row | None:
     def bad(field: str | None, msg: str) -> None:
         errors.append(str(data_error(path, msg, line=line, field=field)))
 
@@ -115,14 +132,19 @@ def _row(obj: Any, path: str, line: int, seen: dict[str, int], errors: list[str]
     if h is not None and not _is_bit(h):
         bad("human", f"must be 0, 1 or absent, got {one_line(json.dumps(h), 40)}")
         return None
+    g = obj.get("group")
+    if g is not None and (isinstance(g, bool) or not isinstance(g, (str, int)) or len(str(g)) > MAX_ID):
+        bad("group", f"must be a string or an integer of at most {MAX_ID} characters")
+        return None
     if p is None:
         p = sum(votes) / len(votes) if votes else float(f or 0)
     verdict = int(f) if f is not None else int(p >= 0.5)
-    return item_id, float(p), verdict, votes, None if h is None else int(h)
+    return item_id, float(p), verdict, votes, None if h is None else int(h), None if g is None else str(g)
 
 
 def load_verdicts_file(path: str | Path, fingerprint: Mapping[str, Any] | None = None) -> Verdicts:
     """The verdicts of a JSONL file (module docstring); :class:`DataError` listing every bad row, one line each."""
+    from relgate_tui.core.jsonsafe import JSONInputError, loads_strict
     from relgate_tui.engine.runs.inputs import read_regular
 
     data = read_regular(path, MAX_BYTES, what="a verdicts file")
@@ -132,16 +154,19 @@ def load_verdicts_file(path: str | Path, fingerprint: Mapping[str, Any] | None =
         raise data_error(path, f"not UTF-8 text (byte {exc.start})") from None
     errors: list[str] = []
     seen: dict[str, int] = {}
-    rows: list[tuple[str, float, int, tuple[int, ...] | None, int | None]] = []
+    rows: list[Row] = []
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
         if len(rows) >= MAX_ROWS:
             raise data_error(path, f"more than {MAX_ROWS} rows; refusing to read it", line=n)
         try:
-            obj = json.loads(raw, parse_constant=lambda c: float("nan"))
+            obj = loads_strict(raw)
         except json.JSONDecodeError as exc:
             errors.append(str(data_error(path, f"not JSON ({exc.msg})", line=n)))
+            continue
+        except JSONInputError as exc:
+            errors.append(str(data_error(path, one_line(str(exc), 200), line=n)))
             continue
         row = _row(obj, str(path), n, seen, errors)
         if row is not None:
@@ -157,12 +182,14 @@ def load_verdicts_file(path: str | Path, fingerprint: Mapping[str, Any] | None =
     return _verdicts(f"verdicts file {path}", rows, {k: fp.get(k) for k in FINGERPRINT_FIELDS})
 
 
-def _verdicts(source: str, rows: Sequence[tuple[str, float, int, tuple[int, ...] | None, int | None]],
-              fingerprint: Mapping[str, Any]) -> Verdicts:
+def _verdicts(source: str, rows: Sequence[Row], fingerprint: Mapping[str, Any], notes: tuple[str, ...] = (),
+              left_out: int = 0) -> Verdicts:
     has_votes = any(r[3] is not None for r in rows)
+    has_groups = any(r[5] is not None for r in rows)
+    groups = tuple(r[0] if r[5] is None else r[5] for r in rows) if has_groups else None  # no group: its own
     return Verdicts(source, tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows),
                     tuple(r[4] for r in rows), tuple(r[3] or () for r in rows) if has_votes else None,
-                    dict(fingerprint))
+                    dict(fingerprint), None, groups, notes, left_out)
 
 
 def verify_fingerprint(judge: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,17 +218,24 @@ def verdicts_from_run(run: str, run_dir: str | None = None) -> tuple[Verdicts, s
     block = (doc or {}).get("judge_assisted")
     if not isinstance(block, Mapping):
         raise UserError(f"run {run_id} has no verification judge results (certify it with --verify-judge-model)")
-    rows = []
-    for r in block.get("verdicts") or []:
+    from relgate_tui.core.label_prefix import labelled_prefix
+
+    raw = list(block.get("verdicts") or [])
+    prefix = labelled_prefix([r.get("human") is not None for r in raw])  # rows are in the run's seeded order
+    rows: list[Row] = []
+    for i, r in enumerate(raw):
         p = r.get("p_yes")
         if r.get("status") != "ok":
             p = 0.5
         elif p is None:
             p = float(r["judge"])
-        rows.append((str(r["id"]), float(p), int(r["judge"]), None, r.get("human")))
+        rows.append((str(r["id"]), float(p), int(r["judge"]), None, r.get("human") if i < prefix.used else None,
+                     None))
     if not rows:
         raise UserError(f"run {run_id}: {block.get('message') or 'the verification judge judged no item'}")
-    return _verdicts(f"run {run_id}", rows, verify_fingerprint(block.get("judge") or {})), run_id
+    notes = () if prefix.note is None else (prefix.note.replace("judge-assisted bound", "judge certificate"),)
+    return _verdicts(f"run {run_id}", rows, verify_fingerprint(block.get("judge") or {}), notes,
+                     prefix.left_out), run_id
 
 
 def differing_field(certified: Mapping[str, Any], given: Mapping[str, Any]) -> str | None:
@@ -213,40 +247,85 @@ def differing_field(certified: Mapping[str, Any], given: Mapping[str, Any]) -> s
 
 
 def certificates_dir() -> Path:
-    from relgate_tui.engine.runs.paths import data_dir
+    from relgate_tui.engine.runs.outputs import certificates_dir as guarded
 
-    return data_dir() / "judge_certificates"
+    return guarded()
 
 
-def save(doc: Mapping[str, Any]) -> tuple[str, Path]:
-    """Store a certificate document; returns (its id, its path). The id is the hash of its content."""
+def save(doc: CertificateDoc) -> tuple[str, Path]:
+    """Store a certificate document; returns (its id, its path). The id is the digest of its content."""
+    from relgate_tui.engine.judging.certificate_doc import content_id
     from relgate_tui.engine.runs.outputs import write_file
 
-    body = json.dumps(doc, sort_keys=True, ensure_ascii=False, allow_nan=False)
-    cert_id = "jc-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
+    plain = doc.to_json()
+    cert_id = content_id(plain)
     folder = certificates_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{cert_id}.json"
-    write_file(path, json.dumps({**doc, "id": cert_id}, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    write_file(path, json.dumps({**plain, "id": cert_id}, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return cert_id, path
 
 
-def load(ref: str) -> dict[str, Any]:
-    """A stored certificate by id (``jc-…``, in the data dir) or by path."""
+def certificate_path(ref: str) -> Path:
+    """The file of a stored certificate given by id (``jc-…``, in the data dir) or by path."""
+    path = Path(ref).expanduser()
+    if path.exists():
+        return path
+    if not _ID.match(ref):
+        raise UserError(f"certificate {one_line(ref, 60)!r}: not a file and not a certificate id")
+    path = certificates_dir() / f"{ref}.json"
+    if not path.exists():
+        raise UserError(f"no certificate {ref} in {certificates_dir()}")
+    return path
+
+
+def load(ref: str) -> tuple[CertificateDoc, Path]:
+    """A stored certificate (by id or path) as its type, and its file — only when it may be applied: its id is its
+    content's digest (and its file name, when given by id), it is a PASS, its threshold lies in [½, 1] and its
+    tested sequence gives that threshold. Anything else is one line (:class:`UserError` / :class:`DataError`)."""
+    from relgate_tui.core.jsonsafe import JSONInputError, loads_strict
+    from relgate_tui.engine.judging.certificate_doc import CertificateDoc as Doc
+    from relgate_tui.engine.judging.certificate_doc import content_id
     from relgate_tui.engine.runs.inputs import read_regular
 
-    path = Path(ref).expanduser()
-    if not path.exists():
-        if not _ID.match(ref):
-            raise UserError(f"certificate {one_line(ref, 60)!r}: not a file and not a certificate id")
-        path = certificates_dir() / f"{ref}.json"
-        if not path.exists():
-            raise UserError(f"no certificate {ref} in {certificates_dir()}")
+    path = certificate_path(ref)
     try:
-        doc = json.loads(read_regular(path, 64 << 20, what="a judge certificate").decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise data_error(path, f"not a judge certificate ({exc})") from None
-    sel = doc.get("selective") if isinstance(doc, dict) else None
-    if not isinstance(sel, dict) or "threshold" not in sel or not isinstance(doc.get("fingerprint"), dict):
-        raise data_error(path, "not a judge certificate (no selective threshold or fingerprint)")
-    return doc
+        raw = loads_strict(read_regular(path, 64 << 20, what="a judge certificate").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, JSONInputError) as exc:
+        raise data_error(path, f"not a judge certificate ({one_line(str(exc), 120)})") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        raise data_error(path, "not a judge certificate (no id)")
+    name = one_line(raw["id"], 60)
+    if content_id(raw) != raw["id"] or (path.stem.startswith("jc-") and path.stem != raw["id"]):
+        raise UserError(f"certificate {name} ({path}): its content does not match its id — edited, damaged or "
+                        "renamed; refusing to apply it (certify again)")
+    try:
+        doc = Doc.from_json(raw)
+    except (ValueError, TypeError) as exc:
+        raise data_error(path, f"not a judge certificate ({one_line(str(exc), 160)})") from None
+    _check_applicable(doc, name)
+    return doc, path
+
+
+def _check_applicable(doc: CertificateDoc, name: str) -> None:
+    from relgate_tui.core.judge_certificate import binomial_p_value
+
+    cert, sel = doc.certificate, doc.certificate.selective
+    if cert.verdict != "PASS":
+        raise UserError(f"certificate {name} is {cert.verdict}, not PASS: it certifies no share of items, so there "
+                        "is nothing to apply")
+    t = sel.threshold
+    if t is None or not 0.5 <= t <= 1.0:
+        raise UserError(f"certificate {name}: threshold {t!r} is outside [0.5, 1]; refusing to apply it")
+    if not (0.0 < sel.agreement < 1.0 and 0.0 < sel.confidence < 1.0):
+        raise UserError(f"certificate {name}: agreement and confidence must lie in (0, 1); refusing to apply it")
+    delta = 1.0 - sel.confidence
+    passed = [s for s in sel.steps if s.passed]
+    for s in sel.steps:
+        if not 0 <= s.n_agree <= s.n_above or (binomial_p_value(s.n_agree, s.n_above, sel.agreement) <= delta) \
+                != s.passed:
+            raise UserError(f"certificate {name}: its tested sequence does not give its verdict (step at "
+                            f"{s.threshold:.4f}); refusing to apply it")
+    if not passed or passed[-1].threshold != t or len(passed) != len(sel.steps) - (not sel.steps[-1].passed):
+        raise UserError(f"certificate {name}: its threshold is not the last step its sequence passed; refusing to "
+                        "apply it")

@@ -4,6 +4,9 @@ One item per compared pair {a, b} of an input (a < b by id): the judge's repeate
 preferred), P(yes) their share of "a" among the valid ones (½ without a valid one) and its verdict their majority;
 the human verdict is 1 when the data set's human score of a is higher, 0 when lower, none (unlabelled) on a tie.
 "Agreement" is then "the judge's preference matches the humans'", its confidence the repetitions' vote share.
+The pairs of one input share its prompt and responses, so they are not independent: the input is each pair's
+``group`` and the certificate takes the input as its unit (one labelled pair drawn per input,
+:func:`relgate_tui.core.judge_certificate_checks.one_per_group`).
 Beside the certificate: the position-flip rate (1 − position consistency) and the cycle share of paper 000, from the
 audit's own analysis (:func:`relgate_tui.engine.judging.store.reopen_result`).
 
@@ -23,7 +26,7 @@ from relgate_tui.errors import UserError
 __all__ = ["verdicts_from_audit"]
 
 
-def _pairs(cell: Any) -> list[tuple[str, float, int, tuple[int, ...], int | None]]:
+def _pairs(cell: Any) -> list[tuple[str, float, int, tuple[int, ...], int | None, str]]:
     rows = []
     for inp in cell.pairwise.inputs:
         votes: dict[tuple[str, str], list[int]] = {}
@@ -36,7 +39,7 @@ def _pairs(cell: Any) -> list[tuple[str, float, int, tuple[int, ...], int | None
             p = sum(vs) / len(vs) if vs else 0.5
             ha, hb = inp.human.get(a), inp.human.get(b)
             human = None if ha is None or hb is None or ha == hb else int(ha > hb)
-            rows.append((f"{inp.id}/{a}|{b}", float(p), int(p >= 0.5), tuple(vs), human))
+            rows.append((f"{inp.id}/{a}|{b}", float(p), int(p >= 0.5), tuple(vs), human, str(inp.id)))
     return rows
 
 
@@ -71,4 +74,4 @@ def verdicts_from_audit(ref: str, judge: str | None = None, variant: str | None 
               "cycle_share": cell.pairwise.transitivity.cycle_share, "judge": name, "variant": var}
     return Verdicts(f"audit {path.name} ({name}, {var})", tuple(r[0] for r in rows), tuple(r[1] for r in rows),
                     tuple(r[2] for r in rows), tuple(r[4] for r in rows), tuple(r[3] for r in rows),
-                    fingerprint, extras), extras
+                    fingerprint, extras, tuple(r[5] for r in rows)), extras

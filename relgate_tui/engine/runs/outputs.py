@@ -9,8 +9,9 @@
   inputs (compared by resolved path and by inode, so a symlink or hard link to an input is caught), never through a
   symlink to a regular file, never inside a run or audit directory (a folder holding a run's or an audit's
   ``manifest.json``) except a run's ``exports/`` folder, never over a database (a file that begins with SQLite's
-  header, such as the embedded review store, or its ``-wal`` / ``-shm`` / ``-journal`` companion) and never inside the
-  review journals' folder (``<data dir>/review/``).
+  header, such as the embedded review store, or its ``-wal`` / ``-shm`` / ``-journal`` companion), never inside the
+  review journals' folder (``<data dir>/review/``) and never inside the judge certificates' store
+  (``<data dir>/judge_certificates/``, :func:`certificates_dir`: a certificate is written by its store alone).
 * :func:`write_output` — both: what every ``--json`` / ``--markdown`` / ``--output`` / export writes through;
   :func:`write_display` for a document people read (Markdown) and :func:`echo` for a terminal line pass the text
   through the one sanitiser first (issue 23 §6).
@@ -153,10 +154,20 @@ def _journals_dir() -> Path:
     return (data_dir() / "review").resolve()
 
 
+CERTIFICATES_FOLDER = "judge_certificates"
+
+
+def certificates_dir() -> Path:
+    """The judge certificates' store, ``<data dir>/judge_certificates`` (written only by its store)."""
+    from relgate_tui.engine.runs.paths import data_dir
+
+    return data_dir() / CERTIFICATES_FOLDER
+
+
 def check_output_path(path: PathLike, inputs: Iterable[PathLike | None] = ()) -> Path:
     """Refuse (:class:`UserError`, one line) an output path that is one of ``inputs`` or links to one, that is a
     symbolic link to a regular file, that is a database (SQLite's header: the embedded review store) or one's
-    companion file, that lies in the review journals' folder, or that lies inside a run or audit directory (other
+    companion file, that lies in the review journals' folder or the judge certificates' store, or that lies inside a run or audit directory (other
     than a run's ``exports/`` folder) — writing there would destroy what relgate stored or what the command read.
     Returns the path."""
     p = Path(path).expanduser()
@@ -165,6 +176,10 @@ def check_output_path(path: PathLike, inputs: Iterable[PathLike | None] = ()) ->
         raise UserError(f"{p}: a database (SQLite file); refusing to write over it")
     if _journals_dir() in target.parents:
         raise UserError(f"{p}: inside the review journals' folder {_journals_dir()}; refusing to write there")
+    store = certificates_dir().resolve()
+    if store in target.parents or target == store:
+        raise UserError(f"{p}: inside the judge certificates' store {store}; refusing to write there (certificates "
+                        "are written by `relgate judge certify` alone)")
     for inp in inputs:
         if inp is None:
             continue

@@ -5,7 +5,8 @@ results (``t``, the stored audit's pairwise preferences against the human scores
 agreement against coverage on the labelled items (observed, and its exact lower bound point by point) with the
 target A and the certified threshold t̂ marked; accuracy, TPR and TNR with their lower bounds, κ, the base rate,
 the corrected pass rate, consistency and warnings; and the planner's line. ``+`` / ``-`` move the target agreement
-by 5 points and recompute; ``s`` stores the certificate in the data dir (``relgate judge apply`` uses it).
+by 5 points and recompute — to explore only: choosing A after looking at the labels costs validity, so the screen
+says so and ``s`` stores a certificate only at the A it was opened with (``relgate judge apply`` uses it).
 
 The verdicts are read and the certificate computed in a thread worker, with the functions ``relgate judge certify``
 uses (:mod:`relgate_tui.engine.judging.certificate`, :func:`relgate_tui.engine.judging.certificate_doc.compute`).
@@ -13,7 +14,6 @@ uses (:mod:`relgate_tui.engine.judging.certificate`, :func:`relgate_tui.engine.j
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -26,63 +26,75 @@ from textual.widgets import Footer, Header, Static
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.core.text import one_line
+from relgate_tui.engine.judging.certificate_doc import CertificateDoc
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
 
 __all__ = ["CertificateScreen"]
 
 _STYLE = {"PASS": "bold green", "FAIL": "bold red", "NOT DECIDABLE": "bold yellow"}
+AFTER_LOOKING = ("the target A was chosen after looking at these labels: the guarantee holds for an A fixed in advance "
+                 "(choosing it by looking can reach 10% error) — store it at the first A, or certify again on new labels "
+                 "with the A you want")
 
 
-def _pct(x: Any) -> str:
+def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * float(x):.1f}%"
 
 
-def figures(doc: Mapping[str, Any]) -> Text:
-    """The figures beside the chart (plain Text: ids, names and messages are untrusted)."""
-    sel = doc["selective"]
+def figures(doc: CertificateDoc) -> Text:
+    """The figures beside the chart (plain Text: ids, names and messages are untrusted), read from the type."""
+    cert = doc.certificate
+    sel = cert.selective
     t = Text()
     t.append("threshold t̂ ", style="bold")
-    t.append("none — the judge may decide nothing\n" if sel["threshold"] is None
-             else f"{sel['threshold']:.4f} on the judge's confidence\n")
-    t.append(f"decided {_pct(sel['coverage'])} [{_pct(sel['coverage_lower'])}, {_pct(sel['coverage_upper'])}] of "
-             f"{doc['n_items']} items; agreement on them ≥ {_pct(sel['agreement_lower'])}\n\n")
-    t.append(f"{doc['n_labelled']} labelled items ({_pct(doc['confidence'])} lower bounds)\n", style="dim")
-    for key, name in (("accuracy", "accuracy"), ("tpr", "TPR"), ("tnr", "TNR")):
-        b = doc[key]
+    t.append("none — the judge may decide nothing\n" if sel.threshold is None
+             else f"{sel.threshold:.4f} on the judge's confidence\n")
+    t.append(f"decided {_pct(sel.coverage.value)} [{_pct(sel.coverage.lower)}, {_pct(sel.coverage.upper)}] of "
+             f"{cert.n_items} items; agreement on them ≥ {_pct(sel.agreement_lower)}\n")
+    t.append(f"  where humans said yes {_pct(cert.decided_yes.value)} ≥ {_pct(cert.decided_yes.lower)} "
+             f"(n = {cert.decided_yes.n}), no {_pct(cert.decided_no.value)} ≥ {_pct(cert.decided_no.lower)} "
+             f"(n = {cert.decided_no.n})\n\n")
+    unit = " (one per input)" if cert.unit == "group" else ""
+    t.append(f"{cert.n_labelled} labelled items{unit} ({_pct(sel.confidence)} lower bounds)\n", style="dim")
+    for b, name in ((cert.accuracy, "accuracy"), (cert.tpr, "TPR"), (cert.tnr, "TNR")):
         t.append(f"{name:<9}", style="bold")
-        t.append(f"{_pct(b['value']):>7}  ≥ {_pct(b['lower'])}  (n = {b['n']})\n")
-    t.append(f"base rate: humans say yes to {_pct(doc['base_rate']['value'])}\n")
-    k = doc["kappa"]
-    if k["value"] is not None:
-        t.append(f"Cohen's κ {k['value']:.2f}" + (f" [{k['lower']:.2f}, {k['upper']:.2f}]\n" if k["lower"] is not None
-                                                   else "\n"))
-    rg = doc["corrected_pass_rate"]
-    t.append(f"pass rate {_pct(rg['apparent'])} by the judge, corrected {_pct(rg['value'])} "
-             f"[{_pct(rg['lower'])}, {_pct(rg['upper'])}]\n")
-    if doc.get("consistency"):
-        c = doc["consistency"]
-        t.append(f"consistency: repeats agree on {_pct(c['value'])} of {c['n_items']} items\n")
-    if doc.get("pairwise"):
-        pw = doc["pairwise"]
+        t.append(f"{_pct(b.value):>7}  ≥ {_pct(b.lower)}  (n = {b.n})\n")
+    t.append(f"base rate: humans say yes to {_pct(cert.base_rate.value)}\n")
+    if cert.kappa is not None:
+        t.append(f"Cohen's κ {cert.kappa:.2f}" + (f" [{cert.kappa_lower:.2f}, {cert.kappa_upper:.2f}]\n"
+                                                  if cert.kappa_lower is not None and cert.kappa_upper is not None
+                                                  else "\n"))
+    rg = cert.corrected_pass_rate
+    corrected = "cannot be corrected" if rg.value is None else _pct(rg.value)
+    t.append(f"pass rate {_pct(rg.apparent)} by the judge, corrected {corrected} "
+             f"[{_pct(rg.lower)}, {_pct(rg.upper)}]\n")
+    if cert.consistency is not None:
+        c = cert.consistency
+        t.append(f"consistency: repeats agree on {_pct(c.share.value)} of {c.n_items} items\n")
+    if doc.pairwise:
+        pw = doc.pairwise
         t.append(f"position flips {_pct(pw.get('position_flip_rate'))} · cycle share {_pct(pw.get('cycle_share'))}\n")
-    for w in doc.get("warnings") or []:
-        t.append(one_line(str(w), 200) + "\n", style="bold yellow")
+    for w in (*cert.warnings, *doc.notes):
+        t.append(one_line(str(w), 300) + "\n", style="bold yellow")
+    if cert.next_step:
+        t.append("next: " + one_line(cert.next_step, 300) + "\n", style="dim")
     return t
 
 
-def chart_series(doc: Mapping[str, Any]) -> list[Series]:
+def chart_series(doc: CertificateDoc) -> list[Series]:
     """Agreement and its lower bound against coverage, the target A, and t̂ (a vertical line at its coverage)."""
-    curve, sel = doc["curve"], doc["selective"]
-    a = float(doc["agreement"])
-    series = [Series(curve["coverage"], curve["agreement"], marker="braille", color="cyan", label="agreement",
+    curve, cert = doc.curve, doc.certificate
+    sel = cert.selective
+    a = sel.agreement
+    series = [Series(list(curve.coverage), list(curve.agreement), marker="braille", color="cyan", label="agreement",
                      line=True),
-              Series(curve["coverage"], curve["lower"], marker="braille", color="orange",
-                     label=f"{doc['confidence']:.0%} lower bound", line=True),
+              Series(list(curve.coverage), list(curve.lower), marker="braille", color="orange",
+                     label=f"{sel.confidence:.0%} lower bound", line=True),
               Series([0.0, 1.0], [a, a], marker="braille", color="gray", label=f"target {a:.0%}", line=True)]
-    if sel["threshold"] is not None and doc["n_labelled"]:
-        x = sel["n_decided_labelled"] / doc["n_labelled"]
+    if sel.threshold is not None and cert.n_labelled:
+        x = sel.n_decided_labelled / cert.n_labelled
         series.append(Series([x, x], [0.5, 1.0], marker="braille", color="red",
-                             label=f"t̂ = {sel['threshold']:.3f}", line=True))
+                             label=f"t̂ = {sel.threshold:.3f}", line=True))
     return series
 
 
@@ -116,7 +128,8 @@ class CertificateScreen(Screen[None]):
         self.kind, self.ref = kind, ref
         self.agreement, self.confidence, self.min_coverage = agreement, confidence, min_coverage
         self.verdicts: Any = None
-        self.doc: dict[str, Any] | None = None
+        self.doc: CertificateDoc | None = None
+        self.first_agreement = agreement
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -134,7 +147,7 @@ class CertificateScreen(Screen[None]):
         self._compute()
 
     @work(thread=True, exclusive=True, group="certificate", exit_on_error=False)
-    def _compute(self) -> dict[str, Any]:
+    def _compute(self) -> CertificateDoc:
         from relgate_tui.engine.judging.certificate_doc import compute
 
         if self.verdicts is None:
@@ -159,25 +172,25 @@ class CertificateScreen(Screen[None]):
         if event.state == WorkerState.ERROR:
             self.query_one("#cert-sentence", Static).update(
                 Text(one_line(str(event.worker.error), 300), style="bold red"))
-        elif event.state == WorkerState.SUCCESS and isinstance(event.worker.result, dict):
+        elif event.state == WorkerState.SUCCESS and isinstance(event.worker.result, CertificateDoc):
             self.show(event.worker.result)
 
-    def show(self, doc: dict[str, Any]) -> None:
-        from relgate_tui.core.judge_certificate import Plan
+    def show(self, doc: CertificateDoc) -> None:
         from relgate_tui.engine.judging.certificate_doc import plan_line
 
         self.doc = doc
-        self.query_one("#cert-sentence", Static).update(Text(one_line(doc["sentence"], 300),
-                                                             style=_STYLE.get(doc["verdict"], "bold")))
+        cert = doc.certificate
+        self.query_one("#cert-sentence", Static).update(Text(one_line(cert.sentence, 300),
+                                                             style=_STYLE.get(cert.verdict, "bold")))
         self.query_one("#cert-figures", Static).update(figures(doc))
-        p = doc["plan"]
-        self.query_one("#cert-plan", Static).update(Text(plan_line(Plan(
-            p["agreement"], p["expect"], p["coverage"], p["confidence"], p["labels_half"], p["labels_ninety"],
-            100_000))))
+        plan = Text(plan_line(cert.plan))
+        if self.agreement != self.first_agreement:
+            plan.append(f"\n{AFTER_LOOKING}", style="bold yellow")
+        self.query_one("#cert-plan", Static).update(plan)
         series = chart_series(doc)
 
         def draw(plt: Any, width: int, height: int) -> str | None:
-            if not doc["curve"]["coverage"]:
+            if not doc.curve.coverage:
                 return "no labelled item: nothing to draw"
             xy(plt, series, x_range=(0.0, 1.0), y_range=(0.5, 1.0), x_label="share of labelled items decided",
                title="agreement with your reviewers against coverage", height=height)
@@ -196,8 +209,11 @@ class CertificateScreen(Screen[None]):
             return
         from relgate_tui.engine.judging.certificate import save
 
+        if self.agreement != self.first_agreement:
+            self.notify(f"not stored: {AFTER_LOOKING}", severity="warning", timeout=10)
+            return
         try:
-            cert_id, _path = save({k: v for k, v in self.doc.items() if k != "id"})
+            cert_id, _path = save(self.doc)
         except OSError as exc:
             self.notify(one_line(f"could not store the certificate: {exc}", 200), severity="error")
             return
