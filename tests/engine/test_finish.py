@@ -126,9 +126,10 @@ def test_every_caller_of_finish_gives_the_pipeline_s_document(certified):
     assert _comparable(end.document) == _comparable(piped)
     assert end.document["calls"] == piped["calls"]
     # one gate decision everywhere: the typed result, the JSON, the TUI's results view and spot-check panel
-    assert end.result.gate_decision is not None and end.result.gate_decision.to_json() == piped["gate"]
-    assert decision == view.result.gate_decision == end.result.gate_decision
-    assert end.result.gate_decision.gate_on == gate_on
+    assert end.core is not None and end.core.gate_decision is not None
+    assert end.core.gate_decision.to_json() == piped["gate"] and end.gate == end.core.gate_decision
+    assert decision == view.result.gate_decision == end.core.gate_decision
+    assert end.core.gate_decision.gate_on == gate_on
 
 
 def test_the_report_and_the_cli_show_the_decision(certified, tmp_path):

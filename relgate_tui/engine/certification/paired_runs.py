@@ -292,6 +292,7 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
                  runs_root: str | None = None, match: str = "auto") -> dict[str, Any]:
     """Open two runs (path, id or unique id prefix) and compare their stored results."""
     from relgate_tui.engine.certification.certify import open_prepared
+    from relgate_tui.engine.certification.result import read_result
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.runs.paths import runs_dir
 
@@ -303,10 +304,10 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
     for run in (run_a, run_b):
         store = open_run(run, runs_dir(runs_root))
         paths.append((store.path, store.run_id))
-        doc = store.read_results()
-        if doc is None:
+        result = read_result(store)
+        if result is None:
             raise DataError(f"{store.path}: run {store.run_id} has no results yet (status: {store.status})")
-        docs.append(doc)
+        docs.append(result.document)
         prepared = open_prepared(store.path)
         try:
             questions.append({it.id: question_hash(it.question, it.choices) for it in prepared.items})

@@ -492,11 +492,13 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
 def _close_or_drop(prepared: Prepared, failed: bool) -> None:
     """Close the run; a certify that failed before storing anything (a wrong key or model name: every request
     failed) leaves no "created · 0 samples" run behind — an empty run directory is removed (issue 24 §8)."""
+    from relgate_tui.engine.certification.result import read_result
+
     empty = False
     if failed:
         try:
             counts = prepared.store.count_files()
-            empty = counts["samples"] == 0 and counts["labels"] == 0 and prepared.store.read_results() is None
+            empty = counts["samples"] == 0 and counts["labels"] == 0 and read_result(prepared.store) is None
         except (OSError, ValueError, RunStoreError):
             empty = False
     prepared.close()
