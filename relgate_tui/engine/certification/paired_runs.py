@@ -193,7 +193,8 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
 
     def run_info(doc: Mapping[str, Any], keyed: Mapping[str, Any]) -> dict[str, Any]:
         return {"run_id": doc.get("run_id"), "model": doc.get("model"), "task": (doc.get("task") or {}).get("name"),
-                "items": len(keyed), "reliability_level": doc.get("reliability_level")}
+                "items": len(keyed), "reliability_level": doc.get("reliability_level"),
+                "reliability_lower_bound": doc.get("reliability_lower_bound")}  # the run's bound, its gate's
 
     return {
         "relgate_version": __version__,

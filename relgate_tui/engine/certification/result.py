@@ -21,6 +21,7 @@ and with :data:`FIXED_N_CONDITION`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -323,11 +324,9 @@ class RunResult:
     worst_level: float | None
     worst_lower_bound: float | None
     sets_message: str | None
-    judge: JudgeSectionView | None
     assisted: AssistedView | None
     review: Mapping[str, Any] | None
     imported: ImportInfo | None
-    items: tuple[ItemEntry, ...]
     document: dict[str, Any] = field(repr=False)  # the serialised form (to_json); read only by the engine's report
     core: CertificationResult | None = field(default=None, repr=False)
     analysis: Any = field(default=None, repr=False)  # finish()'s Analysis (None when read back)
@@ -335,6 +334,21 @@ class RunResult:
     status: RunStatus | None = None
 
     # ---------------------------------------------------------------------------------------------- derived
+    @functools.cached_property
+    def items(self) -> tuple[ItemEntry, ...]:
+        """Every item of the result, in the document's order (read from the document on first use: a 10,000-item
+        result is not parsed item by item by a reader that needs only its headline)."""
+        return tuple(_item(e) for e in self.document.get("items") or () if isinstance(e, Mapping))
+
+    @functools.cached_property
+    def judge(self) -> JudgeSectionView | None:
+        """The pairwise judge's section (None without one, or when it is malformed), read on first use."""
+        section = self.document.get("pairwise_judge")
+        try:
+            return judge_section_view(section) if isinstance(section, Mapping) else None
+        except (KeyError, TypeError, ValueError):
+            return None
+
     @property
     def has_gate(self) -> bool:
         return self.min_reliability is not None or self.passed is not None
@@ -415,11 +429,6 @@ class RunResult:
             watch = gate.watch if gate is not None and "watch" in _obj(doc.get("gate")) else None
             if gate is not None and watch is not None and watch != "once":
                 bound, fixed_n = gate.lower_bound, bound
-        judge = doc.get("pairwise_judge")
-        try:
-            judge_view = judge_section_view(judge) if isinstance(judge, Mapping) else None
-        except (KeyError, TypeError, ValueError):
-            judge_view = None
         assisted = doc.get("judge_assisted")
         imported = doc.get("imported_from")
         review = doc.get("review")
@@ -451,10 +460,9 @@ class RunResult:
             passed=_bool(doc.get("passed")), gate=gate, worst_level=_num(worst.get("level")),
             worst_lower_bound=_num(worst.get("lower_bound")),
             sets_message=_opt_str(_obj(doc.get("prediction_sets")).get("message")),
-            judge=judge_view, assisted=_assisted_view(assisted) if isinstance(assisted, Mapping) else None,
+            assisted=_assisted_view(assisted) if isinstance(assisted, Mapping) else None,
             review=review if isinstance(review, Mapping) else None,
             imported=_import_info(imported) if isinstance(imported, Mapping) else None,
-            items=tuple(_item(e) for e in doc.get("items") or () if isinstance(e, Mapping)),
             document=dict(doc), core=core, analysis=analysis, labels_written=labels_written, status=status)
 
 
