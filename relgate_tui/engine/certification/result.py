@@ -138,6 +138,7 @@ class ItemEntry:
     not_sampled: bool = False
     flags: tuple[str, ...] = ()
     doc_hash: str | None = None
+    has_prediction_set: bool = True  # the document lists the item's prediction set
 
     @property
     def verified(self) -> bool:
@@ -253,6 +254,7 @@ def _score(entry: Mapping[str, Any]) -> float | None:
 
 
 def _item(entry: Mapping[str, Any]) -> ItemEntry:
+    """An item entry of the document; an id that is not a string reads as "" (such an entry pairs nothing)."""
     classes = tuple((str(c.get("answer", "")), _int(c.get("count"))) for c in entry.get("classes") or ()
                     if isinstance(c, Mapping))
     return ItemEntry(
@@ -260,7 +262,8 @@ def _item(entry: Mapping[str, Any]) -> ItemEntry:
         classes, _score(entry), _opt_str(entry.get("verified_by")),
         tuple(str(a) for a in entry.get("prediction_set") or ()), bool(entry.get("skipped")),
         bool(entry.get("incomplete")), bool(entry.get("not_sampled")),
-        tuple(str(f) for f in entry.get("flags") or () if isinstance(f, str)), _opt_str(entry.get("doc_hash")))
+        tuple(str(f) for f in entry.get("flags") or () if isinstance(f, str)), _opt_str(entry.get("doc_hash")),
+        isinstance(entry.get("prediction_set"), list))
 
 
 def _gate(block: Mapping[str, Any] | None) -> GateDecision | None:
