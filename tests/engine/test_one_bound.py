@@ -55,11 +55,15 @@ def labelled(tmp_path_factory: pytest.TempPathFactory) -> dict:
             runs = io.StringIO()
             with redirect_stdout(runs):
                 assert main(["runs", "--json"]) == 0
+            compared = io.StringIO()
+            with redirect_stdout(compared):  # the run against itself: its run info is what matters here
+                assert main(["compare", first["run_id"], first["run_id"], "--json", "-", "--quiet"]) in (0, 1, 3)
     finally:
         mp.undo()
     doc = json.loads((home / "second.json").read_text())
     return {"home": home, "code": code, "doc": doc, "summary": err.getvalue(), "report": out.getvalue(),
-            "runs": json.loads(runs.getvalue()), "run_path": home / "runs" / doc["run_id"]}
+            "runs": json.loads(runs.getvalue()), "run_path": home / "runs" / doc["run_id"],
+            "compare": json.loads(compared.getvalue())}
 
 
 def test_the_json_bound_is_the_gates(labelled: dict) -> None:
@@ -95,6 +99,11 @@ def test_the_cli_summary_shows_the_same_bound(labelled: dict) -> None:
 def test_relgate_runs_shows_the_same_bound(labelled: dict) -> None:
     (row,) = labelled["runs"]
     assert round(row["reliability_lower_bound"], 3) == 0.805 and row["passed"] is False
+
+
+def test_relgate_compare_shows_the_same_bound(labelled: dict) -> None:
+    for side in ("run_a", "run_b"):
+        assert labelled["compare"][side]["reliability_lower_bound"] == labelled["doc"]["reliability_lower_bound"]
 
 
 def test_results_and_compare_view_models_show_the_same_bound(labelled: dict) -> None:
