@@ -116,3 +116,19 @@ def test_read_result_is_the_written_result(runs: dict[str, RunResult]) -> None:
         back = read_result(RunStore(_PATHS[name]))
         assert back is not None and back.to_json() == r.to_json() and back.core is None
         assert back.reliability_lower_bound == r.reliability_lower_bound
+
+
+def test_a_malformed_document_reads_as_absent_fields_never_a_crash() -> None:
+    from relgate_tui.errors import DataError
+
+    odd = {"run_id": 7, "reliability_level": "high", "items": [3, {"id": 5, "classes": "x", "score": "1"}],
+           "gate": {"threshold": "0.8"}, "calls": [], "judge_assisted": {"lower_bound": 0.7, "agreement": 1},
+           "pairwise_judge": {"rankings": 1}, "imported_from": {"flags": [], "files": [1]}, "task": "t"}
+    r = RunResult.from_json(odd)
+    assert (r.run_id, r.reliability_level, r.gate, r.judge, r.calls.made) == ("", None, None, None, 0)
+    assert [(it.id, it.classes, it.score) for it in r.items] == [("", (), None)]
+    assert r.assisted is not None and r.assisted.lower_bound == 0.7 and r.imported is not None
+    with pytest.raises(DataError, match="newer"):
+        RunResult.from_json({"schema": SCHEMA + 1})
+    with pytest.raises(DataError):
+        RunResult.from_json([])  # type: ignore[arg-type]

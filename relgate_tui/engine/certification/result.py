@@ -415,9 +415,10 @@ class RunResult:
     def from_json(cls, doc: Mapping[str, Any], *, core: CertificationResult | None = None, analysis: Any = None,
                   labels_written: int = 0, status: RunStatus | None = None) -> RunResult:
         """The result of a document of either layout (module docstring); :class:`DataError` (one line) for one that is
-        no result document at all. Fields of the wrong type read as absent, never as a crash."""
-        if not isinstance(doc, Mapping) or not isinstance(doc.get("run_id"), str):
-            raise DataError("not a relgate result document (no run_id)")
+        no JSON object or of a newer schema. Fields missing or of the wrong type read as absent (a run id as ""),
+        never as a crash."""
+        if not isinstance(doc, Mapping):
+            raise DataError("not a relgate result document (not a JSON object)")
         schema = _int(doc.get("schema"), 1)
         if schema > SCHEMA:
             raise DataError(f"result document schema {schema} is newer than this relgate reads ({SCHEMA}); upgrade")
@@ -436,7 +437,7 @@ class RunResult:
         imported = doc.get("imported_from")
         review = doc.get("review")
         return cls(
-            schema=schema, run_id=doc["run_id"], model=_str(doc.get("model"), "?"),
+            schema=schema, run_id=_str(doc.get("run_id")), model=_str(doc.get("model"), "?"),
             endpoint=_str(doc.get("endpoint"), "?"), version=_str(doc.get("relgate_version"), "?"),
             task=TaskInfo(_str(task.get("name"), "?"), _str(task.get("sha256")), _int(task.get("items"))),
             alpha=float(_num(doc.get("alpha")) or 0.0), delta=_num(doc.get("delta")),
