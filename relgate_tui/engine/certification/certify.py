@@ -316,7 +316,9 @@ def results_document(
         cost = (usage.get("prompt_tokens", 0) * prices[0] + usage.get("completion_tokens", 0) * prices[1]) / 1e6
     bound_fields: dict[str, Any] = {}
     if res.watch != "once":  # a person labelled (or a one-look): the fixed-n value under its own name, once
-        bound_fields = {"reliability_watch": res.watch, "reliability_lower_bound_fixed_n": res.fixed_n_lower_bound}
+        bound_fields = {"reliability_watch": res.watch}
+        if res.bound_differs:
+            bound_fields["reliability_lower_bound_fixed_n"] = res.fixed_n_lower_bound
     return {
         "schema": RESULT_SCHEMA,
         "relgate_version": __version__,

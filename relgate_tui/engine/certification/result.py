@@ -433,6 +433,8 @@ class RunResult:
             watch = gate.watch if gate is not None and "watch" in _obj(doc.get("gate")) else None
             if gate is not None and watch is not None and watch != "once":
                 bound, fixed_n = gate.lower_bound, bound
+        if fixed_n is not None and fixed_n == bound:
+            fixed_n = None  # the same number: one name
         assisted = doc.get("judge_assisted")
         imported = doc.get("imported_from")
         review = doc.get("review")
