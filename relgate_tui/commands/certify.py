@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from relgate_tui.engine.certification.result import UsageInfo
 
 NAME = "certify"
 ORDER = 0  # first in --help
@@ -250,26 +253,26 @@ def run(args: argparse.Namespace) -> int:
         from relgate_tui.engine.certification.report import emit_json
 
         emit_json(doc, args.json_path, (args.task, args.labels))
-    from relgate_tui.commands.certify_summary import print_summary, summary_of
+    from relgate_tui.commands.certify_summary import print_summary, undecided
+    from relgate_tui.engine.certification.result import RunResult
 
-    summary = summary_of(doc)
+    result = RunResult.from_json(doc)
     if not args.quiet:
-        print_summary(summary, outcome.run_path)
-        _print_cost(doc.get("usage") or {})
-    if not summary.sampling_complete or (summary.gate_summary is not None and summary.passed is None):
+        print_summary(result, outcome.run_path)
+        _print_cost(result.usage)
+    if undecided(result):
         return EXIT_INCOMPLETE  # not decided: sampling incomplete, no verified item, a one-look not reached yet
-    return EXIT_BELOW_GATE if summary.passed is False else EXIT_OK
+    return EXIT_BELOW_GATE if result.passed is False else EXIT_OK
 
 
-def _print_cost(usage: dict[str, Any]) -> None:
+def _print_cost(usage: UsageInfo) -> None:
     """The run's cost (with --price-in/--price-out) on stderr; with --batch at the batch price beside the direct one
     (issue 32 §5)."""
-    cost, direct = usage.get("cost"), usage.get("cost_direct")
-    if not isinstance(cost, (int, float)):
+    if usage.cost is None:
         return
     import sys
 
-    text = f"cost ≈ ${cost:.4f}"
-    if isinstance(direct, (int, float)):
-        text += f" at the batch price (×{usage.get('batch_price', 0.5):g} of direct ${direct:.4f})"
+    text = f"cost ≈ ${usage.cost:.4f}"
+    if usage.cost_direct is not None:
+        text += f" at the batch price (×{usage.batch_price or 0.5:g} of direct ${usage.cost_direct:.4f})"
     print(text, file=sys.stderr)

@@ -7,9 +7,12 @@ gate), 1 = below ``--min-reliability``, 2 = error (one line on stderr).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core.text import counted
+
+if TYPE_CHECKING:
+    from relgate_tui.engine.certification.result import RunResult
 
 NAME = "import"
 
@@ -45,41 +48,43 @@ def register(subparsers: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no summary on stderr")
 
 
-def _summary(doc: dict[str, Any], run_path: Any, reused: bool) -> None:
+def _summary(r: RunResult, run_path: Any, reused: bool) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    imp = doc["imported_from"]
+    from relgate_tui.commands.certify_summary import fmt_pct as pct
+
+    imp = r.imported
+    assert imp is not None  # an imported run's result has its provenance
     con = Console(stderr=True, highlight=False, soft_wrap=True)
-
-    def pct(x: Any) -> str:
-        return "—" if x is None else f"{100 * x:.1f}%"
-
-    con.print(Text(f"imported {doc['task']['items']} items × up to K = {imp['k']} answers from {imp['tool']} "
-                   f"{safe(imp['version'] or '')} ({safe(imp['model'])}); 0 model calls" + ("; run already existed, results "
+    k = "?" if imp.k is None else imp.k
+    con.print(Text(f"imported {r.task.items} items × up to K = {k} answers from {imp.tool} "
+                   f"{safe(imp.version)} ({safe(imp.model)}); 0 model calls" + ("; run already existed, results "
                                                                                  "recomputed" if reused else "")))
-    m = doc["m_star"]
-    verdict = {None: "", True: "  PASS", False: "  FAIL"}[doc["passed"]]
-    con.print(Text(f"reliability level {pct(doc['reliability_level'])} (≥ {pct(doc['reliability_lower_bound'])} "
-                   f"with {doc['confidence']:.0%} confidence, n = {doc['reliability_n']}); M* = "
-                   f"{'∞' if m is None else m} at α = {doc['alpha']}{verdict}"))
-    if imp["n_flagged"]:
-        con.print(Text(f"{imp['n_flagged']} of {doc['task']['items']} items flagged: no self-consistency signal",
+    verdict = {None: "", True: "  PASS", False: "  FAIL"}[r.passed]
+    basis = f"with {r.confidence:.0%} confidence" if r.watch in ("once", None) else f"the {r.bound_name}"
+    con.print(Text(f"reliability level {pct(r.reliability_level)} (≥ {pct(r.reliability_lower_bound)} "
+                   f"{basis}, n = {r.reliability_n}); M* = "
+                   f"{'∞' if r.m_star is None else r.m_star} at α = {r.alpha}{verdict}"))
+    if r.fixed_n_line:
+        con.print(Text(r.fixed_n_line, style="dim"))
+    if imp.n_flagged:
+        con.print(Text(f"{imp.n_flagged} of {r.task.items} items flagged: no self-consistency signal",
                        style="yellow"))
-        for flag, n in imp["flags"].items():
-            con.print(Text(f"  {flag}: {counted(n, 'item')} — {imp['flag_reasons'][flag]}", style="yellow"))
-    if doc.get("n_incomplete"):
-        one = doc["n_incomplete"] == 1
-        con.print(Text(f"{counted(doc['n_incomplete'], 'item')} {'has' if one else 'have'} fewer than K = {imp['k']} "
+        for flag, n in imp.flags:
+            con.print(Text(f"  {flag}: {counted(n, 'item')} — {imp.flag_reasons.get(flag, '')}", style="yellow"))
+    if r.n_incomplete:
+        one = r.n_incomplete == 1
+        con.print(Text(f"{counted(r.n_incomplete, 'item')} {'has' if one else 'have'} fewer than K = {k} "
                        f"answers (unfinished log or errored samples): {'its' if one else 'their'} answers are used as "
                        "they are", style="yellow"))
-    for note in imp["notes"]:
+    for note in imp.notes:
         con.print(Text(f"note: {safe(note)}"))
     from relgate_tui.engine.importers.run import counting_notes
 
-    for note in counting_notes(doc):  # how this figure relates to the tool's own (issue 31 item 26)
+    for note in counting_notes(r):  # how this figure relates to the tool's own (issue 31 item 26)
         con.print(Text(f"note: {note}"))
-    con.print(Text(f"run {safe(doc['run_id'])} ({safe(run_path)})"))
+    con.print(Text(f"run {safe(r.run_id)} ({safe(run_path)})"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,11 +96,10 @@ def run(args: argparse.Namespace) -> int:
     opts = ImportOptions(canon=args.canon, alpha=args.alpha, n_cal=args.n_cal, seed=args.seed, labels=args.labels,
                          min_reliability=args.min_reliability, run_dir=args.run_dir)
     outcome = import_file(args.source, args.path, args.task, opts)  # the answers are freed once stored
-    doc = outcome.document
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 
-        emit_json(doc, args.json_path, inputs)
+        emit_json(outcome.document, args.json_path, inputs)
     if not args.quiet:
-        _summary(doc, outcome.run_path, outcome.reused)
+        _summary(outcome.result, outcome.run_path, outcome.reused)
     return outcome.exit_code

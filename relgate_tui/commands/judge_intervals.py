@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import printable
 
 NAME = "judge-intervals"
 
@@ -97,14 +97,9 @@ def source_table(args: argparse.Namespace, file_option: str = "scores") -> tuple
     from relgate_tui.engine.judging.as_scores import audit_scores
 
     audit = audit_scores(args.audit)
-    print(_printable(audit.summary(), 400), file=sys.stderr)
+    print(printable(audit.summary(), 400), file=sys.stderr)
     return audit.table, audit
 
-
-
-def _printable(text: str, limit: int = 60) -> str:
-    """Untrusted names as one plain line: no control, bidi or escape characters (core/text.py), bounded."""
-    return one_line(str(text), limit)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -156,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     for line in intervals_caveats(study):  # small samples say so (issue 24 §7)
         md = md.rstrip("\n") + f"\n\nCaveat: {line}\n"
     if audit is not None:
-        md = md.rstrip("\n") + f"\n\n{_printable(audit.summary(), 400)}\n"
+        md = md.rstrip("\n") + f"\n\n{printable(audit.summary(), 400)}\n"
     doc = jsonsafe.jsonable(study) | ({"audit": audit.to_json()} if audit is not None else {})
     if args.markdown:
         write_display(args.markdown, md, inputs=inputs)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import printable
 
 NAME = "judge-irt"
 
@@ -44,23 +44,18 @@ def register(sub: Any) -> None:
 
 
 
-def _printable(text: str, limit: int = 60) -> str:
-    """Untrusted names as one plain line: no control, bidi or escape characters (core/text.py), bounded."""
-    return one_line(str(text), limit)
-
-
 def _table(study: Any) -> str:
     def f(x: float | None) -> str:
         return "—" if x is None or x != x or x in (float("inf"), float("-inf")) else f"{x:.2f}"
 
-    lines = [f"IRT diagnostics — criterion {_printable(study.criterion)}",
+    lines = [f"IRT diagnostics — criterion {printable(study.criterion)}",
              f"{'judge':<28}{'n':>6}{'C_V':>7}{'ρ':>7}  {'Phase 1':<8}{'θ_ratio':>8}{'D_W':>7}"]
     for j in study.judges:
         p1 = {True: "pass", False: "fail", None: "—"}[j.phase1_pass]
-        lines.append(f"{_printable(j.judge, 27):<28}{len(j.ids):>6}{f(j.c_v):>7}{f(j.rho):>7}  {p1:<8}"
+        lines.append(f"{printable(j.judge, 27):<28}{len(j.ids):>6}{f(j.c_v):>7}{f(j.rho):>7}  {p1:<8}"
                      f"{f(j.theta_ratio):>8}{f(j.d_w):>7}")
     for j in study.judges:
-        lines.append(f"- {_printable(j.judge)}: {j.phase1_sentence}"
+        lines.append(f"- {printable(j.judge)}: {j.phase1_sentence}"
                      + (f"; {j.phase2_sentence}" if j.phase2_sentence else "")
                      + (f" [{j.reason}]" if j.reason else ""))
     return "\n".join(lines)

@@ -22,7 +22,7 @@ import argparse
 import sys
 from typing import Any
 
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import printable
 
 NAME = "jury"
 
@@ -51,11 +51,6 @@ def register(sub: Any) -> None:
 
 
 
-def _printable(text: str, limit: int = 60) -> str:
-    """Untrusted names as one plain line: no control, bidi or escape characters (core/text.py), bounded."""
-    return one_line(str(text), limit)
-
-
 def _table(study: Any) -> str:
     comp = {c.baseline: c for c in study.comparisons}
     lines = [f"splits: {study.splits} × 60/20/20, {study.split_words()}",
@@ -64,7 +59,7 @@ def _table(study: Any) -> str:
         c = comp.get(name)
         extra = f"{c.p_corrected:>8.3f}{c.p_value:>8.3f}{c.cliffs_delta:>+7.2f}" if c else f"{'':>8}{'':>8}{'':>7}"
         mark = " *" if c and c.p_corrected < study.claim_alpha else ""
-        lines.append(f"{_printable(name, 33):<34}{m.tau_mean:>11.3f}{m.tau_sd:>7.3f}{extra}{mark}")
+        lines.append(f"{printable(name, 33):<34}{m.tau_mean:>11.3f}{m.tau_sd:>7.3f}{extra}{mark}")
     verdict = "claims" if study.claims_improvement else "does not claim"
     lines.append(f"jury-on-demand {verdict} an improvement (one-sided corrected resampled t-test, Nadeau & Bengio, "
                  f"over {study.splits} splits; * p < {study.claim_alpha}; the paper's Wilcoxon beside it overstates "

@@ -23,11 +23,12 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from relgate_tui.demo.simulate import SIM_MODELS
     from relgate_tui.engine.certification.report import render_report, write_report
+    from relgate_tui.engine.certification.result import read_result
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.runs.paths import runs_dir
 
     store = open_run(args.run, runs_dir(args.run_dir))
-    doc = store.read_results()
+    doc = read_result(store)
     if doc is None:
         raise ValueError(
             f"run {store.run_id} has no results yet (status: {store.status}); rerun its certify command to finish it"

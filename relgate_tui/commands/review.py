@@ -328,15 +328,22 @@ def _pull(store: Any, args: argparse.Namespace) -> int:
         raise ReviewDenied("pulling the final labels needs every reviewer's label: connect as the role that ran "
                            f"`relgate review init` or a member of {ADJUDICATOR_ROLE} (a reviewer reads only the items "
                            "it labelled)") from None
+    from relgate_tui.engine.certification.result import RunResult
+
     path, written, doc = pull_into_run(state, runs_root=args.run_dir)
     store.mark_pulled(state.info.id)  # from now on no label of the session is withdrawn
+    r = RunResult.from_json(doc)
     for line in state.left_out:
         _say(line)
     _say(f"pulled {len(state.finalised.final)} final labels into run {path.name} ({written} changed)")
-    _say(misses_line(doc.get("review") or {}))
-    rl = doc.get("reliability_level")
-    _say(f"reliability level {'—' if rl is None else f'{rl:.1%}'}, M* = "
-         f"{'∞' if doc.get('m_star') is None else doc.get('m_star')}")
+    _say(misses_line(dict(r.review or {})))
+    rl, lb = r.reliability_level, r.reliability_lower_bound
+    _say(f"reliability level {'—' if rl is None else f'{rl:.1%}'}"
+         + ("" if lb is None else f" (≥ {lb:.1%}: {r.bound_name})")
+         + f", M* = {'∞' if r.m_star is None else r.m_star}"
+         + ("" if r.gate is None else f"; gate: {r.gate.summary()}"))
+    if r.fixed_n_line:
+        _say(r.fixed_n_line)
     return 0
 
 

@@ -51,6 +51,11 @@ def one_line(text: str, limit: int | None = None) -> str:
     return text
 
 
+def printable(text: object, limit: int = 60) -> str:
+    """An untrusted name (a judge, a criterion, a field) as one plain bounded line: :func:`one_line` of its text."""
+    return one_line(str(text), limit)
+
+
 def csv_cell(value: object) -> object:
     """A CSV cell that a spreadsheet will not run as a formula: text starting with ``= + - @`` (tab, CR) gets a
     leading apostrophe; numbers and None pass through (a negative number is data, not a formula)."""
@@ -75,3 +80,8 @@ def counted(n: int, noun: str, plural: str | None = None, *, grouped: bool = Fal
     writes the number with thousands separators ("1,204 rows")."""
     number = f"{n:,}" if grouped else f"{n}"
     return f"{number} {noun if n == 1 else plural or noun + 's'}"
+
+
+def as_misses(n: int) -> str:
+    """"1 disputed item counted as a miss", "3 disputed items counted as misses"."""
+    return f"{counted(n, 'disputed item')} counted as {'a miss' if n == 1 else 'misses'}"

@@ -167,6 +167,7 @@ class CompareScreen(Screen[None]):
     def render_paired(self) -> None:
         """The paired gate (B = second run vs A = first) and the items B lost and won; hidden unless two runs."""
         from relgate_tui.engine.certification.paired_runs import paired_view, question_hash
+        from relgate_tui.engine.certification.result import RunResult
         from relgate_tui.errors import DataError
 
         label = self.query_one("#compare-paired", Label)
@@ -177,7 +178,7 @@ class CompareScreen(Screen[None]):
         if not two:
             self.paired = None
             return
-        docs = [s.document(self.alpha) for s in self.sessions]
+        docs = [RunResult.from_json(s.document(self.alpha)) for s in self.sessions]
         items = [s.prepared.items for s in self.sessions]
         questions = tuple({it.id: question_hash(it.question, it.choices) for it in its} for its in items)
         texts = tuple({it.id: it.question for it in its} for its in items)

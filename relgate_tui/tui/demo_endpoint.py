@@ -1,6 +1,6 @@
 """The embedded demo as the TUI offers it: started in-process on loopback (:func:`start_demo`), listed as an endpoint
 choice (:func:`demo_endpoint`), and the simulated model names (:data:`SIMULATED_MODELS`) the front ends pass to
-:func:`~relgate_tui.engine.certification.setup.looks_simulated` — the engine never imports the demo."""
+:func:`~relgate_tui.engine.runs.listing.looks_simulated` — the engine never imports the demo."""
 
 from __future__ import annotations
 

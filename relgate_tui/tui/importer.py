@@ -14,10 +14,9 @@ finishes (or fails) on its own and, being atomic, either adds a complete run or 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -29,6 +28,9 @@ from textual.worker import Worker, WorkerState
 
 from relgate_tui.tui.widgets.filetree import SuffixTree
 from relgate_tui.tui.widgets.safetext import safe_line
+
+if TYPE_CHECKING:
+    from relgate_tui.engine.certification.result import RunResult
 
 __all__ = ["ImportDone", "ImportScreen", "LogTree", "detect_kind", "flags_summary"]
 
@@ -82,18 +84,16 @@ def detect_kind(path: Path) -> str | None:
     return None
 
 
-def flags_summary(doc: Mapping[str, Any]) -> str:
+def flags_summary(r: RunResult) -> str:
     """One line: items, K, source tool and the import flags, e.g. ``12 items flagged: fixed seed``."""
-    imp = doc.get("imported_from") or {}
-    n_items = (doc.get("task") or {}).get("items", "?")
-    head = f"imported {n_items} items × K = {imp.get('k', '?')} from {imp.get('tool', '?')}"
-    n_flagged = int(imp.get("n_flagged") or 0)
-    if not n_flagged:
+    imp = r.imported
+    k = "?" if imp is None or imp.k is None else imp.k
+    head = f"imported {r.task.items} items × K = {k} from {'?' if imp is None else imp.tool}"
+    if imp is None or not imp.n_flagged:
         return head + "; no items flagged"
-    flags = imp.get("flags") or {}
-    named = [(str(f).replace("_", " "), c) for f, c in flags.items()]
+    named = [(f.replace("_", " "), c) for f, c in imp.flags]
     detail = named[0][0] if len(named) == 1 else ", ".join(f"{n} {c}" for n, c in named)
-    return f"{head}; {n_flagged} item{'s' if n_flagged != 1 else ''} flagged: {detail}"
+    return f"{head}; {imp.n_flagged} item{'s' if imp.n_flagged != 1 else ''} flagged: {detail}"
 
 
 class LogTree(SuffixTree):
@@ -192,17 +192,17 @@ class ImportScreen(ModalScreen["ImportDone | None"]):
     @work(thread=True, exclusive=True, group="import", exit_on_error=False)
     def _import(self, kind: str, path: Path, task: str | None, canon: str | None) -> ImportDone:
         from relgate_tui.engine.importers import load_log
-        from relgate_tui.engine.importers.run import ImportOptions, import_log
+        from relgate_tui.engine.importers.run import ImportOptions, import_log, level_counts
 
         log = load_log(kind, path, task)
         outcome = import_log(log, ImportOptions(canon=canon, run_dir=str(self.runs_dir)))
-        doc = outcome.document
-        summary = flags_summary(doc) + ("; run already existed, results recomputed" if outcome.reused else "")
-        n, level = doc.get("reliability_n"), doc.get("reliability_level")
-        if isinstance(n, int) and n > 0 and isinstance(level, (int, float)):  # issue 31 item 26: the tool's k/n
-            k = int(round(float(level) * (n + 1)))
+        result = outcome.result
+        summary = flags_summary(result) + ("; run already existed, results recomputed" if outcome.reused else "")
+        counts = level_counts(result)
+        if counts is not None:  # issue 31 item 26: the tool's k/n, from the integer counts
+            k, n = counts
             summary += f"; level {k}/{n + 1} (an accuracy of {k}/{n})"
-        return ImportDone(outcome.run_path, str(doc.get("run_id", "")), summary)
+        return ImportDone(outcome.run_path, result.run_id, summary)
 
     @on(Worker.StateChanged)
     def _import_state(self, event: Worker.StateChanged) -> None:

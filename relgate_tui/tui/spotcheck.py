@@ -233,8 +233,8 @@ class SpotCheckScreen(Screen[str]):
         t.append(f"≥ {_pct(live.lower if p.n else None)}", style="bold")
         t.append(f" with {p.confidence:.0%} confidence, at any stopping point\n")
         if p.n:
-            t.append(f"(Results shows ≥ {_pct(p.reliability_lower_bound)}: Clopper–Pearson, valid only for a "
-                     "number of labels fixed in advance)\n", style="dim")
+            t.append(f"(fixed-n Clopper–Pearson ≥ {_pct(p.fixed_n_lower_bound)}: valid only if the number of "
+                     "labels was fixed before labelling)\n", style="dim")
         if gate is not None:
             t.append(f"gate {gate:.0%}: ", style="dim")
             style = {"PASS": "bold green", "FAIL": "bold red"}.get(live.decided or "", "yellow")

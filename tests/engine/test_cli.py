@@ -341,7 +341,8 @@ def test_markdown_report_shows_gate_basis_and_section_3_6_readouts(first_run) ->
     from relgate_tui.engine.certification.report import render_report
 
     doc = {**first_run["doc"], "min_reliability": 0.5, "passed": True, "n_skipped": 2,
-           "gate": {"summary": "PASS: 95% lower bound 80.0% ≥ gate 50.0% (level 90.0%)"},
+           "gate": {"threshold": 0.5, "gate_on": "bound", "value": 0.8, "level": 0.9, "lower_bound": 0.8,
+                    "confidence": 0.95, "passed": True, "summary": "PASS: 95% lower bound 80.0% ≥ gate 50.0% (level 90.0%)"},
            "worst_case": {"level": 0.8, "lower_bound": 0.7, "n_skipped": 2}}
     md = render_report(doc, "md")
     assert "95% lower bound 80.0% ≥ gate 50.0% (level 90.0%)" in md

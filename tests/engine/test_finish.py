@@ -126,9 +126,10 @@ def test_every_caller_of_finish_gives_the_pipeline_s_document(certified):
     assert _comparable(end.document) == _comparable(piped)
     assert end.document["calls"] == piped["calls"]
     # one gate decision everywhere: the typed result, the JSON, the TUI's results view and spot-check panel
-    assert end.result.gate_decision is not None and end.result.gate_decision.to_json() == piped["gate"]
-    assert decision == view.result.gate_decision == end.result.gate_decision
-    assert end.result.gate_decision.gate_on == gate_on
+    assert end.core is not None and end.core.gate_decision is not None
+    assert end.core.gate_decision.to_json() == piped["gate"] and end.gate == end.core.gate_decision
+    assert decision == view.result.gate_decision == end.core.gate_decision
+    assert end.core.gate_decision.gate_on == gate_on
 
 
 def test_the_report_and_the_cli_show_the_decision(certified, tmp_path):
@@ -162,3 +163,35 @@ def test_the_importer_s_document_is_finish_s_on_the_stored_run(tmp_path):
     finally:
         session.close()
     assert {k: v for k, v in stored.items() if k != "imported_from"} == viewed
+
+
+def test_a_pulled_judge_assisted_run_shows_one_bound_everywhere(certified, capsys):
+    """Issue 37 §2 on the pulled and the judge-assisted run: the run's bound is the human-only bound its watch rule
+    gives (anytime: people labelled) in JSON, the report's sentence, the CLI summary and Results' view model; the
+    gate line names the judge-assisted bound, never "the better bound"; the fixed-n value is shown once, by name."""
+    from relgate_tui.commands.certify_summary import print_summary
+    from relgate_tui.engine.certification.report import report_markdown
+    from relgate_tui.engine.certification.result import RunResult
+
+    gate_on, c = certified
+    for doc in (c["pulled"], c["pipeline"]):
+        r = RunResult.from_json(doc)
+        assert doc["reliability_watch"] == "anytime" and r.gate is not None and r.gate.watch == "anytime"
+        assert doc["reliability_lower_bound"] == r.gate.lower_bound == r.reliability_lower_bound
+        assert doc["reliability_lower_bound_fixed_n"] > doc["reliability_lower_bound"]
+        md = report_markdown(r)
+        bound = f"{100 * r.reliability_lower_bound:.1f}%"
+        assert f"Top answer right on ≥ {bound} of such questions" in md and "Fixed-n Clopper–Pearson" in md
+        print_summary(r, "p")
+        err = capsys.readouterr().err
+        assert f"(≥ {bound}: 95% anytime lower bound" in err and "better bound" not in err
+        assert "gate (on the judge-assisted bound): " in err
+        cost = r.judge_cost
+        assert (cost is not None) == (r.gate.assisted_lower_bound < r.gate.lower_bound)
+        assert (cost or "") in err and (cost or "") in md
+    session = Session.open(c["run_path"])
+    try:
+        view = session.results(session.alpha, gate=GATE, gate_on=gate_on, confidence=0.95)
+    finally:
+        session.close()
+    assert view.headline == c["pulled"]["reliability_lower_bound"]

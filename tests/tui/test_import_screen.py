@@ -52,13 +52,15 @@ def test_detect_kind_on_the_real_fixtures() -> None:
 
 
 def test_flags_summary_wording() -> None:
-    doc = {"task": {"items": 20}, "imported_from": {"tool": "lm-eval", "k": 5, "n_flagged": 12,
-                                                    "flags": {"fixed_seed": 12}}}
-    assert flags_summary(doc) == "imported 20 items × K = 5 from lm-eval; 12 items flagged: fixed seed"
+    from relgate_tui.engine.certification.result import RunResult
+
+    doc = {"run_id": "r", "task": {"items": 20}, "imported_from": {"tool": "lm-eval", "k": 5, "n_flagged": 12,
+                                                                   "flags": {"fixed_seed": 12}}}
+    assert flags_summary(RunResult.from_json(doc)) == "imported 20 items × K = 5 from lm-eval; 12 items flagged: fixed seed"
     doc["imported_from"].update(n_flagged=3, flags={"temperature_0": 3, "identical_repeats": 1})
-    assert flags_summary(doc).endswith("3 items flagged: temperature 0 3, identical repeats 1")
+    assert flags_summary(RunResult.from_json(doc)).endswith("3 items flagged: temperature 0 3, identical repeats 1")
     doc["imported_from"].update(n_flagged=0, flags={})
-    assert flags_summary(doc).endswith("no items flagged")
+    assert flags_summary(RunResult.from_json(doc)).endswith("no items flagged")
 
 
 async def test_import_a_real_lm_eval_log_from_the_tree(services, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -194,13 +194,14 @@ async def test_live_gate_is_anytime_valid_and_says_when_it_is_decided(services, 
         p = session.spot_progress(confidence=0.9)
         live = sequential_gate(round(p.reliability_level * (p.n + 1)), p.n, 0.5, 0.9)
         assert f"≥ {100 * live.lower:.1f}%" in text and "with 90% confidence, at any stopping point" in text
-        assert live.lower < p.reliability_lower_bound  # anytime validity is paid for in width
+        assert live.lower < p.fixed_n_lower_bound  # anytime validity is paid for in width
         # issue 24 §5: a decision names how many verified items it rests on and who verified them
         expected = live.summary() if live.decided is None else f"decided {live.decided} on {p.n} verified items"
         assert "gate 50%: " + expected in text
         assert ("decided PASS on" in text) == (live.decided == "PASS")
         assert f"{p.by_hand} by you, {p.automatic} by reference" in text
-        assert f"Results shows ≥ {100 * p.reliability_lower_bound:.1f}%: Clopper–Pearson" in text
+        assert (f"fixed-n Clopper–Pearson ≥ {100 * p.fixed_n_lower_bound:.1f}%: valid only if the number of labels "
+                "was fixed before labelling") in text
 
 
 async def test_live_gate_decided_by_references_alone_says_so(services):

@@ -14,9 +14,13 @@ Conventions (each is a decision, stated once here):
   counted in ``n_skipped``; items not yet verified are counted in ``n_pending``.
 * **Deployment items** get prediction sets ``top-M*`` (all observed classes when M* = ∞). When they also have
   references, the validation metrics of §3.6 are computed on them (held out from M*).
-* **Reliability level** (Def. 2.4) ``1 − α* = #{s_i ≤ 1} / (n + 1)`` with its one-sided Clopper–Pearson lower bound
-  on #{s_i ≤ 1} out of n. By default (``reliability_scope="all_verified"``, SPEC §3.5) it uses *all* verified items:
-  the calibration items and the deployment items with references; ``"calibration"`` restricts it to the former.
+* **Reliability level** (Def. 2.4) ``1 − α* = #{s_i ≤ 1} / (n + 1)`` with **the** lower bound of the run: the one its
+  gate decides on (``watch``, :func:`~relgate_tui.core.certification.gate.watched_lower_bound`) — the one-sided
+  Clopper–Pearson bound on #{s_i ≤ 1} out of n when every verdict came from a reference (decided once) or at a
+  one-look's planned labels, the anytime confidence sequence once a person labelled. The fixed-n Clopper–Pearson value
+  is kept as ``fixed_n_lower_bound`` (valid only if the number of labels was fixed before labelling). By default
+  (``reliability_scope="all_verified"``, SPEC §3.5) it uses *all* verified items: the calibration items and the
+  deployment items with references; ``"calibration"`` restricts it to the former.
 * **Covered** means the displayed set contains an acceptable class: a *finite* score ≤ M*. With M* = ∞ the
   theoretical trivial set is the whole answer space, but relgate shows observed classes, so an item whose acceptable
   answer was never sampled is a miss (paper Fig. 2 caption: such items cannot be covered by any finite set).
@@ -70,10 +74,12 @@ from relgate_tui.core.certification.conformal import calibration_message
 from relgate_tui.core.certification.gate import (
     GATE_ON_CHOICES,
     HUMAN_GATES,
+    WATCH,
     GateDecision,
     GateOn,
     check_gate_on,
     decide_gate,
+    watched_lower_bound,
 )
 from relgate_tui.core.certification.intervals import (
     Proportion,
@@ -316,7 +322,7 @@ class CertificationResult:
     reliability_n: int
     reliability_successes: int
     reliability_level: float | None  # None with no verified item (issue 33 §7)
-    reliability_lower_bound: float | None
+    reliability_lower_bound: float | None  # *the* lower bound: the one of ``watch``, the gate's (gate.py)
     n_deployment: int
     set_sizes: np.ndarray
     average_set_size: float
@@ -338,6 +344,29 @@ class CertificationResult:
     worst_case_level: float = math.nan
     worst_case_lower_bound: float = math.nan
     adaptive: AdaptiveSets | None = None
+    fixed_n_lower_bound: float | None = None  # the one-look Clopper–Pearson L(x, n): valid only for a fixed n
+    watch: str = "once"
+    planned: int | None = None
+
+    @property
+    def bound_differs(self) -> bool:
+        """The fixed-n Clopper–Pearson bound is not the run's bound (a person labelled, or a one-look not at its
+        planned labels): it is then shown once, under its own name and with its condition."""
+        return self.fixed_n_lower_bound != self.reliability_lower_bound and self.fixed_n_lower_bound is not None
+
+    @property
+    def bound_label(self) -> str:
+        """The run's bound by name, with its confidence: "95% lower bound" (every verdict from a reference, decided
+        once), "95% anytime lower bound" (a person labelled), "95% one-look lower bound"."""
+        kind = {"anytime": "anytime ", "one-look": "one-look "}.get(self.watch, "")
+        return f"{self.confidence:.0%} {kind}lower bound"
+
+    @property
+    def bound_note(self) -> str | None:
+        """Why there is no bound although items are verified (a one-look before its planned labels), else None."""
+        if self.reliability_lower_bound is None and self.reliability_n and self.watch == "one-look":
+            return f"not decided yet: one-look at {self.planned} labels, {self.reliability_n} so far"
+        return None
 
     @property
     def no_guarantee(self) -> bool:
@@ -369,6 +398,8 @@ def compute_results(
     if gate is not None and not 0.0 <= gate <= 1.0:
         raise ValueError(f"the gate threshold must be in [0, 1], got {gate!r}")
     check_gate_on(gate_on)
+    if watch not in WATCH:
+        raise ValueError(f"watch must be one of {', '.join(WATCH)}, got {watch!r}")
     if reliability_scope not in ("all_verified", "calibration"):
         raise ValueError(f"reliability_scope must be 'all_verified' or 'calibration', got {reliability_scope!r}")
 
@@ -383,7 +414,9 @@ def compute_results(
         rel_x += inp.reference_top
     # no verified item: no number (issue 33 §7)
     level = rel_x / (rel_n + 1) if rel_n else None
-    lower = clopper_pearson_lower(rel_x, rel_n, confidence) if rel_n else None
+    fixed_n = clopper_pearson_lower(rel_x, rel_n, confidence) if rel_n else None
+    # the run's bound is its gate's: the bound of ``watch`` (gate.py), Clopper–Pearson only when decided once
+    lower = fixed_n if watch == "once" else watched_lower_bound(rel_x, rel_n, confidence, watch, planned)
 
     # Prediction-set sizes: top-M*, all observed classes when M* = ∞ or M* > class count.
     ncls = inp.deployment_n_classes
@@ -457,6 +490,9 @@ def compute_results(
         worst_case_level=worst_level,
         worst_case_lower_bound=worst_lower,
         adaptive=adaptive,
+        fixed_n_lower_bound=fixed_n,
+        watch=watch,
+        planned=int(planned) if watch == "one-look" and planned is not None else None,
     )
 
 

@@ -51,7 +51,8 @@ from relgate_tui.core.certification.intervals import (
 )
 
 __all__ = ["ASSISTED_GATES", "GATE_ON_CHOICES", "HUMAN_GATES", "GateDecision", "GateOn", "SequentialGate", "WATCH",
-           "ASSISTED_UNUSABLE_NOTE", "NO_VERIFIED_ITEMS", "check_gate_on", "decide_gate", "sequential_gate"]
+           "ASSISTED_UNUSABLE_NOTE", "NO_VERIFIED_ITEMS", "check_gate_on", "decide_gate", "sequential_gate",
+           "watched_lower_bound"]
 
 GateOn = Literal["bound", "level", "assisted", "best"]
 GATE_ON_CHOICES: tuple[str, ...] = get_args(GateOn)
@@ -149,6 +150,21 @@ class GateDecision:
         return out
 
 
+def watched_lower_bound(successes: int, n: int, confidence: float, watch: str = "once",
+                        planned: int | None = None) -> float | None:
+    """The human-only lower bound a gate of ``watch`` decides on after ``successes`` of ``n`` (module docstring) —
+    *the* lower bound of a run, the one every front end shows: the exact Clopper–Pearson L(x, n) with ``watch``
+    "once" and for a one-look at exactly its ``planned`` labels; the beta-binomial confidence sequence's lower end
+    (anytime-valid, :func:`~relgate_tui.core.certification.intervals.confidence_sequence_end`) with "anytime" and past
+    a one-look's plan; None with n = 0 and before a one-look's planned labels (nothing to decide on)."""
+    x, n = int(successes), int(n)
+    if n == 0 or (watch == "one-look" and planned is not None and n < int(planned)):
+        return None
+    if watch == "once" or (watch == "one-look" and n == planned):
+        return clopper_pearson_lower(x, n, confidence)
+    return float(confidence_sequence_end(x, n, confidence, end="lower"))
+
+
 def decide_gate(threshold: float, *, successes: int, n: int, confidence: float, gate_on: str = "bound",
                 assisted: Callable[[float], float] | None = None, undecided: str | None = None,
                 watch: str = "once", planned: int | None = None) -> GateDecision:
@@ -168,21 +184,13 @@ def decide_gate(threshold: float, *, successes: int, n: int, confidence: float, 
         raise ValueError(f"successes and n must satisfy 0 <= successes <= n, got {x} of {n}")
     level = x / (n + 1) if n > 0 else None
     note: str | None = None
-    if n == 0:
-        lower = None
-    elif watch == "once":
-        lower = clopper_pearson_lower(x, n, confidence)
-    elif watch == "one-look" and n < int(planned):  # type: ignore[arg-type]
-        lower = None  # as watched.human_only_bound(mode="one-look"): nothing before the planned labels
-        if undecided is None:
+    lower = watched_lower_bound(x, n, confidence, watch, planned)
+    if watch == "one-look" and 0 < n < int(planned):  # type: ignore[arg-type]
+        if undecided is None:  # as watched.human_only_bound(mode="one-look"): nothing before the planned labels
             undecided = f"undecided: not decided yet: one-look at {planned} labels, {n} so far"
-    elif watch == "one-look" and n == planned:
-        lower = clopper_pearson_lower(x, n, confidence)
-    else:  # anytime (watched.human_only_bound's confidence sequence), also past a one-look's plan
-        lower = float(confidence_sequence_end(x, n, confidence, end="lower"))
-        if watch == "one-look":
-            note = (f"{n} labels, more than the one-look plan of {planned}: decided on the anytime bound (valid at "
-                    "every n)")
+    elif watch == "one-look" and n > int(planned):  # type: ignore[arg-type]
+        note = (f"{n} labels, more than the one-look plan of {planned}: decided on the anytime bound (valid at "
+                "every n)")
     assisted_value = None
     if on in ASSISTED_GATES and assisted is None:
         on, note = "bound", ASSISTED_UNUSABLE_NOTE if note is None else f"{ASSISTED_UNUSABLE_NOTE}; {note}"

@@ -7,8 +7,11 @@ Public names, by module:
 * :mod:`.certify` — ``CertifyConfig``, ``Prepared``, ``prepare``, ``open_prepared``, ``run_identity``,
   ``reference_classes``, ``analyse_prepared``, ``results_document``, ``build_document``: the config, the prepared
   run and the result document (``build_document`` is called only by :mod:`.finish`);
-* :mod:`.finish` — ``finish`` → ``Finished``: the one end of a run (labels, judge sections, gate, document, status)
+* :mod:`.finish` — ``finish`` → ``RunResult``: the one end of a run (labels, judge sections, gate, document, status)
   that ``relgate certify``, the TUI session, ``review pull`` and the importer call;
+* :mod:`.result` — ``RunResult`` (``to_json``/``from_json``, versioned by ``schema``), ``read_result``,
+  ``write_result``: a run's result, typed — the only reader and writer of ``results.json``; its
+  ``reliability_lower_bound`` is the run's bound, the one its gate decides on;
 * :mod:`.assisted` — ``AssistedSection``, ``AssistedRow``, ``assisted_section``, ``section_from_rows``,
   ``recompute``, ``labelled_arrays``: the verification judge's typed section (``to_json()`` is the results'
   ``judge_assisted`` block);

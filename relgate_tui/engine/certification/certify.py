@@ -53,7 +53,6 @@ from relgate_tui.engine.certification.analysis import (
 from relgate_tui.engine.certification.assisted import AssistedSection
 from relgate_tui.engine.certification.identity import VERIFICATION_MODES, reference_classes, run_identity
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
-from relgate_tui.engine.review.summary import read_review_summary
 from relgate_tui.engine.runs.labels_file import (
     CRASH_AFTER_LABELS_ENV,
     apply_labels,
@@ -70,6 +69,7 @@ __all__ = ["CertifyError", "CertifyConfig", "CallCounts", "Prepared", "ItemAnaly
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 STOPPING_CHOICES = ("anytime", "paper", "none")
+RESULT_SCHEMA = 2  # :data:`relgate_tui.engine.certification.result.SCHEMA`: "reliability_lower_bound" is the run's bound
 
 
 # ------------------------------------------------------------------------------------------------------------ config
@@ -320,7 +320,13 @@ def results_document(
     cost = None
     if prices is not None:
         cost = (usage.get("prompt_tokens", 0) * prices[0] + usage.get("completion_tokens", 0) * prices[1]) / 1e6
+    bound_fields: dict[str, Any] = {}
+    if res.watch != "once":  # a person labelled (or a one-look): the fixed-n value under its own name, once
+        bound_fields = {"reliability_watch": res.watch}
+        if res.bound_differs:
+            bound_fields["reliability_lower_bound_fixed_n"] = res.fixed_n_lower_bound
     return {
+        "schema": RESULT_SCHEMA,
         "relgate_version": __version__,
         "run_id": header["run_id"],
         "endpoint": header["endpoint"],
@@ -339,6 +345,7 @@ def results_document(
         "reliability_level": res.reliability_level,
         "reliability_lower_bound": res.reliability_lower_bound,
         "reliability_n": res.reliability_n,
+        **bound_fields,
         "confidence": res.confidence,
         "m_star": None if math.isinf(m_star) else int(m_star),
         "calibration_message": res.calibration_message,
@@ -544,10 +551,11 @@ def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confi
 def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, calls: CallCounts,
                    confidence: float = 0.95, gate: float | None = None, judge: dict[str, Any] | None = None,
                    gate_on: str | None = None, assisted: AssistedSection | None = None,
-                   result: core_certify.CertificationResult | None = None) -> dict[str, Any]:
+                   result: core_certify.CertificationResult | None = None,
+                   review: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The run's ``results.json`` (CLI and TUI): :func:`results_document` over the run's header, config and prices, plus
-    ``judge`` (``pairwise_judge``, :func:`judge_section`) and ``assisted`` (``judge_assisted``; its bound feeds the
-    "assisted"/"best" gates)."""
+    ``judge`` (``pairwise_judge``, :func:`judge_section`), ``assisted`` (``judge_assisted``; its bound feeds the
+    "assisted"/"best" gates) and ``review`` (the last ``relgate review pull``'s summary, handed in by ``finish``)."""
     cfg = prepared.config
     on = gate_on or cfg.gate_on
     doc = results_document(
@@ -564,7 +572,6 @@ def build_document(prepared: Prepared, analysis: Analysis, *, alpha: float, call
         doc["pairwise_judge"] = judge
     if assisted is not None:
         doc["judge_assisted"] = assisted.to_json()
-    review = read_review_summary(prepared.store.path)
     if review is not None:  # the last `relgate review pull` into this run (issue 21)
-        doc["review"] = review
+        doc["review"] = dict(review)
     return doc

@@ -12,25 +12,26 @@ The steps, in order:
 4. the result at ``alpha`` with its gate (:func:`relgate_tui.core.certification.gate.decide_gate`, the one gate rule;
    the assisted bound feeds the "assisted"/"best" gates) and the document built once from them
    (:func:`~relgate_tui.engine.certification.certify.build_document`, called nowhere else);
-5. with ``write``: ``results.json`` and the run's status (incomplete while sampling is incomplete, "labelling" while
-   ``pending`` human verdicts are missing, else complete).
+5. the :class:`~relgate_tui.engine.certification.result.RunResult` of that document; with ``write``:
+   ``results.json`` (:func:`~relgate_tui.engine.certification.result.write_result`) and the run's status
+   (incomplete while sampling is incomplete, "labelling" while ``pending`` human verdicts are missing, else complete).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from relgate_tui.core.certification.certify import CertificationResult
 from relgate_tui.engine.certification.analysis import Analysis, CallCounts
-from relgate_tui.engine.certification.assisted import AssistedSection, assisted_section
+from relgate_tui.engine.certification.assisted import assisted_section
 from relgate_tui.engine.certification.certify import Prepared, analyse_prepared, build_document, judge_section
+from relgate_tui.engine.certification.result import RunResult, write_result
+from relgate_tui.engine.runs.files import read_review_summary
 from relgate_tui.engine.runs.labels_file import apply_labels, check_label_ranks
 from relgate_tui.engine.runs.store import Label, RunStatus
 
-__all__ = ["FROM_CONFIG", "Finished", "finish"]
+__all__ = ["FROM_CONFIG", "finish"]
 
 
 class _Config(Enum):
@@ -41,38 +42,22 @@ FROM_CONFIG = _Config.FROM_CONFIG
 """``finish(gate=…)``'s default: the run's configured ``min_reliability`` (None means "no gate")."""
 
 
-@dataclass(frozen=True, eq=False)
-class Finished:
-    """What :func:`finish` made: the typed result (with its gate decision), the two judge sections, the document built
-    once from them, the status the run is in (None when it was not written) and how many labels were written."""
-
-    result: CertificationResult
-    analysis: Analysis
-    judge: dict[str, Any] | None
-    assisted: AssistedSection | None
-    document: dict[str, Any]
-    status: RunStatus | None
-    labels_written: int = 0
-
-    @property
-    def passed(self) -> bool | None:
-        return self.document.get("passed")
-
-
 def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (), alpha: float | None = None,
            confidence: float | None = None, gate: float | None | _Config = FROM_CONFIG, gate_on: str | None = None,
            write: bool = True, labels_source: str = "labels", analysis: Analysis | None = None,
            samples_by_item: Mapping[str, Sequence[Any]] | None = None, judge_calls: Any = None,
            verify_calls: CallCounts | None = None, judgements: Any = None, pending: bool = False,
            set_status: bool = True, item_fields: Mapping[str, Mapping[str, Any]] | None = None,
-           doc_fields: Mapping[str, Any] | None = None) -> Finished:
+           doc_fields: Mapping[str, Any] | None = None, review: Mapping[str, Any] | None = None) -> RunResult:
     """Finish ``prepared`` (module docstring). ``alpha``, ``confidence``, ``gate`` (min reliability) and ``gate_on``
     default to the run's config (``gate`` None: no gate). ``labels_source`` names the labels in an error; ``analysis``: the caller's current
     analysis (used when no label is written); ``samples_by_item``: the samples when the caller holds them (the
     importer); ``judge_calls``/``verify_calls``/``judgements``: what the judge passes report; ``pending``: human
     verdicts are still missing (status "labelling"); ``set_status`` False leaves the status alone (a TUI run whose
     sampling pass has not ended); ``item_fields``/``doc_fields``: fields added to the document's items / top level
-    (the importer's flags and provenance)."""
+    (the importer's flags and provenance); ``review``: the run's team-review summary (``review`` section; None: the
+    one the run store holds from the last ``relgate review pull``). Returns the :class:`RunResult` (with the core's
+    result, the labels written and the status set)."""
     cfg = prepared.config
     a_ = cfg.alpha if alpha is None else alpha
     conf = cfg.confidence if confidence is None else confidence
@@ -94,7 +79,8 @@ def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (
     result = analysis.results(a_, conf, threshold, on, None if assisted is None else assisted.gate_bound(),
                               one_look=cfg.one_look)
     doc = build_document(prepared, analysis, alpha=a_, calls=calls, confidence=conf, gate=threshold, judge=judge,
-                         gate_on=on, assisted=assisted, result=result)
+                         gate_on=on, assisted=assisted, result=result,
+                         review=read_review_summary(prepared.store.path) if review is None else review)
     if item_fields:
         for entry in doc.get("items", []):
             doc_extra = item_fields.get(entry.get("id"))
@@ -103,11 +89,12 @@ def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (
     if doc_fields:
         doc.update(doc_fields)
     status = None
+    if write and set_status:
+        status = (RunStatus.INCOMPLETE if not analysis.sampling_complete else
+                  RunStatus.LABELLING if pending else RunStatus.COMPLETE)
+    out = RunResult.from_json(doc, core=result, analysis=analysis, labels_written=written, status=status)
     if write:
-        prepared.store.write_results(doc)
-        if set_status:
-            status = (RunStatus.INCOMPLETE if not analysis.sampling_complete else
-                      RunStatus.LABELLING if pending else RunStatus.COMPLETE)
-            if prepared.store.run_status != status:
-                prepared.store.set_status(status)
-    return Finished(result, analysis, judge, assisted, doc, status, written)
+        write_result(prepared.store, out)
+        if status is not None and prepared.store.run_status != status:
+            prepared.store.set_status(status)
+    return out

@@ -29,6 +29,7 @@ from typing import Any
 from relgate_tui import __version__
 from relgate_tui.core.certification.paired import more_paired_items, paired_table, paired_test, set_size_difference
 from relgate_tui.core.text import counted, one_line
+from relgate_tui.engine.certification.result import ItemEntry, RunResult
 from relgate_tui.errors import DataError
 
 __all__ = ["compare_runs", "compare_documents", "paired_view", "PairedView", "ItemChange", "EXIT_CODES",
@@ -49,17 +50,16 @@ def _question_key(text: str) -> str:
     return " ".join(str(text).split()).casefold()
 
 
-def _keyed(doc: Mapping[str, Any], by_hash: bool,
-           questions: Mapping[str, str] | None = None) -> dict[str, Mapping[str, Any]]:
+def _keyed(r: RunResult, by_hash: bool, questions: Mapping[str, str] | None = None) -> dict[str, ItemEntry]:
     """Items keyed by document hash, by id, or (``questions``: id → question text) by question text; a question
     asked twice in one run pairs nothing (it is left out)."""
-    out: dict[str, Mapping[str, Any]] = {}
+    out: dict[str, ItemEntry] = {}
     repeated: set[str] = set()
-    for entry in doc.get("items") or []:
-        if not (isinstance(entry, Mapping) and isinstance(entry.get("id"), str)):
+    for entry in r.items:
+        if not entry.id:
             continue
         if questions is not None:
-            text = questions.get(entry["id"])
+            text = questions.get(entry.id)
             if not text or not text.strip():
                 continue
             key = _question_key(text)
@@ -67,25 +67,24 @@ def _keyed(doc: Mapping[str, Any], by_hash: bool,
                 repeated.add(key)
             out[key] = entry
         else:
-            out[str(entry["doc_hash"]) if by_hash else entry["id"]] = entry
+            out[str(entry.doc_hash) if by_hash else entry.id] = entry
     for key in repeated:
         del out[key]
     return out
 
 
-def id_spaces(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], n: int = 3) -> str:
+def id_spaces(a: RunResult, b: RunResult, n: int = 3) -> str:
     """"A's ids: 0, 1, 2 …; B's ids: add3-0001, …" — what each run calls its items (for a "share no item" message)."""
-    def sample(doc: Mapping[str, Any]) -> str:
-        ids = [str(e["id"]) for e in doc.get("items") or [] if isinstance(e, Mapping) and isinstance(e.get("id"), str)]
+    def sample(r: RunResult) -> str:
+        ids = [e.id for e in r.items if e.id]
         return ", ".join(one_line(i)[:40] for i in ids[:n]) + (" …" if len(ids) > n else "") if ids else "none"
 
-    return f"A's ids: {sample(doc_a)}; B's ids: {sample(doc_b)}"
+    return f"A's ids: {sample(a)}; B's ids: {sample(b)}"
 
 
-def _hashable(doc: Mapping[str, Any]) -> bool:
-    items = [e for e in doc.get("items") or [] if isinstance(e, Mapping)]
-    hashes = [e.get("doc_hash") for e in items]
-    return bool(items) and all(isinstance(h, str) and h for h in hashes) and len(set(hashes)) == len(hashes)
+def _hashable(r: RunResult) -> bool:
+    hashes = [e.doc_hash for e in r.items]
+    return bool(hashes) and all(hashes) and len(set(hashes)) == len(hashes)
 
 
 def question_hash(question: str, choices: Any = ()) -> str:
@@ -106,8 +105,8 @@ def same_item(question_a: str | None, question_b: str | None, refs_a: Any = (), 
     return bool(qa and qb) and (qa in qb or qb in qa)
 
 
-def _identity_check(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], a: Mapping[str, Mapping[str, Any]],
-                    b: Mapping[str, Mapping[str, Any]], shared: list[str], by_hash: bool,
+def _identity_check(doc_a: RunResult, doc_b: RunResult, a: Mapping[str, ItemEntry],
+                    b: Mapping[str, ItemEntry], shared: list[str], by_hash: bool,
                     questions: tuple[Mapping[str, str], Mapping[str, str]] | None,
                     texts: tuple[Mapping[str, str], Mapping[str, str]] | None,
                     references: tuple[Mapping[str, Any], Mapping[str, Any]] | None) -> list[str]:
@@ -116,29 +115,28 @@ def _identity_check(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], a: Mappi
     if questions is None:
         return []
     qa, qb = questions
-    differ = [k for k in shared if qa.get(str(a[k]["id"])) != qb.get(str(b[k]["id"]))]
+    differ = [k for k in shared if qa.get(a[k].id) != qb.get(b[k].id)]
     if by_hash or not differ:
         return differ  # one document hash: one document, whatever prompt each harness rendered from it
     ta, tb = texts if texts is not None else ({}, {})
     ra, rb = references if references is not None else ({}, {})
     other = [k for k in differ
-             if not same_item(ta.get(str(a[k]["id"])), tb.get(str(b[k]["id"])), ra.get(str(a[k]["id"])),
-                              rb.get(str(b[k]["id"])))]
+             if not same_item(ta.get(a[k].id), tb.get(b[k].id), ra.get(a[k].id), rb.get(b[k].id))]
     if other:
-        first = a[other[0]]["id"]
-        task_a, task_b = ((d.get("task") or {}).get("name") for d in (doc_a, doc_b))
+        first = a[other[0]].id
+        task_a, task_b = doc_a.task.name, doc_b.task.name
         raise DataError(f"{len(other)} of {len(shared)} paired items ask different questions (first: item "
                         f"{one_line(str(first), 60)!r}; tasks {one_line(str(task_a), 40)!r} and "
                         f"{one_line(str(task_b), 40)!r}): these runs are not on the same task; not compared")
     return differ
 
 
-def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
+def compare_documents(doc_a: RunResult, doc_b: RunResult, *, margin: float = 0.05,
                       confidence: float = 0.95, match: str = "auto",
                       questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
                       question_texts: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
                       references: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """The comparison document of two result documents (``results.json`` of two runs). ``match`` "auto" pairs by
+    """The comparison document of two runs' results (their ``results.json`` read as :class:`RunResult`). ``match`` "auto" pairs by
     document hash (when both runs carry unique ones) else by id; "question" pairs by question text
     (``question_texts``: each run's id → question). ``questions``: each run's ``item id → question hash``
     (:func:`question_hash`); ``references``: each run's ``item id → reference answers``. Paired items that are not
@@ -157,10 +155,10 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
     shared = [k for k in a if k in b]
     prompts_differ = _identity_check(doc_a, doc_b, a, b, shared, by_hash, questions, question_texts, references)
     notes = []
-    if doc_a.get("run_id") is not None and doc_a.get("run_id") == doc_b.get("run_id"):
+    if doc_a.run_id and doc_a.run_id == doc_b.run_id:
         notes.append("A and B are the same run: every paired item agrees with itself")
     if prompts_differ:
-        first = one_line(str(a[prompts_differ[0]]["id"]), 60)
+        first = one_line(a[prompts_differ[0]].id, 60)
         notes.append(f"the prompts differ on {len(prompts_differ)} of {len(shared)} paired items (first: item "
                      f"{first!r}), e.g. one harness's rendered prompt and another's raw input: the items are the "
                      "same (document, id, reference), the wording the models saw is not")
@@ -172,14 +170,14 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
     unverified = 0
     for k in shared:
         ea, eb = a[k], b[k]
-        if "score" not in ea or "score" not in eb or ea.get("skipped") or eb.get("skipped"):
+        if not ea.verified or not eb.verified or ea.skipped or eb.skipped:
             unverified += 1
             continue
-        ids.append((str(ea["id"]), str(eb["id"])))
-        a_ok.append(ea["score"] == 1)
-        b_ok.append(eb["score"] == 1)
-        size_a.append(float(len(ea["prediction_set"])) if isinstance(ea.get("prediction_set"), list) else math.nan)
-        size_b.append(float(len(eb["prediction_set"])) if isinstance(eb.get("prediction_set"), list) else math.nan)
+        ids.append((ea.id, eb.id))
+        a_ok.append(ea.score == 1)
+        b_ok.append(eb.score == 1)
+        size_a.append(float(len(ea.prediction_set)) if ea.has_prediction_set else math.nan)
+        size_b.append(float(len(eb.prediction_set)) if eb.has_prediction_set else math.nan)
     table = paired_table(a_ok, b_ok)
     test = paired_test(table, margin, confidence)
     more, more_message = None, None
@@ -191,9 +189,10 @@ def compare_documents(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, mar
     won = [ia for (ia, _), x, y in zip(ids, a_ok, b_ok, strict=True) if y and not x]
     n = table.n
 
-    def run_info(doc: Mapping[str, Any], keyed: Mapping[str, Any]) -> dict[str, Any]:
-        return {"run_id": doc.get("run_id"), "model": doc.get("model"), "task": (doc.get("task") or {}).get("name"),
-                "items": len(keyed), "reliability_level": doc.get("reliability_level")}
+    def run_info(r: RunResult, keyed: Mapping[str, Any]) -> dict[str, Any]:
+        return {"run_id": r.run_id, "model": r.model, "task": r.task.name, "items": len(keyed),
+                "reliability_level": r.reliability_level,
+                "reliability_lower_bound": r.reliability_lower_bound}  # the run's bound, its gate's
 
     return {
         "relgate_version": __version__,
@@ -260,16 +259,15 @@ class PairedView:
     more_message: str | None = None  # undecided: core.paired.more_paired_items' line
 
 
-def paired_view(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: float = 0.05,
+def paired_view(doc_a: RunResult, doc_b: RunResult, *, margin: float = 0.05,
                 confidence: float = 0.95, match: str = "auto",
                 questions: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
                 question_texts: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
                 references: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None) -> PairedView:
-    """:func:`compare_documents` of two result documents (the keywords as there) as the typed view the TUI reads."""
+    """:func:`compare_documents` of two runs' results (the keywords as there) as the typed view the TUI reads."""
     out = compare_documents(doc_a, doc_b, margin=margin, confidence=confidence, match=match, questions=questions,
                             question_texts=question_texts, references=references)
-    tops = [{e["id"]: (e["classes"][0]["answer"] if e.get("classes") else "—") for e in d.get("items") or []}
-            for d in (doc_a, doc_b)]
+    tops = [doc_a.top_answers, doc_b.top_answers]
     d, t = out["difference"], out["table"]
     changes = tuple(ItemChange(i, change, tops[0].get(i, "—"), tops[1].get(i, "—"))
                     for change in ("lost", "won") for i in out[change])
@@ -279,7 +277,7 @@ def paired_view(doc_a: Mapping[str, Any], doc_b: Mapping[str, Any], *, margin: f
                       out.get("more_items_message"))
 
 
-def no_shared_items(out: Mapping[str, Any], doc_a: Mapping[str, Any], doc_b: Mapping[str, Any]) -> str:
+def no_shared_items(out: Mapping[str, Any], doc_a: RunResult, doc_b: RunResult) -> str:
     """Why nothing paired, in one line: both id spaces, and what question text would pair."""
     msg = f"share no item (matched by {out['matched_by']}; {id_spaces(doc_a, doc_b)})"
     n_q = out.get("n_shared_by_question")
@@ -292,10 +290,11 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
                  runs_root: str | None = None, match: str = "auto") -> dict[str, Any]:
     """Open two runs (path, id or unique id prefix) and compare their stored results."""
     from relgate_tui.engine.certification.certify import open_prepared
+    from relgate_tui.engine.certification.result import read_result
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.runs.paths import runs_dir
 
-    docs: list[Mapping[str, Any]] = []
+    docs: list[RunResult] = []
     questions: list[dict[str, str]] = []
     texts: list[dict[str, str]] = []
     paths = []
@@ -303,10 +302,10 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
     for run in (run_a, run_b):
         store = open_run(run, runs_dir(runs_root))
         paths.append((store.path, store.run_id))
-        doc = store.read_results()
-        if doc is None:
+        result = read_result(store)
+        if result is None:
             raise DataError(f"{store.path}: run {store.run_id} has no results yet (status: {store.status})")
-        docs.append(doc)
+        docs.append(result)
         prepared = open_prepared(store.path)
         try:
             questions.append({it.id: question_hash(it.question, it.choices) for it in prepared.items})

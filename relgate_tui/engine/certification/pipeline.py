@@ -529,11 +529,13 @@ def _close_or_drop(prepared: Prepared, failed: bool) -> None:
     failed) leaves no "created · 0 samples" run behind — an empty run directory is removed (issue 24 §8). A run that
     holds batch state (a batch in flight, or an uploaded file being created into one) is never empty: its batch id is
     what a rerun collects instead of paying for the same requests twice."""
+    from relgate_tui.engine.certification.result import read_result
+
     empty = False
     if failed:
         try:
             counts = prepared.store.count_files()
-            empty = (counts["samples"] == 0 and counts["labels"] == 0 and prepared.store.read_results() is None
+            empty = (counts["samples"] == 0 and counts["labels"] == 0 and read_result(prepared.store) is None
                      and not _holds_batch(_batch_state(prepared.store)))
         except (OSError, ValueError, RunStoreError):
             empty = False

@@ -1,7 +1,9 @@
 """Exports of a certification result document (``relgate report``, the TUI's export; SPEC §5.4–5.5).
 
-The input is the JSON document built at the end of a run (:func:`relgate_tui.engine.certification.finish.finish`; the one
-stored as the run's ``results.json``); its ``gate`` block is the one gate decision (``decide_gate``). Formats:
+The input is a run's :class:`~relgate_tui.engine.certification.result.RunResult` (what
+:func:`relgate_tui.engine.certification.finish.finish` returns and :func:`~relgate_tui.engine.certification.result.
+read_result` reads back; a result document is read as one first); its ``gate`` is the one gate decision
+(``decide_gate``) and its ``reliability_lower_bound`` the run's bound, the gate's. Formats:
 
 * ``json`` — the document itself, pretty-printed;
 * ``csv`` — one row per item (pandas): id, role, samples, invalid, classes, top answer, score ("inf" = no acceptable
@@ -25,8 +27,10 @@ from typing import Any
 
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.redact import public_url
-from relgate_tui.core.text import csv_cell, one_line, strip_controls
-from relgate_tui.engine.review.summary import review_markdown
+from relgate_tui.core.text import as_misses, counted, csv_cell, one_line, strip_controls
+from relgate_tui.engine.certification.judge_section import JudgeSectionView
+from relgate_tui.engine.certification.result import AssistedView, ImportInfo, ItemEntry, RunResult
+from relgate_tui.engine.runs.listing import looks_simulated
 from relgate_tui.engine.runs.outputs import check_output_path, write_display, write_output
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
@@ -35,37 +39,41 @@ __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_ma
 FORMATS = ("md", "json", "csv")
 
 
-def _score_text(item: Mapping[str, Any]) -> str:
-    if "score" not in item:
-        return "skipped" if item.get("skipped") else "unverified"
-    return "inf" if item["score"] is None else str(item["score"])
+def _as_result(doc: RunResult | Mapping[str, Any]) -> RunResult:
+    return doc if isinstance(doc, RunResult) else RunResult.from_json(doc)
 
 
-def items_dataframe(doc: Mapping[str, Any]):
+def _score_text(item: ItemEntry) -> str:
+    if item.score is None:
+        return "skipped" if item.skipped else "unverified"
+    return "inf" if math.isinf(item.score) else str(int(item.score))
+
+
+def items_dataframe(doc: RunResult | Mapping[str, Any]):
     """The per-item table as a pandas DataFrame (one row per item, in the document's order)."""
     import pandas as pd
 
+    r = _as_result(doc)
+    verdicts = {} if r.assisted is None else r.assisted.p_yes
     rows = []
-    verdicts = {r["id"]: r for r in (doc.get("judge_assisted") or {}).get("verdicts") or []}
-    for it in doc.get("items", []):
-        classes = it.get("classes", [])
-        verdict = verdicts.get(it.get("id"))
+    for it in r.items:
+        verdict = verdicts.get(it.id)
         rows.append(
             {
-                "id": it.get("id"),
-                "role": it.get("role"),
-                "samples": it.get("samples"),
-                "invalid": it.get("invalid"),
-                "n_classes": len(classes),
-                "top_answer": classes[0]["answer"] if classes else "",
-                "classes": "; ".join(f"{c['answer']}:{c['count']}" for c in classes),
+                "id": it.id,
+                "role": it.role,
+                "samples": it.samples,
+                "invalid": it.invalid,
+                "n_classes": len(it.classes),
+                "top_answer": it.classes[0][0] if it.classes else "",
+                "classes": "; ".join(f"{a}:{n}" for a, n in it.classes),
                 "score": _score_text(it),
-                "verified_by": it.get("verified_by") or "",
-                "prediction_set": " | ".join(str(a) for a in it.get("prediction_set", [])),
-                "set_size": len(it.get("prediction_set", [])),
-                "incomplete": bool(it.get("incomplete", False)),
-                "verify_judge": "" if verdict is None else verdict["judge"],
-                "verify_judge_p_yes": "" if verdict is None or verdict["p_yes"] is None else verdict["p_yes"],
+                "verified_by": it.verified_by or "",
+                "prediction_set": " | ".join(it.prediction_set),
+                "set_size": len(it.prediction_set),
+                "incomplete": it.incomplete,
+                "verify_judge": "" if verdict is None else verdict[0],
+                "verify_judge_p_yes": "" if verdict is None or verdict[1] is None else verdict[1],
             }
         )
     columns = ["id", "role", "samples", "invalid", "n_classes", "top_answer", "classes", "score", "verified_by",
@@ -92,7 +100,7 @@ def emit_json(doc: Mapping[str, Any], json_path: str,
 _TEXT_COLUMNS = ("id", "role", "top_answer", "classes", "verified_by", "prediction_set")
 
 
-def report_csv(doc: Mapping[str, Any]) -> str:
+def report_csv(doc: RunResult | Mapping[str, Any]) -> str:
     frame = items_dataframe(doc)
     for column in _TEXT_COLUMNS:
         frame[column] = frame[column].map(lambda v: csv_cell(strip_controls(v)) if isinstance(v, str) else v)
@@ -109,10 +117,13 @@ def _md_cell(x: Any) -> str:
     return one_line(str(x)).replace("|", "\\|")
 
 
-def plain_sentence(lower_bound: float | None, confidence: float, n: int) -> str:
+def plain_sentence(lower_bound: float | None, confidence: float, n: int, *, note: str | None = None) -> str:
     """The result in plain words, first in Results and in the report (issue 24 §8): "Top answer right on ≥ 84.7% of
-    such questions (95% confidence, n = 200)." — the one-sided Clopper–Pearson lower bound of the
-    reliability level (paper Def. 2.4) over the ``n`` verified items."""
+    such questions (95% confidence, n = 200)." — the run's lower bound of the reliability level (paper Def. 2.4)
+    over the ``n`` verified items: the one its gate decides on (:attr:`RunResult.reliability_lower_bound`).
+    ``note``: why there is no bound although items are verified (a one-look before its planned labels)."""
+    if n and note and lower_bound is None:
+        return f"Reliability: {note} (n = {int(n)})."
     if not n or lower_bound is None or (isinstance(lower_bound, float) and math.isnan(lower_bound)):
         return "No verified item yet: no reliability figure."
     return (f"Top answer right on ≥ {100 * float(lower_bound):.1f}% of such questions ({float(confidence):.0%} "
@@ -125,91 +136,125 @@ def _calibration_reason(message: Any) -> str:
     return text.split(": ", 1)[1] if text.startswith("M* = ∞: ") else text
 
 
-def report_markdown(doc: Mapping[str, Any], *, simulated_models: Collection[str] = ()) -> str:
+def report_markdown(doc: RunResult | Mapping[str, Any], *, simulated_models: Collection[str] = ()) -> str:
     """A human-readable report (no external table library needed); a loopback run of one of ``simulated_models``
     (the demo's names, given by the front end) is titled "(simulated model)"."""
-    task = doc.get("task", {})
-    conf = doc.get("confidence", 0.95)
-    m_star = doc.get("m_star")
-    passed = doc.get("passed")
-    verdict = "no gate" if passed is None else ("PASS" if passed else "FAIL")
-    gate = doc.get("min_reliability")
-    calls = doc.get("calls", {})
-    from relgate_tui.engine.certification.setup import looks_simulated
-
-    sim = " (simulated model)" if looks_simulated(str(doc.get("endpoint", "")), str(doc.get("model", "")),
-                                                simulated_models) else ""
+    r = _as_result(doc)
+    conf, m_star, gate = r.confidence, r.m_star, r.min_reliability
+    sim = " (simulated model)" if looks_simulated(r.endpoint, r.model, simulated_models) else ""
     lines = [
-        f"# relgate certification — {_md_cell(task.get('name', '?'))} on {_md_cell(doc.get('model', '?'))}{sim}",
+        f"# relgate certification — {_md_cell(r.task.name)} on {_md_cell(r.model)}{sim}",
         "",
-        f"- Run: `{_md_cell(doc.get('run_id', '?'))}` (relgate {doc.get('relgate_version', '?')})",
-        f"- Endpoint: {_md_cell(public_url(str(doc.get('endpoint', '?'))))}",
-        f"- Task: {_md_cell(task.get('name', '?'))} ({task.get('items', '?')} items, sha256 `{str(task.get('sha256', ''))[:16]}…`)",
+        f"- Run: `{_md_cell(r.run_id)}` (relgate {_md_cell(r.version)})",
+        f"- Endpoint: {_md_cell(public_url(r.endpoint))}",
+        f"- Task: {_md_cell(r.task.name)} ({r.task.items} items, sha256 `{r.task.sha256[:16]}…`)",
         "",
         "## Verdict",
         "",
-        plain_sentence(doc.get("reliability_lower_bound"), float(conf), int(doc.get("reliability_n") or 0)),
+        plain_sentence(r.reliability_lower_bound, conf, r.reliability_n, note=r.bound_note),
         "",
-        f"**Reliability level {_pct(doc.get('reliability_level'))}** "
-        f"(at least {_pct(doc.get('reliability_lower_bound'))} top-answer coverage with {conf:.0%} confidence), "
-        f"over {doc.get('reliability_n', doc.get('n_cal', '?'))} verified items.",
+        f"**Reliability level {_pct(r.reliability_level)}** "
+        f"(at least {_pct(r.reliability_lower_bound)} top-answer coverage with {conf:.0%} confidence, the "
+        f"{r.bound_name}), over {r.reliability_n} verified items.",
         "",
-        f"- Gate: {verdict}" + (f" (min reliability {_pct(gate)})" if gate is not None else "")
-        + (f" — {(doc.get('gate') or {}).get('summary')}" if doc.get("gate") else ""),
-        f"- Conformal threshold at α = {doc.get('alpha')}: M* = {'∞' if m_star is None else m_star}"
-        + (f" — {_calibration_reason(doc['calibration_message'])}" if doc.get("calibration_message") else ""),
-        f"- Calibration items scored: {doc.get('n_cal')}; skipped: {doc.get('n_skipped')}; "
-        f"not yet verified: {doc.get('n_pending', 0)}",
-        *_readout_lines(doc),
+        *([f"- {r.fixed_n_line[0].upper()}{r.fixed_n_line[1:]}"] if r.fixed_n_line else []),
+        f"- Gate: {r.verdict}" + (f" (min reliability {_pct(gate)})" if gate is not None else "")
+        + (f" — {_md_cell(r.gate.summary())}" if r.gate is not None else ""),
+        *([f"- {r.judge_cost[0].upper()}{r.judge_cost[1:]}"] if r.judge_cost else []),
+        f"- Conformal threshold at α = {r.alpha}: M* = {'∞' if m_star is None else m_star}"
+        + (f" — {_calibration_reason(r.calibration_message)}" if r.calibration_message else ""),
+        f"- Calibration items scored: {r.n_cal}; skipped: {r.n_skipped}; not yet verified: {r.n_pending}",
+        *_readout_lines(r),
         "",
-        *_import_markdown(doc),
-        *review_markdown(doc.get("review")),
+        *_import_markdown(r.imported, r),
+        *_review_markdown(r.review),
     ]
-    if doc.get("coverage") is not None:
+    if r.coverage is not None:
         lines += [
             "## Validation on deployment items with references",
             "",
             "| metric | value |",
             "|---|---|",
-            f"| coverage | {_pct(doc.get('coverage'))} |",
-            f"| conditional coverage (solvable items) | {_pct(doc.get('conditional_coverage'))} |",
-            f"| capability gap β | {_pct(doc.get('capability_gap'))} |",
-            f"| average set size | {doc.get('avg_set_size'):.2f} |" if doc.get("avg_set_size") is not None else
+            f"| coverage | {_pct(r.coverage)} |",
+            f"| conditional coverage (solvable items) | {_pct(r.conditional_coverage)} |",
+            f"| capability gap β | {_pct(r.capability_gap)} |",
+            f"| average set size | {r.avg_set_size:.2f} |" if r.avg_set_size is not None else
             "| average set size | — |",
             "",
         ]
-    elif doc.get("avg_set_size") is not None:
-        lines += [f"- Average prediction-set size on deployment items: {doc['avg_set_size']:.2f}", ""]
-    lines += _weighted_markdown(doc.get("weighted_conformal"), doc.get("m_star"))
+    elif r.avg_set_size is not None:
+        lines += [f"- Average prediction-set size on deployment items: {r.avg_set_size:.2f}", ""]
+    lines += _weighted_markdown(r.document.get("weighted_conformal"), m_star)
+    calls = r.calls
     lines += [
         "## Sampling",
         "",
-        f"- Stopping rule: {doc.get('stopping')} (δ = {doc.get('delta')}), K_max = {doc.get('k_max')}",
-        f"- Calls this invocation: {calls.get('made', 0)} made, {calls.get('cached', 0)} cached, "
-        f"{calls.get('failed', 0)} failed; saved vs K_max: {_pct(calls.get('saved_vs_kmax'))}",
-        f"- Tie rate: {_pct(doc.get('tie_rate'))}",
+        f"- Stopping rule: {r.stopping} (δ = {r.delta}), K_max = {r.k_max}",
+        f"- Calls this invocation: {calls.made} made, {calls.cached} cached, "
+        f"{calls.failed} failed; saved vs K_max: {_pct(calls.saved_vs_kmax)}",
+        f"- Tie rate: {_pct(r.tie_rate)}",
     ]
-    if doc.get("n_incomplete"):
-        lines.append(f"- Items with incomplete sampling (failed requests): {doc['n_incomplete']}")
-    usage = doc.get("usage") or {}
-    if usage:
-        cost = usage.get("cost")
+    if r.n_incomplete:
+        lines.append(f"- Items with incomplete sampling (failed requests): {r.n_incomplete}")
+    if r.usage.present:
+        cost = r.usage.cost
         lines.append(
-            f"- Tokens: {usage.get('prompt_tokens', 0)} in, {usage.get('completion_tokens', 0)} out"
-            + (f"; cost {cost:.4f}" if isinstance(cost, (int, float)) else "")
+            f"- Tokens: {r.usage.prompt_tokens} in, {r.usage.completion_tokens} out"
+            + (f"; cost {cost:.4f}" if cost is not None else "")
         )
-    lines += _judge_markdown(doc.get("pairwise_judge"))
-    lines += _assisted_markdown(doc.get("judge_assisted"))
+    lines += _judge_markdown(r.judge)
+    lines += _assisted_markdown(r.assisted)
     lines += ["", "## Items", "", "| id | role | samples | invalid | top classes | score | set |", "|---|---|---|---|---|---|---|"]
-    for it in doc.get("items", []):
-        classes = it.get("classes", [])
-        top = ", ".join(f"{c['answer']} ×{c['count']}" for c in classes[:4]) + (" …" if len(classes) > 4 else "")
-        pset = ", ".join(str(a) for a in it.get("prediction_set", []))
+    for it in r.items:
+        top = ", ".join(f"{a} ×{n}" for a, n in it.classes[:4]) + (" …" if len(it.classes) > 4 else "")
+        pset = ", ".join(it.prediction_set)
         lines.append(
-            f"| {_md_cell(it.get('id'))} | {it.get('role')} | {it.get('samples')} | {it.get('invalid')} | "
+            f"| {_md_cell(it.id)} | {_md_cell(it.role)} | {it.samples} | {it.invalid} | "
             f"{_md_cell(top)} | {_score_text(it)} | {_md_cell(pset)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _review_markdown(summary: Mapping[str, Any] | None) -> list[str]:
+    """The report's "Team review" block of the result's ``review`` section (none without it)."""
+    if not isinstance(summary, Mapping):
+        return []
+
+    def est(e: Any) -> str:
+        if not isinstance(e, dict) or not isinstance(e.get("value"), (int, float)):
+            return "—"
+        ci = e.get("ci")
+        span = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if isinstance(ci, list) and len(ci) == 2 else ""
+        return f"{e['value']:.3f}{span} (n = {e.get('n', '?')})"
+
+    ag: dict[str, Any] = summary["agreement"] if isinstance(summary.get("agreement"), dict) else {}
+    misses = summary.get("counted_as_misses") or []
+    lines = [
+        "## Team review",
+        "",
+        f"- Session `{one_line(str(summary.get('session', '?')))}`, policy {summary.get('policy', '?')}, "
+        f"{summary.get('required_per_item', '?')} reviewers per item: {counted(int(summary.get('labels') or 0), 'label')} "
+        f"on {counted(int(summary.get('items') or 0), 'item')}; {summary.get('final', 0)} final, {summary.get('adjudicated', 0)} "
+        f"adjudicated, {summary.get('pending', 0)} still pending",
+        f"- **{as_misses(len(misses))}** (score ∞)"
+        if summary.get("policy") == "strict" or misses else f"- {summary.get('disputed', 0)} disputed items",
+        f"- Fleiss κ {est(ag.get('fleiss_kappa'))}; Krippendorff α (nominal) {est(ag.get('krippendorff_alpha'))}; "
+        "95% bootstrap intervals over items",
+    ]
+    pairs = ag.get("pairs") or []
+    if pairs:
+        lines += ["", "| reviewers | Cohen κ |", "|---|---|"]
+        for p in pairs:
+            a, b = one_line(str(p.get("a", "?"))).replace("|", "\\|"), one_line(str(p.get("b", "?"))).replace("|", "\\|")
+            lines.append(f"| {a} · {b} | {est(p.get('cohen_kappa'))} |")
+    reviewers = summary.get("reviewers") or {}
+    if isinstance(reviewers, dict) and reviewers:
+        lines += ["", "| reviewer | labels | agreement with the final labels |", "|---|---|---|"]
+        for name, rv in reviewers.items():
+            if isinstance(rv, dict):
+                lines.append(f"| {one_line(str(name)).replace('|', chr(92) + '|')} | {rv.get('labels', 0)} | "
+                             f"{est(rv.get('agreement_with_final'))} |")
+    return lines + [""]
 
 
 def _weighted_markdown(wc: Mapping[str, Any] | None, m_star: Any) -> list[str]:
@@ -239,113 +284,110 @@ def _weighted_markdown(wc: Mapping[str, Any] | None, m_star: Any) -> list[str]:
     return out + [""]
 
 
-def _import_markdown(doc: Mapping[str, Any]) -> list[str]:
+def _import_markdown(imp: ImportInfo | None, r: RunResult) -> list[str]:
     """The ``imported_from`` block of an imported run, with its flags and (at most 20 per flag) the flagged items."""
-    imp = doc.get("imported_from")
-    if not isinstance(imp, Mapping):
+    if imp is None:
         return []
+
+    def opt(x: Any) -> str:
+        return "—" if x is None else str(x)
+
     lines = [
         "## Imported from",
         "",
-        f"- Tool: {_md_cell(imp.get('tool', '?'))} {_md_cell(imp.get('version') or '')}".rstrip()
-        + f"; model {_md_cell(imp.get('model', '?'))}"
-        + (f"; endpoint {_md_cell(public_url(str(imp['endpoint'])))}" if imp.get("endpoint") else ""),
-        f"- K = {imp.get('k', '?')}, temperature {imp.get('temperature', '—')}, do_sample {imp.get('do_sample', '—')}, "
-        f"seed {imp.get('seed', '—')}" + (f", filter {_md_cell(imp['filter'])}" if imp.get("filter") else ""),
+        f"- Tool: {_md_cell(imp.tool)} {_md_cell(imp.version)}".rstrip()
+        + f"; model {_md_cell(imp.model)}"
+        + (f"; endpoint {_md_cell(public_url(imp.endpoint))}" if imp.endpoint else ""),
+        f"- K = {opt(imp.k) if imp.k is not None else '?'}, temperature {opt(imp.temperature)}, do_sample "
+        f"{opt(imp.do_sample)}, seed {opt(imp.seed)}" + (f", filter {_md_cell(imp.filter)}" if imp.filter else ""),
     ]
-    for f in imp.get("files") or []:
-        if isinstance(f, Mapping):
-            lines.append(f"- File: {_md_cell(f.get('path', '?'))} (sha256 `{_md_cell(str(f.get('sha256', ''))[:16])}…`)")
-    flags = imp.get("flags") or {}
-    n_items = (doc.get("task") or {}).get("items", "?")
-    if flags:
-        lines += ["", f"**{imp.get('n_flagged', '?')} of {n_items} items flagged: no self-consistency signal**", "",
+    for path, sha in imp.files:
+        lines.append(f"- File: {_md_cell(path)} (sha256 `{_md_cell(sha[:16])}…`)")
+    if imp.flags:
+        lines += ["", f"**{imp.n_flagged} of {r.task.items} items flagged: no self-consistency signal**", "",
                   "| flag | items | why | flagged items |", "|---|---|---|---|"]
-        reasons = imp.get("flag_reasons") or {}
-        for flag, count in flags.items():
-            ids = [str(it.get("id")) for it in doc.get("items", []) if flag in (it.get("flags") or [])]
+        for flag, count in imp.flags:
+            ids = [it.id for it in r.items if flag in it.flags]
             shown = ", ".join(ids[:20]) + (f" … and {len(ids) - 20} more" if len(ids) > 20 else "")
-            lines.append(f"| {_md_cell(flag)} | {count} | {_md_cell(reasons.get(flag, ''))} | {_md_cell(shown)} |")
+            lines.append(f"| {_md_cell(flag)} | {count} | {_md_cell(imp.flag_reasons.get(flag, ''))} | "
+                         f"{_md_cell(shown)} |")
         lines.append("")
     else:
         lines.append("- No items flagged")
-    lines += [f"- Note: {_md_cell(n)}" for n in imp.get("notes") or []]
+    lines += [f"- Note: {_md_cell(n)}" for n in imp.notes]
     return [*lines, ""]
 
 
-def _assisted_markdown(block: Mapping[str, Any] | None) -> list[str]:
+def _assisted_markdown(a: AssistedView | None) -> list[str]:
     """The ``judge_assisted`` block (issue 22): the assisted bound and the agreement table."""
-    if not block:
+    if a is None:
         return []
-    who = _md_cell((block.get("judge") or {}).get("model", "?"))
-    if block.get("lower_bound") is None:
-        return ["", f"## Judge-assisted certification ({who})", "", f"- {_md_cell(block.get('message', ''))}"]
-    ag, conf = block["agreement"], block["confidence"]
-    t, k, far = ag["table"], ag["kappa"], ag["false_accept"]
-    kappa = "—" if k["estimate"] is None else f"{k['estimate']:.2f}" + (
-        f" ({conf:.0%} interval {k['lower']:.2f} to {k['upper']:.2f})" if k["lower"] is not None
-        else f" ({_md_cell(k['note'])})" if k.get("note") else "")
-    extra = [f"- {_md_cell(block[key])}" for key in ("left_out_note", "more_labels_message") if block.get(key)]
+    who = _md_cell(a.judge_model or "?")
+    if a.lower_bound is None:
+        return ["", f"## Judge-assisted certification ({who})", "", f"- {_md_cell(a.message)}"]
+    conf = a.confidence
+    kappa = "—" if a.kappa is None else f"{a.kappa:.2f}" + (
+        f" ({conf:.0%} interval {a.kappa_interval[0]:.2f} to {a.kappa_interval[1]:.2f})" if a.kappa_interval
+        else f" ({_md_cell(a.kappa_note)})" if a.kappa_note else "")
+    extra = [f"- {_md_cell(text)}" for text in (a.left_out_note, a.more_labels_message) if text]
+    yy, yn, ny, nn = a.table
     return [
         "", f"## Judge-assisted certification ({who})", "",
-        f"**Reliability {_pct(block['estimate'])}, at least {_pct(block['lower_bound'])} with {conf:.0%} confidence** "
-        f"({block['n_labels']} human labels, {block['n_judged']} items judged; {_md_cell(block['method'])}; "
-        f"{_md_cell(block['population'])}; bound on the {_md_cell(block.get('bound_on', 'task'))}).", "",
+        f"**Reliability {_pct(a.estimate)}, at least {_pct(a.lower_bound)} with {conf:.0%} confidence** "
+        f"({a.n_labels} human labels, {a.n_judged} items judged; {_md_cell(a.method)}; "
+        f"{_md_cell(a.population)}; bound on the {_md_cell(a.bound_on)}).", "",
         "| | human: correct | human: wrong |", "|---|---|---|",
-        f"| judge: correct | {t['judge_yes_human_yes']} | {t['judge_yes_human_no']} |",
-        f"| judge: wrong | {t['judge_no_human_yes']} | {t['judge_no_human_no']} |", "",
-        f"- Agreement {_pct(ag['agreement_rate'])} on {ag['n']} labelled items; Cohen's κ {kappa}",
-        f"- False accepts (judge says correct, human says wrong): {t['judge_yes_human_no']} of {far['n_human_no']} "
-        f"wrong answers; rate ≤ {_pct(far['upper'])} with {conf:.0%} confidence", *extra,
+        f"| judge: correct | {yy} | {yn} |",
+        f"| judge: wrong | {ny} | {nn} |", "",
+        f"- Agreement {_pct(a.agreement_rate)} on {a.n_agreement} labelled items; Cohen's κ {kappa}",
+        f"- False accepts (judge says correct, human says wrong): {a.false_accepts} of {a.n_human_no} "
+        f"wrong answers; rate ≤ {_pct(a.false_accept_upper)} with {conf:.0%} confidence", *extra,
     ]
 
 
-def _judge_markdown(judge: Mapping[str, Any] | None) -> list[str]:
+def _judge_markdown(judge: JudgeSectionView | None) -> list[str]:
     """The pairwise judge's part of the report: both rankings side by side, cycles, the items with cycles."""
-    if not judge:
+    if judge is None:
         return []
-    f, j = judge["rankings"]["frequency"], judge["rankings"]["judge"]
-    who = judge.get("judge") or {}
+    f, j = judge.frequency, judge.judge
 
     def m(x: Any) -> str:
         return "∞" if x is None else str(x)
 
-    def cov(r: Mapping[str, Any]) -> str:
-        return _pct((r.get("coverage") or {}).get("estimate"))
-
-    c, b = judge["cycles"], judge["position_bias"]
     lines = [
         "",
-        f"## Pairwise judge ({who.get('model', '?')}, {who.get('reps', '?')} verdicts per pair in seeded random orders)",
+        f"## Pairwise judge ({judge.judge_model or '?'}, {judge.judge_reps or '?'} verdicts per pair in seeded random "
+        "orders)",
         "",
-        f"| ranking | reliability level | {f.get('confidence', 0.95):.0%} lower bound | M* | coverage |",
+        f"| ranking | reliability level | {f.confidence:.0%} lower bound | M* | coverage |",
         "|---|---|---|---|---|",
-        f"| frequency | {_pct(f['reliability_level'])} | {_pct(f['reliability_lower_bound'])} | {m(f['m_star'])} | "
-        f"{cov(f)} |",
-        f"| judge | {_pct(j['reliability_level'])} | {_pct(j['reliability_lower_bound'])} | {m(j['m_star'])} | "
-        f"{cov(j)} |",
+        f"| frequency | {_pct(f.reliability_level)} | {_pct(f.reliability_lower_bound)} | {m(f.m_star)} | "
+        f"{_pct(f.coverage)} |",
+        f"| judge | {_pct(j.reliability_level)} | {_pct(j.reliability_lower_bound)} | {m(j.m_star)} | "
+        f"{_pct(j.coverage)} |",
         "",
-        f"- Items with a preference cycle: {c['n_items_with_cycle']} of {c['n_items_with_triples']} with ≥ 3 compared "
-        f"answers" + (f" (mean ρ {c['mean_rho']:.3f}, max ρ {c['max_rho']:.3f})" if c["mean_rho"] is not None else ""),
-        f"- Judge reordered {judge['n_items_reordered']} of {judge['n_items_judged']} judged items; changed the top "
-        f"answer on {judge['n_top_changed']}",
-        f"- Position bias: first-shown answer wins {_pct(b['first_shown_share'])} of {b['n_valid_verdicts']} valid "
-        f"verdicts; {b['pairs_flipped_by_order']} of {b['pairs_decisive_both_orders']} pairs flip with the order",
+        f"- Items with a preference cycle: {judge.n_items_with_cycle} of {judge.n_items_with_triples} with ≥ 3 "
+        "compared answers" + (f" (mean ρ {judge.mean_rho:.3f}, max ρ {judge.max_rho or 0:.3f})"
+                              if judge.mean_rho is not None else ""),
+        f"- Judge reordered {judge.n_items_reordered} of {judge.n_items_judged} judged items; changed the top "
+        f"answer on {judge.n_top_changed}",
+        f"- Position bias: first-shown answer wins {_pct(judge.first_shown_share)} of {judge.n_valid_verdicts} valid "
+        f"verdicts; {judge.pairs_flipped_by_order} of {judge.pairs_decisive_both_orders} pairs flip with the order",
     ]
-    cyclic = [it for it in judge.get("items", []) if it.get("n_cycles")]
+    cyclic = [it for it in judge.items if it.n_cycles]
     if cyclic:
         lines += ["", "| item | ρ | cyclic triples | judge order (MFAS) |", "|---|---|---|---|"]
-        for it in sorted(cyclic, key=lambda x: -x["rho"]):
-            triples = "; ".join(" → ".join([*t, t[0]]) for t in it["cyclic_triples"][:4])
-            lines.append(f"| {_md_cell(it['id'])} | {it['rho']:.2f} | {_md_cell(triples)} | "
-                         f"{_md_cell(' > '.join(it['judge_order']))} |")
+        for it in sorted(cyclic, key=lambda x: -(x.rho or 0.0)):
+            triples = "; ".join(" → ".join([*t, t[0]]) for t in it.cyclic_triples[:4])
+            lines.append(f"| {_md_cell(it.id)} | {it.rho or 0.0:.2f} | {_md_cell(triples)} | "
+                         f"{_md_cell(' > '.join(it.judge_order))} |")
     return lines
 
 
-def render_report(doc: Mapping[str, Any], fmt: str, *, simulated_models: Collection[str] = ()) -> str:
-    """The document in ``fmt`` ("md", "json" or "csv"); ``simulated_models`` as :func:`report_markdown`."""
+def render_report(doc: RunResult | Mapping[str, Any], fmt: str, *, simulated_models: Collection[str] = ()) -> str:
+    """The result in ``fmt`` ("md", "json" or "csv"); ``simulated_models`` as :func:`report_markdown`."""
     if fmt == "json":
-        return report_json(doc)
+        return report_json(doc.to_json() if isinstance(doc, RunResult) else doc)
     if fmt == "csv":
         return report_csv(doc)
     if fmt == "md":
@@ -353,7 +395,7 @@ def render_report(doc: Mapping[str, Any], fmt: str, *, simulated_models: Collect
     raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
-def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str],
+def write_report(doc: RunResult | Mapping[str, Any], fmt: str, path: str | os.PathLike[str],
                  inputs: Iterable[str | os.PathLike[str] | None] = (), *,
                  simulated_models: Collection[str] = ()) -> Path:
     """Write the report to ``path`` through the one output write (:func:`~relgate_tui.engine.runs.outputs.write_output`:
@@ -362,17 +404,16 @@ def write_report(doc: Mapping[str, Any], fmt: str, path: str | os.PathLike[str],
     return write(path, render_report(doc, fmt, simulated_models=simulated_models), inputs=inputs, mkdir=True)
 
 
-def _readout_lines(doc: Mapping[str, Any]) -> list[str]:
+def _readout_lines(r: RunResult) -> list[str]:
     """Issue 11 §4 readouts (core/readouts.py's JSON block): worst case with skips, no-guarantee note, bootstrap
     intervals, split stability. Absent in documents written before them."""
     out = []
-    worst = doc.get("worst_case") or {}
-    if doc.get("n_skipped") and worst.get("level") is not None:
-        out.append(f"- Worst case, skipped items counted as misses: level {_pct(worst['level'])} "
-                   f"(≥ {_pct(worst.get('lower_bound'))})")
-    message = (doc.get("prediction_sets") or {}).get("message")
-    if message:
-        out.append(f"- **{message}**")
+    doc = r.document
+    if r.n_skipped and r.worst_level is not None:
+        out.append(f"- Worst case, skipped items counted as misses: level {_pct(r.worst_level)} "
+                   f"(≥ {_pct(r.worst_lower_bound)})")
+    if r.sets_message:
+        out.append(f"- **{r.sets_message}**")
     boot = doc.get("bootstrap") or {}
     for key, label in (("set_size", "Average set size"), ("samples_used", "Samples used per item")):
         iv = boot.get(key)

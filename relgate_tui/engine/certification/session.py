@@ -27,7 +27,8 @@ from relgate_tui.core.types import INVALID
 from relgate_tui.engine.certification import pipeline
 from relgate_tui.engine.certification.analysis import Analysis, CallCounts, analyse, audit_items, core_input
 from relgate_tui.engine.certification.certify import Prepared, judge_section, open_prepared, prepare, reference_classes
-from relgate_tui.engine.certification.setup import RunSetup, VerificationMode, certify_config, looks_simulated
+from relgate_tui.engine.certification.result import read_result
+from relgate_tui.engine.certification.setup import RunSetup, VerificationMode, certify_config
 from relgate_tui.engine.certification.views import (
     ItemProgress,
     ItemView,
@@ -41,6 +42,7 @@ from relgate_tui.engine.certification.views import (
 )
 from relgate_tui.engine.records import canonical_prefix
 from relgate_tui.engine.runs.labels import by_a_person
+from relgate_tui.engine.runs.listing import looks_simulated
 from relgate_tui.engine.runs.store import Label, RunStoreError, json_object
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -486,7 +488,7 @@ class Session:
             skipped=skipped,
             n=res.reliability_n,
             reliability_level=res.reliability_level if has_n else None,
-            reliability_lower_bound=res.reliability_lower_bound if has_n else None,
+            fixed_n_lower_bound=res.fixed_n_lower_bound if has_n else None,
             confidence=confidence,
             audited=audited,
             disagreements=disagreements,
@@ -549,12 +551,10 @@ class Session:
     def stored_gate(self) -> tuple[float | None, GateOn]:
         """``(min_reliability, gate_on)`` of the run's ``results.json`` (what ``relgate runs`` / ``report`` show), else
         of its config (None: no gate): a run is shown against its own gate everywhere (issue 24 §5)."""
-        doc = self.store.read_results()
-        src = doc if isinstance(doc, dict) and "min_reliability" in doc else vars(self.config)
-        gate = src.get("min_reliability")
-        gate = float(gate) if isinstance(gate, (int, float)) and not isinstance(gate, bool) else None
-        on = src.get("gate_on")
-        return gate, (on if on in GATE_ON_CHOICES else "bound")
+        r = read_result(self.store)
+        gate, on = ((r.min_reliability, r.gate_on) if r is not None and "min_reliability" in r.document
+                    else (self.config.min_reliability, self.config.gate_on))
+        return gate, (on if on in GATE_ON_CHOICES else "bound")  # type: ignore[return-value]
 
     def document(self, alpha: float | None = None, *, gate: float | None = None,
                  confidence: float = 0.95, gate_on: GateOn | None = None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -130,19 +130,6 @@ class Preflight:
 
 
 # ------------------------------------------------------------------------------------------------ setup helpers
-def looks_simulated(endpoint: str, model: str, simulated_models: Collection[str]) -> bool:
-    """A run against relgate's own simulated models: a loopback endpoint (the embedded demo or ``relgate
-    demo-server``) and one of ``simulated_models`` (the demo's model names, given by the front end: the engine never
-    imports the demo). Every screen and report marks such a run "simulated"."""
-    from urllib.parse import urlsplit
-
-    try:
-        host = urlsplit(str(endpoint)).hostname or ""
-    except ValueError:
-        return False
-    return host in ("127.0.0.1", "localhost", "::1") and str(model) in simulated_models
-
-
 def endpoint_choices(discover: Callable[[], Sequence[Any]] | None, embedded_demo: bool,
                      demo: Callable[[], EndpointChoice]) -> list[EndpointChoice]:
     """What the setup screens offer: the discovered servers, then (when ``embedded_demo``) the built-in demo's

@@ -108,14 +108,16 @@ class ItemView:
 @dataclass(frozen=True)
 class SpotProgress:
     """Live readout of a spot-check session: ``done`` of ``total`` items needing a human, ``skipped`` among them;
-    the reliability level so far (Def. 2.4) with its lower bound over ``n`` verified items; audit counts."""
+    the reliability level so far (Def. 2.4) over ``n`` verified items with its fixed-n Clopper–Pearson lower bound
+    (valid only if the number of labels was fixed before labelling: the live panel's bound is the anytime one);
+    audit counts."""
 
     done: int
     total: int
     skipped: int
     n: int
     reliability_level: float | None
-    reliability_lower_bound: float | None
+    fixed_n_lower_bound: float | None
     confidence: float
     audited: int = 0
     disagreements: int = 0
@@ -154,7 +156,9 @@ class ItemRow:
 @dataclass(frozen=True, eq=False)
 class ResultsView:
     """Everything the results screen shows at one α: the core's certification result, the item rows, the coverage
-    curve, samples used per item and the call counters of the run."""
+    curve, samples used per item and the call counters of the run. The headline is ``result.reliability_lower_bound``
+    (:attr:`headline`): the run's bound, the one its gate decides on (anytime once a person labelled); the fixed-n
+    Clopper–Pearson value, where it differs, is ``result.fixed_n_lower_bound`` (:attr:`fixed_n_line`)."""
 
     result: CertificationResult
     rows: tuple[ItemRow, ...]
@@ -167,6 +171,21 @@ class ResultsView:
     audited: int = 0
     disagreements: int = 0
     n_unsampled: int = 0
+
+    @property
+    def headline(self) -> float | None:
+        """The run's bound (the gate's): what the plain sentence, the headline and the gate line show."""
+        return self.result.reliability_lower_bound
+
+    @property
+    def fixed_n_line(self) -> str | None:
+        """The fixed-n Clopper–Pearson value, once, by name and with its condition; None when it is the run's bound."""
+        from relgate_tui.engine.certification.result import FIXED_N_CONDITION
+
+        r = self.result
+        if not r.bound_differs or r.fixed_n_lower_bound is None:
+            return None
+        return f"fixed-n Clopper–Pearson lower bound {100 * r.fixed_n_lower_bound:.1f}% ({FIXED_N_CONDITION})"
 
 
 @dataclass(frozen=True)

@@ -32,15 +32,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from relgate_tui.engine.certification.result import RunResult, read_result
 from relgate_tui.engine.importers.model import FLAG_REASONS, ImportedLog, assign_flags, flag_counts
 from relgate_tui.engine.runs.store import RunStatus
 from relgate_tui.errors import DataError, UserError
 
 __all__ = ["ImportOptions", "ImportOutcome", "import_log", "import_file", "imported_task_lines", "task_filename",
-           "PLACEHOLDER_ENDPOINT", "counting_notes"]
+           "PLACEHOLDER_ENDPOINT", "counting_notes", "level_counts"]
 
 
-def counting_notes(doc: Mapping[str, Any]) -> list[str]:
+def counting_notes(result: RunResult) -> list[str]:
     """How relgate's figure relates to the tool's own (issue 31 item 26), one line each, for the import summary:
 
     * the reliability level is k/(n + 1) (paper 004, the conformal level: one more than the n verified items in the
@@ -50,19 +51,26 @@ def counting_notes(doc: Mapping[str, Any]) -> list[str]:
       (``--seed``); a tool that breaks ties another way (the first answer, its own majority filter) can count those
       items differently — Inspect counted 16 where relgate's draw gave 17 of 26."""
     out: list[str] = []
-    n = doc.get("reliability_n")
-    level = doc.get("reliability_level")
-    if isinstance(n, int) and n > 0 and isinstance(level, (int, float)):
-        k = int(round(float(level) * (n + 1)))
-        out.append(f"reliability level {k}/{n + 1} = {level:.1%}: the conformal level divides by n + 1; as an "
-                   f"accuracy (a tool's majority-vote metric) the same top answers are {k}/{n} = {k / n:.1%}")
-    tied = [e for e in doc.get("items") or [] if isinstance(e, Mapping) and "score" in e
-            and len(e.get("classes") or []) >= 2 and e["classes"][0].get("count") == e["classes"][1].get("count")]
+    counts = level_counts(result)
+    if counts is not None and result.reliability_level is not None:
+        k, n = counts
+        out.append(f"reliability level {k}/{n + 1} = {result.reliability_level:.1%}: the conformal level divides by "
+                   f"n + 1; as an accuracy (a tool's majority-vote metric) the same top answers are {k}/{n} = "
+                   f"{k / n:.1%}")
+    tied = [it for it in result.items if it.verified and it.top_tied]
     if tied:
         out.append(f"{len(tied)} verified item{'s' if len(tied) != 1 else ''} had a tie for the top answer, broken by "
                    "the seeded RNG (--seed): a tool that breaks ties another way can count "
                    f"{'them' if len(tied) != 1 else 'it'} differently")
     return out
+
+
+def level_counts(result: RunResult) -> tuple[int, int] | None:
+    """(k, n): the verified items whose top answer is acceptable, of the n verified items — the level's integer
+    counts (k/(n + 1)), never rebuilt from the rounded level; None without a verified item."""
+    n, k = result.reliability_n, result.reliability_successes
+    return None if not n or k is None else (k, n)
+
 
 TASK_DIR = "task"  # the run's task file lives in <run>/task/<task>.jsonl (never clashes with run-store files)
 # The run's endpoint: an RFC 2606 reserved name that never resolves, so nothing can ever send a request with an
@@ -84,10 +92,15 @@ class ImportOptions:
 
 @dataclass
 class ImportOutcome:
-    document: dict[str, Any]
+    result: RunResult
     exit_code: int
     run_path: Path
     reused: bool
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The run's result document (``--json``)."""
+        return self.result.to_json()
 
 
 def task_filename(task: str) -> str:
@@ -218,7 +231,7 @@ class _NeverStop:
 
 
 def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[str, Any],
-            samples_by_item: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+            samples_by_item: Mapping[str, Sequence[Any]]) -> RunResult:
     """The end of the imported run (:func:`relgate_tui.engine.certification.finish.finish`, the one every run ends
     with): its labels file, the analysis of the samples just written (their per-item summaries: no re-read of
     samples.jsonl; no stopping rule — an imported log's samples are all there is), the document with the log's
@@ -239,7 +252,7 @@ def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[
                  labels_source=str(opts.labels), samples_by_item=samples_by_item, item_fields=item_fields,
                  doc_fields={"imported_from": dict(info)}, set_status=False)
     prepared.store.set_status("complete")  # an imported log has every answer there is: nothing left to sample
-    return end.document
+    return end
 
 
 IMPORT_PREFIX = ".import-"
@@ -324,14 +337,15 @@ def _import(box: list[ImportedLog], opts: ImportOptions, on_phase: Callable[[str
             if stored != expected:
                 raise DataError(f"{final}: the run holds {stored} samples, the log {expected}; remove the run "
                                 "directory and import again")
-            kept = (prepared.store.read_results() or {}).get("min_reliability")
-            if opts.min_reliability is None and isinstance(kept, (int, float)) and not isinstance(kept, bool):
+            before = read_result(prepared.store)
+            kept = None if before is None else before.min_reliability
+            if opts.min_reliability is None and kept is not None:
                 # re-imported without a gate (the TUI's Import…): the run keeps the gate it was judged against,
                 # its FAIL never turns into "no gate" (issue 31 item 14)
                 prepared.config = replace(prepared.config, min_reliability=float(kept))
             prepared.store.update_manifest(imported_from=info)
             doc = _finish(prepared, log, opts, info, prepared.store.samples_by_item())
-            return ImportOutcome(doc, 1 if doc["passed"] is False else 0, final, True)
+            return ImportOutcome(doc, 1 if doc.passed is False else 0, final, True)
         if on_phase:
             on_phase("canonicalizing")
         store = prepared.store
@@ -353,14 +367,14 @@ def _import(box: list[ImportedLog], opts: ImportOptions, on_phase: Callable[[str
             if not final.is_dir():
                 raise
             # another relgate process imported the same log meanwhile: its run is this run (same id, same samples)
-            return ImportOutcome(doc, 1 if doc["passed"] is False else 0, final, True)
+            return ImportOutcome(doc, 1 if doc.passed is False else 0, final, True)
         with contextlib.suppress(OSError):
             fd = os.open(root, os.O_RDONLY)
             try:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        return ImportOutcome(doc, 1 if doc["passed"] is False else 0, final, False)
+        return ImportOutcome(doc, 1 if doc.passed is False else 0, final, False)
     finally:
         if prepared is not None:
             prepared.close()

@@ -206,16 +206,17 @@ def verify_fingerprint(judge: Mapping[str, Any]) -> dict[str, Any]:
 
 def verdicts_from_run(run: str, run_dir: str | None = None) -> tuple[Verdicts, str]:
     """(verdicts, run id) of a run with a verification judge (module docstring)."""
+    from relgate_tui.engine.certification.result import read_result
     from relgate_tui.engine.runs.listing import open_run
     from relgate_tui.engine.runs.paths import runs_dir
 
     store = open_run(run, runs_dir(run_dir))
     try:
-        doc = store.read_results()
+        result = read_result(store)
         run_id = store.run_id
     finally:
         store.close()
-    block = (doc or {}).get("judge_assisted")
+    block = None if result is None else result.document.get("judge_assisted")
     if not isinstance(block, Mapping):
         raise UserError(f"run {run_id} has no verification judge results (certify it with --verify-judge-model)")
     from relgate_tui.core.label_prefix import labelled_prefix

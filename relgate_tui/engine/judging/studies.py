@@ -28,16 +28,12 @@ import dataclasses
 import math
 from typing import Any
 
-from relgate_tui.core.text import one_line
+from relgate_tui.core.text import printable
 
 __all__ = ["IRT_STABLE_N", "MAX_JUDGES", "MAX_POOL_CELLS", "NO_LOGPROBS_FIX", "audit_input", "build_data",
            "build_study", "check_pool_size", "document", "intervals_caveats", "irt_caveats", "jury_caveats",
            "load_input", "smallest_wilcoxon_p"]
 
-
-def _printable(text: str, limit: int = 60) -> str:
-    """Untrusted names as one plain line: no control, bidi or escape characters (core/text.py), bounded."""
-    return one_line(str(text), limit)
 
 IRT_STABLE_N = 1600  # n where a steady judge's C_V falls below the 0.10 mark on average (bench/irt_cv_bias.py)
 
@@ -162,16 +158,16 @@ def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: 
     criteria = table.criteria()
     if criterion is None:
         if len(criteria) > 1:
-            raise UserError(f"{table.path}: several criteria ({', '.join(map(_printable, criteria))}): "
+            raise UserError(f"{table.path}: several criteria ({', '.join(map(printable, criteria))}): "
                             "pick one with --criterion")
         criterion = criteria[0]
     elif criterion not in criteria:
-        raise UserError(f"{table.path}: no rows for criterion {_printable(criterion)!r}")
+        raise UserError(f"{table.path}: no rows for criterion {printable(criterion)!r}")
     rows = table.select(criterion=criterion)
     judges = rows.judges()
     if judge is not None:
         if judge not in judges:
-            raise UserError(f"{table.path}: no rows for judge {_printable(judge)!r} under {_printable(criterion)!r}")
+            raise UserError(f"{table.path}: no rows for judge {printable(judge)!r} under {printable(criterion)!r}")
         judges = [judge]
     per_judge: dict[str, dict[str, dict[str, float]]] = {}
     human: dict[str, float] = {}
@@ -185,7 +181,7 @@ def build_study(table: Any, *, judge: str | None, criterion: str | None, prior: 
             raters.setdefault(r.id, r.humans)
     missing = [j for j in judges if j not in per_judge]
     if missing:
-        raise UserError(f"{table.path}: judge {_printable(missing[0])!r} has no scores (the IRT study needs parsed "
+        raise UserError(f"{table.path}: judge {printable(missing[0])!r} has no scores (the IRT study needs parsed "
                         "scores)")
     return run_irt_study(criterion, per_judge, human=human or None, raters=raters or None, prior=prior,
                          original=original, cv_ddof=cv_ddof)
@@ -253,7 +249,7 @@ def _groups(table: Any, rows: list[Any], ids: list[str], inputs: list[str | None
         sep, g = seen
         example = next(i for i in ids if sep in i)
         return None, None, (f"item ids look grouped ({len(ids)} ids share {g} prefixes before {sep!r}, e.g. "
-                            f"{_printable(example, 30)!r}) but the splits are by item: items of one group can sit in "
+                            f"{printable(example, 30)!r}) but the splits are by item: items of one group can sit in "
                             "train and test; use --group-by id-prefix (or input, source, a field)")
     if group_by == "input":
         values: list[str | None] = list(inputs)
@@ -270,7 +266,7 @@ def _groups(table: Any, rows: list[Any], ids: list[str], inputs: list[str | None
             if v and values[pos[r.id]] is None:
                 values[pos[r.id]] = v
         if not any(values):
-            raise UserError(f"{table.path}: --group-by {_printable(group_by, 40)}: no row has that field")
+            raise UserError(f"{table.path}: --group-by {printable(group_by, 40)}: no row has that field")
     groups = [f"v:{v}" if v else f"item:{i}" for v, i in zip(values, ids, strict=True)]
     return group_by, groups, None
 
@@ -288,11 +284,11 @@ def build_data(table: Any, criterion: str | None,
     criteria = table.criteria()
     if criterion is None:
         if len(criteria) > 1:
-            raise UserError(f"{table.path}: several criteria ({', '.join(map(_printable, criteria))}): pick one "
+            raise UserError(f"{table.path}: several criteria ({', '.join(map(printable, criteria))}): pick one "
                             "with --criterion")
         criterion = criteria[0]
     elif criterion not in criteria:
-        raise UserError(f"{table.path}: no rows for criterion {_printable(criterion)!r}")
+        raise UserError(f"{table.path}: no rows for criterion {printable(criterion)!r}")
     variants = table.select(criterion=criterion).variants()
     variant = "original" if "original" in variants else variants[0]  # one prompt variant: the original if present
     rows = list(table.select(criterion=criterion, variant=variant).rows)

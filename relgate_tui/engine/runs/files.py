@@ -244,6 +244,19 @@ _HEADLINE = ("reliability_level", "reliability_lower_bound", "m_star", "passed",
              "min_reliability")
 
 
+REVIEW_FILE = "review.json"  # what the last `relgate review pull` brought in (written by engine/review/pull.py)
+
+
+def read_review_summary(run_path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The run's ``review.json`` (None when the run was never pulled into, or the file is unreadable): the result's
+    ``review`` section, handed to :func:`~relgate_tui.engine.certification.finish.finish`."""
+    try:
+        doc = json.loads((Path(run_path) / REVIEW_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size

@@ -1,8 +1,8 @@
 """Finding, listing and repairing stored runs (``relgate runs``, the Runs screen) on top of :mod:`.store`.
 
 Listing reads each run's manifest only: its ``counts`` (samples and labels with the byte sizes of their files) and
-``result`` (the headline figures) are written by the process that wrote the run, so no sample and no results document
-is parsed; a file whose size changed since is counted on bytes. A run that cannot be read — a corrupt manifest, a
+``result`` (the headline figures: ``reliability_lower_bound`` is the run's bound, the one its gate decides on — issue
+37 §2) are written by the process that wrote the run, so no sample and no results document is parsed; a file whose size changed since is counted on bytes. A run that cannot be read — a corrupt manifest, a
 field of the wrong type — is one row with status "unreadable: …". Two directories may hold the same run id (a backup
 copy): rows are told apart by their path.
 """
@@ -23,12 +23,26 @@ from relgate_tui.engine.runs.files import (
     _is_int,
     _obj,
     _opt_float,
+    _read_json,
     _size,
     quarantine_lines,
 )
-from relgate_tui.engine.runs.store import LABELS, MANIFEST, SAMPLES, Label, RunStore
+from relgate_tui.engine.runs.store import LABELS, MANIFEST, RESULTS, SAMPLES, Label, RunStore
 
-__all__ = ["RunSummary", "batch_in_flight", "summarise", "list_runs", "open_run", "repair_run", "remove_run", "empty_runs"]
+__all__ = ["looks_simulated", "RunSummary", "batch_in_flight", "summarise", "list_runs", "open_run", "repair_run", "remove_run", "empty_runs"]
+
+
+def looks_simulated(endpoint: str, model: str, simulated_models: Collection[str]) -> bool:
+    """A run against relgate's own simulated models: a loopback endpoint (the embedded demo or ``relgate
+    demo-server``) and one of ``simulated_models`` (the demo's model names, given by the front end: the engine never
+    imports the demo). Every screen and report marks such a run "simulated"."""
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(str(endpoint)).hostname or ""
+    except ValueError:
+        return False
+    return host in ("127.0.0.1", "localhost", "::1") and str(model) in simulated_models
 
 
 @dataclass(frozen=True)
@@ -52,10 +66,7 @@ class RunSummary:
     has_gate: bool = False  # the stored results were judged against a gate (``min_reliability``)
 
     def is_simulated(self, simulated_models: Collection[str]) -> bool:
-        """A run against relgate's simulated models, named by the front end
-        (:func:`relgate_tui.engine.certification.setup.looks_simulated`)."""
-        from relgate_tui.engine.certification.setup import looks_simulated
-
+        """A run against relgate's simulated models, named by the front end (:func:`looks_simulated`)."""
         return looks_simulated(self.endpoint, self.model, simulated_models)
 
     @property
@@ -98,8 +109,12 @@ def summarise(store: RunStore) -> RunSummary:
     if not _is_int(n_labels) or counts.get("labels_bytes") != _size(labels_path):
         n_labels = len(store.current_labels())
     res = _obj(m, "result")
-    if "result" not in m:  # a run written before the manifest carried the headline
-        res = store.read_results() or {}
+    if "result" not in m:  # a run written before the manifest carried the headline: results.json's own
+        try:
+            res = _read_json(store.path / RESULTS)
+        except FileNotFoundError:
+            res = {}
+        res = res if isinstance(res, dict) else {}
     m_star = res.get("m_star")
     return RunSummary(
         run_id=store.run_id,
