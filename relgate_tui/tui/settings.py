@@ -37,7 +37,7 @@ class SettingsScreen(Screen["UISettings | None"]):
         s = self.settings
         yield Header()
         with VerticalScroll(id="form"):
-            yield Label("Gate threshold of new runs (reliability needed to PASS; empty = no gate)")
+            yield Label("Gate threshold (reliability needed to PASS; empty = no gate)")
             yield Input(
                 "" if s.gate is None else f"{s.gate:g}",
                 id="gate",

@@ -144,7 +144,7 @@ class SetupScreen(Screen["RunSetup | None"]):
                 yield Label("Sampling and calibration", classes="section")
                 with Grid(classes="fields numbers"):
                     yield from option_widgets("sampling", p)
-                yield Label("Gate (this run's: PASS/FAIL on Results, the report and the CLI)", classes="section")
+                yield Label("Gate (the run's own)", classes="section")
                 with Grid(classes="fields numbers"):
                     yield from option_widgets("gate", p)
                 with Horizontal(id="setup-buttons"):
