@@ -182,3 +182,26 @@ async def test_a_samples_file_damaged_while_the_run_is_open_is_a_notice_not_a_cr
         notes = [n for n in app._notifications if n.title == "Cannot show this item"]
         assert len(notes) == 1 and "samples.jsonl" in notes[0].message and "\n" not in notes[0].message
         session.close()
+
+
+async def test_a_what_if_gate_is_labelled_and_never_written(services):
+    """Issue 37 §3: Results decides a run against its own gate; a "what if the gate were …" view says so and the run's
+    results.json keeps the run's gate (here the session labelled the run, so Results writes the file)."""
+    import json
+
+    path = stored_run(services.runs_dir, seed=2, min_reliability=0.9)
+    session = Session.open(path)
+    for item_id in session.pending_items()[:5]:
+        session.label(item_id, none=True)
+    app = make_app(services)
+    async with app.run_test(size=(140, 50)) as pilot:
+        app.session = session
+        app.push_screen(ResultsScreen(session, gate=0.5))
+        await pilot.pause()
+        screen = app.screen
+        verdict = str(screen.query_one("#verdict").content)
+        assert screen.what_if and "what if the gate were 50% (bound); this run's: 90% (bound)" in verdict
+        assert "gate 50.0%" in verdict
+        doc = json.loads((path / "results.json").read_text())
+        assert doc["min_reliability"] == doc["gate"]["threshold"] == 0.9
+        session.close()
