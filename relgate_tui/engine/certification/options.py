@@ -160,7 +160,7 @@ class CertifyConfig:
              "bound at the full confidence (assisted: the default with --verify-judge-model; the former name best "
              "is read as assisted)",
         setup=SetupField("gate on", "select", section="gate", order=1, auto="auto", choices=(
-            ("auto: by the judge", "auto"), ("lower bound", "bound"), ("level 1−α*", "level"),
+            ("auto", "auto"), ("lower bound", "bound"), ("level 1−α*", "level"),
             ("judge-assisted", "assisted"))))
     one_look: int | None = option(
         None, flag="--one-look", type=int, metavar="N",
