@@ -200,20 +200,20 @@ def main() -> None:
             size = scores.stat().st_size / MB
             time_target = 60.0  # issue 29: a 1M-row file (130 MB) in at most 60 s of CPU, as for imports
             row(f"judge-audit --scores ({rows:,} rows)", size,
-                run_case(["judge-audit", "--scores", str(scores)], home), GB / MB, time_target)
+                run_case(["judge", "audit", "--scores", str(scores)], home), GB / MB, time_target)
             if args.smoke:  # one case of the family
                 cases.discard("scores")
         if "scores" in cases:
             row(f"judge-intervals ({rows // 4:,} rows used)", size,
-                run_case(["judge-intervals", "--scores", str(scores), "--judge", "j0", "--seeds", "1", "--methods",
+                run_case(["judge", "intervals", "--scores", str(scores), "--judge", "j0", "--seeds", "1", "--methods",
                           "cqr"], home), GB / MB, None)
             scores_file(scores, rows, judges=1)  # one judge: every row is an item judge-intervals uses
             size = scores.stat().st_size / MB
             row(f"judge-intervals ({rows:,} rows, 1 judge)", size,
-                run_case(["judge-intervals", "--scores", str(scores), "--judge", "j0", "--seeds", "1", "--methods",
+                run_case(["judge", "intervals", "--scores", str(scores), "--judge", "j0", "--seeds", "1", "--methods",
                           "cqr"], home), GB / MB, time_target)
             row(f"judge-audit --scores ({rows:,} rows, 1 judge)", size,
-                run_case(["judge-audit", "--scores", str(scores)], home), GB / MB, time_target)
+                run_case(["judge", "audit", "--scores", str(scores)], home), GB / MB, time_target)
             scores.unlink()
         if "import" in cases:
             # a log of import_mb MB: at the default, the largest one an import accepts — at most MAX_LOG_BYTES and

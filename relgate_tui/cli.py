@@ -10,7 +10,7 @@
     relgate report RUN [--format md|json|csv] [--output PATH]
     relgate tasks                            bundled tasks
     relgate demo-server [--port N] [--latency-ms X] [--fault-rate R]
-    relgate judge-audit --data hanna --criterion Coherence --endpoint URL --model NAME [...]
+    relgate judge audit | intervals | irt | jury | certify | apply | list   the judge family
 
 Exit codes: 0 done (and passed, or no gate), 1 below ``--min-reliability``, 2 error, 3 sampling incomplete (some
 items were not sampled to their stop because requests failed: no PASS/FAIL is decided on partial data; rerun the same
@@ -39,6 +39,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, no usage dump
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        """As argparse's, and kept as ``subcommands`` (the judge family adds its studies to ``relgate judge``'s)."""
+        self.subcommands = super().add_subparsers(**kwargs)
+        return self.subcommands
+
 
 def _err(message: str) -> None:
     from relgate_tui.core.redact import redact, redact_urls
@@ -50,23 +55,25 @@ def _err(message: str) -> None:
 
 # ------------------------------------------------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="relgate", description="How far can this language model be trusted on this task?")
+    parser = _Parser(prog="relgate", description="How far can this language model be trusted on this task?",
+                     epilog="Exit codes: 0 done or PASS, 1 below the gate, 2 error, 3 undecided. "
+                            "`relgate COMMAND --help` says more.")
     from relgate_tui import __version__
 
     parser.add_argument("--version", action="version", version=f"relgate {__version__}")
+    parser.set_defaults(launch_tui=launch_review)  # the one way a command opens the terminal UI
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     from relgate_tui import commands
 
-    for mod in commands.modules():
-        mod.register(sub)
-        COMMANDS[mod.NAME] = mod.run
+    COMMANDS.update(commands.register_all(sub))
     sub.add_parser("demo-server", help="serve simulated models on 127.0.0.1 (OpenAI API)", add_help=False)
     return parser
 
 
 COMMANDS: dict[str, Any] = {}
-"""Sub-command word → its ``run(args) -> int``, filled by :func:`build_parser` from :mod:`relgate_tui.commands`."""
+"""Sub-command word → its ``run(args) -> int``, filled by :func:`build_parser` from :mod:`relgate_tui.commands`
+(each leaf parser also sets ``handler``, which :func:`main` calls: ``relgate judge audit`` → the audit's ``run``)."""
 
 
 def _run_tui() -> int:
@@ -81,7 +88,8 @@ def _run_tui() -> int:
 
 def launch_review(store: Any, session: str, name: str) -> int:
     """``relgate review open SESSION``: the team-review labelling screen on its own — the second way into the terminal
-    UI, launched here like the first (``relgate``) so that no command module imports the TUI."""
+    UI, launched here like the first (``relgate``) so that no command module imports the TUI: the parser hands it
+    to every command as ``args.launch_tui``."""
     from relgate_tui.tui.review.app import run_review_app
 
     return run_review_app(store, session, name)
@@ -135,22 +143,26 @@ def main(argv: list[str] | None = None) -> int:
         from relgate_tui.demo.cli import main as demo_main
 
         return int(demo_main(argv[1:]) or 0)
+    args: argparse.Namespace | None = None
     try:
         argv = _expand_config(argv)
         args = build_parser().parse_args(argv)
         if args.command is None:
             return _run_tui()
-        return COMMANDS[args.command](args)
+        handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        return int(handler(args))
     except KeyboardInterrupt:
         _err("interrupted (the run is saved; rerun the same command to resume)")
         return EXIT_ERROR
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - the top level turns every error into one line
+        moved = getattr(args, "moved_to", None)  # an old word (commands/__init__.py): where the command moved
+        where = f" ({moved})" if moved else ""
         if isinstance(exc, _user_error_types()):
-            _err(str(exc) or exc.__class__.__name__)
+            _err((str(exc) or exc.__class__.__name__) + where)
         else:
-            _err(f"unexpected {exc.__class__.__name__}: {exc} — please report this (with the command you ran)")
+            _err(f"unexpected {exc.__class__.__name__}: {exc} — please report this (with the command you ran){where}")
         return EXIT_ERROR
 
 

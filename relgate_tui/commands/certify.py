@@ -21,76 +21,52 @@ EXIT_OK, EXIT_BELOW_GATE, EXIT_INCOMPLETE = 0, 1, 3
 
 
 def register(sub: Any) -> None:
+    """``relgate certify``'s parser: one flag per option of the option table
+    (:mod:`relgate_tui.engine.certification.options`), and the flags that are no run option (``--config``, ``--json``,
+    ``--quiet``, ``--batch``/``--batch-price``)."""
+    from relgate_tui.engine.certification.options import flag_default, is_required, options
+
     c = sub.add_parser("certify", help="certify a model on a task (headless; exit 0 pass / 1 below gate / 2 error / "
                                        "3 sampling incomplete)",
                        description="Sample, verify, calibrate and report a model's reliability on a task.")
     c.add_argument("--config", metavar="FILE", help="a run config (TOML): every key is one of these flags "
                    "(k-max = 20); flags given here win")
-    c.add_argument("--task", required=True, metavar="NAME_OR_PATH", help="bundled task name or .jsonl/.csv file")
-    c.add_argument("--endpoint", required=True, metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
-    c.add_argument("--model", required=True, metavar="NAME")
-    c.add_argument("--api-key-env", metavar="VAR", help="NAME of the environment variable holding the API key")
-    c.add_argument("--canon", metavar="SPEC", help="numeric | mcq | text | math | regex:PATTERN (default: the task's)")
-    c.add_argument("--system", metavar="PROMPT", help="system prompt")
-    c.add_argument("--temperature", type=float, default=0.7)
-    c.add_argument("--max-tokens", type=int, metavar="N")
-    c.add_argument("--k-max", type=int, default=20, metavar="K", help="samples per item at most (default 20)")
-    c.add_argument("--delta", type=float, default=0.05, help="stopping-rule error level (default 0.05)")
-    c.add_argument("--stopping", choices=("anytime", "paper", "none"), default="anytime")
-    c.add_argument("--alpha", type=float, default=0.10, help="conformal miscoverage level (default 0.10)")
-    c.add_argument("--n-cal", type=int, metavar="N", help="calibration items (default: half)")
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--concurrency", type=int, default=8)
-    c.add_argument("--labels", metavar="FILE", help='JSONL verdicts: {"id", "rank": r} | {"id", "none": true} | {"id", "skip": true}')
-    c.add_argument("--min-reliability", type=float, metavar="R",
-                   help="gate: exit 1 when the reliability (see --gate-on) is below R")
-    c.add_argument("--gate-on", choices=("bound", "level", "assisted", "best"), default=None,
-                   help="gate on the lower confidence bound (default: a model at R passes <= 1 - confidence of the "
-                        "time; Clopper-Pearson when every verdict is a reference answer, the anytime bound when a "
-                        "person labelled items), on the point estimate (passes such a model about half the time), "
-                        "or on the judge-assisted bound at the full confidence (assisted = best: the default with "
-                        "--verify-judge-model)")
-    c.add_argument("--one-look", type=int, metavar="N", default=None,
-                   help="decide the human-only gate once, at exactly N labels fixed now, before labelling (exact "
-                        "Clopper-Pearson; nothing is decided before N labels). Part of the run id.")
-    c.add_argument("--population", choices=("task", "items"), default="task",
-                   help="what the judge-assisted bound is about: the task (default; a Clopper-Pearson step from the "
-                        "N judged items) or the N judged items themselves (no step). Part of the run id.")
-    c.add_argument("--confidence", type=float, default=0.95, metavar="C",
-                   help="confidence of the lower bound (default 0.95)")
-    c.add_argument("--json", metavar="PATH", dest="json_path", help="write the result document to PATH ('-' = stdout)")
-    c.add_argument("--run-dir", metavar="DIR", help="directory holding runs (default: the data dir's runs/)")
-    c.add_argument("--price-in", type=float, metavar="X", help="price per million input tokens")
-    c.add_argument("--price-out", type=float, metavar="Y", help="price per million output tokens")
-    c.add_argument("--limit", type=int, metavar="N", help="use only the first N items of the task file")
-    c.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-request timeout in seconds")
-    c.add_argument("--quiet", action="store_true", help="no progress output")
-    from relgate_tui.commands.batch import price_factor
+    groups: dict[str, Any] = {}
+    for name, opt, default in options():
+        if opt.flag is None:
+            continue
+        target = c if not opt.group else groups.setdefault(opt.group, c.add_argument_group(opt.group))
+        kwargs: dict[str, Any] = {"dest": name, "help": opt.help}
+        if is_required(default):
+            kwargs["required"] = True
+        else:
+            kwargs["default"] = flag_default(opt, default)
+        for key in ("metavar", "choices", "type"):
+            if getattr(opt, key) is not None:
+                kwargs[key] = getattr(opt, key)
+        target.add_argument(opt.flag, **kwargs)
+        if name == "timeout_s":  # the flags that are no run option, in their old place in --help
+            c.add_argument("--quiet", action="store_true", help="no progress output")
+            from relgate_tui.commands.batch import price_factor
 
-    c.add_argument("--batch", action="store_true", help="sample through the endpoint's Batch API in rounds (issue 32)")
-    c.add_argument("--batch-price", type=price_factor, default=0.5, metavar="FACTOR",
-                   help="batch price as a fraction of the direct price (default 0.5)")
-    c.add_argument("--batch-max-mb", type=float, default=190.0, metavar="MB",
-                   help="largest batch request file, in MiB (default 190; a round over it is several batches)")
-    c.add_argument("--batch-deadline", type=float, default=25.0, metavar="HOURS",
-                   help="stop when a batch has run this long, its id kept for a rerun (default 25: the 24 h window + 1)")
-    j = c.add_argument_group("pairwise judge (optional): a second ranking of each item's answers by an LLM judge")
-    j.add_argument("--pairwise-judge-endpoint", metavar="URL", help="the judge's OpenAI-compatible base URL")
-    j.add_argument("--pairwise-judge-model", metavar="NAME", help="the judge model")
-    j.add_argument("--pairwise-judge-api-key-env", metavar="VAR", help="NAME of the variable holding the judge's key")
-    j.add_argument("--pairwise-judge-reps", type=int, default=3, metavar="K",
-                   help="odd number of verdicts per pair, random orders (default 3)")
+            c.add_argument("--batch", action="store_true",
+                           help="sample through the endpoint's Batch API in rounds (issue 32)")
+            c.add_argument("--batch-price", type=price_factor, default=0.5, metavar="FACTOR",
+                           help="batch price as a fraction of the direct price (default 0.5)")
+        elif name == "confidence":
+            c.add_argument("--json", metavar="PATH", dest="json_path",
+                           help="write the result document to PATH ('-' = stdout)")
 
-    v = c.add_argument_group("verification judge (optional): checks every item's top answer; the judge-assisted "
-                             "bound needs fewer human labels when the judge is good")
-    v.add_argument("--verify-judge-model", metavar="NAME", help="the verification judge model")
-    v.add_argument("--verify-judge-endpoint", metavar="URL", help="its OpenAI-compatible base URL (default: --endpoint)")
-    v.add_argument("--verify-judge-api-key-env", metavar="VAR", help="NAME of the variable holding its key")
-    c.add_argument("--verification", choices=("auto", "human", "audit"), default="auto",
-                   help="auto: references verify; human: a person verifies every calibration item (the spot-check); "
-                        "audit: auto, and a person re-checks --audit-fraction of the reference verdicts")
-    c.add_argument("--audit-fraction", type=float, default=0.2, metavar="F", help="audit: the share re-checked (0.2)")
 
+def config_of(args: argparse.Namespace) -> Any:
+    """The :class:`~relgate_tui.engine.certification.certify.CertifyConfig` of a parsed ``relgate certify``: every
+    option from its flag; ``--gate-on`` by default the judge-assisted bound with a verification judge, else the bound;
+    ``--batch`` at ``--batch-price``."""
+    from relgate_tui.engine.certification.options import CertifyConfig, options
+
+    values = {name: getattr(args, name) for name, opt, _ in options() if opt.flag is not None}
+    values["gate_on"] = args.gate_on or ("assisted" if args.verify_judge_model else "bound")
+    return CertifyConfig(**values, batch=args.batch_price if args.batch else None)
 
 
 class _Progress:
@@ -152,48 +128,7 @@ class _Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from relgate_tui.engine.certification.certify import CertifyConfig
-
-    cfg = CertifyConfig(
-        task=args.task,
-        endpoint=args.endpoint,
-        model=args.model,
-        api_key_env=args.api_key_env,
-        canon=args.canon,
-        system=args.system,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        k_max=args.k_max,
-        delta=args.delta,
-        stopping=args.stopping,
-        alpha=args.alpha,
-        n_cal=args.n_cal,
-        seed=args.seed,
-        concurrency=args.concurrency,
-        labels=args.labels,
-        min_reliability=args.min_reliability,
-        gate_on=args.gate_on or ("best" if args.verify_judge_model else "bound"),
-        one_look=args.one_look,
-        population=args.population,
-        confidence=args.confidence,
-        run_dir=args.run_dir,
-        price_in=args.price_in,
-        price_out=args.price_out,
-        limit=args.limit,
-        timeout_s=args.timeout,
-        pairwise_judge_endpoint=args.pairwise_judge_endpoint,
-        pairwise_judge_model=args.pairwise_judge_model,
-        pairwise_judge_api_key_env=args.pairwise_judge_api_key_env,
-        pairwise_judge_reps=args.pairwise_judge_reps,
-        verify_judge_model=args.verify_judge_model,
-        verify_judge_endpoint=args.verify_judge_endpoint,
-        verify_judge_api_key_env=args.verify_judge_api_key_env,
-        verification=args.verification,
-        audit_fraction=args.audit_fraction,
-        batch=args.batch_price if args.batch else None,
-        batch_max_mb=args.batch_max_mb,
-        batch_deadline_h=args.batch_deadline,
-    ).validate()
+    cfg = config_of(args).validate()
     from relgate_tui.engine.certification.pipeline import Done, EndpointDown, EndpointUp, Judging, Sampling, run_certify
 
     if args.json_path and args.json_path != "-":

@@ -50,9 +50,10 @@ def _source(q: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(NAME, help="judge certificate: may this judge grade instead of a person, on which items",
-                              description="Certify an LLM judge's agreement with your reviewers on the items it is "
-                                          "confident about (issue 30); apply a certificate to new items.")
+    p = subparsers.add_parser(NAME, help="judges: audit, intervals, irt, jury, certify, apply, list",
+                              description="Study an LLM judge: audit it, its score intervals, IRT and jury studies, "
+                                          "its certificate (may it grade instead of a person, on which items) and "
+                                          "the stored audits.")
     sub = p.add_subparsers(dest="judge_command", metavar="ACTION", parser_class=p.__class__, required=True)
     q = sub.add_parser("certify", help="certify a judge from its verdicts and human labels (exit 0 PASS, 1 FAIL, "
                                        "3 not decidable)")

@@ -161,9 +161,8 @@ def _publish(store: Any, args: argparse.Namespace) -> int:
 
 
 def _open(store: Any, args: argparse.Namespace) -> int:
-    from relgate_tui.cli import launch_review  # the shell launches the TUI: commands never import it
-
-    return launch_review(store, args.session, store.db.identity(args.as_name))
+    launch_tui = args.launch_tui  # the shell's launcher (cli.py): commands never import the TUI or the shell
+    return int(launch_tui(store, args.session, store.db.identity(args.as_name)))
 
 
 def _label(store: Any, args: argparse.Namespace) -> int:

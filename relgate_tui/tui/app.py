@@ -38,7 +38,6 @@ from relgate_tui.tui.help import HelpScreen, key_rows
 from relgate_tui.tui.services import AppServices
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.core.certification.gate import GateOn
     from relgate_tui.engine.certification.session import Session
     from relgate_tui.engine.certification.setup import RunSetup
     from relgate_tui.engine.judging.audit_run import JudgeAuditConfig
@@ -71,7 +70,6 @@ class RelgateApp(App[None]):
         self._last_setup: RunSetup | None = None
         self._last_judge_audit: JudgeAuditConfig | None = None
         self._return_to_runs = False
-        self._own_gate_runs: set[Path] = set()  # runs opened from Runs: shown against the gate they were stored with
         self.history: list[tuple[str, Any]] = []  # (screen, dismissed value), in order — the flow as it happened
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
@@ -209,7 +207,6 @@ class RelgateApp(App[None]):
             self.notify(str(exc), title="Cannot start the run", severity="error", timeout=10)
             self.show_setup(setup)
             return
-        self._own_gate_runs.discard(session.path)
         self.session = session
         self.show_sampling(session)
 
@@ -241,19 +238,10 @@ class RelgateApp(App[None]):
         self.show_results(session)
 
     def show_results(self, session: Session) -> None:
+        """Results against the run's own gate (``Session.gate``: made in Setup, or stored with its results) — so
+        Runs, Results, Compare, ``relgate report`` and the JSON tell one story about it; Settings only prefill Setup."""
         self.session = session
-        gate, basis = self.gate_for(session)
-        self.open_screen("results", session, gate=gate, gate_on=basis, callback=self._after_results)
-
-    def gate_for(self, session: Session) -> tuple[float | None, GateOn]:
-        """The gate a run is shown against: a run made here from Setup, the Settings gate; a run opened from Runs,
-        the gate its stored results were judged against (``Session.stored_gate``) — so Runs, Results, Compare,
-        ``relgate report`` and the JSON tell one story about it (issue 24 §5)."""
-        if session.path in self._own_gate_runs:
-            return session.stored_gate()
-        if self.settings is None:
-            return None, "bound"
-        return self.settings.gate, self.settings.gate_on
+        self.open_screen("results", session, callback=self._after_results)
 
     def _after_results(self, action: str | None) -> None:
         self.history.append(("results", action))
@@ -298,7 +286,6 @@ class RelgateApp(App[None]):
             self.show_runs()
             return
         self.session = session
-        self._own_gate_runs.add(session.path)
         if action == "resume" and not session.sampling_complete:
             self.show_sampling(session)
         elif action == "resume":
@@ -352,17 +339,14 @@ class RelgateApp(App[None]):
         self.show_home()
 
     def save_run_config(self, setup: RunSetup) -> Path | None:
-        """Setup's "Save config": ``setup`` (with the Settings gate) as a run config ``relgate certify --config``
-        reads (:mod:`relgate_tui.engine.certification.run_config`), in ``<data dir>/configs/``; notifies the path."""
+        """Setup's "Save config": ``setup`` (with its gate) as a run config ``relgate certify --config`` reads
+        (:mod:`relgate_tui.engine.certification.run_config`), in ``<data dir>/configs/``; notifies the path."""
         import re
 
         from relgate_tui.engine.certification.run_config import save_run_config
         from relgate_tui.engine.certification.setup import certify_config
 
         cfg = certify_config(setup, None)
-        if self.settings is not None and self.settings.gate is not None:
-            cfg = replace(cfg, min_reliability=self.settings.gate, confidence=self.settings.confidence,
-                          gate_on=self.settings.gate_on)
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{setup.model}-{Path(setup.task).stem}").strip("._")[:100] or "run"
         path = self.services.resolved_runs_dir().parent / "configs" / f"{name}.toml"
         try:
@@ -382,9 +366,7 @@ class RelgateApp(App[None]):
         if alpha is None:
             alpha = getattr(self.screen, "alpha", None)
         try:
-            gate, basis = self.gate_for(session)
-            path = session.export(fmt, alpha=alpha, gate=gate, gate_on=basis,
-                                  confidence=self.settings.confidence if self.settings else 0.95)
+            path = session.export(fmt, alpha=alpha)  # against the run's own gate
         except (ValueError, OSError) as exc:
             self.notify(str(exc), title="Export failed", severity="error")
             return None

@@ -117,12 +117,12 @@ class CompareScreen(Screen[None]):
             # "run A", "run B" …: the paired gate's names; the rows below say which model and task (a title cut to
             # the column said neither: issue 31 item 17)
             table.add_column(Text(f"run {chr(65 + i) if i < 26 else i + 1}", style="bold"), key=f"run{i}", width=width)
-            # each run against its own stored gate, as Runs, Results and `relgate report` show it (issue 24 §5)
-            gate, basis = s.stored_gate()
+            # each run against its own gate, as Runs, Results and `relgate report` show it (issue 24 §5, 37 §3)
+            own = s.gate
+            gate, basis = own.threshold, own.gate_on
             if self.gate is not None:  # an explicit gate for every run
                 gate, basis = self.gate, ("level" if getattr(settings, "gate_on", "") == "level" else "bound")
-            views.append(s.results(self.alpha, gate=gate, gate_on=basis,
-                                   confidence=getattr(settings, "confidence", 0.95)))
+            views.append(s.results(self.alpha, gate=gate, gate_on=basis, confidence=own.confidence))
         best = max((v.result.reliability_level for v in views if v.result.reliability_level is not None),
                    default=None)
 

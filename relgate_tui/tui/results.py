@@ -101,10 +101,15 @@ class ResultsScreen(Screen[str]):
 
     def __init__(self, session: Session, *, gate: float | None = None, alpha: float | None = None,
                  gate_on: GateOn | None = None) -> None:
+        """``gate`` / ``gate_on``: a "what if the gate were …" view (labelled so, never written); by default the run's
+        own gate (``Session.gate``)."""
         super().__init__()
         self.session = session
-        self.gate = gate
-        self._gate_on = gate_on  # None: the Settings basis
+        own = session.gate
+        self.gate = own.threshold if gate is None else gate
+        self.gate_on: GateOn = own.gate_on if gate_on is None else gate_on
+        self.confidence = own.confidence
+        self.what_if = (self.gate, self.gate_on) != (own.threshold, own.gate_on)
         self.alpha = round(alpha if alpha is not None else session.alpha, 2)
         self.filter_index = 0
         self.view: ResultsView | None = None
@@ -159,35 +164,26 @@ class ResultsScreen(Screen[str]):
             judge_table.add_column(label, key=key)
         self.recompute()
         table.focus()
-        try:  # keep the run's results.json (what the Runs list shows) current
-            settings = getattr(self.app, "settings", None)
-            self.session.save_results(self.alpha, gate=self.gate, confidence=getattr(settings, "confidence", 0.95),
-                                      gate_on=self.gate_on)
+        try:  # keep the run's results.json (what the Runs list shows) current, against the run's own gate
+            self.session.save_results(self.alpha)
         except (ValueError, OSError) as exc:
             self.notify(f"could not save results.json: {exc}", severity="warning")
-
-    @property
-    def gate_on(self) -> GateOn:
-        if self._gate_on is not None:
-            return self._gate_on
-        return "level" if getattr(getattr(self.app, "settings", None), "gate_on", "bound") == "level" else "bound"
 
     # --------------------------------------------------------------------------------------------- compute
     def recompute(self) -> None:
         """Recompute every number at the current α and redraw (called on mount and on every α change)."""
-        settings = getattr(self.app, "settings", None)
         self.view = self.session.results(
             self.alpha,
             gate=self.gate,
             gate_on=self.gate_on,
-            confidence=getattr(settings, "confidence", 0.95),
+            confidence=self.confidence,
             curve_alphas=CURVE_ALPHAS,
         )
         self._render_summary()
         self._render_table()
         self._render_plots()
-        self._render_judge(settings)
-        self._render_assisted(settings)
+        self._render_judge()
+        self._render_assisted()
 
     def _readouts(self, r):
         try:
@@ -257,6 +253,12 @@ class ResultsScreen(Screen[str]):
         self.query_one("#bound", Static).update(bound)
 
         verdict = Text()
+        if self.what_if:  # a viewer's gate: shown, labelled, never written
+            own = self.session.gate
+            verdict.append(f"what if the gate were {'none' if self.gate is None else f'{self.gate:.0%}'} "
+                           f"({self.gate_on}); this run's: "
+                           f"{'none' if own.threshold is None else f'{own.threshold:.0%} ({own.gate_on})'}\n",
+                           style="italic yellow")
         d = r.gate_decision  # the one gate rule's decision (core/certification/gate.py)
         if d is None:
             verdict.append(" NO GATE ", style="reverse")
@@ -439,14 +441,13 @@ class ResultsScreen(Screen[str]):
         self.query_one("#plot-samples", Chart).set_draw(draw_samples)
 
     # ------------------------------------------------------------------------------------------------ judge
-    def _render_assisted(self, settings: object) -> None:
+    def _render_assisted(self) -> None:
         """The verification judge's tab (issue 22): the judge-assisted bound, the agreement table, its gate."""
-        confidence = getattr(settings, "confidence", 0.95)
-        block = self.session.assisted(confidence, self.gate)
+        block = self.session.assisted(self.confidence, self.gate)
         decision = None if self.view is None else self.view.result.gate_decision
         self.query_one("#assisted", Static).update(assisted_view(block, decision))
 
-    def _render_judge(self, settings: object) -> None:
+    def _render_judge(self) -> None:
         """The pairwise judge's tab: both rankings side by side, cycle statistics, the judged items by ρ."""
         summary = self.query_one("#judge-summary", Static)
         if not self.session.uses_judge:
@@ -457,8 +458,7 @@ class ResultsScreen(Screen[str]):
                                 "and see its preference cycles here.", style="dim"))
             self.query_one("#judge-body").display = False
             return
-        self.judge = self.session.judge_view(self.alpha, gate=self.gate,
-                                             confidence=getattr(settings, "confidence", 0.95))
+        self.judge = self.session.judge_view(self.alpha, gate=self.gate, confidence=self.confidence)
         if self.judge is None:
             summary.update(Text("The pairwise judge has not been asked yet: resume the run to ask it.",
                                 style="yellow"))

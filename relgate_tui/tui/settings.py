@@ -1,4 +1,5 @@
-"""Settings: gate threshold and basis, confidence, audit fraction, theme. Dismisses with the new
+"""Settings: the default gate threshold, basis and confidence of new runs (Setup prefills them; a run keeps its own),
+audit fraction, theme. Dismisses with the new
 :class:`~relgate_tui.tui.settings_file.UISettings` (Ctrl+S / Save) or None (Escape)."""
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class SettingsScreen(Screen["UISettings | None"]):
         Binding("ctrl+s", "save", "Save", id="settings.save", tooltip="Save the settings and go back"),
         Binding("escape", "cancel", "Back", id="settings.back", tooltip="Go back without saving"),
     ]
-    HELP = "Tab moves between fields. The gate decides PASS/FAIL on the results screen."
+    HELP = ("Tab moves between fields. The gate here is the default for new runs (Setup prefills it); a run keeps "
+            "the gate it was made with.")
 
     def __init__(self, settings: UISettings | None, themes: Iterable[str]) -> None:
         super().__init__()

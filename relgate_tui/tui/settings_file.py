@@ -17,17 +17,18 @@ from typing import Literal
 __all__ = ["SettingsGateOn", "UISettings", "load_ui_settings", "save_ui_settings"]
 
 SettingsGateOn = Literal["bound", "level"]
-"""The Settings screen's gate bases (:data:`relgate_tui.core.certification.gate.GateOn` without the two that need a
-verification judge: a run made with one keeps its own ``gate_on``)."""
+"""The Settings screen's gate bases (:data:`relgate_tui.core.certification.gate.GateOn` without "assisted", which needs
+a verification judge): the default basis of new runs — "bound" stands for Setup's "auto" (the judge-assisted bound
+with a verification judge, as ``relgate certify``'s); a run keeps its own ``gate_on``."""
 
 
 @dataclass(frozen=True)
 class UISettings:
     """Preferences of the TUI.
 
-    ``gate``: the reliability threshold for PASS/FAIL on the results screen (None = no gate); ``gate_on``:
-    compare the reliability level ("level", the paper's gate) or its lower confidence bound ("bound");
-    ``confidence``: level of the one-sided Clopper–Pearson bound; ``audit_fraction``: share of automatically
+    The gate fields are the defaults of **new** runs (Setup is prefilled with them; a run keeps the gate it was made
+    with): ``gate``: the reliability threshold for PASS/FAIL (None = no gate); ``gate_on``: compare the reliability
+    level ("level", the paper's gate) or its lower confidence bound ("bound"); ``confidence``: the bound's; ``audit_fraction``: share of automatically
     verified calibration items shown for human confirmation in audit mode; ``theme``: Textual theme name.
     """
 

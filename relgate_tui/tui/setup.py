@@ -1,5 +1,8 @@
-"""Setup (SPEC §5.1): endpoint + model, task, canonicalizer, K_max, δ, stopping rule, α, temperature, concurrency,
-calibration size, verification mode, prices — and a pre-flight box (calls, judge calls, time, cost).
+"""Setup (SPEC §5.1): endpoint + model, task, canonicalizer, verification mode, the judges, the sampling and
+calibration options and the run's gate (both generated from the option table: :mod:`relgate_tui.tui.option_fields`)
+— and a pre-flight box (calls, judge calls, time, cost). The gate is the run's own (threshold, basis, confidence,
+one-look plan, the judge-assisted bound's population), prefilled from Settings; the verification mode defaults to
+"auto", as ``relgate certify``'s, so the headless command continues the run the TUI started.
 
 Endpoints: the local servers discovery finds are listed first; when none is found the built-in demo endpoint is
 started in-process on a free loopback port and pre-selected, labelled "simulated". "Custom URL" takes any
@@ -40,6 +43,7 @@ from relgate_tui.engine.certification.setup import (
 )
 from relgate_tui.tui.forms import check_custom_endpoint, parse_number
 from relgate_tui.tui.judge_fields import JUDGE_FIELDS, chosen_judge, judge_fields, set_judge_options
+from relgate_tui.tui.option_fields import collect_options, option_widgets
 from relgate_tui.tui.preflight_text import judge_note, preflight_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
@@ -50,7 +54,6 @@ CUSTOM = "custom"
 TASK_FILE = "__file__"
 CANONS = (("numeric", "numeric"), ("mcq (option letters)", "mcq"), ("text", "text"),
           ("math (equivalence, needs math-verify)", "math"), ("regex:…", "regex"))
-STOPPING = (("anytime (valid, default)", "anytime"), ("paper eq. 9.1", "paper"), ("none (always K_max)", "none"))
 VERIFICATION = (("auto: references first", "auto"), ("by hand, even with refs", "human"),  # each fits 80 columns
                 ("audit: refs + re-checks", "audit"))  # (issue 31 item 17)
 
@@ -87,12 +90,20 @@ class SetupScreen(Screen["RunSetup | None"]):
         # for the user's choice (Changed messages arrive after the assignment).
         self._canon_touched = False
         self._auto_canon: str | None = None
-        self._verification_touched = previous is not None
-        self._auto_verification: str | None = None
 
     # ---------------------------------------------------------------------------------------------- compose
+    def _new_setup(self) -> RunSetup:
+        """A new run's defaults: the Settings gate (threshold, basis, confidence) — Settings are defaults for new runs
+        only; a run keeps the gate it was made with. Settings' "bound" is the default basis: the judge-assisted bound
+        with a verification judge, as ``relgate certify``'s."""
+        s = getattr(self.relgate, "settings", None)
+        if s is None:
+            return RunSetup(base_url="", model="", task="")
+        return RunSetup(base_url="", model="", task="", min_reliability=s.gate, confidence=s.confidence,
+                        gate_on="level" if s.gate_on == "level" else None)
+
     def compose(self) -> ComposeResult:
-        p = self.previous or RunSetup(base_url="", model="", task="")
+        p = self.previous or self._new_setup()
         yield Header()
         with Horizontal(id="setup-main"):
             with VerticalScroll(id="form"):
@@ -132,36 +143,10 @@ class SetupScreen(Screen["RunSetup | None"]):
                 yield from judge_fields(p.pairwise_judge_reps)
                 yield Label("Sampling and calibration", classes="section")
                 with Grid(classes="fields numbers"):
-                    yield Label("K_max")
-                    yield Input(str(p.k_max), id="k-max", type="integer", compact=True)
-                    yield Label("stopping rule")
-                    yield Select([(a, b) for a, b in STOPPING], value=p.stopping, allow_blank=False,
-                                 id="stopping", compact=True)
-                    yield Label("δ (stopping)")
-                    yield Input(f"{p.delta:g}", id="delta", type="number", compact=True)
-                    yield Label("α")
-                    yield Input(f"{p.alpha:g}", id="alpha", type="number", compact=True)
-                    yield Label("temperature")
-                    yield Input(f"{p.temperature:g}", id="temperature", type="number", compact=True)
-                    yield Label("concurrency")
-                    yield Input(str(p.concurrency), id="concurrency", type="integer", compact=True)
-                    yield Label("calibration n")
-                    yield Input("" if p.n_cal is None else str(p.n_cal), placeholder="half", id="n-cal",
-                                type="integer", compact=True)
-                    yield Label("use items")
-                    yield Input("" if p.limit is None else str(p.limit), placeholder="all", id="limit",
-                                type="integer", compact=True)
-                    yield Label("price in $/Mtok")
-                    yield Input("" if p.price_in is None else f"{p.price_in:g}", placeholder="(free)",
-                                id="price-in", type="number", compact=True)
-                    yield Label("price out $/Mtok")
-                    yield Input("" if p.price_out is None else f"{p.price_out:g}", placeholder="(free)",
-                                id="price-out", type="number", compact=True)
-                    yield Label("seed")
-                    yield Input(str(p.seed), id="seed", type="integer", compact=True)
-                    yield Label("batch price ×")  # issue 32: empty = direct calls; a factor = batch rounds
-                    yield Input("" if p.batch is None else f"{p.batch:g}", placeholder="(direct calls)", id="batch",
-                                type="number", compact=True)
+                    yield from option_widgets("sampling", p)
+                yield Label("Gate (the run's own)", classes="section")
+                with Grid(classes="fields numbers"):
+                    yield from option_widgets("gate", p)
                 with Horizontal(id="setup-buttons"):
                     yield Button("Start run (^s)", id="start", variant="primary")
                     yield Button("Probe latency (^l)", id="probe")
@@ -329,11 +314,6 @@ class SetupScreen(Screen["RunSetup | None"]):
             self._set_models(e.models)
             if not e.models and e.base_url:
                 self._list_models(e.base_url, None)
-            if not self._verification_touched:
-                # On the simulated endpoint, audit mode shows the spot-check step on a few items; on a real
-                # model with a referenced task, automatic verification is what a quick vetting wants.
-                self._auto_verification = "audit" if e.simulated else "auto"
-                self.query_one("#verification", Select).value = self._auto_verification
         self._update_preflight()
         self._auto_probe()
 
@@ -366,12 +346,6 @@ class SetupScreen(Screen["RunSetup | None"]):
         path = self.query_one("#task-path", Input).value.strip()
         if path and self.query_one("#task", Select).value == TASK_FILE:
             self._inspect_task(path)
-
-    @on(Select.Changed, "#verification")
-    def _verification_changed(self, event: Select.Changed) -> None:
-        initial = self.previous.verification if self.previous else "auto"
-        if event.value not in (self._auto_verification, initial):  # (mount posts the initial value too)
-            self._verification_touched = True
 
     @on(Select.Changed, "#canon")
     def _canon_changed(self, event: Select.Changed) -> None:
@@ -422,9 +396,6 @@ class SetupScreen(Screen["RunSetup | None"]):
     def _value(self, wid: str) -> str:
         return self.query_one(f"#{wid}", Input).value.strip()
 
-    def _number(self, wid: str, name: str, kind: type = float, **limits: Any) -> Any:
-        return parse_number(self._value(wid), name, kind, **limits)
-
     def collect(self) -> RunSetup:
         """The form as a :class:`RunSetup`; raises ValueError with a one-line message naming the field."""
         ep_value = self.query_one("#endpoint", Select).value
@@ -474,23 +445,13 @@ class SetupScreen(Screen["RunSetup | None"]):
             simulated=simulated,
             canon=canon,
             system=self._value("system") or None,
-            k_max=self._number("k-max", "K_max", int, lo=1, hi=1000),
-            delta=self._number("delta", "δ", lo=0, hi=0.5, lo_open=True),
-            stopping=str(self.query_one("#stopping", Select).value),
-            alpha=self._number("alpha", "α", lo=0, hi=0.5, lo_open=True),
-            temperature=self._number("temperature", "temperature", lo=0, hi=2),
-            concurrency=self._number("concurrency", "concurrency", int, lo=1, hi=256),
-            n_cal=self._number("n-cal", "calibration items", int, optional=True, lo=1),
-            limit=self._number("limit", "use items", int, optional=True, lo=2),
-            seed=self._number("seed", "seed", int, lo=0),
+            **collect_options(self, "sampling"),
+            **collect_options(self, "gate"),
             verification=str(self.query_one("#verification", Select).value),  # type: ignore[arg-type]
             audit_fraction=getattr(settings, "audit_fraction", 0.2),
-            price_in=self._number("price-in", "price in", optional=True, lo=0),
-            price_out=self._number("price-out", "price out", optional=True, lo=0),
             pairwise_judge_model=chosen_judge(self, "judge-model"),
             verify_judge_model=chosen_judge(self, "verify-judge-model"),
-            pairwise_judge_reps=self._number("judge-reps", "judge repetitions", int, lo=1, hi=50),
-            batch=self._number("batch", "batch price", optional=True, lo=0, hi=1),
+            pairwise_judge_reps=parse_number(self._value("judge-reps"), "judge repetitions", int, lo=1, hi=50),
         )
 
     # -------------------------------------------------------------------------------------------- preflight
@@ -591,5 +552,4 @@ class SetupScreen(Screen["RunSetup | None"]):
 
     @on(Button.Pressed, "#by-hand")
     def _by_hand_pressed(self) -> None:
-        self._verification_touched = True
         self.query_one("#verification", Select).value = "human"

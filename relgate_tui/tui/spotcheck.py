@@ -5,8 +5,8 @@ Keys: ``y`` accept the highlighted candidate (score = its rank), ``n`` reject it
 reported), ``u`` undo (the last rejection on this item, else the last recorded label — it comes back on screen),
 ``e`` the raw samples, ``j`` reveal the verification judge's verdict on the item just labelled (issue 22: never on
 the item on screen — the label is blind to it), ``?`` help, Escape leave (every label is already saved; resume later
-from Runs). With a verification judge the progress panel also shows the judge-assisted bound and ≈ how many more
-labels it needs to clear the gate.
+from Runs). The progress panel shows the run's own gate decision (the one Results shows: on the judge-assisted bound
+for an assisted gate) and one plan line on the same basis: ≈ how many more labels clear it, or that more will not.
 
 Every label goes through ``session.label`` — written and fsync-ed by the run store — *before* the screen shows the
 next item. Dismisses with "done" (nothing left to verify) or "left" (Escape).
@@ -25,9 +25,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
-from relgate_tui.core.certification.gate import GateOn, sequential_gate
-from relgate_tui.core.certification.watched import plan_labels
-from relgate_tui.core.text import counted, one_line
+from relgate_tui.core.text import one_line
+from relgate_tui.engine.certification.run_gate import live_gate
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.services import host
 from relgate_tui.tui.widgets.safetext import clean, safe
@@ -217,8 +216,11 @@ class SpotCheckScreen(Screen[str]):
         return t
 
     def _render_progress(self) -> None:
-        settings = getattr(self.app, "settings", None)
-        p: SpotProgress = self.session.spot_progress(confidence=getattr(settings, "confidence", 0.95))
+        """The live panel (issue 37 §4): the level so far, then the run's gate decision — the one Results shows, on
+        the run's own gate and its bound — and one plan line on the same basis, never two readings that disagree."""
+        gate = self.session.gate
+        p: SpotProgress = self.session.spot_progress(confidence=gate.confidence)
+        decision, plan = live_gate(self.session)
         t = Text()
         t.append(f"{p.done}", style="bold")
         t.append(f" of {p.total} verified here")
@@ -227,40 +229,20 @@ class SpotCheckScreen(Screen[str]):
         t.append("\n\nReliability so far\n", style="dim")
         t.append(_pct(p.reliability_level), style="bold")
         t.append(f"  (n = {p.n}: {p.by_hand} by you, {p.automatic} by reference)\n")
-        # the live bound is a confidence sequence: safe to stop labelling the moment it clears the gate
-        gate, gate_on = self._gate()
-        live = sequential_gate(p.successes, p.n, gate or 0.0, p.confidence)
-        t.append(f"≥ {_pct(live.lower if p.n else None)}", style="bold")
-        t.append(f" with {p.confidence:.0%} confidence, at any stopping point\n")
-        if p.n:
-            t.append(f"(fixed-n Clopper–Pearson ≥ {_pct(p.fixed_n_lower_bound)}: valid only if the number of "
-                     "labels was fixed before labelling)\n", style="dim")
-        if gate is not None:
-            t.append(f"gate {gate:.0%}: ", style="dim")
-            style = {"PASS": "bold green", "FAIL": "bold red"}.get(live.decided or "", "yellow")
-            if live.decided is not None:
-                who = "from references alone" if p.by_hand == 0 else f"{p.by_hand} labelled by you"
-                t.append(f"decided {live.decided} on {p.n} verified items ({who})\n", style=style)
-            else:  # issue 33 §6: never a count above the items left; "will not clear it" when so
-                t.append(plan_labels(p.successes, p.n, gate, p.confidence, max(0, p.total - p.done)).message + "\n",
-                         style=style)
-        assisted = self.session.assisted(p.confidence, gate)
-        if assisted is not None and assisted.lower_bound is not None:
-            t.append("\nJudge-assisted ", style="dim")
-            t.append(f"≥ {_pct(assisted.lower_bound)}", style="bold")
-            t.append(f" ({counted(assisted.n_labels, 'label')}, {assisted.n_judged} judged)\n")
-            more = assisted.more_labels
-            if assisted.prefix.left_out:
-                t.append(one_line(assisted.prefix.note or "") + "\n", style="yellow")
-            if gate is not None:  # ppi.labels_plan's honest line (issue 33 §6)
-                t.append(f"gate {gate:.0%}: ", style="dim")
-                t.append(one_line(assisted.more_labels_message or "") + "\n",
-                         style="bold green" if more == 0 else "yellow")
-        decision = self.session.gate_decision(gate=gate, gate_on=gate_on, confidence=p.confidence)
-        if decision is not None:  # the gate as Results, the report and the JSON decide it (the one gate rule)
-            t.append("\nResults' gate now: ", style="dim")
-            t.append(one_line(decision.summary()) + "\n",
-                     style={True: "bold green", False: "bold red"}.get(decision.passed, "yellow"))
+        if decision is not None and decision.value is not None:
+            t.append(f"≥ {_pct(decision.value)}", style="bold")
+            t.append(f" {decision.basis_label}\n")
+        assisted = self.session.assisted(gate.confidence, gate.threshold)
+        if assisted is not None and assisted.prefix.left_out:
+            t.append(one_line(assisted.prefix.note or "") + "\n", style="yellow")
+        if decision is None:
+            t.append("no gate for this run (set one in Setup for the next run)\n", style="dim")
+        else:  # the gate as Results, the report and the JSON decide it (the one gate rule)
+            t.append(f"\ngate {decision.threshold:.0%}: ", style="dim")
+            style = "yellow" if decision.passed is None else ("bold green" if decision.passed else "bold red")
+            t.append(one_line(decision.summary()) + "\n", style=style)
+            if plan is not None:
+                t.append(one_line(plan) + "\n", style="green" if decision.passed else "yellow")
         if p.audited:
             t.append(f"\nAudit: {p.audited} checked, ", style="dim")
             t.append(f"{p.disagreements} disagreement{'s' if p.disagreements != 1 else ''}",
@@ -268,13 +250,6 @@ class SpotCheckScreen(Screen[str]):
             t.append("\n")
         self.query_one("#progress", Static).update(t)
         self.query_one("#last", Static).update(Text(self.last_message, style="dim"))
-
-    def _gate(self) -> tuple[float | None, GateOn]:
-        """The gate this run is shown against — the same as on Results (``RelgateApp.gate_for``)."""
-        gate_for = getattr(self.app, "gate_for", None)
-        if gate_for is not None:
-            return gate_for(self.session)
-        return getattr(getattr(self.app, "settings", None), "gate", None), "bound"
 
     # ---------------------------------------------------------------------------------------------- actions
     def _record(self, *, rank: int | None = None, none: bool = False, skip: bool = False, what: str) -> None:

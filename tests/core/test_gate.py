@@ -11,7 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from relgate_tui.core.certification.gate import ASSISTED_UNUSABLE_NOTE, GATE_ON_CHOICES, decide_gate, sequential_gate
+from relgate_tui.core.certification.gate import (
+    ASSISTED_UNUSABLE_NOTE,
+    GATE_ON_CHOICES,
+    check_gate_on,
+    decide_gate,
+    sequential_gate,
+)
 from relgate_tui.core.certification.intervals import clopper_pearson_lower, confidence_sequence, confidence_sequence_end
 
 
@@ -137,7 +143,10 @@ def test_decide_gate_guards_its_inputs():
         decide_gate(0.9, successes=9, n=10, confidence=0.95, gate_on="mean")
     with pytest.raises(ValueError):
         decide_gate(0.9, successes=11, n=10, confidence=0.95)
-    assert GATE_ON_CHOICES == ("bound", "level", "assisted", "best")
+    assert GATE_ON_CHOICES == ("bound", "level", "assisted")
+    assert check_gate_on("best") == "assisted"  # an old config's name: the gate it is now (issue 37 §3)
+    with pytest.raises(ValueError):
+        check_gate_on("better")
 
 
 def test_assisted_gates_use_the_assisted_bound_at_full_confidence():

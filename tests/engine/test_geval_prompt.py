@@ -136,7 +136,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("geval_home")
     with pytest.MonkeyPatch.context() as mp, DemoServer() as demo:
         mp.setenv("RELGATE_HOME", str(home))
-        rc = main(["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
+        rc = main(["judge", "audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
                    "--model", "sim-judge", "--protocol", "direct", "--prompt", "geval", "--scale", "10",
                    "--reps", "1", "--top-logprobs", "10", "--inputs", str(N_INPUTS), "--candidates",
                    str(N_CANDIDATES), "--seed", "2", "--json", str(home / "audit.json")])
@@ -206,7 +206,7 @@ def test_the_live_study_counts_answers_without_a_rating_token_only_when_log_prob
 
 def test_the_model_paraphrase_of_the_score_only_prompt_is_refused_for_another_prompt(
         capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", "http://127.0.0.1:9/v1",
+    rc = main(["judge", "audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", "http://127.0.0.1:9/v1",
                "--model", "m", "--protocol", "direct", "--prompt", "geval", "--perturb", "typo,paraphrase"])
     out, err = capsys.readouterr()
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1

@@ -47,9 +47,9 @@ def test_a_special_file_planted_in_an_audit_is_refused_not_read(audit_template: 
         os.mkfifo(audit / name)
     else:
         (audit / name).symlink_to("/dev/zero")
-    listing = _cli(tmp_path, "audits", timeout=30)  # a hang is a TimeoutExpired: the test fails
+    listing = _cli(tmp_path, "judge", "list", timeout=30)  # a hang is a TimeoutExpired: the test fails
     assert listing.returncode == 0, listing.stderr
-    reopened = _cli(tmp_path, "audits", audit.name, "--json", "-", timeout=30)
+    reopened = _cli(tmp_path, "judge", "list", audit.name, "--json", "-", timeout=30)
     if name in ("answers.jsonl", "manifest.json"):
         assert reopened.returncode == 2 and len(reopened.stderr.strip().splitlines()) == 1, reopened.stderr
         assert "not a regular file" in reopened.stderr or "not a stored audit" in reopened.stderr
@@ -66,10 +66,10 @@ def test_a_reopened_audit_whose_data_changed_says_so(tmp_path: Path, incli: InPr
                                     for c in range(2)]})
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     audit = stored_audit(tmp_path, data=str(data))
-    assert incli(tmp_path, "audits", audit.name, "--json", "-").returncode == 0
+    assert incli(tmp_path, "judge", "list", audit.name, "--json", "-").returncode == 0
     rows[0]["candidates"][0]["human"]["Coherence"] = 5 if rows[0]["candidates"][0]["human"]["Coherence"] != 5 else 1
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    r = incli(tmp_path, "audits", audit.name, "--json", "-")
+    r = incli(tmp_path, "judge", "list", audit.name, "--json", "-")
     assert r.returncode == 2 and "has changed since the audit" in r.stderr and r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1
 
@@ -79,14 +79,14 @@ def test_a_corrupt_middle_line_is_repaired_by_audits_repair(audit_template: Path
     audit = _copy(audit_template, tmp_path)
     answers = audit / "answers.jsonl"
     lines = answers.read_bytes().splitlines(keepends=True)
-    good = incli(tmp_path, "audits", audit.name, "--json", "-")
+    good = incli(tmp_path, "judge", "list", audit.name, "--json", "-")
     assert good.returncode == 0
     broken = [*lines[:1], b'{"judge": "lp-judge", "key": [1, \n', *lines[1:]]
     answers.write_bytes(b"".join(broken))
-    r = incli(tmp_path, "audits", audit.name, "--json", "-")
+    r = incli(tmp_path, "judge", "list", audit.name, "--json", "-")
     assert r.returncode == 2 and "answers.jsonl:2" in r.stderr and "--repair" in r.stderr
-    r = incli(tmp_path, "audits", audit.name, "--repair")
+    r = incli(tmp_path, "judge", "list", audit.name, "--repair")
     assert r.returncode == 0 and "moved 1 corrupt line" in r.stderr, r.stderr
     assert (audit / "answers.jsonl.quarantine").read_bytes() == b'{"judge": "lp-judge", "key": [1, \n'
-    again = incli(tmp_path, "audits", audit.name, "--json", "-")
+    again = incli(tmp_path, "judge", "list", audit.name, "--json", "-")
     assert again.returncode == 0 and json.loads(again.stdout) == json.loads(good.stdout)

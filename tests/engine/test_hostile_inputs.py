@@ -50,9 +50,9 @@ def test_a_fifo_given_to_import_is_refused_at_once(tmp_path: Path, source: str) 
     one_line_error(r, "not a regular file", "FIFO")
 
 
-@pytest.mark.parametrize("argv", [("import", "samples"), ("import", "lm-eval"), ("judge-audit", "--scores"),
+@pytest.mark.parametrize("argv", [("import", "samples"), ("import", "lm-eval"), ("judge", "audit", "--scores"),
                                   ("judge-irt", "--ratings")])
-def test_a_symlink_to_dev_zero_named_like_an_input_is_refused(tmp_path: Path, argv: tuple[str, str]) -> None:
+def test_a_symlink_to_dev_zero_named_like_an_input_is_refused(tmp_path: Path, argv: tuple[str, ...]) -> None:
     link = tmp_path / "samples_x_2026-01-01T00-00-00.000000.jsonl"
     link.symlink_to("/dev/zero")
     r = _cli(tmp_path, *argv, str(link), limit=LIMIT, timeout=30)
@@ -175,7 +175,7 @@ def test_a_sparse_jury_pool_never_allocates_its_dense_matrix(tmp_path: Path) -> 
 def test_scores_file_errors_name_the_file_and_line(tmp_path: Path, line: str, words: str) -> None:
     path = tmp_path / "scores.jsonl"
     path.write_text('{"id": "ok", "score": 1}\n' + line + "\n")
-    r = _cli(tmp_path, "judge-audit", "--scores", str(path))
+    r = _cli(tmp_path, "judge", "audit", "--scores", str(path))
     one_line_error(r, "scores.jsonl:2", words)
 
 
@@ -184,7 +184,7 @@ def test_off_scale_judge_scores_are_a_one_line_error(tmp_path: Path) -> None:
              "logprobs": {str(v): (-0.2 if v == 1 + i % 5 else -3.0) for v in range(1, 6)}} for i in range(60)]
     path = tmp_path / "scores.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    r = _cli(tmp_path, "judge-audit", "--scores", str(path))
+    r = _cli(tmp_path, "judge", "audit", "--scores", str(path))
     one_line_error(r, "scores.jsonl:5", "field 'score'", "off the judge's scale")
 
 

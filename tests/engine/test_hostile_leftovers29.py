@@ -114,7 +114,7 @@ def _scores(path: Path, bad: dict) -> Path:
 
 @pytest.mark.parametrize("bad", [{"score": 1e300}, {"human": -1e300}, {"humans": [1, 1e300]}])
 @pytest.mark.parametrize("command", [["judge-intervals", "--scores", "{p}", "--seeds", "1", "--methods", "cqr"],
-                                     ["judge-audit", "--scores", "{p}"], ["judge-irt", "--ratings", "{p}"]])
+                                     ["judge", "audit", "--scores", "{p}"], ["judge-irt", "--ratings", "{p}"]])
 def test_off_scale_judge_scores_are_refused_with_a_line(tmp_path: Path, capsys, bad: dict, command: list) -> None:
     import warnings
 
@@ -191,7 +191,7 @@ def test_a_stored_audit_whose_manifest_seed_is_no_integer_is_one_line(tmp_path: 
     doc["spec"]["seed"] = seed
     manifest.write_text(json.dumps(doc))
     capsys.readouterr()
-    for argv in (["audits", str(audit)], ["audits", str(audit), "--scores", str(tmp_path / "s.jsonl")],
+    for argv in (["judge", "list", str(audit)], ["judge", "list", str(audit), "--scores", str(tmp_path / "s.jsonl")],
                  ["judge-intervals", "--audit", str(audit)]):
         assert main(argv) == 2
         _one_line_ours(capsys, "manifest.json", "spec.seed", "not an integer")

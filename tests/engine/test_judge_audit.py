@@ -116,7 +116,7 @@ def test_cli_errors_are_one_line(server: DemoServer, tmp_path: Path, args: list[
     for k, v in zip(args[::2], args[1::2]):
         base[k] = v
     argv = [x for kv in base.items() for x in kv] + ["--inputs", "2", "--candidates", base.get("--candidates", "3")]
-    r = incli(tmp_path, "judge-audit", *argv)
+    r = incli(tmp_path, "judge", "audit", *argv)
     assert r.returncode == 2
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 

@@ -153,7 +153,7 @@ def test_judge_audit_json_is_pinned_on_a_seeded_demo_audit(demo: DemoServer, tmp
                                                               incli: InProcessCli) -> None:
     """The golden document: ``relgate judge-audit --json`` on the demo's simulated judge, both protocols, seeded.
     Only the version and the wall time vary between runs."""
-    r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
+    r = incli(tmp_path, "judge", "audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
              "--model", "sim-judge", "--protocol", "both", "--reps", "3", "--inputs", "5", "--candidates", "4",
              "--seed", "3", "--no-store", "--json", "audit.json")
     assert r.returncode == 0, r.stderr
@@ -183,7 +183,7 @@ ORIGINAL_DIRECT_STRICT = __import__("relgate_tui.engine.judging.variants", froml
 def test_three_judges_and_two_variants_from_the_cli_reopen_offline_unchanged(demo: DemoServer, tmp_path: Path,
                                                                               incli: InProcessCli) -> None:
     variant = _variant_file(tmp_path)
-    r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
+    r = incli(tmp_path, "judge", "audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
              "--model", "sim-judge", "--judge", "model=sim-judge-long",
              "--judge", "model=sim-judge-short,name=short,top_logprobs=3", "--variant", f"strict={variant}",
              "--protocol", "both", "--reps", "1", "--inputs", "3", "--candidates", "3", "--json", "out.json",
@@ -214,9 +214,9 @@ def test_three_judges_and_two_variants_from_the_cli_reopen_offline_unchanged(dem
     # reopened offline (no server): every number unchanged
     stored = json.loads((Path(audit.path) / "results.json").read_text())
     assert stored == doc
-    listing = incli(tmp_path, "audits")
+    listing = incli(tmp_path, "judge", "list")
     assert audit.id in listing.stdout and "finished" in listing.stdout
-    reopened = incli(tmp_path, "audits", audit.id, "--json", "-")
+    reopened = incli(tmp_path, "judge", "list", audit.id, "--json", "-")
     assert reopened.returncode == 0, reopened.stderr
     assert json.loads(reopened.stdout) == doc
 
@@ -244,7 +244,7 @@ def test_log_probs_flow_from_the_judge_to_a_stored_audit_and_its_export(tmp_path
 
 # ------------------------------------------------------------------------------------------------------ kill -9
 def test_a_stored_audit_resumes_after_kill_9_without_paying_twice(tmp_path: Path, incli: InProcessCli) -> None:
-    argv = ["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--model", "sim-judge", "--protocol",
+    argv = ["judge", "audit", "--data", "hanna", "--criterion", "Coherence", "--model", "sim-judge", "--protocol",
             "both", "--reps", "3", "--inputs", "6", "--candidates", "4", "--seed", "5", "--concurrency", "2",
             "--no-cache", "--json", "out.json"]
     with DemoServer(latency_ms=15) as server:
@@ -310,11 +310,11 @@ def test_a_scores_file_is_analysed_with_zero_calls(tmp_path: Path, incli: InProc
     assert all(r["judge_scores"] == [int(r["human"])] for r in j3)  # scored by the most likely scale value
     path = tmp_path / "scores.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    r = incli(tmp_path, "judge-audit", "--scores", str(path), "--json", "-")
+    r = incli(tmp_path, "judge", "audit", "--scores", str(path), "--json", "-")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["studies"] == doc["studies"]
     path.write_text('{"id": "x", "score": "high"}\n')
-    r = incli(tmp_path, "judge-audit", "--scores", str(path))
+    r = incli(tmp_path, "judge", "audit", "--scores", str(path))
     assert r.returncode == 2 and "scores.jsonl:1" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
@@ -334,7 +334,7 @@ def test_a_stored_audit_refuses_changed_data(tmp_path: Path, monkeypatch: pytest
 
 
 def test_an_unreachable_judge_is_one_line_before_anything_is_paid(tmp_path: Path, incli: InProcessCli) -> None:
-    r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
+    r = incli(tmp_path, "judge", "audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
              "http://127.0.0.1:9/v1", "--model", "nobody", "--inputs", "2", "--candidates", "3")
     assert r.returncode == 2 and "judge nobody: cannot reach http://127.0.0.1:9/v1" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
@@ -439,7 +439,7 @@ def test_paper_000_statistics_through_a_loopback_audit(policy: str, tmp_path: Pa
 
 def test_even_reps_are_refused_for_pairwise_and_the_likert_protocol_is_recorded(tmp_path: Path,
                                                                                   incli: InProcessCli) -> None:
-    r = incli(tmp_path, "judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
+    r = incli(tmp_path, "judge", "audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint",
              "http://127.0.0.1:9/v1", "--model", "m", "--reps", "2")
     assert r.returncode == 2 and "--reps must be odd" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     with ScriptedJudge("coin") as server:

@@ -123,8 +123,8 @@ def test_a_symlink_planted_next_to_a_scores_file_is_refused(tmp_path: Path) -> N
     (tmp_path / "out.json").symlink_to("scores.jsonl")
     (tmp_path / "other.json").write_text("{}")
     (tmp_path / "report.md").symlink_to("other.json")
-    for argv in (("judge-audit", "--scores", "scores.jsonl", "--json", "out.json"),
-                 ("judge-audit", "--scores", "scores.jsonl", "--markdown", "out.json"),
+    for argv in (("judge", "audit", "--scores", "scores.jsonl", "--json", "out.json"),
+                 ("judge", "audit", "--scores", "scores.jsonl", "--markdown", "out.json"),
                  ("judge-irt", "--ratings", "scores.jsonl", "--json", "out.json", "--quiet"),
                  ("judge-irt", "--ratings", "scores.jsonl", "--markdown", "report.md", "--quiet")):
         r = _cli(tmp_path, *argv)

@@ -31,7 +31,7 @@ def _paraphraser_calls(demo: DemoServer) -> int:
 
 
 def _argv(demo: DemoServer, *more: str, protocol: str = "direct") -> list[str]:
-    return ["judge-audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
+    return ["judge", "audit", "--data", "hanna", "--criterion", "Coherence", "--endpoint", demo.base_url,
             "--model", "sim-judge-sensitive", "--protocol", protocol, "--inputs", "3", "--candidates", "3",
             "--reps", "1", "--perturb", "typo,newline,paraphrase", "--paraphraser", "model=sim-paraphraser", *more]
 

@@ -114,7 +114,7 @@ def test_default_gate_is_the_assisted_mixture_at_full_confidence(verified_run):
     whose Clopper–Pearson half was not valid when watched — are gone, so their numbers are no longer asserted)."""
     doc = verified_run["second"]
     gate = doc["gate"]
-    assert doc["gate_on"] == gate["gate_on"] == "best" and "confidence_each" not in gate
+    assert doc["gate_on"] == gate["gate_on"] == "assisted" and "confidence_each" not in gate
     assert gate["value"] == gate["assisted_lower_bound"] == doc["judge_assisted"]["lower_bound"]
     assert doc["passed"] is (gate["value"] >= 0.5)
     assert "reliability_lower_bound" in doc and doc["judge_assisted"]["lower_bound"] is not None

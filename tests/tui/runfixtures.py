@@ -33,14 +33,18 @@ def stored_run(
     verification: str = "human",
     seed: int = 0,
     alpha: float = 0.10,
+    min_reliability: float | None = None,
+    confidence: float = 0.95,
 ) -> Path:
     """Create a complete run (every item sampled ``k_max`` times, stopping "none") and return its directory.
 
     Item quality is a seeded mixture: 70% easy items (p = 0.9 correct), 20% hard (0.45, with one strong
-    distractor), 10% unsolvable (never correct); 5% of samples are unparseable.
+    distractor), 10% unsolvable (never correct); 5% of samples are unparseable. ``min_reliability`` /
+    ``confidence``: the run's own gate (none by default).
     """
     setup = RunSetup(base_url=UNREACHABLE, model=model, task=task, limit=limit, n_cal=n_cal, k_max=k_max,
-                     stopping="none", verification=verification, seed=seed, alpha=alpha)  # type: ignore[arg-type]
+                     stopping="none", verification=verification, seed=seed, alpha=alpha,  # type: ignore[arg-type]
+                     min_reliability=min_reliability, confidence=confidence)
     session = Session.create(setup, runs_dir=runs_dir)
     prepared = session.prepared
     rng = random.Random(seed)

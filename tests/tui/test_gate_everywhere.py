@@ -13,6 +13,7 @@ from textual.widgets import DataTable, TabbedContent
 
 from relgate_tui.cli import main
 from relgate_tui.demo.server import DemoServer
+from relgate_tui.engine.certification.run_gate import RunGate
 from relgate_tui.engine.certification.session import Session
 from relgate_tui.tui.app import make_app
 from relgate_tui.tui.compare import CompareScreen
@@ -42,15 +43,14 @@ async def test_every_screen_shows_the_gate_decision_of_the_results_file(services
     async with app.run_test(size=(140, 48)) as pilot:
         session = Session.open(run, cache_dir=app.services.resolved_cache_dir())
         app.session = session
-        app._own_gate_runs.add(session.path)  # opened from Runs: shown against its own stored gate
-        assert app.gate_for(session) == (0.5, "assisted")
+        assert session.gate == RunGate(0.5, "assisted", 0.95)  # the run's own gate, whatever Settings say
         app.push_screen(SpotCheckScreen(session))
         await pilot.pause()
         for _ in range(6):
             await pilot.press("y")
         decision = session.gate_decision(gate=0.5, gate_on="assisted")
         assert decision is not None and decision.gate_on == "assisted" and decision.assisted_lower_bound > 0
-        assert f"Results' gate now: {decision.summary()}" in str(app.screen.query_one("#progress").render())
+        assert f"gate 50%: {decision.summary()}" in str(app.screen.query_one("#progress").render())
 
         app.show_results(session)
         await pilot.pause()

@@ -19,7 +19,10 @@ from tests.tui.runfixtures import stored_run
 @pytest.fixture
 def labelled_run(services):
     """A stored run whose calibration items all carry a human verdict: the rank of the reference answer."""
-    path = stored_run(services.runs_dir)
+    return _label_all(stored_run(services.runs_dir))
+
+
+def _label_all(path):
     session = Session.open(path)
     for item_id in session.pending_items():
         view = session.item_view(item_id)
@@ -143,12 +146,13 @@ def test_labels_fixture_is_what_the_screen_reads(labelled_run):
 
 
 async def test_gate_readouts_show_both_numbers_confidence_and_section_3_6(services, labelled_run):
-    """Issue 11 §4: the verdict names the gate's basis and shows both numbers, labels use the confidence the user
-    set, and the bootstrap intervals and 100-split stability appear."""
+    """Issue 11 §4: the verdict names the gate's basis and shows both numbers, labels use the confidence the run was
+    made with (issue 37 §3: not Settings'), and the bootstrap intervals and 100-split stability appear."""
     app = make_app(services)
     async with app.run_test(size=(140, 50)) as pilot:
-        app.settings = type(app.settings)(**{**app.settings.__dict__, "confidence": 0.9})
-        session = await _open_results(app, pilot, labelled_run, [], gate=0.5)
+        app.settings = type(app.settings)(**{**app.settings.__dict__, "confidence": 0.8})  # the run's own wins
+        own = _label_all(stored_run(services.runs_dir, seed=1, min_reliability=0.5, confidence=0.9))
+        session = await _open_results(app, pilot, own, [], gate=None)
         r = app.screen.view.result
         assert r.gate_on == "bound" and r.confidence == 0.9
         verdict = str(app.screen.query_one("#verdict").content)
@@ -177,4 +181,27 @@ async def test_a_samples_file_damaged_while_the_run_is_open_is_a_notice_not_a_cr
         assert app.screen is screen and not isinstance(app.screen, ItemSamplesModal)
         notes = [n for n in app._notifications if n.title == "Cannot show this item"]
         assert len(notes) == 1 and "samples.jsonl" in notes[0].message and "\n" not in notes[0].message
+        session.close()
+
+
+async def test_a_what_if_gate_is_labelled_and_never_written(services):
+    """Issue 37 §3: Results decides a run against its own gate; a "what if the gate were …" view says so and the run's
+    results.json keeps the run's gate (here the session labelled the run, so Results writes the file)."""
+    import json
+
+    path = stored_run(services.runs_dir, seed=2, min_reliability=0.9)
+    session = Session.open(path)
+    for item_id in session.pending_items()[:5]:
+        session.label(item_id, none=True)
+    app = make_app(services)
+    async with app.run_test(size=(140, 50)) as pilot:
+        app.session = session
+        app.push_screen(ResultsScreen(session, gate=0.5))
+        await pilot.pause()
+        screen = app.screen
+        verdict = str(screen.query_one("#verdict").content)
+        assert screen.what_if and "what if the gate were 50% (bound); this run's: 90% (bound)" in verdict
+        assert "gate 50.0%" in verdict
+        doc = json.loads((path / "results.json").read_text())
+        assert doc["min_reliability"] == doc["gate"]["threshold"] == 0.9
         session.close()

@@ -30,7 +30,7 @@ async def test_embedded_demo_is_preselected_and_suggestions_follow_the_task(serv
         assert demo.simulated and "simulated" in demo.label and demo.base_url == app.demo.base_url
         assert setup.query_one("#endpoint", Select).value == "ep0"
         assert setup.query_one("#model", Select).value == "sim-mid"
-        assert setup.query_one("#verification", Select).value == "audit"  # shows the spot-check on the demo
+        assert setup.query_one("#verification", Select).value == "auto"  # one default, relgate certify's (issue 37 §3)
         assert setup.query_one("#canon", Select).value == "numeric"
         names = [t.name for t in setup.tasks]
         assert "mmlu" in names and all(t.n_items > 0 for t in setup.tasks)

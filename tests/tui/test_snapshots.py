@@ -82,7 +82,7 @@ def test_sampling_mid_run(services, snap_compare):
 
 
 def test_spotcheck(services, snap_compare):
-    path = stored_run(services.runs_dir)
+    path = stored_run(services.runs_dir, min_reliability=0.9)  # the run's own gate (the Settings default)
     app = make_app(services)
 
     async def run_before(pilot):
@@ -96,7 +96,7 @@ def test_spotcheck(services, snap_compare):
 
 
 def test_results(services, snap_compare):
-    path = stored_run(services.runs_dir)
+    path = stored_run(services.runs_dir, min_reliability=0.9)
     session = Session.open(path)
     for item_id in session.pending_items():
         view = session.item_view(item_id)
@@ -108,7 +108,7 @@ def test_results(services, snap_compare):
     async def run_before(pilot):
         session = Session.open(path)
         pilot.app.session = session
-        pilot.app.push_screen(ResultsScreen(session, gate=0.9))
+        pilot.app.push_screen(ResultsScreen(session))
         await pilot.pause()
         await pilot.press("plus", "plus")
 

@@ -14,7 +14,6 @@ from relgate_tui.tui.help import HelpScreen
 from relgate_tui.tui.itemsamples import ItemSamplesModal
 from relgate_tui.tui.spotcheck import SpotCheckScreen
 from tests.tui.runfixtures import stored_run
-from tests.tui.test_flow import wait_until
 
 
 def on_disk(path):
@@ -179,70 +178,70 @@ async def test_audit_mode_counts_disagreements(services):
         session.close()
 
 
-async def test_live_gate_is_anytime_valid_and_says_when_it_is_decided(services, run_path):
-    """Issue 11 §4: the live bound is the confidence sequence (not the fixed-n Clopper-Pearson bound), at the
-    confidence the user set, and the screen says whether the gate is decided or how many more labels it needs."""
-    from relgate_tui.core.certification.gate import sequential_gate
+def _gate_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("gate ")]
 
+
+PLANS = ("more labels needed", "will not clear it", "no more labels needed", "to the one-look plan")
+
+
+def _plan_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if any(p in line for p in PLANS)]
+
+
+async def test_live_gate_is_the_run_s_anytime_decision(services):
+    """Issue 11 §4 / issue 37 §4: the live panel shows the run's own gate (made with it: 50% at 90% confidence; the
+    Settings gate plays no part) decided by the one gate rule — the anytime bound once a person labels, the number
+    Results shows — in one decision line and one plan line."""
+    path = stored_run(services.runs_dir, min_reliability=0.5, confidence=0.9)
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
-        app.settings = type(app.settings)(**{**app.settings.__dict__, "confidence": 0.9, "gate": 0.5})
-        session = await _open_spotcheck(app, pilot, run_path, [])
+        app.settings = type(app.settings)(**{**app.settings.__dict__, "confidence": 0.8, "gate": 0.99})
+        session = await _open_spotcheck(app, pilot, path, [])
         for _ in range(6):
             await pilot.press("y")
         text = str(app.screen.query_one("#progress").render())
         p = session.spot_progress(confidence=0.9)
-        live = sequential_gate(round(p.reliability_level * (p.n + 1)), p.n, 0.5, 0.9)
-        assert f"≥ {100 * live.lower:.1f}%" in text and "with 90% confidence, at any stopping point" in text
-        assert live.lower < p.fixed_n_lower_bound  # anytime validity is paid for in width
-        # issue 24 §5: a decision names how many verified items it rests on and who verified them
-        expected = live.summary() if live.decided is None else f"decided {live.decided} on {p.n} verified items"
-        assert "gate 50%: " + expected in text
-        assert ("decided PASS on" in text) == (live.decided == "PASS")
+        d = session.gate_decision(gate=0.5, gate_on="bound", confidence=0.9)
+        assert d is not None and d.watch == "anytime" and d.passed is not None
+        assert f"≥ {100 * d.value:.1f}% 90% anytime lower bound" in text
+        assert d.value < p.fixed_n_lower_bound  # anytime validity is paid for in width; the fixed-n one is not shown
+        assert f"{100 * p.fixed_n_lower_bound:.1f}%" not in text
+        assert _gate_lines(text) == [f"gate 50%: {d.summary()}"]
+        assert len(_plan_lines(text)) == 1
         assert f"{p.by_hand} by you, {p.automatic} by reference" in text
-        assert (f"fixed-n Clopper–Pearson ≥ {100 * p.fixed_n_lower_bound:.1f}%: valid only if the number of labels "
-                "was fixed before labelling") in text
+        assert session.results(session.alpha, gate=0.5, gate_on="bound", confidence=0.9).result.gate_decision == d
 
 
 async def test_live_gate_decided_by_references_alone_says_so(services):
-    """Issue 24 §5: before any human label, a decision resting on reference verdicts is not "after n labels"."""
-    path = stored_run(services.runs_dir, verification="audit")
+    """Issue 24 §5: before any human label, a decision resting on reference verdicts is decided once (Clopper–Pearson,
+    every verdict from a reference) and says so."""
+    path = stored_run(services.runs_dir, verification="audit", min_reliability=0.999)
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
-        app.settings = type(app.settings)(**{**app.settings.__dict__, "gate": 0.999})
         session = await _open_spotcheck(app, pilot, path, [])
         p = session.spot_progress()
         text = str(app.screen.query_one("#progress").render())
+        d = session.gate_decision(gate=0.999, gate_on="bound")
         assert p.by_hand == 0 and p.automatic == p.n > 0
         assert f"(n = {p.n}: 0 by you, {p.n} by reference)" in text
-        assert f"gate 100%: decided FAIL on {p.n} verified items (from references alone)" in text
-        assert "after" not in text
+        assert d is not None and d.watch == "once" and d.passed is False
+        assert _gate_lines(text) == [f"gate 100%: {d.summary()}"] and "95% lower bound" in text
         session.close()
 
 
-async def test_live_panel_never_promises_labels_that_cannot_clear_the_gate(services, run_path):
+async def test_live_panel_never_promises_labels_that_cannot_clear_the_gate(services):
     """Issue 33 §6: with the level below the gate the panel says "more labels will not clear it" (it used to print
-    "≈ 11550 more labels needed" on a 200-item task); any count it gives fits in the items left."""
-    import re
-
-    from relgate_tui.core.certification.gate import sequential_gate
-    from relgate_tui.core.certification.watched import plan_labels
-
+    "≈ 11550 more labels needed" on a 200-item task) — and only that: one plan line."""
+    path = stored_run(services.runs_dir, min_reliability=0.9)
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
-        session = await _open_spotcheck(app, pilot, run_path, [])
+        session = await _open_spotcheck(app, pilot, path, [])
         for key in "yxyxyx":
             await pilot.press(key)
         p = session.spot_progress(confidence=0.95)
-        gate = min(0.99, p.successes / p.n + 0.02)
-        assert sequential_gate(p.successes, p.n, gate, 0.95).decided is None
-        app.settings = type(app.settings)(**{**app.settings.__dict__, "gate": gate})
-        app.screen._render_progress()
-        below = "the level is below the gate: more labels will not clear it"
-        await wait_until(pilot, lambda: below in str(app.screen.query_one("#progress").render()), what="the new plan")
+        assert p.successes / p.n < 0.9
         text = str(app.screen.query_one("#progress").render())
-        assert below in text
-        assert plan_labels(p.successes, p.n, gate, 0.95, p.total - p.done).more is None
-        for more in re.findall(r"≈ (\d+) more labels", text):
-            assert int(more) <= p.total - p.done
+        assert _plan_lines(text) == ["the level is below the gate: more labels will not clear it"]
+        assert "≈" not in text
         session.close()

@@ -28,8 +28,8 @@ def judged_run(services, monkeypatch, tmp_path) -> Path:
     with DemoServer() as server:
         rc = main(["certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid", "--canon",
                    "numeric", "--k-max", "5", "--quiet", "--run-dir", str(services.runs_dir),
-                   "--verify-judge-model", "sim-judge"])
-    assert rc == 0
+                   "--verify-judge-model", "sim-judge", "--min-reliability", "0.5"])
+    assert rc == 3  # the run's gate (judge-assisted, 50%): no label yet, not decided
     (run,) = list(services.runs_dir.iterdir())
     return run
 
@@ -71,9 +71,11 @@ async def test_label_is_blind_and_j_reveals_only_the_item_just_labelled(services
 
 
 async def test_live_panel_counts_more_labels_with_the_assisted_bound(services, judged_run):
+    """Issue 37 §4: the run's gate is on the judge-assisted bound, so the panel shows that decision — the one
+    Results shows — and one plan line, the assisted bound's "≈ m more labels" (never the human-only plan beside it)."""
     app = make_app(services)
     async with app.run_test(size=(130, 44)) as pilot:
-        app.settings = type(app.settings)(**{**app.settings.__dict__, "gate": 0.5})
+        app.settings = type(app.settings)(**{**app.settings.__dict__, "gate": 0.9})  # Settings play no part
         session = Session.open(judged_run, cache_dir=app.services.resolved_cache_dir())
         app.session = session
         app.push_screen(SpotCheckScreen(session))
@@ -82,12 +84,16 @@ async def test_live_panel_counts_more_labels_with_the_assisted_bound(services, j
             await pilot.press("y")
         text = _progress(app)
         section = session.assisted(0.95, 0.5)
+        decision = session.gate_decision(gate=0.5, gate_on="assisted")
         assert section is not None and section.n_labels == 5 and section.lower_bound is not None
-        assert f"Judge-assisted ≥ {100 * section.lower_bound:.1f}%" in text
-        assert f"({section.n_labels} labels, {section.n_judged} judged)" in text
+        assert decision is not None and decision.gate_on == "assisted" and decision.passed is False
+        assert f"≥ {100 * decision.value:.1f}% 95% judge-assisted lower bound" in text
+        gates = [line for line in text.splitlines() if line.startswith("gate ")]
+        assert gates == [f"gate 50%: {decision.summary()}"]
         more = section.more_labels
         assert more is not None and more > 0
-        assert f"≈ {more} more labels needed" in text
+        plans = [line for line in text.splitlines() if "more labels" in line or "will not clear" in line]
+        assert plans == [section.more_labels_message] and f"≈ {more} more labels needed" in plans[0]
         # the count is the core's estimate on exactly the labels on disk
         from relgate_tui.engine.certification.assisted import labelled_arrays
 
@@ -155,3 +161,17 @@ async def test_verification_judge_from_setup_to_results(services, tmp_path):
         assert f"≥ {100 * section.lower_bound:.1f}% with 95% confidence" in text
         assert f"false accepts {section.agreement.yes_no} of" in text
         assert section.to_json()["agreement"]["table"]["judge_yes_human_no"] == section.agreement.yes_no
+        # issue 37 §3: the gate belongs to the run — made in Setup with the verification judge, it is on the
+        # judge-assisted bound at the Settings threshold, and Results keeps it (today's code wrote "bound")
+        manifest = json.loads((session.path / "manifest.json").read_text())
+        assert (manifest["config"]["gate_on"], manifest["config"]["min_reliability"]) == ("assisted", 0.9)
+        doc = json.loads((session.path / "results.json").read_text())
+        assert doc["gate_on"] == doc["gate"]["gate_on"] == "assisted" and doc["min_reliability"] == 0.9
+        assert results.view.result.gate_decision.to_json() == doc["gate"]
+        before = (session.path / "results.json").read_bytes()
+        await pilot.press("escape")
+        app.show_results(session)  # opened again: shown against the run's gate, the file unchanged
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultsScreen) and app.screen is not results,
+                         what="results again")
+        assert app.screen.gate_on == "assisted" and not app.screen.what_if
+        assert (session.path / "results.json").read_bytes() == before

@@ -36,7 +36,7 @@ Conventions (each is a decision, stated once here):
   rule): by default (``gate_on="bound"``) PASS iff the one-sided lower confidence bound at ``confidence`` clears the
   threshold, so a model whose true top-answer coverage equals the threshold passes with probability <= 1 − confidence
   (Clopper–Pearson is exact-conservative). ``"level"`` gates on the point estimate 1 − α* (Def. 2.4), which passes
-  such a model about half of the time — offered, never default. ``"assisted"``/``"best"`` use the judge-assisted
+  such a model about half of the time — offered, never default. ``"assisted"`` (an old name: ``"best"``) uses the judge-assisted
   bound given as ``assisted`` (see the gate module).
 * **Calls saved** = (samples not drawn because the stopping rule stopped) / (items × K_max): an item counts K_max −
   used only when its rule stopped it (``stopped_early``); items cut short by failed requests, or never answered,
@@ -77,6 +77,7 @@ from relgate_tui.core.certification.gate import (
     WATCH,
     GateDecision,
     GateOn,
+    Watch,
     check_gate_on,
     decide_gate,
     watched_lower_bound,
@@ -338,7 +339,7 @@ class CertificationResult:
     calls_saved: float
     tie_rate: float
     gate: float | None
-    gate_on: str
+    gate_on: GateOn
     passed: bool | None
     gate_decision: GateDecision | None = None
     worst_case_level: float = math.nan
@@ -384,11 +385,11 @@ def compute_results(
     reliability_scope: ReliabilityScope = "all_verified",
     assisted: Callable[[float], float] | None = None,
     undecided: str | None = None,
-    watch: str = "once",
+    watch: Watch = "once",
     planned: int | None = None,
 ) -> CertificationResult:
     """All results at miscoverage level ``alpha``; the gate (with ``gate``) is :func:`decide_gate` on the reliability
-    counts (``watch``/``planned``: how the human-only bound is looked at, gate.py), with ``assisted`` (the judge-assisted bound at a confidence, for ``gate_on`` "assisted"/"best") and
+    counts (``watch``/``planned``: how the human-only bound is looked at, gate.py), with ``assisted`` (the judge-assisted bound at a confidence, for ``gate_on`` "assisted") and
     ``undecided`` (why no PASS/FAIL may be decided). Cost: O(m) numpy work for the per-item set sizes plus O(log m)
     lookups — about a tenth of a millisecond for 10,000 items (``bench/stats_speed.py``)."""
     if not 0.0 < alpha < 1.0:

@@ -23,11 +23,12 @@ human-only bound may be looked at (issue 33 §1):
     first N are not known here, so it is decided on the anytime bound and ``note`` says so.
 * ``"level"``: the reliability level 1 − α* = x/(n + 1) (paper 004 Def. 2.4). A model exactly at the threshold passes
   about half of the time (43–48% at n = 50), which is why it is offered but never the default.
-* ``"assisted"`` and ``"best"`` (need a verification judge): the judge-assisted lower bound
+* ``"assisted"`` (needs a verification judge): the judge-assisted lower bound
   (:func:`relgate_tui.core.ppi.reliability_bound`, one e-process mixing judge reliances λ including λ = 0, plain
-  human-only betting) at the **full** ``confidence`` — anytime-valid by Ville, so safe to watch. ``best`` no longer
-  takes the better of two bounds at δ/2 (its Clopper–Pearson half was not valid when watched): the mixture already
-  hedges a useless judge (issue 33 §3). The two names stay for old configs; they decide alike.
+  human-only betting) at the **full** ``confidence`` — anytime-valid by Ville, so safe to watch. The former name
+  ``best`` (once the better of two bounds at δ/2, whose Clopper–Pearson half was not valid when watched; issue 33 §3)
+  is read from old configs and results as ``"assisted"`` (:func:`check_gate_on`): the mixture already hedges a
+  useless judge.
 
 The human-only numbers come from the integer counts (x, n), never from a rounded level. With n = 0 there is no number:
 ``level`` and ``lower_bound`` are None and nothing is decided ("no verified items yet"). When the assisted bound
@@ -51,16 +52,19 @@ from relgate_tui.core.certification.intervals import (
 )
 
 __all__ = ["ASSISTED_GATES", "GATE_ON_CHOICES", "HUMAN_GATES", "GateDecision", "GateOn", "SequentialGate", "WATCH",
-           "ASSISTED_UNUSABLE_NOTE", "NO_VERIFIED_ITEMS", "check_gate_on", "decide_gate", "sequential_gate",
-           "watched_lower_bound"]
+           "Watch", "ASSISTED_UNUSABLE_NOTE", "NO_VERIFIED_ITEMS", "OLD_GATE_ON", "check_gate_on", "check_watch",
+           "decide_gate", "sequential_gate", "watched_lower_bound"]
 
-GateOn = Literal["bound", "level", "assisted", "best"]
-GATE_ON_CHOICES: tuple[str, ...] = get_args(GateOn)
-"""User-facing names (``relgate certify --gate-on``, JSON ``gate_on``, the TUI settings): "bound" is the default."""
-HUMAN_GATES: tuple[str, ...] = ("bound", "level")
-ASSISTED_GATES: tuple[str, ...] = ("assisted", "best")
+GateOn = Literal["bound", "level", "assisted"]
+GATE_ON_CHOICES: tuple[GateOn, ...] = get_args(GateOn)
+"""User-facing names (``relgate certify --gate-on``, JSON ``gate_on``, Setup): "bound" is the default."""
+OLD_GATE_ON: dict[str, GateOn] = {"best": "assisted"}
+"""Names of earlier versions, read from old configs and results as the gate they now decide alike."""
+HUMAN_GATES: tuple[GateOn, ...] = ("bound", "level")
+ASSISTED_GATES: tuple[GateOn, ...] = ("assisted",)
 """``gate_on`` values that need a verification judge."""
-WATCH: tuple[str, ...] = ("once", "anytime", "one-look")
+Watch = Literal["once", "anytime", "one-look"]
+WATCH: tuple[Watch, ...] = get_args(Watch)
 """How the human-only bound is looked at (module docstring)."""
 NO_VERIFIED_ITEMS = "no verified items yet"
 ASSISTED_UNUSABLE_NOTE = ("the assisted gate needs every item judged and none with a reference answer; decided on the "
@@ -68,10 +72,21 @@ ASSISTED_UNUSABLE_NOTE = ("the assisted gate needs every item judged and none wi
 
 
 def check_gate_on(gate_on: str) -> GateOn:
-    """``gate_on`` itself when it is one of :data:`GATE_ON_CHOICES`, else ValueError."""
-    if gate_on not in GATE_ON_CHOICES:
-        raise ValueError(f"gate_on must be one of {', '.join(GATE_ON_CHOICES)}, got {gate_on!r}")
-    return gate_on  # type: ignore[return-value]
+    """``gate_on`` as a :data:`GateOn` (an old name of :data:`OLD_GATE_ON` as the gate it is now), else ValueError."""
+    for choice in GATE_ON_CHOICES:
+        if gate_on == choice:
+            return choice
+    if gate_on in OLD_GATE_ON:
+        return OLD_GATE_ON[gate_on]
+    raise ValueError(f"gate_on must be one of {', '.join(GATE_ON_CHOICES)}, got {gate_on!r}")
+
+
+def check_watch(watch: str) -> Watch:
+    """``watch`` as a :data:`Watch`, else ValueError."""
+    for choice in WATCH:
+        if watch == choice:
+            return choice
+    raise ValueError(f"watch must be one of {', '.join(WATCH)}, got {watch!r}")
 
 
 @dataclass(frozen=True)
@@ -87,7 +102,7 @@ class GateDecision:
     """
 
     threshold: float
-    gate_on: str
+    gate_on: GateOn
     level: float | None
     lower_bound: float | None
     confidence: float
@@ -95,7 +110,7 @@ class GateDecision:
     assisted_lower_bound: float | None = None
     note: str | None = None
     undecided: str | None = None
-    watch: str = "once"
+    watch: Watch = "once"
     planned: int | None = None
 
     @property
@@ -174,11 +189,10 @@ def decide_gate(threshold: float, *, successes: int, n: int, confidence: float, 
     None). ``watch``/``planned``: how the human-only bound is looked at (:data:`WATCH`)."""
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"the gate threshold must be in [0, 1], got {threshold!r}")
-    if watch not in WATCH:
-        raise ValueError(f"watch must be one of {', '.join(WATCH)}, got {watch!r}")
+    looked = check_watch(watch)
     if watch == "one-look" and (planned is None or planned < 1):
         raise ValueError("a one-look gate needs the planned number of labels (>= 1), fixed before labelling")
-    on = check_gate_on(gate_on)
+    on: GateOn = check_gate_on(gate_on)
     x, n = int(successes), int(n)
     if not 0 <= x <= max(n, 0):
         raise ValueError(f"successes and n must satisfy 0 <= successes <= n, got {x} of {n}")
@@ -200,7 +214,7 @@ def decide_gate(threshold: float, *, successes: int, n: int, confidence: float, 
     if n == 0 and undecided is None:  # no verified item, so no label either: no number, no decision
         undecided = f"undecided: {NO_VERIFIED_ITEMS}"
     d = GateDecision(float(threshold), on, level, lower, float(confidence), None,
-                     assisted_lower_bound=assisted_value, note=note, undecided=undecided, watch=watch,
+                     assisted_lower_bound=assisted_value, note=note, undecided=undecided, watch=looked,
                      planned=int(planned) if watch == "one-look" and planned is not None else None)
     if d.undecided is not None or d.value is None:
         return replace(d, undecided=d.undecided or f"undecided: {NO_VERIFIED_ITEMS}")

@@ -7,6 +7,11 @@ Public names, by module:
 * :mod:`.certify` — ``CertifyConfig``, ``Prepared``, ``prepare``, ``open_prepared``, ``run_identity``,
   ``reference_classes``, ``analyse_prepared``, ``results_document``, ``build_document``: the config, the prepared
   run and the result document (``build_document`` is called only by :mod:`.finish`);
+* :mod:`.options` — ``CertifyConfig`` (re-exported by ``certify``), ``Option``, ``SetupField``, ``options``,
+  ``setup_fields``: the one table of a run's options, whose metadata generate ``relgate certify``'s flags, the run
+  config's keys and Setup's form;
+* :mod:`.run_gate` — ``RunGate``, ``run_gate``, ``RunGateViews``, ``live_gate``, ``plan_line``: the gate belongs to
+  the run (what every screen decides it against) and the live panel's one decision and plan line;
 * :mod:`.finish` — ``finish`` → ``RunResult``: the one end of a run (labels, judge sections, gate, document, status)
   that ``relgate certify``, the TUI session, ``review pull`` and the importer call;
 * :mod:`.result` — ``RunResult`` (``to_json``/``from_json``, versioned by ``schema``), ``read_result``,

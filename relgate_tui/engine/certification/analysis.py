@@ -24,7 +24,7 @@ from typing import Any, cast
 import numpy as np
 
 from relgate_tui.core.certification import certify as core_certify
-from relgate_tui.core.certification.gate import check_gate_on
+from relgate_tui.core.certification.gate import Watch, check_gate_on
 from relgate_tui.core.certification.ranking import RankedClasses, rank_classes
 from relgate_tui.core.certification.readouts import split_permutations
 from relgate_tui.core.certification.scores import acceptable_fraction, rank_score
@@ -243,7 +243,7 @@ class Analysis:
                                             assisted=assisted, undecided=undecided, watch=self.watch(one_look),
                                             planned=one_look)
 
-    def watch(self, one_look: int | None = None) -> str:
+    def watch(self, one_look: int | None = None) -> Watch:
         """How the gate's human-only bound is looked at (see :meth:`results`)."""
         if one_look is not None:
             return "one-look"

@@ -26,13 +26,10 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from relgate_tui import __version__
 from relgate_tui.core.canon import Canonicalizer
@@ -52,6 +49,7 @@ from relgate_tui.engine.certification.analysis import (
 )
 from relgate_tui.engine.certification.assisted import AssistedSection
 from relgate_tui.engine.certification.identity import VERIFICATION_MODES, reference_classes, run_identity
+from relgate_tui.engine.certification.options import CertifyConfig
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
 from relgate_tui.engine.runs.labels_file import (
     CRASH_AFTER_LABELS_ENV,
@@ -67,186 +65,7 @@ __all__ = ["CertifyError", "CertifyConfig", "CallCounts", "Prepared", "ItemAnaly
            "open_prepared", "run_identity", "reference_classes", "analyse", "analyse_prepared", "results_document",
            "build_document", "CRASH_AFTER_LABELS_ENV", "RunStatus"]
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-STOPPING_CHOICES = ("anytime", "paper", "none")
 RESULT_SCHEMA = 2  # :data:`relgate_tui.engine.certification.result.SCHEMA`: "reliability_lower_bound" is the run's bound
-
-
-# ------------------------------------------------------------------------------------------------------------ config
-@dataclass(frozen=True)
-class CertifyConfig:
-    """Everything ``relgate certify`` takes (issue 5 item 7). ``canon`` None = the task's suggested canonicalizer;
-    ``n_cal`` None = half the items (rounded down); ``limit`` None = every item (else the first ``limit`` items of
-    the task file); ``max_tokens`` None = the server's default; ``min_reliability`` None = no gate; prices are per
-    million tokens. ``api_key_env`` is the NAME of an environment variable, never the key."""
-
-    task: str
-    endpoint: str
-    model: str
-    api_key_env: str | None = None
-    canon: str | None = None
-    system: str | None = None
-    temperature: float = 0.7
-    max_tokens: int | None = None
-    k_max: int = 20
-    delta: float = 0.05
-    stopping: str = "anytime"
-    alpha: float = 0.10
-    n_cal: int | None = None
-    seed: int = 0
-    concurrency: int = 8
-    labels: str | None = None
-    min_reliability: float | None = None
-    gate_on: str = "bound"  # "bound" (lower confidence bound, default) | "level"
-    one_look: int | None = None  # issue 33 §1: the gate decided once, at this many labels fixed before labelling
-    population: str = "task"  # issue 33 §4: the judge-assisted bound's θ — the task, or the N judged "items"
-    run_dir: str | None = None
-    price_in: float | None = None
-    price_out: float | None = None
-    limit: int | None = None
-    confidence: float = 0.95
-    timeout_s: float = 60.0
-    max_down_s: float = 120.0
-    cache_dir: str | None = None
-    pairwise_judge_endpoint: str | None = None
-    pairwise_judge_model: str | None = None
-    pairwise_judge_api_key_env: str | None = None
-    pairwise_judge_reps: int = 3
-    verify_judge_model: str | None = None
-    verify_judge_endpoint: str | None = None  # None = the answering endpoint
-    verify_judge_api_key_env: str | None = None  # issue 22: judging.verify_judge.config_of(cfg)
-    batch: float | None = None  # issue 32: through the Batch API at this price factor (batch_rounds.py); None: direct
-    batch_max_mb: float = 190.0  # issue 42: a batch request file's size limit (MiB); the download cap is apart
-    batch_deadline_h: float = 25.0  # issue 42: hours a batch may run (the 24 h window + 1 h), then the run stops
-    verification: str = "auto"  # "auto" | "human" (every calibration item by hand) | "audit": reference_classes()
-    audit_fraction: float = 0.2  # "audit": the share of reference-verified calibration items a human re-checks
-
-    @property
-    def uses_pairwise_judge(self) -> bool:
-        return self.pairwise_judge_endpoint is not None or self.pairwise_judge_model is not None
-
-    def pairwise_judge_config(self) -> Any:
-        """The :class:`~relgate_tui.engine.judging.certify_judge.PairwiseJudgeConfig` of the optional pairwise judge (None
-        without one). It shares the run's seed, timeout, concurrency, endpoint-down wait and sample cache."""
-        if not self.uses_pairwise_judge:
-            return None
-        from relgate_tui.engine.judging.certify_judge import PairwiseJudgeConfig
-
-        return PairwiseJudgeConfig(
-            endpoint=self.pairwise_judge_endpoint or "", model=self.pairwise_judge_model or "",
-            api_key_env=self.pairwise_judge_api_key_env, reps=self.pairwise_judge_reps, timeout_s=self.timeout_s,
-            concurrency=self.concurrency, seed=self.seed, max_down_s=self.max_down_s, cache_dir=self.cache_dir)
-
-    def endpoint_config(self) -> Any:
-        """The sampler's :class:`~relgate_tui.engine.transport.endpoints.EndpointConfig` (OpenAI-compatible chat)."""
-        from relgate_tui.engine.transport.endpoints import EndpointConfig
-
-        return EndpointConfig(
-            base_url=self.endpoint,
-            model=self.model,
-            kind="openai",
-            api_key_env=self.api_key_env,
-            system=self.system,
-            temperature=float(self.temperature),
-            max_tokens=self.max_tokens,
-            timeout_s=float(self.timeout_s),
-        )
-
-    def validate(self) -> CertifyConfig:
-        """Raise :class:`CertifyError` (one line) for an option value that cannot work; return self."""
-
-        def bad(msg: str) -> None:
-            raise CertifyError(msg)
-
-        if not self.task or not str(self.task).strip():
-            bad("--task is required (a bundled task name or a .jsonl/.csv file; `relgate tasks` lists them)")
-        if not self.endpoint or not re.match(r"^https?://", self.endpoint):
-            bad(f"--endpoint must be an http(s) URL such as http://127.0.0.1:8080/v1, got {self.endpoint!r}")
-        if not self.model or not self.model.strip():
-            bad("--model is required")
-        if self.api_key_env is not None and not _ENV_NAME.match(self.api_key_env):
-            bad("--api-key-env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself")
-        if not (_is_number(self.temperature) and 0.0 <= self.temperature <= 2.0):
-            bad(f"--temperature must be in [0, 2], got {self.temperature!r}")
-        if self.max_tokens is not None and not (_is_int(self.max_tokens) and self.max_tokens >= 1):
-            bad(f"--max-tokens must be a positive integer, got {self.max_tokens!r}")
-        if not (_is_int(self.k_max) and 1 <= self.k_max <= 1000):
-            bad(f"--k-max must be an integer in [1, 1000], got {self.k_max!r}")
-        if not (_is_number(self.delta) and 0.0 < self.delta < 1.0):
-            bad(f"--delta must be in (0, 1), got {self.delta!r}")
-        if self.stopping not in STOPPING_CHOICES:
-            bad(f"--stopping must be one of {', '.join(STOPPING_CHOICES)}, got {self.stopping!r}")
-        if not (_is_number(self.alpha) and 0.0 < self.alpha < 1.0):
-            bad(f"--alpha must be in (0, 1), got {self.alpha!r}")
-        if self.n_cal is not None and not (_is_int(self.n_cal) and self.n_cal >= 0):
-            bad(f"--n-cal must be a non-negative integer, got {self.n_cal!r}")
-        if not _is_int(self.seed) or self.seed < 0:
-            bad(f"--seed must be a non-negative integer, got {self.seed!r}")
-        if not (_is_int(self.concurrency) and 1 <= self.concurrency <= 1024):
-            bad(f"--concurrency must be an integer in [1, 1024], got {self.concurrency!r}")
-        if self.min_reliability is not None and not (
-            _is_number(self.min_reliability) and 0.0 <= self.min_reliability <= 1.0
-        ):
-            bad(f"--min-reliability must be in [0, 1], got {self.min_reliability!r}")
-        if (self.one_look is not None and not (_is_int(self.one_look) and self.one_look >= 1)) or \
-                self.population not in ("task", "items"):
-            bad(f"--one-look must be a positive integer, --population task or items: got {self.one_look!r}, "
-                f"{self.population!r}")
-        if self.gate_on not in core_certify.GATE_ON_CHOICES:
-            bad(f"--gate-on must be one of bound, level, assisted, best, got {self.gate_on!r}")
-        for name, price in (("--price-in", self.price_in), ("--price-out", self.price_out)):
-            if price is not None and not (_is_number(price) and price >= 0 and math.isfinite(price)):
-                bad(f"{name} must be a non-negative number (price per million tokens), got {price!r}")
-        if (self.price_in is None) != (self.price_out is None):
-            bad("give both --price-in and --price-out (prices per million input/output tokens)")
-        if self.limit is not None and not (_is_int(self.limit) and self.limit >= 1):
-            bad(f"--limit must be a positive integer, got {self.limit!r}")
-        if not (_is_number(self.confidence) and 0.0 < self.confidence < 1.0):
-            bad(f"the confidence level must be in (0, 1), got {self.confidence!r}")
-        if not (_is_number(self.timeout_s) and 1e-3 <= self.timeout_s <= 86_400):  # 1e308 s would be no deadline
-            bad(f"the request timeout must be between 0.001 and 86400 seconds, got {self.timeout_s!r}")
-        if not (_is_number(self.max_down_s) and self.max_down_s >= 0):
-            bad(f"the endpoint-down wait must be non-negative, got {self.max_down_s!r}")
-        if not (_is_number(self.batch_max_mb) and 0 < self.batch_max_mb <= 200) or \
-                not (_is_number(self.batch_deadline_h) and 0 < self.batch_deadline_h <= 24 * 365):
-            bad(f"--batch-max-mb must be in (0, 200] (the provider's file limit) and --batch-deadline a positive "
-                f"number of hours, got {self.batch_max_mb!r}, {self.batch_deadline_h!r}")
-        if self.uses_pairwise_judge:
-            if not self.pairwise_judge_endpoint:
-                bad("--pairwise-judge-model needs --pairwise-judge-endpoint (the judge's base URL)")
-            if not self.pairwise_judge_model or not self.pairwise_judge_model.strip():
-                bad("--pairwise-judge-endpoint needs --pairwise-judge-model (the judge model's name)")
-            from relgate_tui.engine.judging.certify_judge import JudgeCertifyError
-
-            try:
-                self.pairwise_judge_config().validate()
-            except JudgeCertifyError as exc:
-                raise CertifyError(str(exc)) from None
-        if self.verification not in VERIFICATION_MODES:
-            bad(f"--verification must be one of {', '.join(VERIFICATION_MODES)}, got {self.verification!r}")
-        if not (_is_number(self.audit_fraction) and 0.0 < self.audit_fraction <= 1.0):
-            bad(f"the audit fraction must be in (0, 1], got {self.audit_fraction!r}")
-        from relgate_tui.engine.judging.verify_judge import check_options
-
-        check_options(self)  # the verification judge's options and the gates that need it
-        return self
-
-    def public_dict(self) -> dict[str, Any]:
-        """The config as stored in the run manifest (no secret: only the key's variable name; endpoint URLs without
-        userinfo or credential-looking query parameters, :func:`relgate_tui.core.redact.public_url`)."""
-        out = asdict(self)
-        for name in ("endpoint", "pairwise_judge_endpoint", "verify_judge_endpoint"):
-            if isinstance(out.get(name), str):
-                out[name] = public_url(out[name])
-        return out
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _num(x: float | None) -> float | None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relgate_tui.core.certification.certify import CertificationResult
-from relgate_tui.core.certification.gate import WATCH, GateDecision
+from relgate_tui.core.certification.gate import WATCH, GateDecision, GateOn, check_gate_on, check_watch
 from relgate_tui.engine.certification.judge_section import JudgeSectionView, judge_section_view
 from relgate_tui.engine.runs.store import RunStatus, RunStore
 from relgate_tui.errors import DataError
@@ -266,18 +266,26 @@ def _item(entry: Mapping[str, Any]) -> ItemEntry:
         isinstance(entry.get("prediction_set"), list))
 
 
+def _gate_on(value: Any) -> GateOn:
+    """A stored ``gate_on`` as the gate it is now (an old config's ``best`` is ``assisted``; unknown: ``bound``)."""
+    try:
+        return check_gate_on(_str(value, "bound"))
+    except ValueError:
+        return "bound"
+
+
 def _gate(block: Mapping[str, Any] | None) -> GateDecision | None:
     if not isinstance(block, Mapping) or _num(block.get("threshold")) is None:
         return None
     passed = _bool(block.get("passed"))
     watch = _str(block.get("watch"), "once")
     return GateDecision(
-        threshold=float(block["threshold"]), gate_on=_str(block.get("gate_on"), "bound"),
+        threshold=float(block["threshold"]), gate_on=_gate_on(block.get("gate_on")),
         level=_num(block.get("level")), lower_bound=_num(block.get("lower_bound")),
         confidence=float(_num(block.get("confidence")) or 0.95), passed=passed,
         assisted_lower_bound=_num(block.get("assisted_lower_bound")), note=_opt_str(block.get("note")),
         undecided=_opt_str(block.get("summary")) if passed is None else None,
-        watch=watch if watch in WATCH else "once", planned=_opt_int(block.get("planned_labels")))
+        watch=check_watch(watch) if watch in WATCH else "once", planned=_opt_int(block.get("planned_labels")))
 
 
 # ------------------------------------------------------------------------------------------------------ the result
@@ -321,7 +329,7 @@ class RunResult:
     calls: CallInfo
     usage: UsageInfo
     min_reliability: float | None
-    gate_on: str
+    gate_on: GateOn
     passed: bool | None
     gate: GateDecision | None
     worst_level: float | None
@@ -462,7 +470,7 @@ class RunResult:
             usage=UsageInfo(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
                             _num(usage.get("cost")), _num(usage.get("cost_direct")), _num(usage.get("batch_price")),
                             present=bool(usage)),
-            min_reliability=_num(doc.get("min_reliability")), gate_on=_str(doc.get("gate_on")),
+            min_reliability=_num(doc.get("min_reliability")), gate_on=_gate_on(doc.get("gate_on")),
             passed=_bool(doc.get("passed")), gate=gate, worst_level=_num(worst.get("level")),
             worst_lower_bound=_num(worst.get("lower_bound")),
             sets_message=_opt_str(_obj(doc.get("prediction_sets")).get("message")),

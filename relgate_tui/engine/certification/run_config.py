@@ -19,27 +19,28 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from relgate_tui.engine.certification.certify import CertifyConfig
+from relgate_tui.engine.certification.options import CertifyConfig, options
 from relgate_tui.errors import UserError
 
 __all__ = ["CONFIG_KEYS", "config_argv", "load_run_config", "run_config_text", "save_run_config"]
 
-# TOML key (= the certify flag) -> CertifyConfig field; None: a flag with no config field (output options)
-CONFIG_KEYS: dict[str, str | None] = {
-    "task": "task", "endpoint": "endpoint", "model": "model", "api-key-env": "api_key_env", "canon": "canon",
-    "system": "system", "temperature": "temperature", "max-tokens": "max_tokens", "k-max": "k_max",
-    "delta": "delta", "stopping": "stopping", "alpha": "alpha", "n-cal": "n_cal", "seed": "seed",
-    "concurrency": "concurrency", "labels": "labels", "min-reliability": "min_reliability", "gate-on": "gate_on",
-    "one-look": "one_look", "population": "population",
-    "confidence": "confidence", "json": None, "run-dir": "run_dir", "price-in": "price_in",
-    "price-out": "price_out", "limit": "limit", "timeout": "timeout_s", "quiet": None,
-    "pairwise-judge-endpoint": "pairwise_judge_endpoint", "pairwise-judge-model": "pairwise_judge_model",
-    "pairwise-judge-api-key-env": "pairwise_judge_api_key_env", "pairwise-judge-reps": "pairwise_judge_reps",
-    "verify-judge-model": "verify_judge_model", "verify-judge-endpoint": "verify_judge_endpoint",
-    "verify-judge-api-key-env": "verify_judge_api_key_env", "verification": "verification",
-    "audit-fraction": "audit_fraction",
-    "batch": None, "batch-price": None,  # CertifyConfig.batch: the price factor with --batch, else None (issue 32)
-}
+def _config_keys() -> dict[str, str | None]:
+    """TOML key (= the certify flag without its dashes) → CertifyConfig field, from the option table
+    (:mod:`relgate_tui.engine.certification.options`); None: a flag with no config field — the outputs (``json``,
+    ``quiet``) and ``batch`` / ``batch-price`` (together :attr:`CertifyConfig.batch`, the price factor with
+    ``--batch``, else None; issue 32)."""
+    keys: dict[str, str | None] = {}
+    for name, opt, _ in options():
+        if opt.toml is not None:
+            keys[opt.toml] = name
+        if name == "confidence":
+            keys["json"] = None
+        elif name == "timeout_s":
+            keys["quiet"] = None
+    return {**keys, "batch": None, "batch-price": None}
+
+
+CONFIG_KEYS: dict[str, str | None] = _config_keys()
 _BOOLEAN_KEYS = ("quiet", "batch")
 _DEFAULT_BATCH_PRICE = 0.5  # certify's --batch-price default
 _MAX_CONFIG_BYTES = 1 << 20

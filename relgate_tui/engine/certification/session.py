@@ -19,15 +19,16 @@ from collections import Counter
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any, cast
 
 from relgate_tui.core.certification.certify import compute_results
-from relgate_tui.core.certification.gate import GATE_ON_CHOICES, HUMAN_GATES, GateOn
+from relgate_tui.core.certification.gate import GateOn
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.certification import pipeline
 from relgate_tui.engine.certification.analysis import Analysis, CallCounts, analyse, audit_items, core_input
 from relgate_tui.engine.certification.certify import Prepared, judge_section, open_prepared, prepare, reference_classes
-from relgate_tui.engine.certification.result import read_result
+from relgate_tui.engine.certification.run_gate import RunGateViews
 from relgate_tui.engine.certification.setup import RunSetup, VerificationMode, certify_config
 from relgate_tui.engine.certification.views import (
     ItemProgress,
@@ -54,7 +55,7 @@ __all__ = ["Session", "TUI_MANIFEST_KEY"]
 TUI_MANIFEST_KEY = "tui"
 
 
-class Session:
+class Session(RunGateViews):
     """One run as the TUI works on it: create or open, sample, spot-check, results at any α, export.
 
     Built on the pipeline phases of :mod:`relgate_tui.engine.certification.certify` (``prepare``, sampling, ``analyse``,
@@ -533,28 +534,8 @@ class Session:
         audited, disagreements = self.audit_counts()
         return build_results_view(a, self._items, alpha, gate=gate, gate_on=gate_on, confidence=confidence,
                                   curve_alphas=curve_alphas, calls=self.call_counts(), audited=audited,
-                                  disagreements=disagreements, assisted=self._assisted_bound(gate_on, confidence, gate),
+                                  disagreements=disagreements, assisted=self.assisted_bound(gate_on, confidence, gate),
                                   one_look=self.config.one_look)
-
-    def gate_decision(self, *, gate: float | None, gate_on: GateOn = "bound", confidence: float = 0.95,
-                      alpha: float | None = None) -> Any:
-        """The gate decision now (:func:`~relgate_tui.core.certification.gate.decide_gate`, as Results and the document
-        show it; None without a gate). One core ``compute_results``: the spot-check calls it after every label."""
-        a = self.alpha if alpha is None else alpha
-        return None if gate is None else self.analysis().results(
-            a, confidence, gate, gate_on, self._assisted_bound(gate_on, confidence, gate), self.config.one_look).gate_decision
-
-    def _assisted_bound(self, gate_on: str, confidence: float, gate: float | None) -> Any:
-        section = None if gate is None or gate_on in HUMAN_GATES else self.assisted(confidence, gate)
-        return None if section is None else section.gate_bound()
-
-    def stored_gate(self) -> tuple[float | None, GateOn]:
-        """``(min_reliability, gate_on)`` of the run's ``results.json`` (what ``relgate runs`` / ``report`` show), else
-        of its config (None: no gate): a run is shown against its own gate everywhere (issue 24 §5)."""
-        r = read_result(self.store)
-        gate, on = ((r.min_reliability, r.gate_on) if r is not None and "min_reliability" in r.document
-                    else (self.config.min_reliability, self.config.gate_on))
-        return gate, (on if on in GATE_ON_CHOICES else "bound")  # type: ignore[return-value]
 
     def document(self, alpha: float | None = None, *, gate: float | None = None,
                  confidence: float = 0.95, gate_on: GateOn | None = None) -> dict[str, Any]:
@@ -576,21 +557,27 @@ class Session:
                       judgements=self._judgements, pending=bool(self.pending_items()),
                       set_status=self.sampling_complete)
 
-    def save_results(self, alpha: float | None = None, *, gate: float | None = None,
-                     confidence: float = 0.95, gate_on: GateOn | None = None) -> dict[str, Any]:
+    def save_results(self, alpha: float | None = None, *, gate: float | None | EllipsisType = ...,
+                     confidence: float | None = None, gate_on: GateOn | None = None) -> dict[str, Any]:
         """The result document; written (``finish``) as the run's ``results.json`` (what ``relgate runs`` lists) with
-        the run's status only when this session added to the run — viewing a run never rewrites it."""
-        return self._finish(alpha, gate=gate, confidence=confidence, gate_on=gate_on, write=self._modified).document
+        the run's status only when this session added to the run — viewing a run never rewrites it. Decided against
+        the run's own :attr:`gate` (``gate`` given: that threshold, e.g. a test's fixture, never a viewer's)."""
+        own = self.gate
+        g = own.threshold if isinstance(gate, EllipsisType) else gate
+        doc = self._finish(alpha, gate=g, confidence=own.confidence if confidence is None else confidence,
+                           gate_on=gate_on or own.gate_on, write=self._modified).document
+        self.forget_gate()  # written: the run's gate is the one its results now hold
+        return doc
 
-    def export(self, fmt: str, *, alpha: float | None = None, gate: float | None = None,
-               confidence: float = 0.95, gate_on: GateOn | None = None) -> Path:
-        """Export the results (``fmt`` "json", "csv" or "md") into ``<run>/exports/``; returns the file's path."""
+    def export(self, fmt: str, *, alpha: float | None = None, gate: float | None | EllipsisType = ...) -> Path:
+        """Export the results (``fmt`` "json", "csv" or "md"; the run's own gate) into ``<run>/exports/``; returns
+        the file's path."""
         from relgate_tui.engine.certification.report import FORMATS, write_report
 
         if fmt not in FORMATS:
             raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
         a = self.alpha if alpha is None else alpha
-        doc = self.save_results(a, gate=gate, confidence=confidence, gate_on=gate_on)
+        doc = self.save_results(a, gate=gate)
         name = f"{self.run_id}-alpha{a:.2f}.{fmt}"
         return write_report(doc, fmt, self.path / "exports" / name,
                             simulated_models=(self.config.model,) if self.simulated else ())

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from relgate_tui.core.certification.gate import GateOn
 from relgate_tui.engine.certification.certify import CertifyConfig
 
 __all__ = [
@@ -76,7 +77,8 @@ class RunSetup:
     calibration, still used for validation); "audit" = like auto, plus a seeded random ``audit_fraction`` of the
     automatic verdicts is shown to the human for confirmation and disagreements are reported.
     ``n_cal`` = number of calibration items (None = half the items); ``limit`` = use only the first ``limit``
-    items of a seeded permutation of the task (None = all).
+    items of a seeded permutation of the task (None = all). The gate — ``min_reliability``, ``gate_on``,
+    ``confidence``, ``one_look``, ``population`` — is the run's own, written into its config.
     """
 
     base_url: str
@@ -106,6 +108,14 @@ class RunSetup:
     pairwise_judge_reps: int = 3
     verify_judge_model: str | None = None  # issue 22: the verification judge (on the answering endpoint)
     batch: float | None = None  # issue 32: sample through the Batch API at this price factor; None = direct calls
+    # the run's gate (issue 37 §3: it belongs to the run, prefilled from Settings): its threshold (None: no gate),
+    # basis (None: the judge-assisted bound with a verification judge, else the bound), confidence, one-look plan
+    # and the judge-assisted bound's population — as relgate certify's flags of the same names
+    min_reliability: float | None = None
+    gate_on: GateOn | None = None
+    confidence: float = 0.95
+    one_look: int | None = None
+    population: str = "task"
 
 
 @dataclass(frozen=True)
@@ -403,7 +413,11 @@ def certify_config(setup: RunSetup, runs_dir: Path | None, cache_dir: Path | Non
         verify_judge_model=setup.verify_judge_model or None,
         verify_judge_api_key_env=setup.api_key_env if setup.verify_judge_model else None,
         batch=setup.batch,
-        gate_on="best" if setup.verify_judge_model else "bound",  # relgate certify's default with this judge
+        min_reliability=setup.min_reliability,
+        gate_on=setup.gate_on or ("assisted" if setup.verify_judge_model else "bound"),  # relgate certify's default
+        confidence=setup.confidence,
+        one_look=setup.one_look,
+        population=setup.population,
         verification=setup.verification,
         audit_fraction=setup.audit_fraction,
     )
