@@ -55,7 +55,8 @@ def counting_notes(doc: Mapping[str, Any]) -> list[str]:
     if isinstance(n, int) and n > 0 and isinstance(level, (int, float)):
         k = int(round(float(level) * (n + 1)))
         out.append(f"reliability level {k}/{n + 1} = {level:.1%}: the conformal level divides by n + 1; as an "
-                   f"accuracy (a tool's majority-vote metric) the same top answers are {k}/{n} = {k / n:.1%}")
+                   f"accuracy over the n items the same top answers are {k}/{n} = {k / n:.1%} (the tool's own figure, "
+                   "when the log gives it, is in the notes under its own name)")
     tied = [e for e in doc.get("items") or [] if isinstance(e, Mapping) and "score" in e
             and len(e.get("classes") or []) >= 2 and e["classes"][0].get("count") == e["classes"][1].get("count")]
     if tied:
