@@ -224,9 +224,10 @@ class SpotCheckScreen(Screen[str]):
         p: SpotProgress = self.session.spot_progress(confidence=getattr(settings, "confidence", 0.95))
         t = Text()
         t.append(f"{p.done}", style="bold")
-        t.append(f" of {p.total} verified here")
-        if p.skipped:
-            t.append(f", {p.skipped} skipped")
+        if p.skipped:  # a skip is one of the items done, never one of the verified ones
+            t.append(f" of {p.total} done here: {p.done - p.skipped} verified, {p.skipped} skipped")
+        else:
+            t.append(f" of {p.total} verified here")
         t.append("\n\nReliability so far\n", style="dim")
         t.append(_pct(p.reliability_level), style="bold")
         t.append(f"  (n = {p.n}: {p.by_hand} by you, {p.automatic} by reference)\n")

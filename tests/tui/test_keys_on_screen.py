@@ -252,3 +252,20 @@ def test_snapshot_certificate(services, snap_compare, tmp_path, size) -> None:
         await settle(pilot)
 
     assert snap_compare(make_app(services), run_before=run_before, terminal_size=size)
+
+
+async def test_a_skip_is_not_counted_as_verified(services) -> None:
+    """The progress line counted a skip among the verified ("3 of 20 verified here, 1 skipped"): now "3 of 20 done
+    here: 2 verified, 1 skipped"."""
+    path = stored_run(services.runs_dir)
+    app = make_app(services)
+    async with app.run_test(size=(120, 40)) as pilot:
+        session = Session.open(path)
+        app.session = session
+        app.push_screen(SpotCheckScreen(session))
+        await settle(pilot)
+        await pilot.press("y", "y", "s")
+        await settle(pilot)
+        progress = str(app.screen.query_one("#progress").render())
+        assert "3 of 20 done here: 2 verified, 1 skipped" in progress and "3 of 20 verified" not in progress
+        session.close()
