@@ -388,7 +388,7 @@ class RelgateApp(App[None]):
         except (ValueError, OSError) as exc:
             self.notify(str(exc), title="Export failed", severity="error")
             return None
-        self.notify(str(path), title=f"Exported {fmt.upper()}")
+        self.notify(f"{path.name}\nin {path.parent}", title=f"Exported {fmt.upper()}")  # the name whole, first
         return path
 
     def open_run_folder(self) -> None:

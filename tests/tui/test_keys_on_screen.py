@@ -269,3 +269,21 @@ async def test_a_skip_is_not_counted_as_verified(services) -> None:
         progress = str(app.screen.query_one("#progress").render())
         assert "3 of 20 done here: 2 verified, 1 skipped" in progress and "3 of 20 verified" not in progress
         session.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_export_toast_shows_the_whole_file_name(services, size) -> None:
+    path = stored_run(services.runs_dir)
+    app = make_app(services)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        session = Session.open(path)
+        app.session = session
+        app.push_screen(ResultsScreen(session, gate=0.9))
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        exported = Path(app.screen.exported["md"])
+        assert exported.is_file()
+        lines = drawn(app).splitlines()
+        assert any(exported.name in line for line in lines), exported.name  # whole, on one line
+        session.close()
