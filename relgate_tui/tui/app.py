@@ -92,8 +92,11 @@ class RelgateApp(App[None]):
 
     @work(thread=True, exit_on_error=False, group="prewarm")
     def _prewarm(self) -> None:
-        """Import the engine in the background after the first paint (keeps cold start short)."""
+        """Import the engine and the judge audit's screens in the background after the first paint (keeps cold start
+        short, and ``j`` on Home opens the judge audit at once instead of after its 1–7 s of imports with nothing
+        on screen)."""
         import relgate_tui.engine.certification.session  # noqa: F401
+        import relgate_tui.tui.judge  # noqa: F401
 
     def on_unmount(self) -> None:
         self.close_session()
@@ -370,7 +373,7 @@ class RelgateApp(App[None]):
         except (ValueError, OSError) as exc:
             self.notify(str(exc), title="Export failed", severity="error")
             return None
-        self.notify(str(path), title=f"Exported {fmt.upper()}")
+        self.notify(f"{path.name}\nin {path.parent}", title=f"Exported {fmt.upper()}")  # the name whole, first
         return path
 
     def open_run_folder(self) -> None:

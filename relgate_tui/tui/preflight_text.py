@@ -64,7 +64,9 @@ def preflight_text(pf: Preflight, setup: RunSetup | None, latency: Latency | tup
     t.append("latency     ", style="dim")
     if latency is not None:
         lat = Latency(*latency)
-        t.append(f"{_ms(lat.seconds)} per call, measured with {parallel} at once\n")
+        t.append(f"{_ms(lat.seconds)} per call, measured with {lat.parallel or parallel} at once\n")
+        if lat.note:  # the probe fell back to one request at a time: why
+            t.append("            " + lat.note + "\n", style="yellow")
         judge_s = lat.judge_seconds
         if pf.judge_calls and judge_s is not None:  # a verdict is not an answer (issue 31 item 8): timed on its own
             t.append("            ", style="dim")

@@ -17,13 +17,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Digits, Footer, Header, Label, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Digits, Header, Label, Static, TabbedContent, TabPane
 
 from relgate_tui.core.text import counted
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.results_judges import JUDGE_COLUMNS, assisted_view, cycle_view, judge_cells, judge_summary
 from relgate_tui.tui.review.notice import show_message
 from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.footer import KeysFooter
 from relgate_tui.tui.widgets.plots import Chart, Series, bars, legend, xy
 from relgate_tui.tui.widgets.safetext import safe_line
 
@@ -77,18 +78,18 @@ class ResultsScreen(Screen[str]):
         Binding("minus,underscore", "alpha(-1)", "α−", key_display="-", id="results.alpha_down",
                 tooltip="Decrease α by 0.01 (larger sets)"),
         Binding("f", "filter", "Filter", id="results.filter", tooltip="Items: all → misses → large sets → ties"),
+        Binding("l", "spotcheck", "Label", id="results.spot", tooltip="Spot-check: verify the items still pending"),
         Binding("p", "plots", "Plots", id="results.plots", tooltip="Open the plots (on the plots: back to the items)"),
         Binding("d", "judge_tab", "Judge", id="results.judge",
                 tooltip="Pairwise judge: both rankings side by side and the cycle diagnostics"),
-        Binding("a", "assisted_tab", "Verification judge", id="results.assisted", show=False,
-                tooltip="Verification judge: the judge-assisted bound and judge vs human (issue 31 item 20)"),
+        Binding("a", "assisted_tab", "Verifier", id="results.assisted",
+                tooltip="Verification judge: the judge-assisted bound and judge vs human"),
+        Binding("t", "certificate", "Certificate", id="results.certificate",
+                tooltip="Judge certificate: may the verification judge grade instead of people, on which items"),
         Binding("j", "export('json')", "JSON", id="results.json", tooltip="Export results as JSON"),
         Binding("c", "export('csv')", "CSV", id="results.csv", tooltip="Export the item table as CSV"),
         Binding("m", "export('md')", "Report", id="results.md", tooltip="Export a Markdown report"),
-        Binding("l", "spotcheck", "Spot-check", id="results.spot", tooltip="Verify the items still pending"),
-        Binding("t", "certificate", "Certificate", id="results.certificate", show=False,
-                tooltip="Judge certificate: may the verification judge grade instead of people, on which items"),
-        Binding("v", "details", "Details", id="results.details", show=False,
+        Binding("v", "details", "Details", id="results.details",
                 tooltip="Show or hide the validation grid (hidden on a terminal under 30 rows)"),
         Binding("escape", "back", "Back", id="results.back", tooltip="Back (the run is saved)"),
     ]
@@ -149,7 +150,7 @@ class ResultsScreen(Screen[str]):
                     yield Static("", id="judge-cycle")
             with TabPane("Verification judge", id="tab-assisted"):
                 yield Static("", id="assisted")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"results · {self.session.title}"
@@ -516,6 +517,13 @@ class ResultsScreen(Screen[str]):
 
     def action_details(self) -> None:
         self.toggle_class("-details")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``v`` is a key only where the validation grid is hidden by default (under 30 rows)."""
+        return "-short" in self.classes if action == "details" else True
+
+    def on_resize(self) -> None:  # the breakpoint classes just changed: ``v`` may come or go
+        self.call_after_refresh(self.refresh_bindings)
 
     def action_plots(self) -> None:
         """Open the Plots tab (from Items or Judge & cycles); on Plots, back to Items."""

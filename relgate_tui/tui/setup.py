@@ -37,14 +37,13 @@ from relgate_tui.engine.certification.setup import (
     inspect_task,
     list_models,
     preflight,
-    probe_latency,
-    probe_parallelism,
     task_choices,
 )
 from relgate_tui.tui.forms import check_custom_endpoint, parse_number
 from relgate_tui.tui.judge_fields import JUDGE_FIELDS, chosen_judge, judge_fields, set_judge_options
 from relgate_tui.tui.option_fields import collect_options, option_widgets
 from relgate_tui.tui.preflight_text import judge_note, preflight_text
+from relgate_tui.tui.setup_probe import LatencyProbe
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,7 +57,7 @@ VERIFICATION = (("auto: references first", "auto"), ("by hand, even with refs", 
                 ("audit: refs + re-checks", "audit"))  # (issue 31 item 17)
 
 
-class SetupScreen(Screen["RunSetup | None"]):
+class SetupScreen(LatencyProbe, Screen["RunSetup | None"]):
     CSS_PATH = "setup.tcss"
     BINDINGS = [
         Binding("ctrl+s", "start", "Start run", id="setup.start", tooltip="Start sampling with these settings"),
@@ -185,10 +184,6 @@ class SetupScreen(Screen["RunSetup | None"]):
     def _inspect_task(self, name_or_path: str) -> TaskChoice:
         return inspect_task(name_or_path)
 
-    @work(exclusive=True, group="probe", exit_on_error=False)
-    async def _probe(self, setup: RunSetup) -> Latency:
-        return await probe_latency(setup)
-
     @work(thread=True, exclusive=True, group="models", exit_on_error=False)
     def _list_models(self, base_url: str, api_key_env: str | None) -> tuple[str, ...]:
         return list_models(base_url, api_key_env)
@@ -218,6 +213,8 @@ class SetupScreen(Screen["RunSetup | None"]):
             self._update_preflight()
         elif group == "probe":
             self.latency, self.latency_error = (result, "") if ok else (None, error)
+            if ok:
+                self._probe_done(result)
             self._update_preflight()
         elif group == "models" and ok:
             self._set_models(result)
@@ -364,18 +361,20 @@ class SetupScreen(Screen["RunSetup | None"]):
                 self._list_models(url, self.query_one("#api-key-env", Input).value.strip() or None)
             self._remeasure()  # a new endpoint or model: the old latency says nothing about it
 
-    def _remeasure(self) -> None:
-        self.latency = None
-        self._update_preflight()
-        self._auto_probe()
+    @on(Input.Blurred, "#concurrency")
+    @on(Input.Submitted, "#concurrency")
+    def _concurrency_entered(self) -> None:
+        """The probe measures at the run's concurrency: once the field is left, not on each keystroke (typing "16"
+        restarted it at 1 and then 16; a one-slot server then answered the abandoned requests first)."""
+        self._remeasure()
 
     @on(Input.Changed)
     @on(Select.Changed)
     def _any_change(self, event: Input.Changed | Select.Changed) -> None:
-        if event.control.id in ("concurrency", "judge-model", "verify-judge-model") and self.latency is not None:
-            self._remeasure()  # the probe measures at the run's concurrency, and times the run's judge
-        elif event.control.id in ("k-max", "delta", "stopping", "alpha", "n-cal", "limit", "price-in", "price-out",
-                                  "verification", "batch", *JUDGE_FIELDS):
+        if event.control.id in ("judge-model", "verify-judge-model") and self.latency is not None:
+            self._remeasure()  # the probe times the run's judge
+        elif event.control.id in ("concurrency", "k-max", "delta", "stopping", "alpha", "n-cal", "limit", "price-in",
+                                  "price-out", "verification", "batch", *JUDGE_FIELDS):
             self._update_preflight()
 
     def _toggle_rows(self) -> None:
@@ -473,22 +472,6 @@ class SetupScreen(Screen["RunSetup | None"]):
         else:
             t.append("choose a task", style="dim")
         self.query_one("#task-info", Static).update(t)
-
-    def _auto_probe(self) -> None:
-        if self.relgate.services.probe_latency:
-            self.action_probe(quiet=True)
-
-    def action_probe(self, quiet: bool = False) -> None:
-        try:
-            setup = self.collect()
-        except ValueError as exc:
-            if not quiet:
-                self.notify(str(exc), severity="warning")
-            return
-        self.latency_error = "measuring…"
-        self.latency_parallel = probe_parallelism(setup)
-        self._update_preflight()
-        self._probe(setup)
 
     def _update_preflight(self) -> None:
         box = self.query_one("#preflight", Static)

@@ -23,12 +23,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Label, Static
+from textual.widgets import Header, Label, Static
 
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.certification.run_gate import live_gate
 from relgate_tui.tui.itemsamples import item_view_or_notice
 from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.footer import KeysFooter
 from relgate_tui.tui.widgets.safetext import clean, safe
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,14 +46,14 @@ class SpotCheckScreen(Screen[str]):
     AUTO_FOCUS = ""
     BINDINGS = [
         Binding("y", "accept", "Yes", id="spot.yes", tooltip="Accept the highlighted candidate (score = its rank)"),
-        Binding("n", "reject", "No→next", id="spot.no", tooltip="Reject it, show the next candidate"),
+        Binding("n", "reject", "No", id="spot.no", tooltip="Reject it, show the next candidate"),
         Binding("x", "none", "None", id="spot.none", tooltip="No candidate is acceptable (score ∞, always counted)"),
         Binding("s", "skip", "Skip", id="spot.skip", tooltip="Skip this item (excluded from n, reported)"),
         Binding("u", "undo", "Undo", id="spot.undo", tooltip="Undo the last rejection or the last label"),
         Binding("e", "samples", "Samples", id="spot.samples", tooltip="Show the item's raw samples"),
         Binding("j", "reveal", "Judge", id="spot.reveal",
                 tooltip="Reveal the verification judge's verdict on the item you just labelled"),
-        Binding("escape", "leave", "Results", id="spot.leave", tooltip="Leave: labels are saved, resume any time"),
+        Binding("escape", "leave", "Leave", id="spot.leave", tooltip="Leave: labels are saved, resume any time"),
     ]
     HELP = (
         "Is the highlighted candidate an acceptable answer to the question? y = yes, n = no (next candidate), "
@@ -79,13 +80,15 @@ class SpotCheckScreen(Screen[str]):
                     yield Static("", id="question")
                 yield Static("", id="candidates")
                 yield Static("", id="prompt")
-            with Vertical(id="spot-right"):
+            # the last message first (``j``'s verdict, "saved: … ≠ automatic verdict"): on screen at any size; the
+            # panel scrolls when the judge-assisted block makes it taller than the window
+            with VerticalScroll(id="spot-right"):
+                yield Static("", id="last")
                 yield Label("Progress", classes="panel-title")
                 yield Static("", id="progress")
-                yield Label("Keys", classes="panel-title")
+                yield Label("Keys", classes="panel-title", id="keys-title")
                 yield Static(self._keys_text(), id="keys")
-                yield Static("", id="last")
-        yield Footer()
+        yield KeysFooter()
 
     @staticmethod
     def _keys_text() -> Text:
@@ -223,9 +226,10 @@ class SpotCheckScreen(Screen[str]):
         decision, plan = live_gate(self.session)
         t = Text()
         t.append(f"{p.done}", style="bold")
-        t.append(f" of {p.total} verified here")
-        if p.skipped:
-            t.append(f", {p.skipped} skipped")
+        if p.skipped:  # a skip is one of the items done, never one of the verified ones
+            t.append(f" of {p.total} done here: {p.done - p.skipped} verified, {p.skipped} skipped")
+        else:
+            t.append(f" of {p.total} verified here")
         t.append("\n\nReliability so far\n", style="dim")
         t.append(_pct(p.reliability_level), style="bold")
         t.append(f"  (n = {p.n}: {p.by_hand} by you, {p.automatic} by reference)\n")
@@ -249,7 +253,9 @@ class SpotCheckScreen(Screen[str]):
                      style="bold red" if p.disagreements else "green")
             t.append("\n")
         self.query_one("#progress", Static).update(t)
-        self.query_one("#last", Static).update(Text(self.last_message, style="dim"))
+        last = self.query_one("#last", Static)
+        last.update(Text(self.last_message, style="bold"))
+        last.display = bool(self.last_message)
 
     # ---------------------------------------------------------------------------------------------- actions
     def _record(self, *, rank: int | None = None, none: bool = False, skip: bool = False, what: str) -> None:

@@ -145,11 +145,11 @@ def test_inspect_multi_part_content() -> None:
         text = "\n".join(p["text"] for p in s["output"]["choices"][0]["message"]["content"] if p["type"] == "text")
         assert by_id[s["id"]].samples[s["epoch"] - 1] == text
     # without a completion the text parts are used
-    from relgate_tui.engine.importers.inspect_log import _answer
+    from relgate_tui.engine.importers.inspect_log import _answers
 
     s = json.loads(json.dumps(samples[0]))
     s["output"]["completion"] = ""
-    assert _answer(s) == by_id[s["id"]].samples[s["epoch"] - 1]
+    assert _answers(s)[0] == by_id[s["id"]].samples[s["epoch"] - 1]
 
 
 def test_inspect_unfinished_log_imports_what_it_holds() -> None:

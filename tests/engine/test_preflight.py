@@ -33,10 +33,13 @@ def test_the_estimate_is_expected_calls_times_the_per_call_time_measured_at_that
 def test_the_probe_sends_its_calls_at_once_and_a_one_slot_server_shows_its_full_latency():
     with DemoServer(latency_ms=40, slots=1) as server:
         setup = RunSetup(base_url=server.base_url, model="sim-mid", task=TASK, concurrency=4)
-        per_call, prompt_tokens, completion_tokens, judge_s = asyncio.run(probe_latency(setup))
-        assert judge_s is None  # no judge in this run: nothing else is timed
-        assert len(server.chat_requests) == 1 + 4  # a warm-up call, then one per slot of the run's concurrency
-        assert len({r.body_sha256 for r in server.chat_requests}) == 5  # all different requests
+        lat = asyncio.run(probe_latency(setup))
+        per_call, prompt_tokens, completion_tokens = lat.seconds, lat.prompt_tokens, lat.completion_tokens
+        assert lat.judge_seconds is None  # no judge in this run: nothing else is timed
+        assert lat.parallel == 4 and lat.note == ""  # the four were answered within the deadline
+        # a warm-up call, one call on its own (concurrency 1 first), then one per slot of the run's concurrency
+        assert len(server.chat_requests) == 1 + 1 + 4
+        assert len({r.body_sha256 for r in server.chat_requests}) == 6  # all different requests
     # four requests on one slot: each waits its turn, so one call costs at least the server's full latency
     # (a lower bound set by the server's own sleeps — dividing one call's latency by 4 would give ~10 ms)
     assert per_call >= 0.040 and prompt_tokens > 0 and completion_tokens > 0

@@ -154,8 +154,13 @@ async def test_a_new_url_or_model_or_concurrency_drops_the_old_latency(services)
         await pilot.pause()
         box = str(setup.query_one("#preflight").content)
         assert setup.latency is None and "37 ms" not in box and "not measured" in box
+        setup.query_one("#concurrency", Input).focus()
+        await pilot.pause()
         setup.latency = (0.037, 20.0, 5.0)
         setup.query_one("#concurrency", Input).value = "2"
+        await pilot.pause()
+        assert setup.latency is not None  # not on a keystroke: once the field is left
+        setup.query_one("#k-max", Input).focus()
         await pilot.pause()
         assert setup.latency is None and "not measured" in str(setup.query_one("#preflight").content)
 

@@ -277,6 +277,8 @@ class Latency(NamedTuple):
     prompt_tokens: float
     completion_tokens: float
     judge_seconds: float | None = None
+    parallel: int | None = None  # requests the probe had at once (None: not said — the run's concurrency)
+    note: str = ""  # why it measured fewer at once than the run sends (the fall-back after a timeout)
 
 
 def preflight(
@@ -319,19 +321,46 @@ PROBE_MIN_CALLS = 4
 """The probe times at least this many calls (one call of one item says little about the next: issue 31 item 8)."""
 
 
+def probe_key(setup: RunSetup) -> tuple[Any, ...]:
+    """What the probe's figure depends on: the endpoint, the model, the request, the task's first items, the
+    concurrency it measures at, the judges. Setup measures again only when this changes (not on every keystroke of
+    a field the probe does not read)."""
+    return (setup.base_url, setup.kind, setup.api_key_env, setup.simulated, setup.model, setup.task, setup.system,
+            setup.temperature, setup.max_tokens, probe_parallelism(setup), setup.verification,
+            setup.verify_judge_model, setup.pairwise_judge_model, setup.pairwise_judge_url, setup.pairwise_judge_reps)
+
+
 def probe_parallelism(setup: RunSetup) -> int:
     """How many requests the latency probe sends at once: the run's concurrency (at most 16)."""
     return max(1, min(int(setup.concurrency), PROBE_MAX_PARALLEL))
 
 
-async def probe_latency(setup: RunSetup) -> Latency:
-    """Measure the endpoint at the run's concurrency (issue 24 §2): :func:`probe_parallelism` real requests at once,
-    :data:`PROBE_MIN_CALLS` at least (the task's first items, after a warm-up on another); the pre-flight multiplies
-    the expected calls by the seconds one call costs, never divides a single latency by the concurrency (a one-slot
-    server answers in turn). With a judge (issue 31 item 8), its verdicts are timed the same way: the requests the
-    run's judge pass sends (:func:`~relgate_tui.engine.judging.verify_judge.judge_of`, or the pairwise judge's), on
-    the probe's own answers — a verdict is not an answer: a longer prompt, log-probabilities."""
+PROBE_PARALLEL_FLOOR_S = 20.0
+"""The parallel stage of the probe always has at least this long (a loaded server's first answers)."""
+
+
+def parallel_deadline(calls: int, one_call_s: float) -> float:
+    """How long the parallel stage may take: ``calls`` answered one after another at 3 × the seconds the first
+    call took (a one-slot server answers a batch in turn), never under :data:`PROBE_PARALLEL_FLOOR_S`."""
+    return max(PROBE_PARALLEL_FLOOR_S, 3.0 * calls * one_call_s)
+
+
+async def probe_latency(setup: RunSetup, *, deadline_s: float | None = None) -> Latency:
+    """Measure the endpoint at the run's concurrency (issue 24 §2), starting at concurrency 1: a warm-up, then one
+    timed call on its own; then :func:`probe_parallelism` requests at once, :data:`PROBE_MIN_CALLS` at least (the
+    task's first items), within :func:`parallel_deadline` of the first call (``deadline_s`` instead when given). A
+    server that answers one request at a time and slowly (a one-slot llama.cpp) does not fit its whole batch in that
+    time, or times a request out: the probe then keeps its figure at concurrency 1 and says so
+    (``Latency.parallel`` = 1, ``Latency.note``) instead of reporting "no answer within 60 s". The pre-flight
+    multiplies the expected calls by the seconds one call costs, never divides a single latency by the concurrency.
+    With a judge (issue 31 item 8), its verdicts are timed the same way, at the concurrency the answers were: the
+    requests the run's judge pass sends (:func:`~relgate_tui.engine.judging.verify_judge.judge_of`, or the
+    pairwise judge's), on the probe's own answers — a verdict is not an answer: a longer prompt,
+    log-probabilities."""
+    import asyncio
+
     from relgate_tui.engine.certification.tasks import load_task
+    from relgate_tui.engine.transport.endpoints import RequestFailed
     from relgate_tui.engine.transport.probe import probe
     from relgate_tui.engine.transport.prompts import item_messages
 
@@ -339,13 +368,30 @@ async def probe_latency(setup: RunSetup) -> Latency:
     calls = max(parallel, PROBE_MIN_CALLS)
     cfg = certify_config(setup, runs_dir=None)
     judged = bool(cfg.verify_judge_model or cfg.uses_pairwise_judge)  # then the whole task: are verdicts asked?
-    task = load_task(setup.task) if judged else load_task(setup.task, limit=calls + 1)
-    items = task.items[: calls + 1]  # + the warm-up's own item, never timed
-    answers = await probe(cfg.endpoint_config(), [item_messages(item) for item in items], parallel, calls)
+    n_items = calls + (1 if parallel == 1 else 2)  # + the warm-up's own item (the last), never timed
+    task = load_task(setup.task) if judged else load_task(setup.task, limit=n_items)
+    items = task.items[:n_items]
+    prompts = [item_messages(item) for item in items]
+    endpoint = cfg.endpoint_config()
+    if parallel == 1:
+        answers, timed, measured, note = await probe(endpoint, prompts, 1, calls), items[:calls], 1, ""
+    else:  # concurrency 1 first (the first item, after the warm-up): what one call costs on its own
+        first = await probe(endpoint, [prompts[0], prompts[-1]], 1, 1)
+        budget = deadline_s if deadline_s is not None else parallel_deadline(calls, first.seconds)
+        try:  # then the run's concurrency, on the next items
+            answers = await asyncio.wait_for(probe(endpoint, prompts[1:-1], parallel, calls, warm_up=False), budget)
+            timed, measured, note = items[1:-1], parallel, ""
+        except (TimeoutError, RequestFailed) as exc:
+            if isinstance(exc, RequestFailed) and exc.kind != "timeout":
+                raise
+            answers, timed, measured = first, items[:1], 1
+            note = (f"{parallel} requests at once were not all answered within {budget:.3g} s: measured one at a "
+                    f"time (the server seems to answer one request at a time; a run at concurrency {parallel} "
+                    "waits in its queue)")
     judge_s = None
     if judged and judge_calls(setup, describe_task(task, setup.task), 1, 1):  # none when no verdict is asked
-        judge_s = await _probe_judge(cfg, items[:calls], answers.answers, parallel)
-    return Latency(answers.seconds, answers.prompt_tokens, answers.completion_tokens, judge_s)
+        judge_s = await _probe_judge(cfg, timed, answers.answers, measured)
+    return Latency(answers.seconds, answers.prompt_tokens, answers.completion_tokens, judge_s, measured, note)
 
 
 async def _probe_judge(cfg: CertifyConfig, items: Sequence[Any], answers: Sequence[str], parallel: int) -> float | None:

@@ -15,6 +15,13 @@ The answer is ``output.completion``; when it is empty the text parts of ``output
 (a string or a list of acceptable strings; a letter for multiple choice, with the options in ``choices``).
 Temperature and seed: ``eval.model_generate_config``, else ``plan.config``. Errored samples are skipped (counted in
 the notes); a sample without output counts as an empty (invalid) answer.
+
+Faithful to Inspect's own reading: a sample Inspect invalidated (``invalidate_samples()``: ``sample.invalidation``,
+``log.invalidated``) is left out, counted and noted with its reason; a sample that hit a limit (``sample.limit``:
+message, token, time …) is imported as recorded and noted (its cut or missing answer is an invalid answer); with
+``num_choices`` > 1 every choice of ``output.choices`` is an answer (K = epochs × choices, said in the notes); and
+Inspect's own headline — ``results.scores``, each scorer's metrics by Inspect's names and its epoch reducer — is a
+note beside relgate's figures.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui.core.jsonsafe import loads_strict
-from relgate_tui.core.text import counted
+from relgate_tui.core.text import counted, one_line
 from relgate_tui.engine.importers.model import (
     MAX_DOCUMENT_BYTES,
     MAX_LOG_BYTES,
@@ -172,19 +179,44 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _answer(sample: Mapping[str, Any]) -> str:
+def _answers(sample: Mapping[str, Any]) -> tuple[str, ...]:
+    """The sample's answers: one per choice of ``output.choices`` (``num_choices`` > 1 asks several per call), the
+    first falling back to ``output.completion``; one empty answer when the sample has no output."""
     output = sample.get("output")
     if not isinstance(output, Mapping):
-        return ""
-    completion = output.get("completion")
-    if isinstance(completion, str) and completion:
-        return completion
+        return ("",)
     choices = output.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
-        message = choices[0].get("message")
-        if isinstance(message, Mapping):
-            return _text_of(message.get("content"))
-    return ""
+    texts = []
+    if isinstance(choices, list):
+        for c in choices:
+            message = c.get("message") if isinstance(c, Mapping) else None
+            texts.append(_text_of(message.get("content")) if isinstance(message, Mapping) else "")
+    completion = output.get("completion")
+    if isinstance(completion, str) and completion:  # Inspect's own text of the first choice
+        texts[:1] = [completion]
+    return tuple(texts) or ("",)
+
+
+def _headline(header: Mapping[str, Any], epochs: int | None, reducers: Any) -> str | None:
+    """Inspect's own figures from ``results.scores``: each scorer's metrics by Inspect's names (``match``:
+    accuracy 0.720, stderr 0.05), with the reducer over epochs (the score's own, else ``eval.config.epochs_reducer``,
+    else Inspect's default, the mean), or None."""
+    results = header.get("results")
+    scores = results.get("scores") if isinstance(results, Mapping) else None
+    parts = []
+    for sc in scores if isinstance(scores, list) else []:
+        if not isinstance(sc, Mapping) or not isinstance(sc.get("metrics"), Mapping):
+            continue
+        metrics = [f"{one_line(str(name), 30)} {float(m['value']):.3f}" for name, m in sc["metrics"].items()
+                   if isinstance(m, Mapping) and isinstance(m.get("value"), (int, float))
+                   and not isinstance(m.get("value"), bool)]
+        if metrics:
+            reducer = sc.get("reducer") or (", ".join(map(str, reducers)) if isinstance(reducers, list) and reducers
+                                            else "mean")
+            how = f" ({epochs} epochs reduced by {one_line(str(reducer), 20)})" if epochs and epochs > 1 else ""
+            parts.append(f"{one_line(str(sc.get('name') or sc.get('scorer') or 'score'), 30)}: "
+                         f"{', '.join(metrics[:4])}{how}")
+    return "; ".join(parts[:3]) or None
 
 
 def _question(inp: Any) -> str:
@@ -274,9 +306,13 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
     gen = dict(plan.get("config") or {}) if isinstance(plan.get("config"), Mapping) else {}
     if isinstance(spec.get("model_generate_config"), Mapping):
         gen.update({k: v for k, v in spec["model_generate_config"].items() if v is not None})
-    by_id: dict[str, list[tuple[int, str]]] = {}
+    config: Mapping[str, Any] = spec["config"] if isinstance(spec.get("config"), Mapping) else {}
+    by_id: dict[str, list[tuple[int, int, str]]] = {}
     meta: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
-    errored = 0
+    errored = invalidated = 0
+    limits: dict[str, int] = {}
+    widths: set[int] = set()
+    reasons: set[str] = set()
     for pos, s in enumerate(samples):
         if not isinstance(s, Mapping):
             raise data_error(p, f"sample {pos}: expected an object", field="samples")
@@ -289,23 +325,55 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
         if s.get("error"):
             errored += 1
             continue
+        if s.get("invalidation"):  # Inspect's invalidate_samples(): the tool itself says not to count it
+            invalidated += 1
+            why = s["invalidation"].get("reason") if isinstance(s["invalidation"], Mapping) else None
+            if isinstance(why, str) and why.strip():
+                reasons.add(one_line(why, 80))
+            continue
+        limit = s.get("limit")
+        if isinstance(limit, Mapping):
+            kind = f"{one_line(str(limit.get('type') or 'a'), 20)} limit"
+            if isinstance(limit.get("limit"), (int, float)) and not isinstance(limit.get("limit"), bool):
+                kind += f" {limit['limit']:g}"
+            limits[kind] = limits.get(kind, 0) + 1
         key = str(sid)
-        by_id.setdefault(key, []).append((epoch, _answer(s)))
-        check_totals(p, len(by_id), pos + 1 - errored)
+        answers = _answers(s)
+        widths.add(len(answers))
+        by_id.setdefault(key, []).extend((epoch, i, a) for i, a in enumerate(answers))
+        check_totals(p, len(by_id), pos + 1 - errored - invalidated)
         if key not in meta:
             choices = s.get("choices")
             ch = tuple(str(c) for c in choices) if isinstance(choices, list) else ()
             meta[key] = (_question(s.get("input")), _targets(s.get("target")), ch)
     if errored:
         notes.append(f"{counted(errored, 'errored sample')} skipped")
+    if invalidated or header.get("invalidated"):
+        why = f", reason: {'; '.join(sorted(reasons)[:3])}" if reasons else ""
+        notes.append(f"{counted(invalidated, 'sample')} invalidated in Inspect (invalidate_samples{why}): left out"
+                     if invalidated else "the log is marked invalidated in Inspect, but no sample carries an "
+                                         "invalidation: every sample imported")
+    if limits:
+        hit = ", ".join(f"{n} × {kind}" for kind, n in sorted(limits.items()))
+        notes.append(f"{counted(sum(limits.values()), 'sample')} hit a limit ({hit}): imported as Inspect recorded "
+                     "them — an answer cut short or missing is an invalid answer")
+    if max(widths, default=1) > 1:
+        epochs = config.get("epochs") if isinstance(config.get("epochs"), int) else None
+        n = max(widths)
+        per = f"{epochs} epochs × {n} choices" if epochs else f"epochs × {n} choices"
+        notes.append(f"every choice of a sample read (num_choices = {n}): K = {per}"
+                     + (f" = {epochs * n}" if epochs else ""))
+    headline = _headline(header, config.get("epochs") if isinstance(config.get("epochs"), int) else None,
+                         config.get("epochs_reducer"))
+    if headline:
+        notes.append(f"Inspect's own score — {headline}")
     items = []
-    for key, answers in by_id.items():
-        answers.sort(key=lambda e: e[0])
+    for key, found in by_id.items():
+        found.sort(key=lambda e: (e[0], e[1]))  # epoch order, then choice order
         question, targets, choices = meta[key]
-        items.append(ImportedItem(key, question, tuple(a for _, a in answers), targets, choices[:10]))
+        items.append(ImportedItem(key, question, tuple(a for _, _, a in found), targets, choices[:10]))
     if not items:
         raise data_error(p, "no completed samples in the log", field="samples")
-    config: Mapping[str, Any] = spec["config"] if isinstance(spec.get("config"), Mapping) else {}
     packages: Mapping[str, Any] = spec["packages"] if isinstance(spec.get("packages"), Mapping) else {}
     seed = gen.get("seed")
     temperature = gen.get("temperature")

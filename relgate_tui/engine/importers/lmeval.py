@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from relgate_tui.core.jsonsafe import loads_strict
+from relgate_tui.core.text import one_line
 from relgate_tui.engine.importers.model import (
     MAX_DOCUMENT_BYTES,
     ImportedItem,
@@ -144,6 +145,19 @@ def _jsonl_rows(path: Path, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[
     for lineno, line in lines:
         if line.strip():
             yield lineno, parse_json_line(path, lineno, line)
+
+
+def _headline(results: Mapping[str, Any], task: str) -> str | None:
+    """lm-eval's own figures for ``task`` from the results JSON, by lm-eval's names (``exact_match,strict-match
+    0.917``: the metric, then the filter), stderr left out; None when the JSON is absent or has none."""
+    block = results.get("results") if isinstance(results, Mapping) else None
+    figures = block.get(task) if isinstance(block, Mapping) else None
+    if not isinstance(figures, Mapping):
+        return None
+    parts = [f"{one_line(str(name), 40)} {float(v):.3f}" for name, v in figures.items()
+             if isinstance(name, str) and "," in name and "_stderr," not in name
+             and isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return ", ".join(parts[:6]) or None
 
 
 def _results_json(samples_path: Path, task: str) -> tuple[Path | None, dict[str, Any], str | None]:
@@ -473,6 +487,9 @@ def load_lm_eval(path: str | Path, task: str | None = None) -> ImportedLog:
         notes.append(f"the results JSON says repeats {repeats}, the samples hold up to {k} answers per item")
     if chosen_filter is not None:
         notes.append(f"filter {chosen_filter!r} rows used (resps are the same under every filter)")
+    headline = _headline(results, task)
+    if headline:
+        notes.append(f"lm-eval's own score — {headline}")
     base_url = model_args.get("base_url")
     endpoint = None
     if isinstance(base_url, str) and re.match(r"^https?://", base_url):

@@ -60,7 +60,8 @@ FLAG_REASONS: dict[str, str] = {
     "loglikelihood_mc": "log-likelihood multiple choice: one deterministic answer, repeats add nothing",
     "temperature_0": "sampled at temperature 0 / do_sample false: greedy decoding repeats itself",
     "fixed_seed": "every repeat sent with one fixed seed and the server returned identical answers",
-    "identical_repeats": "identical repeats replayed from a response cache",
+    "identical_repeats": "byte-identical repeats that neither greedy decoding nor a fixed seed explains (a response "
+                         "cache replays one answer, or the model repeats itself)",
     "single_sample": "only one answer: no repeats to compare",
 }
 

@@ -55,8 +55,8 @@ def counting_notes(result: RunResult) -> list[str]:
     if counts is not None and result.reliability_level is not None:
         k, n = counts
         out.append(f"reliability level {k}/{n + 1} = {result.reliability_level:.1%}: the conformal level divides by "
-                   f"n + 1; as an accuracy (a tool's majority-vote metric) the same top answers are {k}/{n} = "
-                   f"{k / n:.1%}")
+                   f"n + 1; as an accuracy over the n items the same top answers are {k}/{n} = "
+                   f"{k / n:.1%} (the tool's own figure, when the log gives it, is in the notes under its own name)")
     tied = [it for it in result.items if it.verified and it.top_tied]
     if tied:
         out.append(f"{len(tied)} verified item{'s' if len(tied) != 1 else ''} had a tie for the top answer, broken by "

@@ -173,6 +173,18 @@ def planned_answers(inputs: Sequence[AuditInput], protocol: str, reps: int, n_va
     return out
 
 
+def planned_requests(inputs: Sequence[AuditInput], protocol: str, reps: int, n_variants: int = 1) -> dict[str, int]:
+    """Requests per judge, per protocol — what the results' calls made + cached count: pairwise asks each of its
+    C(m, 2) × reps verdicts as a request of its own (each repetition shows the pair in its own seeded order);
+    direct asks each of the m candidates once for all its ``reps`` scores (the sampler asks ``n = reps`` in one
+    call; a server that returns one choice whatever ``n`` says — llama.cpp — is then asked once per score, and the
+    calls are :func:`planned_answers`' count)."""
+    out = dict(planned_answers(inputs, protocol, reps, n_variants))
+    if "direct" in out:
+        out["direct"] //= max(1, reps)
+    return out
+
+
 def plan_audit(spec: AuditSpec) -> AuditPlan:
     spec.validate()
     for v in spec.variants:

@@ -16,6 +16,7 @@ screen; their exports go to the audit exports folder (``judge-audits/``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -126,6 +127,7 @@ def start(screen: Any, kind: str) -> None:
     what = {"intervals": "intervals (paper 001)", "irt": "IRT diagnostics (paper 002)",
             "jury": "jury-on-demand (paper 003)"}[kind]
     screen.sub_title = f"judge audit · results · computing the {what}… (Escape cancels)"
+    screen.audit_study["started"] = time.monotonic()  # the estimate of the time left counts from here
     screen.audit_study.update(kind=kind, label=f"{plain(judge, 40)} [{plain(variant, 20)}]"
                               if kind == "intervals" else "")
     screen.run_worker(work, thread=True, exclusive=True, group=GROUP, exit_on_error=False,
@@ -148,12 +150,30 @@ def cancel(screen: Any) -> bool:
 
 
 def _progress(screen: Any, done: int, total: int, kind: str = "intervals") -> None:
-    if running(screen) and kind == "jury":
-        screen.sub_title = f"judge audit · results · jury: split {done} of {total} (Escape cancels)"
-    elif running(screen):
-        phase = "seed" if done <= SEEDS else "calibration-size curve, seed"
-        screen.sub_title = (f"judge audit · results · intervals: {phase} {done if done <= SEEDS else done - SEEDS} "
-                            f"of {SEEDS} (Escape cancels)")
+    if running(screen):
+        started = screen.audit_study.get("started")
+        elapsed = None if started is None else time.monotonic() - float(started)
+        screen.sub_title = "judge audit · results · " + progress_title(kind, done, total, elapsed)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else (f"{seconds / 60:.1f} min" if seconds < 5400
+                                                     else f"{seconds / 3600:.1f} h")
+
+
+def progress_title(kind: str, done: int, total: int, elapsed: float | None) -> str:
+    """The subtitle while a study is computed: where it is (jury: the split; intervals: the seed of the method
+    comparison, then of the calibration-size curve), the time so far and ≈ the time left — the steps so far at their
+    mean pace: elapsed × (total − done) / done (the steps are seeds of the same size)."""
+    if kind == "jury":
+        where = f"jury: split {done} of {total}"
+    else:
+        seeds = max(1, total // 2) if total > SEEDS else total  # the comparison's seeds, then the curve's
+        phase = "seed" if done <= seeds else "calibration-size curve, seed"
+        where = f"intervals: {phase} {done if done <= seeds else done - seeds} of {seeds}"
+    if elapsed is not None and 0 < done < total:
+        where += f" · {_duration(elapsed)} so far, ≈ {_duration(elapsed * (total - done) / done)} left"
+    return where + " (Escape cancels)"
 
 
 def finished(screen: Any, worker: Worker[Any], state: WorkerState) -> None:

@@ -22,11 +22,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.judging.certificate_doc import CertificateDoc
+from relgate_tui.tui.widgets.footer import KeysFooter
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
 
 __all__ = ["CertificateScreen"]
@@ -138,12 +139,13 @@ class CertificateScreen(Screen[None]):
             yield Chart(id="cert-chart")
             yield Static("", id="cert-figures")
         yield Static("", id="cert-plan")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         from pathlib import Path
 
-        self.sub_title = f"{self.kind} {one_line(Path(self.ref).name, 60)}"
+        what = {"run": "run", "audit": "audit", "verdicts": "verdicts file"}.get(self.kind, self.kind)
+        self.sub_title = f"judge certificate · {what} {one_line(Path(self.ref).name, 60)}"
         self._compute()
 
     @work(thread=True, exclusive=True, group="certificate", exit_on_error=False)

@@ -541,6 +541,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
 
     def _update_plan(self) -> None:
         from relgate_tui.engine.judging import planned_answers, select
+        from relgate_tui.engine.judging.audit import planned_requests
 
         plan = self.query_one("#plan", Static)
         error = self.query_one("#judge-error", Static)
@@ -558,6 +559,7 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         spec = cfg.to_spec()
         n_judges, n_variants = len(spec.judges), len(spec.variants)
         answers = planned_answers(inputs, cfg.protocol, cfg.reps, n_variants)
+        calls = planned_requests(inputs, cfg.protocol, cfg.reps, n_variants)
         t = Text()
         t.append(f"{len(inputs)} inputs", style="bold")
         t.append(f" · {cfg.reps} repetitions each\n")
@@ -566,11 +568,18 @@ class JudgeSetup(Screen["JudgeAuditConfig | None"]):
         t.append(f" ({', '.join(v.name for v in spec.variants)})\n", style="dim")
         for name, n in answers.items():
             t.append(f"{name:<10}", style="dim")
-            t.append(f"{n * n_judges:,} judge answers\n", style="bold")
+            t.append(f"{n * n_judges:,} judge answers", style="bold")
+            t.append(f" in {calls[name] * n_judges:,} calls\n" if calls[name] != n else "\n", style="dim")
         if len(answers) > 1:  # the results count calls: say the sum they are to be read against (issue 31 item 25)
             t.append(f"{'in all':<10}", style="dim")
-            t.append(f"{sum(answers.values()) * n_judges:,} judge answers\n", style="bold")
-        t.append("one call per answer, except answers already stored or in the request cache (those cost none): "
-                 "the results' calls made + cached add up to this", style="dim italic")
+            t.append(f"{sum(answers.values()) * n_judges:,} judge answers", style="bold")
+            t.append(f" in {sum(calls.values()) * n_judges:,} calls\n", style="dim")
+        total_calls, total_answers = sum(calls.values()) * n_judges, sum(answers.values()) * n_judges
+        why = ""
+        if total_calls != total_answers:  # direct scores: one call asks all the repetitions of a candidate
+            why = (f" (a direct request asks its {cfg.reps} repetitions in one call; a server that answers one at a "
+                   f"time — llama.cpp — takes one call per answer: {total_answers:,})")
+        t.append(f"the results' calls made + cached add up to {total_calls:,}{why}; answers already stored or in "
+                 "the request cache cost no call", style="dim italic")
         plan.update(t)
 

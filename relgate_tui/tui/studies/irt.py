@@ -26,6 +26,7 @@ from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
 
+PROMPT_ADVICE = "— fix the prompt (more detailed instructions), not the model"  # core/irt/metrics.phase1_diagnosis
 COLORS = ("cyan", "magenta", "orange", "green", "red", "blue", "white")  # plotext colours, one per category / judge
 MARKERS = ("●", "▲", "■", "◆", "★", "✚")
 THETA = np.linspace(-4.0, 4.0, 81)
@@ -150,15 +151,26 @@ class IRTView(StudyView):
         vbar = f" ({num(j.v_bar[p])})" if j.v_bar else ""
         return f"{num(j.fit.a[p])}{vbar}"
 
+    def _phase1_sentence(self, j: Any, small: bool) -> str:
+        """Phase 1's sentence; on a small sample the prompt-sensitivity advice gives way to what the caveat says (the
+        C_V excess may be the sample's upward bias, not the prompt's)."""
+        sentence = str(j.phase1_sentence)
+        if small and PROMPT_ADVICE in sentence:
+            sentence = sentence.replace(PROMPT_ADVICE, (
+                f"— at n = {len(j.ids)} C_V is biased upward (the caveat above), so this may be the small sample: "
+                "score more items before changing the prompt"))
+        return sentence
+
     def _fill_diagnosis(self) -> None:
         text = Text()
+        small = any(line.startswith("small sample") for line in irt_caveats(self.result))
         for line in irt_caveats(self.result):  # small samples say so (issue 24 §7), first: never cut off (issue 31 item 9)
             text.append(f"caveat: {line}\n", style="bold yellow")
         for k, j in enumerate(self.result.judges):
             if k:
                 text.append("\n")
             text.append_text(safe(j.judge, 40, "bold"))
-            text.append(": " + plain(j.phase1_sentence, 300))
+            text.append(": " + plain(self._phase1_sentence(j, small), 300))
             if j.phase2_sentence:
                 text.append("; " + plain(j.phase2_sentence, 300))
             if j.reason:

@@ -1,0 +1,116 @@
+"""The footer that never cuts a key off: every key of the screen is whole on the bottom line, or a ``? more keys``
+item says where the others are.
+
+Textual's ``Footer`` lays its keys out left to right and lets the last ones run under the command palette's key at
+the right end (at 80 columns Results ended at ``l``; ``a``, ``t``, ``v``, Back and Help were off screen). This
+footer measures its keys before it draws them (a key is ``key description`` with Textual's own padding):
+
+1. every key in the normal style if they fit beside the palette's key;
+2. else every key in the compact style (one column between keys instead of two);
+3. else the compact style with the keys that do not fit left out — the last ones first, never Escape (the way back)
+   or ``?`` — and ``?`` relabelled ``more keys``: the help panel lists every key of the screen, hidden ones too.
+
+It is laid out again whenever its width changes, so a resize never leaves a key cut or a stale "more keys".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+__all__ = ["KeysFooter", "MORE_KEYS", "fit_keys"]
+
+MORE_KEYS = "more keys"
+PINNED = ("escape", "question_mark")  # the way back and the way to every key stay on screen
+HELP_KEY = "question_mark"
+
+
+@dataclass(frozen=True)
+class _Key:
+    key: str  # the binding's first key (what a click simulates)
+    display: str
+    description: str
+    action: str
+    enabled: bool
+    tooltip: str
+
+
+def _width(k: _Key, description: str, compact: bool) -> int:
+    """Cells one key takes: Textual's FooterKey pads the key by 1 each side and the description by 1 on the right
+    (normal), or puts one space between them and one column of margin after (compact)."""
+    body = cell_len(k.display) + (cell_len(description) + 1 if description else 0)
+    return body + 1 if compact else body + 2
+
+
+def fit_keys(keys: list[_Key], width: int) -> tuple[list[tuple[_Key, str]], bool]:
+    """The keys to draw within ``width`` cells, each with the description it is drawn with, and whether in the
+    compact style (module docstring's three steps)."""
+    whole = [(k, k.description) for k in keys]
+    for compact in (False, True):
+        if sum(_width(k, d, compact) for k, d in whole) <= width:
+            return whole, compact
+    shown = list(whole)
+    droppable = [i for i, (k, _) in enumerate(shown) if k.key not in PINNED]
+
+    def more(pairs: list[tuple[_Key, str]]) -> list[tuple[_Key, str]]:
+        return [(k, MORE_KEYS if k.key == HELP_KEY else d) for k, d in pairs]
+
+    while droppable and sum(_width(k, d, True) for k, d in more(shown)) > width:
+        shown.pop(droppable.pop())
+    return more(shown), True
+
+
+class KeysFooter(Footer):
+    """A ``Footer`` whose keys always fit (module docstring). Used like ``Footer()``."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._laid_out_for = 0
+
+    def _keys(self) -> list[_Key]:
+        seen: dict[str, _Key] = {}
+        for _node, binding, enabled, tooltip in self.screen.active_bindings.values():
+            if not binding.show or binding.action in seen:
+                continue
+            seen[binding.action] = _Key(binding.key, self.app.get_key_display(binding), binding.description,
+                                        binding.action, enabled, tooltip)
+        keys = list(seen.values())
+        # the way back and help at the end, where a reader looks for them (Textual lists the app's keys first)
+        return [k for k in keys if k.key not in PINNED] + [k for k in keys if k.key in PINNED]
+
+    def _palette(self) -> tuple[Binding, bool, str] | None:
+        if not (self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE):
+            return None
+        found = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
+        return None if found is None else (found[1], found[2], found[3])
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        width = self.size.width or self.app.size.width
+        self._laid_out_for = width
+        palette = self._palette()
+        room = width
+        if palette is not None:  # docked at the right end: its key, its description, Textual's padding and border
+            room -= cell_len(self.app.get_key_display(palette[0])) + cell_len(palette[0].description) + 3
+        shown, compact = fit_keys(self._keys(), room)
+        self.set_reactive(Footer.compact, compact)
+        self.set_class(compact, "-compact")
+        for k, description in shown:
+            yield FooterKey(k.key, k.display, description, k.action, disabled=not k.enabled,
+                            tooltip=k.tooltip or k.description).data_bind(compact=Footer.compact)
+        if palette is not None:
+            binding, enabled, tooltip = palette
+            yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description, binding.action,
+                            classes="-command-palette", disabled=not enabled,
+                            tooltip=binding.tooltip or binding.description)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._bindings_ready and event.size.width != self._laid_out_for:
+            self.call_after_refresh(self.recompose)
