@@ -185,3 +185,98 @@ def test_from_run_reads_each_runs_verification_judge_with_its_fingerprint(tmp_pa
     assert [s["judge"] for s in doc["cascade"]] == ["sim-judge", "sim-judge"]
     r = incli(tmp_path, "judge", "certify", "--from-run", run_id)
     assert r.returncode == 2 and "--run RUN" in r.stderr
+
+
+def _one_line_refusal(r, text: str) -> None:  # type: ignore[no-untyped-def]
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and text in lines[0], r.stderr
+
+
+def test_a_cascade_certificate_is_tamper_evident_and_nothing_is_applied(tmp_path: Path, incli) -> None:
+    """As a single judge's: the id is the content's digest; an edit (with or without a recomputed id), a FAIL, a
+    threshold outside [½, 1] or thresholds that are not the last passed step are each one line, and no output."""
+    from relgate_tui.engine.judging.certificate_doc import content_id
+
+    cheap, strong = _files(tmp_path)
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    cert = json.loads(r.stdout)
+    stored = tmp_path / "judge_certificates" / f"{cert['id']}.json"
+    assert cert["id"] == content_id(json.loads(stored.read_text()))
+    assert all(s["fingerprint"] == {k: None for k in s["fingerprint"]} for s in cert["cascade"])  # every judge's
+    apply = ("--verdicts", str(cheap), "--verdicts", str(strong), "--json", "a.json")
+
+    def forged(name: str, t1: float, recompute: bool = True) -> Path:
+        raw = json.loads(stored.read_text())
+        raw["result"]["thresholds"][0] = raw["selective"]["threshold"][0] = raw["cascade"][0]["threshold"] = t1
+        if recompute:
+            raw["id"] = content_id(raw)
+        path = tmp_path / name
+        path.write_text(json.dumps(raw))
+        return path
+
+    t1 = cert["selective"]["threshold"][0]
+    edited = json.loads(stored.read_text())
+    edited["result"]["thresholds"][0] = 0.3
+    stored_copy = stored.read_text()
+    stored.write_text(json.dumps(edited))
+    _one_line_refusal(incli(tmp_path, "judge", "apply", cert["id"], *apply), "does not match its id")
+    stored.write_text(stored_copy)
+    _one_line_refusal(incli(tmp_path, "judge", "apply", str(forged("low.json", 0.3)), *apply),
+                      "judge 1's threshold 0.3 is outside [0.5, 1]")
+    _one_line_refusal(incli(tmp_path, "judge", "apply", str(forged("other.json", min(1.0, t1 + 0.01))), *apply),
+                      "not the last step its sequence passed")
+    _one_line_refusal(incli(tmp_path, "judge", "apply", str(forged("same.json", 0.3, recompute=False)), *apply),
+                      "does not match its id")
+    _one_line_refusal(incli(tmp_path, "judge", "apply", cert["id"], "--verdicts", str(cheap)),
+                      "is a cascade of 2 judges")
+    bad = tmp_path / "coin.jsonl"
+    rng = np.random.default_rng(0)
+    bad.write_text("\n".join(json.dumps({"id": f"i{i}", "p_yes": float(rng.random()), "human": int(rng.random() < 0.5)})
+                             for i in range(400)) + "\n")
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(bad), "--verdicts", str(bad), "--json", "-")
+    assert r.returncode == 1
+    _one_line_refusal(incli(tmp_path, "judge", "apply", json.loads(r.stdout)["id"], "--verdicts", str(bad),
+                            "--verdicts", str(bad), "--json", "a.json"), "is FAIL, not PASS")
+    assert not (tmp_path / "a.json").exists()
+
+
+def test_cascade_outputs_are_behind_the_store_guard_and_apply_names_its_certificate(tmp_path: Path, incli) -> None:
+    cheap, strong = _files(tmp_path)
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    cert = json.loads(r.stdout)
+    stored = tmp_path / "judge_certificates" / f"{cert['id']}.json"
+    before = stored.read_bytes()
+    for out in ("--json", "--markdown"):
+        _one_line_refusal(incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong),
+                                out, str(stored)), "judge certificates' store")
+    _one_line_refusal(incli(tmp_path, "judge", "apply", cert["id"], "--verdicts", str(cheap), "--verdicts",
+                            str(strong), "--json", str(stored)), "judge certificates' store")
+    assert stored.read_bytes() == before
+    mine = tmp_path / "mine.json"
+    mine.write_bytes(before)
+    r = incli(tmp_path, "judge", "apply", str(mine), "--verdicts", str(cheap), "--verdicts", str(strong), "--json",
+              str(mine))
+    assert r.returncode == 2 and "refusing to write over an input file" in r.stderr and mine.read_bytes() == before
+    r = incli(tmp_path, "judge", "apply", str(mine), "--verdicts", str(cheap), "--verdicts", str(strong), "--json",
+              "a.json")
+    assert r.returncode == 0 and json.loads((tmp_path / "a.json").read_text())["certificate_file"] == str(mine)
+
+
+def test_shifted_items_are_not_decided_by_the_cascade_and_one_line_says_why(tmp_path: Path, incli) -> None:
+    cheap, strong = _files(tmp_path)
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    cert = json.loads(r.stdout)
+    lo, hi = cert["selective"]["coverage_lower"], cert["selective"]["coverage_upper"]
+    assert hi < 0.98  # the certified share: 100% of 300 shifted items is out of line with it
+    new = []
+    for name in ("cheap_new.jsonl", "strong_new.jsonl"):
+        (tmp_path / name).write_text("".join(json.dumps({"id": f"s{i}", "p_yes": 0.995}) + "\n" for i in range(300)))
+        new += ["--verdicts", str(tmp_path / name)]
+    r = incli(tmp_path, "judge", "apply", cert["id"], *new, "--json", "a.json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "a.json").read_text())
+    warn = [line for line in r.stderr.splitlines() if "outside the certificate's coverage" in line]
+    assert len(warn) == 1 and "the cascade would decide 100.0% of these items" in warn[0]
+    assert doc["n_decided"] == 0 and doc["decided"] == [] and doc["n_escalated"] == 300
+    assert doc["shift_note"] and doc["coverage_interval"] == [lo, hi]
+    assert r.stdout.startswith(f"certificate {cert['id']}: the cascade decides 0 of 300 items")
