@@ -280,3 +280,23 @@ def test_shifted_items_are_not_decided_by_the_cascade_and_one_line_says_why(tmp_
     assert doc["n_decided"] == 0 and doc["decided"] == [] and doc["n_escalated"] == 300
     assert doc["shift_note"] and doc["coverage_interval"] == [lo, hi]
     assert r.stdout.startswith(f"certificate {cert['id']}: the cascade decides 0 of 300 items")
+
+
+def test_the_pooled_decided_items_get_the_per_class_and_random_sample_checks(tmp_path: Path, incli) -> None:
+    """Per-class agreement on all the items the cascade decides (exact lower bounds), and a file labelled easy-first
+    (sorted by the strong judge's confidence) is not a random sample: NOT DECIDABLE, named, instead of PASS."""
+    cheap, strong = _files(tmp_path)
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    doc = json.loads(r.stdout)
+    yes, no = doc["decided_yes"], doc["decided_no"]
+    assert r.returncode == 0 and yes["n"] + no["n"] == doc["selective"]["n_decided_labelled"] and no["n"] > 0
+    assert yes["successes"] + no["successes"] == doc["result"]["n_agree"] and 0 < no["lower"] <= no["value"]
+    assert not any("random sample" in w for w in doc["warnings"])
+    rows = [[json.loads(line) for line in f.read_text().splitlines()] for f in (cheap, strong)]
+    order = sorted(range(len(rows[1])), key=lambda i: -max(rows[1][i]["p_yes"], 1 - rows[1][i]["p_yes"]))
+    for f, rs in zip((cheap, strong), rows, strict=True):
+        f.write_text("".join(json.dumps(rs[i]) + "\n" for i in order))  # sorted most confident first
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 3 and doc["verdict"] == "NOT DECIDABLE"
+    assert doc["sentence"].startswith("NOT DECIDABLE: the labelled items do not look like a random sample: ")

@@ -13,11 +13,22 @@ share the whole cascade decides; ``agreement_lower`` the pooled exact bound; ``s
 ``threshold``, ``reached`` (items asked), ``decided``, ``decided_share``, ``decided_labelled``, ``agreement`` and
 ``agreement_lower`` (that judge's own decided labelled items, each on its own); ``calls_saved`` — per judge after the
 first its ``calls`` and the calls ``avoided`` (items decided before it), and ``people`` (items left to people) with
-``people_unlabelled`` (of those, the ones no person has labelled yet); ``result``: the typed
-:class:`~relgate_tui.core.judge_cascade.Cascade`, which ``judge apply`` reads back as its type.
+``people_unlabelled`` (of those, the ones no person has labelled yet); ``decided_yes`` / ``decided_no``: the
+pooled decided labelled items' agreement where the humans said yes / no, with exact lower bounds, and ``warnings``
+(an always-majority judge reaching the target, most minority items missed, labelled items that do not look like a
+random sample — then a PASS becomes NOT DECIDABLE; :func:`_pooled_checks`), as for one judge; ``notes`` (labels a
+run's seeded-order prefix left out); ``result``: the typed :class:`~relgate_tui.core.judge_cascade.Cascade`, which
+``judge apply`` reads back as its type.
+
+**Store**: as a single judge's certificate — the id is the digest of the content
+(:func:`relgate_tui.engine.judging.certificate.save_document`); :func:`load_cascade` recomputes it and refuses, in
+one line, a mismatch, a FAIL, a judge's threshold outside [½, 1] or a tested sequence that does not give the
+thresholds.
 
 **Apply**: judge j's verdicts must cover the items that reach it — a later judge's file may leave out the items an
 earlier judge decides (those calls are the saving); each decided item is tagged with the judge that decided it.
+When the share the cascade would decide is out of line with the certificate's coverage interval, nothing is decided
+and one line says so (as for one judge).
 """
 
 from __future__ import annotations
@@ -31,7 +42,7 @@ import numpy as np
 
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.judge_cascade import COST, MAX_JUDGES, Cascade, certify_cascade
-from relgate_tui.core.judge_certificate import confidence_of
+from relgate_tui.core.judge_certificate import Bound, confidence_of
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.judging.certificate import Verdicts, differing_field
 from relgate_tui.errors import DataError, UserError
@@ -161,6 +172,10 @@ def compute_cascade(vs: Sequence[Verdicts], *, agreement: float = 0.90, confiden
               for lab, v, s in zip(labels, vs, cas.stages, strict=True)]
     d = _routes(cas, p, f)
     people_unlabelled = int(np.sum((d < 0) & (np.asarray(humans) < 0)))
+    d_yes, d_no, warnings, not_random = _pooled_checks(p, f, humans, d, agreement, confidence)
+    if not_random and verdict == "PASS":
+        verdict, more = "NOT DECIDABLE", None
+        sentence = f"NOT DECIDABLE: {warnings[-1]} — the guarantee needs a random sample"
     doc = {
         "verdict": verdict, "sentence": sentence, "n_items": n, "n_labelled": cas.n_labelled,
         "agreement": agreement, "confidence": confidence, "min_coverage": min_coverage,
@@ -179,11 +194,57 @@ def compute_cascade(vs: Sequence[Verdicts], *, agreement: float = 0.90, confiden
             "people": cas.n_people, "people_unlabelled": people_unlabelled, "cost": cost,
         },
         "more_labels": more,
+        "decided_yes": d_yes.to_json(), "decided_no": d_no.to_json(), "warnings": warnings,
+        "notes": [note for v in vs for note in v.notes],
         "result": cas.to_json(),
         "source": "cascade of " + ", ".join(v.source for v in vs),
         "fingerprint": {"cascade": [dict(v.fingerprint) for v in vs]},
     }
     return jsonsafe.jsonable(doc)
+
+
+def _pooled_checks(p: Sequence[Sequence[float]], f: Sequence[Sequence[int]], humans: Sequence[int], d: np.ndarray,
+                   agreement: float, confidence: float) -> tuple[Bound, Bound, list[str], bool]:
+    """The single-judge certificate's honesty checks (:func:`relgate_tui.core.judge_certificate.certify`) on the
+    pooled decided items of the cascade: (agreement on the decided labelled items the humans said yes / no to, each
+    with its exact one-sided Clopper–Pearson lower bound; the warnings; whether the labelled items fail the
+    random-sample checks). Warnings: an always-majority judge would reach the target on the decided labelled items;
+    the cascade misses most minority items among them; the labelled rows' order (judge 1's file order) shows a trend
+    in the last judge's confidence, its agreement or the human verdict, or the labelled items' confidence differs
+    from the unlabelled ones' (:func:`relgate_tui.core.judge_certificate_checks.sample_warnings`, on the last judge:
+    the one judge asked on every item while certifying)."""
+    from relgate_tui.core.certification.intervals import clopper_pearson_lower
+    from relgate_tui.core.judge_certificate_checks import NOT_RANDOM, sample_warnings
+
+    fc = [confidence_of(pj, fj) for pj, fj in zip(p, f, strict=True)]
+    fv, c = np.array([x[0] for x in fc]), np.array([x[1] for x in fc])
+    h = np.asarray(humans)
+    lab = h >= 0
+    agree = fv[np.maximum(d, 0), np.arange(h.size)] == h
+    decided = (d >= 0) & lab
+
+    def bound(mask: np.ndarray) -> Bound:
+        k, m = int(np.sum(agree & mask)), int(mask.sum())
+        return Bound(k / m if m else None, clopper_pearson_lower(k, m, confidence) if m else None, None, k, m)
+
+    b_yes, b_no = bound(decided & (h == 1)), bound(decided & (h == 0))
+    warnings: list[str] = []
+    n_dec = int(decided.sum())
+    if n_dec:
+        share_yes = b_yes.n / n_dec
+        word, maj = ("yes", share_yes) if share_yes >= 0.5 else ("no", 1.0 - share_yes)
+        if maj >= agreement:
+            warnings.append(f"a judge that always says {word} would agree on {_pct(maj)} of the decided labelled "
+                            f"items: the target {_pct(agreement)} is not above that — read the per-class agreement, "
+                            "or raise the target")
+        minority, name = (b_no, "no") if word == "yes" else (b_yes, "yes")
+        if minority.n and (minority.value or 0.0) < 0.5:
+            warnings.append(f"the cascade misses {minority.n - minority.successes} of the {minority.n} items the "
+                            f"humans said {name} to among those it decides: it decides mostly by the majority verdict")
+    found = sample_warnings(c[-1][lab], (fv[-1][lab] == h[lab]).astype(np.int64), h[lab], c[-1][~lab])
+    if found:
+        warnings.append(f"{NOT_RANDOM}: {'; '.join(found)}")
+    return b_yes, b_no, warnings, bool(found)
 
 
 def _routes(cas: Cascade, p: Sequence[Sequence[float]], f: Sequence[Sequence[int]]) -> np.ndarray:
