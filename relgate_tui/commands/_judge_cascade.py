@@ -31,22 +31,6 @@ def cascade_files(args: argparse.Namespace) -> list[str]:
     return []
 
 
-def refuse_cascade_certificate(args: argparse.Namespace) -> None:
-    """``judge apply`` with one source: refused, in one line, when the certificate is a cascade's."""
-    from relgate_tui.engine.judging import certificate as store
-    from relgate_tui.engine.judging.cascade import is_cascade
-    from relgate_tui.errors import RelgateError, UserError
-
-    try:
-        cert = store.load(args.cert)
-    except RelgateError:
-        return  # the single-judge apply reports it, in its own order
-    if is_cascade(cert):
-        n = len(cert["cascade"])
-        raise UserError(f"certificate {cert.get('id')} is a cascade of {n} judges: give their verdicts with {n} "
-                        "--verdicts, in its order")
-
-
 def _load(args: argparse.Namespace, files: list[str]) -> list[Any]:
     from relgate_tui.engine.judging import certificate as store
     from relgate_tui.errors import UserError
@@ -70,7 +54,12 @@ def cascade_command(args: argparse.Namespace, files: list[str], exits: dict[str,
 
     outputs = (None if args.json_path in (None, "-") else args.json_path, getattr(args, "markdown", None))
     inputs = [] if getattr(args, "from_run", None) else files  # runs are no file an output could overwrite
-    check_outputs(outputs, inputs)
+    if args.judge_command == "apply":
+        from relgate_tui.engine.judging.certificate import certificate_path
+
+        check_outputs(outputs, [*inputs, str(certificate_path(args.cert))])  # the certificate is an input too
+    else:
+        check_outputs(outputs, inputs)
     try:
         vs = _load(args, files)
         if args.judge_command == "apply":
@@ -98,7 +87,7 @@ def _certify(args: argparse.Namespace, files: list[str], vs: list[Any]) -> str:
         raise UserError(f"--judge-cost must be ≥ 0, got {cost:g}")
     doc = compute_cascade(vs, agreement=args.agreement, confidence=args.confidence, min_coverage=args.min_coverage,
                           cost=cost)
-    cert_id, path = store.save(doc)
+    cert_id, path = store.save_document(doc)
     doc = {**doc, "id": cert_id}
     md = render_cascade_markdown(doc)
     if args.json_path:
@@ -114,22 +103,25 @@ def _certify(args: argparse.Namespace, files: list[str], vs: list[Any]) -> str:
 
 
 def _apply(args: argparse.Namespace, files: list[str], vs: list[Any]) -> int:
+    from relgate_tui.commands.judge_apply import _shift
     from relgate_tui.core.text import one_line
-    from relgate_tui.engine.judging import certificate as store
-    from relgate_tui.engine.judging.cascade import apply_cascade_doc, is_cascade
+    from relgate_tui.engine.judging.cascade import apply_cascade_doc, load_cascade
     from relgate_tui.errors import UserError
 
     if args.publish:
         raise UserError("--publish needs --run RUN; a cascade applies to --verdicts files (publish the escalated "
                         "items from the JSON's 'escalated' list)")
-    cert = store.load(args.cert)
-    if not is_cascade(cert):
-        raise UserError(f"certificate {cert.get('id')} is for one judge: give it one --verdicts")
-    doc, head = apply_cascade_doc(cert, vs)
+    cert, cas, cert_path = load_cascade(args.cert)
+    lo, hi = cas.coverage_lower, cas.coverage_upper
+    doc, head, shift = apply_cascade_doc(cert, cas, vs,
+                                         lambda k, n: _shift(k / n, k, n, lo, hi, cas.confidence, "the cascade"))
+    doc = {**doc, "certificate_file": str(cert_path)}
+    if shift:
+        print(f"relgate: {one_line(shift, 400)}", file=sys.stderr)
     if args.json_path:
         from relgate_tui.engine.certification.report import emit_json
 
-        emit_json(doc, args.json_path, inputs=files)
+        emit_json(doc, args.json_path, inputs=[*files, str(cert_path)])
     if args.json_path != "-":
         print(head)
         for row in doc["escalated"]:

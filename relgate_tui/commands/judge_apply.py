@@ -78,9 +78,11 @@ def apply_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _shift(share: float, k: int, n: int, lo: float | None, hi: float | None, confidence: float) -> str | None:
+def _shift(share: float, k: int, n: int, lo: float | None, hi: float | None, confidence: float,
+           who: str = "the judge") -> str | None:
     """The line saying the new items do not look like the labelled ones: the two-sided Clopper–Pearson interval of
-    the share decided here does not meet the certificate's coverage interval (None when it does)."""
+    the share decided here does not meet the certificate's coverage interval (None when it does); ``who``: what
+    would decide (the judge, the cascade)."""
     from relgate_tui.core.certification.intervals import clopper_pearson_interval
 
     if lo is None or hi is None or not n:
@@ -88,9 +90,9 @@ def _shift(share: float, k: int, n: int, lo: float | None, hi: float | None, con
     here = clopper_pearson_interval(k, n, confidence)
     if here[1] >= lo and here[0] <= hi:
         return None
-    return (f"the judge would decide {share:.1%} of these items [{here[0]:.1%}, {here[1]:.1%}], outside the "
-            f"certificate's coverage [{lo:.1%}, {hi:.1%}]: these items do not look like the labelled ones, so the "
-            "judge decides none of them — every item goes to people (label a sample of them and certify again)")
+    return (f"{who} would decide {share:.1%} of these items [{here[0]:.1%}, {here[1]:.1%}], outside the "
+            f"certificate's coverage [{lo:.1%}, {hi:.1%}]: these items do not look like the labelled ones, so "
+            f"{who} decides none of them — every item goes to people (label a sample of them and certify again)")
 
 
 def _publish(args: argparse.Namespace, ids: list[str], head: str) -> str | None:

@@ -133,7 +133,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from relgate_tui.commands._judge_cascade import cascade_command, cascade_files, refuse_cascade_certificate
+    from relgate_tui.commands._judge_cascade import cascade_command, cascade_files
 
     files = cascade_files(args)  # one --verdicts: exactly as before
     if files:
@@ -141,7 +141,6 @@ def run(args: argparse.Namespace) -> int:
             _levels(args)
         return cascade_command(args, files, EXITS)
     if args.judge_command == "apply":
-        refuse_cascade_certificate(args)
         from relgate_tui.commands.judge_apply import apply_command
 
         return apply_command(args)

@@ -48,7 +48,8 @@ def _pinned(name: str, text: str) -> None:
 
 def test_one_verdicts_file_is_exactly_as_before(tmp_path: Path, incli) -> None:
     """Golden: the JSON and the text of ``judge certify --verdicts v.jsonl`` (a relative path: the document is
-    the same in any directory), written by the code before cascades existed."""
+    the same in any directory; the apply document's certificate file is under the data dir, written as
+    ``$RELGATE_HOME``), written by the single-judge code without cascades (byte-identical, checked when pinned)."""
     p, y, lab = _world(600, 7, 500)
     rows = [json.dumps({"id": i, "p_yes": float(p[1, i]), **({"human": int(y[i])} if lab[i] else {})})
             for i in range(600)]
@@ -60,7 +61,7 @@ def test_one_verdicts_file_is_exactly_as_before(tmp_path: Path, incli) -> None:
     r = incli(tmp_path, "judge", "apply", json.loads((tmp_path / "c.json").read_text())["id"], "--verdicts",
               "v.jsonl", "--json", "a.json")
     assert r.returncode == 0, r.stderr
-    _pinned("judge_apply_single.json", (tmp_path / "a.json").read_text())
+    _pinned("judge_apply_single.json", (tmp_path / "a.json").read_text().replace(str(tmp_path), "$RELGATE_HOME"))
     _pinned("judge_apply_single.txt", r.stdout)
 
 
@@ -165,7 +166,7 @@ def test_from_run_reads_each_runs_verification_judge_with_its_fingerprint(tmp_pa
     task = tmp_path / "noref.jsonl"
     task.write_text("".join(json.dumps({"id": it["id"], "question": it["question"]}) + "\n" for it in items))
     labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(json.dumps({"id": it["id"], "none": True}) + "\n" for it in items[::3]))
+    labels.write_text("".join(json.dumps({"id": it["id"], "none": True}) + "\n" for it in items))  # a full prefix
     with DemoServer() as server:
         r = incli(tmp_path, "certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid",
                   "--canon", "numeric", "--k-max", "4", "--seed", "3", "--quiet", "--verify-judge-model", "sim-judge",
@@ -184,3 +185,118 @@ def test_from_run_reads_each_runs_verification_judge_with_its_fingerprint(tmp_pa
     assert [s["judge"] for s in doc["cascade"]] == ["sim-judge", "sim-judge"]
     r = incli(tmp_path, "judge", "certify", "--from-run", run_id)
     assert r.returncode == 2 and "--run RUN" in r.stderr
+
+
+def _one_line_refusal(r, text: str) -> None:  # type: ignore[no-untyped-def]
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and text in lines[0], r.stderr
+
+
+def test_a_cascade_certificate_is_tamper_evident_and_nothing_is_applied(tmp_path: Path, incli) -> None:
+    """As a single judge's: the id is the content's digest; an edit (with or without a recomputed id), a FAIL, a
+    threshold outside [½, 1] or thresholds that are not the last passed step are each one line, and no output."""
+    from relgate_tui.engine.judging.certificate_doc import content_id
+
+    cheap, strong = _files(tmp_path)
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    cert = json.loads(r.stdout)
+    stored = tmp_path / "judge_certificates" / f"{cert['id']}.json"
+    assert cert["id"] == content_id(json.loads(stored.read_text()))
+    assert all(s["fingerprint"] == {k: None for k in s["fingerprint"]} for s in cert["cascade"])  # every judge's
+    apply = ("--verdicts", str(cheap), "--verdicts", str(strong), "--json", "a.json")
+
+    def forged(name: str, t1: float, recompute: bool = True) -> Path:
+        raw = json.loads(stored.read_text())
+        raw["result"]["thresholds"][0] = raw["selective"]["threshold"][0] = raw["cascade"][0]["threshold"] = t1
+        if recompute:
+            raw["id"] = content_id(raw)
+        path = tmp_path / name
+        path.write_text(json.dumps(raw))
+        return path
+
+    t1 = cert["selective"]["threshold"][0]
+    edited = json.loads(stored.read_text())
+    edited["result"]["thresholds"][0] = 0.3
+    stored_copy = stored.read_text()
+    stored.write_text(json.dumps(edited))
+    _one_line_refusal(incli(tmp_path, "judge", "apply", cert["id"], *apply), "does not match its id")
+    stored.write_text(stored_copy)
+    _one_line_refusal(incli(tmp_path, "judge", "apply", str(forged("low.json", 0.3)), *apply),
+                      "judge 1's threshold 0.3 is outside [0.5, 1]")
+    _one_line_refusal(incli(tmp_path, "judge", "apply", str(forged("other.json", min(1.0, t1 + 0.01))), *apply),
+                      "not the last step its sequence passed")
+    _one_line_refusal(incli(tmp_path, "judge", "apply", str(forged("same.json", 0.3, recompute=False)), *apply),
+                      "does not match its id")
+    _one_line_refusal(incli(tmp_path, "judge", "apply", cert["id"], "--verdicts", str(cheap)),
+                      "is a cascade of 2 judges")
+    bad = tmp_path / "coin.jsonl"
+    rng = np.random.default_rng(0)
+    bad.write_text("\n".join(json.dumps({"id": f"i{i}", "p_yes": float(rng.random()), "human": int(rng.random() < 0.5)})
+                             for i in range(400)) + "\n")
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(bad), "--verdicts", str(bad), "--json", "-")
+    assert r.returncode == 1
+    _one_line_refusal(incli(tmp_path, "judge", "apply", json.loads(r.stdout)["id"], "--verdicts", str(bad),
+                            "--verdicts", str(bad), "--json", "a.json"), "is FAIL, not PASS")
+    assert not (tmp_path / "a.json").exists()
+
+
+def test_cascade_outputs_are_behind_the_store_guard_and_apply_names_its_certificate(tmp_path: Path, incli) -> None:
+    cheap, strong = _files(tmp_path)
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    cert = json.loads(r.stdout)
+    stored = tmp_path / "judge_certificates" / f"{cert['id']}.json"
+    before = stored.read_bytes()
+    for out in ("--json", "--markdown"):
+        _one_line_refusal(incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong),
+                                out, str(stored)), "judge certificates' store")
+    _one_line_refusal(incli(tmp_path, "judge", "apply", cert["id"], "--verdicts", str(cheap), "--verdicts",
+                            str(strong), "--json", str(stored)), "judge certificates' store")
+    assert stored.read_bytes() == before
+    mine = tmp_path / "mine.json"
+    mine.write_bytes(before)
+    r = incli(tmp_path, "judge", "apply", str(mine), "--verdicts", str(cheap), "--verdicts", str(strong), "--json",
+              str(mine))
+    assert r.returncode == 2 and "refusing to write over an input file" in r.stderr and mine.read_bytes() == before
+    r = incli(tmp_path, "judge", "apply", str(mine), "--verdicts", str(cheap), "--verdicts", str(strong), "--json",
+              "a.json")
+    assert r.returncode == 0 and json.loads((tmp_path / "a.json").read_text())["certificate_file"] == str(mine)
+
+
+def test_shifted_items_are_not_decided_by_the_cascade_and_one_line_says_why(tmp_path: Path, incli) -> None:
+    cheap, strong = _files(tmp_path)
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    cert = json.loads(r.stdout)
+    lo, hi = cert["selective"]["coverage_lower"], cert["selective"]["coverage_upper"]
+    assert hi < 0.98  # the certified share: 100% of 300 shifted items is out of line with it
+    new = []
+    for name in ("cheap_new.jsonl", "strong_new.jsonl"):
+        (tmp_path / name).write_text("".join(json.dumps({"id": f"s{i}", "p_yes": 0.995}) + "\n" for i in range(300)))
+        new += ["--verdicts", str(tmp_path / name)]
+    r = incli(tmp_path, "judge", "apply", cert["id"], *new, "--json", "a.json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "a.json").read_text())
+    warn = [line for line in r.stderr.splitlines() if "outside the certificate's coverage" in line]
+    assert len(warn) == 1 and "the cascade would decide 100.0% of these items" in warn[0]
+    assert doc["n_decided"] == 0 and doc["decided"] == [] and doc["n_escalated"] == 300
+    assert doc["shift_note"] and doc["coverage_interval"] == [lo, hi]
+    assert r.stdout.startswith(f"certificate {cert['id']}: the cascade decides 0 of 300 items")
+
+
+def test_the_pooled_decided_items_get_the_per_class_and_random_sample_checks(tmp_path: Path, incli) -> None:
+    """Per-class agreement on all the items the cascade decides (exact lower bounds), and a file labelled easy-first
+    (sorted by the strong judge's confidence) is not a random sample: NOT DECIDABLE, named, instead of PASS."""
+    cheap, strong = _files(tmp_path)
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    doc = json.loads(r.stdout)
+    yes, no = doc["decided_yes"], doc["decided_no"]
+    assert r.returncode == 0 and yes["n"] + no["n"] == doc["selective"]["n_decided_labelled"] and no["n"] > 0
+    assert yes["successes"] + no["successes"] == doc["result"]["n_agree"] and 0 < no["lower"] <= no["value"]
+    assert not any("random sample" in w for w in doc["warnings"])
+    rows = [[json.loads(line) for line in f.read_text().splitlines()] for f in (cheap, strong)]
+    order = sorted(range(len(rows[1])), key=lambda i: -max(rows[1][i]["p_yes"], 1 - rows[1][i]["p_yes"]))
+    for f, rs in zip((cheap, strong), rows, strict=True):
+        f.write_text("".join(json.dumps(rs[i]) + "\n" for i in order))  # sorted most confident first
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(cheap), "--verdicts", str(strong), "--json", "-")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 3 and doc["verdict"] == "NOT DECIDABLE"
+    assert doc["sentence"].startswith("NOT DECIDABLE: the labelled items do not look like a random sample: ")

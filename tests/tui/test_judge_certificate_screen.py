@@ -155,3 +155,51 @@ async def test_t_on_the_judge_audit_results_opens_its_certificate(services, pair
         assert screen.doc.certificate.n_items == 10 * 6 and (screen.doc.pairwise or {})["judge"] == "sim-judge"
         assert screen.doc.certificate.unit == "group"
         assert "position flips" in _text(screen, "#cert-figures")
+
+
+async def test_a_cascade_shows_each_stage_and_the_calls_saved(services, tmp_path: Path) -> None:
+    """Two verdicts files (the easy-only world: the cheap judge sure of easy items, the strong one of most): each
+    stage's threshold, share decided and agreement bound, the calls saved — the figures ``judge certify`` computes;
+    ``s`` stores the same certificate as the CLI (its content digest), ``+`` recomputes and warns."""
+    import os
+
+    from relgate_tui.engine.judging.cascade import compute_cascade
+    from relgate_tui.engine.judging.certificate_doc import content_id
+
+    rng = np.random.default_rng(2)
+    n = 900
+    d = rng.random(n)
+    c = np.array([1 - d / 2, 0.5 + 0.5 * (1 - d ** 4)])
+    y = (rng.random(n) < 0.7).astype(int)
+    f = np.where(rng.random(c.shape) < c, y, 1 - y)
+    p = np.round(np.where(f == 1, c, 1 - c), 4)
+    files = []
+    for j, name in enumerate(("cheap.jsonl", "strong.jsonl")):
+        (tmp_path / name).write_text("".join(json.dumps({"id": f"i{i}", "p_yes": float(p[j, i]),
+                                                         **({"human": int(y[i])} if i < 800 else {})}) + "\n"
+                                             for i in range(n)))
+        files.append(tmp_path / name)
+    want = compute_cascade([load_verdicts_file(x) for x in files])
+    assert want["verdict"] == "PASS" and want["cascade"][0]["decided"] > 0
+    app = make_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_screen("judge_certificate", "cascade", os.pathsep.join(map(str, files)))
+        screen = app.screen
+        assert isinstance(screen, CertificateScreen)
+        await wait_until(pilot, lambda: screen.cascade is not None, what="the cascade certificate")
+        assert screen.cascade == want and _text(screen, "#cert-sentence") == want["sentence"]
+        figures = _text(screen, "#cert-figures")
+        for s in want["cascade"]:
+            assert (f"threshold {s['threshold']:.4f} · decides {100 * s['decided_share']:.1f}% ({s['decided']} of "
+                    f"{s['reached']} asked) · agreement {100 * s['agreement']:.1f}% ≥ "
+                    f"{100 * s['agreement_lower']:.1f}%") in figures
+        saved = want["calls_saved"]["judges"][0]
+        assert f"calls of strong.jsonl avoided: {saved['avoided']} ({100 * saved['avoided_share']:.1f}%)" in figures
+        await pilot.press("s")
+        await pilot.pause()
+        stored = Path(services.runs_dir).parent / "judge_certificates" / f"{content_id(want)}.json"
+        assert json.loads(stored.read_text()) == {**want, "id": content_id(want)}
+        await pilot.press("plus")
+        await wait_until(pilot, lambda: screen.cascade is not None and screen.cascade["agreement"] == 0.95,
+                         what="the recompute")
+        assert "chosen after looking" in _text(screen, "#cert-plan")

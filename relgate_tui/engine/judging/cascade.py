@@ -13,30 +13,42 @@ share the whole cascade decides; ``agreement_lower`` the pooled exact bound; ``s
 ``threshold``, ``reached`` (items asked), ``decided``, ``decided_share``, ``decided_labelled``, ``agreement`` and
 ``agreement_lower`` (that judge's own decided labelled items, each on its own); ``calls_saved`` — per judge after the
 first its ``calls`` and the calls ``avoided`` (items decided before it), and ``people`` (items left to people) with
-``people_unlabelled`` (of those, the ones no person has labelled yet); ``result``: the typed
-:class:`~relgate_tui.core.judge_cascade.Cascade`, which ``judge apply`` reads back as its type.
+``people_unlabelled`` (of those, the ones no person has labelled yet); ``decided_yes`` / ``decided_no``: the
+pooled decided labelled items' agreement where the humans said yes / no, with exact lower bounds, and ``warnings``
+(an always-majority judge reaching the target, most minority items missed, labelled items that do not look like a
+random sample — then a PASS becomes NOT DECIDABLE; :func:`_pooled_checks`), as for one judge; ``notes`` (labels a
+run's seeded-order prefix left out); ``result``: the typed :class:`~relgate_tui.core.judge_cascade.Cascade`, which
+``judge apply`` reads back as its type.
+
+**Store**: as a single judge's certificate — the id is the digest of the content
+(:func:`relgate_tui.engine.judging.certificate.save_document`); :func:`load_cascade` recomputes it and refuses, in
+one line, a mismatch, a FAIL, a judge's threshold outside [½, 1] or a tested sequence that does not give the
+thresholds.
 
 **Apply**: judge j's verdicts must cover the items that reach it — a later judge's file may leave out the items an
 earlier judge decides (those calls are the saving); each decided item is tagged with the judge that decided it.
+When the share the cascade would decide is out of line with the certificate's coverage interval, nothing is decided
+and one line says so (as for one judge).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.judge_cascade import COST, MAX_JUDGES, Cascade, certify_cascade
-from relgate_tui.core.judge_certificate import confidence_of
+from relgate_tui.core.judge_certificate import Bound, confidence_of
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.judging.certificate import Verdicts, differing_field
 from relgate_tui.errors import DataError, UserError
 
 __all__ = ["MAX_SHOWN", "METHOD", "merged_humans", "label_of", "compute_cascade", "render_cascade_markdown",
-           "apply_cascade_doc", "is_cascade"]
+           "load_cascade", "apply_cascade_doc", "is_cascade"]
 
 MAX_SHOWN = 20
 METHOD = ("a judge cascade certified as one: a label-free path of threshold vectors (cheapest cascade at each "
@@ -89,21 +101,33 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.0f}%"
 
 
-def _more_labels(cas: Cascade, min_coverage: float) -> int | None:
-    """Labels more that could certify ``min_coverage`` (with probability ½, the single-judge planner), when the
-    first failed vector of the cascade's sequences agreed with the humans more than A on its labelled items (the
-    failure may be too few labels); None when no failure looks like that."""
+def _more_labels(cas: Cascade, min_coverage: float, c_last: np.ndarray, agree_last: np.ndarray) -> int | None:
+    """Labels more that could certify ``min_coverage`` with probability ½, by the single-judge planner
+    (:func:`relgate_tui.core.judge_certificate_plan.plan_labels`: P(PASS) of the whole fixed sequence, capped by the
+    items that can still be labelled) read as for the last judge alone — the cascade's fallback sequence, so a
+    cascade certifies at least that much — from its agreement on its most confident ``min_coverage`` share of the
+    labelled items (``c_last`` / ``agree_last``: its confidence and agreement on them); None when that agreement is
+    not above A or no number of labels within the items reaches ½."""
+    import math
+
     from relgate_tui.core.judge_certificate import plan_labels
 
-    failed = [s for s in (*cas.path, *cas.last) if not s.passed and s.n_above]
-    observed = max((s.n_agree / s.n_above for s in failed), default=None)
-    if observed is None or observed <= cas.agreement:
+    n_lab = int(c_last.size)
+    cover = max(min_coverage, 1e-3)
+    order = np.argsort(-c_last, kind="stable")
+    top = max(1, math.ceil(cover * n_lab)) if n_lab else 0
+    observed = float(agree_last[order[:top]].mean()) if top else None
+    below = float(agree_last[order[top:]].mean()) if n_lab > top else None
+    if observed is not None and observed <= cas.agreement:
         return None
-    plan = plan_labels(cas.agreement, min(observed, 0.999), max(min_coverage, 1e-3), cas.confidence)
-    return None if plan.n_half is None else max(0, plan.n_half - cas.n_labelled) or None
+    expect = min(0.999, 0.5 * (1 + cas.agreement) if observed is None else observed)
+    plan = plan_labels(cas.agreement, expect, cover, cas.confidence, have=n_lab, cap=max(cas.n_items, 1),
+                       expect_below=below)
+    return None if plan.n_half is None else max(0, plan.n_half - n_lab) or None
 
 
-def _verdict(cas: Cascade, min_coverage: float, labels: Sequence[str]) -> tuple[str, str, int | None]:
+def _verdict(cas: Cascade, min_coverage: float, labels: Sequence[str], c_last: np.ndarray,
+             agree_last: np.ndarray) -> tuple[str, str, int | None]:
     cov = cas.coverage or 0.0
     share = ", ".join(f"{lab} {_pct(s.n_decided / cas.n_items if cas.n_items else 0.0)}"
                       for lab, s in zip(labels, cas.stages, strict=True))
@@ -111,7 +135,7 @@ def _verdict(cas: Cascade, min_coverage: float, labels: Sequence[str]) -> tuple[
             f"({_pct(cas.confidence)} confidence) — {share}; {_pct(1 - cov)} go to people.")
     if cas.route != "none" and cov >= min_coverage:
         return "PASS", f"PASS: {head}", None
-    more = _more_labels(cas, min_coverage)
+    more = _more_labels(cas, min_coverage, c_last, agree_last)
     if cas.n_labelled < cas.start or more:
         tail = f"; about {more} more would reach {_pct(min_coverage)} coverage with probability ½" if more else ""
         return "NOT DECIDABLE", (f"NOT DECIDABLE: {cas.n_labelled} labelled items are too few to certify the cascade "
@@ -136,7 +160,10 @@ def compute_cascade(vs: Sequence[Verdicts], *, agreement: float = 0.90, confiden
     f = [[v.judge[k] for k in o] for v, o in zip(vs, order, strict=True)]
     cas = certify_cascade(p, humans, judges=f, agreement=agreement, confidence=confidence, cost=cost)
     labels = [label_of(v) for v in vs]
-    verdict, sentence, more = _verdict(cas, min_coverage, labels)
+    f_last, c_last = confidence_of(p[-1], f[-1])
+    h = np.asarray(humans)
+    verdict, sentence, more = _verdict(cas, min_coverage, labels, c_last[h >= 0], (f_last[h >= 0] == h[h >= 0])
+                                       .astype(np.int64))
     n = cas.n_items
     stages = [{"judge": lab, "source": v.source, "fingerprint": dict(v.fingerprint), "threshold": s.threshold,
                "reached": s.n_reached, "decided": s.n_decided, "decided_share": s.n_decided / n if n else None,
@@ -145,6 +172,10 @@ def compute_cascade(vs: Sequence[Verdicts], *, agreement: float = 0.90, confiden
               for lab, v, s in zip(labels, vs, cas.stages, strict=True)]
     d = _routes(cas, p, f)
     people_unlabelled = int(np.sum((d < 0) & (np.asarray(humans) < 0)))
+    d_yes, d_no, warnings, not_random = _pooled_checks(p, f, humans, d, agreement, confidence)
+    if not_random and verdict == "PASS":
+        verdict, more = "NOT DECIDABLE", None
+        sentence = f"NOT DECIDABLE: {warnings[-1]} — the guarantee needs a random sample"
     doc = {
         "verdict": verdict, "sentence": sentence, "n_items": n, "n_labelled": cas.n_labelled,
         "agreement": agreement, "confidence": confidence, "min_coverage": min_coverage,
@@ -163,11 +194,57 @@ def compute_cascade(vs: Sequence[Verdicts], *, agreement: float = 0.90, confiden
             "people": cas.n_people, "people_unlabelled": people_unlabelled, "cost": cost,
         },
         "more_labels": more,
+        "decided_yes": d_yes.to_json(), "decided_no": d_no.to_json(), "warnings": warnings,
+        "notes": [note for v in vs for note in v.notes],
         "result": cas.to_json(),
         "source": "cascade of " + ", ".join(v.source for v in vs),
         "fingerprint": {"cascade": [dict(v.fingerprint) for v in vs]},
     }
     return jsonsafe.jsonable(doc)
+
+
+def _pooled_checks(p: Sequence[Sequence[float]], f: Sequence[Sequence[int]], humans: Sequence[int], d: np.ndarray,
+                   agreement: float, confidence: float) -> tuple[Bound, Bound, list[str], bool]:
+    """The single-judge certificate's honesty checks (:func:`relgate_tui.core.judge_certificate.certify`) on the
+    pooled decided items of the cascade: (agreement on the decided labelled items the humans said yes / no to, each
+    with its exact one-sided Clopper–Pearson lower bound; the warnings; whether the labelled items fail the
+    random-sample checks). Warnings: an always-majority judge would reach the target on the decided labelled items;
+    the cascade misses most minority items among them; the labelled rows' order (judge 1's file order) shows a trend
+    in the last judge's confidence, its agreement or the human verdict, or the labelled items' confidence differs
+    from the unlabelled ones' (:func:`relgate_tui.core.judge_certificate_checks.sample_warnings`, on the last judge:
+    the one judge asked on every item while certifying)."""
+    from relgate_tui.core.certification.intervals import clopper_pearson_lower
+    from relgate_tui.core.judge_certificate_checks import NOT_RANDOM, sample_warnings
+
+    fc = [confidence_of(pj, fj) for pj, fj in zip(p, f, strict=True)]
+    fv, c = np.array([x[0] for x in fc]), np.array([x[1] for x in fc])
+    h = np.asarray(humans)
+    lab = h >= 0
+    agree = fv[np.maximum(d, 0), np.arange(h.size)] == h
+    decided = (d >= 0) & lab
+
+    def bound(mask: np.ndarray) -> Bound:
+        k, m = int(np.sum(agree & mask)), int(mask.sum())
+        return Bound(k / m if m else None, clopper_pearson_lower(k, m, confidence) if m else None, None, k, m)
+
+    b_yes, b_no = bound(decided & (h == 1)), bound(decided & (h == 0))
+    warnings: list[str] = []
+    n_dec = int(decided.sum())
+    if n_dec:
+        share_yes = b_yes.n / n_dec
+        word, maj = ("yes", share_yes) if share_yes >= 0.5 else ("no", 1.0 - share_yes)
+        if maj >= agreement:
+            warnings.append(f"a judge that always says {word} would agree on {_pct(maj)} of the decided labelled "
+                            f"items: the target {_pct(agreement)} is not above that — read the per-class agreement, "
+                            "or raise the target")
+        minority, name = (b_no, "no") if word == "yes" else (b_yes, "yes")
+        if minority.n and (minority.value or 0.0) < 0.5:
+            warnings.append(f"the cascade misses {minority.n - minority.successes} of the {minority.n} items the "
+                            f"humans said {name} to among those it decides: it decides mostly by the majority verdict")
+    found = sample_warnings(c[-1][lab], (fv[-1][lab] == h[lab]).astype(np.int64), h[lab], c[-1][~lab])
+    if found:
+        warnings.append(f"{NOT_RANDOM}: {'; '.join(found)}")
+    return b_yes, b_no, warnings, bool(found)
 
 
 def _routes(cas: Cascade, p: Sequence[Sequence[float]], f: Sequence[Sequence[int]]) -> np.ndarray:
@@ -205,23 +282,75 @@ def render_cascade_markdown(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def apply_cascade_doc(cert: Mapping[str, Any], vs: Sequence[Verdicts]) -> tuple[dict[str, Any], str]:
-    """(the decisions document, its head line) of a stored cascade certificate on new verdicts (module docstring)."""
+def _refuse(name: str, why: str) -> UserError:
+    return UserError(f"certificate {name}: {why}; refusing to apply it")
+
+
+def load_cascade(ref: str) -> tuple[dict[str, Any], Cascade, Path]:
+    """A stored cascade certificate (by id or path): (its JSON, its result as the type, its file) — only when it may
+    be applied, as a single judge's (:func:`relgate_tui.engine.judging.certificate.load`): its id is its content's
+    digest, it is a PASS whose decided share reaches its ``min_coverage``, every judge's threshold is null or lies in
+    [½, 1] (the same in ``selective`` and ``cascade``), every judge has a fingerprint, δ is split as the procedure
+    splits it and each tested sequence gives its verdicts (the exact binomial test at each step, a stop at the first
+    failure) and the thresholds are the last passed step of the sequence named by ``route``. Anything else: one line."""
+    from relgate_tui.core.judge_certificate import binomial_p_value
+    from relgate_tui.engine.judging import certificate as store
+
+    raw, path, name = store.read_checked(ref)
+    if not is_cascade(raw):
+        raise UserError(f"certificate {name} is for one judge: give it one --verdicts")
+    try:
+        cas = Cascade.from_json(raw["result"])
+    except (ValueError, TypeError, KeyError) as exc:
+        raise UserError(f"certificate {name}: not a judge cascade certificate ({one_line(str(exc), 160)})") from None
+    stages, sel = raw["cascade"], raw.get("selective")
+    n_judges = len(cas.thresholds)
+    if raw.get("verdict") != "PASS" or cas.route not in ("path", "last") or all(t is None for t in cas.thresholds):
+        raise UserError(f"certificate {name} is {one_line(str(raw.get('verdict')), 20)}, not PASS: it certifies no "
+                        "share of items, so there is nothing to apply")
+    if not (0.0 < cas.agreement < 1.0 and 0.0 < cas.confidence < 1.0) or not 2 <= n_judges <= MAX_JUDGES:
+        raise _refuse(name, "agreement and confidence must lie in (0, 1), with 2 to 5 judges")
+    for k, t in enumerate(cas.thresholds, start=1):
+        if t is not None and not 0.5 <= t <= 1.0:
+            raise _refuse(name, f"judge {k}'s threshold {t!r} is outside [0.5, 1]")
+    if (len(stages) != n_judges or not isinstance(sel, Mapping) or sel.get("threshold") != list(cas.thresholds)
+            or any(not isinstance(s, Mapping) or s.get("threshold") != t or not isinstance(s.get("fingerprint"), Mapping)
+                   for s, t in zip(stages, cas.thresholds, strict=False))):
+        raise _refuse(name, "its judges, thresholds and fingerprints do not match its result")
+    min_cov = raw.get("min_coverage")
+    if not isinstance(min_cov, (int, float)) or (cas.coverage or 0.0) < min_cov:
+        raise _refuse(name, "its decided share is below its min_coverage")
+    if abs(cas.path_delta + cas.last_delta - (1.0 - cas.confidence)) > 1e-9:
+        raise _refuse(name, "its sequences' δ do not add up to 1 − confidence")
+    for steps, delta in ((cas.path, cas.path_delta), (cas.last, cas.last_delta)):
+        for i, s in enumerate(steps):
+            ok = 0 <= s.n_agree <= s.n_above and (binomial_p_value(s.n_agree, s.n_above, cas.agreement) <= delta
+                                                  ) == s.passed and (s.passed or i == len(steps) - 1)
+            if not ok:
+                raise _refuse(name, f"its tested sequence does not give its verdict (step {i + 1})")
+    passed = [s for s in (cas.path if cas.route == "path" else cas.last) if s.passed]
+    if not passed or passed[-1].thresholds != cas.thresholds:
+        raise _refuse(name, "its thresholds are not the last step its sequence passed")
+    return raw, cas, path
+
+
+def apply_cascade_doc(cert: Mapping[str, Any], cas: Cascade, vs: Sequence[Verdicts],
+                      shift: Callable[[int, int], str | None] | None = None) -> tuple[dict[str, Any], str, str | None]:
+    """(the decisions document, its head line, the shift line or None) of a stored cascade certificate ``cert``
+    (:func:`load_cascade`) on new verdicts (module docstring). ``shift(decided, n)``: the line saying the share the
+    cascade would decide is out of line with the certificate's coverage interval — then nothing is decided and every
+    item goes to people (least confident first by the judge that would have decided it, else the last one asked)."""
     from relgate_tui.core.judge_cascade import apply_cascade
 
-    try:
-        cas = Cascade.from_json(cert["result"])
-    except ValueError as exc:
-        raise UserError(f"certificate {cert.get('id')}: not a judge cascade certificate ({exc})") from None
     stages = cert["cascade"]
-    if len(vs) != len(cas.thresholds) or len(stages) != len(vs):
-        raise UserError(f"certificate {cert.get('id')} is a cascade of {len(cas.thresholds)} judges; give their "
+    name = one_line(str(cert.get("id")), 60)
+    if len(vs) != len(cas.thresholds):
+        raise UserError(f"certificate {name} is a cascade of {len(cas.thresholds)} judges; give their "
                         f"verdicts with {len(cas.thresholds)} --verdicts, in its order")
     for k, (stage, v) in enumerate(zip(stages, vs, strict=True), start=1):
-        fp = stage.get("fingerprint") if isinstance(stage, Mapping) else None
-        field = differing_field(fp if isinstance(fp, Mapping) else {}, v.fingerprint)
+        field = differing_field(stage["fingerprint"], v.fingerprint)
         if field is not None:
-            raise UserError(f"certificate {cert.get('id')}: judge {k} is another judge ({field} differs); certify "
+            raise UserError(f"certificate {name}: judge {k} is another judge ({field} differs); certify "
                             "this cascade first")
     ids = vs[0].ids
     rows = [dict(zip(v.ids, range(len(v.ids)), strict=True)) for v in vs]
@@ -245,14 +374,19 @@ def apply_cascade_doc(cert: Mapping[str, Any], vs: Sequence[Verdicts]) -> tuple[
         c[j][~known] = -np.inf  # never decides an item it did not judge (those were decided before it)
         undecided &= ~(c[j] >= t)
     d, people = apply_cascade(c, cas.thresholds)
-    labels = [str(s.get("judge")) if isinstance(s, Mapping) else f"judge {k}" for k, s in enumerate(stages, 1)]
     asked = [j for j, t in enumerate(cas.thresholds) if t is not None]
     last = asked[-1] if asked else 0
+    line = shift(int(np.sum(d >= 0)), n) if shift is not None and n else None
+    if line is not None:
+        key = np.where(d >= 0, c[np.maximum(d, 0), np.arange(n)], c[last])
+        d, people = np.full(n, -1, dtype=np.int64), np.argsort(key, kind="stable")
+    labels = [str(s.get("judge")) for s in stages]
     human = [next((v.human[ix[i]] for v, ix in zip(vs, rows, strict=True) if i in ix and v.human[ix[i]] is not None),
                   None) for i in ids]
     doc: dict[str, Any] = {
         "certificate": cert.get("id"), "thresholds": list(cas.thresholds), "n_items": n,
         "n_decided": int(np.sum(d >= 0)), "n_escalated": int(people.size),
+        "coverage_interval": [cas.coverage_lower, cas.coverage_upper], "shift_note": line,
         "by_judge": [{"judge": lab, "decided": int(np.sum(d == j))} for j, lab in enumerate(labels)],
         "decided": [{"id": ids[i], "verdict": int(f[d[i], i]), "confidence": float(c[d[i], i]),
                      "judge": labels[d[i]], "stage": int(d[i]) + 1} for i in np.nonzero(d >= 0)[0]],
@@ -261,6 +395,6 @@ def apply_cascade_doc(cert: Mapping[str, Any], vs: Sequence[Verdicts]) -> tuple[
                        else None, "human": human[i]} for i in people],
     }
     parts = ", ".join(f"{b['judge']} {b['decided']}" for b in doc["by_judge"])
-    head = (f"certificate {cert.get('id')}: the cascade decides {doc['n_decided']} of {n} items "
+    head = (f"certificate {name}: the cascade decides {doc['n_decided']} of {n} items "
             f"({doc['n_decided'] / n:.0%}: {parts}); {people.size} go to people, least confident first")
-    return jsonsafe.jsonable(doc), head
+    return jsonsafe.jsonable(doc), head, line

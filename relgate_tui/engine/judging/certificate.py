@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from relgate_tui.engine.judging.certificate_doc import CertificateDoc
 
 __all__ = ["MAX_BYTES", "MAX_ROWS", "FINGERPRINT_FIELDS", "Verdicts", "load_verdicts_file", "verdicts_from_run",
-           "verify_fingerprint", "differing_field", "certificates_dir", "certificate_path", "save", "load"]
+           "verify_fingerprint", "differing_field", "certificates_dir", "certificate_path", "save", "save_document",
+           "read_checked", "load"]
 
 MAX_BYTES = 256 << 20
 MAX_ROWS = 1_000_000
@@ -255,15 +256,21 @@ def certificates_dir() -> Path:
 
 def save(doc: CertificateDoc) -> tuple[str, Path]:
     """Store a certificate document; returns (its id, its path). The id is the digest of its content."""
+    return save_document(doc.to_json())
+
+
+def save_document(plain: Mapping[str, Any]) -> tuple[str, Path]:
+    """Store a certificate's JSON (a single judge's, :func:`save`, or a cascade's) under the digest of its content;
+    returns (its id, its path)."""
     from relgate_tui.engine.judging.certificate_doc import content_id
     from relgate_tui.engine.runs.outputs import write_file
 
-    plain = doc.to_json()
     cert_id = content_id(plain)
     folder = certificates_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{cert_id}.json"
-    write_file(path, json.dumps({**plain, "id": cert_id}, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    body = {**plain, "id": cert_id}
+    write_file(path, json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return cert_id, path
 
 
@@ -280,12 +287,12 @@ def certificate_path(ref: str) -> Path:
     return path
 
 
-def load(ref: str) -> tuple[CertificateDoc, Path]:
-    """A stored certificate (by id or path) as its type, and its file — only when it may be applied: its id is its
-    content's digest (and its file name, when given by id), it is a PASS, its threshold lies in [½, 1] and its
-    tested sequence gives that threshold. Anything else is one line (:class:`UserError` / :class:`DataError`)."""
+def read_checked(ref: str) -> tuple[dict[str, Any], Path, str]:
+    """(the JSON, the file, the id for messages) of a stored certificate (by id or path) whose id is its content's
+    digest (and its file name, when given by id); anything else is one line (:class:`UserError` /
+    :class:`DataError`). What is in it is checked by :func:`load` (one judge) or
+    :func:`relgate_tui.engine.judging.cascade.load_cascade`."""
     from relgate_tui.core.jsonsafe import JSONInputError, loads_strict
-    from relgate_tui.engine.judging.certificate_doc import CertificateDoc as Doc
     from relgate_tui.engine.judging.certificate_doc import content_id
     from relgate_tui.engine.runs.inputs import read_regular
 
@@ -300,6 +307,20 @@ def load(ref: str) -> tuple[CertificateDoc, Path]:
     if content_id(raw) != raw["id"] or (path.stem.startswith("jc-") and path.stem != raw["id"]):
         raise UserError(f"certificate {name} ({path}): its content does not match its id — edited, damaged or "
                         "renamed; refusing to apply it (certify again)")
+    return raw, path, name
+
+
+def load(ref: str) -> tuple[CertificateDoc, Path]:
+    """A stored single-judge certificate (by id or path) as its type, and its file — only when it may be applied:
+    its id is its content's digest (:func:`read_checked`), it is a PASS, its threshold lies in [½, 1] and its tested
+    sequence gives that threshold. Anything else — a cascade's certificate too — is one line."""
+    from relgate_tui.engine.judging.certificate_doc import CertificateDoc as Doc
+
+    raw, path, name = read_checked(ref)
+    if isinstance(raw.get("cascade"), list):
+        n = len(raw["cascade"])
+        raise UserError(f"certificate {name} is a cascade of {n} judges: give their verdicts with {n} --verdicts, "
+                        "in its order")
     try:
         doc = Doc.from_json(raw)
     except (ValueError, TypeError) as exc:

@@ -8,12 +8,19 @@ the corrected pass rate, consistency and warnings; and the planner's line. ``+``
 by 5 points and recompute — to explore only: choosing A after looking at the labels costs validity, so the screen
 says so and ``s`` stores a certificate only at the A it was opened with (``relgate judge apply`` uses it).
 
+A judge cascade (kind "cascade", ``ref``: its verdicts files in cascade order, cheapest first, joined by
+``os.pathsep``) shows its sentence and, per judge, its threshold, the share it decides and its agreement with its
+exact lower bound, then the pooled bound, the strong judges' calls avoided and the items left to people
+(:func:`cascade_figures`); ``+`` / ``-`` and ``s`` work as for one judge.
+
 The verdicts are read and the certificate computed in a thread worker, with the functions ``relgate judge certify``
 uses (:mod:`relgate_tui.engine.judging.certificate`, :func:`relgate_tui.engine.judging.certificate_doc.compute`).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -82,6 +89,27 @@ def figures(doc: CertificateDoc) -> Text:
     return t
 
 
+def cascade_figures(doc: Mapping[str, Any]) -> Text:
+    """A cascade certificate's figures (:func:`relgate_tui.engine.judging.cascade.compute_cascade`'s document): one
+    line per judge, then the pooled figures and the cost saved (plain Text)."""
+    sel, calls = doc["selective"], doc["calls_saved"]
+    t = Text()
+    for k, s in enumerate(doc["cascade"], start=1):
+        t.append(f"judge {k} ", style="bold")
+        t.append(one_line(str(s["judge"]), 60) + "\n")
+        t.append("  decides nothing\n" if s["threshold"] is None else
+                 f"  threshold {s['threshold']:.4f} · decides {_pct(s['decided_share'])} ({s['decided']} of "
+                 f"{s['reached']} asked) · agreement {_pct(s['agreement'])} ≥ {_pct(s['agreement_lower'])}\n")
+    t.append(f"\ndecided {_pct(sel['coverage'])} [{_pct(sel['coverage_lower'])}, {_pct(sel['coverage_upper'])}] of "
+             f"{doc['n_items']} items; pooled agreement on them ≥ {_pct(sel['agreement_lower'])}\n")
+    for c in calls["judges"]:
+        t.append(f"calls of {one_line(str(c['judge']), 60)} avoided: {c['avoided']} ({_pct(c['avoided_share'])})\n")
+    t.append(f"left to people: {calls['people']} items ({calls['people_unlabelled']} not labelled yet)\n")
+    for w in (*doc.get("warnings", ()), *doc.get("notes", ())):
+        t.append(one_line(str(w), 300) + "\n", style="bold yellow")
+    return t
+
+
 def chart_series(doc: CertificateDoc) -> list[Series]:
     """Agreement and its lower bound against coverage, the target A, and t̂ (a vertical line at its coverage)."""
     curve, cert = doc.curve, doc.certificate
@@ -130,6 +158,7 @@ class CertificateScreen(Screen[None]):
         self.agreement, self.confidence, self.min_coverage = agreement, confidence, min_coverage
         self.verdicts: Any = None
         self.doc: CertificateDoc | None = None
+        self.cascade: dict[str, Any] | None = None  # a cascade's document (kind "cascade")
         self.first_agreement = agreement
 
     def compose(self) -> ComposeResult:
@@ -144,14 +173,26 @@ class CertificateScreen(Screen[None]):
     def on_mount(self) -> None:
         from pathlib import Path
 
-        what = {"run": "run", "audit": "audit", "verdicts": "verdicts file"}.get(self.kind, self.kind)
-        self.sub_title = f"judge certificate · {what} {one_line(Path(self.ref).name, 60)}"
+        if self.kind == "cascade":
+            self.sub_title = "judge certificate · cascade of " + ", ".join(
+                one_line(Path(r).name, 30) for r in self.ref.split(os.pathsep))
+        else:
+            what = {"run": "run", "audit": "audit", "verdicts": "verdicts file"}.get(self.kind, self.kind)
+            self.sub_title = f"judge certificate · {what} {one_line(Path(self.ref).name, 60)}"
         self._compute()
 
     @work(thread=True, exclusive=True, group="certificate", exit_on_error=False)
-    def _compute(self) -> CertificateDoc:
+    def _compute(self) -> CertificateDoc | dict[str, Any]:
         from relgate_tui.engine.judging.certificate_doc import compute
 
+        if self.kind == "cascade":
+            from relgate_tui.engine.judging.cascade import compute_cascade
+            from relgate_tui.engine.judging.certificate import load_verdicts_file
+
+            if self.verdicts is None:
+                self.verdicts = [load_verdicts_file(r) for r in self.ref.split(os.pathsep)]
+            return compute_cascade(self.verdicts, agreement=self.agreement, confidence=self.confidence,
+                                   min_coverage=self.min_coverage)
         if self.verdicts is None:
             if self.kind == "audit":
                 from relgate_tui.engine.judging.certificate_audit import verdicts_from_audit
@@ -176,6 +217,22 @@ class CertificateScreen(Screen[None]):
                 Text(one_line(str(event.worker.error), 300), style="bold red"))
         elif event.state == WorkerState.SUCCESS and isinstance(event.worker.result, CertificateDoc):
             self.show(event.worker.result)
+        elif event.state == WorkerState.SUCCESS and isinstance(event.worker.result, dict):
+            self.show_cascade(event.worker.result)
+
+    def show_cascade(self, doc: dict[str, Any]) -> None:
+        """A cascade's certificate: the sentence, :func:`cascade_figures`, no curve (one per judge would mislead)."""
+        self.cascade = doc
+        self.query_one("#cert-sentence", Static).update(Text(one_line(str(doc["sentence"]), 300),
+                                                             style=_STYLE.get(str(doc["verdict"]), "bold")))
+        self.query_one("#cert-figures", Static).update(cascade_figures(doc))
+        plan = Text("the guarantee is on the whole cascade: agreement on all the items it decides, whichever judge "
+                    "decides them", style="dim")
+        if self.agreement != self.first_agreement:
+            plan.append(f"\n{AFTER_LOOKING}", style="bold yellow")
+        self.query_one("#cert-plan", Static).update(plan)
+        self.query_one("#cert-chart", Chart).set_draw(lambda _plt, _w, _h: "a judge cascade: its stages are at the "
+                                                      "right", caption=lambda _w: Text(""))
 
     def show(self, doc: CertificateDoc) -> None:
         from relgate_tui.engine.judging.certificate_doc import plan_line
@@ -207,19 +264,21 @@ class CertificateScreen(Screen[None]):
             self._compute()
 
     def action_store(self) -> None:
-        if self.doc is None:
+        if self.doc is None and self.cascade is None:
             return
-        from relgate_tui.engine.judging.certificate import save
+        from relgate_tui.engine.judging.certificate import save, save_document
 
         if self.agreement != self.first_agreement:
             self.notify(f"not stored: {AFTER_LOOKING}", severity="warning", timeout=10)
             return
         try:
-            cert_id, _path = save(self.doc)
+            cert_id, _path = save(self.doc) if self.cascade is None and self.doc is not None else \
+                save_document(self.cascade or {})
         except OSError as exc:
             self.notify(one_line(f"could not store the certificate: {exc}", 200), severity="error")
             return
-        self.notify(f"stored certificate {cert_id}: relgate judge apply {cert_id} --run RUN")
+        use = ("--verdicts FILE " * len(self.cascade["cascade"])).strip() if self.cascade is not None else "--run RUN"
+        self.notify(f"stored certificate {cert_id}: relgate judge apply {cert_id} {use}")
 
     def action_back(self) -> None:
         self.dismiss(None)
