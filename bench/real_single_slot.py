@@ -1,6 +1,6 @@
 """Opt-in (issue 23 §9): relgate's judge-asking layer against a REAL one-slot llama.cpp server at concurrency 8.
 
-The loopback test (tests/engine/test_single_slot.py) uses a server written for the test; this runs the same check on
+The loopback test (tests/engine/transport/test_single_slot.py) uses a server written for the test; this runs the same check on
 llama.cpp itself (llama-cpp-python's server, Qwen2.5-Coder-0.5B-Instruct Q4_K_M, one request at a time):
 
 1. after a warm-up request, N distinct requests (temperature 0) are asked at concurrency 1: the sequential time S and the mean

@@ -81,7 +81,7 @@ def bench(kind: str, n_items: int, n_reviewers: int, per_item: int) -> dict[str,
     try:
         urls: list[tuple[str, str | None]] = []
         if kind == "postgres":
-            from tests.review.pgserver import PgServer
+            from tests.engine.review.pgserver import PgServer
 
             server = PgServer(fsync=True).start()
             server.create_db("bench")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from relgate_tui.commands.certify_summary import print_summary
 from relgate_tui.engine.review.summary import misses_line
-from tests.engine.test_certify_summary import DOC, summary_of
+from tests.cli.test_certify_summary import DOC, summary_of
 
 
 def test_the_team_review_line_counts_one_miss_in_the_singular() -> None:

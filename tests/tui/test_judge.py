@@ -291,7 +291,7 @@ async def test_failed_requests_are_counted_and_listed(services):
 async def test_an_always_first_judge_is_flagged_position_only_on_screen(services):
     """Issue 11 §2 acceptance: a loopback judge that always names the first-shown candidate is shown as
     position-only, and its ρ is near the random baseline (never a perfectly transitive 0)."""
-    from tests.engine.test_judging import ScriptedJudge
+    from tests.engine.judging.test_judging import ScriptedJudge
 
     app = make_app(services)
     with ScriptedJudge("first") as judge:
