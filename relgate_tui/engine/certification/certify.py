@@ -226,9 +226,13 @@ class CertifyConfig:
             bad(f"--verification must be one of {', '.join(VERIFICATION_MODES)}, got {self.verification!r}")
         if not (_is_number(self.audit_fraction) and 0.0 < self.audit_fraction <= 1.0):
             bad(f"the audit fraction must be in (0, 1], got {self.audit_fraction!r}")
-        from relgate_tui.engine.judging.verify_judge import check_options
+        if self.verify_judge_model is not None or self.verify_judge_endpoint is not None or \
+                self.verify_judge_api_key_env is not None or self.gate_on in ("assisted", "best"):
+            # the verification judge's options and the gates that need it; a run without one never imports the
+            # judge modules (~0.14 s of every run's start-up)
+            from relgate_tui.engine.judging.verify_judge import check_options
 
-        check_options(self)  # the verification judge's options and the gates that need it
+            check_options(self)
         return self
 
     def public_dict(self) -> dict[str, Any]:
@@ -524,12 +528,12 @@ def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confi
     """The ``pairwise_judge`` section from the judge verdicts stored in the run (None without a judge or before its
     pass): both rankings' reliability side by side and the cycle data (:mod:`relgate_tui.engine.judging.certify_judge`).
     ``judgements``: the per-item judgements when the caller keeps them (the TUI), else computed here."""
+    cfg = prepared.config.pairwise_judge_config()
+    if cfg is None:  # no judge: the judge modules are never imported (~0.1 s of a run)
+        return None
     from relgate_tui.engine.certification.judge_section import judgement_section
     from relgate_tui.engine.judging.certify_judge import judge_items, verdicts_from_document
 
-    cfg = prepared.config.pairwise_judge_config()
-    if cfg is None:
-        return None
     if judgements is None:
         verdicts = verdicts_from_document(prepared.store.read_judge_verdicts(), cfg)
         if verdicts is None:

@@ -104,10 +104,10 @@ def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (
         doc.update(doc_fields)
     status = None
     if write:
-        prepared.store.write_results(doc)
         if set_status:
             status = (RunStatus.INCOMPLETE if not analysis.sampling_complete else
                       RunStatus.LABELLING if pending else RunStatus.COMPLETE)
-            if prepared.store.run_status != status:
-                prepared.store.set_status(status)
+        # the results and the new status in one manifest write (each atomic write costs a file and a directory fsync)
+        new = status if status is not None and prepared.store.run_status != status else None
+        prepared.store.write_results(doc, **({} if new is None else {"status": new.value}))
     return Finished(result, analysis, judge, assisted, doc, status, written)
