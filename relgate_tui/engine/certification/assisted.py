@@ -190,6 +190,8 @@ def assisted_section(prepared: Any, analysis: Any, *, confidence: float = 0.95, 
                      calls: Any = None) -> AssistedSection | None:  # population: the run's ``--population``
     """The section of a prepared run (:class:`~relgate_tui.engine.certification.certify.Prepared`) from the
     verification judge's verdicts stored in it (None without a verification judge)."""
+    if prepared.config.verify_judge_model is None:  # no verification judge: its modules are never imported
+        return None
     from relgate_tui.core.redact import public_url
     from relgate_tui.engine.judging.verify_judge import config_of, verdicts_from_document
 

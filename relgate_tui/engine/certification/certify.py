@@ -350,12 +350,12 @@ def judge_section(prepared: Prepared, analysis: Analysis, *, alpha: float, confi
     """The ``pairwise_judge`` section from the judge verdicts stored in the run (None without a judge or before its
     pass): both rankings' reliability side by side and the cycle data (:mod:`relgate_tui.engine.judging.certify_judge`).
     ``judgements``: the per-item judgements when the caller keeps them (the TUI), else computed here."""
+    cfg = prepared.config.pairwise_judge_config()
+    if cfg is None:  # no judge: the judge modules are never imported (~0.1 s of a run)
+        return None
     from relgate_tui.engine.certification.judge_section import judgement_section
     from relgate_tui.engine.judging.certify_judge import judge_items, verdicts_from_document
 
-    cfg = prepared.config.pairwise_judge_config()
-    if cfg is None:
-        return None
     if judgements is None:
         verdicts = verdicts_from_document(prepared.store.read_judge_verdicts(), cfg)
         if verdicts is None:

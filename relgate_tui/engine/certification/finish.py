@@ -94,7 +94,7 @@ def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (
                   RunStatus.LABELLING if pending else RunStatus.COMPLETE)
     out = RunResult.from_json(doc, core=result, analysis=analysis, labels_written=written, status=status)
     if write:
-        write_result(prepared.store, out)
-        if status is not None and prepared.store.run_status != status:
-            prepared.store.set_status(status)
+        # the results and the new status in one manifest write (each atomic write costs a file and a directory fsync)
+        new = status if status is not None and prepared.store.run_status != status else None
+        write_result(prepared.store, out, **({} if new is None else {"status": new.value}))
     return out

@@ -24,15 +24,16 @@ def run_identity(cfg: Any, task: Any, canon_spec: str) -> dict[str, Any]:
     docstring): a run verified another way (``verification``) or with another verification judge is another run,
     so one run id never tells two stories (issue 31 item 2). Those two keys are present only when they differ from
     the default, so the ids of earlier runs are unchanged."""
-    from relgate_tui.engine.judging.verify_judge import config_of
-
     extra: dict[str, Any] = {}
     if cfg.verification != "auto":
         extra["verification"] = cfg.verification
         if cfg.verification == "audit":
             extra["audit_fraction"] = float(cfg.audit_fraction)
-    judge = config_of(cfg)
-    if judge is not None:
+    if cfg.verify_judge_model is not None:  # a run without a verification judge never imports the judge modules
+        from relgate_tui.engine.judging.verify_judge import config_of
+
+        judge = config_of(cfg)
+        assert judge is not None
         extra["verify_judge"] = judge.identity()
     return {**extra,
         "task_sha256": task.sha256,

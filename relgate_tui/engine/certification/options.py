@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from relgate_tui.core.certification.gate import GATE_ON_CHOICES, GateOn, check_gate_on
+from relgate_tui.core.certification.gate import ASSISTED_GATES, GATE_ON_CHOICES, GateOn, check_gate_on
 from relgate_tui.core.redact import public_url
 from relgate_tui.engine.certification.identity import VERIFICATION_MODES
 from relgate_tui.errors import CertifyError
@@ -348,9 +348,13 @@ class CertifyConfig:
             bad(f"--verification must be one of {', '.join(VERIFICATION_MODES)}, got {self.verification!r}")
         if not (_is_number(self.audit_fraction) and 0.0 < self.audit_fraction <= 1.0):
             bad(f"the audit fraction must be in (0, 1], got {self.audit_fraction!r}")
-        from relgate_tui.engine.judging.verify_judge import check_options
+        if self.verify_judge_model is not None or self.verify_judge_endpoint is not None or \
+                self.verify_judge_api_key_env is not None or self.gate_on in ASSISTED_GATES:
+            # the verification judge's options and the gates that need it; a run without one never imports the
+            # judge modules (~0.14 s of every run's start-up)
+            from relgate_tui.engine.judging.verify_judge import check_options
 
-        check_options(self)  # the verification judge's options and the gates that need it
+            check_options(self)
         return self
 
     def public_dict(self) -> dict[str, Any]:

@@ -492,6 +492,7 @@ def read_result(store: RunStore) -> RunResult | None:
         raise DataError(f"{store.path / 'results.json'}: {exc}") from None
 
 
-def write_result(store: RunStore, result: RunResult) -> None:
-    """Write ``result`` as the run's ``results.json`` (and its headline into the manifest): the one writer."""
-    store.write_results(result.to_json())
+def write_result(store: RunStore, result: RunResult, **fields: Any) -> None:
+    """Write ``result`` as the run's ``results.json`` (and its headline, with ``fields`` such as a new ``status``,
+    into the manifest in one write): the one writer."""
+    store.write_results(result.to_json(), **fields)

@@ -207,7 +207,7 @@ class RunStore:
         if store._manifest.get("identity") != ident:
             store.close()
             raise RunStoreError(f"{path} holds a different run (its manifest identity does not match)")
-        if info:
+        if info and any(store._manifest.get(k) != v for k, v in info.items()):  # a new run has them already
             store.update_manifest(**dict(info))
         return store
 
@@ -478,9 +478,9 @@ class RunStore:
         return replay_labels(self.label_events())
 
     # --------------------------------------------------------------------------------------------------- results
-    def write_results(self, results: Mapping[str, Any]) -> None:
-        """Replace ``results.json`` atomically; its headline figures also go into the manifest (``result``) and the
-        sample/label counts are refreshed, so listing runs never parses a results document or a sample."""
+    def write_results(self, results: Mapping[str, Any], **fields: Any) -> None:
+        """Replace ``results.json`` atomically; its headline figures (``result``), fresh sample/label counts and
+        ``fields`` (a new ``status``) go into the manifest in one write, so listing runs never parses a document."""
         self._ensure_lock()
         # one line: the C encoder (an indented dump of a 10,000-item document takes seconds); `relgate report
         # --format json` prints it indented
@@ -489,7 +489,7 @@ class RunStore:
         # the call counts too (a reopened run shows them), valid while results.json keeps this size
         headline.update(calls=_obj(results, "calls"), judge_calls=_obj(_obj(results, "pairwise_judge"), "calls"),
                         results_bytes=_size(self.path / RESULTS))
-        self.update_manifest(result=headline, counts=self.count_files())
+        self.update_manifest(result=headline, counts=self.count_files(), **fields)
         self._counts_stale = False
 
     def result_calls(self) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -62,7 +62,7 @@ class LeanHTTPTransport(httpx.AsyncBaseTransport):
         origin = (request.url.host, request.url.port or 80)
         head = _request_head(request, len(body))
         status, headers, content = await self._roundtrip(origin, head + body, timeouts, request.method, request)
-        return httpx.Response(status, headers=headers, content=content, request=request,
+        return httpx.Response(status, headers=headers, stream=httpx.ByteStream(content), request=request,
                               extensions={"http_version": b"HTTP/1.1"})
 
     async def post(self, url: httpx.URL, body: bytes, headers: dict[str, str],

@@ -472,7 +472,7 @@ class Sampler:
         async with self._slots_lock:
             if not self._slots_pending:
                 return
-            async with httpx.AsyncClient(transport=self._transport, trust_env=False, verify=verify_for(self.endpoint.base_url)) as client:
+            async with httpx.AsyncClient(transport=self._transport or LeanHTTPTransport(), trust_env=False, verify=verify_for(self.endpoint.base_url)) as client:
                 slots = await advertised_slots(client, self.endpoint.base_url, self.endpoint.headers())
             self.limit = AdaptiveLimit(self.concurrency, slots)
             self._slots_pending = False
