@@ -64,7 +64,10 @@ def test_counts_that_said_noun_s_agree_with_one_and_with_two(tmp_path, capsys) -
         return note
 
     def pairable(n: int) -> str:
-        return no_shared_items({"matched_by": "id", "n_shared_by_question": n}, {"items": []}, {"items": []})
+        from relgate_tui.engine.certification.result import RunResult
+
+        empty = RunResult.from_json({"items": []})
+        return no_shared_items({"matched_by": "id", "n_shared_by_question": n}, empty, empty)
 
     def groups(labels: list[str]) -> str:
         with pytest.raises(ValueError) as err:

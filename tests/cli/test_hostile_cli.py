@@ -15,8 +15,7 @@ from pathlib import Path
 
 from relgate_tui.core.redact import public_url, redact
 from tests.conftest import InProcessCli
-
-from .hostile import ECHO_AUTH, HANG, HostileServer, chat
+from tests.engine.hostile import ECHO_AUTH, HANG, HostileServer, chat
 
 CLI = [sys.executable, "-m", "relgate_tui.cli"]
 

@@ -155,7 +155,6 @@ async def test_results_layout_follows_a_resize_made_under_another_screen(service
 async def test_spotcheck_with_a_judge_shows_j_and_every_key(services, judged_run, size) -> None:
     app = make_app(services)
     async with app.run_test(size=size) as pilot:
-        app.settings = type(app.settings)(**{**app.settings.__dict__, "gate": 0.5})
         session = Session.open(judged_run, cache_dir=app.services.resolved_cache_dir())
         app.session = session
         app.push_screen(SpotCheckScreen(session))
@@ -169,7 +168,8 @@ async def test_spotcheck_with_a_judge_shows_j_and_every_key(services, judged_run
         assert verdict is not None
         text = drawn(app)
         assert f"judge on {labelled}:" in text
-        assert "Judge-assisted" in text  # the judge's block is there too
+        # the run's own gate decides (none was set when it was made: Settings' gate is for new runs only)
+        assert "no gate for this run" in text
         keys = footer_keys(app, size[0])
         assert {"y", "n", "x", "s", "u", "e", "j", "escape", "question_mark"} <= set(keys)
         session.close()

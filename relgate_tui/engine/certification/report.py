@@ -23,15 +23,17 @@ import os
 import sys
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.redact import public_url
 from relgate_tui.core.text import as_misses, counted, csv_cell, one_line, strip_controls
-from relgate_tui.engine.certification.judge_section import JudgeSectionView
 from relgate_tui.engine.certification.result import AssistedView, ImportInfo, ItemEntry, RunResult
 from relgate_tui.engine.runs.listing import looks_simulated
 from relgate_tui.engine.runs.outputs import check_output_path, write_display, write_output
+
+if TYPE_CHECKING:  # a type only: the judge modules load when a run has a pairwise judge
+    from relgate_tui.engine.certification.judge_section import JudgeSectionView
 
 __all__ = ["FORMATS", "items_dataframe", "report_json", "report_csv", "report_markdown", "render_report",
            "write_report", "check_output_path"]

@@ -25,13 +25,15 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core.certification.certify import CertificationResult
 from relgate_tui.core.certification.gate import WATCH, GateDecision, GateOn, check_gate_on, check_watch
-from relgate_tui.engine.certification.judge_section import JudgeSectionView, judge_section_view
 from relgate_tui.engine.runs.store import RunStatus, RunStore
 from relgate_tui.errors import DataError
+
+if TYPE_CHECKING:  # the pairwise-judge section's view: its module (and the judge modules) load on first use
+    from relgate_tui.engine.certification.judge_section import JudgeSectionView
 
 __all__ = ["SCHEMA", "FIXED_N_CONDITION", "AssistedView", "CallInfo", "ImportInfo", "ItemEntry", "RunResult",
            "TaskInfo", "UsageInfo", "read_result", "write_result", "bound_name", "judge_cost_note"]
@@ -355,8 +357,12 @@ class RunResult:
     def judge(self) -> JudgeSectionView | None:
         """The pairwise judge's section (None without one, or when it is malformed), read on first use."""
         section = self.document.get("pairwise_judge")
+        if not isinstance(section, Mapping):  # no judge: its modules are never imported
+            return None
         try:
-            return judge_section_view(section) if isinstance(section, Mapping) else None
+            from relgate_tui.engine.certification.judge_section import judge_section_view
+
+            return judge_section_view(section)
         except (KeyError, TypeError, ValueError):
             return None
 

@@ -152,7 +152,7 @@ def test_a_hostile_verification_judge_is_counted_never_a_crash(tmp_path, monkeyp
     """The verification judge at a hostile server: markup and control characters, unparseable and contradictory
     replies and truncated JSON are verdicts "no" counted apart (any rule blind to the labels keeps the bound valid);
     the run completes and nothing hostile reaches the output."""
-    from .hostile import HostileServer, chat, response
+    from tests.engine.hostile import HostileServer, chat, response
 
     items = _items()[:12]
     task = tmp_path / "noref.jsonl"

@@ -15,7 +15,7 @@ from relgate_tui.engine.review.client import Reviewer
 from relgate_tui.engine.review.store import open_store
 from tests.engine.review.conftest import Backend, import_run, write_labels
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _publish(b: Backend, tmp_path: Path, run: str, *extra: str) -> str:

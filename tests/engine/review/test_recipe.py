@@ -30,7 +30,7 @@ import pytest
 from tests.engine.review.conftest import import_run, write_labels
 from tests.engine.review.pgserver import _free_port, find_bin
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 SERVER_RECIPES = ("postgres-user", "postgres-root")
 
 

@@ -27,8 +27,7 @@ from relgate_tui.engine.transport.sampler import (
     _answers,
     run_sampling,
 )
-
-from .hostile import ENDLESS_CHUNKED, OK, RST, HostileServer, chat, gzip_bomb, response
+from tests.engine.hostile import ENDLESS_CHUNKED, OK, RST, HostileServer, chat, gzip_bomb, response
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.001, max_delay_s=0.002)
 NUMERIC = get_canonicalizer("numeric")
