@@ -94,7 +94,7 @@ from relgate_tui.core.typed_json import Record
 
 __all__ = ["MIN_ITEMS", "CONSTANT_SHARE", "Bound", "Step", "Selective", "CorrectedRate", "Consistency", "Plan",
            "JudgeCertificate", "binomial_p_value", "start_items", "candidate_sequence", "selective", "corrected_pass_rate",
-           "consistency", "plan_labels", "certify", "verdict_sentence", "apply_threshold", "confidence_of",
+           "consistency", "plan_labels", "certify", "verdict_sentence", "apply_threshold", "confidence_of", "class_warnings",
            "agreement_curve"]
 
 CONSTANT_SHARE = 0.98
@@ -334,6 +334,25 @@ def verdict_sentence(verdict: Verdict, sel: Selective, reason: str | None) -> st
     return f"{verdict}: {reason}" if reason else f"{verdict}: {head}"
 
 
+def class_warnings(b_yes: Bound, b_no: Bound, n_decided: int, agreement: float, who: str = "the judge") -> list[str]:
+    """The per-class warnings on ``n_decided`` decided labelled items, of which ``b_yes.n`` the humans said yes to:
+    a judge that always gives the majority verdict would reach the target ``agreement``; ``who`` (the judge, the
+    cascade) misses most of the minority class among the items it decides."""
+    warnings: list[str] = []
+    if n_decided:
+        share_yes = b_yes.n / n_decided
+        word, maj = ("yes", share_yes) if share_yes >= 0.5 else ("no", 1.0 - share_yes)
+        if maj >= agreement:
+            warnings.append(f"a judge that always says {word} would agree on {_pct(maj)} of the decided labelled items: "
+                            f"the target {_pct(agreement)} is not above that — read the per-class agreement, or "
+                            "raise the target")
+        minority, name = (b_no, "no") if word == "yes" else (b_yes, "yes")
+        if minority.n and (minority.value or 0.0) < 0.5:
+            warnings.append(f"{who} misses {minority.n - minority.successes} of the {minority.n} items the humans "
+                            f"said {name} to among those it decides: it decides mostly by the majority verdict")
+    return warnings
+
+
 def _per_class(sel: Selective, cl: np.ndarray, yl: np.ndarray, agree: np.ndarray,
                confidence: float) -> tuple[Bound, Bound, list[str]]:
     """Agreement on the decided labelled items the humans said yes / no to, and the warnings of the docstring."""
@@ -341,20 +360,7 @@ def _per_class(sel: Selective, cl: np.ndarray, yl: np.ndarray, agree: np.ndarray
     yes, no = decided & (yl == 1), decided & (yl == 0)
     b_yes = _bound(int(agree[yes].sum()), int(yes.sum()), confidence)
     b_no = _bound(int(agree[no].sum()), int(no.sum()), confidence)
-    warnings: list[str] = []
-    n_dec = int(decided.sum())
-    if n_dec:
-        share_yes = float(yes.sum()) / n_dec
-        word, maj = ("yes", share_yes) if share_yes >= 0.5 else ("no", 1.0 - share_yes)
-        if maj >= sel.agreement:
-            warnings.append(f"a judge that always says {word} would agree on {_pct(maj)} of the decided labelled items: "
-                            f"the target {_pct(sel.agreement)} is not above that — read the per-class agreement, or "
-                            "raise the target")
-        minority, name = (b_no, "no") if word == "yes" else (b_yes, "yes")
-        if minority.n and (minority.value or 0.0) < 0.5:
-            warnings.append(f"the judge misses {minority.n - minority.successes} of the {minority.n} items the humans "
-                            f"said {name} to among those it decides: it decides mostly by the majority verdict")
-    return b_yes, b_no, warnings
+    return b_yes, b_no, class_warnings(b_yes, b_no, int(decided.sum()), sel.agreement)
 
 
 def certify(p_yes: ArrayLike, human: ArrayLike, *, judge: ArrayLike | None = None, votes: list[tuple[int, ...]] | None = None,

@@ -42,7 +42,7 @@ import numpy as np
 
 from relgate_tui.core import jsonsafe
 from relgate_tui.core.judge_cascade import COST, MAX_JUDGES, Cascade, certify_cascade
-from relgate_tui.core.judge_certificate import Bound, confidence_of
+from relgate_tui.core.judge_certificate import Bound, class_warnings, confidence_of
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.judging.certificate import Verdicts, differing_field
 from relgate_tui.errors import DataError, UserError
@@ -228,19 +228,7 @@ def _pooled_checks(p: Sequence[Sequence[float]], f: Sequence[Sequence[int]], hum
         return Bound(k / m if m else None, clopper_pearson_lower(k, m, confidence) if m else None, None, k, m)
 
     b_yes, b_no = bound(decided & (h == 1)), bound(decided & (h == 0))
-    warnings: list[str] = []
-    n_dec = int(decided.sum())
-    if n_dec:
-        share_yes = b_yes.n / n_dec
-        word, maj = ("yes", share_yes) if share_yes >= 0.5 else ("no", 1.0 - share_yes)
-        if maj >= agreement:
-            warnings.append(f"a judge that always says {word} would agree on {_pct(maj)} of the decided labelled "
-                            f"items: the target {_pct(agreement)} is not above that — read the per-class agreement, "
-                            "or raise the target")
-        minority, name = (b_no, "no") if word == "yes" else (b_yes, "yes")
-        if minority.n and (minority.value or 0.0) < 0.5:
-            warnings.append(f"the cascade misses {minority.n - minority.successes} of the {minority.n} items the "
-                            f"humans said {name} to among those it decides: it decides mostly by the majority verdict")
+    warnings = class_warnings(b_yes, b_no, int(decided.sum()), agreement, who="the cascade")
     found = sample_warnings(c[-1][lab], (fv[-1][lab] == h[lab]).astype(np.int64), h[lab], c[-1][~lab])
     if found:
         warnings.append(f"{NOT_RANDOM}: {'; '.join(found)}")
