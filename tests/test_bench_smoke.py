@@ -28,7 +28,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 SKIPPED = 77
-NEEDS_A_MODEL = {"real_assisted.py", "real_judge_certificate.py", "real_single_slot.py", "real_judges_check.py"}
+NEEDS_A_MODEL = {"real_assisted.py", "real_judge_certificate.py", "real_single_slot.py", "real_judges_check.py",
+                 "real_judge_cascade.py"}
 NEEDS_DATA = {"intervals_data.py", "topicalchat_audit.py"}
 # Other branches add --smoke to these three (being edited there): until it lands the check says so (xfail) and, the
 # moment a script accepts --smoke, runs it like every other — no edit here needed.
@@ -71,6 +72,9 @@ def test_every_bench_script_runs_in_its_smoke_size(script, tmp_path):
     if script == "real_judges_check.py":  # a port where nothing listens: no judge server to find
         url = f"http://127.0.0.1:{_closed_port()}/v1"
         argv += [url, "--embed", url]
+    if script == "real_judge_cascade.py":  # the same: no judge servers on bench/real_judges.sh's ports
+        url = f"http://127.0.0.1:{_closed_port()}/v1"
+        argv += ["--cheap", url, "--strong", url]
     proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
     said = f"exit {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
     if script in NEEDS_A_MODEL:
