@@ -65,6 +65,19 @@ def test_one_verdicts_file_is_exactly_as_before(tmp_path: Path, incli) -> None:
     _pinned("judge_apply_single.txt", r.stdout)
 
 
+def test_judge_cost_with_one_judge_is_refused_and_nothing_is_written(tmp_path: Path, incli) -> None:
+    """``--judge-cost`` prices the calls a cascade saves: with one ``--verdicts`` (or ``--run``, ``--plan``) it has no
+    meaning, and it is one line, exit 2, no certificate stored, no output (it was silently ignored before)."""
+    (cheap, _strong) = _files(tmp_path, n=200, labelled=150)
+    for source in (["--verdicts", str(cheap)], ["--run", "r1"], ["--plan", "--expect", "0.95"]):
+        r = incli(tmp_path, "judge", "certify", *source, "--judge-cost", "0.5", "--json", "c.json")
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, r.stderr
+        assert "--judge-cost applies to a cascade (two or more --verdicts, or --from-run)" in lines[0]
+        assert not (tmp_path / "c.json").exists() and not r.stdout
+    assert not (tmp_path / "judge_certificates").exists()
+
+
 def test_a_cascade_certificate_json_blocks_equal_the_core(tmp_path: Path, incli) -> None:
     from relgate_tui.core.judge_cascade import certify_cascade
 
