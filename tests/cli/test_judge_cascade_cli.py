@@ -169,7 +169,8 @@ def test_apply_tags_each_item_with_its_judge_and_asks_the_strong_judge_only_the_
 
 def test_from_run_reads_each_runs_verification_judge_with_its_fingerprint(tmp_path: Path, incli) -> None:
     """A reference-less demo run with a verification judge (sim-judge) and spot-check labels; ``--from-run`` twice
-    (the same judge as both stages: the plumbing, not the statistics) is the cascade of the runs' verdicts."""
+    (the same judge as both stages: the plumbing, not the statistics) is the cascade of the runs' verdicts; a run of
+    another seed (other answers) is refused in one line."""
     from relgate_tui.demo.server import DemoServer
     from relgate_tui.engine.judging import certificate as store
     from relgate_tui.engine.judging.cascade import compute_cascade
@@ -184,8 +185,15 @@ def test_from_run_reads_each_runs_verification_judge_with_its_fingerprint(tmp_pa
         r = incli(tmp_path, "certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid",
                   "--canon", "numeric", "--k-max", "4", "--seed", "3", "--quiet", "--verify-judge-model", "sim-judge",
                   "--labels", str(labels), "--json", "run.json")
+        assert r.returncode in (0, 1, 3), r.stderr
+        r = incli(tmp_path, "certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid",
+                  "--canon", "numeric", "--k-max", "4", "--seed", "4", "--quiet", "--verify-judge-model", "sim-judge",
+                  "--json", "other.json")  # another seed: other answers
     assert r.returncode in (0, 1, 3), r.stderr
     run_id = json.loads((tmp_path / "run.json").read_text())["run_id"]
+    other = json.loads((tmp_path / "other.json").read_text())["run_id"]
+    r = incli(tmp_path, "judge", "certify", "--from-run", run_id, "--from-run", other)
+    _one_line_refusal(r, "differ in their seed: a cascade's judges must judge the same answers")
     r = incli(tmp_path, "judge", "certify", "--from-run", run_id, "--from-run", run_id, "--agreement", "0.6",
               "--json", "-")
     assert r.returncode in (0, 1, 3), r.stderr
