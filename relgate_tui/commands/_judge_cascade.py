@@ -42,7 +42,9 @@ def _load(args: argparse.Namespace, files: list[str]) -> list[Any]:
         raise UserError(f"{', '.join(given)}: a judge's fingerprint options describe one judge; a cascade of several "
                         "--verdicts files takes none")
     if getattr(args, "from_run", None):
-        return [store.verdicts_from_run(run, args.run_dir)[0] for run in files]  # fingerprints from the runs
+        from relgate_tui.engine.judging.cascade import verdicts_from_runs
+
+        return verdicts_from_runs(files, args.run_dir)  # fingerprints from the runs
     return [store.load_verdicts_file(path) for path in files]
 
 

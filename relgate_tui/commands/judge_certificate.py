@@ -145,6 +145,11 @@ def run(args: argparse.Namespace) -> int:
 
         return apply_command(args)
     _levels(args)
+    if args.judge_cost is not None:
+        from relgate_tui.errors import UserError
+
+        raise UserError("--judge-cost applies to a cascade (two or more --verdicts, or --from-run): one judge saves "
+                        "no other judge's calls; drop it")
     if args.plan:
         return _plan(args)
     from relgate_tui.commands._judge_source import load_source, report_rows

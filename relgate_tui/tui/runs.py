@@ -1,5 +1,7 @@
 """Runs: every stored run (model, task, date, reliability, status) and judge audit (kind "audit"). Open one fully
-offline, resume an unfinished run, or mark two or more runs and compare them side by side. ``i`` imports another
+offline, resume an unfinished run, or mark two or more runs and compare them side by side. The marks are numbered in
+marking order: ``t`` certifies the marked runs' verification judges as one judge cascade, cheapest first = first
+marked (the judge certificate screen, :mod:`relgate_tui.tui.judge.certificate`, kind "runs"). ``i`` imports another
 tool's log (lm-eval, Inspect, samples JSONL) as a new run (:mod:`relgate_tui.tui.importer`); the list then reloads
 with the new run selected and its import flags summarised below the table.
 
@@ -76,8 +78,12 @@ class RunsScreen(Screen["RunsChoice | None"]):
     BINDINGS = [
         Binding("o", "open", "Open", id="runs.open", tooltip="Open the highlighted run (offline)"),
         Binding("r", "resume", "Resume", id="runs.resume", tooltip="Resume sampling / spot-check of the run"),
-        Binding("space", "mark", "Mark", key_display="␣", id="runs.mark", tooltip="Mark or unmark the run for comparison"),
+        Binding("space", "mark", "Mark", key_display="␣", id="runs.mark",
+                tooltip="Mark or unmark the run for comparison or a judge cascade (numbered in order)"),
         Binding("c", "compare", "Compare", id="runs.compare", tooltip="Compare the marked runs (two or more)"),
+        Binding("t", "cascade", "Cascade", id="runs.cascade", show=False,  # no room at 80 columns: the hint and ?
+                tooltip="Judge cascade: certify the marked runs' verification judges as one, cheapest first = the "
+                        "marking order"),
         Binding("p", "publish", "Publish", id="runs.publish",
                 tooltip="Publish for review: put the run's calibration items into a team-review session"),
         Binding("i", "import_log", "Import", id="runs.import",
@@ -232,8 +238,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
                                   f"{counted(current.n_labels, 'label')} · "
                                   f"{current.path}") + "\n", style="dim")
         t.append(
-            f"{marked} marked for comparison — c compares them" if marked else
-            "Enter/o open · r resume · i import a log · Space mark runs, then c to compare them side by side",
+            f"{marked} marked, in order — c compares them · t certifies their judges as a cascade" if marked else
+            "Enter/o open · r resume · i import · Space mark: c compare, t judge cascade",  # whole at 80 columns
             style="dim",
         )
         self.query_one("#runs-hint", Static).update(t)
@@ -279,7 +285,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
             table.update_cell(key, "mark", "")
         else:
             self.marked.append(key)
-            table.update_cell(key, "mark", Text("●", style="bold yellow"))
+        for position, marked in enumerate(self.marked, start=1):  # the cascade order (1 = the cheapest judge)
+            table.update_cell(marked, "mark", Text(str(position) if position < 10 else "●", style="bold yellow"))
         self._hint()
 
     def action_compare(self) -> None:
@@ -287,6 +294,17 @@ class RunsScreen(Screen["RunsChoice | None"]):
             self.notify("mark two or more runs with Space first", severity="warning")
             return
         self.dismiss(("compare", [self.summaries[r].path for r in self.marked]))
+
+    def action_cascade(self) -> None:
+        """The judge certificate of the marked runs' verification judges as one cascade, in marking order."""
+        import os
+
+        if len(self.marked) < 2:
+            self.notify("a judge cascade: mark the runs of two or more judges with Space, the cheapest first, "
+                        "then t", severity="warning")
+            return
+        host(self.app).open_screen("judge_certificate", "runs",
+                                   os.pathsep.join(str(self.summaries[r].path) for r in self.marked))
 
     def action_publish(self) -> None:
         s = self._current()

@@ -65,6 +65,19 @@ def test_one_verdicts_file_is_exactly_as_before(tmp_path: Path, incli) -> None:
     _pinned("judge_apply_single.txt", r.stdout)
 
 
+def test_judge_cost_with_one_judge_is_refused_and_nothing_is_written(tmp_path: Path, incli) -> None:
+    """``--judge-cost`` prices the calls a cascade saves: with one ``--verdicts`` (or ``--run``, ``--plan``) it has no
+    meaning, and it is one line, exit 2, no certificate stored, no output (it was silently ignored before)."""
+    (cheap, _strong) = _files(tmp_path, n=200, labelled=150)
+    for source in (["--verdicts", str(cheap)], ["--run", "r1"], ["--plan", "--expect", "0.95"]):
+        r = incli(tmp_path, "judge", "certify", *source, "--judge-cost", "0.5", "--json", "c.json")
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, r.stderr
+        assert "--judge-cost applies to a cascade (two or more --verdicts, or --from-run)" in lines[0]
+        assert not (tmp_path / "c.json").exists() and not r.stdout
+    assert not (tmp_path / "judge_certificates").exists()
+
+
 def test_a_cascade_certificate_json_blocks_equal_the_core(tmp_path: Path, incli) -> None:
     from relgate_tui.core.judge_cascade import certify_cascade
 
@@ -156,7 +169,8 @@ def test_apply_tags_each_item_with_its_judge_and_asks_the_strong_judge_only_the_
 
 def test_from_run_reads_each_runs_verification_judge_with_its_fingerprint(tmp_path: Path, incli) -> None:
     """A reference-less demo run with a verification judge (sim-judge) and spot-check labels; ``--from-run`` twice
-    (the same judge as both stages: the plumbing, not the statistics) is the cascade of the runs' verdicts."""
+    (the same judge as both stages: the plumbing, not the statistics) is the cascade of the runs' verdicts; a run of
+    another seed (other answers) is refused in one line."""
     from relgate_tui.demo.server import DemoServer
     from relgate_tui.engine.judging import certificate as store
     from relgate_tui.engine.judging.cascade import compute_cascade
@@ -171,8 +185,15 @@ def test_from_run_reads_each_runs_verification_judge_with_its_fingerprint(tmp_pa
         r = incli(tmp_path, "certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid",
                   "--canon", "numeric", "--k-max", "4", "--seed", "3", "--quiet", "--verify-judge-model", "sim-judge",
                   "--labels", str(labels), "--json", "run.json")
+        assert r.returncode in (0, 1, 3), r.stderr
+        r = incli(tmp_path, "certify", "--task", str(task), "--endpoint", server.base_url, "--model", "sim-mid",
+                  "--canon", "numeric", "--k-max", "4", "--seed", "4", "--quiet", "--verify-judge-model", "sim-judge",
+                  "--json", "other.json")  # another seed: other answers
     assert r.returncode in (0, 1, 3), r.stderr
     run_id = json.loads((tmp_path / "run.json").read_text())["run_id"]
+    other = json.loads((tmp_path / "other.json").read_text())["run_id"]
+    r = incli(tmp_path, "judge", "certify", "--from-run", run_id, "--from-run", other)
+    _one_line_refusal(r, "differ in their seed: a cascade's judges must judge the same answers")
     r = incli(tmp_path, "judge", "certify", "--from-run", run_id, "--from-run", run_id, "--agreement", "0.6",
               "--json", "-")
     assert r.returncode in (0, 1, 3), r.stderr

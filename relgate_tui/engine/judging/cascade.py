@@ -2,7 +2,8 @@
 document and Markdown, and the cascade on new items. The statistics are :mod:`relgate_tui.core.judge_cascade`.
 
 **Inputs**: one :class:`~relgate_tui.engine.judging.certificate.Verdicts` per judge, in cascade order (cheapest
-first). To certify, every judge must have judged the same item ids (refused, naming the first missing ids,
+first) — from verdicts files, or from runs (:func:`verdicts_from_runs`: each run's verification judge, the reader of
+``--from-run`` and of the Runs screen's cascade). To certify, every judge must have judged the same item ids (refused, naming the first missing ids,
 otherwise); the human verdicts may be in any of the files, and a file with none is fine — but two files that give
 one item different human verdicts are refused, one line per item (the first :data:`MAX_SHOWN`).
 
@@ -47,7 +48,7 @@ from relgate_tui.core.text import one_line
 from relgate_tui.engine.judging.certificate import Verdicts, differing_field
 from relgate_tui.errors import DataError, UserError
 
-__all__ = ["MAX_SHOWN", "METHOD", "merged_humans", "label_of", "compute_cascade", "render_cascade_markdown",
+__all__ = ["MAX_SHOWN", "METHOD", "verdicts_from_runs", "merged_humans", "label_of", "compute_cascade", "render_cascade_markdown",
            "load_cascade", "apply_cascade_doc", "is_cascade"]
 
 MAX_SHOWN = 20
@@ -63,6 +64,58 @@ def label_of(v: Verdicts) -> str:
         return one_line(str(model), 80)
     src = v.source.removeprefix("verdicts file ")
     return one_line(os.path.basename(src) or src, 80)
+
+
+_NOT_ANSWERS = ("endpoint", "verify_judge")  # a run's identity fields that do not decide its answers' content
+
+
+def _answers_identity(run: str, run_dir: str | None) -> dict[str, Any]:
+    """A run's identity (its manifest's: everything that determines its samples) without the endpoint's address and
+    the verification judge — what two runs must share for their judges to have judged the same answers."""
+    from relgate_tui.engine.runs.listing import open_run
+    from relgate_tui.engine.runs.paths import runs_dir
+
+    store = open_run(run, runs_dir(run_dir))
+    try:
+        m = store.manifest
+    finally:
+        store.close()
+    ident = m.get("identity")
+    if not isinstance(ident, Mapping):  # a run written before the manifest kept its identity
+        task = m.get("task")
+        ident = {"task_sha256": task.get("sha256") if isinstance(task, Mapping) else None, "model": m.get("model"),
+                 "seed": m.get("seed")}
+    return {k: v for k, v in ident.items() if k not in _NOT_ANSWERS}
+
+
+def verdicts_from_runs(runs: Sequence[str], run_dir: str | None = None) -> list[Verdicts]:
+    """The judges of a cascade made from runs, in the given order (cheapest first): each run's verification judge
+    (:func:`relgate_tui.engine.judging.certificate.verdicts_from_run`, with its fingerprint and its labelled prefix).
+    The judges must have judged the same answers, so the runs must share their identity but for the endpoint's
+    address and the verification judge (the same task file, model, seed and sampling settings); refused, one line
+    naming the first differing field, otherwise — as are fewer than 2 or more than :data:`MAX_JUDGES` runs and a run
+    without a verification judge."""
+    from relgate_tui.engine.judging.certificate import verdicts_from_run
+
+    if not 2 <= len(runs) <= MAX_JUDGES:
+        raise UserError(f"a cascade from runs takes 2 to {MAX_JUDGES} runs (one per judge, cheapest first), "
+                        f"got {len(runs)}")
+    out: list[Verdicts] = []
+    first: dict[str, Any] = {}
+    first_id = ""
+    for k, run in enumerate(runs):
+        v, run_id = verdicts_from_run(run, run_dir)
+        ident = _answers_identity(run, run_dir)
+        if k == 0:
+            first, first_id = ident, run_id
+        elif ident != first:
+            field = next(key for key in sorted({*first, *ident}) if first.get(key) != ident.get(key))
+            what = {"task_sha256": "task file", "model": "answering model"}.get(field, field)
+            raise UserError(f"run {one_line(run_id, 80)} and run {one_line(first_id, 80)} differ in their "
+                            f"{one_line(what, 40)}: a cascade's judges must judge the same answers — make the runs "
+                            "with the same task, model and settings, changing only the verification judge")
+        out.append(v)
+    return out
 
 
 def _same_ids(vs: Sequence[Verdicts]) -> None:

@@ -11,7 +11,13 @@ says so and ``s`` stores a certificate only at the A it was opened with (``relga
 A judge cascade (kind "cascade", ``ref``: its verdicts files in cascade order, cheapest first, joined by
 ``os.pathsep``) shows its sentence and, per judge, its threshold, the share it decides and its agreement with its
 exact lower bound, then the pooled bound, the strong judges' calls avoided and the items left to people
-(:func:`cascade_figures`); ``+`` / ``-`` and ``s`` work as for one judge.
+(:func:`cascade_figures`); ``+`` / ``-`` and ``s`` work as for one judge. A cascade made from runs (kind "runs",
+``ref``: their directories in cascade order joined by ``os.pathsep``) is opened from the Runs screen (mark the runs
+with Space, cheapest first, then ``t``) and read with the reader of ``relgate judge certify --from-run``
+(:func:`relgate_tui.engine.judging.cascade.verdicts_from_runs`); a refusal (fewer than two runs, a run without a
+verification judge, runs whose judges did not judge the same answers) is the screen's one red line.
+
+The figures beside the chart scroll (↑/↓, PgUp/PgDn, the mouse wheel) where they do not fit, as at 80×24.
 
 The verdicts are read and the certificate computed in a thread worker, with the functions ``relgate judge certify``
 uses (:mod:`relgate_tui.engine.judging.certificate`, :func:`relgate_tui.engine.judging.certificate_doc.compute`).
@@ -27,7 +33,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Static
 from textual.worker import Worker, WorkerState
@@ -129,7 +135,8 @@ def chart_series(doc: CertificateDoc) -> list[Series]:
 
 class CertificateScreen(Screen[None]):
     """One judge's certificate (module docstring). ``kind``: "run", "audit" (``ref``: its id or directory) or
-    "verdicts" (``ref``: a verdicts file, as ``relgate judge certify --verdicts``)."""
+    "verdicts" (``ref``: a verdicts file, as ``relgate judge certify --verdicts``); a cascade's: "cascade" (``ref``:
+    verdicts files) or "runs" (``ref``: runs, as ``--from-run``), joined by ``os.pathsep``, cheapest first."""
 
     BINDINGS = [
         Binding("plus,equals_sign", "target(1)", "A+", key_display="+", id="certificate.up",
@@ -144,11 +151,15 @@ class CertificateScreen(Screen[None]):
     CertificateScreen #cert-sentence { padding: 1 2 0 2; height: auto; }
     CertificateScreen #cert-body { height: 1fr; padding: 0 1; }
     CertificateScreen #cert-chart { width: 3fr; height: 1fr; }
-    CertificateScreen #cert-figures { width: 2fr; height: auto; padding: 0 1; }
+    CertificateScreen #cert-figures-box { width: 2fr; height: 1fr; scrollbar-size-vertical: 1; }
+    CertificateScreen #cert-figures { width: 1fr; height: auto; padding: 0 1; }
     CertificateScreen #cert-plan { padding: 0 2 1 2; height: auto; color: $text-muted; }
     """
     HELP = ("The judge certificate: the share of items the judge may decide alone with a guaranteed agreement with "
-            "your reviewers (fixed-sequence exact binomial tests over its confidence); the rest go to people.")
+            "your reviewers (fixed-sequence exact binomial tests over its confidence); the rest go to people. "
+            "A judge cascade (several judges, cheapest first) is certified as a whole: from Runs, mark the runs of "
+            "your judges with Space in cascade order, then t. The figures at the right scroll with ↑/↓ and "
+            "PgUp/PgDn where they do not fit.")
     HELP_TITLE = "Judge certificate"
 
     def __init__(self, kind: str, ref: str, *, agreement: float = 0.90, confidence: float = 0.95,
@@ -166,15 +177,16 @@ class CertificateScreen(Screen[None]):
         yield Static(Text("computing the certificate…", style="dim"), id="cert-sentence")
         with Horizontal(id="cert-body"):
             yield Chart(id="cert-chart")
-            yield Static("", id="cert-figures")
+            with VerticalScroll(id="cert-figures-box"):
+                yield Static("", id="cert-figures")
         yield Static("", id="cert-plan")
         yield KeysFooter()
 
     def on_mount(self) -> None:
         from pathlib import Path
 
-        if self.kind == "cascade":
-            self.sub_title = "judge certificate · cascade of " + ", ".join(
+        if self.kind in ("cascade", "runs"):
+            self.sub_title = f"judge certificate · cascade of {'runs ' if self.kind == 'runs' else ''}" + ", ".join(
                 one_line(Path(r).name, 30) for r in self.ref.split(os.pathsep))
         else:
             what = {"run": "run", "audit": "audit", "verdicts": "verdicts file"}.get(self.kind, self.kind)
@@ -185,12 +197,14 @@ class CertificateScreen(Screen[None]):
     def _compute(self) -> CertificateDoc | dict[str, Any]:
         from relgate_tui.engine.judging.certificate_doc import compute
 
-        if self.kind == "cascade":
-            from relgate_tui.engine.judging.cascade import compute_cascade
+        if self.kind in ("cascade", "runs"):
+            from relgate_tui.engine.judging.cascade import compute_cascade, verdicts_from_runs
             from relgate_tui.engine.judging.certificate import load_verdicts_file
 
+            refs = self.ref.split(os.pathsep)
             if self.verdicts is None:
-                self.verdicts = [load_verdicts_file(r) for r in self.ref.split(os.pathsep)]
+                self.verdicts = (verdicts_from_runs(refs) if self.kind == "runs"
+                                 else [load_verdicts_file(r) for r in refs])
             return compute_cascade(self.verdicts, agreement=self.agreement, confidence=self.confidence,
                                    min_coverage=self.min_coverage)
         if self.verdicts is None:
@@ -277,7 +291,8 @@ class CertificateScreen(Screen[None]):
         except OSError as exc:
             self.notify(one_line(f"could not store the certificate: {exc}", 200), severity="error")
             return
-        use = ("--verdicts FILE " * len(self.cascade["cascade"])).strip() if self.cascade is not None else "--run RUN"
+        flag = "--from-run RUN " if self.kind == "runs" else "--verdicts FILE "
+        use = (flag * len(self.cascade["cascade"])).strip() if self.cascade is not None else "--run RUN"
         self.notify(f"stored certificate {cert_id}: relgate judge apply {cert_id} {use}")
 
     def action_back(self) -> None:
