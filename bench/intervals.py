@@ -8,7 +8,7 @@ the study in one process, no widths, no target checked). Data: a SIMULATED judge
 * per method, the median of 5 runs (after one warm-up) — target: at least 5× faster than the paper's figure
   (CQR 0.83 s, asym CQR 0.82 s, CHR 9.54 s, LVD 93.67 s, boosted CQR 91.43 s, boosted LCP 87.27 s, R2CCP 9.25 s,
   ordinal APS 0.01 s, ordinal RC 0.03 s);
-* all nine methods × 30 seeds (the whole ``relgate judge-intervals`` study, with its calibration-size curve) in
+* all nine methods × 30 seeds (the whole ``relgate judge intervals`` study, with its calibration-size curve) in
   ``--workers`` processes — target ≤ 10 minutes;
 * widths beside the paper's Tables 1–2 (SummEval, G-Eval; three judges) for the settings ``../shared/data`` can
   rebuild (``--skip-widths`` to skip). It holds no judge log-probs and no SummEval, so no cell is rebuilt exactly: the

@@ -3,7 +3,7 @@
 A *steady* judge — one graded response model under every prompt variant (a = 1.8, thresholds −1.5, −0.5, 0.5, 1.5;
 three variants), so its true prompt consistency is perfect — is simulated with ``simulate_grm`` (seeded) and fitted
 by ``run_irt_study`` at several n. Reported: mean and sd of C_V over the seeds and the share of fits that fail the
-paper's C_V ≤ 0.10 mark. The caveat ``relgate judge-irt`` prints below ``IRT_STABLE_N`` items quotes these figures.
+paper's C_V ≤ 0.10 mark. The caveat ``relgate judge irt`` prints below ``IRT_STABLE_N`` items quotes these figures.
 
 Run: ``python bench/irt_cv_bias.py [--seeds 10]`` (``--smoke``: 2 seeds at n = 100).
 """

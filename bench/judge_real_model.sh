@@ -28,7 +28,7 @@ trap 'kill $SERVER 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null && break; sleep 1; done
 start=$(date +%s)
 # concurrency 1: the server answers one request at a time, and consecutive repetitions reuse its prompt cache
-RELGATE_HOME="$WORK/home" relgate judge-audit --data hanna --criterion "$CRITERION" \
+RELGATE_HOME="$WORK/home" relgate judge audit --data hanna --criterion "$CRITERION" \
   --endpoint "http://127.0.0.1:$PORT/v1" --model qwen2.5-coder-0.5b --protocol pairwise --reps 3 \
   --inputs 10 --candidates 5 --concurrency 1 --max-tokens 4 --json "$WORK/judge_audit.json"
 echo "wall time: $(( $(date +%s) - start )) s; JSON: $WORK/judge_audit.json"

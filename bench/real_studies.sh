@@ -23,28 +23,28 @@ COMMON=(--criterion overall --protocol direct --reps 1 --temperature 0 --max-tok
 newest() { ls -td "$RELGATE_HOME"/audits/$1 | head -1; }
 
 # paper 001: one audit per judge on CONTEXTS x 6 responses
-relgate judge-audit "${COMMON[@]}" --data "$WORK/tc$CONTEXTS.jsonl" --inputs "$CONTEXTS" \
+relgate judge audit "${COMMON[@]}" --data "$WORK/tc$CONTEXTS.jsonl" --inputs "$CONTEXTS" \
   --endpoint "$U05" --model qwen2.5-coder-0.5b --json "$WORK/p001-0.5b.json"
-relgate judge-audit "${COMMON[@]}" --data "$WORK/tc$CONTEXTS.jsonl" --inputs "$CONTEXTS" \
+relgate judge audit "${COMMON[@]}" --data "$WORK/tc$CONTEXTS.jsonl" --inputs "$CONTEXTS" \
   --endpoint "$U15" --model qwen2.5-coder-1.5b --json "$WORK/p001-1.5b.json"
 for judge in 0.5b 1.5b; do
-  relgate judge-intervals --audit "$(newest "audit-tc$CONTEXTS.jsonl-overall-qwen2.5_coder_$judge-*")" \
+  relgate judge intervals --audit "$(newest "audit-tc$CONTEXTS.jsonl-overall-qwen2.5_coder_$judge-*")" \
     --criterion overall --seeds 30 --workers 2 --json "$WORK/intervals-$judge.json" \
     --markdown "$WORK/intervals-$judge.md" > /dev/null
 done
 
 # paper 002: four prompt variants; the paraphrase written by the 1.5B model (retried at another seed when a reply
 # loses a placeholder), printed to stderr and stored with the audit
-relgate judge-audit "${COMMON[@]}" --data "$WORK/tc20.jsonl" --inputs 20 --endpoint "$U05" --model qwen2.5-coder-0.5b \
+relgate judge audit "${COMMON[@]}" --data "$WORK/tc20.jsonl" --inputs 20 --endpoint "$U05" --model qwen2.5-coder-0.5b \
   --perturb typo,newline,paraphrase --paraphraser model=qwen2.5-coder-1.5b,endpoint="$U15" --json "$WORK/irt-audit.json"
 IRT="$(newest "audit-tc20.jsonl-overall-qwen2.5_coder_0.5b-*")"
-relgate judge-irt --audit "$IRT" --criterion overall --prior mml --json "$WORK/irt-mml.json" || true
-relgate judge-irt --audit "$IRT" --criterion overall --prior map --json "$WORK/irt-map.json"
+relgate judge irt --audit "$IRT" --criterion overall --prior mml --json "$WORK/irt-mml.json" || true
+relgate judge irt --audit "$IRT" --criterion overall --prior map --json "$WORK/irt-map.json"
 
 # paper 003: the three judges as a pool on 20 contexts
-relgate judge-audit "${COMMON[@]}" --data "$WORK/tc20.jsonl" --inputs 20 --endpoint "$U05" --model qwen2.5-coder-0.5b \
+relgate judge audit "${COMMON[@]}" --data "$WORK/tc20.jsonl" --inputs 20 --endpoint "$U05" --model qwen2.5-coder-0.5b \
   --judge model=smollm2-135m,endpoint="$U135" --judge model=qwen2.5-coder-1.5b,endpoint="$U15" --json "$WORK/pool.json"
 POOL="$(newest "audit-tc20.jsonl-overall-*")"
-relgate jury --audit "$POOL" --criterion overall --splits 10 --workers 2 --json "$WORK/jury.json" \
+relgate judge jury --audit "$POOL" --criterion overall --splits 10 --workers 2 --json "$WORK/jury.json" \
   || echo "(a judge without any parseable score cannot sit on a jury: see bench/REAL_JUDGES.md)"
 echo "results in $WORK"

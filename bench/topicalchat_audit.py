@@ -1,4 +1,4 @@
-"""Write a judge-audit data file (the JSONL format of ``relgate judge-audit --data``) from Topical-Chat USR.
+"""Write a judge-audit data file (the JSONL format of ``relgate judge audit --data``) from Topical-Chat USR.
 
     python bench/topicalchat_audit.py OUT.jsonl [--contexts N]
     python bench/topicalchat_audit.py --smoke    # 3 contexts into a temporary file; exit 77 (skipped) without the data

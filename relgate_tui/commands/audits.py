@@ -3,7 +3,7 @@
 ``relgate audits`` prints one line per audit (id, data / criterion, judges, variants, answers stored of planned,
 finished or not). ``relgate audits ID`` recomputes that audit's result from its stored answers with no endpoint
 (``--json FILE|-``, ``--markdown FILE``; default: the summary lines); ``--scores FILE`` writes its direct scores as a
-judge scores file, the input of ``relgate judge-intervals`` / ``judge-irt`` / ``jury`` and of the TUI's Studies.
+judge scores file, the input of ``relgate judge intervals`` / ``judge irt`` / ``judge jury`` and of the TUI's Studies.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``relgate judge-audit`` (issue 4, paper 000; issue 9): the command line over the judging platform — its options,
+"""``relgate judge audit`` (issue 4, paper 000; issue 9): the command line over the judging platform — its options,
 their parsing into a :class:`~relgate_tui.engine.judging.audit_run.JudgeAuditConfig`, progress and summary printing,
 and exit codes (0 done, 2 error: one line on stderr).
 
@@ -70,7 +70,7 @@ def parse_judge(spec: str, default_endpoint: str | None, defaults: argparse.Name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``relgate judge-audit``."""
+    """The options of ``relgate judge audit``."""
     parser.add_argument("--data", default=None, help="bundled audit set (hanna) or a JSONL file")
     parser.add_argument("--criterion", default=None)
     parser.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
@@ -248,7 +248,7 @@ def _progress_printer() -> Callable[[Any], None]:
 
 
 def judge_audit_main(args: argparse.Namespace) -> int:
-    """``relgate judge-audit``: 0 done, 2 error (one line on stderr)."""
+    """``relgate judge audit``: 0 done, 2 error (one line on stderr)."""
     from relgate_tui.engine.judging import audit_json, markdown_report, summary_lines
     from relgate_tui.engine.judging.audit_run import audit_result, paraphrase_to_file
     from relgate_tui.engine.runs.outputs import check_outputs, echo, write_display, write_output

@@ -1,4 +1,4 @@
-"""``relgate judge-intervals``: conformal prediction intervals for a judge's scores from a judge scores file (issue 12).
+"""``relgate judge intervals``: conformal prediction intervals for a judge's scores from a judge scores file (issue 12).
 
 Zero model calls: reads a judge scores file (``engine/judging/scores_file.py``: JSONL or CSV with per-item human ratings and
 the judge's score-token log-probabilities) or a stored judge audit (``--audit ID_OR_PATH``,

@@ -1,8 +1,8 @@
-"""``relgate judge-irt``: paper 002's IRT diagnostics of a judge from a judge scores file (zero model calls).
+"""``relgate judge irt``: paper 002's IRT diagnostics of a judge from a judge scores file (zero model calls).
 
 ::
 
-    relgate judge-irt (--ratings FILE | --audit ID_OR_PATH) [--judge NAME] [--criterion NAME] [--prior mml|map] [--original VARIANT]
+    relgate judge irt (--ratings FILE | --audit ID_OR_PATH) [--judge NAME] [--criterion NAME] [--prior mml|map] [--original VARIANT]
                       [--cv-ddof 0|1]
                       [--json PATH] [--markdown PATH] [--quiet]
 

@@ -1,8 +1,8 @@
-"""``relgate jury``: paper 003's jury-on-demand on a judge scores file with several judges (zero judge calls).
+"""``relgate judge jury``: paper 003's jury-on-demand on a judge scores file with several judges (zero judge calls).
 
 ::
 
-    relgate jury (--scores FILE | --audit ID_OR_PATH) [--criterion NAME] [--splits 10] [--seed 0] [--search 3]
+    relgate judge jury (--scores FILE | --audit ID_OR_PATH) [--criterion NAME] [--splits 10] [--seed 0] [--search 3]
                  [--group-by input|source|id-prefix|none|FIELD]
                  [--embeddings-endpoint URL --embeddings-model NAME [--embeddings-api-key-env VAR]]
                  [--json PATH] [--markdown PATH] [--quiet]

@@ -43,7 +43,7 @@ __all__ = ["JudgeAuditConfig", "audit_events", "audit_result", "export_audit", "
 
 @dataclass(frozen=True)
 class JudgeAuditConfig:
-    """Options of ``relgate judge-audit``. The first judge is ``endpoint``/``model``; ``more_judges`` adds others;
+    """Options of ``relgate judge audit``. The first judge is ``endpoint``/``model``; ``more_judges`` adds others;
     ``variants`` adds prompt variants after the original. ``store``: keep the audit (resumable) in ``store_dir``
     (None = ``<data dir>/audits``);
     ``cache_dir``: None = ``<cache dir>/samples``; ``use_cache`` False skips the request cache."""
@@ -174,7 +174,7 @@ def audit_result(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | None =
 
 
 def run_judge_audit(cfg: JudgeAuditConfig, on_event: Callable[[Any], None] | None = None) -> dict[str, Any]:
-    """The audit's JSON document (``relgate judge-audit --json``)."""
+    """The audit's JSON document (``relgate judge audit --json``)."""
     return audit_result(cfg, on_event).to_json()
 
 

@@ -222,7 +222,7 @@ def analyse(rows: Sequence[ScoredCandidate], alpha: float, seed: int, protocol: 
         replaced = sum(1 for a in answers if a and a[0] is None and any(s is not None for s in a)) \
             if protocol == "single" else 0
         note = (f"paper 000's Likert conformal sets compare a 1-5 judge score with the rounded 1-5 human mean; this "
-                f"audit scored on 1-{scale}: no sets (its log-probs serve paper 001: relgate judge-intervals --audit)")
+                f"audit scored on 1-{scale}: no sets (its log-probs serve paper 001: relgate judge intervals --audit)")
         return DirectResult(tuple(rows), table, len(answers), wve, protocol, replaced, none, note, reasons)
     preds, replaced, none = cj.likert_point_predictions(answers, protocol)
     if answers and none == len(answers):  # garbage is never a number: no full-scale sets "covering" every item

@@ -18,7 +18,7 @@ Overall: paper Table 1 (mean ρ, the cycle share, max and median ρ beside the r
 coins, so the first-shown share test is unbiased, and a judge that always picks the first-shown candidate is flagged
 ``position_only`` (under random orders its majorities are coin flips, so its ρ is ≈ 1/4, never 0).
 
-The result is a frozen :class:`PairwiseResult`; ``to_json()`` is the ``pairwise`` section of ``relgate judge-audit
+The result is a frozen :class:`PairwiseResult`; ``to_json()`` is the ``pairwise`` section of ``relgate judge audit
 --json`` (NaN/±∞ → null through :mod:`~relgate_tui.core.jsonsafe`).
 """
 

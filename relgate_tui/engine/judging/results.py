@@ -1,6 +1,6 @@
 """The typed result of a judge audit and its two renderings: ``to_json()`` and Markdown (issue 9 item 2).
 
-``AuditResult.to_json()`` is the document of ``relgate judge-audit --json``. Its top level is the one it always was,
+``AuditResult.to_json()`` is the document of ``relgate judge audit --json``. Its top level is the one it always was,
 for the **first** judge under the **first** prompt variant (``endpoint``, ``model``, ``pairwise``, ``direct``), so
 readers of single-judge audits see no change; ``calls`` sums every judge. With more than one judge or variant it
 adds ``judges`` (each judge's settings and calls), ``variants`` (names) and ``studies`` (one entry per judge ×

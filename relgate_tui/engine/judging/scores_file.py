@@ -13,7 +13,7 @@ the row is kept as "no score" for that judge and item, and :meth:`ScoresTable.un
 summaries (a row with neither field at all is still an error). ``judge`` defaults to ``judge``,
 ``criterion`` to ``overall`` and ``variant`` to ``original``. ``logprobs`` maps each scale value (an integer) to the
 log-probability of its token at the rating position. ``human`` defaults to the mean of ``humans``. Other columns
-with a scalar value are kept as text in ``ScoreRow.fields`` (e.g. a document id for ``relgate jury --group-by
+with a scalar value are kept as text in ``ScoreRow.fields`` (e.g. a document id for ``relgate judge jury --group-by
 FIELD``): at most 32 per row, 1,000 characters each; lists and objects there are ignored. Every problem is a :class:`~relgate_tui.errors.DataError` of one line naming the file, the line and the
 field; the same (id, judge, criterion, variant) twice is an error.
 """

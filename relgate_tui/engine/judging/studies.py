@@ -1,4 +1,4 @@
-"""The studies' inputs (papers 001–003), shared by the ``relgate judge-intervals`` / ``judge-irt`` / ``jury`` commands
+"""The studies' inputs (papers 001–003), shared by the ``relgate judge intervals`` / ``judge irt`` / ``judge jury`` commands
 and the TUI's study views (so neither front end imports the other); one-line ``UserError``/``DataError`` on bad input:
 
 * intervals (paper 001) — :func:`load_input` (one judge × criterion × variant of a scores table → ``StudyInput``) and
@@ -8,7 +8,7 @@ and the TUI's study views (so neither front end imports the other); one-line ``U
   :func:`check_pool_size` (the dense items × judges matrix is bounded before it is allocated).
 
 Small samples say so (issue 24 §7): one line per claim a study's n or number of splits cannot support, printed by
-``relgate judge-irt`` / ``jury`` / ``judge-intervals`` under their tables and shown by the TUI's study views.
+``relgate judge irt`` / ``judge jury`` / ``judge intervals`` under their tables and shown by the TUI's study views.
 
 * **IRT** (paper 002): C_V is the spread of the variants' within-category variances (Eqs. 2–3), a ratio of noisy
   variances — biased upward at small n. ``bench/irt_cv_bias.py`` fits a judge built with *one* GRM under three
@@ -50,7 +50,7 @@ def irt_caveats(study: Any, flipped: tuple[str, ...] = ()) -> list[str]:
         out.append(f"the Phase 1 mark of {', '.join(flipped)} flips with the other prior (--prior mml / map): "
                    "too few items to decide")
     if any(not j.converged for j in study.judges):
-        out.append("a fit did not converge: rerun with `relgate judge-irt --prior map` (the paper's priors "
+        out.append("a fit did not converge: rerun with `relgate judge irt --prior map` (the paper's priors "
                    "keep the discriminations finite)")
     return out
 

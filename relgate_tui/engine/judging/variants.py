@@ -221,7 +221,7 @@ def perturbed_variants(kinds: str | list[str], *, seed: int = 42, criterion: str
             di = perturb.newline_variant(direct, seed).template
         else:
             raise UserError(f"unknown perturbation {kind!r} (choose from {', '.join(PERTURBATIONS)}; the paraphrase "
-                            "is written by a model: relgate judge-audit --perturb paraphrase)")
+                            "is written by a model: relgate judge audit --perturb paraphrase)")
         out.append(PromptVariant(kind, pairwise=pw, direct=di))
     return out
 

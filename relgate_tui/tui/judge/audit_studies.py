@@ -3,8 +3,8 @@
 The judge audit screen (a finished audit, or a stored one reopened from Runs) offers two keys in its results: ``i``
 opens the Intervals view of the judge × prompt variant on show, ``r`` the IRT view of every judge of the audit. Both
 read the stored audit with :func:`relgate_tui.engine.judging.as_scores.audit_scores` (zero model calls: repetition 0
-of each direct answer) and build the study with the same functions as ``relgate judge-intervals --audit`` /
-``relgate judge-irt --audit`` (``engine/judging/studies.audit_input``, ``build_study``), in a
+of each direct answer) and build the study with the same functions as ``relgate judge intervals --audit`` /
+``relgate judge irt --audit`` (``engine/judging/studies.audit_input``, ``build_study``), in a
 thread worker. When the audit cannot give the study — no stored audit, a pairwise-only audit, no score-token
 log-probs (the notice names the setup's "top log-probs" field and the CLI's option, :data:`NO_LOGPROBS_FIX`), a
 single prompt variant for IRT, too few items — a one-line notice says why and nothing opens.
@@ -28,7 +28,7 @@ from relgate_tui.tui.services import host
 from relgate_tui.tui.studies.common import StudyCancelled, plain
 
 GROUP = "audit-study"
-NO_LOGPROBS_FIX = (f"set '{TOP_LOGPROBS_LABEL}' to 5 under Direct scores in the judge setup (relgate judge-audit "
+NO_LOGPROBS_FIX = (f"set '{TOP_LOGPROBS_LABEL}' to 5 under Direct scores in the judge setup (relgate judge audit "
                    "--top-logprobs 5) and run the audit again")
 SEEDS = 30
 METHODS: tuple[str, ...] | None = None  # None: all nine (core/judge_intervals/methods.METHOD_NAMES)
@@ -82,7 +82,7 @@ JURY_SPLITS = 10
 
 
 def jury_of_audit(path: Path, progress: Any) -> tuple[Any, Any, Any]:
-    """(JuryStudy, JuryData, AuditScores) of a stored audit's judges as a pool — ``relgate jury --audit``'s
+    """(JuryStudy, JuryData, AuditScores) of a stored audit's judges as a pool — ``relgate judge jury --audit``'s
     ``build_data`` and study, ``JURY_SPLITS`` splits (a one-line error with fewer than the jury needs)."""
     from relgate_tui.engine.judging.as_scores import audit_scores
     from relgate_tui.engine.judging.studies import build_data

@@ -1,7 +1,7 @@
 """The direct study's request settings in the judge setup (issue 12 §1): top log-probs, the prompt, the scale 1–K.
 
 :class:`DirectFields` (shown while the protocol asks for direct scores) holds the three options that
-``relgate judge-audit`` takes as ``--top-logprobs N``, ``--prompt score-only|geval`` and ``--scale K``, and
+``relgate judge audit`` takes as ``--top-logprobs N``, ``--prompt score-only|geval`` and ``--scale K``, and
 :meth:`DirectFields.settings` turns them into :class:`DirectSettings` — the values the setup passes to
 :class:`~relgate_tui.engine.judging.audit_run.JudgeAuditConfig` exactly as the CLI's ``_config`` does, so the same
 settings give the same stored audit (same manifest, same audit id):
@@ -14,7 +14,7 @@ settings give the same stored audit (same manifest, same audit id):
   score), 16 otherwise.
 
 A pairwise-only audit asks no direct score: the fields are hidden and the CLI's defaults are used (no log-probs,
-score-only, 1–5), as ``relgate judge-audit --protocol pairwise`` without these options. A bad value is a one-line
+score-only, 1–5), as ``relgate judge audit --protocol pairwise`` without these options. A bad value is a one-line
 error under the fields (and in the side panel), and the audit cannot start until it is fixed.
 """
 
@@ -83,12 +83,12 @@ class DirectFields(Grid):
         yield Label(TOP_LOGPROBS_LABEL)
         yield Input(str(top), id="top-logprobs", type="integer", compact=True,
                     tooltip="per-token log-probabilities of the score (0 = none); paper 001's Intervals view "
-                            "(i on the results) needs them — relgate judge-audit --top-logprobs N")
+                            "(i on the results) needs them — relgate judge audit --top-logprobs N")
         yield Label("direct prompt")
         yield Select(list(PROMPT_OPTIONS), value=prompt, allow_blank=False, id="prompt", compact=True)
         yield Label("scale 1–K")
         yield Input(str(scale), id="scale", type="integer", compact=True,
-                    tooltip="the direct scores' scale 1–K, K from 2 to 10 — relgate judge-audit --scale K")
+                    tooltip="the direct scores' scale 1–K, K from 2 to 10 — relgate judge audit --scale K")
         yield Label("")
         yield Static("", id="direct-error")
 

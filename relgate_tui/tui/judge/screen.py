@@ -51,7 +51,7 @@ class JudgeScreen(JudgeSetup):
         Binding("v", "cycles", "Cycle viewer", id="judge.cycles",
                 tooltip="Show the highlighted input's cycles and the verdicts behind them (also Enter)"),
         Binding("j", "export('json')", "JSON", id="judge.json",
-                tooltip="Export the audit JSON (the document of relgate judge-audit --json)"),
+                tooltip="Export the audit JSON (the document of relgate judge audit --json)"),
         Binding("m", "export('md')", "Report", id="judge.md", tooltip="Export a Markdown report of the audit"),
         Binding("n", "next_study", "Next judge/variant", id="judge.next",
                 tooltip="Show the next judge × prompt variant of an audit with several"),

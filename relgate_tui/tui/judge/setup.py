@@ -7,7 +7,7 @@ its choices from worker threads (discovered endpoints, listed models, the data s
 model ticked in the judge list, all on the chosen endpoint with the same settings (on the demo its simulated judge pool
 ``sim-judge*`` is offered). Prompt variants: the original prompt always, plus paper 002's seeded ``typo`` /
 ``newline`` perturbations (:func:`~relgate_tui.engine.judging.perturbed_variants`, seeded by the audit's seed as
-``relgate judge-audit --perturb`` does), the model-written ``paraphrase`` (its tick opens
+``relgate judge audit --perturb`` does), the model-written ``paraphrase`` (its tick opens
 :class:`~relgate_tui.tui.judge.paraphrase.ParaphrasePanel`: paraphraser model, "Write paraphrase", the editable
 text that is then asked and stored) and an optional template file (``[NAME=]FILE``, read by
 :func:`~relgate_tui.engine.judging.load_variant`). The side panel shows the data set and the plan (judge answers per

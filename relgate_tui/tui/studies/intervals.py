@@ -13,7 +13,7 @@
   after adjustment, against the human label by MSE, MAE, Spearman ρ and Kendall τ.
 
 Keys: ``n`` / ``p`` next / previous method (or move in the table), ``a`` before/after adjustment, ``j`` JSON (the
-study's ``to_json`` — the document of ``relgate judge-intervals --json``), ``c`` CSV of every method's per-item
+study's ``to_json`` — the document of ``relgate judge intervals --json``), ``c`` CSV of every method's per-item
 intervals, ``m`` Markdown (the command's report), ``Escape`` back.
 """
 
@@ -210,7 +210,7 @@ class IntervalsView(StudyView):
 
     # ---------------------------------------------------------------------------------------------- exports
     def document(self) -> dict[str, Any]:
-        """The study's ``to_json`` (``judge-intervals --json``), with the audit's counts when from an audit."""
+        """The study's ``to_json`` (``relgate judge intervals --json``), with the audit's counts when from an audit."""
         doc: dict[str, Any] = self.result.to_json()
         if self.audit is not None:
             doc["audit"] = self.audit.to_json()
@@ -220,7 +220,7 @@ class IntervalsView(StudyView):
         from relgate_tui.core.judge_intervals.report import render_markdown
 
         md = render_markdown(self.result)
-        if self.audit is not None:  # as ``relgate judge-intervals --audit`` writes it
+        if self.audit is not None:  # as ``relgate judge intervals --audit`` writes it
             md = md.rstrip("\n") + f"\n\n{plain(self.audit.summary(), 400)}\n"
         return md
 

@@ -30,7 +30,7 @@ JURY_TEXT_FALLBACK = "tf-idf + truncated SVD (text-only fallback)"
 
 
 def jury_document(study: Any, source: str, criterion: str, embeddings: str = JURY_TEXT_FALLBACK) -> dict[str, Any]:
-    """The JSON document of ``relgate jury --json`` for ``study``."""
+    """The JSON document of ``relgate judge jury --json`` for ``study``."""
     from relgate_tui import __version__
 
     head = {"relgate_version": __version__, "scores_file": source, "criterion": criterion, "embeddings": embeddings}

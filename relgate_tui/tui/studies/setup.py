@@ -1,12 +1,12 @@
 """The Studies screen: pick a judge scores file (or a stored judge audit: ``ctrl+o`` opens the picker,
 :mod:`.picker`), a criterion and a study, run it, open its view.
 
-- **Intervals** (paper 001): one judge's conformal intervals (``relgate judge-intervals``'s ``load_input`` and the
+- **Intervals** (paper 001): one judge's conformal intervals (``relgate judge intervals``'s ``load_input`` and the
   core's ``run_study``), with α, the number of seeds and the methods (all nine, or the fast six: all but LVD and the
   two boosted methods); progress is reported per seed (then per seed of the calibration-size curve).
-- **IRT diagnostics** (paper 002): every judge of the file under every prompt variant (``relgate judge-irt``'s
+- **IRT diagnostics** (paper 002): every judge of the file under every prompt variant (``relgate judge irt``'s
   ``build_study``).
-- **Jury-on-demand** (paper 003): the file's judges as a pool (``relgate jury``'s ``build_data`` and
+- **Jury-on-demand** (paper 003): the file's judges as a pool (``relgate judge jury``'s ``build_data`` and
   ``run_jury_study``); progress is reported per split.
 
 The file is read in a thread worker; a loader error appears inline under the path (one line). The study runs in a

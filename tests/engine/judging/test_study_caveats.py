@@ -53,7 +53,7 @@ def test_irt_caveats_name_the_sample_size_the_prior_and_the_flag():
     lines = irt_caveats(NS(judges=(judge,)), flipped=("j1",))
     assert lines[0].startswith("small sample: n = 20 items")
     assert "j1 flips with the other prior" in lines[1]
-    assert "`relgate judge-irt --prior map`" in lines[2]
+    assert "`relgate judge irt --prior map`" in lines[2]
     assert irt_caveats(NS(judges=(NS(ids=tuple(range(IRT_STABLE_N)), converged=True),))) == []
 
 
