@@ -128,6 +128,8 @@ def imported_task_lines(log: ImportedLog) -> bytes:
             row["acceptable_answers"] = list(it.answers)
         if it.choices:
             row["choices"] = list(it.choices)
+        if it.messages:  # the wording the model saw, where the tool rendered the question into another
+            row["messages"] = [dict(m) for m in it.messages]
         imp: dict[str, Any] = {"tool": log.tool, "answers_sha256": digest}
         if it.doc_hash:
             imp["doc_hash"] = it.doc_hash
