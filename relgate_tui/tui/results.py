@@ -449,7 +449,8 @@ class ResultsScreen(Screen[str]):
         """The verification judge's tab (issue 22): the judge-assisted bound, the agreement table, its gate."""
         block = self.session.assisted(self.confidence, self.gate)
         decision = None if self.view is None else self.view.result.gate_decision
-        self.query_one("#assisted", Static).update(assisted_view(block, decision))
+        self.query_one("#assisted", Static).update(assisted_view(block, decision,
+                                                                 imported_tool=self.session.imported_tool))
 
     def _render_judge(self) -> None:
         """The pairwise judge's tab: both rankings side by side, cycle statistics, the judged items by ρ."""

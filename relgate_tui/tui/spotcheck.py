@@ -377,8 +377,9 @@ class SpotCheckScreen(Screen[str]):
     def _no_verdict_reason(self) -> str:
         """Why ``j`` has nothing to show (issue 31 item 1): never a silent dead end."""
         if self.session.prepared.config.verify_judge_model is None:
-            return ("this run has no verification judge: choose one in Setup (or relgate certify "
-                    "--verify-judge-model NAME)")
+            from relgate_tui.engine.certification.assisted import no_verification_judge
+
+            return no_verification_judge(self.session.imported_tool)
         if self.session.store.read_verify_verdicts() is None:
             return "the verification judge has not been asked yet: it runs after sampling (resume the run)"
         return ("the verification judge was not asked about this item: it verifies items without a reference "

@@ -201,6 +201,13 @@ class Session(RunGateViews):
         return one_line(f"{self.model} · {self.task_name}")
 
     @property
+    def imported_tool(self) -> str | None:
+        """The tool whose log this run was imported from ("lm-eval", "inspect", "samples"), None for a sampled run."""
+        imported = self.store.manifest.get("imported_from")
+        tool = imported.get("tool") if isinstance(imported, Mapping) else None
+        return tool if isinstance(tool, str) and tool else None
+
+    @property
     def sampling_complete(self) -> bool:
         """True once a sampling pass finished every item (now or in an earlier session: run status "sampled") and,
         with a pairwise judge, the judge has given its verdicts."""
