@@ -558,7 +558,7 @@ class Session(RunGateViews):
         return finish(self.prepared, calls=self.call_counts(), alpha=a, confidence=confidence, gate=gate,
                       gate_on=gate_on, write=write, analysis=self.analysis(),
                       judge_calls=jc if (jc.made or jc.cached or jc.failed) else None,
-                      judgements=self._judgements, pending=bool(self.pending_items()),
+                      judgements=self._judgements, pending=len(self.pending_items()),
                       set_status=self.sampling_complete)
 
     def save_results(self, alpha: float | None = None, *, gate: float | None | EllipsisType = ...,

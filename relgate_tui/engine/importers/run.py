@@ -253,7 +253,8 @@ def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[
     end = finish(replace(prepared, rule=_NeverStop()), calls=CallCounts(0, 0, 0), labels=prepared.file_labels,
                  labels_source=str(opts.labels), samples_by_item=samples_by_item, item_fields=item_fields,
                  doc_fields={"imported_from": dict(info)}, set_status=False)
-    prepared.store.set_status("complete")  # an imported log has every answer there is: nothing left to sample
+    # an imported log has every answer there is: nothing left to sample; complete unless items wait for labels
+    prepared.store.set_status(RunStatus.LABELLING if end.n_pending else RunStatus.COMPLETE)
     return end
 
 
