@@ -26,7 +26,6 @@ async def test_t_on_an_imported_run_says_what_can_be_done(services, tmp_path: Pa
     app = make_app(services)
     async with app.run_test(size=(120, 40)) as pilot:
         session = Session.open(run, cache_dir=app.services.resolved_cache_dir())
-        assert session.imported_tool == "inspect"
         app.session = session
         results = ResultsScreen(session)
         app.push_screen(results)
@@ -45,6 +44,7 @@ async def test_t_on_an_imported_run_says_what_can_be_done(services, tmp_path: Pa
         sentence = str(screen.query_one("#cert-sentence").render())
         assert "imported from inspect's log, so it has no verification judge" in sentence and ADVICE in sentence
         assert "--verify-judge-model" not in sentence
+        assert session.imported_tool == "inspect"
         session.close()
 
     # the command line says the same
