@@ -59,7 +59,8 @@ class SpotCheckScreen(Screen[str]):
     ]
     HELP = (
         "Is the highlighted candidate an acceptable answer to the question? y = yes, n = no (next candidate), "
-        "x = none of them, s = skip. Every key is saved to disk before the next item appears; u undoes."
+        "x = none of them, s = skip. Every key is saved to disk before the next item appears; u undoes. In audit "
+        "mode a key that contradicts the reference asks once: the same key again keeps it, Esc takes it back."
     )
     HELP_TITLE = "Spot-check"
 
