@@ -152,6 +152,7 @@ def _read(args: argparse.Namespace) -> int:
         finally:
             cache.close()
         stored = sum(isinstance(e, SampleDone) for e in events)
+        earlier = sum(isinstance(e, SampleDone) and e.cached for e in events)  # answers an earlier read cached
         failed = [e for e in events if isinstance(e, SampleFailed)]
         final = sum(e.final for e in failed)
         t = sampler.totals
@@ -161,8 +162,12 @@ def _read(args: argparse.Namespace) -> int:
                  f"requests of its round {round_no + 1} ({counted(t.failed, 'line')} refused or unreadable); no "
                  "round is counted")
         else:
+            why = [f"{counted(n, 'answer')} not stored: {reason}" for reason, n in sampler.unstored.most_common()]
+            if earlier:
+                why.append(f"{earlier} from answers an earlier read kept")
             _say(f"run {run_id} round {round_no}: {counted(t.made, 'answer')} read, "
-                 f"{counted(stored, 'sample')} stored, {counted(t.failed, 'failed or unreadable line')}"
+                 f"{counted(stored, 'sample')} stored" + (f" ({'; '.join(why)})" if why else "")
+                 + f", {counted(t.failed, 'failed or unreadable line')}"
                  + (f" ({counted(final, 'item')} failed for good, recorded)" if final else "")
                  + (" — the rest asked again next round" if t.failed > final else ""))
         for event in failed[:3]:

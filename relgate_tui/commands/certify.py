@@ -74,7 +74,7 @@ def config_of(args: argparse.Namespace) -> Any:
 class _Progress:
     """Progress of ``relgate certify`` on stderr: a Rich bar on a terminal, a few plain lines otherwise."""
 
-    def __init__(self, total_items: int, k_max: int, quiet: bool) -> None:
+    def __init__(self, total_items: int, k_max: int, quiet: bool, batched: bool = False) -> None:
         self.console: Any = None  # --quiet: Rich is never imported (issue 32 §6: start-up)
         if not quiet:
             from rich.console import Console
@@ -85,6 +85,9 @@ class _Progress:
         self.k_max = k_max
         self.done_items = 0
         self.made = self.cached = self.failed = 0
+        # --batch: a round's answers arrive at once and an item settles only when its stopping rule ends it (often
+        # rounds later), so the line counts the samples stored, not only the items settled
+        self.batched, self.stored, self._printed = batched, 0, -1
         self._bar = None
         self._task = None
         self._last_line = 0.0
@@ -92,27 +95,35 @@ class _Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._bar = Progress(
-                TextColumn("[bold]sampling"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),
+                TextColumn("[bold]sampling"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("items settled" if batched else "items"),
                 TimeRemainingColumn(), TextColumn("{task.fields[calls]}"), console=self.console, transient=False,
             )
             self._task = self._bar.add_task("sampling", total=total_items, calls=self._calls_text())
             self._bar.start()
 
     def _calls_text(self) -> str:
-        return f"calls made {self.made} · cached {self.cached} · failed {self.failed}"
+        stored = f"{self.stored} samples stored · " if self.batched else ""
+        return f"{stored}calls made {self.made} · cached {self.cached} · failed {self.failed}"
 
-    def update(self, *, done_items: int, made: int, cached: int, failed: int) -> None:
+    def update(self, *, done_items: int, made: int, cached: int, failed: int, stored: int = 0,
+               round_event: bool = False) -> None:
+        """``stored``: samples stored so far; ``round_event``: a Batch API round's progress (with --batch the plain
+        line is printed then, when samples were stored since the last one, and at the end — not mid-ingest)."""
         self.done_items, self.made, self.cached, self.failed = done_items, made, cached, failed
+        self.stored = stored
         if self.quiet:
             return
         if self._bar is not None:
             assert self._task is not None
             self._bar.update(self._task, completed=done_items, calls=self._calls_text())
-        else:
-            now = time.monotonic()
-            if now - self._last_line >= 2.0 or done_items == self.total:
-                self._last_line = now
-                self.console.print(f"sampling: {done_items}/{self.total} items, {self._calls_text()}")
+            return
+        now = time.monotonic()
+        due = (round_event and stored != self._printed) if self.batched else now - self._last_line >= 2.0
+        if due or done_items == self.total:
+            self._last_line, self._printed = now, stored
+            self.console.print(f"sampling: {done_items}/{self.total} items{' settled' if self.batched else ''}, "
+                               f"{self._calls_text()}")
 
     def message(self, text: str) -> None:
         if not self.quiet:
@@ -137,7 +148,10 @@ def run(args: argparse.Namespace) -> int:
         from relgate_tui.engine.runs.outputs import check_output_path
 
         check_output_path(args.json_path, inputs=(args.task, args.labels))
+    from relgate_tui.engine.transport.sampler import SampleDone
+
     progress: _Progress | None = None
+    stored = [0]  # samples stored in this pass
     judge_state = {"last": 0.0}
 
     def on_event(event: Any) -> None:
@@ -153,11 +167,13 @@ def run(args: argparse.Namespace) -> int:
             return
         assert isinstance(event, Sampling)
         if progress is None:
-            progress = _Progress(event.total_items, cfg.k_max, args.quiet)
+            progress = _Progress(event.total_items, cfg.k_max, args.quiet, batched=cfg.batch is not None)
         if event.message:
             progress.message(event.message)
+        stored[0] += isinstance(event.event, SampleDone)
         c = event.calls
-        progress.update(done_items=event.done_items, made=c.made, cached=c.cached, failed=c.failed)
+        progress.update(done_items=event.done_items, made=c.made, cached=c.cached, failed=c.failed, stored=stored[0],
+                        round_event=event.batch is not None)
 
     def on_judge_progress(update: Judging) -> None:
         if args.quiet:

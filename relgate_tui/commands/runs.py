@@ -62,17 +62,25 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     from rich.console import Console
     from rich.table import Table
-
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=200)  # piped: full rows, no truncation
-    columns = ["run", "task", "model", "created", "status", "samples", "labels", "reliability", "bound", "M*", "gate"]
-    if console.width < 150:  # narrow terminal: the run id already names the task and model
-        columns = ["run", "status", "samples", "reliability", "bound", "M*", "gate"]
     from rich.text import Text
 
     from relgate_tui.core.text import one_line
 
+    def cells(r: Any) -> dict[str, str]:  # ids and names are untrusted text: one line each, no controls
+        return {k: one_line(str(v)) for k, v in {
+            "run": r.run_id, "task": r.task, "model": r.model + (" (simulated)" if r.is_simulated(SIM_MODELS) else ""),
+            "created": r.created.replace("T", " ")[:19], "status": r.status_text, "samples": r.n_samples,
+            "labels": r.n_labels, "reliability": fmt_pct(r.reliability_level),
+            "bound": fmt_pct(r.reliability_lower_bound), "M*": r.m_star_text, "gate": r.gate_text}.items()}
+
+    columns = ["run", "task", "model", "created", "status", "samples", "labels", "reliability", "bound", "M*", "gate"]
+    console = Console(highlight=False)
+    if not console.is_terminal:  # a pipe or a file: tab-separated, every cell whole, one header line (cut, awk)
+        lines = ["\t".join(columns)] + ["\t".join(c[k] for k in columns) for c in map(cells, rows)]
+        sys.stdout.write("\n".join(lines) + "\n")
+        return EXIT_OK
+    if console.width < 150:  # narrow terminal: the run id already names the task and model
+        columns = ["run", "status", "samples", "reliability", "bound", "M*", "gate"]
     table = Table(title=Text(f"runs in {one_line(str(root))}"), title_justify="left")
     for col in columns:
         if col == "run":
@@ -81,14 +89,8 @@ def run(args: argparse.Namespace) -> int:
             table.add_column(col, no_wrap=True, overflow="ellipsis",
                              min_width=7 if col == "gate" else max(len(col), 4))  # "no gate" whole
     for r in rows:
-        cells = {
-            "run": r.run_id, "task": r.task, "model": r.model + (" (simulated)" if r.is_simulated(SIM_MODELS) else ""), "created": r.created.replace("T", " ")[:19],
-            "status": r.status, "samples": str(r.n_samples), "labels": str(r.n_labels),
-            "reliability": fmt_pct(r.reliability_level), "bound": fmt_pct(r.reliability_lower_bound),
-            "M*": r.m_star_text,
-            "gate": r.gate_text,
-        }
-        table.add_row(*(Text(one_line(str(cells[c]))) for c in columns))  # ids and names are untrusted text
+        row = cells(r)
+        table.add_row(*(Text(row[c]) for c in columns))
     console.print(table)
     return EXIT_OK
 

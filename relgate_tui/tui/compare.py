@@ -166,7 +166,7 @@ class CompareScreen(Screen[None]):
 
     def render_paired(self) -> None:
         """The paired gate (B = second run vs A = first) and the items B lost and won; hidden unless two runs."""
-        from relgate_tui.engine.certification.paired_runs import paired_view, question_hash
+        from relgate_tui.engine.certification.paired_runs import paired_view, prompt_hash
         from relgate_tui.engine.certification.result import RunResult
         from relgate_tui.errors import DataError
 
@@ -180,7 +180,7 @@ class CompareScreen(Screen[None]):
             return
         docs = [RunResult.from_json(s.document(self.alpha)) for s in self.sessions]
         items = [s.prepared.items for s in self.sessions]
-        questions = tuple({it.id: question_hash(it.question, it.choices) for it in its} for its in items)
+        questions = tuple({it.id: prompt_hash(it) for it in its} for its in items)
         texts = tuple({it.id: it.question for it in its} for its in items)
         refs = tuple({it.id: it.answers for it in its} for its in items)
         try:

@@ -331,12 +331,15 @@ class ResultsScreen(Screen[str]):
         calls.append(f"{v.calls_failed}\n", style="bold red" if v.calls_failed else "")
         calls.append(f"{'tie rate':<14}", style="dim")
         calls.append(fmt_pct(r.tie_rate) + "\n")
-        if v.audited:
+        audit = v.audit
+        if audit.audited:
+            n_bad = len(audit.disagreements)
             calls.append(f"{'audit':<14}", style="dim")
-            calls.append(f"{v.disagreements} of {v.audited} disagree", style="bold red" if v.disagreements else "")
+            calls.append(f"{n_bad} of {audit.audited} disagree", style="bold red" if n_bad else "")
         self.query_one("#calls", Static).update(calls)
 
-        show_message(self.query_one("#message", Static), r.calibration_message, self.session.path)
+        # the references a person's labels contradict, by name, at any width (the calls panel may be hidden)
+        show_message(self.query_one("#message", Static), r.calibration_message, self.session.path, audit.line())
 
     def _rows(self) -> list[ItemRow]:
         assert self.view is not None
@@ -446,7 +449,8 @@ class ResultsScreen(Screen[str]):
         """The verification judge's tab (issue 22): the judge-assisted bound, the agreement table, its gate."""
         block = self.session.assisted(self.confidence, self.gate)
         decision = None if self.view is None else self.view.result.gate_decision
-        self.query_one("#assisted", Static).update(assisted_view(block, decision))
+        self.query_one("#assisted", Static).update(assisted_view(block, decision,
+                                                                 imported_tool=self.session.imported_tool))
 
     def _render_judge(self) -> None:
         """The pairwise judge's tab: both rankings side by side, cycle statistics, the judged items by ρ."""

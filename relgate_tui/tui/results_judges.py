@@ -132,14 +132,20 @@ def cycle_view(it: JudgedItem) -> Text:
     return t
 
 
-def assisted_view(section: AssistedSection | None, gate: GateDecision | None = None) -> Text:
+def assisted_view(section: AssistedSection | None, gate: GateDecision | None = None, *,
+                  imported_tool: str | None = None) -> Text:
     """The verification judge's panel from the typed section: the judge-assisted bound, the judge-vs-human table, κ
-    and the false-accept bound (issue 22 §3), and the gate when it was decided on the assisted bounds."""
+    and the false-accept bound (issue 22 §3), and the gate when it was decided on the assisted bounds. Without one,
+    why not and what can be done (``imported_tool``: the tool an imported run's log came from)."""
+    from relgate_tui.engine.certification.assisted import no_verification_judge
+
     t = Text()
     if section is None:
-        t.append("This run has no verification judge. Choose one in Setup (or run relgate certify --verify-judge-model "
-                 "NAME): it checks every item's top answer, and the judge-assisted bound then needs fewer human "
-                 "labels when the judge is good.", style="dim")
+        reason = no_verification_judge(imported_tool)
+        t.append(reason[0].upper() + reason[1:] + ".", style="dim")
+        if imported_tool is None:
+            t.append(" A verification judge checks every item's top answer, and the judge-assisted bound then needs "
+                     "fewer human labels when the judge is good.", style="dim")
         return t
     if section.bound is None or section.agreement is None:
         t.append(clean(section.message or ""), style="yellow")

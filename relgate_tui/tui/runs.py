@@ -193,7 +193,10 @@ class RunsScreen(Screen["RunsChoice | None"]):
         self.summaries = {str(s.path): s for s in summaries}
         narrow = not any(k == "kind" for k, _, _ in self.columns)
         model_width = next(w for k, _, w in self.columns if k == "model")
+        status_width = next(w for k, _, w in self.columns if k == "status")
         for s in summaries:
+            # "labelling: 0 of 50" where it fits whole, else "labelling" (the line under the table has the counts)
+            status = s.status_text if len(s.status_text) <= status_width else s.status
             self._add(table, str(s.path), {
                 "mark": "", "kind": "run",
                 "model": safe_line(_model_label(s.model, s.is_simulated(SIMULATED_MODELS), model_width),
@@ -202,7 +205,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
                 "level": _fmt_level(s), "mstar": s.m_star_text,
                 "gate": Text(s.gate_text, style="green" if s.passed else ("red" if s.passed is False else "dim")),
                 "created": _created(s.created, narrow),
-                "status": safe_line(s.status, style="red" if s.status.startswith("unreadable") else "",
+                "status": safe_line(status, style="red" if s.status.startswith("unreadable") else "",
                                     overflow="ellipsis", no_wrap=True),
                 "endpoint": safe_line(_endpoint(s.endpoint), overflow="ellipsis", no_wrap=True),
                 "items": str(s.n_items), "samples": str(s.n_samples), "labels": str(s.n_labels)})
@@ -233,6 +236,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
             if self.imported is not None and current.path.resolve() == self.imported.path.resolve():
                 t.append(one_line(self.imported.summary) + "\n", style="yellow")
             else:
+                if current.status_text != current.status:  # the labels it waits for (the cell may say "labelling")
+                    t.append(one_line(current.status_text) + " · ", style="yellow")
                 t.append(one_line(f"{current.created.replace('T', ' ')[:16]} · {public_url(str(current.endpoint))} · "
                                   f"{counted(current.n_items, 'item')}, {counted(current.n_samples, 'sample')}, "
                                   f"{counted(current.n_labels, 'label')} · "

@@ -5,7 +5,9 @@ Keys: ``y`` accept the highlighted candidate (score = its rank), ``n`` reject it
 reported), ``u`` undo (the last rejection on this item, else the last recorded label — it comes back on screen),
 ``e`` the raw samples, ``j`` reveal the verification judge's verdict on the item just labelled (issue 22: never on
 the item on screen — the label is blind to it), ``?`` help, Escape leave (every label is already saved; resume later
-from Runs). The progress panel shows the run's own gate decision (the one Results shows: on the judge-assisted bound
+from Runs). In audit mode a key that contradicts the reference verdict (``y`` on a candidate it does not match, ``n``
+on the one it matches, ``x`` when one matches) asks once — the same key again keeps it (stored as overriding the
+reference), Escape takes it back — and the item's later keys do not ask again. The progress panel shows the run's own gate decision (the one Results shows: on the judge-assisted bound
 for an assisted gate) and one plan line on the same basis: ≈ how many more labels clear it, or that more will not.
 
 Every label goes through ``session.label`` — written and fsync-ed by the run store — *before* the screen shows the
@@ -57,7 +59,8 @@ class SpotCheckScreen(Screen[str]):
     ]
     HELP = (
         "Is the highlighted candidate an acceptable answer to the question? y = yes, n = no (next candidate), "
-        "x = none of them, s = skip. Every key is saved to disk before the next item appears; u undoes."
+        "x = none of them, s = skip. Every key is saved to disk before the next item appears; u undoes. In audit "
+        "mode a key that contradicts the reference asks once: the same key again keeps it, Esc takes it back."
     )
     HELP_TITLE = "Spot-check"
 
@@ -69,6 +72,8 @@ class SpotCheckScreen(Screen[str]):
         self.view: ItemView | None = None
         self.last_message = ""
         self.last_labelled: str | None = None  # the one item whose judge verdict ``j`` may reveal
+        self.confirming: tuple[str, str, int, str] | None = None  # (key, item, cursor, why) awaiting the same key
+        self._overridden: str | None = None  # the item whose contradiction was confirmed: not asked twice
 
     # ---------------------------------------------------------------------------------------------- compose
     def compose(self) -> ComposeResult:
@@ -197,6 +202,15 @@ class SpotCheckScreen(Screen[str]):
 
     def _prompt_text(self, v: ItemView) -> Text:
         t = Text()
+        if self.confirming is not None:
+            key, _item, _cursor, why = self.confirming
+            t.append(one_line(why), style="bold yellow")
+            t.append(":  press ", style="bold")
+            t.append(key, style="bold reverse")
+            t.append(" again to keep it, ", style="bold")
+            t.append("Esc", style="bold reverse")
+            t.append(" to take it back", style="bold")
+            return t
         if v.candidates and self.cursor < len(v.candidates):
             c = v.candidates[self.cursor]
             t.append("Is ", style="bold")
@@ -258,6 +272,26 @@ class SpotCheckScreen(Screen[str]):
         last.display = bool(self.last_message)
 
     # ---------------------------------------------------------------------------------------------- actions
+    def _confirmed(self, key: str, *, accept: int | None = None, reject: int | None = None,
+                   none: bool = False) -> bool:
+        """True when ``key`` may act now; False when it contradicts the audited item's reference and was not yet
+        confirmed — it then asks (the same key again keeps it, Escape takes it back)."""
+        v, item = self.view, self.current
+        if v is None or item is None:
+            return False
+        pending, self.confirming = self.confirming, None
+        if pending is not None and pending[:3] == (key, item, self.cursor):
+            self._overridden = item
+            return True
+        why = v.contradiction(accept=accept, reject=reject, none=none)
+        if why is None or self._overridden == item:
+            if pending is not None:
+                self._render_item()
+            return True
+        self.confirming = (key, item, self.cursor, why)
+        self._render_item()
+        return False
+
     def _record(self, *, rank: int | None = None, none: bool = False, skip: bool = False, what: str) -> None:
         item = self.current
         if item is None:
@@ -266,9 +300,10 @@ class SpotCheckScreen(Screen[str]):
         self.last_labelled = item
         self.queue.popleft()
         self.cursor = 0
+        self.confirming = self._overridden = None
         self.last_message = f"saved: {item} → {what}"
         if outcome.disagrees:
-            self.last_message += "  ≠ automatic verdict"
+            self.last_message += "  ≠ automatic verdict (override saved)"
             self.notify(f"{item}: your verdict differs from the automatic one", severity="warning")
         self._show_current()
 
@@ -278,27 +313,36 @@ class SpotCheckScreen(Screen[str]):
             self.notify("no candidate to accept: x = none acceptable, s = skip", severity="warning")
             return
         c = v.candidates[self.cursor]
-        self._record(rank=c.rank, what=f"rank {c.rank} ({c.answer})")
+        if self._confirmed("y", accept=c.rank):
+            self._record(rank=c.rank, what=f"rank {c.rank} ({c.answer})")
 
     def action_reject(self) -> None:
         v = self.view
         if v is None:
             return
-        if self.cursor + 1 < len(v.candidates):
+        last = self.cursor + 1 >= len(v.candidates)
+        here = v.candidates[self.cursor].rank if v.candidates else None
+        if not self._confirmed("n", reject=here, none=last and here is None):
+            return
+        if not last:
             self.cursor += 1
             self._render_item()
             return
         self._record(none=True, what="none acceptable (all candidates rejected)")
 
     def action_none(self) -> None:
-        if self.view is not None:
+        if self.view is not None and self._confirmed("x", none=True):
             self._record(none=True, what="none acceptable")
 
     def action_skip(self) -> None:
-        if self.view is not None:
+        if self.view is not None and self._confirmed("s"):
             self._record(skip=True, what="skipped")
 
     def action_undo(self) -> None:
+        if self.confirming is not None:  # u while asked: takes the key back, as Escape does
+            self._cancel_confirmation()
+            return
+        self._overridden = None
         if self.cursor > 0:
             self.cursor -= 1
             self._render_item()
@@ -334,8 +378,9 @@ class SpotCheckScreen(Screen[str]):
     def _no_verdict_reason(self) -> str:
         """Why ``j`` has nothing to show (issue 31 item 1): never a silent dead end."""
         if self.session.prepared.config.verify_judge_model is None:
-            return ("this run has no verification judge: choose one in Setup (or relgate certify "
-                    "--verify-judge-model NAME)")
+            from relgate_tui.engine.certification.assisted import no_verification_judge
+
+            return no_verification_judge(self.session.imported_tool)
         if self.session.store.read_verify_verdicts() is None:
             return "the verification judge has not been asked yet: it runs after sampling (resume the run)"
         return ("the verification judge was not asked about this item: it verifies items without a reference "
@@ -346,7 +391,16 @@ class SpotCheckScreen(Screen[str]):
         if self.view is not None:
             host(self.app).open_screen("item_samples", self.view)
 
+    def _cancel_confirmation(self) -> None:
+        self.confirming = None
+        self.last_message = "taken back: nothing saved"
+        self._render_item()
+        self._render_progress()
+
     def action_leave(self) -> None:
+        if self.confirming is not None:  # Escape while asked: takes the contradicting key back
+            self._cancel_confirmation()
+            return
         left = len(self.queue)
         if not left:
             self.dismiss("done")

@@ -62,6 +62,29 @@ def test_lm_eval_and_inspect_runs_of_one_task_compare_with_a_note(incli, tmp_pat
     assert json.loads(out.read_text())["notes"][0].startswith("A and B are the same run")
 
 
+def test_both_harnesses_sending_q_a_get_no_prompt_note(incli, tmp_path: Path) -> None:
+    """lm-eval's "Q: {{question}}\nA:" and Inspect's prompt_template("Q: {prompt}\nA:") (addition_qa.eval, written by
+    inspect_ai 0.3.285, whose ``sample.input`` stays the raw question) sent the models the same wording: no note."""
+    home = tmp_path / "home"
+    home.mkdir()
+    lm = _import(incli, home, "lm-eval", _rendered_lm_eval(tmp_path))
+    ins = _import(incli, home, "inspect", FIXTURES / "inspect" / "addition_qa.eval")
+    out = home / "cmp.json"
+    result = incli(home, "compare", lm, ins, "--json", str(out))
+    assert result.returncode in (0, 1, 3), result.stderr
+    doc = json.loads(out.read_text())
+    assert doc["n_shared"] == 8 and doc["n_prompts_differ"] == 0
+    assert doc["notes"] == [] and "prompts differ" not in result.stderr and "wording" not in result.stderr
+
+    from relgate_tui.engine.importers.inspect_log import load_inspect
+
+    log = load_inspect(FIXTURES / "inspect" / "addition_qa.eval")
+    first = log.items[0]
+    assert first.question == "What is 576 plus 770?"  # the item is its raw input (how compare pairs it)
+    assert first.messages == ({"role": "user", "content": "Q: What is 576 plus 770?\nA:"},)  # what the model saw
+    assert all(not it.messages for it in load_inspect(FIXTURES / "inspect" / "addition_zstd.eval").items)
+
+
 def test_items_with_another_reference_are_refused(incli, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -186,7 +186,12 @@ async def test_audit_confirmation_is_on_screen(services, size) -> None:
         await settle(pilot)
         screen = app.screen
         item, auto = screen.current, screen.view.auto_score
-        await pilot.press("x" if auto is not None and math.isfinite(auto) else "y")
+        key = "x" if auto is not None and math.isfinite(auto) else "y"
+        await pilot.press(key)
+        await settle(pilot)
+        asked = drawn(app)  # the question before a label that contradicts the reference, whole on screen
+        assert "this contradicts the reference" in asked and f"press {key} again to keep it" in asked
+        await pilot.press(key)
         await settle(pilot)
         assert "≠ automatic verdict" in screen.last_message
         text = drawn(app)

@@ -170,9 +170,12 @@ async def test_audit_mode_counts_disagreements(services):
         screen = app.screen
         assert session.audit_ids and list(screen.queue) == list(session.audit_ids)
         assert screen.view.audit
-        # disagree on purpose with the automatic verdict of the first audited item
+        # disagree on purpose with the automatic verdict of the first audited item: asked once, then kept
         auto = screen.view.auto_score
-        await pilot.press("x" if auto is not None and math.isfinite(auto) else "y")
+        key = "x" if auto is not None and math.isfinite(auto) else "y"
+        await pilot.press(key)
+        assert session.audit_counts() == (0, 0)
+        await pilot.press(key)
         assert session.audit_counts() == (1, 1)
         assert "disagree" in screen.last_message or "≠" in screen.last_message
         session.close()

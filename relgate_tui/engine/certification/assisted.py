@@ -35,10 +35,11 @@ import numpy as np
 from relgate_tui.core import ppi
 from relgate_tui.core.agreement import Agreement, agreement, constant_judge
 from relgate_tui.core.label_prefix import Prefix, prefix_arrays
+from relgate_tui.core.text import one_line
 from relgate_tui.engine.runs.labels import by_a_person
 
 __all__ = ["AssistedRow", "AssistedSection", "assisted_rows", "assisted_section", "section_from_rows", "recompute",
-           "labelled_arrays", "labelled_prefix_of"]
+           "labelled_arrays", "labelled_prefix_of", "no_verification_judge"]
 
 _MIXED = "sampled items without a reference answer"
 _ALL = "every sampled item (none has a reference answer)"
@@ -184,6 +185,20 @@ class AssistedSection:
             out["more_labels"] = self.more_labels
             out["more_labels_message"] = self.more_labels_message
         return out
+
+
+def no_verification_judge(imported_tool: str | None = None) -> str:
+    """Why a run has no verification judge's verdicts, and what can be done instead — one sentence for the Results
+    tab, the spot-check's ``j`` and a run's judge certificate (``t``, ``relgate judge certify --run``). A verification
+    judge is part of a run (its identity): relgate asks it about the answers it samples, so an imported run
+    (``imported_tool``: the tool whose log it is) can never have one; its judge is certified from a verdicts file."""
+    if imported_tool:
+        return (f"imported from {one_line(imported_tool, 20)}'s log, so it has no verification judge (relgate asks one "
+                "only about answers it samples): to certify a judge on these answers, run relgate judge certify "
+                "--verdicts FILE (JSONL: id, p_yes or judge 0/1, human 0/1)")
+    return ("this run has no verification judge: one is part of a run, so certify again with one (Setup's "
+            "Verification judge, or relgate certify --verify-judge-model NAME: a new run), or certify a judge from "
+            "a verdicts file: relgate judge certify --verdicts FILE")
 
 
 def assisted_section(prepared: Any, analysis: Any, *, confidence: float = 0.95, gate: float | None = None,

@@ -97,6 +97,11 @@ __all__ = ["BatchError", "BatchProgress", "BatchSettings", "BatchSampler", "make
 _NO_LINE = RequestFailed("empty", "no line of the batch results answers it")  # asked, and no line says anything
 
 
+UNSTORED_STOP = "past their item's stop — the stopping rule needed fewer samples than the round asked"
+UNSTORED_GAP = ("after a sample of their item still missing — samples are stored in index order; kept in the request "
+                "cache until it is answered")
+
+
 class _Barren(BatchError):
     """Two rounds in a row without a usable answer: a rerun would do the same (no resume hint)."""
 
@@ -132,9 +137,11 @@ class BatchSampler:
         self.settings = settings or BatchSettings()
         self.totals = SamplingTotals()
         self.reasons: Counter[str] = Counter()  # failed and refused lines by reason (this invocation)
+        self.unstored: Counter[str] = Counter()  # answers read but not stored (yet), by why (this invocation)
         self._transport = transport
         self._spare: dict[str, Completion] = {}  # answers by fingerprint when there is no cache
         self._failed: dict[str, str] = {}  # items failed for good, with the reason (persisted)
+        self._reported: set[str] = set()  # items whose ItemDone was yielded (this invocation)
 
     # the pipeline's pause/resume reach a sampler; a submitted batch cannot be paused
     def pause(self) -> None:
@@ -207,6 +214,8 @@ class BatchSampler:
                     self._put(pending=Pending(round_no, tuple(resumed)))
                 async for event in self._collect(client, job, items, round_no, resumed, state.asked):
                     yield event
+                for event in self._item_events(job, items):
+                    yield event
                 rounds = round_no
                 self._put(rounds=rounds, pending=None, asked={})
             barren = 0
@@ -215,6 +224,8 @@ class BatchSampler:
                 lines: list[bytes] = []
                 asked: dict[str, tuple[int, int]] = {}
                 for event in self._plan(job, items, round_no, lines, asked):
+                    yield event
+                for event in self._item_events(job, items):  # settled by answers the cache held
                     yield event
                 if not lines:
                     break
@@ -236,6 +247,8 @@ class BatchSampler:
                 made = self.totals.made
                 async for event in self._collect(client, job, items, round_no, batch_ids, asked):
                     yield event
+                for event in self._item_events(job, items):  # the items this round settled, now
+                    yield event
                 rounds = round_no
                 self._put(rounds=rounds, pending=None, asked={})
                 barren = barren + 1 if self.totals.made == made else 0
@@ -245,7 +258,7 @@ class BatchSampler:
                                      + (f" (first reason: {first[0][0]})" if first else "")
                                      + ": the endpoint's batch output does not answer this run's requests (custom_id "
                                   f"{self.run_id}/<item>/<index>); the run stops")
-        for event in self._item_events(job, items):
+        for event in self._item_events(job, items, final=True):
             yield event
 
     def _metadata(self, round_no: int) -> dict[str, str]:
@@ -262,9 +275,15 @@ class BatchSampler:
         it.failed = True
         self._failed[it.item.id] = reason
 
-    def _item_events(self, job: SamplingJob, items: dict[str, _Item]) -> list[ItemDone]:
+    def _item_events(self, job: SamplingJob, items: dict[str, _Item], final: bool = False) -> list[ItemDone]:
+        """The :class:`ItemDone` of every item settled (its stopping rule ended it, or K_max) and not reported yet —
+        yielded after each round, so progress counts the items done round by round; ``final``: every item not
+        reported yet (failed or unsettled ones included)."""
         events = []
         for it in items.values():
+            if it.item.id in self._reported or not (final or (self._settled(job, it) and not it.failed)):
+                continue
+            self._reported.add(it.item.id)
             used = _used(job, it.canonicals)
             stopped = used < job.k_max and it.stopped
             self.totals.samples_used += used
@@ -472,7 +491,10 @@ class BatchSampler:
                                              + ("its request is" if n == 1 else "their requests are")
                                              + " asked again if the round asked them"))
         for it in items.values():
-            events += self._take(job, it, by_item.get(it.item.id, {}))
+            answers = by_item.get(it.item.id, {})
+            events += self._take(job, it, answers)
+            if late := sum(index >= len(it.canonicals) for index in answers):  # each is in the request cache
+                self.unstored[UNSTORED_STOP if it.stopped or len(it.canonicals) >= job.k_max else UNSTORED_GAP] += late
         unexplained = results.malformed  # an unreadable line is some request's failure, already counted as one
         for it, index, exc in sorted(failures, key=lambda f: (f[0].item.id, f[1])):
             if exc is _NO_LINE and unexplained:

@@ -14,7 +14,9 @@ The steps, in order:
    (:func:`~relgate_tui.engine.certification.certify.build_document`, called nowhere else);
 5. the :class:`~relgate_tui.engine.certification.result.RunResult` of that document; with ``write``:
    ``results.json`` (:func:`~relgate_tui.engine.certification.result.write_result`) and the run's status
-   (incomplete while sampling is incomplete, "labelling" while ``pending`` human verdicts are missing, else complete).
+   (incomplete while sampling is incomplete, "labelling" while items still wait for a person's verdict, else
+   complete), with the labelling counts in the manifest (``labelling``: ``done`` calibration items a person verified
+   or skipped, of ``total`` = done + waiting) — what ``relgate runs`` and the TUI's Runs list as "labelling: 0 of 50".
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from relgate_tui.engine.certification.assisted import assisted_section
 from relgate_tui.engine.certification.certify import Prepared, analyse_prepared, build_document, judge_section
 from relgate_tui.engine.certification.result import RunResult, write_result
 from relgate_tui.engine.runs.files import read_review_summary
+from relgate_tui.engine.runs.labels import by_a_person
 from relgate_tui.engine.runs.labels_file import apply_labels, check_label_ranks
 from relgate_tui.engine.runs.store import Label, RunStatus
 
@@ -46,14 +49,15 @@ def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (
            confidence: float | None = None, gate: float | None | _Config = FROM_CONFIG, gate_on: str | None = None,
            write: bool = True, labels_source: str = "labels", analysis: Analysis | None = None,
            samples_by_item: Mapping[str, Sequence[Any]] | None = None, judge_calls: Any = None,
-           verify_calls: CallCounts | None = None, judgements: Any = None, pending: bool = False,
+           verify_calls: CallCounts | None = None, judgements: Any = None, pending: int | None = None,
            set_status: bool = True, item_fields: Mapping[str, Mapping[str, Any]] | None = None,
            doc_fields: Mapping[str, Any] | None = None, review: Mapping[str, Any] | None = None) -> RunResult:
     """Finish ``prepared`` (module docstring). ``alpha``, ``confidence``, ``gate`` (min reliability) and ``gate_on``
     default to the run's config (``gate`` None: no gate). ``labels_source`` names the labels in an error; ``analysis``: the caller's current
     analysis (used when no label is written); ``samples_by_item``: the samples when the caller holds them (the
-    importer); ``judge_calls``/``verify_calls``/``judgements``: what the judge passes report; ``pending``: human
-    verdicts are still missing (status "labelling"); ``set_status`` False leaves the status alone (a TUI run whose
+    importer); ``judge_calls``/``verify_calls``/``judgements``: what the judge passes report; ``pending``: how many
+    items still wait for a person's verdict (the TUI's, audit items included; None: the result's calibration items
+    without a verdict, ``n_pending``) — status "labelling" while any does; ``set_status`` False leaves the status alone (a TUI run whose
     sampling pass has not ended); ``item_fields``/``doc_fields``: fields added to the document's items / top level
     (the importer's flags and provenance); ``review``: the run's team-review summary (``review`` section; None: the
     one the run store holds from the last ``relgate review pull``). Returns the :class:`RunResult` (with the core's
@@ -88,13 +92,17 @@ def finish(prepared: Prepared, *, calls: CallCounts, labels: Sequence[Label] = (
                 entry.update(doc_extra)
     if doc_fields:
         doc.update(doc_fields)
+    waiting = result.n_pending if pending is None else pending
+    done = sum(1 for a in analysis.items if a.role == "calibration" and a.sampled and by_a_person(a.verified_by))
     status = None
     if write and set_status:
         status = (RunStatus.INCOMPLETE if not analysis.sampling_complete else
-                  RunStatus.LABELLING if pending else RunStatus.COMPLETE)
+                  RunStatus.LABELLING if waiting else RunStatus.COMPLETE)
     out = RunResult.from_json(doc, core=result, analysis=analysis, labels_written=written, status=status)
     if write:
-        # the results and the new status in one manifest write (each atomic write costs a file and a directory fsync)
+        # the results, the labelling counts and the new status in one manifest write (each atomic write costs a file
+        # and a directory fsync)
         new = status if status is not None and prepared.store.run_status != status else None
-        write_result(prepared.store, out, **({} if new is None else {"status": new.value}))
+        write_result(prepared.store, out, labelling={"done": done, "total": done + waiting},
+                     **({} if new is None else {"status": new.value}))
     return out

@@ -6,7 +6,7 @@ id and its reference answer, not the prompt a harness rendered from it — lm-ev
 input, and the same model under two harnesses is exactly what people compare. A pair is the same item when it was
 paired by document hash, or when its reference answers agree (where both runs have one) and one run's question text
 contains the other's (case-folded, whitespace collapsed; :func:`same_item`). Two runs on different tasks that happen
-to share ids are refused with one line; paired items whose prompts differ (:func:`question_hash`) are counted and
+to share ids are refused with one line; paired items whose prompts differ (:func:`prompt_hash`: the wording the model saw) are counted and
 noted (``n_prompts_differ``, ``notes``). A run compared with itself says so.
 Items are paired by the tools' document hashes when every item of both runs carries one (lm-eval imports: the
 hash of the document, stable across runs and models) and they are unique, else by item id; ``--match question``
@@ -33,7 +33,7 @@ from relgate_tui.engine.certification.result import ItemEntry, RunResult
 from relgate_tui.errors import DataError
 
 __all__ = ["compare_runs", "compare_documents", "paired_view", "PairedView", "ItemChange", "EXIT_CODES",
-           "MATCH_CHOICES", "question_hash", "no_shared_items", "same_item", "same_run_note"]
+           "MATCH_CHOICES", "question_hash", "prompt_hash", "no_shared_items", "same_item", "same_run_note"]
 
 EXIT_CODES = {"not_worse": 0, "worse": 1, "undecided": 3}
 
@@ -93,6 +93,14 @@ def question_hash(question: str, choices: Any = ()) -> str:
     return hashlib.sha256(json.dumps([question, list(choices or ())], ensure_ascii=False).encode()).hexdigest()
 
 
+def prompt_hash(item: Any) -> str:
+    """:func:`question_hash` of the wording a task item's model saw: its last user message when the item carries the
+    messages that were sent (an Inspect import whose solver rendered the input, a chat task), else its question (an
+    lm-eval import's question is the prompt lm-eval rendered). Two harnesses that both sent "Q: …\nA:" agree."""
+    sent = next((m.get("content") for m in reversed(item.messages or ()) if m.get("role") == "user"), None)
+    return question_hash(sent if isinstance(sent, str) else item.question, item.choices)
+
+
 def same_item(question_a: str | None, question_b: str | None, refs_a: Any = (), refs_b: Any = ()) -> bool:
     """Whether two paired items are the same item: their reference answers agree where both have one (as sets of
     stripped strings) and one question text contains the other (case-folded, whitespace collapsed) — a rendered
@@ -138,8 +146,8 @@ def compare_documents(doc_a: RunResult, doc_b: RunResult, *, margin: float = 0.0
                       references: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The comparison document of two runs' results (their ``results.json`` read as :class:`RunResult`). ``match`` "auto" pairs by
     document hash (when both runs carry unique ones) else by id; "question" pairs by question text
-    (``question_texts``: each run's id → question). ``questions``: each run's ``item id → question hash``
-    (:func:`question_hash`); ``references``: each run's ``item id → reference answers``. Paired items that are not
+    (``question_texts``: each run's id → question). ``questions``: each run's ``item id → prompt hash``
+    (:func:`prompt_hash`); ``references``: each run's ``item id → reference answers``. Paired items that are not
     the same items (:func:`same_item`) are refused (one-line :class:`DataError`): the runs do not ask the same thing,
     whatever their ids say; the same items under different prompts are compared, with a note. With ``question_texts`` given, ``n_shared_by_question`` says
     how many items question text would pair (the offer made when ids pair nothing)."""
@@ -308,7 +316,7 @@ def compare_runs(run_a: str, run_b: str, *, margin: float = 0.05, confidence: fl
         docs.append(result)
         prepared = open_prepared(store.path)
         try:
-            questions.append({it.id: question_hash(it.question, it.choices) for it in prepared.items})
+            questions.append({it.id: prompt_hash(it) for it in prepared.items})
             texts.append({it.id: it.question for it in prepared.items})
             refs.append({it.id: tuple(it.answers) for it in prepared.items})
         finally:

@@ -15,6 +15,7 @@ writer of ``results.json`` and of the final status.
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import replace
@@ -31,6 +32,7 @@ from relgate_tui.engine.certification.certify import Prepared, judge_section, op
 from relgate_tui.engine.certification.run_gate import RunGateViews
 from relgate_tui.engine.certification.setup import RunSetup, VerificationMode, certify_config
 from relgate_tui.engine.certification.views import (
+    AuditSummary,
     ItemProgress,
     ItemView,
     LabelOutcome,
@@ -38,6 +40,7 @@ from relgate_tui.engine.certification.views import (
     ResultsView,
     SamplingUpdate,
     SpotProgress,
+    audit_summary,
     build_item_view,
     build_results_view,
 )
@@ -196,6 +199,13 @@ class Session(RunGateViews):
         from relgate_tui.core.text import one_line
 
         return one_line(f"{self.model} · {self.task_name}")
+
+    @property
+    def imported_tool(self) -> str | None:
+        """The tool whose log this run was imported from ("lm-eval", "inspect", "samples"), None for a sampled run."""
+        imported = self.store.manifest.get("imported_from")
+        tool = imported.get("tool") if isinstance(imported, Mapping) else None
+        return tool if isinstance(tool, str) and tool else None
 
     @property
     def sampling_complete(self) -> bool:
@@ -431,7 +441,8 @@ class Session(RunGateViews):
     def label(self, item_id: str, *, rank: int | None = None, none: bool = False,
               skip: bool = False) -> LabelOutcome:
         """Persist a human verdict (written and fsync-ed by the run store before this returns), then update the
-        analysis. ``rank`` must name one of the item's candidates."""
+        analysis. ``rank`` must name one of the item's candidates. On an audited item a verdict whose score differs
+        from the reference's is stored as overriding it (the spot-check asks before it calls this)."""
         self.analysis()
         if item_id not in self._roles:
             raise ValueError(f"unknown item {item_id!r}")
@@ -439,16 +450,12 @@ class Session(RunGateViews):
         if rank is not None and (a is None or not 1 <= rank <= a.ranked.n_classes):
             raise ValueError(f"item {item_id!r} has no candidate of rank {rank}")
         lab = Label(item_id, rank=rank, none=none, skip=skip, source="human")
+        disagrees = (item_id in self._audit_set and not skip and a is not None and a.reference_score is not None
+                     and lab.score != a.reference_score)
+        lab = replace(lab, ts=time.time(), overrides_reference=disagrees)  # ts given: the store keeps every field
         self.store.append_label(lab)
         self._modified = True
         self._reanalyse_item(item_id)
-        disagrees = (
-            item_id in self._audit_set
-            and not skip
-            and a is not None
-            and a.reference_score is not None
-            and lab.score != a.reference_score
-        )
         return LabelOutcome(item_id, lab.kind, rank, disagrees)
 
     def undo(self) -> str | None:
@@ -462,18 +469,16 @@ class Session(RunGateViews):
             self._reanalyse_item(lab.item)
         return lab.item
 
-    def audit_counts(self) -> tuple[int, int]:
-        """(audited, disagreements): audit items with a human verdict (skips excluded), and how many of those
-        differ from the automatic reference verdict."""
+    def audit(self) -> AuditSummary:
+        """The audit so far: audit items with a human verdict (skips excluded) and those that differ from the
+        automatic reference verdict, by name."""
         self.analysis()
-        audited = disagreements = 0
-        for item_id in self.audit_ids:
-            a = self._by_id.get(item_id)
-            if a is None or not by_a_person(a.verified_by) or a.skipped:
-                continue
-            audited += 1
-            disagreements += int(a.reference_score is not None and a.score != a.reference_score)
-        return audited, disagreements
+        return audit_summary(self.audit_ids, self._by_id, self.store.current_labels())
+
+    def audit_counts(self) -> tuple[int, int]:
+        """(audited, disagreements) of :meth:`audit`."""
+        s = self.audit()
+        return s.audited, len(s.disagreements)
 
     def spot_progress(self, confidence: float = 0.95) -> SpotProgress:
         """Items verified by hand so far and the reliability level (with its bound) over every verified item."""
@@ -531,10 +536,9 @@ class Session(RunGateViews):
         decided by the one gate rule (with this run's judge-assisted bound for "assisted"/"best"). Unsampled items
         keep their row ("not sampled"; no score, no coverage)."""
         a = self.analysis()
-        audited, disagreements = self.audit_counts()
         return build_results_view(a, self._items, alpha, gate=gate, gate_on=gate_on, confidence=confidence,
-                                  curve_alphas=curve_alphas, calls=self.call_counts(), audited=audited,
-                                  disagreements=disagreements, assisted=self.assisted_bound(gate_on, confidence, gate),
+                                  curve_alphas=curve_alphas, calls=self.call_counts(), audit=self.audit(),
+                                  assisted=self.assisted_bound(gate_on, confidence, gate),
                                   one_look=self.config.one_look)
 
     def document(self, alpha: float | None = None, *, gate: float | None = None,
@@ -554,7 +558,7 @@ class Session(RunGateViews):
         return finish(self.prepared, calls=self.call_counts(), alpha=a, confidence=confidence, gate=gate,
                       gate_on=gate_on, write=write, analysis=self.analysis(),
                       judge_calls=jc if (jc.made or jc.cached or jc.failed) else None,
-                      judgements=self._judgements, pending=bool(self.pending_items()),
+                      judgements=self._judgements, pending=len(self.pending_items()),
                       set_status=self.sampling_complete)
 
     def save_results(self, alpha: float | None = None, *, gate: float | None | EllipsisType = ...,

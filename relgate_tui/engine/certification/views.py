@@ -6,13 +6,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core.certification.certify import CertificationResult, CoverageCurve, coverage_curve
 from relgate_tui.core.certification.conformal import prediction_set
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.records import canonical_prefix
+from relgate_tui.engine.runs.labels import by_a_person
 from relgate_tui.engine.transport.sampler import ItemDone, SampleDone, SampleFailed
 
 if TYPE_CHECKING:
@@ -29,7 +30,11 @@ __all__ = [
     "ItemRow",
     "ResultsView",
     "LabelOutcome",
+    "AuditDisagreement",
+    "AuditSummary",
     "LiveTable",
+    "reference_verdict",
+    "audit_summary",
     "question_text",
     "build_item_view",
     "build_results_view",
@@ -104,6 +109,30 @@ class ItemView:
     samples: tuple[tuple[str, str], ...] = ()
     tie_broken: bool = False
 
+    def contradiction(self, *, accept: int | None = None, reject: int | None = None,
+                      none: bool = False) -> str | None:
+        """What a key would contradict on an audited item (None when it agrees, or the item is no audit item with a
+        reference): accepting candidate ``accept`` or "none acceptable" (``none``) whose score (eq. 10.1: the rank,
+        ∞ for none) differs from the reference verdict's, or rejecting ``reject``, the candidate the reference
+        matches."""
+        auto = self.auto_score
+        if not self.audit or auto is None:
+            return None
+        if accept is not None:
+            wrong = float(accept) != auto
+        elif none:
+            wrong = not math.isinf(auto)
+        else:
+            wrong = reject is not None and float(reject) == auto
+        return f"this contradicts the reference: {reference_verdict(auto)}" if wrong else None
+
+
+def reference_verdict(auto_score: float | None) -> str:
+    """The automatic (reference) verdict of an item in words: which candidate matches its reference, or none."""
+    if auto_score is None or math.isinf(auto_score):
+        return "no candidate matches it (score ∞)"
+    return f"candidate {int(auto_score)} matches it"
+
 
 @dataclass(frozen=True)
 class SpotProgress:
@@ -156,7 +185,7 @@ class ItemRow:
 @dataclass(frozen=True, eq=False)
 class ResultsView:
     """Everything the results screen shows at one α: the core's certification result, the item rows, the coverage
-    curve, samples used per item and the call counters of the run. The headline is ``result.reliability_lower_bound``
+    curve, samples used per item, the call counters and the audit of the run. The headline is ``result.reliability_lower_bound``
     (:attr:`headline`): the run's bound, the one its gate decides on (anytime once a person labelled); the fixed-n
     Clopper–Pearson value, where it differs, is ``result.fixed_n_lower_bound`` (:attr:`fixed_n_line`)."""
 
@@ -168,9 +197,8 @@ class ResultsView:
     calls_made: int = 0
     calls_cached: int = 0
     calls_failed: int = 0
-    audited: int = 0
-    disagreements: int = 0
     n_unsampled: int = 0
+    audit: AuditSummary = field(default_factory=lambda: AuditSummary())  # audit mode: the re-checked references
 
     @property
     def headline(self) -> float | None:
@@ -197,6 +225,39 @@ class LabelOutcome:
     kind: str  # "rank" | "none" | "skip"
     rank: int | None
     disagrees: bool = False
+
+
+@dataclass(frozen=True)
+class AuditDisagreement:
+    """An audited item whose verdict by a person differs from its reference verdict: both verdicts in words, and
+    whether the label was kept over the spot-check's warning (stored with it: ``Label.overrides_reference``)."""
+
+    item_id: str
+    verdict: str  # "rank 1" | "none acceptable"
+    reference: str  # "candidate 2 matches it" | "no candidate matches it (score ∞)"
+    overrode: bool
+
+    def describe(self) -> str:
+        kept = "; kept over the warning" if self.overrode else ""
+        return f"{self.item_id}: you {self.verdict}, reference: {self.reference}{kept}"
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """The audit of a run's reference verdicts: ``audited`` items with a person's verdict (skips excluded) and those
+    of them that disagree with the reference."""
+
+    audited: int = 0
+    disagreements: tuple[AuditDisagreement, ...] = ()
+
+    def line(self, limit: int = 3) -> str | None:
+        """The disagreeing items by name (at most ``limit``, then how many more); None when there are none."""
+        if not self.disagreements:
+            return None
+        shown = "; ".join(d.describe() for d in self.disagreements[:limit])
+        more = len(self.disagreements) - limit
+        return (f"audit: {len(self.disagreements)} of {self.audited} disagree with the reference — {shown}"
+                + (f"; and {more} more" if more > 0 else ""))
 
 
 
@@ -290,9 +351,29 @@ def build_item_view(item: Any, role: str, a: ItemAnalysis | None, samples: Seque
     )
 
 
+def audit_summary(audit_ids: Sequence[str], by_id: Mapping[str, ItemAnalysis],
+                  labels: Mapping[str, Label]) -> AuditSummary:
+    """The audit of ``audit_ids``: which of them a person verified (skips excluded) and which of those verdicts
+    differ from the reference's (score, eq. 10.1, ≠ the reference score)."""
+    audited = 0
+    disagreements = []
+    for item_id in audit_ids:
+        a = by_id.get(item_id)
+        if a is None or not by_a_person(a.verified_by) or a.skipped:
+            continue
+        audited += 1
+        if a.reference_score is None or a.score == a.reference_score:
+            continue
+        label = labels.get(item_id)
+        verdict = ("none acceptable" if a.score is None or math.isinf(a.score) else f"rank {int(a.score)}")
+        disagreements.append(AuditDisagreement(item_id, verdict, reference_verdict(a.reference_score),
+                                               label is not None and label.overrides_reference))
+    return AuditSummary(audited, tuple(disagreements))
+
+
 def build_results_view(a: Analysis, items: Mapping[str, Any], alpha: float, *, gate: float | None,
                        gate_on: str, confidence: float, curve_alphas: Sequence[float] | None,
-                       calls: CallCounts, audited: int, disagreements: int,
+                       calls: CallCounts, audit: AuditSummary,
                        assisted: Callable[[float], float] | None = None, one_look: int | None = None) -> ResultsView:
     """Every number of the results screen at ``alpha`` (:meth:`Analysis.results`, the core's ``compute_results``
     with the one gate rule; sub-millisecond). ``assisted``: the judge-assisted bound for the "assisted"/"best" gates.
@@ -337,7 +418,6 @@ def build_results_view(a: Analysis, items: Mapping[str, Any], alpha: float, *, g
         calls_made=calls.made,
         calls_cached=calls.cached,
         calls_failed=calls.failed,
-        audited=audited,
-        disagreements=disagreements,
         n_unsampled=a.n_not_sampled,
+        audit=audit,
     )

@@ -229,6 +229,24 @@ def _question(inp: Any) -> str:
     return ""
 
 
+def _sent(sample: Mapping[str, Any], question: str) -> tuple[dict[str, str], ...]:
+    """The messages Inspect sent before the model's first reply (``sample.messages``; system and user turns, as
+    text), when the last user turn is not ``question`` itself — a solver such as ``prompt_template`` rewrote it (the
+    log keeps ``input`` raw); else ()."""
+    messages = sample.get("messages")
+    sent: list[dict[str, str]] = []
+    for m in messages if isinstance(messages, list) else ():
+        if not isinstance(m, Mapping) or m.get("role") not in ("system", "user", "assistant"):
+            continue
+        if m["role"] == "assistant":
+            break
+        sent.append({"role": str(m["role"]), "content": _text_of(m.get("content"))})
+    users = [m["content"] for m in sent if m["role"] == "user"]
+    if not users or not users[-1].strip() or users[-1].strip() == question.strip():
+        return ()
+    return tuple(sent)
+
+
 def _targets(target: Any) -> tuple[str, ...]:
     if isinstance(target, str):
         return (target,) if target.strip() else ()
@@ -308,7 +326,7 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
         gen.update({k: v for k, v in spec["model_generate_config"].items() if v is not None})
     config: Mapping[str, Any] = spec["config"] if isinstance(spec.get("config"), Mapping) else {}
     by_id: dict[str, list[tuple[int, int, str]]] = {}
-    meta: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+    meta: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[dict[str, str], ...]]] = {}
     errored = invalidated = 0
     limits: dict[str, int] = {}
     widths: set[int] = set()
@@ -345,7 +363,8 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
         if key not in meta:
             choices = s.get("choices")
             ch = tuple(str(c) for c in choices) if isinstance(choices, list) else ()
-            meta[key] = (_question(s.get("input")), _targets(s.get("target")), ch)
+            question = _question(s.get("input"))
+            meta[key] = (question, _targets(s.get("target")), ch, _sent(s, question))
     if errored:
         notes.append(f"{counted(errored, 'errored sample')} skipped")
     if invalidated or header.get("invalidated"):
@@ -370,8 +389,9 @@ def load_inspect(path: str | Path, task: str | None = None) -> ImportedLog:
     items = []
     for key, found in by_id.items():
         found.sort(key=lambda e: (e[0], e[1]))  # epoch order, then choice order
-        question, targets, choices = meta[key]
-        items.append(ImportedItem(key, question, tuple(a for _, _, a in found), targets, choices[:10]))
+        question, targets, choices, sent = meta[key]
+        items.append(ImportedItem(key, question, tuple(a for _, _, a in found), targets, choices[:10],
+                                  messages=sent))
     if not items:
         raise data_error(p, "no completed samples in the log", field="samples")
     packages: Mapping[str, Any] = spec["packages"] if isinstance(spec.get("packages"), Mapping) else {}

@@ -76,7 +76,9 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class ImportedItem:
-    """One question of an imported log: its raw answers in sample order and its reference(s)."""
+    """One question of an imported log: its raw answers in sample order and its reference(s). ``messages``: the
+    chat messages the tool sent before the model's reply (``{"role", "content"}``), kept when their wording is not
+    ``question`` alone (an Inspect solver's template); empty otherwise."""
 
     id: str
     question: str
@@ -85,6 +87,7 @@ class ImportedItem:
     choices: tuple[str, ...] = ()
     doc_hash: str | None = None
     flags: tuple[str, ...] = ()
+    messages: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,8 @@ def imported_task_lines(log: ImportedLog) -> bytes:
             row["acceptable_answers"] = list(it.answers)
         if it.choices:
             row["choices"] = list(it.choices)
+        if it.messages:  # the wording the model saw, where the tool rendered the question into another
+            row["messages"] = [dict(m) for m in it.messages]
         imp: dict[str, Any] = {"tool": log.tool, "answers_sha256": digest}
         if it.doc_hash:
             imp["doc_hash"] = it.doc_hash
@@ -251,7 +253,8 @@ def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[
     end = finish(replace(prepared, rule=_NeverStop()), calls=CallCounts(0, 0, 0), labels=prepared.file_labels,
                  labels_source=str(opts.labels), samples_by_item=samples_by_item, item_fields=item_fields,
                  doc_fields={"imported_from": dict(info)}, set_status=False)
-    prepared.store.set_status("complete")  # an imported log has every answer there is: nothing left to sample
+    # an imported log has every answer there is: nothing left to sample; complete unless items wait for labels
+    prepared.store.set_status(RunStatus.LABELLING if end.n_pending else RunStatus.COMPLETE)
     return end
 
 

@@ -218,8 +218,11 @@ def verdicts_from_run(run: str, run_dir: str | None = None) -> tuple[Verdicts, s
     finally:
         store.close()
     block = None if result is None else result.document.get("judge_assisted")
-    if not isinstance(block, Mapping):
-        raise UserError(f"run {run_id} has no verification judge results (certify it with --verify-judge-model)")
+    if not isinstance(block, Mapping):  # what can be done instead: an imported run can never have one
+        from relgate_tui.engine.certification.assisted import no_verification_judge
+
+        tool = result.imported.tool if result is not None and result.imported is not None else None
+        raise UserError(f"run {run_id}: {no_verification_judge(tool)}")
     from relgate_tui.core.label_prefix import labelled_prefix
 
     raw = list(block.get("verdicts") or [])

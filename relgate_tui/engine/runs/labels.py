@@ -30,7 +30,9 @@ class Label:
     """A verification verdict for one item: the accepted ``rank`` (1 = the top candidate), ``none`` (no candidate is
     acceptable: score ∞, always counted) or ``skip`` (excluded from n, counted in n_skipped). ``source`` says who
     decided: "human" (spot-check), "reference" (automatic, from the task's answers), "file" (``--labels``) or
-    "review:<session>" (a team review's final label, ``relgate review pull``)."""
+    "review:<session>" (a team review's final label, ``relgate review pull``). ``overrides_reference``: a person's
+    audit verdict that contradicts the item's reference verdict, kept after the spot-check asked (written as
+    ``"overrides_reference": true``, only when set; give ``ts`` with it — the store rebuilds a label without one)."""
 
     item: str
     rank: int | None = None
@@ -38,6 +40,7 @@ class Label:
     skip: bool = False
     source: str = "human"
     ts: float = 0.0
+    overrides_reference: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.item, str) or not self.item:
@@ -77,6 +80,8 @@ class Label:
             ev["skip"] = True
         ev["source"] = self.source
         ev["ts"] = self.ts
+        if self.overrides_reference:
+            ev["overrides_reference"] = True
         return ev
 
     @classmethod
@@ -89,6 +94,7 @@ class Label:
             skip=ev.get("skip") is True,
             source=ev.get("source", "human"),
             ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else 0.0,
+            overrides_reference=ev.get("overrides_reference") is True,
         )
 
 

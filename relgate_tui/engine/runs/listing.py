@@ -64,6 +64,15 @@ class RunSummary:
     m_star: int | None = None
     passed: bool | None = None
     has_gate: bool = False  # the stored results were judged against a gate (``min_reliability``)
+    labelling: tuple[int, int] | None = None  # (done, total): items a person verified, of those that need one
+
+    @property
+    def status_text(self) -> str:
+        """The status as both listings show it: "labelling: 0 of 50" while items wait for a person's verdict (the
+        counts the run's last results stored), else the stored status."""
+        if self.status == "labelling" and self.labelling is not None:
+            return f"labelling: {self.labelling[0]} of {self.labelling[1]}"
+        return self.status
 
     def is_simulated(self, simulated_models: Collection[str]) -> bool:
         """A run against relgate's simulated models, named by the front end (:func:`looks_simulated`)."""
@@ -132,7 +141,18 @@ def summarise(store: RunStore) -> RunSummary:
         m_star=m_star if _is_int(m_star) else None,
         passed=res.get("passed") if isinstance(res.get("passed"), bool) else None,
         has_gate=isinstance(res.get("min_reliability"), (int, float)) or isinstance(res.get("passed"), bool),
+        labelling=_labelling(m),
     )
+
+
+def _labelling(manifest: dict) -> tuple[int, int] | None:
+    """(done, total) of the manifest's ``labelling`` counts (engine/certification/finish.py), None when absent or
+    malformed (a run written before they were kept, a hand edit)."""
+    lab = _obj(manifest, "labelling")
+    done, total = lab.get("done"), lab.get("total")
+    if isinstance(done, int) and isinstance(total, int) and _is_int(done) and _is_int(total) and 0 <= done <= total:
+        return done, total
+    return None
 
 
 def batch_in_flight(manifest: dict) -> str | None:

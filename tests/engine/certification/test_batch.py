@@ -370,3 +370,26 @@ def test_a_kill_while_the_create_request_is_on_the_wire_never_makes_a_second_bat
     assert not _no_request_twice(server)
     assert sampler.totals.samples_used == 15 and sampler.totals.items_failed == 0
     assert sampler.totals.made == len(lines) == 15
+
+
+def test_batch_progress_counts_what_is_done(incli: InProcessCli, tmp_path: Path) -> None:
+    """``certify --batch`` progress (plain lines, stderr not a terminal) counts what is done after each round: the items
+    a round settled (their ItemDone comes with the round, not all at the end: it said "0/60 items, calls made 761")
+    and the samples stored — never "0 items" once rounds have settled some."""
+    import re
+
+    with DemoServer() as server:
+        home = tmp_path / "home"
+        home.mkdir()
+        proc = incli(home, "certify", "--task", "gsm8k", "--limit", "20", "--model", "sim-mid", "--endpoint",
+                     server.base_url, "--batch", "--json", str(home / "r.json"))
+        assert proc.returncode in (0, 1), proc.stderr
+    lines = [(int(m[1]), int(m[2]), int(m[3])) for m in
+             re.finditer(r"sampling: (\d+)/(\d+) items settled, (\d+) samples stored", proc.stderr)]
+    assert len(lines) >= 3, proc.stderr
+    settled, stored = [x[0] for x in lines], [x[2] for x in lines]
+    assert settled == sorted(settled) and stored == sorted(stored)
+    assert any(0 < s < 20 for s in settled), proc.stderr  # items settled round by round, not only at the end
+    assert lines[-1][:2] == (20, 20)
+    (run,) = (home / "runs").iterdir()
+    assert stored[-1] == len((run / "samples.jsonl").read_text().splitlines())

@@ -151,3 +151,38 @@ def test_a_read_that_stores_nothing_burns_no_round(incli: InProcessCli, tmp_path
         assert f"run {run_id} round 1: {found.group(2)} requests" in again.stderr, again.stderr
         read = incli(home, "batch", "read", run_id, str(results))
         assert f"run {run_id} round 1:" in read.stderr and read.returncode in (0, 3), read.stderr
+
+
+def test_batch_read_says_why_an_answer_read_was_not_stored(incli: InProcessCli, tmp_path: Path) -> None:
+    """"N answers read, M samples stored" names the reason for every answer not stored: here a gap (the results lost
+    one item's sample 0: its later answers wait in the cache, samples being stored in index order); the next read
+    that fills the gap says the extra samples came from the answers the earlier read kept."""
+    from relgate_tui.engine.certification.batch_rounds import UNSTORED_GAP, parse_custom_id
+
+    with DemoServer() as server:
+        home = tmp_path / "home"
+        home.mkdir()
+        config = home / "run.toml"
+        config.write_text(f'task = "gsm8k"\nlimit = 6\nendpoint = "{server.base_url}"\nmodel = "sim-mid"\n')
+        requests, results = home / "requests.jsonl", home / "results.jsonl"
+        wrote = incli(home, "batch", "write", "--config", str(config), "--out", str(requests))
+        assert wrote.returncode == 0, wrote.stderr
+        run_batch(requests, results, server.base_url)
+        lines = results.read_text().splitlines()
+        keys = [parse_custom_id(json.loads(x)["custom_id"]) for x in lines]
+        run_id, victim, _ = next(k for k in keys if k is not None and k[2] == 0)
+        later = sum(1 for k in keys if k is not None and k[1] == victim and k[2] > 0)
+        assert later >= 1
+        results.write_text("".join(x + "\n" for x, k in zip(lines, keys, strict=True)
+                                   if k is None or (k[1], k[2]) != (victim, 0)))
+        read = incli(home, "batch", "read", run_id, str(results))
+        assert read.returncode == 3, read.stderr
+        n = len(lines) - 1
+        assert (f"{n} answers read, {n - later} samples stored ({later} answer{'s' if later != 1 else ''} not "
+                f"stored: {UNSTORED_GAP})") in " ".join(read.stderr.split()), read.stderr
+
+        wrote = incli(home, "batch", "write", "--config", str(config), "--out", str(requests))
+        assert wrote.returncode == 0, wrote.stderr
+        run_batch(requests, results, server.base_url)
+        read = incli(home, "batch", "read", run_id, str(results))
+        assert f"({later} from answers an earlier read kept)" in read.stderr, read.stderr
