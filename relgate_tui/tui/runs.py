@@ -106,6 +106,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
         yield Label("", id="runs-title")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-hint")
+        yield Static("", id="runs-keys")  # its own line: a long run description never pushes the keys off
         yield Footer()
 
     # (key, header, content width or None = the flexible model/task columns); a column is its width + 2 (padding)
@@ -234,20 +235,20 @@ class RunsScreen(Screen["RunsChoice | None"]):
         if current is not None:
             t.append(one_line(f"{current.run_id}  "), style="bold")
             if self.imported is not None and current.path.resolve() == self.imported.path.resolve():
-                t.append(one_line(self.imported.summary) + "\n", style="yellow")
+                t.append(one_line(self.imported.summary), style="yellow")
             else:
                 if current.status_text != current.status:  # the labels it waits for (the cell may say "labelling")
                     t.append(one_line(current.status_text) + " · ", style="yellow")
                 t.append(one_line(f"{current.created.replace('T', ' ')[:16]} · {public_url(str(current.endpoint))} · "
                                   f"{counted(current.n_items, 'item')}, {counted(current.n_samples, 'sample')}, "
                                   f"{counted(current.n_labels, 'label')} · "
-                                  f"{current.path}") + "\n", style="dim")
-        t.append(
+                                  f"{current.path}"), style="dim")
+        self.query_one("#runs-hint", Static).update(t)
+        self.query_one("#runs-keys", Static).update(Text(
             f"{marked} marked, in order — c compares them · t certifies their judges as a cascade" if marked else
             "Enter/o open · r resume · i import · Space mark: c compare, t judge cascade",  # whole at 80 columns
             style="dim",
-        )
-        self.query_one("#runs-hint", Static).update(t)
+        ))
 
     @on(DataTable.RowHighlighted, "#runs")
     def _highlighted(self) -> None:

@@ -141,7 +141,7 @@ async def test_cascade_refusals_are_one_clear_line_and_no_crash(services, runs) 
         await pilot.pause()
         assert app.screen is screen
         assert any("mark the runs of two or more judges" in str(n.message) for n in app._notifications)
-        for other, says in ((runs["no judge"], "has no verification judge results"),
+        for other, says in ((runs["no judge"], "this run has no verification judge"),
                             (runs["other task"], "differ in their task file: a cascade's judges must judge the same "
                                                  "answers")):
             await _mark(pilot, screen, [other])
