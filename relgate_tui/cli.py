@@ -54,7 +54,9 @@ def _err(message: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------------------ parser
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """relgate's parser: every command's, or with ``argv`` naming a command of its own module only that one's (the
+    parser a run parses with: the same options, help and errors; :func:`relgate_tui.commands.register_one`)."""
     parser = _Parser(prog="relgate", description="How far can this language model be trusted on this task?",
                      epilog="Exit codes: 0 done or PASS, 1 below the gate, 2 error, 3 undecided. "
                             "`relgate COMMAND --help` says more.")
@@ -66,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from relgate_tui import commands
 
-    COMMANDS.update(commands.register_all(sub))
+    one = commands.register_one(sub, argv[0]) if argv else None
+    COMMANDS.update(one if one is not None else commands.register_all(sub))
     sub.add_parser("demo-server", help="serve simulated models on 127.0.0.1 (OpenAI API)", add_help=False)
     return parser
 
@@ -156,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         argv = _expand_config(argv)
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         if args.command is None:
             return _run_tui()
         handler = getattr(args, "handler", None) or COMMANDS[args.command]

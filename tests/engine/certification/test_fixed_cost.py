@@ -30,7 +30,7 @@ from relgate_tui.cli import main
 rc = main(sys.argv[1:])
 heavy = ["httpcore", "relgate_tui.engine.judging.verify_judge", "relgate_tui.engine.judging.certify_judge",
          "relgate_tui.engine.judging.ask", "click", "pygments", "rich", "relgate_tui.core.canon.mcq",
-         "relgate_tui.core.canon.freetext"]
+         "relgate_tui.core.canon.freetext", "relgate_tui.commands.jury", "relgate_tui.commands.judge_audit"]
 print(json.dumps({"writes": writes, "dir_syncs": dir_syncs, "loaded": [m for m in heavy if m in sys.modules]}),
       file=sys.stderr)
 sys.exit(rc)
