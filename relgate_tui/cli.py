@@ -25,6 +25,7 @@ one line.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from typing import Any, NoReturn
 
@@ -152,8 +153,6 @@ def main(argv: list[str] | None = None) -> int:
     at interpreter exit then walk nothing (~10 ms of every run; a caller in a long-lived process passes ``argv``)."""
     code = _main(list(sys.argv[1:] if argv is None else argv))
     if argv is None:
-        import gc
-
         gc.freeze()
     return code
 
@@ -168,8 +167,14 @@ def _main(argv: list[str]) -> int:
         return int(demo_main(argv[1:]) or 0)
     args: argparse.Namespace | None = None
     try:
-        argv = _expand_config(argv)
-        args = build_parser(argv).parse_args(argv)
+        collecting = gc.isenabled()
+        gc.disable()  # building the parser imports the command's modules (numpy among them): nothing to collect
+        try:
+            argv = _expand_config(argv)
+            args = build_parser(argv).parse_args(argv)
+        finally:
+            if collecting:
+                gc.enable()
         if args.command is None:
             return _run_tui()
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
