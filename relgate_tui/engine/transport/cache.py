@@ -15,8 +15,11 @@ call in another run, never a result — and it syncs accordingly (issue 42 §7: 
 ``fdatasync`` calls, ~60 ms on an ordinary disk, before the first request):
 
 * answers are committed by diskcache in WAL mode with ``PRAGMA synchronous=NORMAL`` (its default): a commit costs
-  no sync and is safe against ``kill -9``; a power loss can lose the last commits but not corrupt the database; the
-  WAL is synced into the database at a checkpoint (when the last connection closes);
+  no sync and is safe against ``kill -9``; a power loss can lose what was committed since the last checkpoint, but
+  not corrupt the database (the run store still holds every sample). The WAL is synced into the database at
+  SQLite's checkpoints (every 1,000 pages of WAL, and when a process closes the database last); a ``relgate
+  certify`` process exits with its connections open (everything is frozen out of the collector, cli.py), so it
+  leaves the WAL, which the next open reads as SQLite always does;
 * a *new* database is created by :func:`_hold_open` with ``synchronous=OFF`` (``auto_vacuum``, WAL and the first
   WAL frame without a sync): it holds nothing yet, and an empty database damaged by a power loss is moved aside
   and rebuilt like any other damaged one;
