@@ -265,13 +265,20 @@ def _raw_body() -> bytes:
     return json.dumps({"model": "stub", "messages": messages, "temperature": 0.7, "seed": 1234567}).encode()
 
 
+def _load() -> str:
+    """The machine's load average (1, 5, 15 min) now: printed beside the figures, which a busy machine inflates."""
+    import os
+
+    return "load average " + " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main_cli(calls: int, latency_ms: float, repeats: int, concurrency: int = 16) -> int:
     """``--cli``: relgate certify vs the raw client, both as processes, alternately; medians and the ratio."""
     import tempfile
 
     print(f"stub chat endpoint in a child process, latency {latency_ms:g} ms; {calls} calls per run at concurrency "
           f"{concurrency}; `relgate certify` (a process: start-up, run store, cache, results) and the raw-socket client "
-          f"(a process) alternately, median of {repeats} runs each\n")
+          f"(a process) alternately, median of {repeats} runs each; {_load()}\n")
     print(f"{'run':>4}  {'raw client/s':>12}  {'relgate/s':>9}  {'ratio':>6}  {'CPU ms/call raw · relgate':>26}")
     ratios, raws, rels = [], [], []
     with StubProcess(latency_ms / 1000) as stub, tempfile.TemporaryDirectory() as tmp:
@@ -302,7 +309,7 @@ def main_numeric(latency_ms: float, repeats: int, ks: tuple[int, int] = (10, 40)
     targets = {ks[0]: 0.80, ks[1]: 0.90}
     print(f"numeric workload: {items} items, --canon numeric --stopping none --concurrency {concurrency}, stub latency "
           f"{latency_ms:g} ms; `relgate certify` and the raw client as processes (start-up included), alternately, "
-          f"median of {repeats}\n")
+          f"median of {repeats}; {_load()}\n")
     print(f"{'K':>3}  {'calls':>6}  {'raw s':>6}  {'relgate s':>9}  {'raw/s':>6}  {'relgate/s':>9}  {'ratio':>6}  "
           f"{'target':>6}")
     walls: dict[int, tuple[float, float]] = {}
@@ -336,7 +343,7 @@ def main_numeric(latency_ms: float, repeats: int, ks: tuple[int, int] = (10, 40)
         print(f"{name:>10}: fixed cost per run {fixed:5.2f} s · {per_call * 1000:.3f} ms per call "
               f"({1 / per_call:.0f} calls/s)")
     print(f"\ntargets: ≥ 80% of the raw client at {items * ks[0]:,} calls, ≥ 90% at {items * ks[1]:,} -> "
-          f"{'PASS' if ok else 'FAIL'}")
+          f"{'PASS' if ok else 'FAIL'} ({_load()})")
     return 0 if ok else 1
 
 

@@ -3,7 +3,8 @@
 
 Public names, by module:
 
-* :mod:`.store` — ``RunStore``, ``RunStatus``, ``RunStoreError``, ``json_object``: one directory per run;
+* :mod:`.store` — ``RunStore``, ``RunStatus`` (from :mod:`.status`), ``RunStoreError``, ``json_object``: one directory
+  per run;
 * :mod:`.files` — ``make_run_id``, ``canonical_json``, ``read_jsonl``, ``jsonl_objects``, ``atomic_write_json``,
   ``atomic_write_bytes``: file-level helpers (the one atomic write, the one JSONL reader);
 * :mod:`.labels` — ``Label``, ``LABEL_SOURCES``, ``replay_labels``: verification verdicts and their replay;

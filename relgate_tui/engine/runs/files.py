@@ -139,14 +139,16 @@ def _line_spans(data: bytes, end: int, lines: list[bytes], n_records: int) -> li
     return out
 
 
-def atomic_write_json(path: Path, obj: Any, *, indent: int | None = 2) -> None:
-    atomic_write_bytes(path, (json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n").encode())
+def atomic_write_json(path: Path, obj: Any, *, indent: int | None = 2, sync_dir: bool = True) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n").encode(),
+                       sync_dir=sync_dir)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
     """``data`` at ``path`` all or nothing, through the one file write (:func:`~relgate_tui.engine.runs.outputs.write_file`:
-    temporary file, fsync, rename, directory fsync; never renamed over a path that is not a regular file)."""
-    write_file(path, data)
+    temporary file, fsync, rename, directory fsync unless ``sync_dir`` is False; never renamed over a path that is not
+    a regular file)."""
+    write_file(path, data, sync_dir=sync_dir)
 
 
 def quarantine_lines(path: Path, valid: Callable[[bytes], bool]) -> int | None:

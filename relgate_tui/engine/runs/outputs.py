@@ -74,10 +74,13 @@ def _write_in_place(path: Path, data: bytes, mode: int) -> None:
         os.close(fd)
 
 
-def write_file(path: PathLike, data: bytes | str) -> None:
+def write_file(path: PathLike, data: bytes | str, *, sync_dir: bool = True) -> None:
     """``data`` at ``path``: a regular file (or a new one) is replaced atomically; a character device or FIFO is
     written in place; any other existing non-regular path is refused (:class:`UserError`). Never renames over
-    anything that is not a regular file."""
+    anything that is not a regular file. ``sync_dir`` False skips the directory fsync after the rename: the content
+    is still synced before the rename, so a power loss leaves the old file or the new one, whole — the new *name* may
+    just not have reached the disk yet (for a file whose last version is not worth a sync of its own, or whose
+    directory the caller syncs with its next write)."""
     p = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
@@ -104,7 +107,8 @@ def write_file(path: PathLike, data: bytes | str) -> None:
         raise
     os.close(fd)
     os.replace(tmp, p)
-    _fsync_dir(p.parent)
+    if sync_dir:
+        _fsync_dir(p.parent)
 
 
 def _store_kind(path: Path) -> str | None:

@@ -47,7 +47,10 @@ only change the analysis, so changing them also reuses the run (the slug is only
   close. Per-line fsync would cap throughput at the disk's sync rate for no gain against ``kill -9``.
 * Readers only accept ``\\n``-terminated lines, so a line torn by a kill mid-write is ignored; the next writer
   truncates such a torn tail before appending. A bad line anywhere else is reported as corruption (one line).
-* ``manifest.json`` and ``results.json`` are replaced atomically (write temp, fsync, rename, fsync dir).
+* ``manifest.json`` and ``results.json`` are replaced atomically (write temp, fsync, rename, fsync dir) — with one
+  directory fsync fewer where its name can wait (issue 42 §7): a status change and the items copy skip it (a power
+  loss may leave the previous manifest, whole, or no copy, written again by the next open), and ``results.json``
+  shares the one of the manifest write that follows it.
 * Reading a run (:class:`RunStore` without a write) takes no lock and writes nothing: viewing never changes a run.
 """
 
@@ -59,7 +62,6 @@ import json
 import os
 import time
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +88,7 @@ from relgate_tui.engine.runs.files import (
 from relgate_tui.engine.runs.fsync import BackgroundFsync
 from relgate_tui.engine.runs.labels import LABEL_SOURCES, Label, replay_labels
 from relgate_tui.engine.runs.sampleindex import ItemSamples, load_index, stamp
+from relgate_tui.engine.runs.status import RunStatus
 
 __all__ = ["RunStatus", "RunStoreError", "Label", "LABEL_SOURCES", "RunStore", "make_run_id",
            "canonical_json", "read_jsonl", "replay_labels", "json_object"]
@@ -99,31 +102,6 @@ VERIFY_VERDICTS = "verify_verdicts.json"
 ITEMS = "items.jsonl"
 LOCK = "run.lock"
 FORMAT = 1
-
-
-class RunStatus(StrEnum):
-    """The phase of a run, as stored in its manifest (the one list; the pipeline and the TUI set it)."""
-
-    CREATED = "created"
-    SAMPLING = "sampling"
-    SAMPLED = "sampled"  # a sampling pass finished every item (to its stop or K_max)
-    INCOMPLETE = "incomplete"  # a pass ended with items not sampled to their stop (failed requests): rerun
-    JUDGING = "judging"
-    LABELLING = "labelling"  # sampled; calibration items still wait for a human verdict
-    COMPLETE = "complete"
-
-    @property
-    def sampling_done(self) -> bool:
-        """True once sampling (and the judge pass) finished every item."""
-        return self in (RunStatus.SAMPLED, RunStatus.LABELLING, RunStatus.COMPLETE)
-
-    @classmethod
-    def parse(cls, value: object) -> RunStatus | None:
-        """The status named by ``value``, or None for an unknown one (a newer relgate, a hand edit)."""
-        try:
-            return cls(str(value))
-        except ValueError:
-            return None
 
 
 # -------------------------------------------------------------------------------------------------------------- store
@@ -257,16 +235,20 @@ class RunStore:
 
     def update_manifest(self, **fields: Any) -> None:
         """Merge ``fields`` into the manifest (atomic replace). ``run_id``, ``identity``, ``created`` are fixed."""
+        self._write_manifest(fields, sync_dir=True)
+
+    def set_status(self, status: RunStatus) -> None:
+        """Record the run's phase (a :class:`RunStatus`; no directory fsync: a status only says where a run is)."""
+        self._write_manifest({"status": RunStatus(status).value}, sync_dir=False)
+
+    def _write_manifest(self, fields: dict[str, Any], *, sync_dir: bool) -> None:
+        """:meth:`update_manifest`; ``sync_dir`` False: no directory fsync (see the module doc)."""
         for fixed in ("run_id", "identity", "created", "format"):
             fields.pop(fixed, None)
         self._ensure_lock()
         manifest = {**self._manifest, **fields, "updated": _now_iso()}
-        atomic_write_json(self.path / MANIFEST, manifest)
+        atomic_write_json(self.path / MANIFEST, manifest, sync_dir=sync_dir)
         self._manifest = manifest
-
-    def set_status(self, status: RunStatus) -> None:
-        """Record the run's phase (a :class:`RunStatus`)."""
-        self.update_manifest(status=RunStatus(status).value)
 
     # --------------------------------------------------------------------------------------------------- samples
     def append_samples(self, samples: Iterable[StoredSample], *, sync: bool = False, keep_texts: bool = True) -> int:
@@ -484,7 +466,7 @@ class RunStore:
         self._ensure_lock()
         # one line: the C encoder (an indented dump of a 10,000-item document takes seconds); `relgate report
         # --format json` prints it indented
-        atomic_write_json(self.path / RESULTS, dict(results), indent=None)
+        atomic_write_json(self.path / RESULTS, dict(results), indent=None, sync_dir=False)  # the manifest's syncs it
         headline = {k: results.get(k) for k in _HEADLINE}
         # the call counts too (a reopened run shows them), valid while results.json keeps this size
         headline.update(calls=_obj(results, "calls"), judge_calls=_obj(_obj(results, "pairwise_judge"), "calls"),
@@ -550,7 +532,7 @@ class RunStore:
         if (self.path / ITEMS).is_file():
             return
         self._ensure_lock()
-        atomic_write_bytes(self.path / ITEMS, data)
+        atomic_write_bytes(self.path / ITEMS, data, sync_dir=False)  # its name lost: written again by the next open
 
     def items_copy_path(self) -> Path | None:
         """The run's copy of its items, or None (a run made before runs kept one)."""

@@ -9,6 +9,25 @@ request configuration costs zero calls.
 Nothing unpersistable enters it and nothing unpersistable comes out: an answer that is not valid Unicode (a lone
 surrogate) or over :data:`~relgate_tui.engine.transport.endpoints.MAX_ANSWER_CHARS` is refused by :meth:`SampleCache.put` and
 read back as a miss (an entry written by an older version), so one bad answer can never abort every rerun.
+
+**Disk syncs.** The cache is rebuildable — the run store holds every sample, so a lost entry costs one repeated
+call in another run, never a result — and it syncs accordingly (issue 42 §7: opening a fresh cache used to cost 16
+``fdatasync`` calls, ~60 ms on an ordinary disk, before the first request):
+
+* answers are committed by diskcache in WAL mode with ``PRAGMA synchronous=NORMAL`` (its default): a commit costs
+  no sync and is safe against ``kill -9``; a power loss can lose what was committed since the last checkpoint, but
+  not corrupt the database (the run store still holds every sample). The WAL is synced into the database at
+  SQLite's checkpoints (every 1,000 pages of WAL, and when a process closes the database last); a ``relgate
+  certify`` process exits with its connections open (everything is frozen out of the collector, cli.py), so it
+  leaves the WAL, which the next open reads as SQLite always does;
+* a *new* database is created by :func:`_hold_open` with ``synchronous=OFF`` (``auto_vacuum``, WAL and the first
+  WAL frame without a sync): it holds nothing yet, and an empty database damaged by a power loss is moved aside
+  and rebuilt like any other damaged one;
+* that connection holds the WAL open while diskcache sets up (diskcache closes and reopens its connection at the end
+  of its set-up; as the last connection that close would checkpoint, syncing twice, and the reopen re-create the
+  WAL).
+
+The database is the same file either way (same pages, settings and schema; tests/engine/transport/test_cache.py).
 """
 
 from __future__ import annotations
@@ -33,12 +52,12 @@ class SampleCache:
         self.path.mkdir(parents=True, exist_ok=True)
         self.moved_aside: Path | None = None
         try:
-            self._cache = diskcache.Cache(str(self.path), size_limit=2**32)
+            self._cache = _open(self.path)
         except sqlite3.DatabaseError:
             self.moved_aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
             os.replace(self.path, self.moved_aside)
             self.path.mkdir(parents=True, exist_ok=True)
-            self._cache = diskcache.Cache(str(self.path), size_limit=2**32)
+            self._cache = _open(self.path)
 
     def get(self, fingerprint: str) -> Completion | None:
         try:
@@ -93,6 +112,38 @@ class SampleCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _open(path: Path) -> diskcache.Cache:
+    """diskcache's cache in ``path``, opened while :func:`_hold_open` holds the database (module docstring: disk
+    syncs); :class:`sqlite3.DatabaseError` when the database is damaged."""
+    hold = _hold_open(path / "cache.db")
+    try:
+        return diskcache.Cache(str(path), size_limit=2**32)
+    finally:
+        hold.close()
+
+
+def _hold_open(db: Path) -> sqlite3.Connection:
+    """A connection to ``db`` with the WAL open (a read), creating the database first when there is none: with
+    diskcache's ``auto_vacuum`` (FULL, before the first page), in WAL mode, its first WAL frame written (the
+    ``user_version`` it has, 0) — all with ``synchronous=OFF``: an empty database has nothing to lose."""
+    try:
+        fresh = db.stat().st_size == 0  # an empty file (created, never written) is a new database too
+    except FileNotFoundError:
+        fresh = True
+    con = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    try:
+        if fresh:
+            con.execute("PRAGMA synchronous=OFF")
+            con.execute("PRAGMA auto_vacuum=FULL")
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA user_version=0")
+        con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def _storable(text: object) -> bool:
