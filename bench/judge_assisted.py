@@ -323,8 +323,8 @@ def main() -> None:
         args.runs, args.label_runs, args.ppi_runs = 1000, 500, 300
     if args.smoke:
         global SHIPPED_RUNS, SHIPPED_LABEL_RUNS
-        args.runs, args.label_runs, args.ppi_runs, args.horizon, args.label_horizon = 40, 20, 5, 60, 200
-        SHIPPED_RUNS, SHIPPED_LABEL_RUNS = 20, 10
+        args.runs, args.label_runs, args.ppi_runs, args.horizon, args.label_horizon = 20, 8, 5, 40, 60
+        SHIPPED_RUNS, SHIPPED_LABEL_RUNS = 10, 5
     t0 = time.perf_counter()
     if args.only != "labels":
         _validity(args.runs, args.ppi_runs, args.horizon)

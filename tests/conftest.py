@@ -5,10 +5,18 @@ imports it lazily at session end (terminal summary) when a run collected no hypo
 rewriting then calls ``ast.parse`` while demo-server and worker threads may still be compiling code: CPython 3.11's
 AST recursion counter is shared between threads (cpython#106905), which fails the run with "SystemError: AST
 constructor recursion depth mismatch" although every test passed.
+
+The cyclic garbage collector is tuned for a test run (the same work, less collector time; no test's outcome depends on
+when the collector runs, and the tests that measure memory call ``gc.collect()`` themselves): its first threshold is
+10,000 allocations instead of 700, and once the tests are collected every object alive then (the imported modules,
+the test functions, their parameters) is moved out of its sight with ``gc.freeze()`` — relgate's own ``certify`` does
+the same — so a full collection no longer walks them again. On tests/tui/test_setup.py that is 25.4 → 20.7 s CPU
+(collector time 5.3 → 1.7 s), 12% more peak memory.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import subprocess
@@ -20,6 +28,14 @@ import hypothesis  # noqa: F401
 import pytest
 
 InProcessCli = Callable[..., "subprocess.CompletedProcess[str]"]
+
+gc.set_threshold(10_000, 20, 20)  # module docstring
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What is alive once the tests are collected stays alive for the run: out of the collector's sight (docstring)."""
+    gc.collect()
+    gc.freeze()
 
 # A fresh interpreter's warning filters (CPython without -W or PYTHONWARNINGS), in order
 _INTERPRETER_FILTERS = (("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, ""),

@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from relgate_tui.core.special import betaincinv, logsumexp
+from relgate_tui.core.special import betaincinv, logaddexp_exact, logsumexp
 
 if TYPE_CHECKING:
     from relgate_tui.core.certification.watched import LabelPlan
@@ -156,15 +156,25 @@ def _bet(q: np.ndarray, p1: np.ndarray, p0: np.ndarray, lam: np.ndarray, w_ref: 
     """The bet fraction s_t ∈ [0, c]: Kelly's growth-optimal fraction against the plug-in law of the coming label's
     outcome — f ~ Bernoulli(q_t) (the unlabelled items' judge mean, known), Y | f ~ Bernoulli(p̂_f) — at m_ref, where
     the outcome is worth T(f, Y) = (Y + λ(1 − f))/w(m_ref) − 1; Newton steps on the concave Σ π log(1 + sT)."""
-    pi = np.stack([q * p1, q * (1 - p1), (1 - q) * p0, (1 - q) * (1 - p0)], axis=1)
+    pi = np.empty((q.size, 4))
+    pi[:, 0], pi[:, 1], pi[:, 2], pi[:, 3] = q * p1, q * (1 - p1), (1 - q) * p0, (1 - q) * (1 - p0)
     w = np.maximum(w_ref, 1e-12)[:, None]
-    num = np.array([1.0, 0.0, 1.0, 0.0])[None, :] + lam[:, None] * np.array([0.0, 0.0, 1.0, 1.0])[None, :]
-    tt = num / w - 1.0
-    s = np.clip((pi * tt).sum(1) / np.maximum((pi * tt * tt).sum(1), 1e-12), 0.0, _BET_CAP)
+    tt = (_Y_OUTCOME + lam[:, None] * _NOT_F_OUTCOME) / w - 1.0
+    pt = pi * tt
+    s = _clip_bet(pt.sum(1) / np.maximum((pt * tt).sum(1), 1e-12))
     for _ in range(8):
         d = 1.0 + s[:, None] * tt
-        s = np.clip(s + (pi * tt / d).sum(1) / np.maximum((pi * np.square(tt / d)).sum(1), 1e-12), 0.0, _BET_CAP)
+        s = _clip_bet(s + (pt / d).sum(1) / np.maximum((pi * np.square(tt / d)).sum(1), 1e-12))
     return s
+
+
+_Y_OUTCOME = np.array([[1.0, 0.0, 1.0, 0.0]])  # Y of the outcomes (f, Y) = (1, 1), (1, 0), (0, 1), (0, 0)
+_NOT_F_OUTCOME = np.array([[0.0, 0.0, 1.0, 1.0]])  # 1 − f of the same outcomes
+
+
+def _clip_bet(s: np.ndarray) -> np.ndarray:
+    """s clipped to [0, c] (``np.clip``'s value, without its Python-level wrapper: the bet is computed per label)."""
+    return np.minimum(np.maximum(s, 0.0), _BET_CAP)
 
 
 def _component_lambda(spec: float | None, p1: np.ndarray, p0: np.ndarray) -> np.ndarray:
@@ -225,7 +235,10 @@ def _mixture_path(pi_lo: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, delta
         cells[rows, 2 * (1 - f).astype(np.int64) + (1 - y).astype(np.int64)] += 1
         s_f += f
         s_y += y
-        mixture = logsumexp(log_k + log_w[:, None, None], axis=0)
+        if len(specs) == 2:  # the shipped mixture: scipy's logsumexp bit for bit, without its per-call overhead
+            mixture = logaddexp_exact(log_k[0] + log_w[0], log_k[1] + log_w[1])
+        else:
+            mixture = logsumexp(log_k + log_w[:, None, None], axis=0)
         rejected = mixture >= threshold
         # monotone in m: the rejected grid points are a prefix; L_t = the last of them (0 when none)
         first_kept = np.where(rejected.all(1), grid.size, np.argmin(rejected, axis=1))

@@ -1,4 +1,5 @@
-"""core/special.py: the normal quantile without scipy equals scipy's, and a certification's end needs no scipy."""
+"""core/special.py: the normal quantile without scipy equals scipy's, the two-term log-sum-exp is scipy's bit for
+bit, and a certification's end needs no scipy."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import sys
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy.special import logsumexp as scipy_logsumexp
 from scipy.special import ndtri as scipy_ndtri
 
 from relgate_tui.core.certification.intervals import wilson_interval
-from relgate_tui.core.special import ndtri
+from relgate_tui.core.special import logaddexp_exact, ndtri
 
 
 def test_ndtri_equals_scipy_on_a_dense_grid() -> None:
@@ -33,3 +35,19 @@ def test_a_wilson_interval_imports_no_scipy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[1] == "False"
     assert out[0] == str(wilson_interval(45, 50, 0.9))
+
+
+def test_logaddexp_exact_is_scipys_logsumexp_bit_for_bit() -> None:
+    """Random pairs at every scale, ties (a = b: scipy's log 2 + a), pairs far apart, ±inf and NaN (scipy's own
+    fallback): every entry has scipy's bits (``tobytes``), not just its value within a tolerance."""
+    rng = np.random.default_rng(7)
+    a = np.concatenate([rng.normal(0, 1, 20_000), rng.normal(0, 300, 20_000), rng.uniform(-1e-3, 1e-3, 5_000)])
+    b = np.concatenate([a[:5_000] + rng.normal(0, 1e-12, 5_000), rng.normal(0, 1, 15_000),
+                        rng.normal(0, 300, 20_000), a[-5_000:]])  # near-ties, then independent, then exact ties
+    odd = np.array([np.inf, -np.inf, np.nan, 0.0, np.inf, -np.inf, 1.0, np.nan])
+    a = np.concatenate([a, odd, odd[::-1], [-np.inf, np.inf, 5.0, 2.0, 3.0]]).reshape(-1, 3)
+    b = np.concatenate([b, odd[::-1], odd, [-np.inf, np.inf, -np.inf, 2.0, -3.0]]).reshape(-1, 3)
+    with np.errstate(invalid="ignore"):
+        expected = scipy_logsumexp(np.stack([a, b]), axis=0)
+    assert logaddexp_exact(a, b).tobytes() == expected.tobytes()
+    assert (a == b).sum() > 5_000 and np.isnan(expected).any() and np.isinf(expected).any()

@@ -198,12 +198,13 @@ CS_PRIOR: tuple[float, float] = (18.0, 2.0)
 """Beta(a, b) mixing prior of :func:`confidence_sequence` (mean 0.9: tightest around the usual gates 0.8–0.95)."""
 
 
-def _cs_log_mixture(successes: np.ndarray, n: np.ndarray, p: np.ndarray, a: float, b: float) -> np.ndarray:
-    from scipy.special import betaln
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (betaln(a + successes, b + n - successes) - betaln(a, b)
-                - successes * np.log(p) - (n - successes) * np.log1p(-p))
+def _cs_log_mixture_at(log_b_ratio: np.ndarray, successes: np.ndarray, failures: np.ndarray,
+                       p: np.ndarray) -> np.ndarray:
+    """log M_n(p) = log B(a + S, b + n − S) − log B(a, b) − S log p − (n − S) log(1 − p), the first two terms
+    (``log_b_ratio``, which do not depend on p) given: the bisection of :func:`confidence_sequence_end` evaluates
+    them once, not once per halving (the same operations in the same order, so the same bits). Call it under
+    ``np.errstate(divide="ignore", invalid="ignore")`` (log 0 at p = 0)."""
+    return log_b_ratio - successes * np.log(p) - failures * np.log1p(-p)
 
 
 def confidence_sequence(
@@ -253,18 +254,22 @@ def confidence_sequence_end(
         raise ValueError("successes and n must be integers with 0 <= successes <= n")
     threshold = math.log(1.0 / (1.0 - confidence))
     p_hat = np.where(m > 0, x / np.maximum(m, 1.0), 0.5)
-    if end == "lower":  # p below the end is rejected: bisect on [0, p_hat], return the rejected side (outward)
-        lo, hi = np.zeros_like(p_hat), p_hat.copy()
-        for _ in range(48):
-            mid = (lo + hi) / 2.0
-            reject = _cs_log_mixture(x, m, mid, a, b) >= threshold
-            lo, hi = np.where(reject, mid, lo), np.where(reject, hi, mid)
-        result = np.where((x == 0) | (m == 0), 0.0, lo)
-    else:
-        lo, hi = p_hat.copy(), np.ones_like(p_hat)
-        for _ in range(48):
-            mid = (lo + hi) / 2.0
-            reject = _cs_log_mixture(x, m, mid, a, b) >= threshold
-            lo, hi = np.where(reject, lo, mid), np.where(reject, mid, hi)
-        result = np.where((x == m) | (m == 0), 1.0, hi)
+    from scipy.special import betaln
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_b_ratio, failures = betaln(a + x, b + m - x) - betaln(a, b), m - x
+        if end == "lower":  # p below the end is rejected: bisect on [0, p_hat], return the rejected side (outward)
+            lo, hi = np.zeros_like(p_hat), p_hat.copy()
+            for _ in range(48):
+                mid = (lo + hi) / 2.0
+                reject = _cs_log_mixture_at(log_b_ratio, x, failures, mid) >= threshold
+                lo, hi = np.where(reject, mid, lo), np.where(reject, hi, mid)
+            result = np.where((x == 0) | (m == 0), 0.0, lo)
+        else:
+            lo, hi = p_hat.copy(), np.ones_like(p_hat)
+            for _ in range(48):
+                mid = (lo + hi) / 2.0
+                reject = _cs_log_mixture_at(log_b_ratio, x, failures, mid) >= threshold
+                lo, hi = np.where(reject, lo, mid), np.where(reject, mid, hi)
+            result = np.where((x == m) | (m == 0), 1.0, hi)
     return float(result) if result.ndim == 0 else result

@@ -10,7 +10,10 @@ footer measures its keys before it draws them (a key is ``key description`` with
 3. else the compact style with the keys that do not fit left out — the last ones first, never Escape (the way back)
    or ``?`` — and ``?`` relabelled ``more keys``: the help panel lists every key of the screen, hidden ones too.
 
-It is laid out again whenever its width changes, so a resize never leaves a key cut or a stale "more keys".
+It is laid out again whenever its width changes, so a resize never leaves a key cut or a stale "more keys", and
+only when the fitted layout changes: Textual's ``Footer`` rebuilds its keys on every change of the screen's bindings
+(each focus change), which redraws an unchanged footer; here a change of bindings that leaves the keys drawn, their
+descriptions, enabled states and tooltips, the style and the width as they are draws nothing new.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -66,12 +70,21 @@ def fit_keys(keys: list[_Key], width: int) -> tuple[list[tuple[_Key, str]], bool
     return more(shown), True
 
 
+@dataclass(frozen=True)
+class _Layout:
+    width: int
+    shown: tuple[tuple[_Key, str], ...]
+    compact: bool
+    palette: tuple[Binding, bool, str] | None
+
+
 class KeysFooter(Footer):
     """A ``Footer`` whose keys always fit (module docstring). Used like ``Footer()``."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._laid_out_for = 0
+        self._drawn: _Layout | None = None
 
     def _keys(self) -> list[_Key]:
         seen: dict[str, _Key] = {}
@@ -90,26 +103,42 @@ class KeysFooter(Footer):
         found = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
         return None if found is None else (found[1], found[2], found[3])
 
-    def compose(self) -> ComposeResult:
-        if not self._bindings_ready:
-            return
+    def _layout(self) -> _Layout:
+        """What :meth:`compose` draws now: the width, the keys that fit with their descriptions, the style, the
+        palette's key."""
         width = self.size.width or self.app.size.width
-        self._laid_out_for = width
         palette = self._palette()
         room = width
         if palette is not None:  # docked at the right end: its key, its description, Textual's padding and border
             room -= cell_len(self.app.get_key_display(palette[0])) + cell_len(palette[0].description) + 3
         shown, compact = fit_keys(self._keys(), room)
-        self.set_reactive(Footer.compact, compact)
-        self.set_class(compact, "-compact")
-        for k, description in shown:
-            yield FooterKey(k.key, k.display, description, k.action, disabled=not k.enabled,
-                            tooltip=k.tooltip or k.description).data_bind(compact=Footer.compact)
-        if palette is not None:
-            binding, enabled, tooltip = palette
+        return _Layout(width, tuple(shown), compact, palette)
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        layout = self._drawn = self._layout()
+        self._laid_out_for = layout.width
+        self.set_reactive(Footer.compact, layout.compact)
+        self.set_class(layout.compact, "-compact")
+        for k, description in layout.shown:
+            key = FooterKey(k.key, k.display, description, k.action, disabled=not k.enabled,
+                            tooltip=k.tooltip or k.description)
+            key.set_reactive(FooterKey.compact, layout.compact)  # what data_bind(compact=…) gave, with no watcher
+            key.set_class(layout.compact, "-compact")  # the class FooterKey's own compact watcher sets
+            yield key
+        if layout.palette is not None:
+            binding, enabled, tooltip = layout.palette
             yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description, binding.action,
                             classes="-command-palette", disabled=not enabled,
                             tooltip=binding.tooltip or binding.description)
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        """Textual's rebuild on a change of the screen's bindings, skipped when the layout drawn would not change."""
+        if (self._drawn is not None and screen.app.app_focus and self.is_attached and screen is self.screen
+                and self._layout() == self._drawn):
+            return
+        super().bindings_changed(screen)
 
     def on_resize(self, event: events.Resize) -> None:
         if self._bindings_ready and event.size.width != self._laid_out_for:
