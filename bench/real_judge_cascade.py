@@ -62,14 +62,14 @@ def _items(n: int) -> list[dict[str, Any]]:
 
 
 def _label_file(doc: dict[str, Any], truth: dict[str, str], path: Path) -> int:
-    """Labels for every item with answers: the rank of the right answer among its classes, or none."""
+    """Labels for every item, in the run's order, as a person at the spot-check would give them: the rank of the
+    right answer among its classes, or none (no class is right, or the model gave no usable answer). Every item is
+    labelled: the judge certificate uses the labels before the first unlabelled item only."""
     from relgate_tui.core.canon import get_canonicalizer
 
     canon = get_canonicalizer("numeric")
     rows = []
     for it in doc["items"]:
-        if not it["classes"]:
-            continue
         right = canon(truth[it["id"]], ())
         classes = [c["answer"] for c in it["classes"]]
         rows.append({"id": it["id"], "rank": classes.index(right) + 1} if right in classes
@@ -98,6 +98,11 @@ def _judge_table(doc: dict[str, Any], truth: dict[str, str]) -> tuple[int, int, 
     return len(rows), sum(int(r["judge"]) == int(r["human"]) for r in rows), sum(int(r["judge"]) for r in rows)
 
 
+def _value(v: Any) -> Any:
+    """A figure that is a number in the cascade's document and ``{value, lower, upper}`` in a single judge's."""
+    return v.get("value") if isinstance(v, dict) else v
+
+
 def _f(v: Any, fmt: str = ".3f") -> str:
     return "—" if v is None else format(v, fmt)
 
@@ -114,6 +119,8 @@ def main() -> int:
     ap.add_argument("--max-tokens", type=int, default=16)
     ap.add_argument("--agreement", type=float, default=0.80)
     ap.add_argument("--smoke", action="store_true", help="30 items, K ≤ 1; exit 77 when no server answers")
+    ap.add_argument("--home", type=Path, help="relgate's data dir for the runs (default: a new temporary one); an "
+                    "earlier run's (its last line) answers every request from its caches")
     args = ap.parse_args()
     if not (_alive(args.cheap) and _alive(args.strong)):
         if args.smoke:
@@ -124,7 +131,7 @@ def main() -> int:
         return 2
     if args.smoke:
         args.items, args.k_max = 30, 1
-    home = Path(tempfile.mkdtemp(prefix="relgate-real-cascade-"))
+    home = args.home or Path(tempfile.mkdtemp(prefix="relgate-real-cascade-"))
     items = _items(args.items)
     truth = {it["id"]: truth_of(it["question"]) for it in items}
     task = home / "task.jsonl"
@@ -174,7 +181,7 @@ def main() -> int:
     for name, model in (("A", args.cheap_model), ("B", args.strong_model)):
         n, agree, yes = _judge_table(docs[name], truth)
         code, c = certs[name]
-        cov = (c.get("selective") or {}).get("coverage")
+        cov = _value((c.get("selective") or {}).get("coverage"))
         print(f"| {model} | {n} | {agree} ({agree / max(n, 1):.0%}) | {yes} ({yes / max(n, 1):.0%}) | "
               f"{c.get('verdict')} ({code}) | {_f(cov, '.2f')} |")
     code, c = certs["cascade"]
@@ -189,8 +196,10 @@ def main() -> int:
     saved = c.get("calls_saved") or {}
     print(f"\ncascade: coverage {_f(sel.get('coverage'), '.2f')} ({_f(sel.get('coverage_lower'), '.2f')}–"
           f"{_f(sel.get('coverage_upper'), '.2f')}), pooled agreement bound {_f(sel.get('agreement_lower'))}; "
-          f"strong judge alone: coverage {_f((certs['B'][1].get('selective') or {}).get('coverage'), '.2f')}")
-    for j in saved.get("judges") or []:
+          f"strong judge alone: coverage {_f(_value((certs['B'][1].get('selective') or {}).get('coverage')), '.2f')}")
+    if sel.get("route") == "none":
+        print("  no judge is certified: every item goes to people, no judge's calls are saved")
+    for j in saved.get("judges") if sel.get("route") != "none" else ():
         print(f"  {j['judge']}: {j['calls']} calls, {j['avoided']} avoided ({_f(j['avoided_share'], '.2f')})")
     print(f"  left to people: {saved.get('people')}")
     print("warnings:", "; ".join(c.get("warnings") or []) or "none")

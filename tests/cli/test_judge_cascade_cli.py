@@ -134,8 +134,10 @@ def test_exit_codes_fail_and_not_decidable(tmp_path: Path, incli) -> None:
     rng = np.random.default_rng(0)
     bad.write_text("\n".join(json.dumps({"id": f"i{i}", "p_yes": float(rng.random()), "human": int(rng.random() < 0.5)})
                              for i in range(400)) + "\n")
-    r = incli(tmp_path, "judge", "certify", "--verdicts", str(bad), "--verdicts", str(bad))
+    r = incli(tmp_path, "judge", "certify", "--verdicts", str(bad), "--verdicts", str(bad), "--markdown", "fail.md")
     assert r.returncode == 1 and r.stdout.startswith("FAIL: no cascade of these judges is certified")
+    report = (tmp_path / "fail.md").read_text()  # nothing certified: no saving is claimed
+    assert "no judge is certified: every item goes to people" in report and "avoided" not in report
 
 
 def test_apply_tags_each_item_with_its_judge_and_asks_the_strong_judge_only_the_rest(tmp_path: Path, incli) -> None:

@@ -314,7 +314,9 @@ def render_cascade_markdown(doc: Mapping[str, Any]) -> str:
         lines.append(f"- judge {k} {one_line(str(s['judge']), 80)}: {t}; asked on {s['reached']} items, decides "
                      f"{s['decided']} ({_pct(s['decided_share'])}); agrees on {_pct(s['agreement'])} of its "
                      f"{s['decided_labelled']} decided labelled items (≥ {_pct(s['agreement_lower'])} on its own)")
-    for c in calls["judges"]:
+    if sel["route"] == "none":  # nothing certified: no judge is used, so there is no saving to claim
+        lines.append("- no judge is certified: every item goes to people, and no judge's calls are saved")
+    for c in calls["judges"] if sel["route"] != "none" else ():
         lines.append(f"- calls of {one_line(str(c['judge']), 80)} avoided: {c['avoided']} of {doc['n_items']} "
                      f"({_pct(c['avoided_share'])})")
     lines.append(f"- left to people: {calls['people']} items ({calls['people_unlabelled']} not labelled yet)")

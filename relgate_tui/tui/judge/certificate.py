@@ -108,7 +108,9 @@ def cascade_figures(doc: Mapping[str, Any]) -> Text:
                  f"{s['reached']} asked) · agreement {_pct(s['agreement'])} ≥ {_pct(s['agreement_lower'])}\n")
     t.append(f"\ndecided {_pct(sel['coverage'])} [{_pct(sel['coverage_lower'])}, {_pct(sel['coverage_upper'])}] of "
              f"{doc['n_items']} items; pooled agreement on them ≥ {_pct(sel['agreement_lower'])}\n")
-    for c in calls["judges"]:
+    if sel["route"] == "none":  # nothing certified: no judge is used, so there is no saving to claim
+        t.append("no judge is certified: no judge's calls are saved\n")
+    for c in calls["judges"] if sel["route"] != "none" else ():
         t.append(f"calls of {one_line(str(c['judge']), 60)} avoided: {c['avoided']} ({_pct(c['avoided_share'])})\n")
     t.append(f"left to people: {calls['people']} items ({calls['people_unlabelled']} not labelled yet)\n")
     for w in (*doc.get("warnings", ()), *doc.get("notes", ())):
