@@ -242,7 +242,8 @@ class RunsScreen(Screen["RunsChoice | None"]):
                 t.append(one_line(f"{current.created.replace('T', ' ')[:16]} · {public_url(str(current.endpoint))} · "
                                   f"{counted(current.n_items, 'item')}, {counted(current.n_samples, 'sample')}, "
                                   f"{counted(current.n_labels, 'label')} · "
-                                  f"{current.path}"), style="dim")
+                                  + (f"judge {current.verify_judge} · " if current.verify_judge else "")
+                                  + f"{current.path}"), style="dim")
         self.query_one("#runs-hint", Static).update(t)
         self.query_one("#runs-keys", Static).update(Text(
             f"{marked} marked, in order — c compares them · t certifies their judges as a cascade" if marked else

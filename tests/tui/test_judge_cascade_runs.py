@@ -104,6 +104,8 @@ async def test_t_on_two_marked_runs_certifies_their_judges_as_a_cascade_in_marki
         await _mark(pilot, screen, order)
         table = screen.query_one("#runs", DataTable)
         assert [str(table.get_cell(str(p), "mark")) for p in order] == ["1", "2"]
+        # the highlighted run (the last marked) names its verification judge: runs that differ only by it look alike
+        assert f"judge {JUDGES[1]} · " in str(screen.query_one("#runs-hint").render())
         assert "2 marked, in order — c compares them · t certifies their judges as a cascade" in drawn(app)
         await pilot.press("t")
         cert = app.screen

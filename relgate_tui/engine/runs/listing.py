@@ -65,6 +65,7 @@ class RunSummary:
     passed: bool | None = None
     has_gate: bool = False  # the stored results were judged against a gate (``min_reliability``)
     labelling: tuple[int, int] | None = None  # (done, total): items a person verified, of those that need one
+    verify_judge: str | None = None  # the run's verification judge model (untrusted text), None without one
 
     @property
     def status_text(self) -> str:
@@ -142,6 +143,7 @@ def summarise(store: RunStore) -> RunSummary:
         passed=res.get("passed") if isinstance(res.get("passed"), bool) else None,
         has_gate=isinstance(res.get("min_reliability"), (int, float)) or isinstance(res.get("passed"), bool),
         labelling=_labelling(m),
+        verify_judge=_verify_judge(m),
     )
 
 
@@ -153,6 +155,12 @@ def _labelling(manifest: dict) -> tuple[int, int] | None:
     if isinstance(done, int) and isinstance(total, int) and _is_int(done) and _is_int(total) and 0 <= done <= total:
         return done, total
     return None
+
+
+def _verify_judge(manifest: dict) -> str | None:
+    """The verification judge model named in the run's config, None without one (or a malformed config)."""
+    judge = _obj(manifest, "config").get("verify_judge_model")
+    return judge if isinstance(judge, str) and judge else None
 
 
 def batch_in_flight(manifest: dict) -> str | None:
