@@ -27,4 +27,4 @@ async def test_a_1_to_10_direct_study_shows_why_it_has_no_likert_sets(services):
         await pilot.pause()
         assert not screen.query_one("#likert", DataTable).display
         note = text_of(screen, "#likert-note")
-        assert "1-5" in note and "1-10" in note and "judge-intervals" in note
+        assert "1-5" in note and "1-10" in note and "relgate judge intervals --audit" in note
