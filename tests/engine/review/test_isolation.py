@@ -145,8 +145,10 @@ def test_a_transaction_held_past_its_lease_labels_nothing(pgb: Backend, tmp_path
         store.close()
     with _tx(pgb, "alice") as c:
         start = c.execute("SELECT extract(epoch from now())::float8").fetchone()[0]  # the transaction's start
-        pgb.sql("UPDATE review_claims SET expires_at = :t WHERE reviewer = 'alice'", {"t": start + 0.3})
-        c.execute("SELECT pg_sleep(0.4)")  # the lease ends while the transaction is open
+        pgb.sql("UPDATE review_claims SET expires_at = :t WHERE reviewer = 'alice'", {"t": start + 0.05})
+        # the lease ends while the transaction is open: wait for that moment itself (the server's clock passing it)
+        while not c.execute("SELECT extract(epoch from clock_timestamp()) > %s", (start + 0.05,)).fetchone()[0]:
+            c.execute("SELECT pg_sleep(0.01)")
         got = _refused(c, LABEL, (sid, items[0], "alice", "1", "ka"))
         assert isinstance(got, Denied) and "no running claim" in str(got)
     assert pgb.sql("SELECT count(*) FROM review_labels") == [(0,)]
