@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.llama_server import SKIPPED  # noqa: E402
+from relgate_tui.engine.runs.outputs import write_output  # noqa: E402
 
 TASK = "arithmetic-unreferenced"
 _OPS = {"plus": lambda a, b: a + b, "minus": lambda a, b: a - b, "times": lambda a, b: a * b}
@@ -74,7 +75,7 @@ def _label_file(doc: dict[str, Any], truth: dict[str, str], path: Path) -> int:
         classes = [c["answer"] for c in it["classes"]]
         rows.append({"id": it["id"], "rank": classes.index(right) + 1} if right in classes
                     else {"id": it["id"], "none": True})
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_output(path, "".join(json.dumps(r) + "\n" for r in rows))  # relgate's output guard, as for --json
     return len(rows)
 
 
@@ -122,6 +123,8 @@ def main() -> int:
     ap.add_argument("--home", type=Path, help="relgate's data dir for the runs (default: a new temporary one); an "
                     "earlier run's (its last line) answers every request from its caches")
     args = ap.parse_args()
+    if args.home is not None and (not args.home.is_dir() or args.home.is_symlink()):
+        ap.error(f"--home {args.home}: not a directory (give the folder an earlier run printed, or leave it out)")
     if not (_alive(args.cheap) and _alive(args.strong)):
         if args.smoke:
             print(f"skipped: no real judges answer at {args.cheap} and {args.strong} (bench/real_judges.sh starts them)")
@@ -135,7 +138,7 @@ def main() -> int:
     items = _items(args.items)
     truth = {it["id"]: truth_of(it["question"]) for it in items}
     task = home / "task.jsonl"
-    task.write_text("".join(json.dumps(it) + "\n" for it in items))
+    write_output(task, "".join(json.dumps(it) + "\n" for it in items))
     base = ["certify", "--task", str(task), "--endpoint", args.cheap, "--model", args.cheap_model, "--canon",
             "numeric", "--k-max", str(args.k_max), "--max-tokens", str(args.max_tokens), "--concurrency", "1",
             "--seed", "1", "--n-cal", str(args.items), "--quiet"]
