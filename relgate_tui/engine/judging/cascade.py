@@ -316,9 +316,9 @@ def render_cascade_markdown(doc: Mapping[str, Any]) -> str:
                      f"{s['decided_labelled']} decided labelled items (≥ {_pct(s['agreement_lower'])} on its own)")
     if sel["route"] == "none":  # nothing certified: no judge is used, so there is no saving to claim
         lines.append("- no judge is certified: every item goes to people, and no judge's calls are saved")
-    for c in calls["judges"] if sel["route"] != "none" else ():
-        lines.append(f"- calls of {one_line(str(c['judge']), 80)} avoided: {c['avoided']} of {doc['n_items']} "
-                     f"({_pct(c['avoided_share'])})")
+    else:
+        lines += [f"- calls of {one_line(str(c['judge']), 80)} avoided: {c['avoided']} of {doc['n_items']} "
+                  f"({_pct(c['avoided_share'])})" for c in calls["judges"]]
     lines.append(f"- left to people: {calls['people']} items ({calls['people_unlabelled']} not labelled yet)")
     lines += ["", "The guarantee is agreement with *these* reviewers on all the items the cascade decides, whichever "
               "judge decides them; another judge, prompt or task needs a new certificate.", ""]

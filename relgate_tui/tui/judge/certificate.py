@@ -110,8 +110,10 @@ def cascade_figures(doc: Mapping[str, Any]) -> Text:
              f"{doc['n_items']} items; pooled agreement on them ≥ {_pct(sel['agreement_lower'])}\n")
     if sel["route"] == "none":  # nothing certified: no judge is used, so there is no saving to claim
         t.append("no judge is certified: no judge's calls are saved\n")
-    for c in calls["judges"] if sel["route"] != "none" else ():
-        t.append(f"calls of {one_line(str(c['judge']), 60)} avoided: {c['avoided']} ({_pct(c['avoided_share'])})\n")
+    else:
+        for c in calls["judges"]:
+            t.append(f"calls of {one_line(str(c['judge']), 60)} avoided: {c['avoided']} "
+                     f"({_pct(c['avoided_share'])})\n")
     t.append(f"left to people: {calls['people']} items ({calls['people_unlabelled']} not labelled yet)\n")
     for w in (*doc.get("warnings", ()), *doc.get("notes", ())):
         t.append(one_line(str(w), 300) + "\n", style="bold yellow")
