@@ -24,6 +24,8 @@ Public names, by module:
   the reference classes its verification mode gives each item (re-exported by ``certify``);
 * :mod:`.analysis` — ``Analysis``, ``ItemAnalysis``, ``CallCounts``, ``analyse``, ``core_input``, ``split_items``,
   ``item_rng``, ``used_sample_count``, ``used_sample_counts``: the seeded split and the replayed stopping rule;
+* :mod:`.run_start` — ``needs_network``, ``check_reachable``, ``reachable_and_slots``, ``prefetch``,
+  ``END_OF_RUN_MODULES``: before a run's first request;
 * :mod:`.pipeline` — ``run``, ``run_certify``, ``RunControl``, ``CertifyOutcome`` and the events ``Sampling``,
   ``EndpointDown``, ``EndpointUp``, ``Judging``, ``Done``: the one pipeline every front end drives;
 * :mod:`.judge_section` — ``judgement_section``, ``transitivity_sections``: the pairwise-judge section of a result,

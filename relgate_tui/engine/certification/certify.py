@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from relgate_tui import __version__
 from relgate_tui.core.canon import Canonicalizer
@@ -47,7 +47,6 @@ from relgate_tui.engine.certification.analysis import (
     split_items,
     used_sample_count,
 )
-from relgate_tui.engine.certification.assisted import AssistedSection
 from relgate_tui.engine.certification.identity import VERIFICATION_MODES, reference_classes, run_identity
 from relgate_tui.engine.certification.options import CertifyConfig
 from relgate_tui.engine.certification.tasks import TaskError, dump_items, load_task
@@ -59,6 +58,9 @@ from relgate_tui.engine.runs.labels_file import (
 )
 from relgate_tui.engine.runs.store import Label, RunStatus, RunStore, RunStoreError
 from relgate_tui.errors import CertifyError
+
+if TYPE_CHECKING:  # the judge-assisted section (numpy, core.ppi) is imported by the end of a run only
+    from relgate_tui.engine.certification.assisted import AssistedSection
 
 __all__ = ["CertifyError", "CertifyConfig", "CallCounts", "Prepared", "ItemAnalysis", "Analysis", "split_items",
            "item_rng", "used_sample_count", "parse_labels_file", "check_label_ranks", "apply_labels", "prepare",

@@ -33,14 +33,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core.text import counted
-from relgate_tui.engine.certification.analysis import CallCounts, used_sample_counts
+from relgate_tui.engine.certification.analysis import CallCounts
 from relgate_tui.engine.certification.certify import (
     CertifyConfig,
     Prepared,
     analyse_prepared,
     prepare,
 )
-from relgate_tui.engine.certification.finish import finish
+from relgate_tui.engine.certification.run_start import (
+    END_OF_RUN_MODULES,
+    check_reachable,
+    needs_network,
+    prefetch,
+    reachable_and_slots,
+)
 from relgate_tui.engine.records import StoredSample, canonical_prefix
 from relgate_tui.engine.runs.store import RunStatus, RunStore, RunStoreError
 from relgate_tui.engine.transport.events import EndpointDown, EndpointUp  # the sampler's, passed on as they are
@@ -209,59 +215,6 @@ class StoreWriter:
             self.error = exc
 
 
-def needs_network(prepared: Prepared, job: SamplingJob, cache: Any) -> bool:
-    """True when some item of ``job`` still needs a sample that neither the run store nor the cache holds."""
-    from relgate_tui.engine.transport.endpoints import request_fingerprint, sample_seed
-    from relgate_tui.engine.transport.prompts import item_messages
-
-    cfg = prepared.config
-    endpoint = cfg.endpoint_config()
-    stored = [job.existing.get(item.id, ()) for item in job.items]
-    prefixes = [canonical_prefix(s) for s in stored]
-    replayed = used_sample_counts(prefixes, prepared.rule, cfg.k_max, [getattr(s, "stats", None) for s in stored])
-    for item, canon, (_, complete) in zip(job.items, prefixes, replayed, strict=True):
-        if complete:
-            continue
-        index = len(canon)
-        fp = request_fingerprint(endpoint, item_messages(item), index, sample_seed(cfg.seed, item.id, index))
-        if cache is None or cache.get(fp) is None:
-            return True
-    return False
-
-
-async def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
-    """Fail fast (one line) when nothing answers HTTP at the endpoint: ``GET <base>/models`` up to ``attempts``
-    times with a short backoff. Any HTTP status counts as reachable (the sampler handles the rest). A plain
-    ``http://`` endpoint is asked through the sampler's lean transport (engine/transport/http11.py): httpcore is
-    never imported on such a run (~0.03-0.2 s of every run's start-up)."""
-    import httpx
-
-    from relgate_tui.core.redact import public_url
-    from relgate_tui.engine.transport.http11 import LeanHTTPTransport
-    from relgate_tui.engine.transport.httpread import status_of
-    from relgate_tui.engine.transport.tls import verify_for
-
-    url = cfg.endpoint.rstrip("/") + "/models"
-    endpoint = cfg.endpoint_config()
-    timeout_s = min(10.0, cfg.timeout_s)
-    last = ""
-    for attempt in range(attempts):
-        lean = LeanHTTPTransport() if url.startswith("http://") else None
-        try:
-            async with httpx.AsyncClient(trust_env=False, timeout=timeout_s, verify=verify_for(url),
-                                         transport=lean) as client:
-                await status_of(client, url, endpoint.headers(), timeout_s)
-            return
-        except httpx.TimeoutException:
-            last = "timed out"
-        except httpx.HTTPError as exc:
-            last = f"{type(exc).__name__}"
-        if attempt + 1 < attempts:
-            await asyncio.sleep(0.25 * 2**attempt)
-    raise CertifyError(f"cannot reach the endpoint {public_url(cfg.endpoint)} ({last} after {attempts} attempts); is the server "
-                       "running?")
-
-
 def _calls(totals: Any, sampler: Any = None, offline: Any = None) -> CallCounts:
     """The invocation's calls from the sampler's totals; with the Batch API, its failed lines by reason; with
     ``offline`` (the run's :class:`~relgate_tui.engine.certification.batch_state.OfflineCalls`), the rounds of
@@ -310,21 +263,25 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
         recorded = dict(batch_state.failed) if batch_state is not None else {}  # failed for good in a batch round
         if recorded and cfg.batch is None:  # a direct call does not ask them again (relgate batch write --retry-failed)
             job = replace(job, items=[item for item in job.items if item.id not in recorded])
-        if needs_network(prepared, job, cache):
-            if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
-                raise CertifyError(f"--api-key-env {cfg.api_key_env}: that environment variable is not set (or empty)")
-            await check_reachable(cfg)
+        network = needs_network(prepared, job, cache)
+        if network and cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+            raise CertifyError(f"--api-key-env {cfg.api_key_env}: that environment variable is not set (or empty)")
         batch_progress: tuple[type, ...] = ()  # isinstance(x, ()) is False: no Batch API events on a direct run
         stop_errors: tuple[type[Exception], ...] = (EndpointUnreachable,)
         if cfg.batch is not None:
             from relgate_tui.engine.certification.batch_rounds import BatchError, BatchProgress, make_batch_sampler
 
+            if network:
+                await check_reachable(cfg)
             sampler: Any = make_batch_sampler(prepared, cache)
             batch_progress, stop_errors = (BatchProgress,), (EndpointUnreachable, BatchError)
         else:
             sampler = make_sampler(prepared, cache)
+            if network:
+                await reachable_and_slots(cfg, sampler, job)
         control.sampler = sampler
         store.set_status(RunStatus.SAMPLING)
+        prefetching = prefetch(END_OF_RUN_MODULES)
         total = len(prepared.items)
         done = used = 0
         incomplete = 0
@@ -369,6 +326,8 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
             control.sampler = None
             flush()
             store.sync_samples()
+            if prefetching is not None:  # done before anything here imports them itself
+                await asyncio.to_thread(prefetching.join)
         calls = _calls(sampler.totals, sampler, batch_state.offline if batch_state is not None else None)
         if calls.failed and not calls.made and not calls.cached and not any(existing.values()):
             store.set_status(RunStatus.INCOMPLETE)
@@ -519,6 +478,8 @@ def run_certify(cfg: CertifyConfig, on_event: Callable[[PipelineEvent], None] | 
 
         asyncio.run(drive())
         finished = done[-1]
+        from relgate_tui.engine.certification.finish import finish
+
         end = finish(prepared, calls=finished.calls, labels=prepared.file_labels, labels_source=str(cfg.labels),
                      judge_calls=finished.judge_calls, verify_calls=finished.verify_calls)
         doc = end.document

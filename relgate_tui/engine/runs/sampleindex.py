@@ -2,7 +2,7 @@
 derived index of ``samples.jsonl`` that lets a 10,000-item × K = 20 run open without parsing 200,000 JSON lines.
 
 **What an item needs.** Analysing a run (:mod:`relgate_tui.engine.certification.analysis`), resuming it (the sampler and
-:func:`relgate_tui.engine.certification.pipeline.needs_network`) and the live table use only, per item: how many samples are stored,
+:func:`relgate_tui.engine.certification.run_start.needs_network`) and the live table use only, per item: how many samples are stored,
 the canonical classes of the contiguous prefix of indices 0, 1, 2, … (the samples the run uses), the token usage
 totals and — to replay the stopping rule — the rule-independent state after each prefix (leader count, runner-up
 count, classes seen, the leader's order of first appearance; :func:`prefix_stats`). Texts are only needed when one

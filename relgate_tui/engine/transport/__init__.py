@@ -17,9 +17,11 @@ Public names, by module:
 * :mod:`.concurrency` — ``AdaptiveLimit``, ``advertised_slots``: how many requests to keep in flight (AIMD);
 * :mod:`.tls` — ``tls_context``: one verified TLS context for every client of the process;
 * :mod:`.probe` — ``probe``: the pre-flight latency probe at a run's concurrency;
-* :mod:`.sampler` — ``Sampler``, ``SamplingJob``, ``RetryPolicy``, ``SamplingTotals``, the events ``SampleDone``,
-  ``SampleFailed``, ``ItemDone``, ``EndpointDown``, ``EndpointUp``, ``EndpointUnreachable``, and ``run_sampling``,
-  ``class_counts``.
+* :mod:`.sampler` — ``Sampler``, the events ``SampleDone``, ``SampleFailed``, ``ItemDone``, ``EndpointDown``,
+  ``EndpointUp``, ``EndpointUnreachable``, and ``run_sampling`` (``SamplingJob``, ``RetryPolicy``, ``SamplingTotals``
+  and ``class_counts`` re-exported);
+* :mod:`.jobs` — ``SamplingJob``, ``RetryPolicy``, ``SamplingTotals``, ``class_counts``: what a sampler is asked and
+  what it cost;
 * :mod:`.itemwork` — ``ItemWork``: one item's claimed, returned and delivered samples while it is sampled;
 * :mod:`.batch` — the Batch API client (upload, create, poll, read the output and error files).
 """

@@ -31,9 +31,8 @@ import functools
 import http.cookiejar
 import random
 import time
-from collections import Counter
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -58,6 +57,10 @@ from relgate_tui.engine.transport.events import SamplerEvent as SamplerEvent
 from relgate_tui.engine.transport.http11 import LeanHTTPTransport
 from relgate_tui.engine.transport.httpread import status_of
 from relgate_tui.engine.transport.itemwork import ItemWork
+from relgate_tui.engine.transport.jobs import RetryPolicy as RetryPolicy  # re-exported (the job and its accounting)
+from relgate_tui.engine.transport.jobs import SamplingJob as SamplingJob
+from relgate_tui.engine.transport.jobs import SamplingTotals as SamplingTotals
+from relgate_tui.engine.transport.jobs import class_counts as class_counts
 from relgate_tui.engine.transport.prompts import item_messages
 from relgate_tui.engine.transport.tls import verify_for
 
@@ -68,82 +71,6 @@ MAX_BUSY_RETRIES = 20  # timeouts at a busy server asked again for one request b
 
 class EndpointUnreachable(RuntimeError):
     """The endpoint stayed down longer than ``max_down_s``."""
-
-
-# ------------------------------------------------------------------------------------------------------ settings
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Retries per request: ``max_attempts`` in all, delays ``base_delay_s · 2^(attempt−1)`` with full jitter, capped
-    at ``max_delay_s``; a server's ``Retry-After`` is honoured up to ``max_retry_after_s``."""
-
-    max_attempts: int = 5
-    base_delay_s: float = 0.5
-    max_delay_s: float = 20.0
-    max_retry_after_s: float = 30.0
-
-    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after_s)
-        return rng.uniform(0.0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
-
-    def wait_note(self, wait: float, retry_after: float | None) -> str:
-        """What a retry waits for, said in the failure's message when it is a server's ``Retry-After`` or long."""
-        if retry_after is not None:
-            capped = " (capped)" if retry_after > self.max_retry_after_s else ""
-            return f"; the server asked to retry after {retry_after:g} s: waiting {_seconds(wait)} s{capped}"
-        return f"; retrying in {_seconds(wait)} s" if wait >= 5 else ""
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
-
-
-@dataclass
-class SamplingTotals:
-    """Calls of one sampling pass. ``made``: requests answered (each paid); ``cached``: samples served from the cache
-    or the run store; ``failed``: requests that failed after their retries (through a Batch API: every failed line);
-    ``retries``: failed attempts retried."""
-
-    made: int = 0
-    cached: int = 0
-    failed: int = 0
-    retries: int = 0
-    samples_new: int = 0
-    samples_used: int = 0
-    items: int = 0
-    items_stopped_early: int = 0
-    items_failed: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    batch_rounds: int = 0  # rounds sent through a Batch API (engine/certification/batch_rounds.py); 0 = direct
-    batched: int = 0  # requests submitted in batches
-
-    def saved_vs_kmax(self, k_max: int) -> float:
-        budget = self.items * k_max
-        return 1.0 - self.samples_used / budget if budget else 0.0
-
-    def cost(self, price_in: float | None, price_out: float | None) -> float | None:
-        """Cost from prices per million input / output tokens."""
-        if price_in is None or price_out is None:
-            return None
-        return (self.prompt_tokens * price_in + self.completion_tokens * price_out) / 1e6
-
-
-@dataclass(frozen=True)
-class SamplingJob:
-    """What to sample: the items (``TaskItem``s), the canonicalizer ``(text, choices) -> class``, the stopping rule,
-    ``k_max``, the run seed and the samples already stored (by item id, any order)."""
-
-    items: Sequence[Any]
-    canonicalizer: Callable[[str, Sequence[str]], str]
-    rule: Any
-    k_max: int
-    seed: int = 0
-    existing: Mapping[str, Sequence[StoredSample]] = field(default_factory=dict)
-
-
-def class_counts(canonicals: Sequence[str]) -> dict[str, int]:  # the non-INVALID classes, first-appearance order
-    return dict(Counter(c for c in canonicals if c != INVALID))
 
 
 # ------------------------------------------------------------------------------------------------------ sampler
@@ -196,6 +123,9 @@ class Sampler:
         self._unsaved: list[tuple[str, Completion]] = []  # answers not in the cache yet (written CACHE_BATCH at once)
         self._writer: concurrent.futures.ThreadPoolExecutor | None = None
         self._shared: dict[str, ItemWork] = {}  # fixed-K items being sampled: idle workers may help (itemwork.py)
+        self._early_slots: tuple[int | None] | None = None  # discover_slots_now()'s answer, for the next run
+        self._undelivered: dict[int, ItemWork] = {}  # items with a delivery deferred to the loop's next turn
+        self._deliver_error: BaseException | None = None  # a deferred delivery's error, raised by the next one
 
     def _save_cached(self, last: bool = False) -> None:
         """Write the answers not yet in the cache: in one transaction on a writer thread when the cache offers
@@ -248,9 +178,13 @@ class Sampler:
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         n_workers = min(self.concurrency, len(job.items))
         self.limit = AdaptiveLimit(self.concurrency)
-        self._slots_pending = self.discover_slots and n_workers > 1  # asked before the first real request only
+        early, self._early_slots = self._early_slots, None  # asked by discover_slots_now() for this run
+        self._slots_pending = self.discover_slots and n_workers > 1 and early is None  # before the first request
+        if early is not None and early[0] is not None and n_workers > 1:
+            self.limit = AdaptiveLimit(self.concurrency, early[0])
         self._slots_lock = asyncio.Lock()
         self._shared = {}
+        self._undelivered, self._deliver_error = {}, None
         async with contextlib.AsyncExitStack() as stack:
             channels = []
             for _ in range(n_workers):
@@ -272,6 +206,10 @@ class Sampler:
                 done.result()  # re-raise a worker's exception (EndpointUnreachable)
             finally:
                 await _cancel_until_done(workers)
+                for work in list(self._undelivered.values()):  # answers fetched before a cancel are kept
+                    self._undelivered.pop(id(work), None)
+                    with contextlib.suppress(Exception):
+                        self._deliver(job, work)
                 self._save_cached(last=True)
                 if self._prober is not None:
                     self._prober.cancel()
@@ -321,14 +259,40 @@ class Sampler:
             start = work.claim(want)
             got = await self._get_samples(channel, job, work.item, work.messages, start, want)
             work.returned(start, want, got)
+            if fixed and got is not None and work.left() > 0:
+                self._deliver_soon(job, work)  # after this worker's next request is on its way
+                continue
             self._deliver(job, work)
             if got is None:
                 break
+        self._deliver(job, work)  # anything a deferred delivery has not handed over yet
         if not work.finished and (work.done() or not fixed):
             self._finish_item(work)
 
+    def _deliver_soon(self, job: SamplingJob, work: ItemWork) -> None:
+        """:meth:`_deliver` at the event loop's next turn: with the ``none`` rule the next index does not depend on
+        this answer, so the worker sends its next request first and the answer is persisted, counted and reported
+        while that request is in flight (a burst of answers no longer delays every worker's next request by the
+        whole burst's bookkeeping). Deliveries still happen in index order (:meth:`ItemWork.deliverable`); the
+        worker delivers whatever is left before its item ends, and :meth:`run` before it returns. An error (a
+        failed store write) is raised by the worker's next delivery."""
+        if self._deliver_error is not None:
+            raise self._deliver_error
+        self._undelivered[id(work)] = work
+        asyncio.get_running_loop().call_soon(self._deliver_later, job, work)
+
+    def _deliver_later(self, job: SamplingJob, work: ItemWork) -> None:
+        self._undelivered.pop(id(work), None)
+        try:
+            self._deliver(job, work)
+        except Exception as exc:  # noqa: BLE001 - a callback's error would be lost: kept, raised by the worker
+            self._deliver_error = exc
+
     def _deliver(self, job: SamplingJob, work: ItemWork) -> None:
         """Persist, count and report the answers that have come back for the item's next indices, in order."""
+        if self._deliver_error is not None:
+            error, self._deliver_error = self._deliver_error, None
+            raise error
         item = work.item
         while (answer := work.deliverable()) is not None:
             completion, cached, fingerprint = answer
@@ -472,10 +436,22 @@ class Sampler:
         async with self._slots_lock:
             if not self._slots_pending:
                 return
-            async with httpx.AsyncClient(transport=self._transport or LeanHTTPTransport(), trust_env=False, verify=verify_for(self.endpoint.base_url)) as client:
-                slots = await advertised_slots(client, self.endpoint.base_url, self.endpoint.headers())
+            slots = await self._advertised_slots()
             self.limit = AdaptiveLimit(self.concurrency, slots)
             self._slots_pending = False
+
+    async def discover_slots_now(self, job: SamplingJob) -> None:
+        """Ask the server's parallelism before :meth:`run` of ``job``, for a caller that knows requests will be sent
+        and has a round trip of its own to make meanwhile (the pipeline's reachability check: the two answers are
+        waited for together, not one after the other); that run starts its limit there and asks nothing more.
+        Does nothing unless the sampler discovers slots and the run has more than one worker (as :meth:`run`)."""
+        if self.discover_slots and min(self.concurrency, len(job.items)) > 1:
+            self._early_slots = (await self._advertised_slots(),)
+
+    async def _advertised_slots(self) -> int | None:
+        async with httpx.AsyncClient(transport=self._transport or LeanHTTPTransport(), trust_env=False,
+                                     verify=verify_for(self.endpoint.base_url)) as client:
+            return await advertised_slots(client, self.endpoint.base_url, self.endpoint.headers())
 
     # -- endpoint down / up ------------------------------------------------------------------------------------
     def _busy(self, exc: RequestFailed) -> bool:
