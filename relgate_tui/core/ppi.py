@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from relgate_tui.core.special import betaincinv, logaddexp_exact, logsumexp
+from relgate_tui.core.special import betaincinv, logaddexp_at_least, logsumexp
 
 if TYPE_CHECKING:
     from relgate_tui.core.certification.watched import LabelPlan
@@ -185,6 +185,22 @@ def _component_lambda(spec: float | None, p1: np.ndarray, p0: np.ndarray) -> np.
     return np.full(p1.shape, float(spec))
 
 
+def _log_factor(num: np.ndarray, w: np.ndarray, bet: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """log(1 + s (num/w − 1)), (R, G), written to ``out``: run r's factor at candidate j, from its outcome ``num``
+    (R,), bet ``bet`` (R,) and conditional mean ``w`` (R, G) under m_j; a candidate with w ≤ 1e-12 is impossible
+    (ratio ∞ when num > 0, else 0). The numbers of ``np.log1p(bet * (np.where(w > 1e-12, num / max(w, 1e-12),
+    ∞ or 0) − 1))``, computed in place (the hot loop calls it once per label and component, on large arrays)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.maximum(w, 1e-12, out=out)
+        np.divide(num[:, None], out, out=out)
+        possible = w > 1e-12
+        if not possible.all():
+            np.copyto(out, np.where(num > 0, np.inf, 0.0)[:, None], where=~possible)
+        out -= 1.0
+        out *= bet[:, None]
+        return np.log1p(out, out=out)
+
+
 def _mixture_path(pi_lo: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, delta: float,
                   floor: float = 0.0, items: int | None = None) -> np.ndarray:
     """L_t (running max) for R runs at once: (R, n) lower bounds on θ from the wealth-weighted mixture over
@@ -208,6 +224,8 @@ def _mixture_path(pi_lo: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, delta
     cells = np.zeros((runs, 4))  # the labelled (f, Y) counts: (1, 1), (1, 0), (0, 1), (0, 0)
     bound = np.zeros(runs)
     rows = np.arange(runs)
+    w, factor, mix_a, mix_b = (np.empty((runs, grid.size)) for _ in range(4))  # reused: no (R, G) allocations
+    grid_n = items * grid[None, :] if items is not None else grid[None, :]
     for t in range(n):
         q = (s_f + 0.5) / (t + 1.0)  # the plug-in P(f = 1) of the bets: the labelled items' only (predictable)
         p1, p0 = _rates(cells)
@@ -222,24 +240,23 @@ def _mixture_path(pi_lo: np.ndarray, f_lab: np.ndarray, y_lab: np.ndarray, delta
             num = y + lam * (1.0 - f)
             if items is None:
                 bet = _bet(q, p1, p0, lam, m_ref + lam * (1.0 - pi_lo))
-                w = grid[None, :] + (lam * (1.0 - pi_lo))[:, None]
-            else:  # without replacement from the N items (docstring)
+                np.add(grid_n, (lam * (1.0 - pi_lo))[:, None], out=w)
+            else:  # without replacement from the N items (docstring): w = (N m − S_y + λ rest_nf) / (N − t)
                 left = float(items - t)
                 rest_nf = items * (1.0 - pi_lo) - (t - s_f)
                 bet = _bet(q, p1, p0, lam, np.clip((items * m_ref - s_y + lam * rest_nf) / left, 1e-6, None))
-                w = (items * grid[None, :] - s_y[:, None] + (lam * rest_nf)[:, None]) / left
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(w > 1e-12, num[:, None] / np.maximum(w, 1e-12),
-                                 np.where(num[:, None] > 0, np.inf, 0.0))
-                log_k[c] += np.log1p(bet[:, None] * (ratio - 1.0))
+                np.subtract(grid_n, s_y[:, None], out=w)
+                w += (lam * rest_nf)[:, None]
+                w /= left
+            log_k[c] += _log_factor(num, w, bet, factor)
         cells[rows, 2 * (1 - f).astype(np.int64) + (1 - y).astype(np.int64)] += 1
         s_f += f
         s_y += y
-        if len(specs) == 2:  # the shipped mixture: scipy's logsumexp bit for bit, without its per-call overhead
-            mixture = logaddexp_exact(log_k[0] + log_w[0], log_k[1] + log_w[1])
+        if len(specs) == 2:  # the shipped mixture: scipy's logsumexp bit for bit, compared without its overhead
+            rejected = logaddexp_at_least(np.add(log_k[0], log_w[0], out=mix_a), np.add(log_k[1], log_w[1], out=mix_b),
+                                          threshold)
         else:
-            mixture = logsumexp(log_k + log_w[:, None, None], axis=0)
-        rejected = mixture >= threshold
+            rejected = logsumexp(log_k + log_w[:, None, None], axis=0) >= threshold
         # monotone in m: the rejected grid points are a prefix; L_t = the last of them (0 when none)
         first_kept = np.where(rejected.all(1), grid.size, np.argmin(rejected, axis=1))
         rho = np.where(first_kept > 0, grid[np.maximum(first_kept - 1, 0)], 0.0)

@@ -135,6 +135,17 @@ def test_matches_mirt_published_estimates():
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def _category_probs(s: np.ndarray) -> np.ndarray:
+    """P (Q × K) from s = P(Y ≥ k), k = 1 … K−1 (Q × (K−1))."""
+    cum = np.hstack([np.ones((s.shape[0], 1)), s, np.zeros((s.shape[0], 1))])
+    return cum[:, :-1] - cum[:, 1:]
+
+
+def _item_probs(a: float, d: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Category probabilities P (Q × K): ``_item_terms(...)[0]`` without the derivatives."""
+    return _category_probs(expit(a * nodes[:, None] + d[None, :]))
+
+
 def _item_terms(a: float, d: np.ndarray, nodes: np.ndarray):
     """Category probabilities P (Q × K) and their first/second derivatives in (a, d_1 … d_{K−1})."""
     q, m = nodes.size, d.size + 1
@@ -147,17 +158,16 @@ def _item_terms(a: float, d: np.ndarray, nodes: np.ndarray):
     ds = np.concatenate([pad, s1[..., None] * x, pad], axis=1)
     pad2 = np.zeros((q, 1, m, m))
     d2s = np.concatenate([pad2, s2[..., None, None] * x[..., :, None] * x[..., None, :], pad2], axis=1)
-    cum = np.hstack([np.ones((q, 1)), s, np.zeros((q, 1))])
-    return cum[:, :-1] - cum[:, 1:], ds[:, :-1] - ds[:, 1:], d2s[:, :-1] - d2s[:, 1:]
+    return _category_probs(s), ds[:, :-1] - ds[:, 1:], d2s[:, :-1] - d2s[:, 1:]
 
 
 def _m_step(a: float, d: np.ndarray, counts: np.ndarray, nodes: np.ndarray) -> tuple[float, np.ndarray]:
     """Maximise Σ_qk r_qk log P_qk(a, d) by Newton with step halving (the expected complete-data log-likelihood)."""
 
-    def value(a_, d_):
+    def value(a_, d_, p=None):  # p: the probabilities at (a_, d_) when already computed
         if np.any(np.diff(d_) >= 0):
             return -np.inf
-        p = _item_terms(a_, d_, nodes)[0]
+        p = _item_probs(a_, d_, nodes) if p is None else p
         return float(np.sum(counts * np.log(p))) if np.all(p > 0) else -np.inf
 
     for _ in range(50):
@@ -166,7 +176,7 @@ def _m_step(a: float, d: np.ndarray, counts: np.ndarray, nodes: np.ndarray) -> t
         g = np.einsum("qk,qkm->m", w, dp)
         h = np.einsum("qk,qkmn->mn", w, d2p) - np.einsum("qk,qkm,qkn->mn", w / p, dp, dp)
         step = np.linalg.solve(h, g)
-        f0, t = value(a, d), 1.0
+        f0, t = value(a, d, p), 1.0
         while value(a - t * step[0], d - t * step[1:]) < f0 - 1e-12 and t > 1e-8:
             t /= 2
         a, d = a - t * step[0], d - t * step[1:]
@@ -190,7 +200,7 @@ def _em_grm(y: np.ndarray, n_nodes: int = 61, tol: float = 1e-10, max_cycles: in
     for _ in range(max_cycles):
         logp = np.zeros((n, nodes.size))
         for pi in range(p_items):
-            logp += onehot[pi] @ np.log(_item_terms(a[pi], d[pi], nodes)[0]).T
+            logp += onehot[pi] @ np.log(_item_probs(a[pi], d[pi], nodes)).T
         joint = logp + log_w
         post = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
         moved = 0.0

@@ -400,6 +400,20 @@ def test_scalar_protocol_path_equals_vectorised_path():
         assert fast == slow
 
 
+def test_scalar_path_equals_vectorised_path_with_many_classes_and_invalid_samples():
+    """The vectorised path keeps the leader, runner-up, classes seen and the leader's order up to date sample by
+    sample; the Protocol path recomputes them from the counts at every step: the same stops, ties and INVALID
+    samples included."""
+    cases = {"anytime": (((0.45, 0.15, 0.1, 0.05, 0.03, 0.02), 0.2), ((0.25, 0.25, 0.25, 0.25), 0.0)),
+             "paper": (((0.75, 0.1, 0.05), 0.1),)}
+    for name, dists in cases.items():
+        rule = get_stopping_rule(name, 0.2)
+        for probs, invalid in dists:
+            fast = simulate_stopping(rule, probs, 50, 100, np.random.default_rng(9), invalid_prob=invalid)
+            slow = simulate_stopping(ScalarOnly(rule), probs, 50, 100, np.random.default_rng(9), invalid_prob=invalid)
+            assert fast == slow and fast.early_stop_rate > 0
+
+
 def test_stats_fields_are_consistent():
     s = simulate_stopping(get_stopping_rule("anytime"), [0.8, 0.1], 20, 2000, np.random.default_rng(8), 0.1)
     assert s.rule == "anytime" and s.k_max == 20 and s.n_trials == 2000

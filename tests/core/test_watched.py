@@ -11,33 +11,51 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relgate_tui.core.certification.intervals import clopper_pearson_lower
+from relgate_tui.core.certification.intervals import clopper_pearson_lower, confidence_sequence_end
 from relgate_tui.core.certification.watched import human_only_bound
 
 GATE, RUNS, HORIZON = 0.90, 2000, 300
 
 
-def _first_clearing_share(bound: object, confidence: float) -> float:
-    """Share of runs of a model exactly at the gate in which ``bound(successes, n, confidence)`` reaches the gate at
-    some label ≤ HORIZON. Each distinct (successes, n) is evaluated once."""
-    rng = np.random.default_rng(33)
-    s = (rng.random((RUNS, HORIZON)) < GATE).cumsum(1)
-    n = np.arange(1, HORIZON + 1)
-    clears = {(int(k), int(m)): False for m in range(1, HORIZON + 1) for k in np.unique(s[:, m - 1])}
-    for k, m in clears:
-        clears[(k, m)] = bound(k, m, confidence) >= GATE  # type: ignore[operator]
-    hit = np.array([[clears[(int(k), int(m))] for k, m in zip(row, n, strict=True)] for row in s])
+def _first_clearing_share(bounds: object, confidence: float) -> float:
+    """Share of runs of a model exactly at the gate in which the bound reaches the gate at some label ≤ HORIZON.
+    ``bounds(successes, n, confidence)`` gets every distinct (successes, n) of the runs at once (arrays) and returns
+    their bounds; each run's path is then read off a (successes, n) table."""
+    s, ks, ms = _runs()
+    clears = np.zeros((HORIZON + 1, HORIZON + 1), dtype=bool)
+    clears[ks, ms] = np.asarray(bounds(ks, ms, confidence)) >= GATE  # type: ignore[operator]
+    hit = clears[s, np.arange(1, HORIZON + 1)[None, :]]
     return float(hit.any(1).mean())
 
 
+def _runs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The runs' success counts after each label (RUNS × HORIZON) and their distinct (successes, n) pairs."""
+    rng = np.random.default_rng(33)
+    s = (rng.random((RUNS, HORIZON)) < GATE).cumsum(1)
+    pairs = [(int(k), m) for m in range(1, HORIZON + 1) for k in np.unique(s[:, m - 1])]
+    return s, np.array([k for k, _ in pairs]), np.array([m for _, m in pairs])
+
+
 def test_the_former_best_gates_human_half_watched_passes_a_model_at_the_gate_too_often() -> None:
-    share = _first_clearing_share(clopper_pearson_lower, 0.975)
+    share = _first_clearing_share(
+        lambda ks, ms, c: [clopper_pearson_lower(int(k), int(m), c) for k, m in zip(ks, ms, strict=True)], 0.975)
     assert share > 0.025 + 3 * math.sqrt(0.025 * 0.975 / RUNS)  # the issue measured 13.6% within 300 labels
 
 
 def test_the_anytime_bound_watched_after_every_label_stays_valid() -> None:
-    share = _first_clearing_share(lambda k, m, c: human_only_bound(k, m, c).lower, 0.975)
+    """The watched gate reads ``human_only_bound(k, n).lower``, which is ``confidence_sequence_end(k, n)``: the
+    vectorised call gives every pair's bound at once, and equals ``human_only_bound`` bit for bit where the decision
+    turns (at each n, the largest k that does not clear and the smallest that does)."""
+    share = _first_clearing_share(lambda ks, ms, c: confidence_sequence_end(ks, ms, c, end="lower"), 0.975)
     assert share <= 0.025 + 2 * math.sqrt(0.025 * 0.975 / RUNS)
+    _, ks, ms = _runs()
+    lower = confidence_sequence_end(ks, ms, 0.975, end="lower")
+    for m in range(1, HORIZON + 1):
+        at = np.flatnonzero(ms == m)
+        below, above = at[lower[at] < GATE], at[lower[at] >= GATE]
+        for i in ([below[np.argmax(ks[below])]] if below.size else []) + ([above[np.argmin(ks[above])]]
+                                                                          if above.size else []):
+            assert human_only_bound(int(ks[i]), m, 0.975).lower == lower[i]
 
 
 def test_one_look_decides_nothing_before_the_planned_labels() -> None:

@@ -37,6 +37,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from relgate_tui.core.certification.grids import IntegerGrid
+
 __all__ = [
     "STOPPING_RULES",
     "AnytimeRule",
@@ -168,6 +170,10 @@ def anytime_weight(order: np.ndarray | int) -> np.ndarray | float:
     return float(result) if result.ndim == 0 else result
 
 
+_EVIDENCE = IntegerGrid(anytime_log_evidence, (2048, 1024))
+"""anytime_log_evidence(a, b) on the integer points batch decisions ask for (core/certification/grids.py)."""
+
+
 def _log_inverse_level(delta: float, order: np.ndarray | int) -> np.ndarray | float:
     """log(1 / (delta * w_r)) at r = ``order`` (the leader's order of first appearance)."""
     result = -math.log(delta) - np.log(anytime_weight(order))
@@ -288,6 +294,10 @@ class AnytimeRule(_BatchRule):
         """Vectorised decision; ``leader_order`` (r) defaults to ``n_seen`` (C >= r: valid, less frugal)."""
         order = n_seen if leader_order is None else leader_order
         leader, runner_up, order = np.broadcast_arrays(np.asarray(leader), np.asarray(runner_up), np.asarray(order))
+        if leader.size > 64 and _EVIDENCE.covers(leader, runner_up):  # M(a - 1, b) from a table of its values
+            table = _EVIDENCE.table(int(leader.max()), int(runner_up.max()) + 1)
+            evidence = table[np.maximum(leader - 1, 0), runner_up]
+            return (leader > runner_up) & (evidence >= _log_inverse_level(self.delta, order))
         if leader.size > 64:  # many trials share a few (a, b, r) triples: evaluate each triple once
             base = int(max(leader.max(), order.max())) + 1
             keys = (leader.astype(np.int64).ravel() * base + runner_up.ravel()) * base + order.ravel()
@@ -509,33 +519,46 @@ def simulate_stopping(
     mode = _true_mode(p)
 
     counts = np.zeros((n_trials, n_classes + 1), dtype=np.int64)  # last column: INVALID
-    first_seen = np.full((n_trials, n_classes), k_max + 1, dtype=np.int64)  # time of each class's first sample
     rows = np.arange(n_trials)
     stop_k = np.full(n_trials, k_max, dtype=np.int64)
     wrong = np.zeros(n_trials, dtype=bool)
     active = np.ones(n_trials, dtype=bool)
     scalar = getattr(rule, "should_stop_batch", None) is None
+    # What the rules read, kept up to date sample by sample (one class count grows by one per sample): the top two
+    # counts, a class holding the top count, the number of classes seen and each class's order of first appearance.
+    # A count going from v to v + 1 makes the top two (v + 1, second) when v was the top count (tied or not),
+    # (top, v + 1) when v was the second count, and changes neither otherwise.
+    top = np.zeros(n_trials, dtype=np.int64)
+    second = np.zeros(n_trials, dtype=np.int64)
+    lead = np.zeros(n_trials, dtype=np.int64)
+    seen = np.zeros(n_trials, dtype=np.int64)
+    rank = np.zeros((n_trials, n_classes), dtype=np.int64)  # order of first appearance; 0 = not seen yet
+    first_seen = np.full((n_trials, n_classes), k_max + 1, dtype=np.int64)  # the Protocol path: sample order
     for k in range(1, k_max):
         drawn = outcomes[:, k - 1]
+        before = counts[rows, drawn]
         counts[rows, drawn] += 1
-        fresh = (drawn < n_classes) & (counts[rows, np.minimum(drawn, n_classes)] == 1)
-        first_seen[rows[fresh], drawn[fresh]] = k
+        is_class = drawn < n_classes
+        fresh = is_class & (before == 0)
+        seen += fresh
+        rank[rows[fresh], drawn[fresh]] = seen[fresh]
+        if scalar:
+            first_seen[rows[fresh], drawn[fresh]] = k
+        was_top = is_class & (before == top)
+        second += is_class & ~was_top & (before == second)
+        top += was_top
+        lead = np.where(was_top, drawn, lead)
         idx = np.flatnonzero(active)
         if idx.size == 0:
             break
-        valid = counts[idx, :n_classes]
-        seen_at = first_seen[idx]
-        if n_classes >= 2:
-            top_two = -np.partition(-valid, 1, axis=1)[:, :2]
-            leader, runner_up = top_two[:, 0], top_two[:, 1]
-        else:
-            leader, runner_up = valid[:, 0], np.zeros(idx.size, dtype=np.int64)
-        n_seen = np.count_nonzero(valid, axis=1)
-        # the leader's order of first appearance (with a tied top count no rule stops, so any top class will do)
-        leader_time = seen_at[np.arange(idx.size), np.argmax(valid, axis=1)]
-        order = 1 + np.count_nonzero(seen_at < leader_time[:, None], axis=1)
-        if scalar:  # the Protocol path gets the counts in first-appearance order, as the engine passes them
-            valid = np.take_along_axis(valid, np.argsort(seen_at, axis=1, kind="stable"), axis=1)
+        leader, runner_up, n_seen = top[idx], second[idx], seen[idx]
+        # the leader's order of first appearance (with a tied top count no rule stops, so any top class will do;
+        # before any class is seen, 1)
+        order = np.maximum(rank[idx, lead[idx]], 1)
+        valid = counts  # read by the Protocol path only, which gets the counts in first-appearance order
+        if scalar:
+            valid = np.take_along_axis(counts[idx, :n_classes], np.argsort(first_seen[idx], axis=1, kind="stable"),
+                                       axis=1)
         stopped = _batch_decision(rule, valid, leader, runner_up, n_seen, order, k)
         if not stopped.any():
             continue

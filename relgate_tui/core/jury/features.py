@@ -22,6 +22,7 @@ run time): SYNTACTIC_AMBIGUITY, SEMANTIC_AMBIGUITY, SYNTACTIC_ANOMALY, POLARITY,
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -55,10 +56,15 @@ COMPLEXITY = ("TOKEN_ENTROPY", "LEXICAL_DIVERSITY", "READING_INDEX", "NGRAM_REPE
 GROUPS = ("size", "special", "complexity", "embedding", "logprob")
 
 
+_VOWELS = re.compile(r"[aeiouy]+")
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def syllables(word: str) -> int:
-    """Vowel groups, minus a silent final 'e', at least one (the usual Flesch heuristic)."""
+    """Vowel groups, minus a silent final 'e', at least one (the usual Flesch heuristic). Remembered per word: a
+    corpus repeats its words, and the count is a function of the word alone."""
     w = word.lower()
-    groups = len(re.findall(r"[aeiouy]+", w))
+    groups = len(_VOWELS.findall(w))
     if w.endswith("e") and not w.endswith(("le", "ee")) and groups > 1:
         groups -= 1
     return max(1, groups)
@@ -81,9 +87,10 @@ def text_features(text: str) -> dict[str, float]:
     trigrams = list(zip(lower, lower[1:], lower[2:], strict=False))
     counts = Counter(lower)
     entropy = -sum(c / n_w * math.log2(c / n_w) for c in counts.values()) if n_w else 0.0
-    entities = sum(1 for s in sents for w in WORD.findall(s)[1:] if w[0].isupper() and w.lower() not in STOP)
+    sent_tokens = [WORD.findall(s) for s in sents]
+    entities = sum(1 for st in sent_tokens for w in st[1:] if w[0].isupper() and w.lower() not in STOP)
     numbers = sum(1 for t in tokens if t[0].isdigit())
-    sent_words = [[w.lower() for w in WORD.findall(s)] for s in sents]
+    sent_words = [[w.lower() for w in st] for st in sent_tokens]
     pronouns = [sum(1 for w in sw if w in PRONOUN) for sw in sent_words]
     flesch = (206.835 - 1.015 * (n_w / n_s) - 84.6 * (sum(syl) / n_w)) if n_w else 0.0
     return {

@@ -17,16 +17,17 @@ from relgate_tui.core.jury.protocol import JuryData
 _WORDS = ("the report covers the market and the team results for the quarter with new plans for growth in the region "
           "while the board reviews costs and staff").split()
 _HEDGES = ("perhaps", "maybe", "possibly", "apparently", "arguably", "seemingly")
+_WORD_ARRAY, _HEDGE_ARRAY = np.array(_WORDS), np.array(_HEDGES)  # what rng.choice makes of the tuples, made once
 
 
 def _sentence(rng: np.random.Generator, kind: int) -> str:
-    words = list(rng.choice(_WORDS, size=int(rng.integers(6, 12))))
+    words = list(rng.choice(_WORD_ARRAY, size=int(rng.integers(6, 12))))
     if kind == 1:
         words.insert(int(rng.integers(len(words))), str(int(rng.integers(10, 5000))))
         words.insert(int(rng.integers(len(words))), f"{rng.integers(1, 99)}.{rng.integers(0, 9)}%")
     if kind == 2:
         for _ in range(2):
-            words.insert(int(rng.integers(len(words))), str(rng.choice(_HEDGES)))
+            words.insert(int(rng.integers(len(words))), str(rng.choice(_HEDGE_ARRAY)))
     return " ".join(words).capitalize() + "."
 
 
