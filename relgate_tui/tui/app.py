@@ -137,6 +137,30 @@ class RelgateApp(App[None]):
             finally:
                 self.session = None
 
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Textual's ``push_screen``; a screen never mounted gets its breakpoint classes for the current size first
+        (:meth:`_breakpoint_classes`)."""
+        if isinstance(screen, Screen) and not screen.is_mounted:
+            screen.update_classes(self._breakpoint_classes(screen), update=False)
+        return super().push_screen(screen, *args, **kwargs)
+
+    def _breakpoint_classes(self, screen: Screen[Any]) -> dict[str, bool]:
+        """The breakpoint classes (``-narrow`` / ``-wide``, ``-short`` / ``-tall``) that Textual's ``Screen._on_resize``
+        gives ``screen`` at the app's size — computed as it does. Set before the screen mounts, its first Resize
+        finds them in place and styles nothing again: otherwise every new screen is styled twice (once without
+        them, then all of it again), and the first layout is done at the wrong breakpoint."""
+        horizontal = (self.HORIZONTAL_BREAKPOINTS if screen.HORIZONTAL_BREAKPOINTS is None
+                      else screen.HORIZONTAL_BREAKPOINTS) or []
+        vertical = (self.VERTICAL_BREAKPOINTS if screen.VERTICAL_BREAKPOINTS is None
+                    else screen.VERTICAL_BREAKPOINTS) or []
+        classes = {name: False for _, name in horizontal + vertical}
+        for dimension, points in ((self.size.width, horizontal), (self.size.height, vertical)):
+            for limit, name in sorted(points, reverse=True):
+                if dimension >= limit:
+                    classes[name] = True
+                    break
+        return classes
+
     # ------------------------------------------------------------------------------------------------------ flow
     def show_home(self) -> None:
         self._return_to_runs = False

@@ -16,11 +16,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label
+from textual.widgets import DataTable, Header, Label
 
 from relgate_tui.core.certification.gate import GateDecision
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.results import ALPHA_MAX, ALPHA_MIN, ALPHA_STEP, fmt_m_star, fmt_prop
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,7 +72,7 @@ class CompareScreen(Screen[None]):
         yield DataTable(id="compare", cursor_type="row", zebra_stripes=True)
         yield Label("", id="compare-paired")
         yield DataTable(id="compare-diff", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         # opening runs reads every sample (seconds for big runs): say so first, open after that is on screen

@@ -12,6 +12,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from relgate_tui.tui.widgets.footer import StockFooter
+
 HomeChoice = Literal["new", "runs", "review", "judge", "studies", "settings", "quit"]
 
 CHOICES: tuple[tuple[HomeChoice, str, str], ...] = (
@@ -64,7 +66,7 @@ class HomeScreen(Screen[HomeChoice]):
                     id="menu",
                 )
                 yield Static(self.status, id="status")
-        yield Footer()
+        yield StockFooter()
 
     @staticmethod
     def _label(key: str, title: str, desc: str) -> str:

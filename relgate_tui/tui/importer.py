@@ -23,10 +23,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DirectoryTree, Footer, Input, Label, Select, Static
+from textual.widgets import DirectoryTree, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.tui.widgets.filetree import SuffixTree
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ class ImportScreen(ModalScreen["ImportDone | None"]):
                 yield Select(KIND_OPTIONS, prompt="source kind", id="import-kind")
             yield Static("", id="import-error")
             yield Static("", id="import-status")
-            yield Footer()
+            yield StockFooter()
 
     def on_mount(self) -> None:
         self.query_one("#import-path", Input).focus()

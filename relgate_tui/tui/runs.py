@@ -26,6 +26,7 @@ from relgate_tui.core.text import counted, one_line
 from relgate_tui.engine.runs.listing import RunSummary, list_runs
 from relgate_tui.tui.demo_endpoint import SIMULATED_MODELS
 from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -107,7 +108,7 @@ class RunsScreen(Screen["RunsChoice | None"]):
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Static("", id="runs-hint")
         yield Static("", id="runs-keys")  # its own line: a long run description never pushes the keys off
-        yield Footer()
+        yield StockFooter()
 
     # (key, header, content width or None = the flexible model/task columns); a column is its width + 2 (padding)
     _HEAD = (("mark", " ", 1), ("kind", "kind", 5))

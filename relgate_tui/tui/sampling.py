@@ -19,10 +19,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.clock import Clock
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header
+from textual.widgets import DataTable, Header
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.progress import ProgressPanel, counters_text
 from relgate_tui.tui.widgets.safetext import safe_line
 
@@ -62,7 +63,7 @@ class SamplingScreen(Screen[str]):
         yield Header()
         yield ProgressPanel(total=self.session.n_items, clock=self.clock, id="progress",
                             side=DataTable(id="live", cursor_type="row", zebra_stripes=True))
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         s = self.session

@@ -13,10 +13,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.validation import Number
-from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
+from textual.widgets import Button, Header, Input, Label, Select, Static
 
 from relgate_tui.core.text import one_line
 from relgate_tui.tui.settings_file import UISettings
+from relgate_tui.tui.widgets.footer import StockFooter
 
 
 class SettingsScreen(Screen["UISettings | None"]):
@@ -62,7 +63,7 @@ class SettingsScreen(Screen["UISettings | None"]):
             with Horizontal(id="buttons"):
                 yield Button("Save (^s)", id="save", variant="primary")
                 yield Button("Back (Esc)", id="back")
-        yield Footer()
+        yield StockFooter()
 
     def _collect(self) -> UISettings:
         gate_text = self.query_one("#gate", Input).value.strip()

@@ -23,7 +23,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
+from textual.widgets import Button, Header, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.engine.certification.setup import (
@@ -44,6 +44,7 @@ from relgate_tui.tui.judge_fields import JUDGE_FIELDS, chosen_judge, judge_field
 from relgate_tui.tui.option_fields import collect_options, option_widgets
 from relgate_tui.tui.preflight_text import judge_note, preflight_text
 from relgate_tui.tui.setup_probe import LatencyProbe
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -158,7 +159,7 @@ class SetupScreen(LatencyProbe, Screen["RunSetup | None"]):
                 yield Static("", id="judge-note")
                 yield Button("Verify by hand", id="by-hand", compact=True)
                 yield Static("", id="setup-error")
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "new run"

@@ -28,7 +28,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import ContentSwitcher, DataTable, Footer, Header, Static
+from textual.widgets import ContentSwitcher, DataTable, Header, Static
 from textual.worker import Worker, WorkerState
 
 from relgate_tui.tui.forms import first_line
@@ -36,6 +36,7 @@ from relgate_tui.tui.judge import audit_studies
 from relgate_tui.tui.judge.setup import JudgeSetup
 from relgate_tui.tui.judge.views import AuditResultsView
 from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.progress import ProgressPanel
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -105,7 +106,7 @@ class JudgeScreen(JudgeSetup):
             yield ProgressPanel(unit="judge answers", per_source=True, id="judge-run",
                                 clock=getattr(self.app.services, "progress_clock", None))  # type: ignore[attr-defined]
             yield AuditResultsView(id="judge-results")
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "judge audit"

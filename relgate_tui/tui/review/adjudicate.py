@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Header, Label, Static
 
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.certification.views import ItemView
@@ -21,6 +21,7 @@ from relgate_tui.engine.review.status import SessionState, disputed_queue, sessi
 from relgate_tui.engine.review.store import ReviewStore
 from relgate_tui.tui.review.dbwork import StoreCalls
 from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.safetext import safe_line
 
 HINT = "1–9 accept that rank · x none acceptable · s skip · e candidates"
@@ -51,7 +52,7 @@ class AdjudicateScreen(StoreCalls, Screen[None]):
             yield Label("", id="adjudicate-title")
             yield DataTable(id="adjudicate-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="adjudicate-hint")
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"adjudication · {self.session_id}"

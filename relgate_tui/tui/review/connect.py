@@ -18,13 +18,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
+from textual.widgets import Button, DataTable, Header, Input, Label, Static
 
 from relgate_tui.core.text import one_line
 from relgate_tui.engine.review.store import ReviewStore, SessionInfo, open_store
 from relgate_tui.engine.review.summary import as_misses, counted
 from relgate_tui.tui.review.dbwork import StoreCalls
 from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.safetext import safe, safe_line
 
 
@@ -78,7 +79,7 @@ class ReviewConnectScreen(StoreCalls, Screen[None]):
             yield Static("", id="connect-hint")
             yield DataTable(id="connect-sessions", cursor_type="row", zebra_stripes=True)
             yield Static("", id="connect-status")
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "team review"

@@ -24,7 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Label, Static
+from textual.widgets import Header, Label, Static
 
 from relgate_tui.core.review.verdicts import verdict_code
 from relgate_tui.core.text import one_line
@@ -35,6 +35,7 @@ from relgate_tui.engine.review.store import Claim
 from relgate_tui.engine.review.summary import counted
 from relgate_tui.tui.review.dbwork import StoreCalls
 from relgate_tui.tui.services import host
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.safetext import clean, safe
 
 RETRY_SECONDS = 1.0
@@ -84,7 +85,7 @@ class ReviewLabelScreen(StoreCalls, Screen[str]):
                 yield Static("", id="review-progress")
                 yield Static("", id="review-db")
                 yield Static("", id="review-last")
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         s = self.reviewer.session

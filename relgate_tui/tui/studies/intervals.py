@@ -27,7 +27,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Header, Label, Static
 
 from relgate_tui.engine.judging.studies import intervals_caveats
 from relgate_tui.tui.studies.base import StudyView
@@ -43,6 +43,7 @@ from relgate_tui.tui.studies.intervals_chart import (
     judge_scores,
     points_panel,
 )
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.plots import Chart
 
 
@@ -97,7 +98,7 @@ class IntervalsView(StudyView):
                 yield Static(id="iv-method")
                 yield Static(id="iv-errors")
                 yield Static(id="iv-points")
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "judge score intervals (paper 001)"

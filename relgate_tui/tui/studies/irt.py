@@ -19,11 +19,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Header, Label, Static
 
 from relgate_tui.engine.judging.studies import irt_caveats
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
 
 PROMPT_ADVICE = "— fix the prompt (more detailed instructions), not the model"  # core/irt/metrics.phase1_diagnosis
@@ -75,7 +76,7 @@ class IRTView(StudyView):
         with Horizontal(id="irt-plots"):
             yield Chart(id="irt-curves")
             yield Chart(id="irt-levels")
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "IRT diagnostics (paper 002)"

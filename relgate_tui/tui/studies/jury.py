@@ -19,11 +19,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Header, Label, Static
 
 from relgate_tui.engine.judging.studies import jury_caveats
 from relgate_tui.tui.studies.base import StudyView
 from relgate_tui.tui.studies.common import num, plain, safe
+from relgate_tui.tui.widgets.footer import StockFooter
 from relgate_tui.tui.widgets.plots import Chart, Series, legend, xy
 
 JURY_TEXT_FALLBACK = "tf-idf + truncated SVD (text-only fallback)"
@@ -68,7 +69,7 @@ class JuryView(StudyView):
             with Vertical(id="jury-right"):
                 yield DataTable(id="jury-items", cursor_type="row", zebra_stripes=True)
                 yield Static(id="jury-detail")
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "jury-on-demand (paper 003)"

@@ -12,11 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DirectoryTree, Footer, Label, OptionList
+from textual.widgets import DirectoryTree, Label, OptionList
 from textual.widgets.option_list import Option
 
 from relgate_tui.tui.studies.common import plain
 from relgate_tui.tui.widgets.filetree import SuffixTree
+from relgate_tui.tui.widgets.footer import StockFooter
 
 __all__ = ["ScoresPicker", "ScoresTree", "examples_dir"]
 
@@ -61,7 +62,7 @@ class ScoresPicker(ModalScreen["str | None"]):
                 with Vertical(id="picker-audits"):
                     yield Label("Stored audits (direct scores)", classes="picker-title")
                     yield OptionList(id="picker-audit-list")
-            yield Footer()
+            yield StockFooter()
 
     def on_mount(self) -> None:
         from relgate_tui.engine.judging import list_audits

@@ -28,12 +28,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Input, Label, ProgressBar, Select
+from textual.widgets import Button, Header, Input, Label, ProgressBar, Select
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from relgate_tui.core.text import counted
 from relgate_tui.tui.services import host
 from relgate_tui.tui.studies.common import StudyCancelled, plain, safe
+from relgate_tui.tui.widgets.footer import StockFooter
 
 STUDIES = (("Intervals (paper 001)", "intervals"), ("IRT diagnostics (paper 002)", "irt"),
            ("Jury-on-demand (paper 003)", "jury"))
@@ -118,7 +119,7 @@ class StudiesScreen(Screen[None]):
             yield Label("", id="status")
             yield ProgressBar(id="progress", show_eta=False)
             yield Label("", id="run-error")
-        yield Footer()
+        yield StockFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "judge studies (papers 001–003)"

@@ -14,11 +14,19 @@ It is laid out again whenever its width changes, so a resize never leaves a key 
 only when the fitted layout changes: Textual's ``Footer`` rebuilds its keys on every change of the screen's bindings
 (each focus change), which redraws an unchanged footer; here a change of bindings that leaves the keys drawn, their
 descriptions, enabled states and tooltips, the style and the width as they are draws nothing new.
+
+:class:`StockFooter` is Textual's ``Footer`` itself — the same keys, groups, classes and styles, drawn the same —
+built for less: it skips the rebuild when the keys it would compose are the ones drawn, and gives each key its
+compact style when it is made instead of through ``data_bind`` (whose watchers restyle every key twice as it mounts:
+once for FooterKey's default ``compact``, once for the footer's); a later change of the footer's ``compact`` is passed
+on to its keys as ``data_bind`` would.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+from itertools import groupby
 
 from rich.cells import cell_len
 from textual import events
@@ -26,9 +34,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 
-__all__ = ["KeysFooter", "MORE_KEYS", "fit_keys"]
+__all__ = ["KeysFooter", "MORE_KEYS", "StockFooter", "fit_keys"]
 
 MORE_KEYS = "more keys"
 PINNED = ("escape", "question_mark")  # the way back and the way to every key stay on screen
@@ -143,3 +151,84 @@ class KeysFooter(Footer):
     def on_resize(self, event: events.Resize) -> None:
         if self._bindings_ready and event.size.width != self._laid_out_for:
             self.call_after_refresh(self.recompose)
+
+
+# one key as StockFooter draws it: (key, key display, description, action, disabled, tooltip)
+_KeySpec = tuple[str, str, str, str, bool, str]
+# a binding group of several keys: ("group", compact, description, its keys) — or ("key", one key)
+_Item = tuple[str, bool, str, tuple[_KeySpec, ...]] | tuple[str, _KeySpec]
+
+
+def _footer_key(spec: _KeySpec, classes: str, compact: bool) -> FooterKey:
+    """A FooterKey in the state Textual's Footer leaves it in once mounted: ``compact`` set and its ``-compact``
+    class present exactly when compact (what FooterKey's watcher sets), with no watcher run."""
+    key, display, description, action, disabled, tooltip = spec
+    widget = FooterKey(key, display, description, action, disabled=disabled, tooltip=tooltip,
+                       classes=f"{classes} -compact".strip() if compact else classes)
+    widget.set_reactive(FooterKey.compact, compact)
+    return widget
+
+
+class StockFooter(Footer):
+    """Textual's ``Footer``, drawn the same and built for less (module docstring). Used like ``Footer()``."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._drawn_plan: tuple[int, tuple[_Item, ...], _KeySpec | None] | None = None
+
+    def _plan(self) -> tuple[int, tuple[_Item, ...], _KeySpec | None]:
+        """What Textual's ``Footer.compose`` draws now: the number of actions (its grid columns), the keys and
+        groups in order, the palette's key."""
+        active = self.screen.active_bindings
+        by_action: defaultdict[str, list[tuple[Binding, bool, str]]] = defaultdict(list)
+        for _node, binding, enabled, tooltip in active.values():
+            if binding.show:
+                by_action[binding.action].append((binding, enabled, tooltip))
+        display = self.app.get_key_display
+        items: list[_Item] = []
+        for group, runs in groupby(by_action.values(), lambda multi: multi[0][0].group):
+            multi = list(runs)
+            firsts = [m[0] for m in multi]
+            if group is not None and len(multi) > 1:
+                items.append(("group", group.compact, group.description,
+                              tuple((b.key, display(b), "", b.action, not e, t or b.description) for b, e, t in firsts)))
+            else:
+                items.extend(("key", (b.key, display(b), b.description, b.action, not e, t)) for b, e, t in firsts)
+        palette: _KeySpec | None = None
+        if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
+            found = active.get(self.app.COMMAND_PALETTE_BINDING)
+            if found is not None:
+                _node, b, enabled, _tooltip = found
+                palette = (b.key, display(b), b.description, b.action, not enabled, b.tooltip or b.description)
+        return len(by_action), tuple(items), palette
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        columns, items, palette = self._drawn_plan = self._plan()
+        self.styles.grid_size_columns = columns
+        compact = self.compact
+        for item in items:
+            if item[0] == "group":
+                _, group_compact, description, specs = item  # type: ignore[misc]
+                with KeyGroup(classes="-compact" if group_compact else ""):
+                    for spec in specs:
+                        yield _footer_key(spec, "-grouped", compact)
+                yield FooterLabel(description)
+            else:
+                yield _footer_key(item[1], "", compact)  # type: ignore[arg-type]
+        if palette is not None:
+            yield _footer_key(palette, "-command-palette", True)  # not bound to the footer's compact: FooterKey's own
+
+    def _watch_compact(self, compact: bool) -> None:
+        """What ``data_bind(compact=Footer.compact)`` does: every key but the palette's follows the footer."""
+        for key in self.query(FooterKey):
+            if not key.has_class("-command-palette"):
+                key.compact = compact
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        """Textual's rebuild on a change of the screen's bindings, skipped when it would compose the keys drawn."""
+        if (self._drawn_plan is not None and screen.app.app_focus and self.is_attached and screen is self.screen
+                and self._plan() == self._drawn_plan):
+            return
+        super().bindings_changed(screen)
