@@ -12,6 +12,12 @@ when the collector runs, and the tests that measure memory call ``gc.collect()``
 the test functions, their parameters) is moved out of its sight with ``gc.freeze()`` — relgate's own ``certify`` does
 the same — so a full collection no longer walks them again. On tests/tui/test_setup.py that is 25.4 → 20.7 s CPU
 (collector time 5.3 → 1.7 s), 12% more peak memory.
+
+OpenMP's worker threads (scikit-learn's gradient boosting and SVD in the jury tests) wait for work by spinning under
+GNU libgomp's default ``OMP_WAIT_POLICY``; the test workers share two cores, so a spinning thread takes the CPU of
+another worker's test (small fits burned 9-16 s of CPU spinning, 3.3-3.6 s with ``PASSIVE``; the same results). The
+policy is set here, before anything loads the OpenMP runtime, for the workers and every process they start, unless the
+environment sets one.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import pytest
 InProcessCli = Callable[..., "subprocess.CompletedProcess[str]"]
 
 gc.set_threshold(10_000, 20, 20)  # module docstring
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # module docstring
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

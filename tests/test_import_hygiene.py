@@ -2,7 +2,8 @@
 
 Each module is imported in a process of its own that has imported nothing of relgate_tui and none of the forbidden
 packages: one helper interpreter per test module (:func:`importer`) pre-imports only the heavy third-party libraries
-the modules share (numpy, scipy, sqlalchemy — checked there to load nothing forbidden) and then ``fork()``s a fresh
+the modules share (numpy, scipy, sqlalchemy, what httpx loads besides itself — checked there to load nothing
+forbidden) and then ``fork()``s a fresh
 child per module, so a module's import costs its own code, not a new interpreter plus numpy and scipy each time.
 A pre-imported library that is not forbidden and loads nothing forbidden cannot hide a forbidden import: the module
 would have loaded the same library, with the same imports, in a bare interpreter.
@@ -18,16 +19,23 @@ from collections.abc import Iterator
 import pytest
 
 FORBIDDEN_ANYWHERE = ("textual", "httpx", "diskcache", "platformdirs", "relgate_tui")
-PRELOAD = ("numpy", "numpy.typing", "scipy.special", "scipy.stats", "scipy.optimize", "sqlalchemy")
+PRELOAD = ("numpy", "numpy.typing", "scipy.special", "scipy.stats", "scipy.optimize", "sqlalchemy",
+           # what importing httpx loads besides httpx (its command line's click, rich and pygments; idna, certifi,
+           # zstandard) and the standard library's larger modules that many relgate modules load
+           "click", "rich.console", "rich.markup", "rich.progress", "rich.syntax", "rich.table", "pygments.lexers",
+           "pygments.util", "idna", "certifi", "zstandard", "email.message", "http.client", "http.cookiejar",
+           "urllib.request", "mimetypes", "ssl", "sqlite3", "statistics", "fractions")
 
 # The helper: pre-imports PRELOAD, proves it loaded nothing forbidden, then for each module name read on stdin forks
 # a child that imports it and sends back its sys.modules (or the traceback) as one JSON line.
 _SERVER = r"""
-import json, os, sys, traceback
+import gc, json, os, sys, traceback
 forbidden, preload = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 for name in preload:
     __import__(name)
 bad = sorted(m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in forbidden))
+gc.collect()
+gc.freeze()  # the pre-imported objects out of the children's collector: their collections walk only what they import
 print(json.dumps({"preload_loaded": bad}), flush=True)
 for line in sys.stdin:
     module = line.strip()

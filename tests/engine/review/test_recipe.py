@@ -10,7 +10,11 @@ docs-incoming/, so the test follows them wherever the documentation moves.
   TCP, for another OS user (issue 39: a recipe without ``--auth-local`` leaves the superuser open to every local
   user).
 * ``postgres`` (steps 2–4): every line as written, with only the port, the run and the session filled in and the
-  passwords in a ``.pgpass`` file, on the server of the step-1 recipe that fits the test run."""
+  passwords in a ``.pgpass`` file, on the server of the step-1 recipe that fits the test run. ``psql``/``createdb``
+  lines run in ``bash``; a ``relgate`` line that is plain words (no quoting, expansion or operator: ``bash`` would
+  run exactly these words) runs as ``relgate``'s ``main`` with those words in the test's process (the ``incli``
+  fixture: exit code and what reaches file descriptors 1 and 2, as of a process of its own) — a new interpreter per
+  command was a second of imports each; any other ``relgate`` line runs in ``bash`` too."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import os
 import pwd
 import re
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import InProcessCli
 from tests.engine.review.conftest import import_run, write_labels
 from tests.engine.review.pgserver import _free_port, find_bin
 
@@ -148,8 +154,26 @@ def test_every_server_recipe_refuses_a_passwordless_superuser() -> None:
                 pg.stop()
 
 
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+def _plain_words(line: str) -> list[str] | None:
+    """The words ``bash`` runs for ``line`` when it is only plain words (see :data:`_PLAIN_WORD`), else None."""
+    words = line.split()
+    return words if all(_PLAIN_WORD.fullmatch(w) for w in words) and shlex.split(line) == words else None
+
+
+def test_plain_words_are_only_what_bash_leaves_as_they_are() -> None:
+    assert _plain_words("relgate review pull abc --db postgresql://judy@127.0.0.1:5433/relgate") == [
+        "relgate", "review", "pull", "abc", "--db", "postgresql://judy@127.0.0.1:5433/relgate"]
+    for shell in ("relgate x > out", "relgate x | cat", "relgate x; ls", "relgate $X", "relgate 'a b'", "relgate ~/x",
+                  "relgate x*", "relgate `id`", "relgate x && y", "relgate a\\ b", "relgate {a,b}", "relgate !x"):
+        assert _plain_words(shell) is None, shell
+
+
 @pytest.mark.slow
-def test_the_readme_postgres_recipe_works_on_a_fresh_server(tmp_path: Path, monkeypatch) -> None:
+def test_the_readme_postgres_recipe_works_on_a_fresh_server(tmp_path: Path, monkeypatch,
+                                                            incli: InProcessCli) -> None:
     lines = recipe_lines()
     assert any(ln.startswith("relgate review pull") for ln in lines)
     home = tmp_path / "home"
@@ -171,14 +195,19 @@ def test_the_readme_postgres_recipe_works_on_a_fresh_server(tmp_path: Path, monk
                "PATH": f"{pg.bin}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
         env.pop("RELGATE_DB", None)
         env.pop("PGPASSWORD", None)
+        monkeypatch.delenv("PGPASSWORD", raising=False)  # the in-process commands' environment: env's PG variables
         session = ""
         outputs = []
         for line in lines:
             cmd = line.replace("5433", str(pg.port)).replace(" RUN ", f" {run} ").replace(" SESSION ", f" {session} ")
-            if cmd.startswith("relgate "):
-                cmd = f"{sys.executable} -m relgate_tui.cli {cmd[len('relgate '):]}"
-            proc = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
-                                  timeout=300)
+            words = _plain_words(cmd) if cmd.startswith("relgate ") else None
+            if words is not None:
+                proc = incli(home, *words[1:], cwd=tmp_path, env={"PGPASSFILE": str(pgpass)})
+            else:
+                if cmd.startswith("relgate "):
+                    cmd = f"{sys.executable} -m relgate_tui.cli {cmd[len('relgate '):]}"
+                proc = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                      timeout=300)
             assert proc.returncode == 0, (line, proc.stderr[-2000:])
             outputs.append(proc.stdout + proc.stderr)
             if line.startswith("relgate review publish"):
@@ -195,8 +224,7 @@ def test_the_readme_postgres_recipe_works_on_a_fresh_server(tmp_path: Path, monk
         # a reviewer may not publish or pull: refused, one line
         url = f"postgresql://alice@127.0.0.1:{pg.port}/relgate"
         for args in (f"review publish {run} --db {url}", f"review pull {session} --db {url}"):
-            proc = subprocess.run([sys.executable, "-m", "relgate_tui.cli", *args.split()], cwd=tmp_path, env=env,
-                                  capture_output=True, text=True, timeout=300)
+            proc = incli(home, *args.split(), cwd=tmp_path, env={"PGPASSFILE": str(pgpass)})
             assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     finally:
         pg.stop()
