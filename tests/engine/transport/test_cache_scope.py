@@ -31,8 +31,9 @@ def test_a_demo_on_another_port_answers_from_the_cache(incli, tmp_path: Path) ->
     args = ("certify", "--task", "bigbench-3digit-addition", "--limit", "8", "--k-max", "4", "--model", "sim-mid",
             "--quiet")
     docs = []
-    for name in ("first", "second"):
-        with DemoServer(port=0) as server:
+    # both servers up at once: two ports (one after the other, the system may hand the freed port out again)
+    with DemoServer(port=0) as one, DemoServer(port=0) as other:
+        for name, server in (("first", one), ("second", other)):
             out = tmp_path / f"{name}.json"
             result = incli(tmp_path, *args, "--endpoint", server.base_url, "--json", str(out))
             assert result.returncode in (0, 1, 3), result.stderr
