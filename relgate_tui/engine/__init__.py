@@ -16,3 +16,7 @@ package; no import cycle between files.
 
 * :mod:`.review` — team review: the review store (SQLite or PostgreSQL), the reviewer's journal, publish, status, pull.
 """
+
+from relgate_tui.engine.transport.httpx_import import install as _install_httpx_import
+
+_install_httpx_import()  # before any engine module imports httpx: without httpx's own CLI (transport/httpx_import.py)

@@ -3,6 +3,8 @@
 
 Public names, by module:
 
+* :mod:`.httpx_import` — ``install``: httpx imported without its own command-line client (installed by
+  :mod:`relgate_tui.engine`);
 * :mod:`.http11` — ``LeanHTTPTransport``, ``ResponseTooLarge``: a lean HTTP/1.1 keep-alive transport for httpx;
 * :mod:`.httpread` — ``BodyTooLarge``, ``inflate``, ``status_of``, ``status_of_sync``, ``get_bounded``,
   ``get_bounded_sync``: bounded reads of small responses (probes, model lists);
