@@ -65,7 +65,7 @@ def config_of(args: argparse.Namespace) -> Any:
     from relgate_tui.engine.certification.options import CertifyConfig, options
 
     values = {name: getattr(args, name) for name, opt, _ in options() if opt.flag is not None and name != "gate_on"}
-    from relgate_tui.core.certification.gate import check_gate_on
+    from relgate_tui.core.certification.gate_names import check_gate_on
 
     gate_on = check_gate_on(args.gate_on or ("assisted" if args.verify_judge_model else "bound"))
     return CertifyConfig(**values, gate_on=gate_on, batch=args.batch_price if args.batch else None)

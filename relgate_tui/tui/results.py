@@ -29,7 +29,7 @@ from relgate_tui.tui.widgets.plots import Chart, Series, bars, legend, xy
 from relgate_tui.tui.widgets.safetext import safe_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from relgate_tui.core.certification.gate import GateOn
+    from relgate_tui.core.certification.gate_names import GateOn
     from relgate_tui.engine.certification.judge_section import JudgedItem, JudgeSectionView
     from relgate_tui.engine.certification.session import Session
     from relgate_tui.engine.certification.views import ItemRow, ResultsView

@@ -41,10 +41,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal, get_args
 
 import numpy as np
 
+from relgate_tui.core.certification.gate_names import (  # the names, numpy-free (read before a run samples)
+    ASSISTED_GATES,
+    ASSISTED_UNUSABLE_NOTE,
+    GATE_ON_CHOICES,
+    HUMAN_GATES,
+    NO_VERIFIED_ITEMS,
+    OLD_GATE_ON,
+    WATCH,
+    GateOn,
+    Watch,
+    check_gate_on,
+    check_watch,
+)
 from relgate_tui.core.certification.intervals import (
     clopper_pearson_lower,
     confidence_sequence,
@@ -54,40 +66,6 @@ from relgate_tui.core.certification.intervals import (
 __all__ = ["ASSISTED_GATES", "GATE_ON_CHOICES", "HUMAN_GATES", "GateDecision", "GateOn", "SequentialGate", "WATCH",
            "Watch", "ASSISTED_UNUSABLE_NOTE", "NO_VERIFIED_ITEMS", "OLD_GATE_ON", "check_gate_on", "check_watch",
            "decide_gate", "sequential_gate", "watched_lower_bound"]
-
-GateOn = Literal["bound", "level", "assisted"]
-GATE_ON_CHOICES: tuple[GateOn, ...] = get_args(GateOn)
-"""User-facing names (``relgate certify --gate-on``, JSON ``gate_on``, Setup): "bound" is the default."""
-OLD_GATE_ON: dict[str, GateOn] = {"best": "assisted"}
-"""Names of earlier versions, read from old configs and results as the gate they now decide alike."""
-HUMAN_GATES: tuple[GateOn, ...] = ("bound", "level")
-ASSISTED_GATES: tuple[GateOn, ...] = ("assisted",)
-"""``gate_on`` values that need a verification judge."""
-Watch = Literal["once", "anytime", "one-look"]
-WATCH: tuple[Watch, ...] = get_args(Watch)
-"""How the human-only bound is looked at (module docstring)."""
-NO_VERIFIED_ITEMS = "no verified items yet"
-ASSISTED_UNUSABLE_NOTE = ("the assisted gate needs every item judged and none with a reference answer; decided on the "
-                          "human-only bound")
-
-
-def check_gate_on(gate_on: str) -> GateOn:
-    """``gate_on`` as a :data:`GateOn` (an old name of :data:`OLD_GATE_ON` as the gate it is now), else ValueError."""
-    for choice in GATE_ON_CHOICES:
-        if gate_on == choice:
-            return choice
-    if gate_on in OLD_GATE_ON:
-        return OLD_GATE_ON[gate_on]
-    raise ValueError(f"gate_on must be one of {', '.join(GATE_ON_CHOICES)}, got {gate_on!r}")
-
-
-def check_watch(watch: str) -> Watch:
-    """``watch`` as a :data:`Watch`, else ValueError."""
-    for choice in WATCH:
-        if watch == choice:
-            return choice
-    raise ValueError(f"watch must be one of {', '.join(WATCH)}, got {watch!r}")
-
 
 @dataclass(frozen=True)
 class GateDecision:

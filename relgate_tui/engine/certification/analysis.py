@@ -24,7 +24,7 @@ from typing import Any, cast
 import numpy as np
 
 from relgate_tui.core.certification import certify as core_certify
-from relgate_tui.core.certification.gate import Watch, check_gate_on
+from relgate_tui.core.certification.gate_names import Watch, check_gate_on
 from relgate_tui.core.certification.ranking import RankedClasses, rank_classes
 from relgate_tui.core.certification.readouts import split_permutations
 from relgate_tui.core.certification.scores import acceptable_fraction, rank_score

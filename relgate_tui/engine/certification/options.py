@@ -11,15 +11,14 @@ Re-exported by :mod:`relgate_tui.engine.certification.certify` (``from …certif
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import MISSING as _MISSING
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-import numpy as np
-
-from relgate_tui.core.certification.gate import ASSISTED_GATES, GATE_ON_CHOICES, GateOn, check_gate_on
+from relgate_tui.core.certification.gate_names import ASSISTED_GATES, GATE_ON_CHOICES, GateOn, check_gate_on
 from relgate_tui.core.redact import public_url
 from relgate_tui.engine.certification.identity import VERIFICATION_MODES
 from relgate_tui.errors import CertifyError
@@ -368,11 +367,19 @@ class CertifyConfig:
 
 
 def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+    """An int or a numpy integer, never a bool (numpy is not imported for this: its scalar types are recognised by
+    their module, so parsing a run's options does not load it)."""
+    return not isinstance(x, bool) and (isinstance(x, int) or (isinstance(x, numbers.Integral) and _numpy_scalar(x)))
 
 
 def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite int, float, numpy integer or numpy float, never a bool (nor a Fraction or Decimal: not JSON)."""
+    return (not isinstance(x, bool) and (isinstance(x, (int, float)) or (isinstance(x, numbers.Real) and _numpy_scalar(x)))
+            and math.isfinite(x))
+
+
+def _numpy_scalar(x: Any) -> bool:
+    return type(x).__module__ == "numpy"
 
 
 def options() -> Iterator[tuple[str, Option, Any]]:

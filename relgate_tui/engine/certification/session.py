@@ -24,7 +24,7 @@ from types import EllipsisType
 from typing import TYPE_CHECKING, Any, cast
 
 from relgate_tui.core.certification.certify import compute_results
-from relgate_tui.core.certification.gate import GateOn
+from relgate_tui.core.certification.gate_names import GateOn
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.certification import pipeline
 from relgate_tui.engine.certification.analysis import Analysis, CallCounts, analyse, audit_items, core_input

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from relgate_tui.core.certification.gate import GateOn
+from relgate_tui.core.certification.gate_names import GateOn
 from relgate_tui.engine.certification.certify import CertifyConfig
 
 __all__ = [
