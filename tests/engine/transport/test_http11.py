@@ -110,23 +110,31 @@ async def _held_server():
 
 async def test_read_deadlines_of_exchanges_in_flight_on_one_transport_are_their_own() -> None:
     """One transport, two exchanges in flight: the short deadline times out (ReadTimeout), the long one is answered
-    after that (released by the test, not by a clock); a later exchange still gets its own deadline."""
+    after that (released by the test, not by a clock); a later exchange still gets its own deadline. Two idle
+    connections are opened first, so each short exchange reuses one and its deadline can only be the read's (a
+    connect under a loaded machine could otherwise take the short deadline's 50 ms: ConnectTimeout)."""
     server, gates, arrived = await _held_server()
     lean = LeanHTTPTransport()
     target = httpx.URL(url(server))
     async with server:
+        warm = [asyncio.ensure_future(lean.post(target, b"{}", {"X": "1"}, 30.0)) for _ in range(2)]
+        while len(arrived) < 2:
+            await asyncio.sleep(0.01)
+        gates[0].set()
+        gates[1].set()
+        assert [(await w)[0] for w in warm] == [200, 200]  # two connections, both idle now
         long = asyncio.ensure_future(lean.post(target, b"{}", {"X": "1"}, 30.0))
-        while not arrived:
+        while len(arrived) < 3:
             await asyncio.sleep(0.01)
         with pytest.raises(httpx.ReadTimeout):
             await lean.post(target, b"{}", {"X": "1"}, 0.05)
         assert not long.done()
-        gates[0].set()
+        gates[2].set()
         status, _, body = await long
         assert (status, body) == (200, b'{"ok": true}')
-        gates[2].set()
+        gates[4].set()
         assert (await lean.post(target, b"{}", {"X": "1"}, 30.0))[0] == 200
-        with pytest.raises(httpx.ReadTimeout):  # nothing releases request 3: its own deadline fires
+        with pytest.raises(httpx.ReadTimeout):  # nothing releases request 5: its own deadline fires
             await lean.post(target, b"{}", {"X": "1"}, 0.05)
         await lean.aclose()
 
