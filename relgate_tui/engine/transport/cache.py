@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,16 @@ class SampleCache:
             finish if _storable(finish) else None,
             lp.from_json(value.get("logprobs")),
         )
+
+    def get_many(self, fingerprints: Sequence[str]) -> dict[str, Completion]:
+        """:meth:`get` of every fingerprint in one call, the hits only (the sampler asks a fixed-K item's indices at
+        once, on its cache thread)."""
+        found = {}
+        for fingerprint in fingerprints:
+            hit = self.get(fingerprint)
+            if hit is not None:
+                found[fingerprint] = hit
+        return found
 
     def put(self, fingerprint: str, completion: Completion) -> None:
         if not _storable(completion.text):

@@ -42,6 +42,8 @@ class ItemWork:
     failed: bool = False
     finished: bool = False
     ready: dict[int, Any] = field(default_factory=dict)  # answers come back ahead of an earlier index
+    fingerprints: dict[int, str] = field(default_factory=dict)  # the unclaimed indices' request fingerprints, when
+    cached: dict[int, Any] = field(default_factory=dict)  # they were looked up at once: the cache's answers among them
 
     def __post_init__(self) -> None:
         self.resumed = self.next_index = len(self.canonicals)

@@ -135,15 +135,34 @@ class Sampler:
         unsaved, self._unsaved = self._unsaved, []
         put_many = getattr(self.cache, "put_many", None)
         if unsaved and put_many is not None:
-            if self._writer is None:
-                self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="relgate-cache")
-            self._writer.submit(put_many, unsaved)
+            self._cache_thread().submit(put_many, unsaved)
         elif unsaved and self.cache is not None:
             for fingerprint, completion in unsaved:
                 self.cache.put(fingerprint, completion)
         if last and self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None
+
+    def _cache_thread(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The one thread that reads and writes the request cache for this sampler (created on first use)."""
+        if self._writer is None:
+            self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="relgate-cache")
+        return self._writer
+
+    async def _look_up_cached(self, job: SamplingJob, work: ItemWork) -> None:
+        """A fixed-K item's cached answers, looked up for all its unclaimed indices at once on the cache thread (when
+        the cache offers ``get_many``): with the ``none`` rule every index will be asked, so one hop replaces an
+        SQLite query per request on the event loop (~30 µs each, a tenth of the loop's time at 4,800 calls, issue
+        42 §7). The fingerprints are kept for the requests; an index found there is not looked up again."""
+        get_many = getattr(self.cache, "get_many", None)
+        if get_many is None or work.left() == 0:
+            return
+        fingerprints = {i: self._fingerprint(job, work.item, work.messages, i)
+                        for i in range(work.next_index, work.k_max)}
+        found = await asyncio.get_running_loop().run_in_executor(self._cache_thread(), get_many,
+                                                                 list(fingerprints.values()))
+        work.fingerprints = fingerprints
+        work.cached = {i: found[fp] for i, fp in fingerprints.items() if fp in found}
 
     # -- user pause --------------------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -240,6 +259,7 @@ class Sampler:
         self.totals.items += 1
         if fixed:
             self._shared[item.id] = work
+            await self._look_up_cached(job, work)
         await self._fill(channel, job, work)
 
     def _helpable(self) -> ItemWork | None:
@@ -257,7 +277,7 @@ class Sampler:
         while work.left() > 0 and (fixed or not job.rule.should_stop(list(work.counts.values()), len(work.canonicals))):
             want = work.left() if fixed and self._honours_n is not False else 1
             start = work.claim(want)
-            got = await self._get_samples(channel, job, work.item, work.messages, start, want)
+            got = await self._get_samples(channel, job, work, start, want)
             work.returned(start, want, got)
             if fixed and got is not None and work.left() > 0:
                 self._deliver_soon(job, work)  # after this worker's next request is on its way
@@ -335,17 +355,21 @@ class Sampler:
         return memo
 
     async def _get_samples(
-        self, channel: _Channel, job: SamplingJob, item: Any, messages: list[dict], index: int, want: int
+        self, channel: _Channel, job: SamplingJob, work: ItemWork, index: int, want: int
     ) -> list[tuple[Completion, bool, str]] | None:
-        """Samples ``index …`` (1, or ``want`` when asking with n) with their request fingerprints: from the cache,
-        else from the endpoint."""
+        """Samples ``index …`` (1, or ``want`` when asking with n) with their request fingerprints: from the cache
+        (looked up with the item's other indices by :meth:`_look_up_cached`, else now), else from the endpoint."""
+        item, messages = work.item, work.messages
         seed = sample_seed(job.seed, item.id, index)
-        fingerprint = self._fingerprint(job, item, messages, index, seed)
-        if self.cache is not None:
-            hit = self.cache.get(fingerprint)
-            if hit is not None:
-                self.totals.cached += 1
-                return [(hit, True, fingerprint)]
+        known = work.fingerprints.get(index)
+        fingerprint = known or self._fingerprint(job, item, messages, index, seed)
+        if known is not None:
+            hit = work.cached.pop(index, None)
+        else:
+            hit = self.cache.get(fingerprint) if self.cache is not None else None
+        if hit is not None:
+            self.totals.cached += 1
+            return [(hit, True, fingerprint)]
         n = want if (want > 1 and self.endpoint.kind == "openai") else 1
         completions = await self._request(channel, item.id, index, messages, seed, n)
         if completions is None:

@@ -86,6 +86,47 @@ def test_rerun_from_cache_and_from_stored_samples_costs_zero_calls(server: DemoS
     assert len(server.chat_requests) == n_calls
 
 
+class _CountingCache(SampleCache):
+    """A real on-disk request cache that counts its lookups by kind and the thread they ran on."""
+
+    def __init__(self, path) -> None:
+        super().__init__(path)
+        self.single: list[str] = []
+        self.many: list[tuple[int, str]] = []
+        self._in_many = False
+
+    def get(self, fingerprint):
+        if not self._in_many:
+            self.single.append(threading.current_thread().name)
+        return super().get(fingerprint)
+
+    def get_many(self, fingerprints):
+        self.many.append((len(fingerprints), threading.current_thread().name))
+        self._in_many = True
+        try:
+            return super().get_many(fingerprints)
+        finally:
+            self._in_many = False
+
+
+def test_fixed_k_items_look_the_cache_up_once_each_off_the_event_loop(server: DemoServer, tmp_path: Path) -> None:
+    """With the ``none`` rule every index is asked, so an item's cached answers are looked up in one call on the
+    cache thread, not one query per request on the event loop; what the cache holds is used, the rest is asked."""
+    cfg = EndpointConfig(server.base_url, "sim-mid")
+    first = _CountingCache(tmp_path / "c")
+    run_sampling(Sampler(cfg, concurrency=3, cache=first), job(4, rule="none", k_max=3))  # 12 answers cached
+    assert sorted(n for n, _ in first.many) == [3, 3, 3, 3] and first.single == []
+    assert {name for _, name in first.many} == {"relgate-cache_0"}
+    calls = len(server.chat_requests)
+    again = _CountingCache(tmp_path / "c")
+    totals = run_sampling(Sampler(cfg, concurrency=3, cache=again), job(6, rule="none", k_max=5))
+    assert sorted(n for n, _ in again.many) == [5] * 6 and again.single == []
+    assert totals.cached == 12 and totals.samples_new == 6 * 5 - 12 and totals.made == len(server.chat_requests) - calls
+    adaptive = _CountingCache(tmp_path / "c")  # an adaptive rule asks one index at a time: one lookup per request
+    totals = run_sampling(Sampler(cfg, concurrency=3, cache=adaptive), job(2, rule="anytime", k_max=5))
+    assert adaptive.many == [] and len(adaptive.single) == totals.cached + totals.made
+
+
 def test_resume_requests_only_missing_indices(server: DemoServer) -> None:
     cfg = EndpointConfig(server.base_url, "sim-weak")
     stored = []
@@ -184,11 +225,12 @@ class _CountingSampler(Sampler):
         self.out: dict[str, int] = {}
         self.most: dict[str, int] = {}
 
-    async def _get_samples(self, channel, job, item, messages, index, want):
+    async def _get_samples(self, channel, job, work, index, want):
+        item = work.item
         self.out[item.id] = self.out.get(item.id, 0) + 1
         self.most[item.id] = max(self.most.get(item.id, 0), self.out[item.id])
         try:
-            return await super()._get_samples(channel, job, item, messages, index, want)
+            return await super()._get_samples(channel, job, work, index, want)
         finally:
             self.out[item.id] -= 1
 
