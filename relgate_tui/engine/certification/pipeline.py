@@ -268,6 +268,7 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
             raise CertifyError(f"--api-key-env {cfg.api_key_env}: that environment variable is not set (or empty)")
         batch_progress: tuple[type, ...] = ()  # isinstance(x, ()) is False: no Batch API events on a direct run
         stop_errors: tuple[type[Exception], ...] = (EndpointUnreachable,)
+        prefetching = None
         if cfg.batch is not None:
             from relgate_tui.engine.certification.batch_rounds import BatchError, BatchProgress, make_batch_sampler
 
@@ -277,11 +278,16 @@ async def run(prepared: Prepared, *, cache: Any = None, control: RunControl | No
             batch_progress, stop_errors = (BatchProgress,), (EndpointUnreachable, BatchError)
         else:
             sampler = make_sampler(prepared, cache)
+            prefetching = prefetch(END_OF_RUN_MODULES)  # from here on the loop mostly waits, first for the check
             if network:
-                await reachable_and_slots(cfg, sampler, job)
+                try:
+                    await reachable_and_slots(cfg, sampler, job)
+                except BaseException:
+                    if prefetching is not None:  # done before the error ends the run (nothing half-imported)
+                        await asyncio.to_thread(prefetching.join)
+                    raise
         control.sampler = sampler
         store.set_status(RunStatus.SAMPLING)
-        prefetching = prefetch(END_OF_RUN_MODULES)
         total = len(prepared.items)
         done = used = 0
         incomplete = 0
