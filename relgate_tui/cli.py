@@ -138,15 +138,6 @@ def _expand_config(argv: list[str]) -> list[str]:
     return ["certify", *config_argv(load_run_config(path)), *rest]
 
 
-def _without_httpx_cli() -> None:
-    """httpx imports its own command-line client (``httpx._main``: click, rich's console, progress and syntax,
-    pygments — ~60 ms, 150 modules) whenever those are installed, and relgate never runs it: marked absent before httpx
-    is first imported, httpx takes its own fallback for a missing CLI (only ``httpx.main`` changes: it says the CLI is
-    not installed). Rich stays importable (the TUI, the progress bar); a ``--quiet`` run imports none of them."""
-    if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run relgate. Returns the process exit code (0 ok / pass, 1 below the gate, 2 error). Without ``argv`` (the
     ``relgate`` program itself, which exits next) every object is frozen out of the collector first: the collections
@@ -158,7 +149,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    _without_httpx_cli()
     if not argv:
         return _run_tui()
     if argv[0] == "demo-server":

@@ -3,14 +3,15 @@
 httpx's package ``__init__`` runs ``from ._main import main`` inside ``try/except ImportError``: whenever click, rich
 and pygments are installed (here they are: rich comes with Textual, click with the docs toolchain), every process
 that imports httpx also imports httpx's own CLI — click, ``rich.progress``, ``rich.syntax`` and pygments' lexer
-tables — about 100 ms of a run's start for a program relgate never runs (measured with ``python -X importtime``; the
-httpx maintainers' successor made that import lazy for the same reason).
+tables, some 150 modules and 60–100 ms of a process's start, for a program relgate never runs (the httpx2 fork made
+that import lazy for the same reason).
 
 :func:`install` puts a finder first on ``sys.meta_path`` that refuses exactly one import: ``httpx._main`` while the
 ``httpx`` package itself is still initialising. httpx then takes its own fallback (a ``main`` that says the CLI's
 extras are missing), which is what it does on any install without them. Everything else is untouched: any other
-module, and ``httpx._main`` imported explicitly once httpx is loaded, import as usual. :mod:`relgate_tui.engine`'s ``__init__`` installs it, so it is in place before any
-engine module imports httpx.
+module, and ``httpx._main`` imported explicitly once httpx is loaded, import as usual. :mod:`relgate_tui.engine`'s
+``__init__`` installs it, so it is in place before any engine module imports httpx, whichever front end (the command
+line, the TUI, a script) comes first.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def counted(tmp_path_factory):
 
 
 def test_a_quiet_numeric_run_imports_no_judge_module_httpcore_rich_or_other_canonicalizer(counted) -> None:
-    # rich, click and pygments came with httpx's command-line client (cli.py: _without_httpx_cli); platformdirs is
+    # rich, click and pygments came with httpx's command-line client (engine/transport/httpx_import.py); platformdirs is
     # not needed with RELGATE_HOME set; of the commands, only certify's module
     assert counted["loaded"] == []
 
