@@ -40,7 +40,6 @@ from relgate_tui.errors import CertifyError
 __all__ = [
     "CertifyError",
     "audit_items",
-    "CallCounts",
     "ItemAnalysis",
     "Analysis",
     "split_items",
@@ -50,19 +49,6 @@ __all__ = [
     "analyse",
     "core_input",
 ]
-
-
-@dataclass
-class CallCounts:
-    """Calls of one invocation (issue 5 item 7): ``made`` = requests answered (each paid, used or not), ``cached`` =
-    samples served from the cache or the run store, ``failed`` = requests that failed after retries."""
-
-    made: int = 0
-    cached: int = 0
-    failed: int = 0
-    batch_rounds: int = 0  # issue 32: rounds sent through a Batch API (0 = direct calls)
-    batched: int = 0  # requests submitted in batches
-    failure_reasons: tuple[tuple[str, int], ...] = ()  # issue 42: Batch API failed lines by reason, most first
 
 
 # ------------------------------------------------------------------------------------------------- splits and rngs

@@ -25,8 +25,9 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
 
-from relgate_tui.engine.certification.analysis import Analysis, CallCounts
+from relgate_tui.engine.certification.analysis import Analysis
 from relgate_tui.engine.certification.assisted import assisted_section
+from relgate_tui.engine.certification.calls import CallCounts
 from relgate_tui.engine.certification.certify import Prepared, analyse_prepared, build_document, judge_section
 from relgate_tui.engine.certification.result import RunResult, write_result
 from relgate_tui.engine.runs.files import read_review_summary

@@ -27,7 +27,8 @@ from relgate_tui.core.certification.certify import compute_results
 from relgate_tui.core.certification.gate_names import GateOn
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.certification import pipeline
-from relgate_tui.engine.certification.analysis import Analysis, CallCounts, analyse, audit_items, core_input
+from relgate_tui.engine.certification.analysis import Analysis, analyse, audit_items, core_input
+from relgate_tui.engine.certification.calls import CallCounts
 from relgate_tui.engine.certification.certify import Prepared, judge_section, open_prepared, prepare, reference_classes
 from relgate_tui.engine.certification.run_gate import RunGateViews
 from relgate_tui.engine.certification.setup import RunSetup, VerificationMode, certify_config

@@ -17,7 +17,8 @@ from relgate_tui.engine.runs.labels import by_a_person
 from relgate_tui.engine.transport.sampler import ItemDone, SampleDone, SampleFailed
 
 if TYPE_CHECKING:
-    from relgate_tui.engine.certification.analysis import Analysis, CallCounts, ItemAnalysis
+    from relgate_tui.engine.certification.analysis import Analysis, ItemAnalysis
+    from relgate_tui.engine.certification.calls import CallCounts
     from relgate_tui.engine.records import StoredSample
     from relgate_tui.engine.runs.labels import Label
 

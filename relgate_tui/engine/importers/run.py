@@ -238,7 +238,7 @@ def _finish(prepared: Any, log: ImportedLog, opts: ImportOptions, info: Mapping[
     with): its labels file, the analysis of the samples just written (their per-item summaries: no re-read of
     samples.jsonl; no stopping rule — an imported log's samples are all there is), the document with the log's
     per-item flags and provenance, results.json and the status."""
-    from relgate_tui.engine.certification.analysis import CallCounts
+    from relgate_tui.engine.certification.calls import CallCounts
     from relgate_tui.engine.certification.finish import finish
 
     item_fields = {}

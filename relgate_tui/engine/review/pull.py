@@ -34,7 +34,7 @@ def _summary(state: SessionState) -> dict[str, Any]:
 
 def pull_into_run(state: SessionState, *, runs_root: str | None = None) -> tuple[Path, int, dict[str, Any]]:
     """Apply ``state``'s final labels to its run; returns (run path, labels written, the new results document)."""
-    from relgate_tui.engine.certification.analysis import CallCounts
+    from relgate_tui.engine.certification.calls import CallCounts
     from relgate_tui.engine.certification.certify import open_prepared
     from relgate_tui.engine.certification.finish import finish
     from relgate_tui.engine.runs.files import atomic_write_bytes, atomic_write_json

@@ -7,8 +7,8 @@ import numpy as np
 
 from relgate_tui.core import ppi
 from relgate_tui.core.agreement import agreement
-from relgate_tui.engine.certification.analysis import CallCounts
 from relgate_tui.engine.certification.assisted import AssistedRow, recompute, section_from_rows
+from relgate_tui.engine.certification.calls import CallCounts
 
 JUDGE = ("http://127.0.0.1:1/v1", "sim-judge")
 

@@ -18,7 +18,7 @@ import pytest
 
 from relgate_tui.cli import main
 from relgate_tui.demo.server import DemoServer
-from relgate_tui.engine.certification.analysis import CallCounts
+from relgate_tui.engine.certification.calls import CallCounts
 from relgate_tui.engine.certification.certify import open_prepared
 from relgate_tui.engine.certification.finish import finish
 from relgate_tui.engine.certification.report import write_report

@@ -13,7 +13,8 @@ import pytest
 
 from relgate_tui.core.certification.stopping import get_stopping_rule
 from relgate_tui.core.types import INVALID
-from relgate_tui.engine.certification.analysis import CallCounts, analyse, item_rng, split_items, used_sample_count
+from relgate_tui.engine.certification.analysis import analyse, item_rng, split_items, used_sample_count
+from relgate_tui.engine.certification.calls import CallCounts
 from relgate_tui.engine.certification.certify import CertifyConfig, results_document
 from relgate_tui.engine.certification.report import items_dataframe, render_report
 from relgate_tui.engine.certification.tasks import Task

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from relgate_tui.engine.certification.analysis import CallCounts
+from relgate_tui.engine.certification.calls import CallCounts
 from relgate_tui.engine.certification.certify import open_prepared
 from relgate_tui.engine.certification.finish import finish
 from relgate_tui.engine.certification.result import FIXED_N_CONDITION, SCHEMA, RunResult, read_result
