@@ -33,11 +33,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from relgate_tui.core.certification.grids import IntegerGrid
+from relgate_tui.core.certification.stopping_base import (
+    BatchRule,
+    NoStopping,
+    StoppingRule,
+    check_delta,
+    summarise_counts,
+)
 
 __all__ = [
     "STOPPING_RULES",
@@ -60,65 +66,6 @@ STOPPING_RULES: tuple[str, ...] = ("anytime", "paper", "none")
 """User-facing rule names; the first is the default. ``"trustgate"`` exists for benchmarking only."""
 
 _ALL_RULES: tuple[str, ...] = (*STOPPING_RULES, "trustgate", "anytime-v1")
-
-
-@runtime_checkable
-class StoppingRule(Protocol):
-    """A sequential stopping rule: ``should_stop`` is True when the current leader is certified as the mode."""
-
-    name: str
-    delta: float
-
-    def should_stop(self, counts: Sequence[int], n_samples: int) -> bool: ...
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# input checks and count summaries
-
-
-def _check_delta(delta: float) -> float:
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}") from None
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    return value
-
-
-def _summarise_counts(counts: Sequence[int], n_samples: int) -> tuple[int, int, int]:
-    """(leader count, runner-up count, number of classes seen) after validating the inputs."""
-    values = [int(c) for c in counts]
-    if any(c < 0 for c in values):
-        raise ValueError(f"class counts must be non-negative, got {list(counts)!r}")
-    n_samples = int(n_samples)
-    if n_samples < sum(values):
-        raise ValueError(f"n_samples ({n_samples}) is smaller than the sum of the class counts ({sum(values)})")
-    seen = sorted((c for c in values if c > 0), reverse=True)
-    leader = seen[0] if seen else 0
-    runner_up = seen[1] if len(seen) > 1 else 0
-    return leader, runner_up, len(seen)
-
-
-@dataclass(frozen=True)
-class _BatchRule:
-    """What every rule shares: the level ``delta`` (checked) and ``should_stop`` on one item's counts, which
-    summarises them and asks the rule's vectorised ``should_stop_batch``."""
-
-    delta: float = 0.05
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", _check_delta(self.delta))
-
-    def should_stop(self, counts: Sequence[int], n_samples: int) -> bool:
-        leader, runner_up, n_seen = _summarise_counts(counts, n_samples)
-        return bool(self.should_stop_batch(np.array([leader]), np.array([runner_up]), np.array([n_seen]), n_samples)[0])
-
-    def should_stop_batch(
-        self, leader: np.ndarray, runner_up: np.ndarray, n_seen: np.ndarray, n_samples: np.ndarray | int,
-        leader_order: np.ndarray | None = None,
-    ) -> np.ndarray:
-        raise NotImplementedError
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -191,7 +138,7 @@ def unanimous_floor(delta: float) -> int:
     m^{1-k}, so the two-class tie is the binding case. :class:`AnytimeRule` stops a unanimous item at exactly this
     floor for delta = 0.05 (k = 6), and within one sample of it for delta in [0.01, 0.2] (a test).
     """
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     return max(1, math.ceil(1.0 + math.log2(1.0 / delta) - 1e-12))
 
 
@@ -207,7 +154,7 @@ def leader_order(counts: Sequence[int]) -> int:
 
 
 @dataclass(frozen=True)
-class AnytimeRule(_BatchRule):
+class AnytimeRule(BatchRule):
     r"""Anytime-valid mode certification by pairwise mixture martingales (the default rule).
 
     **Rule.** ``counts`` list the non-INVALID classes in their order of first appearance (every caller builds them
@@ -276,7 +223,7 @@ class AnytimeRule(_BatchRule):
     name: str = field(default="anytime", init=False)
 
     def should_stop(self, counts: Sequence[int], n_samples: int) -> bool:
-        leader, runner_up, n_seen = _summarise_counts(counts, n_samples)
+        leader, runner_up, n_seen = summarise_counts(counts, n_samples)
         order = np.array([leader_order(counts)])
         return bool(
             self.should_stop_batch(np.array([leader]), np.array([runner_up]), np.array([n_seen]), n_samples,
@@ -313,7 +260,7 @@ class AnytimeRule(_BatchRule):
 
 
 @dataclass(frozen=True)
-class PreviousAnytimeRule(_BatchRule):
+class PreviousAnytimeRule(BatchRule):
     """The ``anytime`` rule before issue 11 (Beta(8, 1) prior, w_C ∝ 1/C² at C = classes seen), same proof; kept
     for ``bench/stopping.py`` to show the retuning's effect. Not offered to users."""
 
@@ -343,7 +290,7 @@ _PAPER_K0 = 1
 
 
 @dataclass(frozen=True)
-class PaperRule(_BatchRule):
+class PaperRule(BatchRule):
     r"""Paper 004 eq. 9.1, exactly as written.
 
     .. math:: \tau_\delta = \min\Big\{k \ge k_0 : \Delta_k > \sqrt{2 \ln(2 |C| k^2 / \delta) / k}\Big\},
@@ -390,7 +337,7 @@ class PaperRule(_BatchRule):
 
 
 @dataclass(frozen=True)
-class TrustGateRule(_BatchRule):
+class TrustGateRule(BatchRule):
     r"""TrustGate 0.3.9's rule, for benchmarking only: stop when p̂ - sqrt(ln(2/delta) / (2k)) > 1/2.
 
     p̂ = leader count / k, k = ``n_samples``. Unsound as a sequential rule: the Hoeffding bound holds at one fixed k,
@@ -407,23 +354,6 @@ class TrustGateRule(_BatchRule):
         k = np.maximum(np.asarray(n_samples, dtype=float), 1.0)
         share = np.asarray(leader) / k
         return (np.asarray(n_samples) > 0) & (share - np.sqrt(math.log(2.0 / self.delta) / (2.0 * k)) > 0.5)
-
-
-@dataclass(frozen=True)
-class NoStopping(_BatchRule):
-    """Never stops early: every item uses the full budget K_max."""
-
-    name: str = field(default="none", init=False)
-
-    def should_stop(self, counts: Sequence[int], n_samples: int) -> bool:
-        _summarise_counts(counts, n_samples)
-        return False
-
-    def should_stop_batch(
-        self, leader: np.ndarray, runner_up: np.ndarray, n_seen: np.ndarray, n_samples: np.ndarray | int,
-        leader_order: np.ndarray | None = None,
-    ) -> np.ndarray:
-        return np.zeros(np.shape(leader), dtype=bool)
 
 
 _RULE_CLASSES = {

@@ -7,6 +7,9 @@ Public names, by module:
 * :mod:`.certify` — ``CertifyConfig``, ``Prepared``, ``prepare``, ``open_prepared``, ``run_identity``,
   ``reference_classes``, ``analyse_prepared``, ``results_document``, ``build_document``: the config, the prepared
   run and the result document (``build_document`` is called only by :mod:`.finish`);
+* :mod:`.prepared` — ``Prepared``, ``Split``, ``prepare``, ``open_prepared``, ``stopping_rule`` (re-exported by
+  ``certify``): a run made ready to sample, without numpy (the split is computed on first use);
+* :mod:`.calls` — ``CallCounts``: what an invocation cost in calls;
 * :mod:`.options` — ``CertifyConfig`` (re-exported by ``certify``), ``Option``, ``SetupField``, ``options``,
   ``setup_fields``: the one table of a run's options, whose metadata generate ``relgate certify``'s flags, the run
   config's keys and Setup's form;
@@ -22,7 +25,7 @@ Public names, by module:
   ``judge_assisted`` block);
 * :mod:`.identity` — ``run_identity``, ``reference_classes``, ``VERIFICATION_MODES``: what a run's id hashes and
   the reference classes its verification mode gives each item (re-exported by ``certify``);
-* :mod:`.analysis` — ``Analysis``, ``ItemAnalysis``, ``CallCounts``, ``analyse``, ``core_input``, ``split_items``,
+* :mod:`.analysis` — ``Analysis``, ``ItemAnalysis``, ``analyse``, ``core_input``, ``split_items``,
   ``item_rng``, ``used_sample_count``, ``used_sample_counts``: the seeded split and the replayed stopping rule;
 * :mod:`.run_start` — ``needs_network``, ``check_reachable``, ``reachable_and_slots``, ``prefetch``,
   ``END_OF_RUN_MODULES``: before a run's first request;

@@ -33,13 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core.text import counted
-from relgate_tui.engine.certification.analysis import CallCounts
-from relgate_tui.engine.certification.certify import (
-    CertifyConfig,
-    Prepared,
-    analyse_prepared,
-    prepare,
-)
+from relgate_tui.engine.certification.calls import CallCounts
+from relgate_tui.engine.certification.options import CertifyConfig
+from relgate_tui.engine.certification.prepared import Prepared, prepare
 from relgate_tui.engine.certification.run_start import (
     END_OF_RUN_MODULES,
     check_reachable,
@@ -373,6 +369,8 @@ async def _judge_pass(prepared: Prepared, cache: Any, control: RunControl) -> As
     )
 
     cfg = prepared.config.pairwise_judge_config()
+    from relgate_tui.engine.certification.certify import analyse_prepared
+
     analysis = await asyncio.to_thread(analyse_prepared, prepared)
     ranked = {a.item_id: a.ranked for a in analysis.items}
     total = judge_calls_needed(ranked, cfg.max_classes, cfg.reps)
@@ -443,6 +441,8 @@ async def _verify_pass(prepared: Prepared, cache: Any, control: RunControl) -> A
 
     cfg = config_of(prepared.config)
     assert cfg is not None  # run() calls this only with a verification judge
+    from relgate_tui.engine.certification.certify import analyse_prepared
+
     samples = await asyncio.to_thread(prepared.store.samples_by_item)
     analysis = await asyncio.to_thread(analyse_prepared, prepared, samples)
     tops = {a.item_id: (top_answer_text(samples.get(a.item_id, ()), a.ranked.classes[0]) if a.ranked.n_classes

@@ -11,7 +11,6 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from relgate_tui.engine.certification.analysis import used_sample_counts
 from relgate_tui.engine.records import canonical_prefix
 from relgate_tui.errors import CertifyError
 
@@ -32,7 +31,12 @@ def needs_network(prepared: Prepared, job: SamplingJob, cache: Any) -> bool:
     endpoint = cfg.endpoint_config()
     stored = [job.existing.get(item.id, ()) for item in job.items]
     prefixes = [canonical_prefix(s) for s in stored]
-    replayed = used_sample_counts(prefixes, prepared.rule, cfg.k_max, [getattr(s, "stats", None) for s in stored])
+    if any(prefixes):  # the stopping rule replayed on what is stored (a new run has nothing: none is complete)
+        from relgate_tui.engine.certification.analysis import used_sample_counts
+
+        replayed = used_sample_counts(prefixes, prepared.rule, cfg.k_max, [getattr(s, "stats", None) for s in stored])
+    else:
+        replayed = [(0, False)] * len(prefixes)
     for item, canon, (_, complete) in zip(job.items, prefixes, replayed, strict=True):
         if complete:
             continue
@@ -78,7 +82,9 @@ async def check_reachable(cfg: CertifyConfig, attempts: int = 3) -> None:
 
 END_OF_RUN_MODULES = ("relgate_tui.engine.certification.finish", "numpy.ma")
 """What the end of a run imports that sampling does not: the result's writer (``finish``: the result document, the
-judge-assisted section) and numpy's masked arrays (``np.quantile`` in the analysis imports them)."""
+judge-assisted section, and through them the statistics — numpy, the analysis, the core's certification — which a
+run with the ``none`` rule samples without: :mod:`.prepared`) and numpy's masked arrays (``np.quantile`` in the
+analysis imports them)."""
 
 
 def prefetch(modules: tuple[str, ...]) -> threading.Thread | None:

@@ -28,13 +28,14 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from relgate_tui.core.types import INVALID
 from relgate_tui.engine.records import StoredSample
 from relgate_tui.engine.runs.inputs import InputError, open_regular
+
+if TYPE_CHECKING:  # numpy is imported where the index is read or written (below), not to sample a new run
+    import numpy as np
 
 INDEX = "samples.index.npz"
 FORMAT = 1
@@ -169,9 +170,11 @@ class ItemSamples(Sequence[StoredSample]):
         if old_spans is None or spans is None:
             all_spans = None
         else:
-            all_spans = [*(old_spans.tolist() if isinstance(old_spans, np.ndarray) else old_spans), *spans]
+            all_spans = [*(old_spans.tolist() if hasattr(old_spans, "tolist") else old_spans), *spans]  # an array
         samples = None if self._samples is None else [*self._samples, *new]
         if samples is None and all_spans is not None:  # texts are read at their spans: keep the spans compact
+            import numpy as np
+
             all_spans = np.asarray(all_spans, dtype=np.int64).reshape(-1, 2)
         out = ItemSamples(self.item, [*self.indices, *(s.index for s in new)], all_spans,
                           canonicals, prompt, completion, samples=samples, path=self._path)
@@ -214,6 +217,10 @@ def group_parsed(objs: Sequence[Mapping[str, Any]], line_spans: Sequence[tuple[i
     sorted by index, a repeated index keeping its first line. Each line is checked as
     :meth:`StoredSample.from_json` checks it (ValueError ``record N: …``), but no sample is kept: the texts are read
     at their spans when an item is shown, so a big run leaves a few arrays, not 200,000 objects, behind."""
+    if not objs:  # a new run's empty file: no item (and numpy not needed)
+        return {}
+    import numpy as np
+
     rows: dict[str, list[int]] = {}
     index_of: list[int] = []
     canon_of: list[str] = []
@@ -359,6 +366,8 @@ def write_index(run: Path, samples_path: Path, source: Mapping[str, Any], groupe
                 ) -> bool:
     """Write ``samples.index.npz`` for the samples file whose stamp was ``source`` (atomic; best effort: False when
     a summary lacks its spans or the directory is not writable)."""
+    import numpy as np
+
     ids = list(grouped)
     classes: list[list[str]] = []
     n: list[int] = []
@@ -420,6 +429,8 @@ def load_index(run: Path, samples_path: Path, source: Mapping[str, Any] | None) 
         f = open_regular(run / INDEX, what="a run's sample index")
     except (InputError, OSError):
         return None
+    import numpy as np
+
     try:
         with f, np.load(f, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"].astype(np.uint8)))
@@ -436,6 +447,8 @@ def load_index(run: Path, samples_path: Path, source: Mapping[str, Any] | None) 
 
 def _summaries(meta: dict[str, Any], a: dict[str, np.ndarray], samples_path: Path, size: int
                ) -> dict[str, ItemSamples] | None:
+    import numpy as np
+
     ids, classes = meta.get("items"), meta.get("classes")
     if not isinstance(ids, list) or not isinstance(classes, list) or len(ids) != len(classes):
         return None

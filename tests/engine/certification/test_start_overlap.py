@@ -147,3 +147,48 @@ def test_with_an_adaptive_rule_each_answer_is_persisted_before_the_next_request(
         totals = run_sampling(sampler, job)
     assert totals.made == len(persisted_after) >= 2
     assert persisted_after == list(range(1, totals.made + 1))
+
+
+_FIRST_IMPORT_PROBE = """
+import json, sys, threading
+
+first = []
+
+
+class Watch:  # records which thread imports numpy first; finds nothing itself
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" and not first:
+            first.append(threading.current_thread().name)
+        return None
+
+
+sys.meta_path.insert(0, Watch())
+from relgate_tui.cli import main
+
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "numpy_first_imported_by": first[0] if first else None}))
+"""
+
+
+@pytest.mark.parametrize(("stopping", "importer"), [("none", "relgate-prefetch"), ("anytime", "MainThread")])
+def test_a_run_with_the_none_rule_samples_while_numpy_loads_in_the_background(stopping: str, importer: str,
+                                                                             tmp_path: Path) -> None:
+    """The statistics (numpy, the analysis, the core's certification) are not needed to sample with the ``none``
+    rule: the run's background thread imports them while it samples, and the result is written as ever. The
+    default rule computes with numpy on every answer, so the run loads it before its first request."""
+    import os
+    import subprocess
+    import sys
+
+    with DemoServer() as server:
+        out = tmp_path / "result.json"
+        env = {**os.environ, "RELGATE_HOME": str(tmp_path / "home")}
+        argv = ["certify", "--task", "bigbench-3digit-addition", "--limit", "12", "--k-max", "3", "--stopping",
+                stopping, "--endpoint", server.base_url, "--model", "sim-strong", "--quiet", "--json", str(out)]
+        done = subprocess.run([sys.executable, "-c", _FIRST_IMPORT_PROBE, *argv], capture_output=True, text=True,
+                              env=env, check=False, timeout=120)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"code": 0, "numpy_first_imported_by": importer}, done.stderr
+    result = json.loads(out.read_text())
+    assert result["sampling_complete"] and result["calls"]["failed"] == 0
+    assert result["samples_used"] == 12 * 3 or stopping != "none"  # the none rule: every index asked
