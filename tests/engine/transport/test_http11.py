@@ -85,10 +85,28 @@ async def test_errors_are_httpx_exception_types() -> None:
             await client.get(url(silent))
 
 
+class _Arrivals:
+    """How many requests the held server has read; :meth:`reached` waits for the n-th (no polling, no clock)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._changed = asyncio.Condition()
+
+    async def add(self) -> int:
+        async with self._changed:
+            n, self.count = self.count, self.count + 1
+            self._changed.notify_all()
+            return n
+
+    async def reached(self, n: int) -> None:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.count >= n)
+
+
 async def _held_server():
     """A raw server that answers each request only when the test sets that request's event (by arrival order)."""
     gates: list[asyncio.Event] = [asyncio.Event() for _ in range(8)]
-    arrived: list[int] = []
+    arrived = _Arrivals()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -96,8 +114,7 @@ async def _held_server():
                 head = await reader.readuntil(b"\r\n\r\n")
                 length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
                 await reader.readexactly(length)
-                n = len(arrived)
-                arrived.append(n)
+                n = await arrived.add()
                 await gates[n].wait()
                 writer.write(OK)
                 await writer.drain()
@@ -118,14 +135,12 @@ async def test_read_deadlines_of_exchanges_in_flight_on_one_transport_are_their_
     target = httpx.URL(url(server))
     async with server:
         warm = [asyncio.ensure_future(lean.post(target, b"{}", {"X": "1"}, 30.0)) for _ in range(2)]
-        while len(arrived) < 2:
-            await asyncio.sleep(0.01)
+        await arrived.reached(2)
         gates[0].set()
         gates[1].set()
         assert [(await w)[0] for w in warm] == [200, 200]  # two connections, both idle now
         long = asyncio.ensure_future(lean.post(target, b"{}", {"X": "1"}, 30.0))
-        while len(arrived) < 3:
-            await asyncio.sleep(0.01)
+        await arrived.reached(3)
         with pytest.raises(httpx.ReadTimeout):
             await lean.post(target, b"{}", {"X": "1"}, 0.05)
         assert not long.done()
@@ -163,8 +178,7 @@ async def test_quick_exchanges_schedule_no_timer_each_and_a_cancel_from_outside_
             del loop.call_at
         assert scheduled == []  # the one timer armed by the first exchange serves them all: nothing per call
         pending = asyncio.ensure_future(lean.post(target, b"{}", {}, 30.0))  # request 6: held
-        while len(arrived) < 7:
-            await asyncio.sleep(0.01)
+        await arrived.reached(7)
         pending.cancel()
         with pytest.raises(asyncio.CancelledError):
             await pending
