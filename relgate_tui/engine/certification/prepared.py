@@ -6,7 +6,7 @@ Nothing here imports numpy, nor the statistics (:mod:`relgate_tui.engine.certifi
 certification): a ``relgate certify`` run sends its first request without them and loads them while it samples
 (:func:`relgate_tui.engine.certification.run_start.prefetch`). The calibration/deployment split — a seeded numpy
 permutation (:func:`~relgate_tui.engine.certification.analysis.split_items`) that sampling does not use — is a
-:class:`Split`, computed on first use and then kept; its arguments are checked at once.
+:class:`Split`, computed on first use and then kept; ``n_cal`` is checked at once.
 """
 
 from __future__ import annotations
@@ -43,11 +43,10 @@ def stopping_rule(name: str, delta: float) -> StoppingRule:
 class Split:
     """The run's calibration and deployment ids (:func:`~relgate_tui.engine.certification.analysis.split_items` of
     ``ids``, ``n_cal``, ``seed``), computed on the first :meth:`parts` and kept (under a lock: the TUI reads it from
-    worker threads). ``n_cal`` is checked here, so a bad one is an error before anything is written."""
+    worker threads). :func:`prepare` and :func:`open_prepared` check ``n_cal`` against the items before they make
+    one, so a bad one is an error before anything is written."""
 
     def __init__(self, ids: tuple[str, ...], n_cal: int | None, seed: int) -> None:
-        if n_cal is not None and not 0 <= n_cal <= len(ids):
-            raise CertifyError(f"--n-cal must be between 0 and the number of items ({len(ids)}), got {n_cal}")
         self.ids, self.n_cal, self.seed = ids, n_cal, seed
         self._parts: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._lock = threading.Lock()
