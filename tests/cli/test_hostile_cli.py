@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -71,16 +70,22 @@ def test_url_and_text_redaction_rules() -> None:
     assert redact("the key is sk-zz-99", ("sk-zz-99",)) == "the key is [redacted]"
 
 
+def _posts(heads: list[bytes]) -> int:
+    return sum(head.startswith(b"POST ") for head in heads)
+
+
+def _get_answered_post_hangs(head: bytes) -> bytes | str:
+    """Every GET (the reachability check, the slot question, in either order) is answered; every sample hangs."""
+    return HANG if head.startswith(b"POST ") else b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+
+
 def test_ctrl_c_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
-    with HostileServer(script=[b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"], default=HANG) as server:
+    with HostileServer(default=_get_answered_post_hangs) as server:
         proc = subprocess.Popen([*CLI, "certify", "--task", "bigbench-3digit-addition", "--limit", "8",
                                  "--endpoint", server.base_url, "--model", "m", "--concurrency", "4"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path, "k"),
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        deadline = time.monotonic() + 60
-        while server.requests < 5 and time.monotonic() < deadline:  # the reachability probe, then 4 samples
-            time.sleep(0.05)
-        assert server.requests >= 5
+        assert server.wait_for(lambda heads: _posts(heads) >= 4, 120), server.heads  # four samples in flight
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 2

@@ -77,7 +77,8 @@ def test_agrees_with_girth_and_reaches_at_least_its_likelihood():
     (``_solve_integral_equations``) instead of maximising the marginal likelihood, so its thresholds differ by ~0.02
     and its marginal log-likelihood is lower than ours. Its ``twopl_mml`` agrees to 3 decimals. The 3-decimal match with
     genuine MML programs (R's ltm and mirt, and an EM) is in test_irt_reference.py."""
-    girth = pytest.importorskip("girth")
+    import girth  # a test dependency ([test] extra): a missing package fails here, never skips
+
     from relgate_tui.core.irt.grm import _encode, _Model, _quadrature
 
     y, _ = simulate_grm(A8[:4], B8[:4], 1600, seed=2)
@@ -107,7 +108,8 @@ def test_public_data_dialsummeval_raters_as_items():
     path = DATA / "dialsummeval" / "human_judgment.jsonl"
     if not path.exists():
         pytest.skip("shared/data is not present")
-    girth = pytest.importorskip("girth")
+    import girth  # a test dependency ([test] extra): a missing package fails here, never skips
+
     from relgate_tui.core.irt.grm import _encode, _Model, _quadrature
 
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -155,8 +157,9 @@ def test_fitting_on_distinct_patterns_keeps_every_person_and_the_likelihood():
 
 
 def test_concurrent_fits_restore_the_blas_thread_count():
-    threadpoolctl = pytest.importorskip("threadpoolctl")
     import threading
+
+    import threadpoolctl  # scikit-learn depends on it
 
     def blas_threads():
         return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]

@@ -9,9 +9,11 @@ per connection, each request answered by the next *behaviour* of a script (or a 
 * ``TRICKLE``: a response that never completes, one byte every :attr:`HostileServer.trickle_s` seconds (a status
   line, then an endless header): every socket read gets data long before any per-read timeout (until the client
   goes away or the server stops);
-* a callable ``(request_head: bytes) -> bytes``: a response built from the request.
+* a callable ``(request_head: bytes) -> bytes | str``: a response built from the request, or one of the behaviours
+  above chosen by it (say, ``HANG`` for a ``POST`` only).
 
-Every request's head is recorded (``heads``), and ``sent_bytes`` counts what the server managed to write.
+Every request's head is recorded (``heads``; :meth:`HostileServer.wait_for` waits on them), and ``sent_bytes``
+counts what the server managed to write.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ ECHO_AUTH = "echo-auth"
 HANG = "hang"
 TRICKLE = "trickle"
 
-Behaviour = bytes | str | Callable[[bytes], bytes]
+Behaviour = bytes | str | Callable[[bytes], bytes | str]
 
 
 def response(status: int, body: bytes | str, headers: Sequence[str] = (), reason: str = "X") -> bytes:
@@ -66,6 +68,7 @@ class HostileServer:
         self.heads: list[bytes] = []
         self.sent_bytes = 0
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)  # notified on each request's head
         self._listener = socket.create_server(("127.0.0.1", 0), backlog=256)
         self.port = self._listener.getsockname()[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -87,9 +90,15 @@ class HostileServer:
         with self._lock:
             return len(self.heads)
 
+    def wait_for(self, predicate: Callable[[list[bytes]], bool], timeout_s: float) -> bool:
+        """Wait until ``predicate(heads)`` holds (checked on each arrival), at most ``timeout_s``: whether it held."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: predicate(self.heads), timeout_s)
+
     def _next(self, head: bytes) -> Behaviour:
         with self._lock:
             self.heads.append(head)
+            self._arrived.notify_all()
             if self.script:
                 return self.script.pop(0)
             return self.cycle[len(self.heads) % len(self.cycle)] if self.cycle else self.default
@@ -124,6 +133,8 @@ class HostileServer:
                     buffer += data
                 buffer = buffer[length:]
                 behaviour = self._next(head)
+                if callable(behaviour):
+                    behaviour = behaviour(head)
                 if behaviour == RST:
                     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                     return
@@ -142,7 +153,7 @@ class HostileServer:
                     body = json.dumps({"error": {"message": f"invalid key in header Authorization: {auth}",
                                                  "headers": {"Authorization": auth}}})
                     behaviour = response(401, body, ["Content-Type: application/json"])
-                data = behaviour(head) if callable(behaviour) else behaviour
+                data = behaviour
                 assert isinstance(data, bytes)
                 conn.sendall(data)
                 with self._lock:

@@ -31,7 +31,7 @@ class PropsFirstServer:
     :data:`MODELS_WAIT_S`), and which records whether it had to wait alone: a client that asks the two one after
     the other makes ``/models`` wait the whole time."""
 
-    def __init__(self) -> None:
+    def __init__(self, models_wait_s: float = MODELS_WAIT_S) -> None:
         self.props_seen = threading.Event()
         self.models_waited_alone = False
         self.gets: list[str] = []
@@ -57,7 +57,7 @@ class PropsFirstServer:
                     outer.props_seen.set()
                     self._send(200, {"total_slots": 4})
                 elif self.path.endswith("/models"):
-                    if not outer.props_seen.wait(MODELS_WAIT_S):
+                    if not outer.props_seen.wait(models_wait_s):
                         outer.models_waited_alone = True
                     self._send(200, {"data": [{"id": "m"}]})
                 else:
@@ -101,12 +101,14 @@ def test_the_reachability_check_and_the_slot_question_are_asked_together(props_f
     assert props_first.gets.count("/props") == 1  # asked once: the run did not ask it again
 
 
-def test_a_one_worker_run_asks_no_slots(props_first: PropsFirstServer, tmp_path: Path) -> None:
-    """As before: a run with one worker (here one item) has nothing to limit, so it asks no ``/props``."""
-    cfg = CertifyConfig(task="bigbench-3digit-addition", endpoint=props_first.base_url, model="m", limit=1, k_max=2,
-                        stopping="none", concurrency=4, run_dir=str(tmp_path / "runs")).validate()
-    assert run_certify(cfg).calls.made == 2
-    assert "/props" not in props_first.gets
+def test_a_one_worker_run_asks_no_slots(tmp_path: Path) -> None:
+    """As before: a run with one worker (here one item) has nothing to limit, so it asks no ``/props``. Nothing
+    waits for ``/props`` here (``/models`` answers at once): a ``/props`` asked at any point of the run is recorded."""
+    with PropsFirstServer(models_wait_s=0.0) as server:
+        cfg = CertifyConfig(task="bigbench-3digit-addition", endpoint=server.base_url, model="m", limit=1, k_max=2,
+                            stopping="none", concurrency=4, run_dir=str(tmp_path / "runs")).validate()
+        assert run_certify(cfg).calls.made == 2
+    assert server.gets and "/props" not in server.gets
 
 
 class _RequestCounting(Sampler):
