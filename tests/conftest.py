@@ -51,6 +51,15 @@ _INTERPRETER_FILTERS = (("default", DeprecationWarning, "__main__"), ("ignore", 
 
 
 @pytest.fixture
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every retry is asked at once (no jittered backoff, :meth:`RetryPolicy.delay` is 0), for tests of what a failure
+    counts as, not of how long a retry waits (the backoff's own law is tested in tests/engine/transport)."""
+    from relgate_tui.engine.transport.jobs import RetryPolicy
+
+    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after, rng: 0.0)
+
+
+@pytest.fixture
 def incli(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> InProcessCli:
     """``incli(home, *argv, cwd=None, env=None)``: ``relgate *argv`` run in this process through ``cli.main`` — the
     code ``python -m relgate_tui.cli`` runs — with ``RELGATE_HOME=home``, no other ``RELGATE_*`` variable, ``env``

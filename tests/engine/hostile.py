@@ -153,11 +153,10 @@ class HostileServer:
                     body = json.dumps({"error": {"message": f"invalid key in header Authorization: {auth}",
                                                  "headers": {"Authorization": auth}}})
                     behaviour = response(401, body, ["Content-Type: application/json"])
-                data = behaviour
-                assert isinstance(data, bytes)
-                conn.sendall(data)
+                assert isinstance(behaviour, bytes)
+                conn.sendall(behaviour)
                 with self._lock:
-                    self.sent_bytes += len(data)
+                    self.sent_bytes += len(behaviour)
         except OSError:
             return
         finally:

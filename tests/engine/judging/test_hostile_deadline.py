@@ -18,21 +18,14 @@ from relgate_tui.engine.judging.certify_judge import JudgeCertifyError
 from relgate_tui.engine.judging.verify_judge import VerifyJudgeConfig, ask_verify_judge_async
 from relgate_tui.engine.records import TaskItem
 from relgate_tui.engine.transport.httpread import get_bounded, get_bounded_sync, status_of, status_of_sync
-from relgate_tui.engine.transport.jobs import RetryPolicy
 from tests.engine.hostile import OK, TRICKLE, HostileServer
 
 NEVER = 300.0  # the outer bound that turns a hang into a failure; no deadline below comes near it
+pytestmark = pytest.mark.usefixtures("no_backoff")  # what is tested is that each failure is counted
 
 
 def _run(coro):
     return asyncio.run(asyncio.wait_for(coro, NEVER))
-
-
-@pytest.fixture(autouse=True)
-def _no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retries here are asked at once (no jittered backoff): what is tested is that each failure is counted, not how
-    long a retry waits (the backoff's own law is tested in tests/engine/transport)."""
-    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after, rng: 0.0)
 
 
 def test_a_trickling_verification_judge_is_refused_not_waited_for() -> None:

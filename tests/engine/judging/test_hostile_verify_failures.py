@@ -12,18 +12,12 @@ import pytest
 from relgate_tui.cli import main
 from relgate_tui.demo.server import DemoServer
 from relgate_tui.engine.judging.verify_judge import failures_note
-from relgate_tui.engine.transport.jobs import RetryPolicy
 from tests.engine.hostile import HostileServer, chat, response
 
 CASES = {"non-JSON": response(200, "<html>oops</html>", ["Content-Type: text/html"]),
          "8 MB answer": chat("yes " + "x" * (8 << 20))}
 
-
-@pytest.fixture(autouse=True)
-def _no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retries here are asked at once (no jittered backoff): what is tested is that each failure is counted, not how
-    long a retry waits (the backoff's own law is tested in tests/engine/transport)."""
-    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after, rng: 0.0)
+pytestmark = pytest.mark.usefixtures("no_backoff")  # what is tested is that each failure is counted
 
 
 @pytest.mark.parametrize("case", list(CASES))
