@@ -27,7 +27,7 @@ import logging
 import os
 import subprocess
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import hypothesis  # noqa: F401
@@ -48,6 +48,26 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 _INTERPRETER_FILTERS = (("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, ""),
                         ("ignore", PendingDeprecationWarning, ""), ("ignore", ImportWarning, ""),
                         ("ignore", ResourceWarning, ""))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_relgate_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The run's ``RELGATE_HOME`` (each worker's own), under every module- or session-scoped fixture: no test reads or
+    writes the user's data and cache dirs."""
+    home = str(tmp_path_factory.mktemp("relgate-home"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RELGATE_HOME", home)
+        yield home
+
+
+@pytest.fixture(autouse=True)
+def _own_relgate_home(_session_relgate_home: str, tmp_path_factory: pytest.TempPathFactory,
+                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test has a ``RELGATE_HOME`` of its own unless a module- or session-scoped fixture set one for its tests
+    (a test may set another): no test answers from another's sample cache (two loopback servers a test apart can be
+    given the same port, so the same endpoint URL)."""
+    if os.environ.get("RELGATE_HOME") == _session_relgate_home:
+        monkeypatch.setenv("RELGATE_HOME", str(tmp_path_factory.mktemp("relgate-home")))
 
 
 @pytest.fixture
